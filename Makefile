@@ -1,0 +1,169 @@
+# ejob: build, test, install.
+#
+#   make                      build everything (-Werror by default; WERROR=0 to relax)
+#   make check                build, then prove t/
+#   make SANITIZE=address,undefined check
+#   make fuzz [FUZZ_SECONDS=60]   build the libFuzzer harnesses with clang and run each
+#   make bench                build and run the benchmarks (prints the README tables)
+#   make install PREFIX=/usr/local DESTDIR=
+#   make clean
+#
+# Sources are found by folder: ipc/*.c, conf/*.c and worker/*.c (but worker/worker_main.c)
+# make libejob.a; every t/NN-name.c is a test t/NN-name.t, every bench/NAME.c a program
+# bench/NAME, every t/fuzz/fuzz-NAME.c a fuzzer. Adding a file needs no edit here.
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+PREFIX   ?= /usr/local
+BINDIR   ?= $(PREFIX)/bin
+LIBEXEC  ?= $(PREFIX)/libexec/ejob
+INCDIR   ?= $(PREFIX)/include
+LIBDIR   ?= $(PREFIX)/lib
+DESTDIR  ?=
+
+CC       ?= cc
+OPT      ?= -O2 -g
+WERROR   ?= 1
+SANITIZE ?=
+FUZZ_CC  ?= clang
+FUZZ_SECONDS ?= 60
+
+WARNINGS := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Wvla -Wwrite-strings \
+            -Wshadow -Wformat=2 -fno-common
+ifeq ($(WERROR),1)
+WARNINGS += -Werror
+endif
+ifneq ($(SANITIZE),)
+SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
+
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -DTHREADED -I. -pthread -fPIC
+ALL_CFLAGS   = $(BASE_CFLAGS) $(OPT) $(WARNINGS) $(SANFLAGS) $(CFLAGS)
+ALL_LDFLAGS  = -pthread $(SANFLAGS) $(LDFLAGS)
+LIBS        := -lzookeeper_mt -lev -lmsgpackc -lyaml -ldl -lm
+
+# ---- sources ---------------------------------------------------------------------------
+LIB_SRCS   := $(wildcard ipc/*.c conf/*.c) $(filter-out worker/worker_main.c,$(wildcard worker/*.c))
+LIB_OBJS   := $(LIB_SRCS:.c=.o)
+TLIB_SRCS  := $(wildcard t/lib/*.c)
+TLIB_OBJS  := $(TLIB_SRCS:.c=.o)
+SUP_SRCS   := $(wildcard supervisor/*.c)
+SUP_OBJS   := $(SUP_SRCS:.c=.o)
+CTL_SRCS   := $(wildcard tools/ejobctl*.c)
+TEST_SRCS  := $(wildcard t/[0-9][0-9]-*.c)
+TESTS      := $(TEST_SRCS:.c=.t)
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCHES    := $(BENCH_SRCS:.c=)
+FUZZ_SRCS  := $(wildcard t/fuzz/fuzz-*.c)
+EX_LIB_SRCS := $(wildcard examples/lib*.c)
+EX_LIBS    := $(EX_LIB_SRCS:.c=.so)
+EX_BIN_SRCS := $(filter-out $(EX_LIB_SRCS),$(wildcard examples/*.c))
+EX_BINS    := $(EX_BIN_SRCS:.c=)
+
+PROGRAMS := tools/shmdump
+ifneq ($(CTL_SRCS),)
+PROGRAMS += tools/ejobctl
+endif
+ifneq ($(SUP_SRCS),)
+PROGRAMS += supervisor/ejob-supervisor
+endif
+ifneq ($(wildcard worker/worker_main.c),)
+PROGRAMS += worker/ejob-worker
+endif
+
+ALL_SRCS := $(LIB_SRCS) $(TLIB_SRCS) $(SUP_SRCS) $(CTL_SRCS) $(TEST_SRCS) $(BENCH_SRCS) \
+            $(EX_LIB_SRCS) $(EX_BIN_SRCS) tools/shmdump.c $(wildcard worker/worker_main.c)
+DEPS := $(ALL_SRCS:.c=.d)
+
+all: $(PROGRAMS) $(TESTS) $(BENCHES) $(EX_LIBS) $(EX_BINS)
+
+# Rebuild everything when the flags change (SANITIZE=..., OPT=...): objects depend on this file.
+.build-flags: FORCE
+	@f='$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)'; \
+	 if [ ! -f $@ ] || [ "$$(cat $@)" != "$$f" ]; then echo "$$f" > $@; fi
+
+%.o: %.c .build-flags
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+libejob.a: $(LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+tools/shmdump: tools/shmdump.o libejob.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+tools/ejobctl: $(CTL_SRCS:.c=.o) libejob.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+supervisor/ejob-supervisor: $(SUP_OBJS) libejob.a
+	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(LIBS)
+
+worker/ejob-worker: worker/worker_main.o libejob.a
+	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(LIBS)
+
+t/%.t: t/%.o $(TLIB_OBJS) libejob.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+bench/%: bench/%.o libejob.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+examples/%.so: examples/%.c .build-flags
+	$(CC) $(ALL_CFLAGS) -shared -MMD -MP -o $@ $<
+
+examples/%: examples/%.o libejob.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# Tests run from the repo root; they find binaries and ZooKeeper on their own.
+check: all
+	prove t/
+
+# ---- benchmarks --------------------------------------------------------------------------
+bench: all
+	@for b in $(BENCHES); do echo "== $$b"; ./$$b || exit 1; echo; done
+
+# ---- fuzzing (clang + libFuzzer; tools/install-deps --fuzz) ----------------------------
+FUZZ_DIR := build/fuzz
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -DTHREADED -I. -g -O1 -pthread \
+              -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZ_LIB_OBJS := $(addprefix $(FUZZ_DIR)/,$(LIB_SRCS:.c=.o))
+FUZZERS := $(patsubst t/fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_SRCS))
+
+$(FUZZ_DIR)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
+
+$(FUZZ_DIR)/fuzz-%: t/fuzz/fuzz-%.c $(FUZZ_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
+
+fuzz-build: $(FUZZERS)
+
+fuzz: fuzz-build
+	@for f in $(FUZZERS); do \
+	  n=$$(basename $$f); seed=t/fuzz/corpus/$$n; work=$(FUZZ_DIR)/corpus/$$n; \
+	  mkdir -p $$work; [ -d $$seed ] && cp -n $$seed/* $$work/ 2>/dev/null; \
+	  echo "== $$n: $(FUZZ_SECONDS)s"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$work \
+	    $$( [ -f t/fuzz/$$n.dict ] && echo -dict=t/fuzz/$$n.dict ) 2>&1 | tail -n 12 || exit 1; \
+	done
+
+# ---- install -----------------------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXEC) $(DESTDIR)$(INCDIR)/ejob $(DESTDIR)$(LIBDIR)
+	install -m 755 tools/shmdump $(DESTDIR)$(BINDIR)/ejob-shmdump
+	$(if $(filter tools/ejobctl,$(PROGRAMS)),install -m 755 tools/ejobctl $(DESTDIR)$(BINDIR)/ejobctl)
+	$(if $(filter supervisor/ejob-supervisor,$(PROGRAMS)),install -m 755 supervisor/ejob-supervisor $(DESTDIR)$(BINDIR)/ejob-supervisor)
+	$(if $(filter worker/ejob-worker,$(PROGRAMS)),install -m 755 worker/ejob-worker $(DESTDIR)$(LIBEXEC)/ejob-worker)
+	install -m 644 libejob.a $(DESTDIR)$(LIBDIR)/libejob.a
+	install -m 644 $(wildcard worker/ejob*.h) ipc/*.h $(DESTDIR)$(INCDIR)/ejob/
+
+clean:
+	rm -f libejob.a .build-flags $(PROGRAMS) $(TESTS) $(BENCHES) $(EX_LIBS) $(EX_BINS)
+	find . -path ./.git -prune -o \( -name '*.o' -o -name '*.d' \) -type f -print | xargs rm -f
+	rm -rf build
+
+.PHONY: all check bench fuzz fuzz-build install clean FORCE
+FORCE:
+
+-include $(DEPS)
