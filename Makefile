@@ -61,7 +61,10 @@ EX_LIBS    := $(EX_LIB_SRCS:.c=.so)
 EX_BIN_SRCS := $(filter-out $(EX_LIB_SRCS),$(wildcard examples/*.c))
 EX_BINS    := $(EX_BIN_SRCS:.c=)
 
-PROGRAMS := tools/shmdump
+PROGRAMS :=
+ifneq ($(wildcard tools/shmdump.c),)
+PROGRAMS += tools/shmdump
+endif
 ifneq ($(CTL_SRCS),)
 PROGRAMS += tools/ejobctl
 endif
@@ -73,7 +76,7 @@ PROGRAMS += worker/ejob-worker
 endif
 
 ALL_SRCS := $(LIB_SRCS) $(TLIB_SRCS) $(SUP_SRCS) $(CTL_SRCS) $(TEST_SRCS) $(BENCH_SRCS) \
-            $(EX_LIB_SRCS) $(EX_BIN_SRCS) tools/shmdump.c $(wildcard worker/worker_main.c)
+            $(EX_LIB_SRCS) $(EX_BIN_SRCS) $(wildcard tools/shmdump.c worker/worker_main.c)
 DEPS := $(ALL_SRCS:.c=.d)
 
 all: $(PROGRAMS) $(TESTS) $(BENCHES) $(EX_LIBS) $(EX_BINS)
@@ -151,7 +154,7 @@ fuzz: fuzz-build
 # ---- install -----------------------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXEC) $(DESTDIR)$(INCDIR)/ejob $(DESTDIR)$(LIBDIR)
-	install -m 755 tools/shmdump $(DESTDIR)$(BINDIR)/ejob-shmdump
+	$(if $(filter tools/shmdump,$(PROGRAMS)),install -m 755 tools/shmdump $(DESTDIR)$(BINDIR)/ejob-shmdump)
 	$(if $(filter tools/ejobctl,$(PROGRAMS)),install -m 755 tools/ejobctl $(DESTDIR)$(BINDIR)/ejobctl)
 	$(if $(filter supervisor/ejob-supervisor,$(PROGRAMS)),install -m 755 supervisor/ejob-supervisor $(DESTDIR)$(BINDIR)/ejob-supervisor)
 	$(if $(filter worker/ejob-worker,$(PROGRAMS)),install -m 755 worker/ejob-worker $(DESTDIR)$(LIBEXEC)/ejob-worker)

@@ -1,0 +1,35 @@
+/* tools/ejobctl.c: operate ejob; dispatches to one command per file (tools/ejobctl_*.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/ejobctl.h"
+
+/* Commands: add one line here and a file tools/ejobctl_NAME.c. */
+static const struct ejobctl_cmd cmds[] = {
+	{ NULL, NULL, NULL, NULL },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: ejobctl COMMAND [ARGS...]\n\ncommands:\n");
+	for (const struct ejobctl_cmd *c = cmds; c->name; c++)
+		fprintf(f, "  %-48s %s\n", c->usage, c->summary);
+	fprintf(f, "\n'ejobctl COMMAND --help' tells more.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (const struct ejobctl_cmd *c = cmds; c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c->fn(argc - 1, argv + 1);
+	fprintf(stderr, "ejobctl: unknown command '%s'; 'ejobctl --help' lists the commands\n", argv[1]);
+	return 2;
+}

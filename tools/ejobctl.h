@@ -1,0 +1,16 @@
+/* tools/ejobctl.h: the commands of ejobctl, one file each (tools/ejobctl_NAME.c). */
+#ifndef EJOB_EJOBCTL_H
+#define EJOB_EJOBCTL_H
+
+/* Each command gets argv[0] = its own name; returns the process exit status:
+ * 0 ok, 1 runtime failure, 2 usage or invalid input. */
+typedef int ejobctl_cmd_fn(int argc, char **argv);
+
+struct ejobctl_cmd {
+	const char *name;
+	ejobctl_cmd_fn *fn;
+	const char *usage;   /* one line: "cron 'EXPR' [--tz ZONE] ..." */
+	const char *summary; /* one line: what it does */
+};
+
+#endif
