@@ -1,0 +1,234 @@
+/* conf/conf.h: ejob's YAML configuration (one file: regCenter, supervisor, jobs) and
+ * ElasticJob's job config node (the YAML under /{namespace}/{job}/config).
+ *
+ * The loader is pure logic: conf_parse() reads a buffer (the file name only labels messages), so
+ * tests and fuzzers call it directly; conf_load_file() is the thin wrapper that reads a path.
+ * Every error in the input is reported, each as "FILE:LINE:COLUMN: key: what is wrong, and what
+ * is allowed" (docs/config.md).
+ *
+ * What a load returns is a read-only struct family: conf_t owns every string and array it points
+ * to, all freed by conf_free(). Nothing in it changes after the load; a reload builds a new conf_t
+ * and the supervisor compares jobs with conf_job_equal().
+ */
+#ifndef EJOB_CONF_H
+#define EJOB_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Limits (docs/config.md). */
+#define CONF_MAX_FILE_BYTES   (4u << 20) /* a bigger file is refused with a clear error */
+#define CONF_MAX_NAME_BYTES   255        /* namespace and job names (ZooKeeper path segments) */
+#define CONF_MAX_ITEMS        10000      /* shardingTotalCount */
+#define CONF_MAX_DIAGS        1000       /* errors kept; more are only counted */
+
+/* ---- diagnostics ------------------------------------------------------------------------ */
+
+typedef struct conf_diag {
+	const char *file;   /* as given to conf_parse(), or "(command line)" for an override */
+	unsigned line;      /* 1-based; 0 when the error has no position (override, I/O) */
+	unsigned column;    /* 1-based, in characters */
+	const char *key;    /* dotted path, e.g. "jobs.hello.cron"; "" for file-level errors */
+	const char *msg;    /* what is wrong and what is allowed */
+	const char *text;   /* the whole line: "FILE:LINE:COLUMN: key: msg" */
+} conf_diag_t;
+
+typedef struct conf_diags conf_diags_t;
+
+size_t conf_diags_count(const conf_diags_t *d);              /* kept errors (<= CONF_MAX_DIAGS) */
+size_t conf_diags_dropped(const conf_diags_t *d);            /* errors past the limit */
+const conf_diag_t *conf_diags_get(const conf_diags_t *d, size_t i); /* sorted by line, column */
+void conf_diags_free(conf_diags_t *d);                       /* NULL is fine */
+
+/* ---- the configuration ------------------------------------------------------------------ */
+
+typedef enum conf_job_type {
+	CONF_JOB_NONE = 0,   /* a config node without ejob.type (written by ElasticJob itself) */
+	CONF_JOB_SCRIPT,
+	CONF_JOB_NATIVE,
+	CONF_JOB_EXTERNAL,
+} conf_job_type_t;
+
+typedef enum conf_strategy {
+	CONF_STRATEGY_AVG_ALLOCATION = 0,
+	CONF_STRATEGY_ODEVITY_BY_NAME,
+	CONF_STRATEGY_ROUND_ROBIN_BY_NAME,
+} conf_strategy_t;
+
+typedef enum conf_log_level {
+	CONF_LOG_ERROR = 0,
+	CONF_LOG_WARN,
+	CONF_LOG_INFO,
+	CONF_LOG_DEBUG,
+} conf_log_level_t;
+
+typedef struct conf_kv {
+	const char *key;
+	const char *value;
+} conf_kv_t;
+
+typedef struct conf_item_param {
+	int item;            /* 0 .. sharding_total_count-1 */
+	const char *value;   /* trimmed as ElasticJob trims it; may be "" only if written so */
+} conf_item_param_t;
+
+/* A YAML value kept as it was written (jobExtraConfigurations: ejob does not interpret them, but
+ * publishes them unchanged so ElasticJob's tools keep working). */
+typedef enum conf_value_kind { CONF_VALUE_SCALAR, CONF_VALUE_SEQ, CONF_VALUE_MAP } conf_value_kind_t;
+
+typedef struct conf_value {
+	conf_value_kind_t kind;
+	/* SCALAR: its type as a full tag, always set: the explicit tag, else what YAML 1.1 makes of
+	 * a plain scalar ("tag:yaml.org,2002:int" for 5), else "tag:yaml.org,2002:str".
+	 * SEQ, MAP: an explicit tag ("tag:yaml.org,2002:org.apache...YamlTracingConfiguration"),
+	 * or NULL. */
+	const char *tag;
+	const char *str;                 /* SCALAR: the text */
+	size_t n;                        /* SEQ: items; MAP: pairs */
+	const struct conf_value *items;  /* SEQ: n values; MAP: 2n values, key then value */
+} conf_value_t;
+
+#define CONF_ID_UNRESOLVED UINT32_MAX
+
+typedef struct conf_id {
+	uint32_t id;         /* CONF_ID_UNRESOLVED when a name was given and no lookup was set */
+	const char *name;    /* the name as written, or NULL when a number was written */
+} conf_id_t;
+
+/* regCenter: ElasticJob's ZookeeperConfiguration keys. */
+typedef struct conf_regcenter {
+	const char *server_lists;        /* "host:port,host:port"; required */
+	const char *namespace;           /* the root node; required */
+	int base_sleep_ms;               /* baseSleepTimeMilliseconds, 1000 */
+	int max_sleep_ms;                /* maxSleepTimeMilliseconds, 3000 */
+	int max_retries;                 /* maxRetries, 3 */
+	int session_timeout_ms;          /* sessionTimeoutMilliseconds, 6000 (ElasticJob: 60000) */
+	int connection_timeout_ms;       /* connectionTimeoutMilliseconds, 0 = 15000 as Curator */
+	const char *digest;              /* "user:password" or NULL */
+} conf_regcenter_t;
+
+typedef struct conf_supervisor {
+	int workers;                     /* 1-1024; default: CPUs (conf_opts_t.cpus) */
+	const char *ip;                  /* override of the detected address, or NULL */
+	conf_log_level_t log_level;      /* info */
+	const char *attach_socket;       /* default "/run/ejob/{namespace}.sock" */
+	size_t n_attach_allow_uids;      /* besides the supervisor's own uid, always allowed */
+	const conf_id_t *attach_allow_uids;
+	size_t n_attach_allow_gids;
+	const conf_id_t *attach_allow_gids;
+	int shutdown_grace_seconds;      /* 10: SIGTERM to SIGKILL on shutdown */
+	int kill_grace_seconds;          /* 5: SIGTERM to SIGKILL for a timed-out item */
+} conf_supervisor_t;
+
+/* One job: every key of ElasticJob-Lite 3.x's JobConfigurationPOJO plus ejob's own. */
+typedef struct conf_job {
+	const char *name;                      /* jobName (the key under jobs:) */
+	conf_job_type_t type;                  /* ejob: type */
+	const char *cron;                      /* Quartz; NULL only from a config node without one */
+	const char *time_zone;                 /* NULL: the machine's zone */
+	int sharding_total_count;              /* 1-10000 */
+	const char *sharding_item_parameters;  /* as written; "" when none (ElasticJob's default) */
+	size_t n_item_params;                  /* parsed, sorted by item; see conf_job_item_param() */
+	const conf_item_param_t *item_params;
+	const char *job_parameter;             /* "" default */
+	bool monitor_execution;                /* true */
+	bool failover;                         /* false */
+	bool misfire;                          /* true */
+	int max_time_diff_seconds;             /* -1 = no check */
+	int reconcile_interval_minutes;        /* 10; 0 = off */
+	bool static_sharding;                  /* false */
+	conf_strategy_t sharding_strategy;     /* effective: AVG_ALLOCATION when unset */
+	const char *sharding_strategy_type;    /* jobShardingStrategyType as written, or NULL */
+	const char *executor_service_handler_type; /* NULL when unset */
+	const char *error_handler_type;        /* NULL when unset */
+	size_t n_listener_types;
+	const char *const *listener_types;
+	size_t n_extra_configurations;
+	const conf_value_t *extra_configurations; /* each a (usually tagged) mapping */
+	const char *description;               /* "" default */
+	bool disabled;                         /* false */
+	bool overwrite;                        /* false */
+	const char *label;                     /* NULL when unset */
+	size_t n_props;                        /* props in file order, without the ejob.* keys */
+	const conf_kv_t *props;
+	int timeout_seconds;                   /* ejob: 0 = no limit */
+	int max_retries;                       /* ejob: 0 */
+	const char *script_command_line;       /* props "script.command.line", or NULL */
+	const char *native_library;            /* props "native.library", or NULL */
+	const char *native_symbol;             /* props "native.symbol", or NULL */
+	unsigned line;                         /* where the job starts in its file; 0 from a node */
+	struct conf_arena *mem_;               /* private: set on jobs from conf_node_parse() */
+} conf_job_t;
+
+typedef struct conf {
+	const char *file;
+	conf_regcenter_t reg_center;
+	conf_supervisor_t supervisor;
+	size_t n_jobs;
+	const conf_job_t *jobs;                /* in file order */
+	struct conf_arena *mem_;               /* private */
+} conf_t;
+
+/* How to load. All fields optional (zero = unset); conf_opts_system() fills the host's values. */
+typedef struct conf_opts {
+	int cpus;                              /* default of supervisor.workers; <= 0 means 1 */
+	/* Name lookups for attachAllowUids/Gids: return 0 and set *id, or -1 if there is no such
+	 * name. NULL: names are kept unresolved (CONF_ID_UNRESOLVED). */
+	int (*lookup_user)(const char *name, uint32_t *id, void *arg);
+	int (*lookup_group)(const char *name, uint32_t *id, void *arg);
+	void *lookup_arg;
+	/* Command-line overrides, checked like the keys they replace (NULL/0: not given). */
+	const char *server_lists;              /* --zk */
+	const char *namespace;                 /* --namespace */
+	const char *ip;                        /* --ip */
+	int workers;                           /* --workers */
+} conf_opts_t;
+
+/* The host's CPU count and getpwnam_r/getgrnam_r lookups. */
+void conf_opts_system(conf_opts_t *o);
+
+/* Parse a whole file held in buf. Returns the config, or NULL when the input has errors (then
+ * *diags lists them all) or memory ran out (errno ENOMEM, *diags may be NULL). diags may be NULL;
+ * otherwise the caller frees *diags (also set on success, with no entries). opts may be NULL. */
+conf_t *conf_parse(const void *buf, size_t len, const char *file, const conf_opts_t *opts,
+                   conf_diags_t **diags);
+
+/* Read a file (at most CONF_MAX_FILE_BYTES + 1 bytes, so that conf_parse reports a file that is
+ * too big). 0, or -1 with errno; *buf is malloc'd and NUL-terminated. */
+int conf_read_file(const char *path, char **buf, size_t *len);
+
+/* conf_read_file + conf_parse. A file that cannot be read: NULL, errno set, and *diags holds
+ * one entry "PATH: cannot read: REASON". */
+conf_t *conf_load_file(const char *path, const conf_opts_t *opts, conf_diags_t **diags);
+
+void conf_free(conf_t *c);                                   /* NULL is fine */
+
+const conf_job_t *conf_find_job(const conf_t *c, const char *name);
+
+/* The parameter of a shard item ("0=a,1=b": item 1 -> "b"), or NULL when it has none. */
+const char *conf_job_item_param(const conf_job_t *j, int item);
+
+/* Whether two jobs have the same configuration: every key above (props compared as a set, the
+ * order of listener types and extra configurations matters; line is not compared). */
+bool conf_job_equal(const conf_job_t *a, const conf_job_t *b);
+
+const char *conf_job_type_name(conf_job_type_t t);           /* "script" ... ; "" for NONE */
+const char *conf_strategy_name(conf_strategy_t s);           /* "AVG_ALLOCATION" ... */
+const char *conf_log_level_name(conf_log_level_t l);         /* "error" ... */
+
+/* ---- ElasticJob's config node ----------------------------------------------------------- */
+
+/* The job as ElasticJob 3.x writes /{namespace}/{job}/config (SnakeYAML dumpAsMap of
+ * JobConfigurationPOJO): keys in alphabetical order, unset ones left out, SnakeYAML's scalar
+ * styles; ejob's keys go into props as ejob.type, ejob.timeoutSeconds, ejob.maxRetries.
+ * Returns a malloc'd NUL-terminated string (*len without the NUL), or NULL with errno ENOMEM. */
+char *conf_node_emit(const conf_job_t *j, size_t *len);
+
+/* Parse a config node. Keys it does not know are ignored; wrong types are errors, reported as by
+ * conf_parse (name labels the messages, e.g. "/ns/job/config"). Free the job with
+ * conf_job_free(). */
+conf_job_t *conf_node_parse(const void *buf, size_t len, const char *name, conf_diags_t **diags);
+void conf_job_free(conf_job_t *j);                           /* only for conf_node_parse jobs */
+
+#endif
