@@ -1,0 +1,517 @@
+/* conf/conf_job.c: one job, from its mapping in the file (jobs.NAME) or from a config node.
+ *
+ * The two forms share the keys of ElasticJob's JobConfigurationPOJO and every check. They differ
+ * where ElasticJob's own YAML differs from ejob's file:
+ *   file:  the name is the key under jobs:; ejob's keys type, timeoutSeconds and maxRetries are
+ *          job keys; unknown keys and props named ejob.* are errors; cron and type are required.
+ *   node:  the name is jobName; ejob's keys are props ejob.type, ejob.timeoutSeconds and
+ *          ejob.maxRetries (ElasticJob refuses unknown top-level keys, docs/config.md); unknown
+ *          keys are ignored; handler types ElasticJob may load as plugins are taken as written.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf/conf_int.h"
+
+enum {
+	K_CRON, K_TIMEZONE, K_TOTAL, K_SIP, K_JOBPARAM, K_MONITOR, K_FAILOVER, K_MISFIRE,
+	K_MAXTIMEDIFF, K_RECONCILE, K_STATIC, K_STRATEGY, K_EXECUTOR, K_ERRHANDLER, K_LISTENERS,
+	K_EXTRA, K_DISABLED, K_OVERWRITE, K_LABEL, K_DESCRIPTION, K_PROPS,
+	K_TYPE, K_TIMEOUT, K_MAXRETRIES,          /* file only */
+	K_FJOBNAME,                              /* file: refused with a better message */
+	K_NFILE,
+	K_JOBNAME = K_TYPE,                      /* node only, in the slot of type */
+	K_NNODE = K_TYPE + 1,
+};
+
+static const char *const file_keys[K_NFILE] = {
+	"cron", "timeZone", "shardingTotalCount", "shardingItemParameters", "jobParameter",
+	"monitorExecution", "failover", "misfire", "maxTimeDiffSeconds", "reconcileIntervalMinutes",
+	"staticSharding", "jobShardingStrategyType", "jobExecutorServiceHandlerType",
+	"jobErrorHandlerType", "jobListenerTypes", "jobExtraConfigurations", "disabled", "overwrite",
+	"label", "description", "props", "type", "timeoutSeconds", "maxRetries", "jobName",
+};
+
+static const char *const node_keys[K_NNODE] = {
+	"cron", "timeZone", "shardingTotalCount", "shardingItemParameters", "jobParameter",
+	"monitorExecution", "failover", "misfire", "maxTimeDiffSeconds", "reconcileIntervalMinutes",
+	"staticSharding", "jobShardingStrategyType", "jobExecutorServiceHandlerType",
+	"jobErrorHandlerType", "jobListenerTypes", "jobExtraConfigurations", "disabled", "overwrite",
+	"label", "description", "props", "jobName",
+};
+
+static const char *const type_names[] = { "script", "native", "external" };
+static const char *const strategy_names[] = { "AVG_ALLOCATION", "ODEVITY_BY_NAME", "ROUND_ROBIN_BY_NAME" };
+/* ElasticJob's built-in handlers (elasticjob-executor, elasticjob-error-handler) */
+static const char *const executor_names[] = { "CPU", "SINGLE_THREAD" };
+static const char *const error_handler_names[] = { "LOG", "THROW", "IGNORE", "EMAIL", "WECHAT", "DINGTALK" };
+
+#define NELEM(a) (sizeof(a) / sizeof *(a))
+#define INT_RANGE_MIN (-2147483647LL - 1)
+#define INT_RANGE_MAX 2147483647LL
+
+typedef struct jb {
+	conf_ctx_t *cx;
+	conf_job_t *j;
+	const char *path;
+	const conf_tnode_t *at;       /* where job-level errors point: the name key or the map */
+	int errors;
+} jb_t;
+
+static void kpath(const jb_t *b, char *out, size_t outsz, const char *key)
+{
+	conf_path(out, outsz, b->path, key);
+}
+
+/* Optional string: null keeps the default. */
+static void get_str(jb_t *b, const conf_tnode_t *v, const char *key, const char **dst,
+                    bool nonempty)
+{
+	char p[512];
+	if (!v || conf_is_null(v)) return;
+	kpath(b, p, sizeof p, key);
+	const char *s;
+	if (conf_get_str(b->cx, v, p, &s) < 0) {
+		b->errors++;
+		return;
+	}
+	if (nonempty && !*s) {
+		conf_err(b->cx, v, p, "must not be empty; leave the key out to unset it");
+		b->errors++;
+		return;
+	}
+	*dst = s;
+}
+
+static void get_bool(jb_t *b, const conf_tnode_t *v, const char *key, bool *dst)
+{
+	char p[512];
+	if (!v) return;
+	kpath(b, p, sizeof p, key);
+	if (conf_get_bool(b->cx, v, p, dst) < 0) b->errors++;
+}
+
+static void get_int(jb_t *b, const conf_tnode_t *v, const char *key, long long min,
+                    long long max, const char *allowed, int *dst)
+{
+	char p[512];
+	if (!v) return;
+	kpath(b, p, sizeof p, key);
+	if (conf_get_int(b->cx, v, p, min, max, allowed, dst) < 0) b->errors++;
+}
+
+/* A handler type: one of ElasticJob's built-in names in the file; as written in a node. */
+static void get_handler(jb_t *b, const conf_tnode_t *v, const char *key,
+                        const char *const *names, size_t n, const char **dst)
+{
+	char p[512];
+	int idx;
+	if (!v || conf_is_null(v)) return;
+	if (b->cx->node_mode) {
+		get_str(b, v, key, dst, false);
+		return;
+	}
+	kpath(b, p, sizeof p, key);
+	if (conf_get_enum(b->cx, v, p, names, n, &idx) < 0) {
+		b->errors++;
+		return;
+	}
+	*dst = names[idx];
+}
+
+static bool is_identifier(const char *s)
+{
+	if (!*s || (*s >= '0' && *s <= '9')) return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		      *s == '_'))
+			return false;
+	return true;
+}
+
+static void get_listeners(jb_t *b, const conf_tnode_t *v)
+{
+	char p[512], ip[512];
+	conf_job_t *j = b->j;
+	if (!v || conf_is_null(v)) return;
+	kpath(b, p, sizeof p, "jobListenerTypes");
+	if (v->kind != CONF_TN_SEQ) {
+		conf_err(b->cx, v, p, "must be a list of listener type names (got %s)", conf_kind_name(v));
+		b->errors++;
+		return;
+	}
+	const char **names = conf_arena_alloc(b->cx->out, (v->n + 1) * sizeof *names);
+	if (!names) return;
+	for (size_t i = 0; i < v->n; i++) {
+		const conf_tnode_t *it = v->kids[i];
+		if (!conf_visit(b->cx, it)) return;
+		conf_path_index(ip, sizeof ip, p, i);
+		const char *s;
+		if (conf_get_str(b->cx, it, ip, &s) < 0) {
+			b->errors++;
+			continue;
+		}
+		if (!*s) {
+			conf_err(b->cx, it, ip, "must be a listener type name (got \"\")");
+			b->errors++;
+			continue;
+		}
+		names[i] = s;
+	}
+	j->n_listener_types = v->n;
+	j->listener_types = names;
+}
+
+/* Characters a tag may keep: libyaml reads these back in a tag as they are. */
+static bool tag_ok(const char *t)
+{
+	for (; *t; t++) {
+		unsigned char c = (unsigned char)*t;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      (c && strchr("-;/?:@&=+$.!~*'()_", c))))
+			return false;
+	}
+	return true;
+}
+
+/* A value kept as written: text, and the type of each scalar (conf_value_t). */
+static int to_value(jb_t *b, const conf_tnode_t *n, conf_value_t *out, const char *path)
+{
+	conf_ctx_t *cx = b->cx;
+	char p[512];
+	if (!conf_visit(cx, n)) return -1;
+	const char *tag = n->tag;
+	if (tag && !tag_ok(tag)) {
+		char q[128];
+		conf_quote(q, sizeof q, tag, strlen(tag));
+		conf_err(cx, n, path, "the tag %s has characters ejob cannot write back; use letters, "
+		         "digits and -;/?:@&=+$.!~*'()_", q);
+		b->errors++;
+		return 0;
+	}
+	if (n->kind == CONF_TN_SCALAR) {
+		out->kind = CONF_VALUE_SCALAR;
+		if (memchr(n->str, '\0', n->len)) {
+			conf_err(cx, n, path, "must not contain NUL characters");
+			b->errors++;
+			return 0;
+		}
+		if (!tag || strcmp(tag, "!") == 0)
+			tag = n->style == 1 /* plain */ && !tag ? conf_snake_resolve(n->str, n->len)
+			                                        : "tag:yaml.org,2002:str";
+		out->tag = conf_arena_strdup(cx->out, tag);
+		out->str = conf_arena_strndup(cx->out, n->str, n->len);
+		return out->str && out->tag ? 0 : -1;
+	}
+	bool map = n->kind == CONF_TN_MAP;
+	if (tag && (strcmp(tag, map ? "tag:yaml.org,2002:map" : "tag:yaml.org,2002:seq") == 0 ||
+	            strcmp(tag, "!") == 0))
+		tag = NULL;
+	if (tag && !(out->tag = conf_arena_strdup(cx->out, tag))) return -1;
+	size_t cnt = map ? 2 * n->n : n->n;
+	out->kind = map ? CONF_VALUE_MAP : CONF_VALUE_SEQ;
+	out->n = n->n;
+	conf_value_t *items = conf_arena_alloc(cx->out, (cnt + 1) * sizeof *items);
+	if (!items) return -1;
+	out->items = items;
+	for (size_t i = 0; i < cnt; i++) {
+		if (map && i % 2 == 1) conf_path(p, sizeof p, path, n->kids[i - 1]->str);
+		else if (!map) conf_path_index(p, sizeof p, path, i);
+		else conf_path(p, sizeof p, path, n->kids[i]->str);
+		if (to_value(b, n->kids[i], &items[i], p) < 0) return -1;
+	}
+	return 0;
+}
+
+static void get_extra(jb_t *b, const conf_tnode_t *v)
+{
+	char p[512], ip[512];
+	conf_job_t *j = b->j;
+	if (!v || conf_is_null(v)) return;
+	kpath(b, p, sizeof p, "jobExtraConfigurations");
+	if (v->kind != CONF_TN_SEQ) {
+		conf_err(b->cx, v, p, "must be a list of mappings (got %s)", conf_kind_name(v));
+		b->errors++;
+		return;
+	}
+	conf_value_t *items = conf_arena_alloc(b->cx->out, (v->n + 1) * sizeof *items);
+	if (!items) return;
+	for (size_t i = 0; i < v->n; i++) {
+		conf_path_index(ip, sizeof ip, p, i);
+		if (v->kids[i]->kind != CONF_TN_MAP) {
+			conf_err(b->cx, v->kids[i], ip, "must be a mapping, an ElasticJob extra configuration "
+			         "(got %s)", conf_kind_name(v->kids[i]));
+			b->errors++;
+			continue;
+		}
+		if (to_value(b, v->kids[i], &items[i], ip) < 0) return;
+	}
+	j->n_extra_configurations = v->n;
+	j->extra_configurations = items;
+}
+
+/* props: a mapping of strings. In a node, ejob's own keys come out of it (see the top). */
+static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t **ejob)
+{
+	conf_ctx_t *cx = b->cx;
+	conf_job_t *j = b->j;
+	char p[512], ip[512];
+	if (!v || conf_is_null(v)) return;
+	kpath(b, p, sizeof p, "props");
+	if (v->kind != CONF_TN_MAP) {
+		conf_err(cx, v, p, "must be a mapping of names to strings (got %s)", conf_kind_name(v));
+		b->errors++;
+		return;
+	}
+	conf_kv_t *kv = conf_arena_alloc(cx->out, (v->n + 1) * sizeof *kv);
+	if (!kv) return;
+	size_t n = 0;
+	static const char *const ejob_keys[] = { "ejob.type", "ejob.timeoutSeconds", "ejob.maxRetries" };
+	for (size_t i = 0; i < v->n; i++) {
+		const conf_tnode_t *k = v->kids[2 * i], *val = v->kids[2 * i + 1];
+		if (!conf_visit(cx, k)) return;
+		const char *key;
+		if (conf_get_str(cx, k, p, &key) < 0) {
+			b->errors++;
+			continue;
+		}
+		conf_path(ip, sizeof ip, p, key);
+		if (strncmp(key, "ejob.", 5) == 0) {
+			size_t e;
+			for (e = 0; e < NELEM(ejob_keys); e++)
+				if (strcmp(key, ejob_keys[e]) == 0) break;
+			if (cx->node_mode && e < NELEM(ejob_keys)) {
+				ejob[e] = val;
+				continue;
+			}
+			if (!cx->node_mode) {
+				conf_err(cx, k, ip, "props named ejob.* are ejob's own; set the job keys type, "
+				         "timeoutSeconds and maxRetries instead");
+				b->errors++;
+				continue;
+			}
+		}
+		const char *s;
+		if (conf_is_null(val)) {
+			conf_err(cx, val, ip, "must be a string (got nothing); quote it, e.g. \"\"");
+			b->errors++;
+			continue;
+		}
+		if (conf_get_str(cx, val, ip, &s) < 0) {
+			b->errors++;
+			continue;
+		}
+		kv[n].key = key;
+		kv[n].value = s;
+		n++;
+		if (strcmp(key, "script.command.line") == 0) j->script_command_line = s;
+		else if (strcmp(key, "native.library") == 0) j->native_library = s;
+		else if (strcmp(key, "native.symbol") == 0) j->native_symbol = s;
+	}
+	j->n_props = n;
+	j->props = kv;
+}
+
+/* What each type needs in props. */
+static void check_type_props(jb_t *b, const conf_tnode_t *pk)
+{
+	conf_job_t *j = b->j;
+	char p[512];
+	const conf_tnode_t *at = pk ? pk : b->at;
+	kpath(b, p, sizeof p, "props");
+	if (j->type == CONF_JOB_SCRIPT) {
+		const char *c = j->script_command_line;
+		bool blank = true;
+		for (const char *s = c; s && *s; s++)
+			if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r') blank = false;
+		if (!c || blank) {
+			conf_err(b->cx, at, p, "a script job needs props 'script.command.line', the "
+			         "command to run (split into arguments, no shell)");
+			b->errors++;
+		}
+	} else if (j->type == CONF_JOB_NATIVE) {
+		if (!j->native_library || !*j->native_library) {
+			conf_err(b->cx, at, p, "a native job needs props 'native.library', the path of "
+			         "the shared object");
+			b->errors++;
+		}
+		if (!j->native_symbol || !is_identifier(j->native_symbol)) {
+			char q[128];
+			if (j->native_symbol) conf_quote(q, sizeof q, j->native_symbol, strlen(j->native_symbol));
+			conf_err(b->cx, at, p, "a native job needs props 'native.symbol', the C function "
+			         "to call (an identifier%s%s)", j->native_symbol ? "; got " : "",
+			         j->native_symbol ? q : "");
+			b->errors++;
+		}
+	}
+}
+
+struct sip_arg {
+	jb_t *b;
+	const conf_tnode_t *at;
+	const char *path;
+};
+
+static void sip_err(void *arg, size_t off, const char *msg)
+{
+	struct sip_arg *a = arg;
+	conf_err_in(a->b->cx, a->at, off, a->path, "%s", msg);
+	a->b->errors++;
+}
+
+/* A job name: a ZooKeeper path segment that also survives ElasticJob's task ids. */
+static void check_name(jb_t *b, const conf_tnode_t *at, const char *name, size_t len)
+{
+	const char *why = conf_check_zk_name(name, len);
+	char q[128];
+	if (!why && memmem(name, len, "@-@", 3)) why = "contains '@-@', ElasticJob's separator in task ids";
+	if (!why) return;
+	conf_quote(q, sizeof q, name, len);
+	conf_err(b->cx, at, b->path, "a job name " CONF_ZK_NAME_RULE ", and without '@-@'; %s %s",
+	         q, why);
+	b->errors++;
+}
+
+int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
+                   const conf_tnode_t *map, const char *path)
+{
+	jb_t b = { .cx = cx, .j = j, .path = path, .at = name_key ? name_key : map };
+	const conf_tnode_t *keys[K_NFILE] = { 0 }, *v[K_NFILE] = { 0 };
+	const conf_tnode_t *ejob[3] = { NULL, NULL, NULL };
+	char p[512];
+	bool node = cx->node_mode;
+
+	memset(j, 0, sizeof *j);
+	j->sharding_item_parameters = "";
+	j->job_parameter = "";
+	j->description = "";
+	j->monitor_execution = true;
+	j->misfire = true;
+	j->max_time_diff_seconds = -1;
+	j->reconcile_interval_minutes = 10;
+	j->line = name_key ? name_key->line : 0;
+
+	if (map->kind != CONF_TN_MAP) {
+		conf_err(cx, map, path, "a job must be a mapping of its keys (got %s)", conf_kind_name(map));
+		return -1;
+	}
+	if (node) {
+		conf_map_keys(cx, map, path, node_keys, K_NNODE, K_NNODE, keys, v);
+	} else {
+		conf_map_keys(cx, map, path, file_keys, K_NFILE, K_FJOBNAME, keys, v);
+		if (keys[K_FJOBNAME]) {
+			kpath(&b, p, sizeof p, "jobName");
+			conf_err(cx, keys[K_FJOBNAME], p, "not a key here: a job's name is its key under "
+			         "jobs:");
+			b.errors++;
+		}
+	}
+	if (node) {
+		/* the name comes from jobName */
+		keys[K_TIMEOUT] = v[K_TIMEOUT] = keys[K_MAXRETRIES] = v[K_MAXRETRIES] = NULL;
+		const conf_tnode_t *nv = v[K_JOBNAME];
+		if (!nv || conf_is_null(nv)) {
+			conf_err(cx, map, "jobName", "missing; a config node names its job");
+			b.errors++;
+		} else if (conf_get_str(cx, nv, "jobName", &j->name) < 0) {
+			b.errors++;
+		} else {
+			b.at = nv;
+			check_name(&b, nv, j->name, strlen(j->name));
+		}
+		v[K_TYPE] = keys[K_TYPE] = NULL;
+	} else {
+		j->name = conf_arena_strndup(cx->out, name_key->str, name_key->len);
+		if (!j->name) return -1;
+		check_name(&b, name_key, name_key->str, name_key->len);
+	}
+
+	/* cron and timeZone. TODO(cron): parse with cron_parse() once branch cron lands, and the
+	 * zone with tz_load(); map the column of a cron error into the file (conf_err_in). */
+	kpath(&b, p, sizeof p, "cron");
+	if (!v[K_CRON] || conf_is_null(v[K_CRON])) {
+		if (!node) {
+			conf_err(cx, b.at, p, "missing; every job needs a Quartz cron expression, "
+			         "e.g. \"0/5 * * * * ?\"");
+			b.errors++;
+		}
+	} else {
+		get_str(&b, v[K_CRON], "cron", &j->cron, true);
+	}
+	get_str(&b, v[K_TIMEZONE], "timeZone", &j->time_zone, true);
+
+	kpath(&b, p, sizeof p, "shardingTotalCount");
+	if (!v[K_TOTAL]) {
+		conf_err(cx, b.at, p, "missing; every job needs the number of shard items, 1-%d",
+		         CONF_MAX_ITEMS);
+		b.errors++;
+	} else {
+		get_int(&b, v[K_TOTAL], "shardingTotalCount", 1, CONF_MAX_ITEMS, NULL,
+		        &j->sharding_total_count);
+	}
+	get_str(&b, v[K_SIP], "shardingItemParameters", &j->sharding_item_parameters, false);
+	if (*j->sharding_item_parameters && j->sharding_total_count > 0) {
+		kpath(&b, p, sizeof p, "shardingItemParameters");
+		conf_item_param_t *ip;
+		struct sip_arg a = { &b, v[K_SIP], p };
+		int r = conf_sip_parse(cx->out, j->sharding_item_parameters, j->sharding_total_count,
+		                       &ip, &j->n_item_params, sip_err, &a);
+		if (r < 0) return -1;
+		j->item_params = ip;
+	}
+	get_str(&b, v[K_JOBPARAM], "jobParameter", &j->job_parameter, false);
+	get_bool(&b, v[K_MONITOR], "monitorExecution", &j->monitor_execution);
+	get_bool(&b, v[K_FAILOVER], "failover", &j->failover);
+	get_bool(&b, v[K_MISFIRE], "misfire", &j->misfire);
+	get_int(&b, v[K_MAXTIMEDIFF], "maxTimeDiffSeconds", node ? INT_RANGE_MIN : -1, INT_RANGE_MAX,
+	        node ? NULL : "-1 (no check) or an integer 0-2147483647", &j->max_time_diff_seconds);
+	get_int(&b, v[K_RECONCILE], "reconcileIntervalMinutes", node ? INT_RANGE_MIN : 0,
+	        INT_RANGE_MAX, node ? NULL : "an integer 0-2147483647 (0: off)",
+	        &j->reconcile_interval_minutes);
+	get_bool(&b, v[K_STATIC], "staticSharding", &j->static_sharding);
+	if (v[K_STRATEGY] && !conf_is_null(v[K_STRATEGY])) {
+		int idx;
+		kpath(&b, p, sizeof p, "jobShardingStrategyType");
+		if (conf_get_enum(cx, v[K_STRATEGY], p, strategy_names, NELEM(strategy_names), &idx) < 0) {
+			b.errors++;
+		} else {
+			j->sharding_strategy = (conf_strategy_t)idx;
+			j->sharding_strategy_type = strategy_names[idx];
+		}
+	}
+	get_handler(&b, v[K_EXECUTOR], "jobExecutorServiceHandlerType", executor_names,
+	            NELEM(executor_names), &j->executor_service_handler_type);
+	get_handler(&b, v[K_ERRHANDLER], "jobErrorHandlerType", error_handler_names,
+	            NELEM(error_handler_names), &j->error_handler_type);
+	get_listeners(&b, v[K_LISTENERS]);
+	get_extra(&b, v[K_EXTRA]);
+	get_bool(&b, v[K_DISABLED], "disabled", &j->disabled);
+	get_bool(&b, v[K_OVERWRITE], "overwrite", &j->overwrite);
+	get_str(&b, v[K_LABEL], "label", &j->label, false);
+	get_str(&b, v[K_DESCRIPTION], "description", &j->description, false);
+	get_props(&b, v[K_PROPS], ejob);
+
+	/* ejob's own keys: job keys in the file, props in a node */
+	const conf_tnode_t *tv = node ? ejob[0] : v[K_TYPE];
+	const char *tkey = node ? "props.ejob.type" : "type";
+	kpath(&b, p, sizeof p, tkey);
+	if (!tv || conf_is_null(tv)) {
+		if (!node) {
+			conf_err(cx, b.at, p, "missing; every job needs a type: script, native or external");
+			b.errors++;
+		}
+	} else {
+		int idx;
+		if (conf_get_enum(cx, tv, p, type_names, NELEM(type_names), &idx) < 0) b.errors++;
+		else j->type = (conf_job_type_t)(idx + 1);
+	}
+	get_int(&b, node ? ejob[1] : v[K_TIMEOUT], node ? "props.ejob.timeoutSeconds" : "timeoutSeconds",
+	        0, INT_RANGE_MAX, "an integer 0-2147483647 (0: no limit)", &j->timeout_seconds);
+	get_int(&b, node ? ejob[2] : v[K_MAXRETRIES], node ? "props.ejob.maxRetries" : "maxRetries",
+	        0, 100, NULL, &j->max_retries);
+	check_type_props(&b, keys[K_PROPS]);
+
+	if (conf_arena_exhausted(cx->out)) return -1;
+	return b.errors ? -1 : 0;
+}

@@ -1,0 +1,480 @@
+/* conf/conf_load.c: the configuration file (regCenter, supervisor, jobs) -> conf_t. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf/conf_int.h"
+
+#define NELEM(a) (sizeof(a) / sizeof *(a))
+#define CMDLINE  "(command line)"
+
+enum { T_REGCENTER, T_SUPERVISOR, T_JOBS, T_N };
+static const char *const top_keys[T_N] = { "regCenter", "supervisor", "jobs" };
+
+enum { R_SERVERS, R_NAMESPACE, R_BASESLEEP, R_MAXSLEEP, R_MAXRETRIES, R_SESSION, R_CONNECT,
+       R_DIGEST, R_N };
+static const char *const rc_keys[R_N] = {
+	"serverLists", "namespace", "baseSleepTimeMilliseconds", "maxSleepTimeMilliseconds",
+	"maxRetries", "sessionTimeoutMilliseconds", "connectionTimeoutMilliseconds", "digest",
+};
+
+enum { S_WORKERS, S_IP, S_LOGLEVEL, S_SOCKET, S_UIDS, S_GIDS, S_SHUTDOWN, S_KILL, S_N };
+static const char *const sup_keys[S_N] = {
+	"workers", "ip", "logLevel", "attachSocket", "attachAllowUids", "attachAllowGids",
+	"shutdownGraceSeconds", "killGraceSeconds",
+};
+static const char *const log_levels[] = { "error", "warn", "info", "debug" };
+
+#define SUN_PATH_MAX 107   /* sizeof(sockaddr_un.sun_path) - 1 */
+
+/* A command-line override as a node: it is checked like the key it replaces; its errors say
+ * "(command line)" instead of a position. */
+static conf_tnode_t override_node(const char *s)
+{
+	conf_tnode_t n = { .kind = CONF_TN_SCALAR, .style = 3 /* double-quoted: never null */ };
+	n.str = s;
+	n.len = strlen(s);
+	return n;
+}
+
+static const conf_tnode_t *pick(conf_ctx_t *cx, const conf_tnode_t *file_value,
+                                const char *override, conf_tnode_t *tmp, const char **saved)
+{
+	if (!override) return file_value;
+	*tmp = override_node(override);
+	*saved = cx->file;
+	cx->file = CMDLINE;
+	return tmp;
+}
+
+static void unpick(conf_ctx_t *cx, const char *saved)
+{
+	if (saved) cx->file = saved;
+}
+
+/* "host:port,host:port": what the ZooKeeper C client accepts (it needs the port). */
+static int check_servers(conf_ctx_t *cx, const conf_tnode_t *n, const char *key, const char *s)
+{
+	size_t len = strlen(s), b = 0;
+	char q[128];
+	if (len == 0) {
+		conf_err(cx, n, key, "must not be empty; give host:port pairs, e.g. \"zk1:2181,zk2:2181\"");
+		return -1;
+	}
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && s[i] != ',') continue;
+		const char *e = s + b;
+		size_t el = i - b, off = b;
+		b = i + 1;
+		conf_quote(q, sizeof q, e, el);
+		const char *why = NULL;
+		const char *colon = NULL;
+		for (size_t k = 0; k < el; k++) {
+			unsigned char c = (unsigned char)e[k];
+			if (c <= 0x20 || c == 0x7f) why = "contains whitespace or a control character";
+			if (c == '/') why = "has a chroot path; ejob puts its nodes under namespace instead";
+		}
+		if (!why && el == 0) why = "is empty";
+		if (!why && e[0] == '[') {
+			const char *rb = memchr(e, ']', el);
+			if (!rb || rb == e + 1) why = "has an unterminated or empty [IPv6] address";
+			else if ((size_t)(rb - e) + 1 == el || rb[1] != ':') why = "needs a port, e.g. [::1]:2181";
+			else colon = rb + 1;
+		} else if (!why) {
+			colon = memrchr(e, ':', el);
+			if (!colon) why = "needs a port, e.g. 127.0.0.1:2181";
+			else if (memchr(e, ':', el) != colon) why = "looks like an IPv6 address; write it as [addr]:port";
+			else if (colon == e) why = "has no host";
+		}
+		if (!why) {
+			long port = 0;
+			const char *p = colon + 1, *end = e + el;
+			if (p == end) why = "needs a port after ':'";
+			for (; p < end && !why; p++) {
+				if (*p < '0' || *p > '9' || port > 65535) why = "has a port that is not 1-65535";
+				else port = port * 10 + (*p - '0');
+			}
+			if (!why && (port < 1 || port > 65535)) why = "has a port that is not 1-65535";
+		}
+		if (why) {
+			conf_err_in(cx, n, off, key, "server %s %s; serverLists is host:port pairs separated "
+			            "by commas", q, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void load_regcenter(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tnode_t *map,
+                           conf_regcenter_t *rc, int *errors)
+{
+	const conf_tnode_t *keys[R_N], *v[R_N];
+	const conf_opts_t *o = cx->opts;
+	char p[512];
+	rc->base_sleep_ms = 1000;
+	rc->max_sleep_ms = 3000;
+	rc->max_retries = 3;
+	rc->session_timeout_ms = 6000;
+	rc->connection_timeout_ms = 0;
+	for (size_t i = 0; i < R_N; i++) keys[i] = v[i] = NULL;
+	if (map && map->kind != CONF_TN_MAP && !conf_is_null(map)) {
+		conf_err(cx, map, "regCenter", "must be a mapping with serverLists and namespace (got %s)",
+		         conf_kind_name(map));
+		(*errors)++;
+		map = NULL;
+	}
+	if (map && map->kind == CONF_TN_MAP)
+		conf_map_keys(cx, map, "regCenter", rc_keys, R_N, R_N, keys, v);
+	const conf_tnode_t *at = k ? k : NULL;
+
+	/* serverLists */
+	conf_tnode_t tmp;
+	const char *saved = NULL;
+	const conf_tnode_t *n = pick(cx, v[R_SERVERS], o ? o->server_lists : NULL, &tmp, &saved);
+	if (!n || conf_is_null(n)) {
+		conf_err(cx, at, "regCenter.serverLists", "missing; give the ZooKeeper servers as "
+		         "host:port pairs, e.g. \"127.0.0.1:2181\"");
+		(*errors)++;
+	} else if (conf_get_str(cx, n, "regCenter.serverLists", &rc->server_lists) < 0 ||
+	           check_servers(cx, n, "regCenter.serverLists", rc->server_lists) < 0) {
+		(*errors)++;
+	}
+	unpick(cx, saved);
+
+	saved = NULL;
+	n = pick(cx, v[R_NAMESPACE], o ? o->namespace : NULL, &tmp, &saved);
+	if (!n || conf_is_null(n)) {
+		conf_err(cx, at, "regCenter.namespace", "missing; give the root node of the jobs, "
+		         "e.g. \"ejob-demo\"");
+		(*errors)++;
+	} else if (conf_get_str(cx, n, "regCenter.namespace", &rc->namespace) < 0) {
+		(*errors)++;
+	} else {
+		const char *why = conf_check_zk_name(rc->namespace, strlen(rc->namespace));
+		if (!why && strcmp(rc->namespace, "zookeeper") == 0) why = "is ZooKeeper's own node";
+		if (why) {
+			char q[128];
+			conf_quote(q, sizeof q, rc->namespace, strlen(rc->namespace));
+			conf_err(cx, n, "regCenter.namespace", "%s, and not 'zookeeper'; %s %s",
+			         CONF_ZK_NAME_RULE, q, why);
+			(*errors)++;
+		}
+	}
+	unpick(cx, saved);
+
+	struct { int k; int min, max; int *dst; const char *allowed; } ints[] = {
+		{ R_BASESLEEP, 1, 600000, &rc->base_sleep_ms, NULL },
+		{ R_MAXSLEEP, 1, 600000, &rc->max_sleep_ms, NULL },
+		{ R_MAXRETRIES, 0, 29, &rc->max_retries, NULL },
+		{ R_SESSION, 1000, 600000, &rc->session_timeout_ms, NULL },
+		{ R_CONNECT, 0, 600000, &rc->connection_timeout_ms,
+		  "an integer 0-600000 (0: 15000, Curator's default)" },
+	};
+	for (size_t i = 0; i < NELEM(ints); i++) {
+		if (!v[ints[i].k]) continue;
+		conf_path(p, sizeof p, "regCenter", rc_keys[ints[i].k]);
+		if (conf_get_int(cx, v[ints[i].k], p, ints[i].min, ints[i].max, ints[i].allowed,
+		                 ints[i].dst) < 0)
+			(*errors)++;
+	}
+	if (v[R_MAXSLEEP] && rc->max_sleep_ms < rc->base_sleep_ms) {
+		conf_err(cx, v[R_MAXSLEEP], "regCenter.maxSleepTimeMilliseconds", "must be at least "
+		         "baseSleepTimeMilliseconds (%d) (got %d)", rc->base_sleep_ms, rc->max_sleep_ms);
+		(*errors)++;
+	}
+	if (v[R_DIGEST] && !conf_is_null(v[R_DIGEST])) {
+		if (conf_get_str(cx, v[R_DIGEST], "regCenter.digest", &rc->digest) < 0) {
+			(*errors)++;
+		} else {
+			const char *c = strchr(rc->digest, ':');
+			if (!c || c == rc->digest) {
+				conf_err(cx, v[R_DIGEST], "regCenter.digest", "must be \"user:password\"");
+				(*errors)++;
+			}
+		}
+	}
+}
+
+/* A user or group name as the shadow utilities allow it. */
+static bool valid_name(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 32 || s[0] == '-' || (s[0] >= '0' && s[0] <= '9')) return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		          c == '_' || c == '-' || c == '.' || (c == '$' && i == n - 1);
+		if (!ok) return false;
+	}
+	return true;
+}
+
+static void load_ids(conf_ctx_t *cx, const conf_tnode_t *v, const char *key, bool user,
+                     const conf_id_t **out, size_t *nout, int *errors)
+{
+	char p[512], q[128];
+	if (!v || conf_is_null(v)) return;
+	const char *what = user ? "user" : "group";
+	if (v->kind != CONF_TN_SEQ) {
+		conf_err(cx, v, key, "must be a list of %s names or numeric ids (got %s)", what,
+		         conf_kind_name(v));
+		(*errors)++;
+		return;
+	}
+	conf_id_t *ids = conf_arena_alloc(cx->out, (v->n + 1) * sizeof *ids);
+	if (!ids) return;
+	const conf_opts_t *o = cx->opts;
+	int (*lookup)(const char *, uint32_t *, void *) = o ? (user ? o->lookup_user : o->lookup_group) : NULL;
+	for (size_t i = 0; i < v->n; i++) {
+		const conf_tnode_t *it = v->kids[i];
+		conf_path_index(p, sizeof p, key, i);
+		if (!conf_visit(cx, it)) return;
+		if (it->kind != CONF_TN_SCALAR || conf_is_null(it)) {
+			conf_err(cx, it, p, "must be a %s name or a numeric id (got %s)", what, conf_kind_name(it));
+			(*errors)++;
+			continue;
+		}
+		const char *s;
+		if (conf_get_str(cx, it, p, &s) < 0) {
+			(*errors)++;
+			continue;
+		}
+		bool digits = *s != '\0';
+		unsigned long long id = 0;
+		for (const char *c = s; *c; c++) {
+			if (*c < '0' || *c > '9') digits = false;
+			else if (id <= UINT32_MAX) id = id * 10 + (unsigned)(*c - '0');
+		}
+		if (digits) {
+			if (id >= UINT32_MAX) {
+				conf_quote(q, sizeof q, s, strlen(s));
+				conf_err(cx, it, p, "must be a %s id 0-4294967294 (got %s)", what, q);
+				(*errors)++;
+				continue;
+			}
+			ids[i].id = (uint32_t)id;
+			continue;
+		}
+		conf_quote(q, sizeof q, s, strlen(s));
+		if (!valid_name(s)) {
+			conf_err(cx, it, p, "must be a %s name (letters, digits, '_', '-', '.', at most 32) "
+			         "or a numeric id (got %s)", what, q);
+			(*errors)++;
+			continue;
+		}
+		ids[i].name = s;
+		ids[i].id = CONF_ID_UNRESOLVED;
+		if (lookup && lookup(s, &ids[i].id, o->lookup_arg) < 0) {
+			conf_err(cx, it, p, "no %s named %s on this machine", what, q);
+			(*errors)++;
+		}
+	}
+	*out = ids;
+	*nout = v->n;
+}
+
+static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *map, conf_supervisor_t *s,
+                            const char *ns, int *errors)
+{
+	const conf_tnode_t *keys[S_N], *v[S_N];
+	const conf_opts_t *o = cx->opts;
+	char p[512];
+	s->workers = o && o->cpus > 0 ? (o->cpus > 1024 ? 1024 : o->cpus) : 1;
+	s->log_level = CONF_LOG_INFO;
+	s->shutdown_grace_seconds = 10;
+	s->kill_grace_seconds = 5;
+	for (size_t i = 0; i < S_N; i++) keys[i] = v[i] = NULL;
+	if (map && map->kind != CONF_TN_MAP && !conf_is_null(map)) {
+		conf_err(cx, map, "supervisor", "must be a mapping (got %s)", conf_kind_name(map));
+		(*errors)++;
+	} else if (map && map->kind == CONF_TN_MAP) {
+		conf_map_keys(cx, map, "supervisor", sup_keys, S_N, S_N, keys, v);
+	}
+
+	conf_tnode_t tmp;
+	const char *saved = NULL;
+	char wbuf[32];
+	if (o && o->workers) snprintf(wbuf, sizeof wbuf, "%d", o->workers);
+	const conf_tnode_t *n = pick(cx, v[S_WORKERS], o && o->workers ? wbuf : NULL, &tmp, &saved);
+	if (n && conf_get_int(cx, n, "supervisor.workers", 1, 1024, NULL, &s->workers) < 0) (*errors)++;
+	unpick(cx, saved);
+
+	saved = NULL;
+	n = pick(cx, v[S_IP], o ? o->ip : NULL, &tmp, &saved);
+	if (n && !conf_is_null(n)) {
+		unsigned char addr[16];
+		if (conf_get_str(cx, n, "supervisor.ip", &s->ip) < 0) {
+			(*errors)++;
+		} else if (inet_pton(AF_INET, s->ip, addr) != 1 && inet_pton(AF_INET6, s->ip, addr) != 1) {
+			char q[128];
+			conf_quote(q, sizeof q, s->ip, strlen(s->ip));
+			conf_err(cx, n, "supervisor.ip", "must be an IPv4 or IPv6 address, e.g. 10.0.0.1 "
+			         "(got %s)", q);
+			(*errors)++;
+			s->ip = NULL;
+		}
+	}
+	unpick(cx, saved);
+
+	if (v[S_LOGLEVEL]) {
+		int idx;
+		if (conf_get_enum(cx, v[S_LOGLEVEL], "supervisor.logLevel", log_levels, NELEM(log_levels),
+		                  &idx) < 0)
+			(*errors)++;
+		else
+			s->log_level = (conf_log_level_t)idx;
+	}
+
+	if (v[S_SOCKET] && !conf_is_null(v[S_SOCKET])) {
+		if (conf_get_str(cx, v[S_SOCKET], "supervisor.attachSocket", &s->attach_socket) < 0) {
+			(*errors)++;
+		} else if (s->attach_socket[0] != '/' || strlen(s->attach_socket) > SUN_PATH_MAX) {
+			conf_err(cx, v[S_SOCKET], "supervisor.attachSocket", "must be an absolute path of at "
+			         "most %d bytes", SUN_PATH_MAX);
+			(*errors)++;
+			s->attach_socket = NULL;
+		}
+	} else if (ns) {
+		char path[300];
+		int r = snprintf(path, sizeof path, "/run/ejob/%s.sock", ns);
+		if (r < 0 || (size_t)r >= sizeof path || r > SUN_PATH_MAX) {
+			conf_err(cx, map, "supervisor.attachSocket", "the default /run/ejob/NAMESPACE.sock "
+			         "is longer than %d bytes with this namespace; set attachSocket",
+			         SUN_PATH_MAX);
+			(*errors)++;
+		} else {
+			s->attach_socket = conf_arena_strdup(cx->out, path);
+		}
+	}
+
+	load_ids(cx, v[S_UIDS], "supervisor.attachAllowUids", true, &s->attach_allow_uids,
+	         &s->n_attach_allow_uids, errors);
+	load_ids(cx, v[S_GIDS], "supervisor.attachAllowGids", false, &s->attach_allow_gids,
+	         &s->n_attach_allow_gids, errors);
+
+	for (int k = S_SHUTDOWN; k <= S_KILL; k++) {
+		if (!v[k]) continue;
+		conf_path(p, sizeof p, "supervisor", sup_keys[k]);
+		if (conf_get_int(cx, v[k], p, 0, 3600, NULL, k == S_SHUTDOWN ? &s->shutdown_grace_seconds
+		                                                              : &s->kill_grace_seconds) < 0)
+			(*errors)++;
+	}
+}
+
+static void load_jobs(conf_ctx_t *cx, const conf_tnode_t *map, conf_t *c, int *errors)
+{
+	char p[512];
+	if (map->kind != CONF_TN_MAP) {
+		conf_err(cx, map, "jobs", "must be a mapping of job names to jobs (got %s); "
+		         "write jobs: {} for none", conf_kind_name(map));
+		(*errors)++;
+		return;
+	}
+	conf_job_t *jobs = conf_arena_alloc(cx->out, (map->n + 1) * sizeof *jobs);
+	if (!jobs) return;
+	size_t n = 0;
+	for (size_t i = 0; i < map->n; i++) {
+		const conf_tnode_t *k = map->kids[2 * i], *v = map->kids[2 * i + 1];
+		if (!conf_visit(cx, k)) break;
+		conf_path(p, sizeof p, "jobs", memchr(k->str, '\0', k->len) ? "?" : k->str);
+		if (conf_job_build(cx, &jobs[n], k, v, p) < 0) {
+			(*errors)++;
+			if (conf_arena_exhausted(cx->out)) return;
+			continue;
+		}
+		n++;
+	}
+	c->jobs = jobs;
+	c->n_jobs = n;
+}
+
+conf_t *conf_parse(const void *buf, size_t len, const char *file, const conf_opts_t *opts,
+                   conf_diags_t **diags)
+{
+	conf_diags_t *d = conf_diags_new();
+	conf_arena_t *tmp = conf_arena_new(CONF_ARENA_LIMIT), *out = conf_arena_new(CONF_ARENA_LIMIT);
+	conf_t *c = NULL;
+	int errors = 0;
+	if (diags) *diags = NULL;
+	if (!d || !tmp || !out) goto nomem;
+	if (!file) file = "(config)";
+	conf_ctx_t cx = { .file = file, .buf = buf, .len = len, .tmp = tmp, .out = out, .diags = d,
+	                  .opts = opts };
+	c = conf_arena_alloc(out, sizeof *c);
+	if (!c) goto nomem;
+	c->mem_ = out;
+	c->file = conf_arena_strdup(out, file);
+	if (len > CONF_MAX_FILE_BYTES) {
+		conf_diag_add(d, file, 0, 0, "", "is larger than 4 MiB; ejob's configuration file is "
+		              "limited to %u bytes", CONF_MAX_FILE_BYTES);
+		goto fail;
+	}
+	bool empty;
+	const conf_tnode_t *root = conf_tree_parse(&cx, &empty);
+	if (!root) {
+		if (empty)
+			conf_diag_add(d, file, 1, 1, "", "the file is empty; it needs regCenter (serverLists, "
+			              "namespace) and jobs");
+		if (conf_diags_total(d) == 0) goto nomem;
+		goto fail;
+	}
+	if (root->kind != CONF_TN_MAP) {
+		conf_err(&cx, root, "", "the file must be a mapping with the keys regCenter, supervisor "
+		         "and jobs (got %s)", conf_kind_name(root));
+		goto fail;
+	}
+	const conf_tnode_t *keys[T_N], *v[T_N];
+	conf_map_keys(&cx, root, "", top_keys, T_N, T_N, keys, v);
+	if (!v[T_REGCENTER]) {
+		/* overrides may still give both required keys */
+		if (!opts || !opts->server_lists || !opts->namespace) {
+			conf_err(&cx, root, "regCenter", "missing; the file needs regCenter with serverLists "
+			         "and namespace");
+			errors++;
+		} else {
+			load_regcenter(&cx, NULL, NULL, &c->reg_center, &errors);
+		}
+	} else {
+		load_regcenter(&cx, keys[T_REGCENTER], v[T_REGCENTER], &c->reg_center, &errors);
+	}
+	load_supervisor(&cx, v[T_SUPERVISOR], &c->supervisor, c->reg_center.namespace, &errors);
+	if (!v[T_JOBS] || conf_is_null(v[T_JOBS])) {
+		conf_err(&cx, keys[T_JOBS] ? keys[T_JOBS] : root, "jobs",
+		         "missing; the file needs jobs, a mapping of job names to jobs "
+		         "(jobs: {} for none)");
+		errors++;
+	} else {
+		load_jobs(&cx, v[T_JOBS], c, &errors);
+	}
+	if (conf_arena_exhausted(out) || conf_arena_exhausted(tmp)) {
+		conf_diag_add(d, file, 0, 0, "", "out of memory, or more than %zu MiB after expanding "
+		              "aliases", CONF_ARENA_LIMIT >> 20);
+		goto fail;
+	}
+	if (errors || conf_diags_total(d)) goto fail;
+	conf_arena_free(tmp);
+	if (diags) *diags = d;
+	else conf_diags_free(d);
+	return c;
+fail:
+	conf_diags_sort(d);
+	conf_arena_free(tmp);
+	conf_arena_free(out);
+	if (diags) *diags = d;
+	else conf_diags_free(d);
+	errno = EINVAL;
+	return NULL;
+nomem:
+	conf_arena_free(tmp);
+	conf_arena_free(out);
+	conf_diags_free(d);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void conf_free(conf_t *c)
+{
+	if (c) conf_arena_free(c->mem_);
+}

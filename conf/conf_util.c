@@ -1,0 +1,111 @@
+/* conf/conf_util.c: looking things up in a loaded config, comparing jobs, naming enums. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf/conf_int.h"
+
+const conf_job_t *conf_find_job(const conf_t *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_jobs; i++)
+		if (strcmp(c->jobs[i].name, name) == 0) return &c->jobs[i];
+	return NULL;
+}
+
+const char *conf_job_item_param(const conf_job_t *j, int item)
+{
+	size_t lo = 0, hi = j->n_item_params;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (j->item_params[mid].item == item) return j->item_params[mid].value;
+		if (j->item_params[mid].item < item) lo = mid + 1;
+		else hi = mid;
+	}
+	return NULL;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	if (!a || !b) return a == b;
+	return strcmp(a, b) == 0;
+}
+
+static bool value_eq(const conf_value_t *a, const conf_value_t *b)
+{
+	if (a->kind != b->kind || !str_eq(a->tag, b->tag)) return false;
+	if (a->kind == CONF_VALUE_SCALAR) return str_eq(a->str, b->str);
+	if (a->n != b->n) return false;
+	size_t cnt = a->kind == CONF_VALUE_MAP ? 2 * a->n : a->n;
+	for (size_t i = 0; i < cnt; i++)
+		if (!value_eq(&a->items[i], &b->items[i])) return false;
+	return true;
+}
+
+/* props as a set: the same keys with the same values, in any order (a config node keeps them
+ * in java.util.Properties order, not the file's) */
+static bool props_eq(const conf_job_t *a, const conf_job_t *b)
+{
+	if (a->n_props != b->n_props) return false;
+	for (size_t i = 0; i < a->n_props; i++) {
+		size_t k;
+		for (k = 0; k < b->n_props; k++)
+			if (strcmp(a->props[i].key, b->props[k].key) == 0) break;
+		if (k == b->n_props || strcmp(a->props[i].value, b->props[k].value) != 0) return false;
+	}
+	return true;
+}
+
+bool conf_job_equal(const conf_job_t *a, const conf_job_t *b)
+{
+	if (!str_eq(a->name, b->name) || a->type != b->type || !str_eq(a->cron, b->cron) ||
+	    !str_eq(a->time_zone, b->time_zone) || a->sharding_total_count != b->sharding_total_count ||
+	    !str_eq(a->sharding_item_parameters, b->sharding_item_parameters) ||
+	    !str_eq(a->job_parameter, b->job_parameter) || a->monitor_execution != b->monitor_execution ||
+	    a->failover != b->failover || a->misfire != b->misfire ||
+	    a->max_time_diff_seconds != b->max_time_diff_seconds ||
+	    a->reconcile_interval_minutes != b->reconcile_interval_minutes ||
+	    a->static_sharding != b->static_sharding || a->sharding_strategy != b->sharding_strategy ||
+	    !str_eq(a->sharding_strategy_type, b->sharding_strategy_type) ||
+	    !str_eq(a->executor_service_handler_type, b->executor_service_handler_type) ||
+	    !str_eq(a->error_handler_type, b->error_handler_type) ||
+	    !str_eq(a->description, b->description) || a->disabled != b->disabled ||
+	    a->overwrite != b->overwrite || !str_eq(a->label, b->label) ||
+	    a->timeout_seconds != b->timeout_seconds || a->max_retries != b->max_retries)
+		return false;
+	/* item_params follow from sharding_item_parameters; the props pointers from props */
+	if (a->n_listener_types != b->n_listener_types) return false;
+	for (size_t i = 0; i < a->n_listener_types; i++)
+		if (!str_eq(a->listener_types[i], b->listener_types[i])) return false;
+	if (a->n_extra_configurations != b->n_extra_configurations) return false;
+	for (size_t i = 0; i < a->n_extra_configurations; i++)
+		if (!value_eq(&a->extra_configurations[i], &b->extra_configurations[i])) return false;
+	return props_eq(a, b);
+}
+
+const char *conf_job_type_name(conf_job_type_t t)
+{
+	switch (t) {
+	case CONF_JOB_SCRIPT: return "script";
+	case CONF_JOB_NATIVE: return "native";
+	case CONF_JOB_EXTERNAL: return "external";
+	default: return "";
+	}
+}
+
+const char *conf_strategy_name(conf_strategy_t s)
+{
+	switch (s) {
+	case CONF_STRATEGY_ODEVITY_BY_NAME: return "ODEVITY_BY_NAME";
+	case CONF_STRATEGY_ROUND_ROBIN_BY_NAME: return "ROUND_ROBIN_BY_NAME";
+	default: return "AVG_ALLOCATION";
+	}
+}
+
+const char *conf_log_level_name(conf_log_level_t l)
+{
+	switch (l) {
+	case CONF_LOG_ERROR: return "error";
+	case CONF_LOG_WARN: return "warn";
+	case CONF_LOG_DEBUG: return "debug";
+	default: return "info";
+	}
+}
