@@ -152,7 +152,7 @@ static void get_listeners(jb_t *b, const conf_tnode_t *v)
 			b->errors++;
 			continue;
 		}
-		if (!*s) {
+		if (!*s && !b->cx->node_mode) {
 			conf_err(b->cx, it, ip, "must be a listener type name (got \"\")");
 			b->errors++;
 			continue;

@@ -296,6 +296,20 @@ int conf_get_str(conf_ctx_t *cx, const conf_tnode_t *n, const char *key, const c
 		conf_err(cx, n, key, "must not contain NUL characters");
 		return -1;
 	}
+	/* In the file, refuse what SnakeYAML cannot print: it would reach ZooKeeper as !!binary,
+	 * which ElasticJob's tools read as bytes, not as a string. */
+	for (size_t i = 0; i < len && !cx->node_mode;) {
+		uint32_t cp;
+		i += conf_utf8_decode(v + i, len - i, &cp);
+		if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || (cp >= 0x7f && cp < 0xa0 && cp != 0x85) ||
+		    cp == 0xfffe || cp == 0xffff) {
+			char q[128];
+			conf_quote(q, sizeof q, v, len);
+			conf_err(cx, n, key, "must not contain control characters other than tab and "
+			         "newline (got %s)", q);
+			return -1;
+		}
+	}
 	*s = v == n->str ? conf_arena_strndup(cx->out, v, len) : v;
 	return *s ? 0 : -1;
 }
