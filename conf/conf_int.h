@@ -15,6 +15,7 @@
 #ifndef EJOB_CONF_INT_H
 #define EJOB_CONF_INT_H
 
+#include <regex.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -72,10 +73,21 @@ struct conf_tnode {
 	unsigned vline, vcol;  /* 1-based start of the value itself (exact scalars) */
 	size_t n;              /* seq: items; map: pairs */
 	conf_tnode_t **kids;   /* seq: n; map: 2n (key, value) */
+	size_t size;           /* nodes in it with aliases expanded (saturates at SIZE_MAX) */
+	const void *conv;      /* memo: its conf_value_t, once converted (aliases share it) */
 };
 
 #define CONF_MAX_DEPTH  64
 #define CONF_MAX_VISITS ((size_t)4 << 20) /* nodes walked, counting alias re-visits */
+#define CONF_MAX_VALUE_NODES 100000      /* a job's jobExtraConfigurations, aliases expanded */
+#define CONF_MAX_NODE_BYTES ((size_t)1044480) /* a config node: ZooKeeper's 1 MiB less room */
+
+/* SnakeYAML's implicit-type patterns, compiled once per load or emit. */
+typedef struct conf_resolver {
+	regex_t re[8];
+	unsigned char state[8];  /* 0 not compiled yet, 1 compiled, 2 failed */
+} conf_resolver_t;
+void conf_resolver_free(conf_resolver_t *r);
 
 typedef struct conf_ctx {
 	const char *file;
@@ -88,6 +100,7 @@ typedef struct conf_ctx {
 	bool over_budget;       /* reported once */
 	bool node_mode;         /* parsing a config node (tolerant of unknown keys) */
 	const conf_opts_t *opts;
+	conf_resolver_t res;
 } conf_ctx_t;
 
 /* Parse buf into a tree; NULL and a diag on a YAML error. *empty set when the stream holds no
@@ -110,19 +123,21 @@ const char *conf_kind_name(const conf_tnode_t *n);           /* "a list", "a map
 void conf_path(char *out, size_t outsz, const char *parent, const char *key);
 void conf_path_index(char *out, size_t outsz, const char *parent, size_t i);
 
-/* Scalar text of n: a !!binary scalar decoded. NUL bytes are refused. Sets *s (in cx->out)
- * or reports and returns -1. */
-int conf_get_str(conf_ctx_t *cx, const conf_tnode_t *n, const char *key, const char **s);
-int conf_get_int(conf_ctx_t *cx, const conf_tnode_t *n, const char *key, int64_t min,
-                 int64_t max, const char *allowed, int *v);
-int conf_get_bool(conf_ctx_t *cx, const conf_tnode_t *n, const char *key, bool *v);
+/* Typed values. Errors point at `at` (the key, for a whole value: "12:5: key: must be ...") or,
+ * when at is NULL, at the value itself (list items, overrides).
+ * Scalar text of n: a !!binary scalar decoded; NUL bytes are refused (and, in the file, control
+ * characters). Sets *s (in cx->out) or reports and returns -1. */
+int conf_get_str(conf_ctx_t *cx, const conf_tnode_t *n, const conf_tnode_t *at, const char *key,
+                 const char **s);
+int conf_get_int(conf_ctx_t *cx, const conf_tnode_t *n, const conf_tnode_t *at, const char *key,
+                 int64_t min, int64_t max, const char *allowed, int *v);
+int conf_get_bool(conf_ctx_t *cx, const conf_tnode_t *n, const conf_tnode_t *at, const char *key,
+                  bool *v);
 /* One of names[]: *idx. */
-int conf_get_enum(conf_ctx_t *cx, const conf_tnode_t *n, const char *key,
+int conf_get_enum(conf_ctx_t *cx, const conf_tnode_t *n, const conf_tnode_t *at, const char *key,
                   const char *const *names, size_t nnames, int *idx);
 /* A name that becomes a ZooKeeper path segment (namespace, job name): NULL if fine, else why. */
 const char *conf_check_zk_name(const char *s, size_t len);
-#define CONF_ZK_NAME_RULE \
-	"must be 1-255 bytes without '/', whitespace or control characters, and not '.' or '..'"
 
 /* Walks a mapping's keys against a table. Reports unknown keys (with a suggestion, or the list
  * of allowed keys) unless cx->node_mode; returns in vals[i] the value node of names[i] (NULL
@@ -138,6 +153,7 @@ void conf_map_keys(conf_ctx_t *cx, const conf_tnode_t *map, const char *path,
  * offset inside s; returns the number of errors. On success *out (allocated in a, sorted by item)
  * and *n are set. */
 typedef void conf_sip_err_fn(void *arg, size_t off, const char *msg);
+/* total < 0: the count is unknown (itself invalid); check only the form and duplicates. */
 int conf_sip_parse(conf_arena_t *a, const char *s, int total, conf_item_param_t **out,
                    size_t *n, conf_sip_err_fn *cb, void *arg);
 
@@ -161,15 +177,16 @@ typedef struct conf_out {
 	int nindents;
 	bool whitespace, indention, open_ended;
 	bool root_ctx, mapping_ctx, simple_key_ctx;
+	conf_resolver_t res;
 } conf_out_t;
 
 void conf_out_init(conf_out_t *o);
+void conf_out_fini(conf_out_t *o);                /* frees the resolver, keeps buf */
 void conf_out_bytes(conf_out_t *o, const char *s, size_t n);
 
 /* The tag SnakeYAML's Resolver gives a plain scalar with this text ("tag:yaml.org,2002:int",
  * ...; "tag:yaml.org,2002:str" when it is just a string). */
-const char *conf_snake_resolve(const char *s, size_t n);
-bool conf_snake_implicit_nonstr(const char *s, size_t n);
+const char *conf_snake_resolve(conf_resolver_t *r, const char *s, size_t n);
 
 /* Emit a string scalar as SnakeYAML represents java.lang.String (plain, quoted, literal, or
  * !!binary when not printable). key: the scalar is a mapping key (simple-key rules apply). */

@@ -65,55 +65,56 @@ static void kpath(const jb_t *b, char *out, size_t outsz, const char *key)
 }
 
 /* Optional string: null keeps the default. */
-static void get_str(jb_t *b, const conf_tnode_t *v, const char *key, const char **dst,
-                    bool nonempty)
+static void get_str(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at, const char *key,
+                    const char **dst, bool nonempty)
 {
 	char p[512];
 	if (!v || conf_is_null(v)) return;
 	kpath(b, p, sizeof p, key);
 	const char *s;
-	if (conf_get_str(b->cx, v, p, &s) < 0) {
+	if (conf_get_str(b->cx, v, at, p, &s) < 0) {
 		b->errors++;
 		return;
 	}
 	if (nonempty && !*s) {
-		conf_err(b->cx, v, p, "must not be empty; leave the key out to unset it");
+		conf_err(b->cx, at ? at : v, p, "must not be empty; leave the key out to unset it");
 		b->errors++;
 		return;
 	}
 	*dst = s;
 }
 
-static void get_bool(jb_t *b, const conf_tnode_t *v, const char *key, bool *dst)
+static void get_bool(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at, const char *key,
+                     bool *dst)
 {
 	char p[512];
 	if (!v) return;
 	kpath(b, p, sizeof p, key);
-	if (conf_get_bool(b->cx, v, p, dst) < 0) b->errors++;
+	if (conf_get_bool(b->cx, v, at, p, dst) < 0) b->errors++;
 }
 
-static void get_int(jb_t *b, const conf_tnode_t *v, const char *key, long long min,
-                    long long max, const char *allowed, int *dst)
+static void get_int(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at, const char *key,
+                    long long min, long long max, const char *allowed, int *dst)
 {
 	char p[512];
 	if (!v) return;
 	kpath(b, p, sizeof p, key);
-	if (conf_get_int(b->cx, v, p, min, max, allowed, dst) < 0) b->errors++;
+	if (conf_get_int(b->cx, v, at, p, min, max, allowed, dst) < 0) b->errors++;
 }
 
 /* A handler type: one of ElasticJob's built-in names in the file; as written in a node. */
-static void get_handler(jb_t *b, const conf_tnode_t *v, const char *key,
+static void get_handler(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at, const char *key,
                         const char *const *names, size_t n, const char **dst)
 {
 	char p[512];
 	int idx;
 	if (!v || conf_is_null(v)) return;
 	if (b->cx->node_mode) {
-		get_str(b, v, key, dst, false);
+		get_str(b, v, at, key, dst, false);
 		return;
 	}
 	kpath(b, p, sizeof p, key);
-	if (conf_get_enum(b->cx, v, p, names, n, &idx) < 0) {
+	if (conf_get_enum(b->cx, v, at, p, names, n, &idx) < 0) {
 		b->errors++;
 		return;
 	}
@@ -130,14 +131,14 @@ static bool is_identifier(const char *s)
 	return true;
 }
 
-static void get_listeners(jb_t *b, const conf_tnode_t *v)
+static void get_listeners(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at)
 {
 	char p[512], ip[512];
 	conf_job_t *j = b->j;
 	if (!v || conf_is_null(v)) return;
 	kpath(b, p, sizeof p, "jobListenerTypes");
 	if (v->kind != CONF_TN_SEQ) {
-		conf_err(b->cx, v, p, "must be a list of listener type names (got %s)", conf_kind_name(v));
+		conf_err(b->cx, at, p, "must be a list of listener type names (got %s)", conf_kind_name(v));
 		b->errors++;
 		return;
 	}
@@ -148,7 +149,7 @@ static void get_listeners(jb_t *b, const conf_tnode_t *v)
 		if (!conf_visit(b->cx, it)) return;
 		conf_path_index(ip, sizeof ip, p, i);
 		const char *s;
-		if (conf_get_str(b->cx, it, ip, &s) < 0) {
+		if (conf_get_str(b->cx, it, NULL, ip, &s) < 0) {
 			b->errors++;
 			continue;
 		}
@@ -169,7 +170,7 @@ static bool tag_ok(const char *t)
 	for (; *t; t++) {
 		unsigned char c = (unsigned char)*t;
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      (c && strchr("-;/?:@&=+$.!~*'()_", c))))
+		      (c && strchr("-;/?:@&=+$,.!~*'()_", c))))
 			return false;
 	}
 	return true;
@@ -180,13 +181,18 @@ static int to_value(jb_t *b, const conf_tnode_t *n, conf_value_t *out, const cha
 {
 	conf_ctx_t *cx = b->cx;
 	char p[512];
+	if (n->conv) {
+		/* an alias: share what was made of its node (values are never changed) */
+		*out = *(const conf_value_t *)n->conv;
+		return 0;
+	}
 	if (!conf_visit(cx, n)) return -1;
 	const char *tag = n->tag;
 	if (tag && !tag_ok(tag)) {
 		char q[128];
 		conf_quote(q, sizeof q, tag, strlen(tag));
 		conf_err(cx, n, path, "the tag %s has characters ejob cannot write back; use letters, "
-		         "digits and -;/?:@&=+$.!~*'()_", q);
+		         "digits and -;/?:@&=+$,.!~*'()_", q);
 		b->errors++;
 		return 0;
 	}
@@ -198,10 +204,11 @@ static int to_value(jb_t *b, const conf_tnode_t *n, conf_value_t *out, const cha
 			return 0;
 		}
 		if (!tag || strcmp(tag, "!") == 0)
-			tag = n->style == 1 /* plain */ && !tag ? conf_snake_resolve(n->str, n->len)
+			tag = n->style == 1 /* plain */ && !tag ? conf_snake_resolve(&cx->res, n->str, n->len)
 			                                        : "tag:yaml.org,2002:str";
 		out->tag = conf_arena_strdup(cx->out, tag);
 		out->str = conf_arena_strndup(cx->out, n->str, n->len);
+		((conf_tnode_t *)n)->conv = out;
 		return out->str && out->tag ? 0 : -1;
 	}
 	bool map = n->kind == CONF_TN_MAP;
@@ -221,17 +228,25 @@ static int to_value(jb_t *b, const conf_tnode_t *n, conf_value_t *out, const cha
 		else conf_path(p, sizeof p, path, n->kids[i]->str);
 		if (to_value(b, n->kids[i], &items[i], p) < 0) return -1;
 	}
+	((conf_tnode_t *)n)->conv = out;
 	return 0;
 }
 
-static void get_extra(jb_t *b, const conf_tnode_t *v)
+static void get_extra(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at)
 {
 	char p[512], ip[512];
 	conf_job_t *j = b->j;
 	if (!v || conf_is_null(v)) return;
 	kpath(b, p, sizeof p, "jobExtraConfigurations");
 	if (v->kind != CONF_TN_SEQ) {
-		conf_err(b->cx, v, p, "must be a list of mappings (got %s)", conf_kind_name(v));
+		conf_err(b->cx, at, p, "must be a list of mappings (got %s)", conf_kind_name(v));
+		b->errors++;
+		return;
+	}
+	if (v->size > CONF_MAX_VALUE_NODES) {
+		conf_err(b->cx, at, p, "holds more than %d values (with aliases expanded); ejob keeps "
+		         "extra configurations for ElasticJob's tools, they should be small",
+		         CONF_MAX_VALUE_NODES);
 		b->errors++;
 		return;
 	}
@@ -252,7 +267,8 @@ static void get_extra(jb_t *b, const conf_tnode_t *v)
 }
 
 /* props: a mapping of strings. In a node, ejob's own keys come out of it (see the top). */
-static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t **ejob)
+static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at,
+                      const conf_tnode_t **ejob, const conf_tnode_t **ejobk)
 {
 	conf_ctx_t *cx = b->cx;
 	conf_job_t *j = b->j;
@@ -260,7 +276,7 @@ static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t **ejob)
 	if (!v || conf_is_null(v)) return;
 	kpath(b, p, sizeof p, "props");
 	if (v->kind != CONF_TN_MAP) {
-		conf_err(cx, v, p, "must be a mapping of names to strings (got %s)", conf_kind_name(v));
+		conf_err(cx, at, p, "must be a mapping of names to strings (got %s)", conf_kind_name(v));
 		b->errors++;
 		return;
 	}
@@ -272,7 +288,7 @@ static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t **ejob)
 		const conf_tnode_t *k = v->kids[2 * i], *val = v->kids[2 * i + 1];
 		if (!conf_visit(cx, k)) return;
 		const char *key;
-		if (conf_get_str(cx, k, p, &key) < 0) {
+		if (conf_get_str(cx, k, NULL, p, &key) < 0) {
 			b->errors++;
 			continue;
 		}
@@ -283,6 +299,7 @@ static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t **ejob)
 				if (strcmp(key, ejob_keys[e]) == 0) break;
 			if (cx->node_mode && e < NELEM(ejob_keys)) {
 				ejob[e] = val;
+				ejobk[e] = k;
 				continue;
 			}
 			if (!cx->node_mode) {
@@ -294,11 +311,11 @@ static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t **ejob)
 		}
 		const char *s;
 		if (conf_is_null(val)) {
-			conf_err(cx, val, ip, "must be a string (got nothing); quote it, e.g. \"\"");
+			conf_err(cx, k, ip, "must be a string (got nothing); quote it, e.g. \"\"");
 			b->errors++;
 			continue;
 		}
-		if (conf_get_str(cx, val, ip, &s) < 0) {
+		if (conf_get_str(cx, val, k, ip, &s) < 0) {
 			b->errors++;
 			continue;
 		}
@@ -368,8 +385,8 @@ static void check_name(jb_t *b, const conf_tnode_t *at, const char *name, size_t
 	if (!why && memmem(name, len, "@-@", 3)) why = "contains '@-@', ElasticJob's separator in task ids";
 	if (!why) return;
 	conf_quote(q, sizeof q, name, len);
-	conf_err(b->cx, at, b->path, "a job name " CONF_ZK_NAME_RULE ", and without '@-@'; %s %s",
-	         q, why);
+	conf_err(b->cx, at, b->path, "the name %s %s; a job name must be 1-255 bytes without '/', "
+	         "'@-@', whitespace or control characters, and not '.' or '..'", q, why);
 	b->errors++;
 }
 
@@ -378,7 +395,7 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 {
 	jb_t b = { .cx = cx, .j = j, .path = path, .at = name_key ? name_key : map };
 	const conf_tnode_t *keys[K_NFILE] = { 0 }, *v[K_NFILE] = { 0 };
-	const conf_tnode_t *ejob[3] = { NULL, NULL, NULL };
+	const conf_tnode_t *ejob[3] = { NULL, NULL, NULL }, *ejobk[3] = { NULL, NULL, NULL };
 	char p[512];
 	bool node = cx->node_mode;
 
@@ -414,7 +431,7 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		if (!nv || conf_is_null(nv)) {
 			conf_err(cx, map, "jobName", "missing; a config node names its job");
 			b.errors++;
-		} else if (conf_get_str(cx, nv, "jobName", &j->name) < 0) {
+		} else if (conf_get_str(cx, nv, keys[K_JOBNAME], "jobName", &j->name) < 0) {
 			b.errors++;
 		} else {
 			b.at = nv;
@@ -432,14 +449,14 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	kpath(&b, p, sizeof p, "cron");
 	if (!v[K_CRON] || conf_is_null(v[K_CRON])) {
 		if (!node) {
-			conf_err(cx, b.at, p, "missing; every job needs a Quartz cron expression, "
+			conf_err(cx, keys[K_CRON] ? keys[K_CRON] : b.at, p, "missing; every job needs a Quartz cron expression, "
 			         "e.g. \"0/5 * * * * ?\"");
 			b.errors++;
 		}
 	} else {
-		get_str(&b, v[K_CRON], "cron", &j->cron, true);
+		get_str(&b, v[K_CRON], keys[K_CRON], "cron", &j->cron, true);
 	}
-	get_str(&b, v[K_TIMEZONE], "timeZone", &j->time_zone, true);
+	get_str(&b, v[K_TIMEZONE], keys[K_TIMEZONE], "timeZone", &j->time_zone, true);
 
 	kpath(&b, p, sizeof p, "shardingTotalCount");
 	if (!v[K_TOTAL]) {
@@ -447,69 +464,72 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		         CONF_MAX_ITEMS);
 		b.errors++;
 	} else {
-		get_int(&b, v[K_TOTAL], "shardingTotalCount", 1, CONF_MAX_ITEMS, NULL,
+		get_int(&b, v[K_TOTAL], keys[K_TOTAL], "shardingTotalCount", 1, CONF_MAX_ITEMS, NULL,
 		        &j->sharding_total_count);
 	}
-	get_str(&b, v[K_SIP], "shardingItemParameters", &j->sharding_item_parameters, false);
-	if (*j->sharding_item_parameters && j->sharding_total_count > 0) {
+	get_str(&b, v[K_SIP], keys[K_SIP], "shardingItemParameters", &j->sharding_item_parameters, false);
+	if (*j->sharding_item_parameters) {
 		kpath(&b, p, sizeof p, "shardingItemParameters");
 		conf_item_param_t *ip;
 		struct sip_arg a = { &b, v[K_SIP], p };
-		int r = conf_sip_parse(cx->out, j->sharding_item_parameters, j->sharding_total_count,
-		                       &ip, &j->n_item_params, sip_err, &a);
+		int total = j->sharding_total_count > 0 ? j->sharding_total_count : -1;
+		int r = conf_sip_parse(cx->out, j->sharding_item_parameters, total, &ip,
+		                       &j->n_item_params, sip_err, &a);
 		if (r < 0) return -1;
 		j->item_params = ip;
 	}
-	get_str(&b, v[K_JOBPARAM], "jobParameter", &j->job_parameter, false);
-	get_bool(&b, v[K_MONITOR], "monitorExecution", &j->monitor_execution);
-	get_bool(&b, v[K_FAILOVER], "failover", &j->failover);
-	get_bool(&b, v[K_MISFIRE], "misfire", &j->misfire);
-	get_int(&b, v[K_MAXTIMEDIFF], "maxTimeDiffSeconds", node ? INT_RANGE_MIN : -1, INT_RANGE_MAX,
+	get_str(&b, v[K_JOBPARAM], keys[K_JOBPARAM], "jobParameter", &j->job_parameter, false);
+	get_bool(&b, v[K_MONITOR], keys[K_MONITOR], "monitorExecution", &j->monitor_execution);
+	get_bool(&b, v[K_FAILOVER], keys[K_FAILOVER], "failover", &j->failover);
+	get_bool(&b, v[K_MISFIRE], keys[K_MISFIRE], "misfire", &j->misfire);
+	get_int(&b, v[K_MAXTIMEDIFF], keys[K_MAXTIMEDIFF], "maxTimeDiffSeconds", node ? INT_RANGE_MIN : -1, INT_RANGE_MAX,
 	        node ? NULL : "-1 (no check) or an integer 0-2147483647", &j->max_time_diff_seconds);
-	get_int(&b, v[K_RECONCILE], "reconcileIntervalMinutes", node ? INT_RANGE_MIN : 0,
+	get_int(&b, v[K_RECONCILE], keys[K_RECONCILE], "reconcileIntervalMinutes", node ? INT_RANGE_MIN : 0,
 	        INT_RANGE_MAX, node ? NULL : "an integer 0-2147483647 (0: off)",
 	        &j->reconcile_interval_minutes);
-	get_bool(&b, v[K_STATIC], "staticSharding", &j->static_sharding);
+	get_bool(&b, v[K_STATIC], keys[K_STATIC], "staticSharding", &j->static_sharding);
 	if (v[K_STRATEGY] && !conf_is_null(v[K_STRATEGY])) {
 		int idx;
 		kpath(&b, p, sizeof p, "jobShardingStrategyType");
-		if (conf_get_enum(cx, v[K_STRATEGY], p, strategy_names, NELEM(strategy_names), &idx) < 0) {
+		if (conf_get_enum(cx, v[K_STRATEGY], keys[K_STRATEGY], p, strategy_names,
+		                  NELEM(strategy_names), &idx) < 0) {
 			b.errors++;
 		} else {
 			j->sharding_strategy = (conf_strategy_t)idx;
 			j->sharding_strategy_type = strategy_names[idx];
 		}
 	}
-	get_handler(&b, v[K_EXECUTOR], "jobExecutorServiceHandlerType", executor_names,
+	get_handler(&b, v[K_EXECUTOR], keys[K_EXECUTOR], "jobExecutorServiceHandlerType", executor_names,
 	            NELEM(executor_names), &j->executor_service_handler_type);
-	get_handler(&b, v[K_ERRHANDLER], "jobErrorHandlerType", error_handler_names,
+	get_handler(&b, v[K_ERRHANDLER], keys[K_ERRHANDLER], "jobErrorHandlerType", error_handler_names,
 	            NELEM(error_handler_names), &j->error_handler_type);
-	get_listeners(&b, v[K_LISTENERS]);
-	get_extra(&b, v[K_EXTRA]);
-	get_bool(&b, v[K_DISABLED], "disabled", &j->disabled);
-	get_bool(&b, v[K_OVERWRITE], "overwrite", &j->overwrite);
-	get_str(&b, v[K_LABEL], "label", &j->label, false);
-	get_str(&b, v[K_DESCRIPTION], "description", &j->description, false);
-	get_props(&b, v[K_PROPS], ejob);
+	get_listeners(&b, v[K_LISTENERS], keys[K_LISTENERS]);
+	get_extra(&b, v[K_EXTRA], keys[K_EXTRA]);
+	get_bool(&b, v[K_DISABLED], keys[K_DISABLED], "disabled", &j->disabled);
+	get_bool(&b, v[K_OVERWRITE], keys[K_OVERWRITE], "overwrite", &j->overwrite);
+	get_str(&b, v[K_LABEL], keys[K_LABEL], "label", &j->label, false);
+	get_str(&b, v[K_DESCRIPTION], keys[K_DESCRIPTION], "description", &j->description, false);
+	get_props(&b, v[K_PROPS], keys[K_PROPS], ejob, ejobk);
 
 	/* ejob's own keys: job keys in the file, props in a node */
-	const conf_tnode_t *tv = node ? ejob[0] : v[K_TYPE];
-	const char *tkey = node ? "props.ejob.type" : "type";
-	kpath(&b, p, sizeof p, tkey);
+	const conf_tnode_t *tv = node ? ejob[0] : v[K_TYPE], *tk = node ? ejobk[0] : keys[K_TYPE];
+	kpath(&b, p, sizeof p, node ? "props.ejob.type" : "type");
 	if (!tv || conf_is_null(tv)) {
 		if (!node) {
-			conf_err(cx, b.at, p, "missing; every job needs a type: script, native or external");
+			conf_err(cx, tk ? tk : b.at, p, "missing; every job needs a type: script, native or "
+			         "external");
 			b.errors++;
 		}
 	} else {
 		int idx;
-		if (conf_get_enum(cx, tv, p, type_names, NELEM(type_names), &idx) < 0) b.errors++;
+		if (conf_get_enum(cx, tv, tk, p, type_names, NELEM(type_names), &idx) < 0) b.errors++;
 		else j->type = (conf_job_type_t)(idx + 1);
 	}
-	get_int(&b, node ? ejob[1] : v[K_TIMEOUT], node ? "props.ejob.timeoutSeconds" : "timeoutSeconds",
-	        0, INT_RANGE_MAX, "an integer 0-2147483647 (0: no limit)", &j->timeout_seconds);
-	get_int(&b, node ? ejob[2] : v[K_MAXRETRIES], node ? "props.ejob.maxRetries" : "maxRetries",
-	        0, 100, NULL, &j->max_retries);
+	get_int(&b, node ? ejob[1] : v[K_TIMEOUT], node ? ejobk[1] : keys[K_TIMEOUT],
+	        node ? "props.ejob.timeoutSeconds" : "timeoutSeconds", 0, INT_RANGE_MAX,
+	        "an integer 0-2147483647 (0: no limit)", &j->timeout_seconds);
+	get_int(&b, node ? ejob[2] : v[K_MAXRETRIES], node ? ejobk[2] : keys[K_MAXRETRIES],
+	        node ? "props.ejob.maxRetries" : "maxRetries", 0, 100, NULL, &j->max_retries);
 	check_type_props(&b, keys[K_PROPS]);
 
 	if (conf_arena_exhausted(cx->out)) return -1;

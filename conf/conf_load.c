@@ -55,12 +55,13 @@ static void unpick(conf_ctx_t *cx, const char *saved)
 }
 
 /* "host:port,host:port": what the ZooKeeper C client accepts (it needs the port). */
-static int check_servers(conf_ctx_t *cx, const conf_tnode_t *n, const char *key, const char *s)
+static int check_servers(conf_ctx_t *cx, const conf_tnode_t *n, const conf_tnode_t *at,
+                         const char *key, const char *s)
 {
 	size_t len = strlen(s), b = 0;
 	char q[128];
 	if (len == 0) {
-		conf_err(cx, n, key, "must not be empty; give host:port pairs, e.g. \"zk1:2181,zk2:2181\"");
+		conf_err(cx, at ? at : n, key, "must not be empty; give host:port pairs, e.g. \"zk1:2181,zk2:2181\"");
 		return -1;
 	}
 	for (size_t i = 0; i <= len; i++) {
@@ -120,7 +121,7 @@ static void load_regcenter(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tno
 	rc->connection_timeout_ms = 0;
 	for (size_t i = 0; i < R_N; i++) keys[i] = v[i] = NULL;
 	if (map && map->kind != CONF_TN_MAP && !conf_is_null(map)) {
-		conf_err(cx, map, "regCenter", "must be a mapping with serverLists and namespace (got %s)",
+		conf_err(cx, k, "regCenter", "must be a mapping with serverLists and namespace (got %s)",
 		         conf_kind_name(map));
 		(*errors)++;
 		map = NULL;
@@ -137,8 +138,10 @@ static void load_regcenter(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tno
 		conf_err(cx, at, "regCenter.serverLists", "missing; give the ZooKeeper servers as "
 		         "host:port pairs, e.g. \"127.0.0.1:2181\"");
 		(*errors)++;
-	} else if (conf_get_str(cx, n, "regCenter.serverLists", &rc->server_lists) < 0 ||
-	           check_servers(cx, n, "regCenter.serverLists", rc->server_lists) < 0) {
+	} else if (conf_get_str(cx, n, saved ? NULL : keys[R_SERVERS], "regCenter.serverLists",
+	                        &rc->server_lists) < 0 ||
+	           check_servers(cx, n, saved ? NULL : keys[R_SERVERS], "regCenter.serverLists",
+	                         rc->server_lists) < 0) {
 		(*errors)++;
 	}
 	unpick(cx, saved);
@@ -149,7 +152,8 @@ static void load_regcenter(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tno
 		conf_err(cx, at, "regCenter.namespace", "missing; give the root node of the jobs, "
 		         "e.g. \"ejob-demo\"");
 		(*errors)++;
-	} else if (conf_get_str(cx, n, "regCenter.namespace", &rc->namespace) < 0) {
+	} else if (conf_get_str(cx, n, saved ? NULL : keys[R_NAMESPACE], "regCenter.namespace",
+	                        &rc->namespace) < 0) {
 		(*errors)++;
 	} else {
 		const char *why = conf_check_zk_name(rc->namespace, strlen(rc->namespace));
@@ -157,8 +161,9 @@ static void load_regcenter(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tno
 		if (why) {
 			char q[128];
 			conf_quote(q, sizeof q, rc->namespace, strlen(rc->namespace));
-			conf_err(cx, n, "regCenter.namespace", "%s, and not 'zookeeper'; %s %s",
-			         CONF_ZK_NAME_RULE, q, why);
+			conf_err(cx, saved ? n : keys[R_NAMESPACE], "regCenter.namespace", "the name %s %s; "
+			         "a namespace must be 1-255 bytes without '/', whitespace or control "
+			         "characters, and not '.', '..' or 'zookeeper'", q, why);
 			(*errors)++;
 		}
 	}
@@ -175,22 +180,27 @@ static void load_regcenter(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tno
 	for (size_t i = 0; i < NELEM(ints); i++) {
 		if (!v[ints[i].k]) continue;
 		conf_path(p, sizeof p, "regCenter", rc_keys[ints[i].k]);
-		if (conf_get_int(cx, v[ints[i].k], p, ints[i].min, ints[i].max, ints[i].allowed,
-		                 ints[i].dst) < 0)
+		if (conf_get_int(cx, v[ints[i].k], keys[ints[i].k], p, ints[i].min, ints[i].max,
+		                 ints[i].allowed, ints[i].dst) < 0)
 			(*errors)++;
 	}
-	if (v[R_MAXSLEEP] && rc->max_sleep_ms < rc->base_sleep_ms) {
-		conf_err(cx, v[R_MAXSLEEP], "regCenter.maxSleepTimeMilliseconds", "must be at least "
-		         "baseSleepTimeMilliseconds (%d) (got %d)", rc->base_sleep_ms, rc->max_sleep_ms);
+	if (rc->max_sleep_ms < rc->base_sleep_ms) {
+		if (keys[R_MAXSLEEP])
+			conf_err(cx, keys[R_MAXSLEEP], "regCenter.maxSleepTimeMilliseconds", "must be at least "
+			         "baseSleepTimeMilliseconds (%d) (got %d)", rc->base_sleep_ms, rc->max_sleep_ms);
+		else
+			conf_err(cx, keys[R_BASESLEEP], "regCenter.baseSleepTimeMilliseconds", "must be at most "
+			         "maxSleepTimeMilliseconds (%d, its default) (got %d); raise that too",
+			         rc->max_sleep_ms, rc->base_sleep_ms);
 		(*errors)++;
 	}
 	if (v[R_DIGEST] && !conf_is_null(v[R_DIGEST])) {
-		if (conf_get_str(cx, v[R_DIGEST], "regCenter.digest", &rc->digest) < 0) {
+		if (conf_get_str(cx, v[R_DIGEST], keys[R_DIGEST], "regCenter.digest", &rc->digest) < 0) {
 			(*errors)++;
 		} else {
 			const char *c = strchr(rc->digest, ':');
 			if (!c || c == rc->digest) {
-				conf_err(cx, v[R_DIGEST], "regCenter.digest", "must be \"user:password\"");
+				conf_err(cx, keys[R_DIGEST], "regCenter.digest", "must be \"user:password\"");
 				(*errors)++;
 			}
 		}
@@ -211,14 +221,15 @@ static bool valid_name(const char *s)
 	return true;
 }
 
-static void load_ids(conf_ctx_t *cx, const conf_tnode_t *v, const char *key, bool user,
+static void load_ids(conf_ctx_t *cx, const conf_tnode_t *v, const conf_tnode_t *at, const char *key,
+                     bool user,
                      const conf_id_t **out, size_t *nout, int *errors)
 {
 	char p[512], q[128];
 	if (!v || conf_is_null(v)) return;
 	const char *what = user ? "user" : "group";
 	if (v->kind != CONF_TN_SEQ) {
-		conf_err(cx, v, key, "must be a list of %s names or numeric ids (got %s)", what,
+		conf_err(cx, at, key, "must be a list of %s names or numeric ids (got %s)", what,
 		         conf_kind_name(v));
 		(*errors)++;
 		return;
@@ -237,7 +248,7 @@ static void load_ids(conf_ctx_t *cx, const conf_tnode_t *v, const char *key, boo
 			continue;
 		}
 		const char *s;
-		if (conf_get_str(cx, it, p, &s) < 0) {
+		if (conf_get_str(cx, it, NULL, p, &s) < 0) {
 			(*errors)++;
 			continue;
 		}
@@ -275,8 +286,8 @@ static void load_ids(conf_ctx_t *cx, const conf_tnode_t *v, const char *key, boo
 	*nout = v->n;
 }
 
-static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *map, conf_supervisor_t *s,
-                            const char *ns, int *errors)
+static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tnode_t *map,
+                            conf_supervisor_t *s, const char *ns, int *errors)
 {
 	const conf_tnode_t *keys[S_N], *v[S_N];
 	const conf_opts_t *o = cx->opts;
@@ -287,7 +298,7 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *map, conf_superv
 	s->kill_grace_seconds = 5;
 	for (size_t i = 0; i < S_N; i++) keys[i] = v[i] = NULL;
 	if (map && map->kind != CONF_TN_MAP && !conf_is_null(map)) {
-		conf_err(cx, map, "supervisor", "must be a mapping (got %s)", conf_kind_name(map));
+		conf_err(cx, k, "supervisor", "must be a mapping (got %s)", conf_kind_name(map));
 		(*errors)++;
 	} else if (map && map->kind == CONF_TN_MAP) {
 		conf_map_keys(cx, map, "supervisor", sup_keys, S_N, S_N, keys, v);
@@ -298,19 +309,22 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *map, conf_superv
 	char wbuf[32];
 	if (o && o->workers) snprintf(wbuf, sizeof wbuf, "%d", o->workers);
 	const conf_tnode_t *n = pick(cx, v[S_WORKERS], o && o->workers ? wbuf : NULL, &tmp, &saved);
-	if (n && conf_get_int(cx, n, "supervisor.workers", 1, 1024, NULL, &s->workers) < 0) (*errors)++;
+	if (n && conf_get_int(cx, n, saved ? NULL : keys[S_WORKERS], "supervisor.workers", 1, 1024,
+	                      NULL, &s->workers) < 0)
+		(*errors)++;
 	unpick(cx, saved);
 
 	saved = NULL;
 	n = pick(cx, v[S_IP], o ? o->ip : NULL, &tmp, &saved);
 	if (n && !conf_is_null(n)) {
 		unsigned char addr[16];
-		if (conf_get_str(cx, n, "supervisor.ip", &s->ip) < 0) {
+		if (conf_get_str(cx, n, saved ? NULL : keys[S_IP], "supervisor.ip", &s->ip) < 0) {
 			(*errors)++;
 		} else if (inet_pton(AF_INET, s->ip, addr) != 1 && inet_pton(AF_INET6, s->ip, addr) != 1) {
 			char q[128];
 			conf_quote(q, sizeof q, s->ip, strlen(s->ip));
-			conf_err(cx, n, "supervisor.ip", "must be an IPv4 or IPv6 address, e.g. 10.0.0.1 "
+			conf_err(cx, saved ? n : keys[S_IP], "supervisor.ip", "must be an IPv4 or IPv6 "
+			         "address, e.g. 10.0.0.1 "
 			         "(got %s)", q);
 			(*errors)++;
 			s->ip = NULL;
@@ -320,18 +334,19 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *map, conf_superv
 
 	if (v[S_LOGLEVEL]) {
 		int idx;
-		if (conf_get_enum(cx, v[S_LOGLEVEL], "supervisor.logLevel", log_levels, NELEM(log_levels),
-		                  &idx) < 0)
+		if (conf_get_enum(cx, v[S_LOGLEVEL], keys[S_LOGLEVEL], "supervisor.logLevel", log_levels,
+		                  NELEM(log_levels), &idx) < 0)
 			(*errors)++;
 		else
 			s->log_level = (conf_log_level_t)idx;
 	}
 
 	if (v[S_SOCKET] && !conf_is_null(v[S_SOCKET])) {
-		if (conf_get_str(cx, v[S_SOCKET], "supervisor.attachSocket", &s->attach_socket) < 0) {
+		if (conf_get_str(cx, v[S_SOCKET], keys[S_SOCKET], "supervisor.attachSocket",
+		                 &s->attach_socket) < 0) {
 			(*errors)++;
 		} else if (s->attach_socket[0] != '/' || strlen(s->attach_socket) > SUN_PATH_MAX) {
-			conf_err(cx, v[S_SOCKET], "supervisor.attachSocket", "must be an absolute path of at "
+			conf_err(cx, keys[S_SOCKET], "supervisor.attachSocket", "must be an absolute path of at "
 			         "most %d bytes", SUN_PATH_MAX);
 			(*errors)++;
 			s->attach_socket = NULL;
@@ -340,7 +355,7 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *map, conf_superv
 		char path[300];
 		int r = snprintf(path, sizeof path, "/run/ejob/%s.sock", ns);
 		if (r < 0 || (size_t)r >= sizeof path || r > SUN_PATH_MAX) {
-			conf_err(cx, map, "supervisor.attachSocket", "the default /run/ejob/NAMESPACE.sock "
+			conf_err(cx, k, "supervisor.attachSocket", "the default /run/ejob/NAMESPACE.sock "
 			         "is longer than %d bytes with this namespace; set attachSocket",
 			         SUN_PATH_MAX);
 			(*errors)++;
@@ -349,25 +364,65 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *map, conf_superv
 		}
 	}
 
-	load_ids(cx, v[S_UIDS], "supervisor.attachAllowUids", true, &s->attach_allow_uids,
+	load_ids(cx, v[S_UIDS], keys[S_UIDS], "supervisor.attachAllowUids", true, &s->attach_allow_uids,
 	         &s->n_attach_allow_uids, errors);
-	load_ids(cx, v[S_GIDS], "supervisor.attachAllowGids", false, &s->attach_allow_gids,
+	load_ids(cx, v[S_GIDS], keys[S_GIDS], "supervisor.attachAllowGids", false, &s->attach_allow_gids,
 	         &s->n_attach_allow_gids, errors);
 
-	for (int k = S_SHUTDOWN; k <= S_KILL; k++) {
-		if (!v[k]) continue;
-		conf_path(p, sizeof p, "supervisor", sup_keys[k]);
-		if (conf_get_int(cx, v[k], p, 0, 3600, NULL, k == S_SHUTDOWN ? &s->shutdown_grace_seconds
-		                                                              : &s->kill_grace_seconds) < 0)
+	for (int g = S_SHUTDOWN; g <= S_KILL; g++) {
+		if (!v[g]) continue;
+		conf_path(p, sizeof p, "supervisor", sup_keys[g]);
+		if (conf_get_int(cx, v[g], keys[g], p, 0, 3600, NULL,
+		                 g == S_SHUTDOWN ? &s->shutdown_grace_seconds : &s->kill_grace_seconds) < 0)
 			(*errors)++;
 	}
 }
 
-static void load_jobs(conf_ctx_t *cx, const conf_tnode_t *map, conf_t *c, int *errors)
+static size_t value_bytes(const conf_value_t *v, size_t depth)
+{
+	if (v->kind == CONF_VALUE_SCALAR) return strlen(v->str) + (v->tag ? strlen(v->tag) : 0) + 8;
+	size_t sum = (v->tag ? strlen(v->tag) : 0) + 8, cnt = v->kind == CONF_VALUE_MAP ? 2 * v->n : v->n;
+	for (size_t i = 0; i < cnt; i++) sum += value_bytes(&v->items[i], depth + 1) + 2 * depth;
+	return sum;
+}
+
+/* A job whose config node ZooKeeper would refuse (jute.maxbuffer, 1 MiB) is an error now rather
+ * than at the first write. Writing the node costs little, but only happens when a bound on its
+ * size (every byte escaped, nothing shared) comes near the limit. */
+static int check_node_size(conf_ctx_t *cx, const conf_job_t *j, const conf_tnode_t *at,
+                           const char *path)
+{
+	size_t bound = 4096;
+	const char *strs[] = { j->cron, j->time_zone, j->sharding_item_parameters, j->job_parameter,
+	                       j->sharding_strategy_type, j->executor_service_handler_type,
+	                       j->error_handler_type, j->description, j->label, j->name };
+	for (size_t i = 0; i < NELEM(strs); i++) bound += strs[i] ? 6 * strlen(strs[i]) + 64 : 0;
+	for (size_t i = 0; i < j->n_listener_types; i++) bound += 6 * strlen(j->listener_types[i]) + 8;
+	for (size_t i = 0; i < j->n_props; i++)
+		bound += 6 * (strlen(j->props[i].key) + strlen(j->props[i].value)) + 16;
+	for (size_t i = 0; i < j->n_extra_configurations; i++)
+		bound += 6 * value_bytes(&j->extra_configurations[i], 1);
+	if (bound <= CONF_MAX_NODE_BYTES) return 0;
+	size_t len;
+	char *y = conf_node_emit(j, &len);
+	if (!y) {
+		conf_err(cx, at, path, "out of memory writing its config node");
+		return -1;
+	}
+	free(y);
+	if (len <= CONF_MAX_NODE_BYTES) return 0;
+	conf_err(cx, at, path, "its config node would be %zu bytes, and ZooKeeper refuses nodes "
+	         "over 1 MiB (jute.maxbuffer); make props, description or jobExtraConfigurations "
+	         "smaller", len);
+	return -1;
+}
+
+static void load_jobs(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tnode_t *map, conf_t *c,
+                      int *errors)
 {
 	char p[512];
 	if (map->kind != CONF_TN_MAP) {
-		conf_err(cx, map, "jobs", "must be a mapping of job names to jobs (got %s); "
+		conf_err(cx, k, "jobs", "must be a mapping of job names to jobs (got %s); "
 		         "write jobs: {} for none", conf_kind_name(map));
 		(*errors)++;
 		return;
@@ -376,12 +431,16 @@ static void load_jobs(conf_ctx_t *cx, const conf_tnode_t *map, conf_t *c, int *e
 	if (!jobs) return;
 	size_t n = 0;
 	for (size_t i = 0; i < map->n; i++) {
-		const conf_tnode_t *k = map->kids[2 * i], *v = map->kids[2 * i + 1];
-		if (!conf_visit(cx, k)) break;
-		conf_path(p, sizeof p, "jobs", memchr(k->str, '\0', k->len) ? "?" : k->str);
-		if (conf_job_build(cx, &jobs[n], k, v, p) < 0) {
+		const conf_tnode_t *jk = map->kids[2 * i], *jv = map->kids[2 * i + 1];
+		if (!conf_visit(cx, jk)) break;
+		conf_path(p, sizeof p, "jobs", memchr(jk->str, '\0', jk->len) ? "?" : jk->str);
+		if (conf_job_build(cx, &jobs[n], jk, jv, p) < 0) {
 			(*errors)++;
 			if (conf_arena_exhausted(cx->out)) return;
+			continue;
+		}
+		if (check_node_size(cx, &jobs[n], jk, p) < 0) {
+			(*errors)++;
 			continue;
 		}
 		n++;
@@ -439,14 +498,15 @@ conf_t *conf_parse(const void *buf, size_t len, const char *file, const conf_opt
 	} else {
 		load_regcenter(&cx, keys[T_REGCENTER], v[T_REGCENTER], &c->reg_center, &errors);
 	}
-	load_supervisor(&cx, v[T_SUPERVISOR], &c->supervisor, c->reg_center.namespace, &errors);
+	load_supervisor(&cx, keys[T_SUPERVISOR], v[T_SUPERVISOR], &c->supervisor,
+	                c->reg_center.namespace, &errors);
 	if (!v[T_JOBS] || conf_is_null(v[T_JOBS])) {
 		conf_err(&cx, keys[T_JOBS] ? keys[T_JOBS] : root, "jobs",
 		         "missing; the file needs jobs, a mapping of job names to jobs "
 		         "(jobs: {} for none)");
 		errors++;
 	} else {
-		load_jobs(&cx, v[T_JOBS], c, &errors);
+		load_jobs(&cx, keys[T_JOBS], v[T_JOBS], c, &errors);
 	}
 	if (conf_arena_exhausted(out) || conf_arena_exhausted(tmp)) {
 		conf_diag_add(d, file, 0, 0, "", "out of memory, or more than %zu MiB after expanding "
@@ -454,11 +514,13 @@ conf_t *conf_parse(const void *buf, size_t len, const char *file, const conf_opt
 		goto fail;
 	}
 	if (errors || conf_diags_total(d)) goto fail;
+	conf_resolver_free(&cx.res);
 	conf_arena_free(tmp);
 	if (diags) *diags = d;
 	else conf_diags_free(d);
 	return c;
 fail:
+	conf_resolver_free(&cx.res);
 	conf_diags_sort(d);
 	conf_arena_free(tmp);
 	conf_arena_free(out);

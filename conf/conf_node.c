@@ -306,6 +306,7 @@ char *conf_node_emit(const conf_job_t *j, size_t *len)
 	kv_str(&o, "timeZone", j->time_zone);
 	conf_snake_map_end(&o);
 	conf_snake_end(&o);
+	conf_out_fini(&o);
 	if (o.oom || !o.buf) {
 		free(o.buf);
 		errno = ENOMEM;
@@ -354,11 +355,13 @@ conf_job_t *conf_node_parse(const void *buf, size_t len, const char *name, conf_
 	}
 	if (r < 0 || conf_diags_total(d)) goto fail;
 	j->mem_ = out;
+	conf_resolver_free(&cx.res);
 	conf_arena_free(tmp);
 	if (diags) *diags = d;
 	else conf_diags_free(d);
 	return j;
 fail:
+	conf_resolver_free(&cx.res);
 	conf_diags_sort(d);
 	conf_arena_free(tmp);
 	conf_arena_free(out);

@@ -271,10 +271,12 @@ void conf_base64_encode(conf_out_t *o, const unsigned char *s, size_t n)
 
 /* ---- typed getters ---------------------------------------------------------------------- */
 
-int conf_get_str(conf_ctx_t *cx, const conf_tnode_t *n, const char *key, const char **s)
+int conf_get_str(conf_ctx_t *cx, const conf_tnode_t *n, const conf_tnode_t *at, const char *key,
+                 const char **s)
 {
+	if (!at) at = n;
 	if (n->kind != CONF_TN_SCALAR) {
-		conf_err(cx, n, key, "must be a string (got %s)", conf_kind_name(n));
+		conf_err(cx, at, key, "must be a string (got %s)", conf_kind_name(n));
 		return -1;
 	}
 	const char *v = n->str;
@@ -284,16 +286,16 @@ int conf_get_str(conf_ctx_t *cx, const conf_tnode_t *n, const char *key, const c
 		v = conf_base64_decode(cx->out, n->str, n->len, &len);
 		if (!v) {
 			if (conf_arena_exhausted(cx->out)) return -1;
-			conf_err(cx, n, key, "a !!binary value must be base64");
+			conf_err(cx, at, key, "a !!binary value must be base64");
 			return -1;
 		}
 		if (!utf8_valid(v, len)) {
-			conf_err(cx, n, key, "a !!binary string must decode to UTF-8 text");
+			conf_err(cx, at, key, "a !!binary string must decode to UTF-8 text");
 			return -1;
 		}
 	}
 	if (memchr(v, '\0', len)) {
-		conf_err(cx, n, key, "must not contain NUL characters");
+		conf_err(cx, at, key, "must not contain NUL characters");
 		return -1;
 	}
 	/* In the file, refuse what SnakeYAML cannot print: it would reach ZooKeeper as !!binary,
@@ -305,7 +307,7 @@ int conf_get_str(conf_ctx_t *cx, const conf_tnode_t *n, const char *key, const c
 		    cp == 0xfffe || cp == 0xffff) {
 			char q[128];
 			conf_quote(q, sizeof q, v, len);
-			conf_err(cx, n, key, "must not contain control characters other than tab and "
+			conf_err(cx, at, key, "must not contain control characters other than tab and "
 			         "newline (got %s)", q);
 			return -1;
 		}
@@ -314,9 +316,10 @@ int conf_get_str(conf_ctx_t *cx, const conf_tnode_t *n, const char *key, const c
 	return *s ? 0 : -1;
 }
 
-int conf_get_int(conf_ctx_t *cx, const conf_tnode_t *n, const char *key, int64_t min,
-                 int64_t max, const char *allowed, int *v)
+int conf_get_int(conf_ctx_t *cx, const conf_tnode_t *n, const conf_tnode_t *at, const char *key,
+                 int64_t min, int64_t max, const char *allowed, int *v)
 {
+	if (!at) at = n;
 	char q[128];
 	char range[64];
 	if (allowed) {
@@ -325,7 +328,7 @@ int conf_get_int(conf_ctx_t *cx, const conf_tnode_t *n, const char *key, int64_t
 		snprintf(range, sizeof range, "an integer %lld-%lld", (long long)min, (long long)max);
 	}
 	if (n->kind != CONF_TN_SCALAR || conf_is_null(n)) {
-		conf_err(cx, n, key, "must be %s (got %s)", range, conf_kind_name(n));
+		conf_err(cx, at, key, "must be %s (got %s)", range, conf_kind_name(n));
 		return -1;
 	}
 	const char *s = n->str;
@@ -345,15 +348,17 @@ int conf_get_int(conf_ctx_t *cx, const conf_tnode_t *n, const char *key, int64_t
 	if (neg) val = -val;
 	if (!digits || overflow || val < min || val > max) {
 		conf_quote(q, sizeof q, n->str, n->len);
-		conf_err(cx, n, key, "must be %s (got %s)", range, q);
+		conf_err(cx, at, key, "must be %s (got %s)", range, q);
 		return -1;
 	}
 	*v = (int)val;
 	return 0;
 }
 
-int conf_get_bool(conf_ctx_t *cx, const conf_tnode_t *n, const char *key, bool *v)
+int conf_get_bool(conf_ctx_t *cx, const conf_tnode_t *n, const conf_tnode_t *at, const char *key,
+                  bool *v)
 {
+	if (!at) at = n;
 	/* YAML 1.1 booleans, the set SnakeYAML (and so ElasticJob) accepts */
 	static const char *const yes[] = { "true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON" };
 	static const char *const no[] = { "false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF" };
@@ -372,13 +377,14 @@ int conf_get_bool(conf_ctx_t *cx, const conf_tnode_t *n, const char *key, bool *
 	char q[128];
 	if (n->kind == CONF_TN_SCALAR && !conf_is_null(n)) conf_quote(q, sizeof q, n->str, n->len);
 	else snprintf(q, sizeof q, "%s", conf_kind_name(n));
-	conf_err(cx, n, key, "must be true or false (got %s)", q);
+	conf_err(cx, at, key, "must be true or false (got %s)", q);
 	return -1;
 }
 
-int conf_get_enum(conf_ctx_t *cx, const conf_tnode_t *n, const char *key,
+int conf_get_enum(conf_ctx_t *cx, const conf_tnode_t *n, const conf_tnode_t *at, const char *key,
                   const char *const *names, size_t nnames, int *idx)
 {
+	if (!at) at = n;
 	char list[512], q[128];
 	if (n->kind == CONF_TN_SCALAR && !conf_is_null(n)) {
 		for (size_t i = 0; i < nnames; i++) {
@@ -390,13 +396,13 @@ int conf_get_enum(conf_ctx_t *cx, const conf_tnode_t *n, const char *key,
 	}
 	conf_join_names(list, sizeof list, names, nnames);
 	if (n->kind != CONF_TN_SCALAR || conf_is_null(n)) {
-		conf_err(cx, n, key, "must be one of %s (got %s)", list, conf_kind_name(n));
+		conf_err(cx, at, key, "must be one of %s (got %s)", list, conf_kind_name(n));
 		return -1;
 	}
 	conf_quote(q, sizeof q, n->str, n->len);
 	const char *s = memchr(n->str, '\0', n->len) ? NULL : conf_suggest(n->str, names, nnames);
-	if (s) conf_err(cx, n, key, "must be one of %s (got %s); did you mean '%s'?", list, q, s);
-	else conf_err(cx, n, key, "must be one of %s (got %s)", list, q);
+	if (s) conf_err(cx, at, key, "must be one of %s (got %s); did you mean '%s'?", list, q, s);
+	else conf_err(cx, at, key, "must be one of %s (got %s)", list, q);
 	return -1;
 }
 

@@ -61,9 +61,9 @@ int conf_sip_parse(conf_arena_t *a, const char *s, int total, conf_item_param_t 
 	size_t npieces = split(s, whole, ',', NULL, 0);
 	conf_item_param_t *v = conf_arena_alloc(a, (npieces + 1) * sizeof *v);
 	if (!v) return -1;
-	/* bitmap of seen items, for duplicates */
-	unsigned char *seen = conf_arena_alloc(a, (size_t)total / 8 + 1);
-	if (!seen) return -1;
+	/* bitmap of seen items, for duplicates (any int when the total is unknown: sort later) */
+	unsigned char *seen = total > 0 ? conf_arena_alloc(a, (size_t)total / 8 + 1) : NULL;
+	if (total > 0 && !seen) return -1;
 	size_t nv = 0, b = 0, piece = 0;
 	for (size_t i = 0; i <= len && piece < npieces; i++) {
 		if (i < len && s[i] != ',') continue;
@@ -94,27 +94,38 @@ int conf_sip_parse(conf_arena_t *a, const char *s, int total, conf_item_param_t 
 		if (neg) item = -item;
 		if (!ok || item > 2147483647LL || item < -2147483648LL) {
 			conf_quote(q, sizeof q, s + ik.b, ik.e - ik.b);
-			snprintf(msg, sizeof msg, "the item before '=' must be an integer 0-%d (got %s)",
-			         total - 1, q);
+			if (total > 0)
+				snprintf(msg, sizeof msg, "the item before '=' must be an integer 0-%d (got %s)",
+				         total - 1, q);
+			else
+				snprintf(msg, sizeof msg, "the item before '=' must be an integer (got %s)", q);
 			cb(arg, ik.b, msg);
 			errors++;
 			continue;
 		}
-		if (item < 0 || item >= total) {
+		if (item < 0 || (total > 0 && item >= total)) {
+			if (total < 0) {
+				snprintf(msg, sizeof msg, "item %lld is out of range: items start at 0", item);
+				cb(arg, ik.b, msg);
+				errors++;
+				continue;
+			}
 			snprintf(msg, sizeof msg, "item %lld is out of range: shardingTotalCount is %d, so "
 			         "items are 0-%d", item, total, total - 1);
 			cb(arg, ik.b, msg);
 			errors++;
 			continue;
 		}
-		if (seen[item / 8] & (1u << (item % 8))) {
+		if (!seen) {
+			/* the total is unknown: no duplicate check (it would be quadratic) */
+		} else if (seen[item / 8] & (1u << (item % 8))) {
 			snprintf(msg, sizeof msg, "item %lld is given twice; each item may have one parameter",
 			         item);
 			cb(arg, ik.b, msg);
 			errors++;
 			continue;
 		}
-		seen[item / 8] |= (unsigned char)(1u << (item % 8));
+		if (seen) seen[item / 8] |= (unsigned char)(1u << (item % 8));
 		v[nv].item = (int)item;
 		v[nv].value = conf_arena_strndup(a, s + pv.b, pv.e - pv.b);
 		if (!v[nv].value) return -1;

@@ -42,6 +42,11 @@ void conf_out_init(conf_out_t *o)
 	o->indention = true;
 }
 
+void conf_out_fini(conf_out_t *o)
+{
+	conf_resolver_free(&o->res);
+}
+
 void conf_out_bytes(conf_out_t *o, const char *s, size_t n)
 {
 	if (o->oom) return;
@@ -321,20 +326,22 @@ static const struct resolver {
 };
 /* then, whatever the first character: null (the same pattern) and empty */
 
-static bool whole_match(const char *re, const char *s, size_t n)
+void conf_resolver_free(conf_resolver_t *r)
 {
-	regex_t r;
-	if (regcomp(&r, re, REG_EXTENDED | REG_NOSUB) != 0) return false;
-	char *z = malloc(n + 1);
-	bool m = false;
-	if (z) {
-		memcpy(z, s, n);
-		z[n] = '\0';
-		m = regexec(&r, z, 0, NULL, 0) == 0;
-		free(z);
-	}
-	regfree(&r);
-	return m;
+	for (size_t i = 0; i < sizeof r->re / sizeof *r->re; i++)
+		if (r->state[i] == 1) regfree(&r->re[i]);
+	memset(r->state, 0, sizeof r->state);
+}
+
+static bool whole_match(conf_resolver_t *r, size_t i, const char *re, const char *s, size_t n)
+{
+	if (r->state[i] == 0) r->state[i] = regcomp(&r->re[i], re, REG_EXTENDED | REG_NOSUB) == 0 ? 1 : 2;
+	if (r->state[i] != 1) return false;
+	char buf[1100];
+	if (n >= sizeof buf) return false;   /* longer than every resolver's limit */
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return regexec(&r->re[i], buf, 0, NULL, 0) == 0;
 }
 
 static size_t u16_len(const char *s, size_t n)
@@ -348,25 +355,24 @@ static size_t u16_len(const char *s, size_t n)
 	return l;
 }
 
-const char *conf_snake_resolve(const char *s, size_t n)
+#define NULL_RESOLVER 4   /* index of the null pattern in resolvers[] */
+
+const char *conf_snake_resolve(conf_resolver_t *r, const char *s, size_t n)
 {
 	size_t l16 = u16_len(s, n);
-	if (n > 0 && (unsigned char)s[0] < 0x80 && s[0]) {
+	if (memchr(s, '\0', n)) return TAG_STR;
+	if (n > 0 && (unsigned char)s[0] < 0x80) {
 		for (size_t i = 0; i < sizeof resolvers / sizeof *resolvers; i++) {
-			const struct resolver *r = &resolvers[i];
-			if (!strchr(r->first, s[0]) || l16 > r->limit) continue;
-			if (memchr(s, '\0', n)) continue;
-			if (whole_match(r->re, s, n)) return r->tag;
+			const struct resolver *rs = &resolvers[i];
+			if (!strchr(rs->first, s[0]) || l16 > rs->limit) continue;
+			if (whole_match(r, i, rs->re, s, n)) return rs->tag;
 		}
 	}
 	if (n == 0) return YAML_PREFIX "null";
-	if (l16 <= 10 && !memchr(s, '\0', n) && whole_match(resolvers[4].re, s, n)) return YAML_PREFIX "null";
+	if (l16 <= resolvers[NULL_RESOLVER].limit &&
+	    whole_match(r, NULL_RESOLVER, resolvers[NULL_RESOLVER].re, s, n))
+		return YAML_PREFIX "null";
 	return TAG_STR;
-}
-
-bool conf_snake_implicit_nonstr(const char *s, size_t n)
-{
-	return strcmp(conf_snake_resolve(s, n), TAG_STR) != 0;
 }
 
 /* ---- tags (Emitter.prepareTag) ------------------------------------------------------------ */
@@ -683,7 +689,7 @@ static void emit_scalar(conf_out_t *o, const sev_t *e)
 
 /* A java.lang.String as SafeRepresenter.RepresentString makes it. *b64 receives the base64
  * buffer when the string is not printable (caller frees). */
-static int string_event(const char *s, size_t n, sev_t *e)
+static int string_event(conf_out_t *o, const char *s, size_t n, sev_t *e)
 {
 	memset(e, 0, sizeof *e);
 	if (to_u16(s, n, &e->u) < 0) return -1;
@@ -712,7 +718,7 @@ static int string_event(const char *s, size_t n, sev_t *e)
 		return 0;
 	}
 	e->tag = TAG_STR;
-	e->imp_plain = !conf_snake_implicit_nonstr(s, n);
+	e->imp_plain = strcmp(conf_snake_resolve(&o->res, s, n), TAG_STR) == 0;
 	e->imp_quoted = true;
 	for (size_t i = 0; i < e->u.n; i++)
 		if (is_linebr(e->u.t[i])) e->style = ST_LITERAL;
@@ -739,7 +745,7 @@ static void set_ctx(conf_out_t *o, bool root, bool mapping, bool simple)
 void conf_snake_string(conf_out_t *o, const char *s, size_t n)
 {
 	sev_t e;
-	if (string_event(s, n, &e) < 0) {
+	if (string_event(o, s, n, &e) < 0) {
 		o->oom = true;
 		return;
 	}
@@ -802,7 +808,7 @@ static void map_key_event(conf_out_t *o, const sev_t *e)
 void conf_snake_map_key(conf_out_t *o, const char *key, size_t n)
 {
 	sev_t e;
-	if (string_event(key, n, &e) < 0) {
+	if (string_event(o, key, n, &e) < 0) {
 		o->oom = true;
 		return;
 	}
@@ -840,14 +846,14 @@ void conf_snake_end(conf_out_t *o)
 }
 
 /* A generic scalar: its tag decides, as the Serializer decides for a node. */
-static int value_event(const conf_value_t *v, sev_t *e)
+static int value_event(conf_out_t *o, const conf_value_t *v, sev_t *e)
 {
 	memset(e, 0, sizeof *e);
 	const char *tag = v->tag ? v->tag : TAG_STR;
-	if (strcmp(tag, TAG_STR) == 0) return string_event(v->str, strlen(v->str), e);
+	if (strcmp(tag, TAG_STR) == 0) return string_event(o, v->str, strlen(v->str), e);
 	if (to_u16(v->str, strlen(v->str), &e->u) < 0) return -1;
 	e->tag = tag;
-	e->imp_plain = strcmp(conf_snake_resolve(v->str, strlen(v->str)), tag) == 0;
+	e->imp_plain = strcmp(conf_snake_resolve(&o->res, v->str, strlen(v->str)), tag) == 0;
 	e->imp_quoted = false;
 	/* byte[] is represented as literal base64 (SafeRepresenter.RepresentByteArray) */
 	e->style = strcmp(tag, YAML_PREFIX "binary") == 0 && e->u.n ? ST_LITERAL : ST_PLAIN;
@@ -858,7 +864,7 @@ void conf_snake_value(conf_out_t *o, const conf_value_t *v)
 {
 	if (v->kind == CONF_VALUE_SCALAR) {
 		sev_t e;
-		if (value_event(v, &e) < 0) {
+		if (value_event(o, v, &e) < 0) {
 			o->oom = true;
 			return;
 		}
@@ -878,7 +884,7 @@ void conf_snake_value(conf_out_t *o, const conf_value_t *v)
 		conf_snake_map_begin(o);
 		for (size_t i = 0; i < v->n; i++) {
 			sev_t e;
-			if (value_event(&v->items[2 * i], &e) < 0) {
+			if (value_event(o, &v->items[2 * i], &e) < 0) {
 				o->oom = true;
 				return;
 			}

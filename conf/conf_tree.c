@@ -190,6 +190,7 @@ static int on_scalar(builder_t *b, const yaml_event_t *e)
 	if (!n) return -1;
 	n->str = conf_arena_strndup(b->cx->tmp, (const char *)e->data.scalar.value, e->data.scalar.length);
 	if (!n->str) return -1;
+	n->size = 1;
 	n->len = e->data.scalar.length;
 	n->style = (unsigned char)e->data.scalar.style;
 	/* exact: the value is the source text, so a column inside it is a column in the file */
@@ -316,7 +317,7 @@ static int finish_map(builder_t *b, struct frame *f)
 		n->n = np;
 		n->kids = conf_arena_alloc(cx->tmp, (2 * np + 1) * sizeof *n->kids);
 		if (!n->kids) return -1;
-		memcpy(n->kids, kv, 2 * np * sizeof *kv);
+		if (np) memcpy(n->kids, kv, 2 * np * sizeof *kv);
 		return 0;
 	}
 	/* Merge: own keys first, then each merged mapping's keys not already present; of two
@@ -414,6 +415,13 @@ static int on_end(builder_t *b)
 		n->kids = conf_arena_alloc(b->cx->tmp, (f->n + 1) * sizeof *n->kids);
 		if (!n->kids) r = -1;
 		else if (f->n) memcpy(n->kids, f->kids, f->n * sizeof *f->kids);
+	}
+	/* its size with aliases expanded, so that an alias bomb is measured, not walked */
+	if (r == 0) {
+		size_t cnt = n->kind == CONF_TN_MAP ? 2 * n->n : n->n;
+		n->size = 1;
+		for (size_t i = 0; i < cnt; i++)
+			n->size = n->kids[i]->size > SIZE_MAX - n->size ? SIZE_MAX : n->size + n->kids[i]->size;
 	}
 	if (r == 0 && f->anchor && anchor_put(b, f->anchor, n) < 0) r = -1;
 	free(f->kids);

@@ -40,18 +40,41 @@ static bool value_eq(const conf_value_t *a, const conf_value_t *b)
 	return true;
 }
 
+static int kv_cmp(const void *a, const void *b)
+{
+	const conf_kv_t *x = *(const conf_kv_t *const *)a, *y = *(const conf_kv_t *const *)b;
+	return strcmp(x->key, y->key);
+}
+
 /* props as a set: the same keys with the same values, in any order (a config node keeps them
- * in java.util.Properties order, not the file's) */
+ * in java.util.Properties order, not the file's). Keys are unique within a job. */
 static bool props_eq(const conf_job_t *a, const conf_job_t *b)
 {
-	if (a->n_props != b->n_props) return false;
-	for (size_t i = 0; i < a->n_props; i++) {
-		size_t k;
-		for (k = 0; k < b->n_props; k++)
-			if (strcmp(a->props[i].key, b->props[k].key) == 0) break;
-		if (k == b->n_props || strcmp(a->props[i].value, b->props[k].value) != 0) return false;
+	size_t n = a->n_props;
+	if (n != b->n_props) return false;
+	const conf_kv_t **x = malloc((2 * n + 1) * sizeof *x);
+	if (!x) {
+		/* no memory to sort: compare the slow way */
+		for (size_t i = 0; i < n; i++) {
+			size_t k;
+			for (k = 0; k < n; k++)
+				if (strcmp(a->props[i].key, b->props[k].key) == 0) break;
+			if (k == n || strcmp(a->props[i].value, b->props[k].value) != 0) return false;
+		}
+		return true;
 	}
-	return true;
+	const conf_kv_t **y = x + n;
+	for (size_t i = 0; i < n; i++) {
+		x[i] = &a->props[i];
+		y[i] = &b->props[i];
+	}
+	qsort(x, n, sizeof *x, kv_cmp);
+	qsort(y, n, sizeof *y, kv_cmp);
+	bool eq = true;
+	for (size_t i = 0; i < n && eq; i++)
+		eq = strcmp(x[i]->key, y[i]->key) == 0 && strcmp(x[i]->value, y[i]->value) == 0;
+	free(x);
+	return eq;
 }
 
 bool conf_job_equal(const conf_job_t *a, const conf_job_t *b)

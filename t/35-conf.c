@@ -1,0 +1,847 @@
+/* t/35-conf.c: the configuration file: every value of the reference config, defaults, every
+ * kind of error with its exact message, all errors of a file at once, overrides, anchors. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf/conf.h"
+#include "t/tap.h"
+
+#define HEAD "regCenter:\n  serverLists: 127.0.0.1:2181\n  namespace: ns\n"
+
+static conf_t *parse_opts(const char *yaml, const conf_opts_t *o, conf_diags_t **d)
+{
+	return conf_parse(yaml, strlen(yaml), "t.yaml", o, d);
+}
+
+static conf_t *parse(const char *yaml, conf_diags_t **d)
+{
+	return parse_opts(yaml, NULL, d);
+}
+
+/* The file gives exactly these errors (full text), in this order. */
+static int errors_are(const char *name, const char *yaml, const conf_opts_t *o, ...)
+{
+	conf_diags_t *d;
+	conf_t *c = parse_opts(yaml, o, &d);
+	va_list ap;
+	va_start(ap, o);
+	size_t i = 0;
+	int good = c == NULL && d != NULL;
+	const char *want;
+	while ((want = va_arg(ap, const char *))) {
+		const conf_diag_t *e = conf_diags_get(d, i++);
+		if (!e || strcmp(e->text, want) != 0) {
+			good = 0;
+			diag("error %zu: expected %s", i, want);
+			diag("error %zu:      got %s", i, e ? e->text : "(none)");
+		}
+	}
+	va_end(ap);
+	if (conf_diags_count(d) != i) {
+		good = 0;
+		for (; i < conf_diags_count(d); i++) diag("unexpected: %s", conf_diags_get(d, i)->text);
+	}
+	ok(good, "%s", name);
+	conf_free(c);
+	conf_diags_free(d);
+	return good;
+}
+
+#define ERRORS(name, yaml, ...) errors_are(name, yaml, NULL, __VA_ARGS__, (const char *)NULL)
+
+static int fake_user(const char *name, uint32_t *id, void *arg)
+{
+	(void)arg;
+	if (strcmp(name, "alice") == 0) {
+		*id = 1001;
+		return 0;
+	}
+	return -1;
+}
+
+static int fake_group(const char *name, uint32_t *id, void *arg)
+{
+	(void)arg;
+	if (strcmp(name, "staff") == 0) {
+		*id = 50;
+		return 0;
+	}
+	return -1;
+}
+
+static void test_reference(void)
+{
+	conf_diags_t *d;
+	conf_t *c = conf_load_file("examples/ejob.yaml", NULL, &d);
+	if (!ok(c != NULL, "examples/ejob.yaml loads")) {
+		for (size_t i = 0; i < conf_diags_count(d); i++) diag("%s", conf_diags_get(d, i)->text);
+		conf_diags_free(d);
+		BAIL_OUT("the reference config does not load");
+	}
+	is_int(conf_diags_count(d), 0, "no errors");
+	const conf_regcenter_t *r = &c->reg_center;
+	is_str(c->file, "examples/ejob.yaml", "file");
+	is_str(r->server_lists, "127.0.0.1:2181,127.0.0.1:2182", "serverLists");
+	is_str(r->namespace, "ejob-demo", "namespace");
+	is_int(r->base_sleep_ms, 1000, "baseSleepTimeMilliseconds");
+	is_int(r->max_sleep_ms, 3000, "maxSleepTimeMilliseconds");
+	is_int(r->max_retries, 3, "maxRetries");
+	is_int(r->session_timeout_ms, 6000, "sessionTimeoutMilliseconds");
+	is_int(r->connection_timeout_ms, 15000, "connectionTimeoutMilliseconds");
+	is_str(r->digest, "ejob:secret", "digest");
+	const conf_supervisor_t *s = &c->supervisor;
+	is_int(s->workers, 4, "workers");
+	is_str(s->ip, "10.0.0.7", "ip");
+	is_int(s->log_level, CONF_LOG_INFO, "logLevel");
+	is_str(s->attach_socket, "/run/ejob/demo.sock", "attachSocket");
+	is_int(s->n_attach_allow_uids, 2, "two uids");
+	is_int(s->attach_allow_uids[0].id, 0, "uid 0");
+	is_int(s->attach_allow_uids[1].id, 1000, "uid 1000");
+	ok(s->attach_allow_uids[1].name == NULL, "a numeric id has no name");
+	is_int(s->n_attach_allow_gids, 1, "one gid");
+	is_int(s->attach_allow_gids[0].id, 1000, "gid 1000");
+	is_int(s->shutdown_grace_seconds, 10, "shutdownGraceSeconds");
+	is_int(s->kill_grace_seconds, 5, "killGraceSeconds");
+
+	is_int(c->n_jobs, 3, "three jobs");
+	const conf_job_t *j = &c->jobs[0];
+	is_str(j->name, "hello", "job 0 is hello");
+	is_int(j->line, 28, "hello starts at line 28");
+	is_int(j->type, CONF_JOB_SCRIPT, "type");
+	is_str(j->cron, "0/5 * * * * ?", "cron");
+	is_str(j->time_zone, "UTC", "timeZone");
+	is_int(j->sharding_total_count, 4, "shardingTotalCount");
+	is_str(j->sharding_item_parameters, "0=a,1=b,2=c,3=d", "shardingItemParameters");
+	is_int(j->n_item_params, 4, "four item parameters");
+	is_str(conf_job_item_param(j, 0), "a", "item 0");
+	is_str(conf_job_item_param(j, 3), "d", "item 3");
+	ok(conf_job_item_param(j, 4) == NULL, "no item 4");
+	is_str(j->job_parameter, "greeting=hi", "jobParameter");
+	ok(j->monitor_execution && j->failover && j->misfire, "monitorExecution, failover, misfire");
+	is_int(j->max_time_diff_seconds, 60, "maxTimeDiffSeconds");
+	is_int(j->reconcile_interval_minutes, 10, "reconcileIntervalMinutes");
+	ok(!j->static_sharding, "staticSharding");
+	is_int(j->sharding_strategy, CONF_STRATEGY_AVG_ALLOCATION, "strategy");
+	is_str(j->sharding_strategy_type, "AVG_ALLOCATION", "jobShardingStrategyType as written");
+	is_str(j->executor_service_handler_type, "CPU", "jobExecutorServiceHandlerType");
+	is_str(j->error_handler_type, "LOG", "jobErrorHandlerType");
+	is_int(j->n_listener_types, 0, "jobListenerTypes: []");
+	is_int(j->n_extra_configurations, 0, "no jobExtraConfigurations");
+	is_str(j->description, "Says hello from every item", "description");
+	ok(!j->disabled && j->overwrite, "disabled, overwrite");
+	is_str(j->label, "demo", "label");
+	is_int(j->timeout_seconds, 30, "timeoutSeconds");
+	is_int(j->max_retries, 2, "maxRetries");
+	is_int(j->n_props, 1, "one prop");
+	is_str(j->props[0].key, "script.command.line", "prop key");
+	is_str(j->props[0].value, "examples/hello.sh --verbose", "prop value");
+	is_str(j->script_command_line, "examples/hello.sh --verbose", "script_command_line");
+
+	j = conf_find_job(c, "resize");
+	ok(j == &c->jobs[1], "resize is job 1");
+	is_int(j->type, CONF_JOB_NATIVE, "native");
+	is_int(j->sharding_total_count, 16, "16 items");
+	is_int(j->sharding_strategy, CONF_STRATEGY_ROUND_ROBIN_BY_NAME, "ROUND_ROBIN_BY_NAME");
+	is_str(j->native_library, "examples/libresize.so", "native.library");
+	is_str(j->native_symbol, "resize_item", "native.symbol");
+	/* ElasticJob's defaults */
+	is_str(j->sharding_item_parameters, "", "default shardingItemParameters");
+	is_str(j->job_parameter, "", "default jobParameter");
+	is_str(j->description, "", "default description");
+	ok(j->time_zone == NULL && j->label == NULL && j->executor_service_handler_type == NULL &&
+	   j->error_handler_type == NULL, "unset strings are NULL");
+	ok(j->monitor_execution && !j->failover && j->misfire && !j->disabled && !j->overwrite &&
+	   !j->static_sharding, "default booleans");
+	is_int(j->max_time_diff_seconds, -1, "default maxTimeDiffSeconds");
+	is_int(j->reconcile_interval_minutes, 10, "default reconcileIntervalMinutes");
+	is_int(j->timeout_seconds, 0, "default timeoutSeconds");
+	is_int(j->max_retries, 0, "default maxRetries");
+	j = &c->jobs[2];
+	is_str(j->name, "ingest", "job 2 is ingest");
+	is_int(j->type, CONF_JOB_EXTERNAL, "external");
+	is_str(j->time_zone, "Europe/Berlin", "its zone");
+	ok(conf_find_job(c, "nope") == NULL, "no job nope");
+	ok(conf_job_equal(&c->jobs[0], &c->jobs[0]), "a job equals itself");
+	ok(!conf_job_equal(&c->jobs[0], &c->jobs[1]), "hello is not resize");
+	conf_free(c);
+	conf_diags_free(d);
+}
+
+static void test_defaults(void)
+{
+	const char *y = HEAD "jobs:\n  j:\n    type: external\n    cron: '* * * * * ?'\n"
+	                "    shardingTotalCount: 1\n";
+	conf_opts_t o = { .cpus = 6 };
+	conf_diags_t *d;
+	conf_t *c = parse_opts(y, &o, &d);
+	if (!ok(c != NULL, "a minimal file loads")) return;
+	is_int(c->reg_center.base_sleep_ms, 1000, "baseSleepTimeMilliseconds 1000");
+	is_int(c->reg_center.max_sleep_ms, 3000, "maxSleepTimeMilliseconds 3000");
+	is_int(c->reg_center.max_retries, 3, "maxRetries 3");
+	is_int(c->reg_center.session_timeout_ms, 6000, "sessionTimeoutMilliseconds 6000 (ejob)");
+	is_int(c->reg_center.connection_timeout_ms, 0, "connectionTimeoutMilliseconds 0");
+	ok(c->reg_center.digest == NULL, "no digest");
+	is_int(c->supervisor.workers, 6, "workers = CPUs");
+	ok(c->supervisor.ip == NULL, "ip detected");
+	is_int(c->supervisor.log_level, CONF_LOG_INFO, "logLevel info");
+	is_str(c->supervisor.attach_socket, "/run/ejob/ns.sock", "attachSocket from the namespace");
+	is_int(c->supervisor.n_attach_allow_uids + c->supervisor.n_attach_allow_gids, 0, "no allow-lists");
+	is_int(c->supervisor.shutdown_grace_seconds, 10, "shutdownGraceSeconds 10");
+	is_int(c->supervisor.kill_grace_seconds, 5, "killGraceSeconds 5");
+	conf_free(c);
+	conf_diags_free(d);
+
+	c = parse(HEAD "jobs: {}\n", &d);
+	ok(c && c->n_jobs == 0 && c->supervisor.workers == 1, "jobs: {} is no jobs; no opts: 1 worker");
+	conf_free(c);
+	conf_diags_free(d);
+}
+
+static void test_values(void)
+{
+	conf_diags_t *d;
+	/* YAML 1.1 booleans as SnakeYAML reads them, quoted numbers, block scalars, anchors */
+	const char *y = HEAD
+		"defaults: &d\n"
+		"  type: script\n"
+		"  shardingTotalCount: 2\n"
+		"  props: {script.command.line: run}\n"
+		"jobs:\n"
+		"  a:\n"
+		"    <<: *d\n"
+		"    cron: \"0 * * * * ?\"\n"
+		"    failover: yes\n"
+		"    misfire: Off\n"
+		"    monitorExecution: 'TRUE'\n"
+		"    maxTimeDiffSeconds: '-1'\n"
+		"    description: |\n"
+		"      two\n"
+		"      lines\n"
+		"    jobListenerTypes: [LOG, my.listener]\n"
+		"    shardingItemParameters: ' 1 = b , 0=  a c ,'\n"
+		"  b:\n"
+		"    <<: *d\n"
+		"    shardingTotalCount: 3\n"
+		"    cron: \"0 * * * * ?\"\n"
+		"    jobExtraConfigurations:\n"
+		"    - !!org.example.Tracing\n"
+		"      type: RDB\n"
+		"      n: 5\n"
+		"      nested: {x: [1, 'two']}\n";
+	/* 'defaults' is not a known top-level key: the anchor must be declared somewhere else */
+	conf_t *c = parse(y, &d);
+	ok(c == NULL && conf_diags_count(d) == 1 &&
+	   strcmp(conf_diags_get(d, 0)->text, "t.yaml:4:1: defaults: unknown key; allowed here: "
+	          "regCenter, supervisor or jobs") == 0, "an unknown top-level key is an error");
+	conf_free(c);
+	conf_diags_free(d);
+
+	/* anchors live in the jobs themselves */
+	const char *y2 = HEAD
+		"jobs:\n"
+		"  a: &d\n"
+		"    type: script\n"
+		"    shardingTotalCount: 2\n"
+		"    props: {script.command.line: run}\n"
+		"    cron: \"0 * * * * ?\"\n"
+		"    failover: yes\n"
+		"    misfire: Off\n"
+		"    monitorExecution: 'TRUE'\n"
+		"    maxTimeDiffSeconds: '-1'\n"
+		"    description: |\n"
+		"      two\n"
+		"      lines\n"
+		"    jobListenerTypes: [LOG, my.listener]\n"
+		"    shardingItemParameters: ' 1 = b , 0=  a c ,'\n"
+		"  b:\n"
+		"    <<: *d\n"
+		"    shardingTotalCount: 3\n"
+		"    jobListenerTypes: []\n"
+		"    jobExtraConfigurations:\n"
+		"    - !!org.example.Tracing\n"
+		"      type: RDB\n"
+		"      n: 5\n"
+		"      nested: {x: [1, 'two']}\n";
+	c = parse(y2, &d);
+	if (!ok(c != NULL, "anchors, merge keys, YAML 1.1 booleans, quoted numbers")) {
+		for (size_t i = 0; i < conf_diags_count(d); i++) diag("%s", conf_diags_get(d, i)->text);
+		conf_diags_free(d);
+		return;
+	}
+	const conf_job_t *a = &c->jobs[0], *b = &c->jobs[1];
+	ok(a->failover && !a->misfire && a->monitor_execution, "yes, Off, 'TRUE'");
+	is_int(a->max_time_diff_seconds, -1, "'-1'");
+	is_str(a->description, "two\nlines\n", "literal block");
+	is_int(a->n_listener_types, 2, "two listeners");
+	is_str(a->listener_types[1], "my.listener", "second listener");
+	is_int(a->n_item_params, 2, "two item parameters");
+	is_int(a->item_params[0].item, 0, "sorted: item 0 first");
+	is_str(a->item_params[0].value, "a c", "trimmed as ElasticJob trims");
+	is_str(conf_job_item_param(a, 1), "b", "item 1");
+	is_int(b->sharding_total_count, 3, "b overrides the merged count");
+	is_str(b->cron, "0 * * * * ?", "b merges cron");
+	is_str(b->script_command_line, "run", "b merges props");
+	ok(b->failover && !b->misfire, "b merges booleans");
+	is_int(b->n_listener_types, 0, "b overrides the listeners");
+	is_int(b->n_extra_configurations, 1, "one extra configuration");
+	const conf_value_t *x = &b->extra_configurations[0];
+	ok(x->kind == CONF_VALUE_MAP && x->n == 3, "a mapping of 3");
+	is_str(x->tag, "tag:yaml.org,2002:org.example.Tracing", "its tag");
+	is_str(x->items[0].str, "type", "first key");
+	is_str(x->items[1].str, "RDB", "first value");
+	is_str(x->items[3].tag, "tag:yaml.org,2002:int", "a plain 5 is an int");
+	const conf_value_t *nx = &x->items[5].items[1];
+	ok(nx->kind == CONF_VALUE_SEQ && nx->n == 2, "nested list");
+	is_str(nx->items[1].tag, "tag:yaml.org,2002:str", "a quoted 'two' is a string");
+	ok(!conf_job_equal(a, b), "a and b differ");
+	conf_free(c);
+	conf_diags_free(d);
+}
+
+static void test_errors(void)
+{
+	ERRORS("the brief's example",
+	       HEAD "jobs:\n  hello:\n    type: script\n    cron: '* * * * * ?'\n"
+	       "    shardingTotalCount: four\n    props: {script.command.line: x}\n",
+	       "t.yaml:8:5: jobs.hello.shardingTotalCount: must be an integer 1-10000 (got \"four\")");
+	ERRORS("unknown key with a suggestion",
+	       HEAD "jobs:\n  j:\n    type: external\n    crn: '* * * * * ?'\n    shardingTotalCount: 1\n",
+	       "t.yaml:5:3: jobs.j.cron: missing; every job needs a Quartz cron expression, "
+	       "e.g. \"0/5 * * * * ?\"",
+	       "t.yaml:7:5: jobs.j.crn: unknown key; did you mean 'cron'?");
+	ERRORS("unknown key without a close one lists the allowed keys",
+	       "regCenter:\n  serverLists: a:1\n  namespace: n\n  colour: blue\njobs: {}\n",
+	       "t.yaml:4:3: regCenter.colour: unknown key; allowed here: serverLists, namespace, "
+	       "baseSleepTimeMilliseconds, maxSleepTimeMilliseconds, maxRetries, "
+	       "sessionTimeoutMilliseconds, connectionTimeoutMilliseconds or digest");
+	ERRORS("case is a typo too",
+	       HEAD "supervisor:\n  LogLevel: info\njobs: {}\n",
+	       "t.yaml:5:3: supervisor.LogLevel: unknown key; did you mean 'logLevel'?");
+	ERRORS("jobName is not a key in the file",
+	       HEAD "jobs:\n  j:\n    jobName: j\n    type: external\n    cron: x\n    shardingTotalCount: 1\n",
+	       "t.yaml:6:5: jobs.j.jobName: not a key here: a job's name is its key under jobs:");
+	ERRORS("duplicate keys",
+	       HEAD "jobs:\n  j:\n    type: external\n    cron: x\n    shardingTotalCount: 1\n"
+	       "    cron: y\n  j:\n    type: native\n",
+	       "t.yaml:9:5: jobs.j.cron: duplicate key (first at line 7, column 5); each key may "
+	       "appear once",
+	       "t.yaml:10:3: jobs.j: duplicate key (first at line 5, column 3); each key may appear once",
+	       "t.yaml:10:3: jobs.j.cron: missing; every job needs a Quartz cron expression, "
+	       "e.g. \"0/5 * * * * ?\"",
+	       "t.yaml:10:3: jobs.j.shardingTotalCount: missing; every job needs the number of shard "
+	       "items, 1-10000",
+	       "t.yaml:10:3: jobs.j.props: a native job needs props 'native.library', the path of the "
+	       "shared object",
+	       "t.yaml:10:3: jobs.j.props: a native job needs props 'native.symbol', the C function "
+	       "to call (an identifier)");
+	ERRORS("wrong types",
+	       HEAD "supervisor:\n  workers: [1]\n  attachAllowUids: 5\njobs:\n  j:\n    type: {}\n"
+	       "    cron: [a]\n    shardingTotalCount: 1\n    failover: 1\n    props: [a]\n",
+	       "t.yaml:5:3: supervisor.workers: must be an integer 1-1024 (got a list)",
+	       "t.yaml:6:3: supervisor.attachAllowUids: must be a list of user names or numeric ids "
+	       "(got a scalar)",
+	       "t.yaml:9:5: jobs.j.type: must be one of script, native or external (got a mapping)",
+	       "t.yaml:10:5: jobs.j.cron: must be a string (got a list)",
+	       "t.yaml:12:5: jobs.j.failover: must be true or false (got \"1\")",
+	       "t.yaml:13:5: jobs.j.props: must be a mapping of names to strings (got a list)");
+	ERRORS("out of range",
+	       "regCenter:\n  serverLists: a:1\n  namespace: n\n  sessionTimeoutMilliseconds: 999\n"
+	       "  baseSleepTimeMilliseconds: 0\n  connectionTimeoutMilliseconds: -1\n"
+	       "supervisor:\n  workers: 1025\n  killGraceSeconds: 3601\n"
+	       "jobs:\n  j:\n    type: external\n    cron: x\n    shardingTotalCount: 10001\n"
+	       "    maxTimeDiffSeconds: -2\n    reconcileIntervalMinutes: -1\n    timeoutSeconds: -1\n"
+	       "    maxRetries: 101\n",
+	       "t.yaml:4:3: regCenter.sessionTimeoutMilliseconds: must be an integer 1000-600000 (got \"999\")",
+	       "t.yaml:5:3: regCenter.baseSleepTimeMilliseconds: must be an integer 1-600000 (got \"0\")",
+	       "t.yaml:6:3: regCenter.connectionTimeoutMilliseconds: must be an integer 0-600000 "
+	       "(0: 15000, Curator's default) (got \"-1\")",
+	       "t.yaml:8:3: supervisor.workers: must be an integer 1-1024 (got \"1025\")",
+	       "t.yaml:9:3: supervisor.killGraceSeconds: must be an integer 0-3600 (got \"3601\")",
+	       "t.yaml:14:5: jobs.j.shardingTotalCount: must be an integer 1-10000 (got \"10001\")",
+	       "t.yaml:15:5: jobs.j.maxTimeDiffSeconds: must be -1 (no check) or an integer "
+	       "0-2147483647 (got \"-2\")",
+	       "t.yaml:16:5: jobs.j.reconcileIntervalMinutes: must be an integer 0-2147483647 (0: off) "
+	       "(got \"-1\")",
+	       "t.yaml:17:5: jobs.j.timeoutSeconds: must be an integer 0-2147483647 (0: no limit) "
+	       "(got \"-1\")",
+	       "t.yaml:18:5: jobs.j.maxRetries: must be an integer 0-100 (got \"101\")");
+	ERRORS("maxSleep below baseSleep",
+	       "regCenter:\n  serverLists: a:1\n  namespace: n\n  baseSleepTimeMilliseconds: 5000\n"
+	       "jobs: {}\n",
+	       "t.yaml:4:3: regCenter.baseSleepTimeMilliseconds: must be at most "
+	       "maxSleepTimeMilliseconds (3000, its default) (got 5000); raise that too");
+	ERRORS("maxSleep below baseSleep, both given",
+	       "regCenter:\n  serverLists: a:1\n  namespace: n\n  baseSleepTimeMilliseconds: 500\n"
+	       "  maxSleepTimeMilliseconds: 400\njobs: {}\n",
+	       "t.yaml:5:3: regCenter.maxSleepTimeMilliseconds: must be at least "
+	       "baseSleepTimeMilliseconds (500) (got 400)");
+	ERRORS("an integer too big for any type",
+	       HEAD "jobs:\n  j:\n    type: external\n    cron: x\n    shardingTotalCount: 99999999999999999999\n",
+	       "t.yaml:8:5: jobs.j.shardingTotalCount: must be an integer 1-10000 (got \"99999999999999999999\")");
+	ERRORS("empty and missing required keys",
+	       "regCenter:\n  serverLists: ''\nsupervisor:\njobs:\n  j:\n    type: external\n"
+	       "    cron: ''\n    timeZone: ''\n    shardingTotalCount: ~\n",
+	       "t.yaml:1:1: regCenter.namespace: missing; give the root node of the jobs, e.g. \"ejob-demo\"",
+	       "t.yaml:2:3: regCenter.serverLists: must not be empty; give host:port pairs, e.g. "
+	       "\"zk1:2181,zk2:2181\"",
+	       "t.yaml:7:5: jobs.j.cron: must not be empty; leave the key out to unset it",
+	       "t.yaml:8:5: jobs.j.timeZone: must not be empty; leave the key out to unset it",
+	       "t.yaml:9:5: jobs.j.shardingTotalCount: must be an integer 1-10000 (got nothing)");
+	ERRORS("missing sections", "supervisor: {}\n",
+	       "t.yaml:1:1: regCenter: missing; the file needs regCenter with serverLists and namespace",
+	       "t.yaml:1:1: jobs: missing; the file needs jobs, a mapping of job names to jobs "
+	       "(jobs: {} for none)");
+	ERRORS("missing type", HEAD "jobs:\n  j:\n    cron: x\n    shardingTotalCount: 1\n",
+	       "t.yaml:5:3: jobs.j.type: missing; every job needs a type: script, native or external");
+	ERRORS("what each type needs",
+	       HEAD "jobs:\n  s:\n    type: script\n    cron: x\n    shardingTotalCount: 1\n"
+	       "    props: {script.command.line: ' '}\n"
+	       "  n:\n    type: native\n    cron: x\n    shardingTotalCount: 1\n"
+	       "    props: {native.library: lib.so, native.symbol: 'a-b'}\n"
+	       "  e:\n    type: external\n    cron: x\n    shardingTotalCount: 1\n",
+	       "t.yaml:9:5: jobs.s.props: a script job needs props 'script.command.line', the command "
+	       "to run (split into arguments, no shell)",
+	       "t.yaml:14:5: jobs.n.props: a native job needs props 'native.symbol', the C function to "
+	       "call (an identifier; got \"a-b\")");
+	ERRORS("a script job without props",
+	       HEAD "jobs:\n  s:\n    type: script\n    cron: x\n    shardingTotalCount: 1\n",
+	       "t.yaml:5:3: jobs.s.props: a script job needs props 'script.command.line', the command "
+	       "to run (split into arguments, no shell)");
+	ERRORS("enumerations",
+	       HEAD "supervisor:\n  logLevel: DEBUG\njobs:\n  j:\n    type: external\n    cron: x\n"
+	       "    shardingTotalCount: 1\n    jobShardingStrategyType: ROUND_ROBIN\n"
+	       "    jobExecutorServiceHandlerType: SINGLE\n    jobErrorHandlerType: mail\n",
+	       "t.yaml:5:3: supervisor.logLevel: must be one of error, warn, info or debug (got \"DEBUG\"); "
+	       "did you mean 'debug'?",
+	       "t.yaml:11:5: jobs.j.jobShardingStrategyType: must be one of AVG_ALLOCATION, "
+	       "ODEVITY_BY_NAME or ROUND_ROBIN_BY_NAME (got \"ROUND_ROBIN\")",
+	       "t.yaml:12:5: jobs.j.jobExecutorServiceHandlerType: must be one of CPU or SINGLE_THREAD "
+	       "(got \"SINGLE\")",
+	       "t.yaml:13:5: jobs.j.jobErrorHandlerType: must be one of LOG, THROW, IGNORE, EMAIL, "
+	       "WECHAT or DINGTALK (got \"mail\"); did you mean 'EMAIL'?");
+	ERRORS("names that become ZooKeeper nodes",
+	       "regCenter:\n  serverLists: a:1\n  namespace: zookeeper\njobs:\n"
+	       "  'a b':\n    type: external\n    cron: x\n    shardingTotalCount: 1\n"
+	       "  '..':\n    type: external\n    cron: x\n    shardingTotalCount: 1\n"
+	       "  'x@-@y':\n    type: external\n    cron: x\n    shardingTotalCount: 1\n"
+	       "  '':\n    type: external\n    cron: x\n    shardingTotalCount: 1\n"
+	       "  \"t\\tab\":\n    type: external\n    cron: x\n    shardingTotalCount: 1\n",
+	       "t.yaml:3:3: regCenter.namespace: the name \"zookeeper\" is ZooKeeper's own node; a "
+	       "namespace must be 1-255 bytes without '/', whitespace or control characters, and not "
+	       "'.', '..' or 'zookeeper'",
+	       "t.yaml:5:3: jobs.a b: the name \"a b\" contains whitespace or a control character; a "
+	       "job name must be 1-255 bytes without '/', '@-@', whitespace or control characters, "
+	       "and not '.' or '..'",
+	       "t.yaml:9:3: jobs...: the name \"..\" is '.' or '..', which ZooKeeper does not allow; a "
+	       "job name must be 1-255 bytes without '/', '@-@', whitespace or control characters, "
+	       "and not '.' or '..'",
+	       "t.yaml:13:3: jobs.x@-@y: the name \"x@-@y\" contains '@-@', ElasticJob's separator in "
+	       "task ids; a job name must be 1-255 bytes without '/', '@-@', whitespace or control "
+	       "characters, and not '.' or '..'",
+	       "t.yaml:17:3: jobs.: the name \"\" is empty; a job name must be 1-255 bytes without '/', "
+	       "'@-@', whitespace or control characters, and not '.' or '..'",
+	       "t.yaml:21:3: jobs.t\\x09ab: the name \"t\\tab\" contains whitespace or a control "
+	       "character; a job name must be 1-255 bytes without '/', '@-@', whitespace or control "
+	       "characters, and not '.' or '..'");
+	char longname[400];
+	memset(longname, 'x', 256);
+	snprintf(longname + 256, sizeof longname - 256, ":\n    type: external\n");
+	char y[1024];
+	snprintf(y, sizeof y, HEAD "jobs:\n  %s    cron: x\n    shardingTotalCount: 1\n", longname);
+	conf_diags_t *d;
+	conf_t *c = parse(y, &d);
+	ok(!c && conf_diags_count(d) == 1 && strstr(conf_diags_get(d, 0)->msg, "is longer than 255 bytes"),
+	   "a 256-byte job name is refused");
+	conf_free(c);
+	conf_diags_free(d);
+
+	ERRORS("serverLists",
+	       "regCenter:\n  serverLists: 'zk1:2181,zk2'\n  namespace: n\njobs: {}\n",
+	       "t.yaml:2:26: regCenter.serverLists: server \"zk2\" needs a port, e.g. 127.0.0.1:2181; "
+	       "serverLists is host:port pairs separated by commas");
+	ERRORS("serverLists port",
+	       "regCenter:\n  serverLists: zk1:2181,zk2:65536\n  namespace: n\njobs: {}\n",
+	       "t.yaml:2:25: regCenter.serverLists: server \"zk2:65536\" has a port that is not 1-65535; "
+	       "serverLists is host:port pairs separated by commas");
+	ERRORS("serverLists chroot",
+	       "regCenter:\n  serverLists: zk1:2181/ejob\n  namespace: n\njobs: {}\n",
+	       "t.yaml:2:16: regCenter.serverLists: server \"zk1:2181/ejob\" has a chroot path; ejob puts "
+	       "its nodes under namespace instead; serverLists is host:port pairs separated by commas");
+	c = parse("regCenter:\n  serverLists: '[::1]:2181,zk.example:2181'\n  namespace: n\njobs: {}\n", &d);
+	ok(c != NULL, "IPv6 in brackets and host names");
+	conf_free(c);
+	conf_diags_free(d);
+	ERRORS("digest",
+	       "regCenter:\n  serverLists: a:1\n  namespace: n\n  digest: secret\njobs: {}\n",
+	       "t.yaml:4:3: regCenter.digest: must be \"user:password\"");
+	ERRORS("ip and attachSocket",
+	       HEAD "supervisor:\n  ip: host.example\n  attachSocket: run/x.sock\njobs: {}\n",
+	       "t.yaml:5:3: supervisor.ip: must be an IPv4 or IPv6 address, e.g. 10.0.0.1 (got \"host.example\")",
+	       "t.yaml:6:3: supervisor.attachSocket: must be an absolute path of at most 107 bytes");
+	ERRORS("props",
+	       HEAD "jobs:\n  j:\n    type: external\n    cron: x\n    shardingTotalCount: 1\n"
+	       "    props:\n      a:\n      b: [1]\n      ejob.type: native\n",
+	       "t.yaml:10:7: jobs.j.props.a: must be a string (got nothing); quote it, e.g. \"\"",
+	       "t.yaml:11:7: jobs.j.props.b: must be a string (got a list)",
+	       "t.yaml:12:7: jobs.j.props.ejob.type: props named ejob.* are ejob's own; set the job keys "
+	       "type, timeoutSeconds and maxRetries instead");
+	ERRORS("control characters",
+	       HEAD "jobs:\n  j:\n    type: external\n    cron: x\n    shardingTotalCount: 1\n"
+	       "    description: \"bell\\a\"\n    label: \"nul\\0\"\n",
+	       "t.yaml:9:5: jobs.j.description: must not contain control characters other than tab and "
+	       "newline (got \"bell\\x07\")",
+	       "t.yaml:10:5: jobs.j.label: must not contain NUL characters");
+	ERRORS("lists",
+	       HEAD "supervisor:\n  attachAllowGids: [staff, 4294967295, -1, ~]\njobs:\n  j:\n"
+	       "    type: external\n    cron: x\n    shardingTotalCount: 1\n"
+	       "    jobListenerTypes: a\n    jobExtraConfigurations: [1]\n",
+	       "t.yaml:5:28: supervisor.attachAllowGids[1]: must be a group id 0-4294967294 (got \"4294967295\")",
+	       "t.yaml:5:40: supervisor.attachAllowGids[2]: must be a group name (letters, digits, '_', "
+	       "'-', '.', at most 32) or a numeric id (got \"-1\")",
+	       "t.yaml:5:44: supervisor.attachAllowGids[3]: must be a group name or a numeric id (got nothing)",
+	       "t.yaml:11:5: jobs.j.jobListenerTypes: must be a list of listener type names (got a scalar)",
+	       "t.yaml:12:30: jobs.j.jobExtraConfigurations[0]: must be a mapping, an ElasticJob extra "
+	       "configuration (got a scalar)");
+	ERRORS("structure", HEAD "supervisor: 5\njobs: [a]\n",
+	       "t.yaml:4:1: supervisor: must be a mapping (got a scalar)",
+	       "t.yaml:5:1: jobs: must be a mapping of job names to jobs (got a list); write jobs: {} "
+	       "for none");
+	ERRORS("a job that is not a mapping", HEAD "jobs:\n  j: 5\n",
+	       "t.yaml:5:6: jobs.j: a job must be a mapping of its keys (got a scalar)");
+	ERRORS("not a mapping at the top", "- a\n- b\n",
+	       "t.yaml:1:1: the file must be a mapping with the keys regCenter, supervisor and jobs "
+	       "(got a list)");
+	ERRORS("empty file", "# nothing\n",
+	       "t.yaml:1:1: the file is empty; it needs regCenter (serverLists, namespace) and jobs");
+	ERRORS("YAML syntax error", HEAD "jobs:\n  j:\n    type: external\n   cron: x\n",
+	       "t.yaml:7:4: YAML syntax error: did not find expected key (while parsing a block mapping "
+	       "at line 5, column 3)");
+	ERRORS("tabs", HEAD "jobs:\n\tj: {}\n",
+	       "t.yaml:5:1: YAML syntax error: found character that cannot start any token (while "
+	       "scanning for the next token at line 5, column 1)");
+	ERRORS("two documents", HEAD "jobs: {}\n---\na: 1\n",
+	       "t.yaml:5:1: a second YAML document; the file must hold exactly one");
+	ERRORS("invalid UTF-8", HEAD "jobs: {}\n# caf\xe9\n",
+	       "t.yaml:5:6: YAML syntax error: incomplete UTF-8 octet sequence; the file must be UTF-8 text");
+	ERRORS("a byte that starts no UTF-8 character", HEAD "jobs: {}\n# \xff\n",
+	       "t.yaml:5:3: YAML syntax error: invalid leading UTF-8 octet (byte 0xff); the file must be "
+	       "UTF-8 text");
+	ERRORS("an alias to nothing", HEAD "jobs: *nope\n",
+	       "t.yaml:4:7: alias *\"nope\" refers to no anchor defined before it");
+	ERRORS("a key that is a list", HEAD "jobs:\n  [a]: 1\n",
+	       "t.yaml:5:3: jobs: a key must be a scalar (got a list)");
+	ERRORS("a merge of a scalar", HEAD "jobs:\n  j:\n    <<: 5\n",
+	       "t.yaml:5:3: jobs.j.cron: missing; every job needs a Quartz cron expression, e.g. "
+	       "\"0/5 * * * * ?\"",
+	       "t.yaml:5:3: jobs.j.shardingTotalCount: missing; every job needs the number of shard "
+	       "items, 1-10000",
+	       "t.yaml:5:3: jobs.j.type: missing; every job needs a type: script, native or external",
+	       "t.yaml:6:9: jobs.j.<<: a merge key takes a mapping or a list of mappings (got a scalar)");
+}
+
+static void test_sip(void)
+{
+	const char *base = HEAD "jobs:\n  j:\n    type: external\n    cron: x\n    shardingTotalCount: 4\n"
+	                   "    shardingItemParameters: ";
+	char y[1024];
+	struct { const char *sip; const char *err; } cases[] = {
+		/* ElasticJob's own test cases */
+		{ "xxx-xxx", "t.yaml:9:29: jobs.j.shardingItemParameters: must be ITEM=PARAMETER pairs "
+		             "separated by commas, e.g. \"0=a,1=b\" (got \"xxx-xxx\")" },
+		{ "xxx=xxx", "t.yaml:9:29: jobs.j.shardingItemParameters: the item before '=' must be an "
+		             "integer 0-3 (got \"xxx\")" },
+		/* what Java's split makes of empty pieces */
+		{ "'0=a,,1=b'", "t.yaml:9:34: jobs.j.shardingItemParameters: must be ITEM=PARAMETER pairs "
+		                "separated by commas, e.g. \"0=a,1=b\" (got \"\")" },
+		{ "'0='", "t.yaml:9:30: jobs.j.shardingItemParameters: must be ITEM=PARAMETER pairs "
+		          "separated by commas, e.g. \"0=a,1=b\" (got \"0=\")" },
+		{ "'0=a=b'", "t.yaml:9:30: jobs.j.shardingItemParameters: must be ITEM=PARAMETER pairs "
+		             "separated by commas, e.g. \"0=a,1=b\" (got \"0=a=b\")" },
+		{ "'=a'", "t.yaml:9:30: jobs.j.shardingItemParameters: the item before '=' must be an "
+		          "integer 0-3 (got \"\")" },
+		/* ejob's stricter checks */
+		{ "'0=a, 4=b'", "t.yaml:9:35: jobs.j.shardingItemParameters: item 4 is out of range: "
+		                "shardingTotalCount is 4, so items are 0-3" },
+		{ "'-1=a'", "t.yaml:9:30: jobs.j.shardingItemParameters: item -1 is out of range: "
+		            "shardingTotalCount is 4, so items are 0-3" },
+		{ "'1=a,1=b'", "t.yaml:9:34: jobs.j.shardingItemParameters: item 1 is given twice; each "
+		               "item may have one parameter" },
+		/* with an escape in the value its columns are not the file's: the value's start */
+		{ "\"0=\\ta,x\"", "t.yaml:9:29: jobs.j.shardingItemParameters: must be ITEM=PARAMETER "
+		                  "pairs separated by commas, e.g. \"0=a,1=b\" (got \"x\")" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		snprintf(y, sizeof y, "%s%s\n", base, cases[i].sip);
+		errors_are(cases[i].sip, y, NULL, cases[i].err, (const char *)NULL);
+	}
+	/* accepted as ElasticJob accepts them */
+	struct { const char *sip; int n; int item; const char *val; } good[] = {
+		{ "'0=A,1=B,2=C'", 3, 2, "C" },
+		{ "'0=a,1=b,'", 2, 1, "b" },           /* a trailing empty piece is dropped */
+		{ "'0=a=,1=b'", 2, 0, "a" },           /* so is a trailing empty part */
+		{ "' 3 =  x y  '", 1, 3, "x y" },
+		{ "'+2=p'", 1, 2, "p" },
+		{ "',,,'", 0, 0, NULL },               /* nothing but empty pieces */
+	};
+	conf_diags_t *d;
+	for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+		snprintf(y, sizeof y, "%s%s\n", base, good[i].sip);
+		conf_t *c = parse(y, &d);
+		ok(c && c->jobs[0].n_item_params == (size_t)good[i].n &&
+		   (good[i].n == 0 || strcmp(conf_job_item_param(&c->jobs[0], good[i].item), good[i].val) == 0),
+		   "accepted: %s", good[i].sip);
+		conf_free(c);
+		conf_diags_free(d);
+	}
+}
+
+static void test_many_errors(void)
+{
+	/* one file, nine mistakes in three sections: all of them, in file order */
+	const char *y =
+		"regCenter:\n"
+		"  serverLists: 127.0.0.1\n"
+		"  namespace: a/b\n"
+		"supervisor:\n"
+		"  workers: 0\n"
+		"  logLevel: verbose\n"
+		"jobs:\n"
+		"  one:\n"
+		"    type: scrip\n"
+		"    cron: '* * * * * ?'\n"
+		"    shardingTotalCount: 2\n"
+		"    shardingItemParameters: 0=a,2=b\n"
+		"  two:\n"
+		"    type: external\n"
+		"    crn: '* * * * * ?'\n"
+		"    shardingTotalCount: 1\n"
+		"    failover: sometimes\n";
+	ERRORS("every error of the file is reported", y,
+	       "t.yaml:2:16: regCenter.serverLists: server \"127.0.0.1\" needs a port, e.g. "
+	       "127.0.0.1:2181; serverLists is host:port pairs separated by commas",
+	       "t.yaml:3:3: regCenter.namespace: the name \"a/b\" contains '/'; a namespace must be "
+	       "1-255 bytes without '/', whitespace or control characters, and not '.', '..' or "
+	       "'zookeeper'",
+	       "t.yaml:5:3: supervisor.workers: must be an integer 1-1024 (got \"0\")",
+	       "t.yaml:6:3: supervisor.logLevel: must be one of error, warn, info or debug (got \"verbose\")",
+	       "t.yaml:9:5: jobs.one.type: must be one of script, native or external (got \"scrip\"); "
+	       "did you mean 'script'?",
+	       "t.yaml:12:33: jobs.one.shardingItemParameters: item 2 is out of range: "
+	       "shardingTotalCount is 2, so items are 0-1",
+	       "t.yaml:13:3: jobs.two.cron: missing; every job needs a Quartz cron expression, e.g. "
+	       "\"0/5 * * * * ?\"",
+	       "t.yaml:15:5: jobs.two.crn: unknown key; did you mean 'cron'?",
+	       "t.yaml:17:5: jobs.two.failover: must be true or false (got \"sometimes\")");
+
+	/* more errors than kept: counted, not lost */
+	size_t cap = 1 << 16, o = 0;
+	char *big = malloc(cap);
+	o += (size_t)snprintf(big + o, cap - o, HEAD "jobs:\n  j:\n    type: external\n    cron: x\n"
+	                      "    shardingTotalCount: 1\n");
+	for (int i = 0; i < 1200; i++) o += (size_t)snprintf(big + o, cap - o, "    k%d: 1\n", i);
+	conf_diags_t *d;
+	conf_t *c = conf_parse(big, o, "t.yaml", NULL, &d);
+	ok(!c, "1200 unknown keys fail");
+	is_int(conf_diags_count(d), CONF_MAX_DIAGS, "the first 1000 are kept");
+	is_int(conf_diags_dropped(d), 200, "the other 200 are counted");
+	conf_diags_free(d);
+	free(big);
+}
+
+static void test_limits(void)
+{
+	conf_diags_t *d;
+	/* too big */
+	size_t n = CONF_MAX_FILE_BYTES + 1;
+	char *big = malloc(n);
+	memset(big, '#', n);
+	conf_t *c = conf_parse(big, n, "big.yaml", NULL, &d);
+	ok(!c && conf_diags_count(d) == 1 &&
+	   strcmp(conf_diags_get(d, 0)->text, "big.yaml: is larger than 4 MiB; ejob's configuration "
+	          "file is limited to 4194304 bytes") == 0, "a file over 4 MiB is refused");
+	conf_diags_free(d);
+	free(big);
+
+	/* an alias bomb: 9 levels of 10 aliases would be 10^9 nodes */
+	char y[4096];
+	size_t o = (size_t)snprintf(y, sizeof y, HEAD "x0: &a0 [a]\n");
+	for (int i = 1; i < 10; i++) {
+		o += (size_t)snprintf(y + o, sizeof y - o, "x%d: &a%d [", i, i);
+		for (int k = 0; k < 10; k++) o += (size_t)snprintf(y + o, sizeof y - o, "%s*a%d", k ? "," : "", i - 1);
+		o += (size_t)snprintf(y + o, sizeof y - o, "]\n");
+	}
+	o += (size_t)snprintf(y + o, sizeof y - o, "jobs:\n  j:\n    type: external\n    cron: x\n"
+	                      "    shardingTotalCount: 1\n    jobExtraConfigurations: [{a: *a9}]\n");
+	c = conf_parse(y, o, "t.yaml", NULL, &d);
+	ok(!c, "an alias bomb is refused");
+	const conf_diag_t *last = conf_diags_get(d, conf_diags_count(d) - 1);
+	is_str(last ? last->text : NULL, "t.yaml:19:5: jobs.j.jobExtraConfigurations: holds more than "
+	       "100000 values (with aliases expanded); ejob keeps extra configurations for ElasticJob's "
+	       "tools, they should be small", "with its own message");
+	conf_diags_free(d);
+
+	/* deep nesting */
+	o = (size_t)snprintf(y, sizeof y, HEAD "jobs: ");
+	for (int i = 0; i < 70; i++) y[o++] = '[';
+	for (int i = 0; i < 70; i++) y[o++] = ']';
+	y[o++] = '\n';
+	c = conf_parse(y, o, "t.yaml", NULL, &d);
+	/* the root mapping and 63 lists make 64 levels: the 64th '[' (column 70) is one too many */
+	char want[1024];
+	size_t w = (size_t)snprintf(want, sizeof want, "t.yaml:4:70: jobs");
+	for (int i = 0; i < 63; i++) w += (size_t)snprintf(want + w, sizeof want - w, "[0]");
+	snprintf(want + w, sizeof want - w, ": nested more than 64 levels deep; ejob's configuration "
+	         "needs far fewer");
+	ok(!c && conf_diags_count(d) == 1, "nesting over 64 levels is refused");
+	is_str(conf_diags_count(d) ? conf_diags_get(d, 0)->text : NULL, want, "with the path to it");
+	conf_diags_free(d);
+
+	/* a config node ZooKeeper would refuse */
+	size_t dl = 1100000;
+	char *yy = malloc(dl + 512);
+	o = (size_t)snprintf(yy, 512, HEAD "jobs:\n  j:\n    type: external\n    cron: x\n"
+	                     "    shardingTotalCount: 1\n    description: ");
+	memset(yy + o, 'd', dl);
+	o += dl;
+	o += (size_t)snprintf(yy + o, 16, "\n");
+	c = conf_parse(yy, o, "t.yaml", NULL, &d);
+	ok(!c && conf_diags_count(d) == 1, "a job whose node is over 1 MiB is refused");
+	is_str(conf_diags_count(d) ? conf_diags_get(d, 0)->text : NULL,
+	       "t.yaml:5:3: jobs.j: its config node would be 1100338 bytes, and ZooKeeper refuses nodes "
+	       "over 1 MiB (jute.maxbuffer); make props, description or jobExtraConfigurations smaller",
+	       "with its size");
+	conf_diags_free(d);
+	/* just under the limit is fine */
+	o -= dl + 1;
+	memset(yy + o, 'd', 1000000);
+	o += 1000000;
+	yy[o++] = '\n';
+	c = conf_parse(yy, o, "t.yaml", NULL, &d);
+	ok(c != NULL, "a node of about 1 MB is fine");
+	conf_free(c);
+	conf_diags_free(d);
+	free(yy);
+
+	/* a self-referencing alias cannot be built */
+	ERRORS("an anchor is usable only after its node", HEAD "jobs: &j {a: *j}\n",
+	       "t.yaml:4:14: alias *\"j\" refers to no anchor defined before it");
+}
+
+static void test_overrides(void)
+{
+	conf_opts_t o = { .cpus = 2, .server_lists = "zk9:2181", .namespace = "cli", .ip = "::1",
+	                  .workers = 3, .lookup_user = fake_user, .lookup_group = fake_group };
+	conf_diags_t *d;
+	conf_t *c = parse_opts("supervisor:\n  attachAllowUids: [alice, 7]\n  attachAllowGids: [staff]\n"
+	                       "jobs: {}\n", &o, &d);
+	if (ok(c != NULL, "overrides stand in for the missing regCenter")) {
+		is_str(c->reg_center.server_lists, "zk9:2181", "--zk");
+		is_str(c->reg_center.namespace, "cli", "--namespace");
+		is_str(c->supervisor.ip, "::1", "--ip");
+		is_int(c->supervisor.workers, 3, "--workers");
+		is_int(c->supervisor.attach_allow_uids[0].id, 1001, "alice is 1001");
+		is_str(c->supervisor.attach_allow_uids[0].name, "alice", "and keeps her name");
+		is_int(c->supervisor.attach_allow_uids[1].id, 7, "7");
+		is_int(c->supervisor.attach_allow_gids[0].id, 50, "staff is 50");
+	}
+	conf_free(c);
+	conf_diags_free(d);
+
+	conf_opts_t bad = { .namespace = "a b", .workers = 2000, .lookup_user = fake_user };
+	errors_are("overrides are checked like the keys they replace",
+	           HEAD "supervisor:\n  attachAllowUids: [bob]\njobs: {}\n", &bad,
+	           "(command line): regCenter.namespace: the name \"a b\" contains whitespace or a control "
+	           "character; a namespace must be 1-255 bytes without '/', whitespace or control "
+	           "characters, and not '.', '..' or 'zookeeper'",
+	           "(command line): supervisor.workers: must be an integer 1-1024 (got \"2000\")",
+	           "t.yaml:5:21: supervisor.attachAllowUids[0]: no user named \"bob\" on this machine",
+	           (const char *)NULL);
+
+	/* without lookups, names are kept for later */
+	c = parse(HEAD "supervisor:\n  attachAllowUids: [bob]\njobs: {}\n", &d);
+	ok(c && c->supervisor.attach_allow_uids[0].id == CONF_ID_UNRESOLVED &&
+	   strcmp(c->supervisor.attach_allow_uids[0].name, "bob") == 0, "no lookup: unresolved name");
+	conf_free(c);
+	conf_diags_free(d);
+
+	/* the host's lookups know root */
+	conf_opts_t sys;
+	conf_opts_system(&sys);
+	ok(sys.cpus >= 1, "conf_opts_system counts CPUs (%d)", sys.cpus);
+	c = parse_opts(HEAD "supervisor:\n  attachAllowUids: [root]\n  attachAllowGids: [root]\njobs: {}\n",
+	               &sys, &d);
+	ok(c && c->supervisor.attach_allow_uids[0].id == 0 && c->supervisor.attach_allow_gids[0].id == 0,
+	   "root is uid 0 and gid 0");
+	conf_free(c);
+	conf_diags_free(d);
+}
+
+static void test_load_file(void)
+{
+	conf_diags_t *d;
+	errno = 0;
+	conf_t *c = conf_load_file("t/no-such-file.yaml", NULL, &d);
+	ok(!c && errno == ENOENT, "a missing file: NULL, ENOENT");
+	is_str(conf_diags_count(d) ? conf_diags_get(d, 0)->text : NULL,
+	       "t/no-such-file.yaml: cannot read: No such file or directory", "its message");
+	conf_diags_free(d);
+	c = conf_load_file("t", NULL, &d);
+	ok(!c && errno == EISDIR, "a directory: EISDIR");
+	conf_diags_free(d);
+	c = conf_load_file("examples/ejob.yaml", NULL, NULL);
+	ok(c != NULL, "diags may be NULL");
+	conf_free(c);
+	c = parse("jobs: [", NULL);
+	ok(c == NULL, "and errors are then only counted in the result");
+}
+
+static void test_equal(void)
+{
+	conf_diags_t *d;
+	const char *y = HEAD "jobs:\n"
+		"  a: &a\n    type: script\n    cron: x\n    shardingTotalCount: 2\n"
+		"    props: {script.command.line: r, p: '1', q: '2'}\n"
+		"  b:\n    <<: *a\n"
+		"  c:\n    <<: *a\n    props: {q: '2', script.command.line: r, p: '1'}\n"
+		"  d:\n    <<: *a\n    props: {q: '2', script.command.line: r, p: '3'}\n"
+		"  e:\n    <<: *a\n    timeoutSeconds: 1\n"
+		"  f:\n    <<: *a\n    shardingItemParameters: 0=x\n"
+		"  g:\n    <<: *a\n    jobListenerTypes: [x]\n"
+		"  h:\n    <<: *a\n    label: ''\n";
+	conf_t *c = parse(y, &d);
+	if (!ok(c != NULL, "jobs to compare")) return;
+	/* equality ignores the name only by comparing two jobs of the same name: rename */
+	conf_job_t j[8];
+	for (int i = 0; i < 8; i++) {
+		j[i] = c->jobs[i];
+		j[i].name = "same";
+	}
+	ok(conf_job_equal(&j[0], &j[1]), "merged copy is equal");
+	ok(conf_job_equal(&j[0], &j[2]), "props in another order are equal");
+	ok(!conf_job_equal(&j[0], &j[3]), "a changed prop value is not");
+	ok(!conf_job_equal(&j[0], &j[4]), "timeoutSeconds counts");
+	ok(!conf_job_equal(&j[0], &j[5]), "shardingItemParameters counts");
+	ok(!conf_job_equal(&j[0], &j[6]), "listener types count");
+	ok(!conf_job_equal(&j[0], &j[7]), "an empty label is not an unset one");
+	ok(!conf_job_equal(&c->jobs[0], &c->jobs[1]), "the name counts");
+	conf_free(c);
+	conf_diags_free(d);
+}
+
+int main(void)
+{
+	test_reference();
+	test_defaults();
+	test_values();
+	test_errors();
+	test_sip();
+	test_many_errors();
+	test_limits();
+	test_overrides();
+	test_load_file();
+	test_equal();
+	return done_testing();
+}
