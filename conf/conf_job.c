@@ -434,8 +434,9 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		} else if (conf_get_str(cx, nv, keys[K_JOBNAME], "jobName", &j->name) < 0) {
 			b.errors++;
 		} else {
-			b.at = nv;
+			b.path = "jobName";
 			check_name(&b, nv, j->name, strlen(j->name));
+			b.path = path;
 		}
 		v[K_TYPE] = keys[K_TYPE] = NULL;
 	} else {
