@@ -6,6 +6,7 @@
 
 /* Commands: add one line here and a file tools/ejobctl_NAME.c. */
 static const struct ejobctl_cmd cmds[] = {
+	{ "validate", ejobctl_validate, "validate [--now EPOCH] FILE", "check a configuration file" },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -6,6 +6,8 @@
  * 0 ok, 1 runtime failure, 2 usage or invalid input. */
 typedef int ejobctl_cmd_fn(int argc, char **argv);
 
+ejobctl_cmd_fn ejobctl_validate;   /* tools/ejobctl_validate.c */
+
 struct ejobctl_cmd {
 	const char *name;
 	ejobctl_cmd_fn *fn;

@@ -1,0 +1,198 @@
+/* t/37-ejobctl-validate.c: tools/ejobctl validate, the real binary on files in a temp dir:
+ * its output (stdout and stderr, exactly) and its exit status. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "conf/conf.h"
+#include "t/tap.h"
+
+#define EJOBCTL "tools/ejobctl"
+
+static char dir[] = "/tmp/ejob-t37-XXXXXX";
+static char out[1 << 16], err[1 << 20];
+
+static void write_file(const char *name, const char *text, size_t len)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	if (!f || fwrite(text, 1, len, f) != len || fclose(f) != 0) BAIL_OUT("write %s: %s", path, strerror(errno));
+}
+
+static void slurp(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY);
+	size_t o = 0;
+	ssize_t r;
+	while (fd >= 0 && o + 1 < n && (r = read(fd, buf + o, n - 1 - o)) > 0) o += (size_t)r;
+	buf[o] = '\0';
+	if (fd >= 0) close(fd);
+}
+
+/* Runs ejobctl with args (NULL-terminated), in the test dir's parent's view: file names are
+ * given relative to the repo root. Returns the exit status; fills out and err. */
+static int run(const char *const *args)
+{
+	char o[256], e[256];
+	snprintf(o, sizeof o, "%s/stdout", dir);
+	snprintf(e, sizeof e, "%s/stderr", dir);
+	pid_t pid = fork();
+	if (pid < 0) BAIL_OUT("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(127);
+		char *argv[16];
+		int n = 0;
+		argv[n++] = (char *)EJOBCTL;
+		for (; args[n - 1] && n < 15; n++) argv[n] = (char *)args[n - 1];
+		argv[n] = NULL;
+		execv(EJOBCTL, argv);
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR) BAIL_OUT("waitpid: %s", strerror(errno));
+	slurp(o, out, sizeof out);
+	slurp(e, err, sizeof err);
+	if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+	return WEXITSTATUS(st);
+}
+
+static char *path_of(const char *name)
+{
+	static char p[4][256];
+	static int k;
+	k = (k + 1) % 4;
+	snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
+	return p[k];
+}
+
+int main(void)
+{
+	if (access(EJOBCTL, X_OK) != 0) BAIL_OUT(EJOBCTL " is not built (run make)");
+	if (!mkdtemp(dir)) BAIL_OUT("mkdtemp: %s", strerror(errno));
+	char want[4096];
+
+	/* a valid file */
+	const char *good =
+		"regCenter: {serverLists: 'zk:2181', namespace: demo}\n"
+		"supervisor: {attachAllowUids: [root]}\n"
+		"jobs:\n"
+		"  a:\n    type: script\n    cron: '0/5 * * * * ?'\n    timeZone: UTC\n"
+		"    shardingTotalCount: 4\n    props: {script.command.line: run}\n"
+		"  b:\n    type: external\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+		"    disabled: true\n";
+	write_file("good.yaml", good, strlen(good));
+	int st = run((const char *[]){ "validate", "--now", "1700000000", path_of("good.yaml"), NULL });
+	is_int(st, 0, "a valid file: exit 0");
+	is_str(out, "ok\n"
+	       "a: script, cron \"0/5 * * * * ?\" (UTC), next not computed (ejob's cron parser is not "
+	       "built in yet), 4 items\n"
+	       "b: external, cron \"0 0 2 * * ?\" (local time), next not computed (ejob's cron parser is "
+	       "not built in yet), 1 item, disabled\n", "ok and one line per job");
+	is_str(err, "", "nothing on stderr");
+
+	st = run((const char *[]){ "validate", "examples/ejob.yaml", NULL });
+	is_int(st, 0, "examples/ejob.yaml is valid");
+
+	/* an invalid file: every error, on stderr */
+	const char *bad =
+		"regCenter: {serverLists: 'zk', namespace: demo}\n"
+		"jobs:\n"
+		"  a:\n    type: shell\n    cron: '0/5 * * * * ?'\n    shardingTotalCount: 0\n"
+		"  b:\n    type: external\n    shardingTotalCount: 1\n    misfire: maybe\n";
+	write_file("bad.yaml", bad, strlen(bad));
+	st = run((const char *[]){ "validate", path_of("bad.yaml"), NULL });
+	is_int(st, 2, "an invalid file: exit 2");
+	snprintf(want, sizeof want,
+	         "%1$s:1:27: regCenter.serverLists: server \"zk\" needs a port, e.g. 127.0.0.1:2181; "
+	         "serverLists is host:port pairs separated by commas\n"
+	         "%1$s:4:5: jobs.a.type: must be one of script, native or external (got \"shell\")\n"
+	         "%1$s:6:5: jobs.a.shardingTotalCount: must be an integer 1-10000 (got \"0\")\n"
+	         "%1$s:7:3: jobs.b.cron: missing; every job needs a Quartz cron expression, e.g. "
+	         "\"0/5 * * * * ?\"\n"
+	         "%1$s:10:5: jobs.b.misfire: must be true or false (got \"maybe\")\n",
+	         path_of("bad.yaml"));
+	is_str(err, want, "every error, file:line:column: key: message");
+	is_str(out, "", "nothing on stdout");
+
+	/* a user that does not exist on this machine */
+	const char *nouser = "regCenter: {serverLists: 'zk:1', namespace: d}\n"
+	                     "supervisor: {attachAllowUids: [no-such-user-ejob]}\njobs: {}\n";
+	write_file("nouser.yaml", nouser, strlen(nouser));
+	st = run((const char *[]){ "validate", path_of("nouser.yaml"), NULL });
+	is_int(st, 2, "an unknown user: exit 2");
+	snprintf(want, sizeof want, "%s:2:32: supervisor.attachAllowUids[0]: no user named "
+	         "\"no-such-user-ejob\" on this machine\n", path_of("nouser.yaml"));
+	is_str(err, want, "names are looked up on this machine");
+
+	/* a file that cannot be read */
+	st = run((const char *[]){ "validate", path_of("missing.yaml"), NULL });
+	is_int(st, 1, "a missing file: exit 1");
+	snprintf(want, sizeof want, "ejobctl validate: %s: cannot read: No such file or directory\n",
+	         path_of("missing.yaml"));
+	is_str(err, want, "with the reason");
+	st = run((const char *[]){ "validate", dir, NULL });
+	is_int(st, 1, "a directory: exit 1");
+	snprintf(want, sizeof want, "ejobctl validate: %s: cannot read: Is a directory\n", dir);
+	is_str(err, want, "with the reason");
+
+	/* too big: a config error, not a read error */
+	size_t n = CONF_MAX_FILE_BYTES + 10;
+	char *big = malloc(n);
+	memset(big, '#', n);
+	big[n - 1] = '\n';
+	write_file("big.yaml", big, n);
+	free(big);
+	st = run((const char *[]){ "validate", path_of("big.yaml"), NULL });
+	is_int(st, 2, "a file over 4 MiB: exit 2");
+	snprintf(want, sizeof want, "%s: is larger than 4 MiB; ejob's configuration file is limited to "
+	         "4194304 bytes\n", path_of("big.yaml"));
+	is_str(err, want, "and why");
+
+	/* more errors than kept */
+	size_t cap = 1 << 16, o = 0;
+	char *many = malloc(cap);
+	o += (size_t)snprintf(many, cap, "regCenter: {serverLists: 'zk:1', namespace: d}\njobs:\n"
+	                      "  j:\n    type: external\n    cron: x\n    shardingTotalCount: 1\n");
+	for (int i = 0; i < 1005; i++) o += (size_t)snprintf(many + o, cap - o, "    k%d: 1\n", i);
+	write_file("many.yaml", many, o);
+	free(many);
+	st = run((const char *[]){ "validate", path_of("many.yaml"), NULL });
+	is_int(st, 2, "1005 errors: exit 2");
+	size_t lines = 0;
+	for (const char *c = err; *c; c++) lines += *c == '\n';
+	is_int(lines, 1001, "1000 errors and one line for the rest");
+	snprintf(want, sizeof want, "%s: ... and 5 more errors\n", path_of("many.yaml"));
+	ok(lines && strlen(err) >= strlen(want) && !strcmp(err + strlen(err) - strlen(want), want),
+	   "the last line counts the rest");
+
+	/* usage */
+	st = run((const char *[]){ "validate", NULL });
+	is_int(st, 2, "no file: exit 2");
+	ok(!strncmp(err, "usage: ejobctl validate", 23), "and the usage");
+	st = run((const char *[]){ "validate", "--bogus", "x", NULL });
+	is_int(st, 2, "an unknown option: exit 2");
+	is_str(strtok(err, "\n"), "ejobctl validate: unknown option '--bogus'", "named");
+	st = run((const char *[]){ "validate", "--now", "soon", "x", NULL });
+	is_int(st, 2, "a bad --now: exit 2");
+	is_str(err, "ejobctl validate: --now takes a Unix time in seconds (got 'soon')\n", "named");
+	st = run((const char *[]){ "validate", "--help", NULL });
+	is_int(st, 0, "--help: exit 0");
+	ok(!strncmp(out, "usage: ejobctl validate", 23), "usage on stdout");
+	st = run((const char *[]){ "--help", NULL });
+	ok(st == 0 && strstr(out, "validate [--now EPOCH] FILE"), "ejobctl --help lists validate");
+
+	const char *names[] = { "good.yaml", "bad.yaml", "nouser.yaml", "big.yaml", "many.yaml",
+	                        "stdout", "stderr" };
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) unlink(path_of(names[i]));
+	rmdir(dir);
+	return done_testing();
+}
