@@ -266,6 +266,18 @@ static void get_extra(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at)
 	j->extra_configurations = items;
 }
 
+struct keyidx {
+	const char *key;
+	size_t i;
+};
+
+static int keyidx_cmp(const void *a, const void *b)
+{
+	const struct keyidx *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
 /* props: a mapping of strings. In a node, ejob's own keys come out of it (see the top). */
 static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at,
                       const conf_tnode_t **ejob, const conf_tnode_t **ejobk)
@@ -284,20 +296,48 @@ static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at,
 	if (!kv) return;
 	size_t n = 0;
 	static const char *const ejob_keys[] = { "ejob.type", "ejob.timeoutSeconds", "ejob.maxRetries" };
+	/* Keys first (decoded: a !!binary key is a string too). A node is ejob's when it has
+	 * ejob.type; without it (a job ElasticJob wrote, or a person) ejob.* entries are ordinary
+	 * props, kept as written. */
+	const char **keys = conf_arena_alloc(cx->out, (v->n + 1) * sizeof *keys);
+	if (!keys) return;
+	bool ejobs = false;
+	for (size_t i = 0; i < v->n; i++) {
+		if (!conf_visit(cx, v->kids[2 * i])) return;
+		if (conf_get_str(cx, v->kids[2 * i], NULL, p, &keys[i]) < 0) {
+			b->errors++;
+			keys[i] = NULL;
+		} else if (strcmp(keys[i], "ejob.type") == 0) {
+			ejobs = true;
+		}
+	}
+	/* two keys may be written differently and decode to the same string ("a", !!binary YQ==):
+	 * sort the decoded keys and compare neighbours (the tree saw only the written ones) */
+	struct keyidx *idx = malloc((v->n + 1) * sizeof *idx);
+	size_t m = 0;
+	if (!idx) return;
+	for (size_t i = 0; i < v->n; i++)
+		if (keys[i]) idx[m++] = (struct keyidx){ keys[i], i };
+	qsort(idx, m, sizeof *idx, keyidx_cmp);
+	for (size_t i = 1; i < m; i++) {
+		const conf_tnode_t *x = v->kids[2 * idx[i - 1].i], *y = v->kids[2 * idx[i].i];
+		if (strcmp(idx[i - 1].key, idx[i].key) != 0 || (!x->tag && !y->tag)) continue;
+		conf_path(ip, sizeof ip, p, idx[i].key);
+		conf_err(cx, y, ip, "duplicate key (also at line %u, column %u); each key may appear once",
+		         x->line, x->col);
+		b->errors++;
+	}
+	free(idx);
 	for (size_t i = 0; i < v->n; i++) {
 		const conf_tnode_t *k = v->kids[2 * i], *val = v->kids[2 * i + 1];
-		if (!conf_visit(cx, k)) return;
-		const char *key;
-		if (conf_get_str(cx, k, NULL, p, &key) < 0) {
-			b->errors++;
-			continue;
-		}
+		const char *key = keys[i];
+		if (!key) continue;
 		conf_path(ip, sizeof ip, p, key);
 		if (strncmp(key, "ejob.", 5) == 0) {
 			size_t e;
 			for (e = 0; e < NELEM(ejob_keys); e++)
 				if (strcmp(key, ejob_keys[e]) == 0) break;
-			if (cx->node_mode && e < NELEM(ejob_keys)) {
+			if (cx->node_mode && ejobs && e < NELEM(ejob_keys)) {
 				ejob[e] = val;
 				ejobk[e] = k;
 				continue;

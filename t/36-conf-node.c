@@ -464,6 +464,20 @@ static void test_tolerance_and_errors(void)
 	conf_job_free(j);
 	conf_diags_free(d);
 
+	/* without ejob.type, ejob.* entries are just props, and stay so */
+	j = node("jobName: j\nshardingTotalCount: 1\nprops:\n  ejob.timeoutSeconds: '5'\n", &d);
+	ok(j && j->type == CONF_JOB_NONE && j->timeout_seconds == 0 && j->n_props == 1 &&
+	   !strcmp(j->props[0].key, "ejob.timeoutSeconds"), "ejob.timeoutSeconds without ejob.type is a prop");
+	char *again = j ? conf_node_emit(j, NULL) : NULL;
+	ok(again && strstr(again, "props:\n  ejob.timeoutSeconds: '5'\n"), "and is written back");
+	free(again);
+	conf_job_free(j);
+	conf_diags_free(d);
+
+	node_errors("a key written twice, once as !!binary", "jobName: j\nshardingTotalCount: 1\n"
+	            "props:\n  a: x\n  !!binary YQ==: y\n",
+	            "/ns/job/config:5:3: props.a: duplicate key (also at line 4, column 3); each key "
+	            "may appear once");
 	node_errors("no jobName", "cron: x\nshardingTotalCount: 1\n",
 	            "/ns/job/config:1:1: jobName: missing; a config node names its job");
 	node_errors("no shardingTotalCount", "jobName: j\n",
