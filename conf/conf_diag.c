@@ -123,6 +123,18 @@ void conf_diags_sort(conf_diags_t *d)
 	}
 }
 
+void conf_fmt(char *out, size_t outsz, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vsnprintf(out, outsz, fmt, ap);
+	va_end(ap);
+	if (r < 0 || (size_t)r >= outsz) {
+		fprintf(stderr, "conf_fmt: \"%s\" does not fit in %zu bytes\n", fmt, outsz);
+		abort();
+	}
+}
+
 void conf_quote(char *out, size_t outsz, const char *s, size_t n)
 {
 	size_t o = 0, shown = 0;
@@ -156,14 +168,14 @@ void conf_quote(char *out, size_t outsz, const char *s, size_t n)
 			memcpy(tmp, "\\t", 2);
 			tl = 2;
 		} else if (c < 0x20 || c == 0x7f) {
-			snprintf(tmp, sizeof tmp, "\\x%02x", c);
+			conf_fmt(tmp, sizeof tmp, "\\x%02x", c);
 			tl = 4;
 		} else if (c >= 0x80) {
 			/* copy a whole UTF-8 sequence (libyaml checked it) */
 			uint32_t cp;
 			size_t w = conf_utf8_decode(s + i, n - i, &cp);
 			if (cp < 0xa0 || cp == 0x2028 || cp == 0x2029 || cp == 0xfeff) {
-				snprintf(tmp, sizeof tmp, "\\u%04x", (unsigned)(cp & 0xffff));
+				conf_fmt(tmp, sizeof tmp, "\\u%04x", (unsigned)(cp & 0xffff));
 				tl = 6;
 			} else {
 				memcpy(tmp, s + i, w);

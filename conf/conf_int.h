@@ -48,6 +48,10 @@ void conf_diag_vadd(conf_diags_t *d, const char *file, unsigned line, unsigned c
 size_t conf_diags_total(const conf_diags_t *d);              /* kept + dropped */
 void conf_diags_sort(conf_diags_t *d);
 
+/* snprintf into a buffer sized for the format: truncation would be a bug here, so it aborts
+ * (an invariant check, on in every build). */
+void conf_fmt(char *out, size_t outsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Writes s (n bytes) into out as a double-quoted, escaped, shortened string for messages:
  * "four", "a\tb", "aaaa..." (at most about 60 characters). */
 void conf_quote(char *out, size_t outsz, const char *s, size_t n);

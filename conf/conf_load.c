@@ -307,7 +307,7 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tn
 	conf_tnode_t tmp;
 	const char *saved = NULL;
 	char wbuf[32];
-	if (o && o->workers) snprintf(wbuf, sizeof wbuf, "%d", o->workers);
+	if (o && o->workers) conf_fmt(wbuf, sizeof wbuf, "%d", o->workers);
 	const conf_tnode_t *n = pick(cx, v[S_WORKERS], o && o->workers ? wbuf : NULL, &tmp, &saved);
 	if (n && conf_get_int(cx, n, saved ? NULL : keys[S_WORKERS], "supervisor.workers", 1, 1024,
 	                      NULL, &s->workers) < 0)

@@ -215,7 +215,7 @@ static void kv_bool(conf_out_t *o, const char *k, bool v)
 static void kv_int(conf_out_t *o, const char *k, int v)
 {
 	char b[16];
-	snprintf(b, sizeof b, "%d", v);
+	conf_fmt(b, sizeof b, "%d", v);
 	key(o, k);
 	conf_snake_plain(o, b);
 }
@@ -235,8 +235,8 @@ static int emit_props(conf_out_t *o, const conf_job_t *j)
 	}
 	if (j->type != CONF_JOB_NONE) {
 		size_t i = j->n_props;
-		snprintf(tmo, sizeof tmo, "%d", j->timeout_seconds);
-		snprintf(retries, sizeof retries, "%d", j->max_retries);
+		conf_fmt(tmo, sizeof tmo, "%d", j->timeout_seconds);
+		conf_fmt(retries, sizeof retries, "%d", j->max_retries);
 		keys[i] = "ejob.type";
 		vals[i++] = conf_job_type_name(j->type);
 		keys[i] = "ejob.timeoutSeconds";

@@ -118,7 +118,7 @@ void conf_path(char *out, size_t outsz, const char *parent, const char *key)
 void conf_path_index(char *out, size_t outsz, const char *parent, size_t i)
 {
 	char tmp[512], idx[32];
-	snprintf(idx, sizeof idx, "[%zu]", i);
+	conf_fmt(idx, sizeof idx, "[%zu]", i);
 	size_t o = put(tmp, sizeof tmp, 0, parent ? parent : "");
 	put(tmp, sizeof tmp, o, idx);
 	put(out, outsz, 0, tmp);
@@ -323,9 +323,9 @@ int conf_get_int(conf_ctx_t *cx, const conf_tnode_t *n, const conf_tnode_t *at, 
 	char q[128];
 	char range[64];
 	if (allowed) {
-		snprintf(range, sizeof range, "%s", allowed);
+		conf_fmt(range, sizeof range, "%s", allowed);
 	} else {
-		snprintf(range, sizeof range, "an integer %lld-%lld", (long long)min, (long long)max);
+		conf_fmt(range, sizeof range, "an integer %lld-%lld", (long long)min, (long long)max);
 	}
 	if (n->kind != CONF_TN_SCALAR || conf_is_null(n)) {
 		conf_err(cx, at, key, "must be %s (got %s)", range, conf_kind_name(n));
@@ -376,7 +376,7 @@ int conf_get_bool(conf_ctx_t *cx, const conf_tnode_t *n, const conf_tnode_t *at,
 	}
 	char q[128];
 	if (n->kind == CONF_TN_SCALAR && !conf_is_null(n)) conf_quote(q, sizeof q, n->str, n->len);
-	else snprintf(q, sizeof q, "%s", conf_kind_name(n));
+	else conf_fmt(q, sizeof q, "%s", conf_kind_name(n));
 	conf_err(cx, at, key, "must be true or false (got %s)", q);
 	return -1;
 }

@@ -75,7 +75,7 @@ int conf_sip_parse(conf_arena_t *a, const char *s, int total, conf_item_param_t 
 		size_t np = split(s, t, '=', pair, 2);
 		if (np != 2) {
 			conf_quote(q, sizeof q, s + t.b, t.e - t.b);
-			snprintf(msg, sizeof msg, "must be ITEM=PARAMETER pairs separated by commas, "
+			conf_fmt(msg, sizeof msg, "must be ITEM=PARAMETER pairs separated by commas, "
 			         "e.g. \"0=a,1=b\" (got %s)", q);
 			cb(arg, t.b, msg);
 			errors++;
@@ -95,22 +95,22 @@ int conf_sip_parse(conf_arena_t *a, const char *s, int total, conf_item_param_t 
 		if (!ok || item > 2147483647LL || item < -2147483648LL) {
 			conf_quote(q, sizeof q, s + ik.b, ik.e - ik.b);
 			if (total > 0)
-				snprintf(msg, sizeof msg, "the item before '=' must be an integer 0-%d (got %s)",
+				conf_fmt(msg, sizeof msg, "the item before '=' must be an integer 0-%d (got %s)",
 				         total - 1, q);
 			else
-				snprintf(msg, sizeof msg, "the item before '=' must be an integer (got %s)", q);
+				conf_fmt(msg, sizeof msg, "the item before '=' must be an integer (got %s)", q);
 			cb(arg, ik.b, msg);
 			errors++;
 			continue;
 		}
 		if (item < 0 || (total > 0 && item >= total)) {
 			if (total < 0) {
-				snprintf(msg, sizeof msg, "item %lld is out of range: items start at 0", item);
+				conf_fmt(msg, sizeof msg, "item %lld is out of range: items start at 0", item);
 				cb(arg, ik.b, msg);
 				errors++;
 				continue;
 			}
-			snprintf(msg, sizeof msg, "item %lld is out of range: shardingTotalCount is %d, so "
+			conf_fmt(msg, sizeof msg, "item %lld is out of range: shardingTotalCount is %d, so "
 			         "items are 0-%d", item, total, total - 1);
 			cb(arg, ik.b, msg);
 			errors++;
@@ -119,7 +119,7 @@ int conf_sip_parse(conf_arena_t *a, const char *s, int total, conf_item_param_t 
 		if (!seen) {
 			/* the total is unknown: no duplicate check (it would be quadratic) */
 		} else if (seen[item / 8] & (1u << (item % 8))) {
-			snprintf(msg, sizeof msg, "item %lld is given twice; each item may have one parameter",
+			conf_fmt(msg, sizeof msg, "item %lld is given twice; each item may have one parameter",
 			         item);
 			cb(arg, ik.b, msg);
 			errors++;
