@@ -198,8 +198,8 @@ conf_t *conf_parse(const void *buf, size_t len, const char *file, const conf_opt
  * too big). 0, or -1 with errno; *buf is malloc'd and NUL-terminated. */
 int conf_read_file(const char *path, char **buf, size_t *len);
 
-/* conf_read_file + conf_parse. A file that cannot be read: NULL, errno set, and *diags holds
- * one entry "PATH: cannot read: REASON". */
+/* conf_read_file + conf_parse; opts NULL means conf_opts_system(). A file that cannot be read:
+ * NULL, errno set, and *diags holds one entry "PATH: cannot read: REASON". */
 conf_t *conf_load_file(const char *path, const conf_opts_t *opts, conf_diags_t **diags);
 
 void conf_free(conf_t *c);                                   /* NULL is fine */

@@ -111,6 +111,11 @@ conf_t *conf_load_file(const char *path, const conf_opts_t *opts, conf_diags_t *
 		errno = e;
 		return NULL;
 	}
+	conf_opts_t sys;
+	if (!opts) {
+		conf_opts_system(&sys);
+		opts = &sys;
+	}
 	conf_t *c = conf_parse(buf, len, path, opts, diags);
 	int e = errno;
 	free(buf);
