@@ -379,8 +379,12 @@ int ring_reclaim(seg_t *s, uint32_t worker, uint32_t gen, ring_reclaim_fn *fn, v
 		errno = EINVAL;
 		return -1;
 	}
-	gen &= 0xffff;
 	struct shm_worker *w = &s->workers[worker];
+	if (atomic_load_explicit(&w->gen, RLX) != gen) {
+		errno = ESTALE;   /* the entry belongs to another process now: its items are not ours */
+		return -1;
+	}
+	gen &= 0xffff;
 	uint64_t held = atomic_load_explicit(&w->held_pos, ACQ);
 	int held_done = 0;
 	int reported = 0;

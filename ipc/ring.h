@@ -62,7 +62,9 @@ int ring_comp_idle(seg_t *s);
  * each item it had claimed and not completed (at most one held item plus any slot it was
  * claiming), calls fn with the frame bytes (in the segment: copy before decoding). Slots it
  * was filling in the completion ring are skipped; a completion it finished is left to be
- * drained (and is not reported here). Clears its held record. Returns the number reported. */
+ * drained (and is not reported here). Clears its held record. Returns the number reported;
+ * -1 with errno EINVAL (no such worker) or ESTALE (gen is not the entry's generation: the entry
+ * was already given to another process, and nothing is touched). */
 typedef void ring_reclaim_fn(void *arg, uint64_t pos, const void *frame, uint32_t len);
 int ring_reclaim(seg_t *s, uint32_t worker, uint32_t gen, ring_reclaim_fn *fn, void *arg);
 
