@@ -125,7 +125,7 @@ static void slurp(int fd, char **buf, size_t *len, size_t *cap, int *open_)
 	else if (r == 0 || (errno != EINTR && errno != EAGAIN)) *open_ = 0;
 }
 
-int tlib_run(char *const argv[], char **out, char **err)
+int tlib_run(const char *const argv[], char **out, char **err)
 {
 	int po[2], pe[2];
 	if (pipe2(po, O_CLOEXEC) < 0) return -1;
@@ -137,7 +137,7 @@ int tlib_run(char *const argv[], char **out, char **err)
 		dup2(nul, 0);
 		dup2(po[1], 1);
 		dup2(pe[1], 2);
-		execv(argv[0], argv);
+		execv(argv[0], (char *const *)argv);
 		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}

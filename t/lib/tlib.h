@@ -22,7 +22,7 @@ const char *tlib_tmpdir(void);
 /* Run argv (argv[0] a path), with stdin from /dev/null; capture stdout and stderr (each
  * NUL-terminated, malloc'd, caller frees; up to 4 MiB). Returns the wait status, -1 if it
  * could not start. */
-int tlib_run(char *const argv[], char **out, char **err);
+int tlib_run(const char *const argv[], char **out, char **err);
 
 /* Wait for cond(arg) to become true, polling every 2 ms, at most timeout_ms: 1 if it did. */
 int tlib_wait_for(int (*cond)(void *), void *arg, unsigned timeout_ms);
