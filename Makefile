@@ -140,6 +140,8 @@ $(FUZZ_DIR)/fuzz-%: t/fuzz/fuzz-%.c $(FUZZ_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
 
+.SECONDARY: $(FUZZ_LIB_OBJS)
+
 fuzz-build: $(FUZZERS)
 
 fuzz: fuzz-build
