@@ -24,6 +24,26 @@
 #define RLX memory_order_relaxed
 #define SC  memory_order_seq_cst
 
+/* Fetch a line for writing ahead of use: the claim CAS then finds the line exclusive instead
+ * of loading it shared and upgrading it (two cross-core trips). PREFETCHW is a NOP on CPUs
+ * without it. */
+static inline void prefetch_w(const void *p)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+#else
+	__builtin_prefetch(p, 1, 3);
+#endif
+}
+
+static inline void prefetch_slot(const void *slot, uint32_t bytes)
+{
+	const char *p = slot;
+	prefetch_w(p);
+	for (uint32_t off = 64; off < bytes; off += 64)
+		__builtin_prefetch(p + off, 0, 3);
+}
+
 static void advance(_Atomic uint64_t *idx, uint64_t from)
 {
 	uint64_t expect = from;
@@ -44,6 +64,10 @@ int ring_publish(seg_t *s, const void *frame, uint32_t len)
 		errno = EAGAIN;
 		return -1;
 	}
+	struct shm_slot *ahead = seg_sub_slot(s, pos + 4);
+	prefetch_w(ahead);
+	for (uint32_t off = 64; off < SHM_SLOT_HDR + len && off < s->sub_slot_size; off += 64)
+		prefetch_w((char *)ahead + off);
 	memcpy(sl->data, frame, len);
 	sl->len = len;
 	sl->ref = 0;
@@ -150,6 +174,7 @@ long ring_claim(seg_t *s, void *buf, size_t cap)
 		if (!atomic_compare_exchange_strong_explicit(&sl->ctl, &c, mine, ACQ, RLX))
 			continue;   /* another worker won it: look again */
 		advance(&s->hdr->sub_tail, pos);
+		prefetch_slot(seg_sub_slot(s, pos + 1), SHM_SLOT_HDR + 256);
 		uint32_t len = sl->len;
 		if (len > s->sub_data) {
 			/* only a broken supervisor writes this; drop the slot rather than overrun */
@@ -160,7 +185,6 @@ long ring_claim(seg_t *s, void *buf, size_t cap)
 		memcpy(buf, sl->data, len);
 		memcpy(seg_held(s, s->wid), buf, len);
 		atomic_store_explicit(&me->held_len, len, RLX);
-		atomic_store_explicit(&me->started_ns, wait_now_ns(), RLX);
 		atomic_store_explicit(&me->held_pos, pos + 1, REL);
 		atomic_store_explicit(&sl->ctl, SLOT_CTL(SLOT_FREE, 0, 0, pos + s->sub_slots), REL);   /* R2 */
 		return (long)len;
@@ -208,7 +232,10 @@ const void *ring_held(const seg_t *s, uint32_t *len)
 void ring_heartbeat(seg_t *s, uint32_t state)
 {
 	struct shm_worker *me = &s->workers[s->wid];
-	atomic_store_explicit(&me->heartbeat_ns, wait_now_ns(), RLX);
+	uint64_t now = wait_now_ns();
+	atomic_store_explicit(&me->heartbeat_ns, now, RLX);
+	if (state == WRK_BUSY && atomic_load_explicit(&me->state, RLX) != WRK_BUSY)
+		atomic_store_explicit(&me->started_ns, now, RLX);
 	atomic_store_explicit(&me->state, state, RLX);
 }
 
@@ -261,9 +288,10 @@ int ring_complete(seg_t *s, const void *frame, uint32_t len)
 			if (!atomic_compare_exchange_strong_explicit(&sl->ctl, &c, mine, ACQ, RLX))
 				continue;
 			advance(&h->comp_head, pos);
+			prefetch_w(seg_comp_slot(s, pos + 1));
 			memcpy(sl->data, frame, len);
 			sl->len = len;
-			sl->ref = (uint32_t)held;
+			sl->ref = held;
 			atomic_store_explicit(&sl->ctl, SLOT_CTL(SLOT_READY, s->wid, s->wgen, pos), REL);   /* R3 */
 			break;
 		}
@@ -271,7 +299,8 @@ int ring_complete(seg_t *s, const void *frame, uint32_t len)
 		pos++;
 	}
 	atomic_store_explicit(&me->held_pos, 0, REL);
-	atomic_fetch_add_explicit(&me->items, 1, RLX);
+	/* only this worker writes its counter: no locked increment needed */
+	atomic_store_explicit(&me->items, atomic_load_explicit(&me->items, RLX) + 1, RLX);
 	atomic_thread_fence(SC);                                                           /* F2 */
 	if (atomic_load_explicit(&h->comp_sleeping, RLX) &&
 	    atomic_exchange_explicit(&h->comp_sleeping, 0, RLX)) {
@@ -318,6 +347,7 @@ long ring_drain(seg_t *s, void *buf, size_t cap, struct ring_comp *info)
 			atomic_store_explicit(&s->hdr->comp_tail, pos + 1, RLX);
 			continue;
 		}
+		prefetch_slot(seg_comp_slot(s, pos + 1), SHM_SLOT_HDR + 128);
 		uint32_t len = sl->len;
 		uint32_t owner = SLOT_OWNER(c);
 		if (len <= s->comp_data && len > cap) {
@@ -337,13 +367,12 @@ long ring_drain(seg_t *s, void *buf, size_t cap, struct ring_comp *info)
 			errno = EBADMSG;
 			return -1;
 		}
-		if (info->held_pos) {
-			/* the item is accounted for by this completion: forget the held record, unless
-			 * the worker has already moved on to another item */
-			uint64_t expect = info->held_pos;
-			struct shm_worker *w = &s->workers[owner];
-			atomic_compare_exchange_strong_explicit(&w->held_pos, &expect, 0, RLX, RLX);
-		}
+		/* The item is accounted for by this completion: note it in the supervisor's own line of
+		 * the worker entry (not the worker's line, which would bounce between cores per item),
+		 * so that ring_reclaim does not report it again if the worker dies before it clears
+		 * its held record. */
+		if (info->held_pos)
+			atomic_store_explicit(&s->workers[owner].drained_pos, info->held_pos, RLX);
 		return (long)len;
 	}
 	return 0;
@@ -397,7 +426,7 @@ int ring_reclaim(seg_t *s, uint32_t worker, uint32_t gen, ring_reclaim_fn *fn, v
 			continue;
 		if (SLOT_STATE(c) == SLOT_CLAIMED)
 			atomic_store_explicit(&sl->ctl, SLOT_CTL(SLOT_SKIP, 0, 0, SLOT_SEQ(c)), REL);
-		else if (SLOT_STATE(c) == SLOT_READY && held && sl->ref == (uint32_t)held)
+		else if (SLOT_STATE(c) == SLOT_READY && held && sl->ref == held)
 			held_done = 1;   /* its completion is in the ring: ring_drain reports it */
 	}
 
@@ -417,7 +446,9 @@ int ring_reclaim(seg_t *s, uint32_t worker, uint32_t gen, ring_reclaim_fn *fn, v
 		atomic_store_explicit(&sl->ctl, SLOT_CTL(SLOT_FREE, 0, 0, seq + s->sub_slots), REL);
 	}
 
-	/* the held item, unless its completion is in the ring or it was just reported */
+	/* the held item, unless its completion is in the ring, was drained, or was just reported */
+	if (held && atomic_load_explicit(&w->drained_pos, RLX) == held)
+		held_done = 1;
 	if (held && !held_done) {
 		uint32_t len = atomic_load_explicit(&w->held_len, RLX);
 		if (len > s->sub_data) len = s->sub_data;

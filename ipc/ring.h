@@ -8,8 +8,8 @@
  * tagged with its identity: ring_reclaim finds it.
  *
  * Completion: a worker reports the result of its held item; the completion names the held
- * position, and draining it clears the worker's held record (CAS), so an item is reported by
- * exactly one of: its completion, or ring_reclaim.
+ * position, and draining it records that position in the supervisor's half of the worker
+ * entry, so an item is reported by exactly one of: its completion, or ring_reclaim.
  *
  * Waking: workers spin briefly, then sleep on a futex, counting themselves as sleepers; the
  * supervisor makes the wake syscall only when someone sleeps (ring_flush). The supervisor

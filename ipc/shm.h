@@ -54,12 +54,13 @@ enum shm_slot_state {
 #define SHM_MAX_WORKERS 0x3fffu     /* owner field width */
 
 struct shm_slot {
-	_Atomic uint64_t ctl;   /* see above; the release/acquire point for len and data */
+	_Atomic uint64_t ctl;   /* see above; the release/acquire point for len, ref and data */
+	uint64_t ref;           /* comp: held position + 1 of the item this completes (wrk); sub: 0 */
 	uint32_t len;           /* frame bytes in data[]; written by the slot's filler before ctl */
-	uint32_t ref;           /* comp: held position + 1 of the item this completes (wrk); sub: 0 */
-	unsigned char data[];   /* slot_size - sizeof(struct shm_slot) bytes */
+	uint32_t reserved[3];
+	unsigned char data[];   /* slot_size - SHM_SLOT_HDR bytes */
 };
-#define SHM_SLOT_HDR 16u
+#define SHM_SLOT_HDR 32u
 
 /* Worker states (shm_worker.state). The supervisor writes EMPTY/STARTING/DEAD while no worker
  * process occupies the entry; the worker writes IDLE/BUSY/STOPPING while it lives. */
@@ -79,13 +80,14 @@ struct shm_worker {
 	_Atomic uint32_t state;                  /* enum shm_worker_state (see above for who writes) */
 	_Atomic uint32_t cancel;                 /* sup: non-zero asks the running item to stop */
 	_Atomic uint64_t cancel_xid;             /* sup: the xid the cancel is meant for */
+	_Atomic uint64_t drained_pos;            /* sup: held position + 1 of the last completion it
+	                                            drained from this worker (reclaim skips that item) */
 	/* line 1: the worker writes, the supervisor and shmdump read */
 	alignas(SHM_LINE) _Atomic uint64_t heartbeat_ns;  /* wrk: CLOCK_MONOTONIC of its last sign of life */
-	_Atomic uint64_t held_pos;               /* wrk: sub ring position + 1 of the held item, 0 = none;
-	                                            sup clears it (CAS) when it drains that completion */
+	_Atomic uint64_t held_pos;               /* wrk: sub ring position + 1 of the held item, 0 = none */
 	_Atomic uint32_t held_len;               /* wrk: bytes in this worker's held frame */
 	_Atomic uint32_t items;                  /* wrk: items completed by this process */
-	_Atomic uint64_t started_ns;             /* wrk: CLOCK_MONOTONIC when the held item began */
+	_Atomic uint64_t started_ns;             /* wrk: CLOCK_MONOTONIC when it last became BUSY */
 };
 
 struct shm_header {

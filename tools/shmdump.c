@@ -278,7 +278,7 @@ static void dump_text(struct dump *d, const char *src, const unsigned char *base
 				printf(" by worker %u gen %u", SLOT_OWNER(c), SLOT_GEN(c));
 			if (st == SLOT_READY || st == SLOT_CLAIMED) {
 				uint32_t len = sl->len;
-				if (comp && sl->ref) printf(" for pos %" PRIu32, sl->ref - 1);
+				if (comp && sl->ref) printf(" for pos %" PRIu64, sl->ref - 1);
 				if (len > cap) {
 					printf(" len %" PRIu32 " exceeds the slot's %" PRIu32 " bytes", len, cap);
 				} else if (st == SLOT_READY || !comp) {
