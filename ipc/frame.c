@@ -15,7 +15,7 @@
 
 /* ---- field tables ---------------------------------------------------------------------- */
 
-enum fkind { FK_U64, FK_U32, FK_I32, FK_STR };
+enum fkind { FK_U64, FK_U32, FK_I32, FK_STR, FK_STRLIST };
 
 struct fdesc {
 	const char *key;
@@ -23,7 +23,8 @@ struct fdesc {
 	uint8_t kind;       /* enum fkind */
 	uint8_t required;
 	uint16_t off;       /* offsetof in the frame struct */
-	int64_t min, max;   /* integers: value range; strings: length range (max 0 = frame bound) */
+	int64_t min, max;   /* integers: value range; strings: length range (max 0 = frame bound);
+	                       lists: each string's length range (count: 1..FRAME_LIST_MAX) */
 };
 
 #define F(k, kind, req, st, mem, lo, hi) \
@@ -62,6 +63,25 @@ static const struct fdesc complete_fields[] = {
 	F("err",      FK_STR, 1, struct frame_complete, error,       0, FRAME_ERRTXT_MAX),
 };
 
+static const struct fdesc hello_fields[] = {
+	F("version",  FK_U32,     1, struct frame_hello, version, 1, FRAME_ATTACH_VERSION),
+	F("pid",      FK_U32,     1, struct frame_hello, pid,     1, INT32_MAX),
+	F("slots",    FK_U32,     1, struct frame_hello, slots,   1, FRAME_SLOTS_MAX),
+	F("name",     FK_STR,     1, struct frame_hello, name,    1, FRAME_NAME_MAX),
+	F("jobs",     FK_STRLIST, 1, struct frame_hello, jobs,    1, FRAME_JOB_MAX),
+};
+
+static const struct fdesc welcome_fields[] = {
+	F("version",  FK_U32, 1, struct frame_welcome, version,      1, FRAME_ATTACH_VERSION),
+	F("slots",    FK_U32, 1, struct frame_welcome, slots,        1, FRAME_SLOTS_MAX),
+	F("sup",      FK_U32, 1, struct frame_welcome, supervisor,   1, INT32_MAX),
+	F("hb",       FK_U32, 1, struct frame_welcome, heartbeat_ms, 1, 3600000),
+};
+
+static const struct fdesc refuse_fields[] = {
+	F("err",      FK_STR, 1, struct frame_refuse, error, 1, FRAME_ERRTXT_MAX),
+};
+
 #undef F
 
 #define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
@@ -77,7 +97,11 @@ struct ftable {
 static const struct ftable tables[] = {
 	[FRAME_SUBMIT]   = { submit_fields,   NFIELDS(submit_fields),   "submit" },
 	[FRAME_COMPLETE] = { complete_fields, NFIELDS(complete_fields), "complete" },
+	[FRAME_HELLO]    = { hello_fields,    NFIELDS(hello_fields),    "hello" },
+	[FRAME_WELCOME]  = { welcome_fields,  NFIELDS(welcome_fields),  "welcome" },
+	[FRAME_REFUSE]   = { refuse_fields,   NFIELDS(refuse_fields),   "refuse" },
 };
+#define FRAME_TYPE_MAX FRAME_REFUSE
 
 /* ---- names ----------------------------------------------------------------------------- */
 
@@ -208,6 +232,7 @@ static bool field_present(const struct fdesc *f, const unsigned char *st)
 	if (f->required) return true;
 	switch (f->kind) {
 	case FK_STR: return *(const char *const *)(st + f->off) != NULL;
+	case FK_STRLIST: return ((const struct frame_strlist *)(st + f->off))->n != 0;
 	case FK_U32: return *(const uint32_t *)(st + f->off) != 0;
 	case FK_U64: return *(const uint64_t *)(st + f->off) != 0;
 	default:     return *(const int32_t *)(st + f->off) != 0;
@@ -236,6 +261,15 @@ static long encode(unsigned type, const void *st, void *buf, size_t cap)
 			r = check_str(f, v, strlen(v), &err);
 			break;
 		}
+		case FK_STRLIST: {
+			const struct frame_strlist *l = (const void *)(s + f->off);
+			if (l->n < 1 || l->n > FRAME_LIST_MAX) { errno = EINVAL; return -1; }
+			for (uint32_t k = 0; k < l->n && !r; k++) {
+				if (!l->v[k]) { errno = EINVAL; return -1; }
+				r = check_str(f, l->v[k], strlen(l->v[k]), &err);
+			}
+			break;
+		}
 		}
 		if (r) { errno = EINVAL; return -1; }
 	}
@@ -261,6 +295,13 @@ static long encode(unsigned type, const void *st, void *buf, size_t cap)
 			r = msgpack_pack_str_with_body(&pk, v, strlen(v));
 			break;
 		}
+		case FK_STRLIST: {
+			const struct frame_strlist *l = (const void *)(s + f->off);
+			r = msgpack_pack_array(&pk, l->n);
+			for (uint32_t k = 0; k < l->n && !r; k++)
+				r = msgpack_pack_str_with_body(&pk, l->v[k], strlen(l->v[k]));
+			break;
+		}
 		}
 	}
 	if (r) { errno = EMSGSIZE; return -1; }
@@ -282,6 +323,21 @@ long frame_encode_submit(const struct frame_submit *f, void *buf, size_t cap)
 long frame_encode_complete(const struct frame_complete *f, void *buf, size_t cap)
 {
 	return encode(FRAME_COMPLETE, f, buf, cap);
+}
+
+long frame_encode_hello(const struct frame_hello *f, void *buf, size_t cap)
+{
+	return encode(FRAME_HELLO, f, buf, cap);
+}
+
+long frame_encode_welcome(const struct frame_welcome *f, void *buf, size_t cap)
+{
+	return encode(FRAME_WELCOME, f, buf, cap);
+}
+
+long frame_encode_refuse(const struct frame_refuse *f, void *buf, size_t cap)
+{
+	return encode(FRAME_REFUSE, f, buf, cap);
 }
 
 /* ---- bounded msgpack walk: the limits, checked before msgpack-c allocates ------------------ */
@@ -452,10 +508,27 @@ static const char *mp_type_name(msgpack_object_type t)
 	return "?";
 }
 
+/* Copy a checked msgpack string into the decoder's arena, NUL-terminated. */
+static const char *arena_str(frame_decoder_t *d, const struct fdesc *f, const msgpack_object *v,
+                             struct frame_err *err)
+{
+	size_t len = v->via.str.size;
+	if (check_str(f, v->via.str.ptr, len, err)) return NULL;
+	if (len + 1 > d->max_len - d->arena_used) {   /* cannot happen for frames <= max_len */
+		seterr(err, FRAME_E_LIMIT, "field '%s': strings exceed the decoder's %zu bytes", f->key, d->max_len);
+		return NULL;
+	}
+	char *dst = d->arena + d->arena_used;
+	memcpy(dst, v->via.str.ptr, len);
+	dst[len] = '\0';
+	d->arena_used += len + 1;
+	return dst;
+}
+
 static int set_field(frame_decoder_t *d, const struct fdesc *f, const msgpack_object *v,
                      unsigned char *st, struct frame_err *err)
 {
-	static const char *const want[] = { "uint", "uint", "int", "str" };
+	static const char *const want[] = { "uint", "uint", "int", "str", "array of str" };
 	int64_t iv;
 
 	switch (f->kind) {
@@ -490,17 +563,29 @@ static int set_field(frame_decoder_t *d, const struct fdesc *f, const msgpack_ob
 		return 0;
 	case FK_STR: {
 		if (v->type != MSGPACK_OBJECT_STR) goto badtype;
-		size_t len = v->via.str.size;
-		if (check_str(f, v->via.str.ptr, len, err)) return -1;
-		if (len + 1 > d->max_len - d->arena_used) {   /* cannot happen for frames <= max_len */
-			seterr(err, FRAME_E_LIMIT, "field '%s': strings exceed the decoder's %zu bytes", f->key, d->max_len);
+		const char *p = arena_str(d, f, v, err);
+		if (!p) return -1;
+		*(const char **)(st + f->off) = p;
+		return 0;
+	}
+	case FK_STRLIST: {
+		if (v->type != MSGPACK_OBJECT_ARRAY) goto badtype;
+		struct frame_strlist *l = (void *)(st + f->off);
+		uint32_t n = v->via.array.size;
+		if (n < 1 || n > FRAME_LIST_MAX) {
+			seterr(err, FRAME_E_RANGE, "field '%s': %" PRIu32 " entries, allowed 1..%u", f->key, n, FRAME_LIST_MAX);
 			return -1;
 		}
-		char *dst = d->arena + d->arena_used;
-		memcpy(dst, v->via.str.ptr, len);
-		dst[len] = '\0';
-		d->arena_used += len + 1;
-		*(const char **)(st + f->off) = dst;
+		for (uint32_t k = 0; k < n; k++) {
+			const msgpack_object *e = &v->via.array.ptr[k];
+			if (e->type != MSGPACK_OBJECT_STR) {
+				seterr(err, FRAME_E_FIELDTYPE, "field '%s': entry %" PRIu32 " is a %s, not a str", f->key, k,
+				       mp_type_name(e->type));
+				return -1;
+			}
+			if (!(l->v[k] = arena_str(d, f, e, err))) return -1;
+		}
+		l->n = n;
 		return 0;
 	}
 	}
@@ -606,4 +691,22 @@ int frame_decode_complete(frame_decoder_t *d, const void *buf, size_t len,
                           struct frame_complete *out, struct frame_err *err)
 {
 	return decode(d, FRAME_COMPLETE, buf, len, out, sizeof *out, err);
+}
+
+int frame_decode_hello(frame_decoder_t *d, const void *buf, size_t len,
+                       struct frame_hello *out, struct frame_err *err)
+{
+	return decode(d, FRAME_HELLO, buf, len, out, sizeof *out, err);
+}
+
+int frame_decode_welcome(frame_decoder_t *d, const void *buf, size_t len,
+                         struct frame_welcome *out, struct frame_err *err)
+{
+	return decode(d, FRAME_WELCOME, buf, len, out, sizeof *out, err);
+}
+
+int frame_decode_refuse(frame_decoder_t *d, const void *buf, size_t len,
+                        struct frame_refuse *out, struct frame_err *err)
+{
+	return decode(d, FRAME_REFUSE, buf, len, out, sizeof *out, err);
 }

@@ -36,8 +36,21 @@
 #define FRAME_MAX_OBJECTS 512u        /* msgpack objects in one frame */
 
 enum frame_type {
-	FRAME_SUBMIT   = 1,
-	FRAME_COMPLETE = 2,
+	FRAME_SUBMIT   = 1,   /* supervisor -> worker, in the submission ring */
+	FRAME_COMPLETE = 2,   /* worker -> supervisor, in the completion ring */
+	FRAME_HELLO    = 3,   /* external worker -> supervisor, on the attach socket */
+	FRAME_WELCOME  = 4,   /* supervisor -> external worker (with the segment's fds) */
+	FRAME_REFUSE   = 5,   /* supervisor -> external worker: why it may not attach */
+};
+
+#define FRAME_LIST_MAX    64u         /* strings in a list field */
+#define FRAME_NAME_MAX    64u         /* bytes in a worker name */
+#define FRAME_SLOTS_MAX   64u         /* concurrent items one attachment may hold */
+#define FRAME_ATTACH_VERSION 1u
+
+struct frame_strlist {
+	uint32_t n;
+	const char *v[FRAME_LIST_MAX];
 };
 
 /* How an item is run (submission field "kind"); 0 = not set. */
@@ -95,6 +108,27 @@ struct frame_complete {
 	const char *error;     /* "err": short error text, 0..FRAME_ERRTXT_MAX bytes ("" if none) */
 };
 
+/* First frame on the attach socket: who is attaching and for which jobs. */
+struct frame_hello {
+	uint32_t version;      /* "version": FRAME_ATTACH_VERSION */
+	uint32_t pid;          /* "pid": the attaching process */
+	uint32_t slots;        /* "slots": items it runs at once, 1..FRAME_SLOTS_MAX */
+	const char *name;      /* "name": a label for logs, 1..FRAME_NAME_MAX bytes */
+	struct frame_strlist jobs;   /* "jobs": job names it serves, 1..FRAME_LIST_MAX of 1..255 bytes */
+};
+
+/* The answer: sent with SCM_RIGHTS carrying the segment memfd and its eventfd. */
+struct frame_welcome {
+	uint32_t version;      /* "version" */
+	uint32_t slots;        /* "slots": worker entries in the segment (0..slots-1 are its own) */
+	uint32_t supervisor;   /* "sup": the supervisor's pid */
+	uint32_t heartbeat_ms; /* "hb": stamp each entry's heartbeat at least this often */
+};
+
+struct frame_refuse {
+	const char *error;     /* "err": why, and what to do, 1..FRAME_ERRTXT_MAX bytes */
+};
+
 enum frame_errc {
 	FRAME_OK = 0,
 	FRAME_E_SHORT,     /* fewer bytes than a header, or than the length field says */
@@ -126,6 +160,9 @@ const char *frame_kind_name(uint32_t kind);          /* "script", ... ; "?" if u
  * fit in cap) or EINVAL (a value the decoder would reject: empty job, item >= total, ...). */
 long frame_encode_submit(const struct frame_submit *f, void *buf, size_t cap);
 long frame_encode_complete(const struct frame_complete *f, void *buf, size_t cap);
+long frame_encode_hello(const struct frame_hello *f, void *buf, size_t cap);
+long frame_encode_welcome(const struct frame_welcome *f, void *buf, size_t cap);
+long frame_encode_refuse(const struct frame_refuse *f, void *buf, size_t cap);
 
 /* Peek at a header without checking the payload: returns the type (0 if fewer than
  * FRAME_HDR_LEN bytes). */
@@ -143,5 +180,11 @@ int frame_decode_submit(frame_decoder_t *d, const void *buf, size_t len,
                         struct frame_submit *out, struct frame_err *err);
 int frame_decode_complete(frame_decoder_t *d, const void *buf, size_t len,
                           struct frame_complete *out, struct frame_err *err);
+int frame_decode_hello(frame_decoder_t *d, const void *buf, size_t len,
+                       struct frame_hello *out, struct frame_err *err);
+int frame_decode_welcome(frame_decoder_t *d, const void *buf, size_t len,
+                         struct frame_welcome *out, struct frame_err *err);
+int frame_decode_refuse(frame_decoder_t *d, const void *buf, size_t len,
+                        struct frame_refuse *out, struct frame_err *err);
 
 #endif

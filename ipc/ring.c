@@ -36,12 +36,17 @@ static inline void prefetch_w(const void *p)
 #endif
 }
 
-static inline void prefetch_slot(const void *slot, uint32_t bytes)
+/* Prefetch a slot's control line for writing and `bytes` of it: for reading (frames we will
+ * copy out) or for writing (frames we will write; the fence after a completion waits for those
+ * stores, so their lines should already be ours). */
+static inline void prefetch_slot(const void *slot, uint32_t bytes, int write)
 {
 	const char *p = slot;
 	prefetch_w(p);
-	for (uint32_t off = 64; off < bytes; off += 64)
-		__builtin_prefetch(p + off, 0, 3);
+	for (uint32_t off = 64; off < bytes; off += 64) {
+		if (write) prefetch_w(p + off);
+		else __builtin_prefetch(p + off, 0, 3);
+	}
 }
 
 static void advance(_Atomic uint64_t *idx, uint64_t from)
@@ -174,7 +179,7 @@ long ring_claim(seg_t *s, void *buf, size_t cap)
 		if (!atomic_compare_exchange_strong_explicit(&sl->ctl, &c, mine, ACQ, RLX))
 			continue;   /* another worker won it: look again */
 		advance(&s->hdr->sub_tail, pos);
-		prefetch_slot(seg_sub_slot(s, pos + 1), SHM_SLOT_HDR + 256);
+		prefetch_slot(seg_sub_slot(s, pos + 1), SHM_SLOT_HDR + 256, 0);
 		uint32_t len = sl->len;
 		if (len > s->sub_data) {
 			/* only a broken supervisor writes this; drop the slot rather than overrun */
@@ -288,7 +293,7 @@ int ring_complete(seg_t *s, const void *frame, uint32_t len)
 			if (!atomic_compare_exchange_strong_explicit(&sl->ctl, &c, mine, ACQ, RLX))
 				continue;
 			advance(&h->comp_head, pos);
-			prefetch_w(seg_comp_slot(s, pos + 1));
+			prefetch_slot(seg_comp_slot(s, pos + 1), SHM_SLOT_HDR + len, 1);
 			memcpy(sl->data, frame, len);
 			sl->len = len;
 			sl->ref = held;
@@ -347,7 +352,7 @@ long ring_drain(seg_t *s, void *buf, size_t cap, struct ring_comp *info)
 			atomic_store_explicit(&s->hdr->comp_tail, pos + 1, RLX);
 			continue;
 		}
-		prefetch_slot(seg_comp_slot(s, pos + 1), SHM_SLOT_HDR + 128);
+		prefetch_slot(seg_comp_slot(s, pos + 1), SHM_SLOT_HDR + 128, 0);
 		uint32_t len = sl->len;
 		uint32_t owner = SLOT_OWNER(c);
 		if (len <= s->comp_data && len > cap) {

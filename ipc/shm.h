@@ -79,7 +79,8 @@ struct shm_worker {
 	_Atomic uint32_t gen;                    /* sup: bumped each time a new process takes the entry */
 	_Atomic uint32_t state;                  /* enum shm_worker_state (see above for who writes) */
 	_Atomic uint32_t cancel;                 /* sup: non-zero asks the running item to stop */
-	_Atomic uint64_t cancel_xid;             /* sup: the xid the cancel is meant for */
+	_Atomic uint64_t cancel_xid;             /* sup: the xid the cancel is meant for (cancel holds
+	                                            the reason: SHM_CANCEL_*) */
 	_Atomic uint64_t drained_pos;            /* sup: held position + 1 of the last completion it
 	                                            drained from this worker (reclaim skips that item) */
 	/* line 1: the worker writes, the supervisor and shmdump read */
@@ -88,7 +89,20 @@ struct shm_worker {
 	_Atomic uint32_t held_len;               /* wrk: bytes in this worker's held frame */
 	_Atomic uint32_t items;                  /* wrk: items completed by this process */
 	_Atomic uint64_t started_ns;             /* wrk: CLOCK_MONOTONIC when it last became BUSY */
+	_Atomic int32_t item_pgid;               /* wrk: process group of the running item's processes
+	                                            (script jobs), 0 = none: the supervisor kills it
+	                                            on timeout or when it must stop the item */
+	_Atomic uint32_t flags;                  /* wrk: WRKF_* */
 };
+
+/* shm_worker.cancel: why the supervisor asks the running item to stop */
+#define SHM_CANCEL_TIMEOUT   1u   /* ran past timeoutSeconds: report FRAME_ST_TIMEOUT */
+#define SHM_CANCEL_SHUTDOWN  2u   /* supervisor stopping: report FRAME_ST_CANCELLED */
+#define SHM_CANCEL_LEASE     3u   /* ZooKeeper session lease lost: report FRAME_ST_CANCELLED */
+
+/* shm_worker.flags */
+#define WRKF_IN_NATIVE  1u   /* running native code: no heartbeat until it returns (the item's
+                                deadline, not the heartbeat, bounds it) */
 
 struct shm_header {
 	/* line 0-1: geometry, written by the creator before anyone else maps it, then immutable */

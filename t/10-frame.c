@@ -412,9 +412,54 @@ static void test_field_rejections(void)
 	is_str(err.msg, "field 'status': 9 is out of range 0..5", "  message");
 }
 
+static void test_attach_frames(void)
+{
+	unsigned char buf[8192];
+	struct frame_hello h = { .version = 1, .pid = 4321, .slots = 4, .name = "resizer",
+	                         .jobs = { 2, { "resize", "thumbs" } } };
+	long n = frame_encode_hello(&h, buf, sizeof buf);
+	ok(n > 0, "encode hello");
+	struct frame_hello d;
+	struct frame_err err;
+	int r = frame_decode_hello(dec, buf, (size_t)n, &d, &err);
+	if (!ok(r == 0, "decode hello")) diag("%s", err.msg);
+	ok(d.version == 1 && d.pid == 4321 && d.slots == 4 && d.jobs.n == 2, "hello numbers and job count");
+	is_str(d.name, "resizer", "hello name");
+	ok(d.jobs.n == 2 && !strcmp(d.jobs.v[0], "resize") && !strcmp(d.jobs.v[1], "thumbs"), "hello job list");
+
+	struct frame_hello b = h;
+	b.jobs.n = 0;
+	ok(frame_encode_hello(&b, buf, sizeof buf) == -1 && errno == EINVAL, "hello without jobs refused");
+	b = h;
+	b.slots = 65;
+	ok(frame_encode_hello(&b, buf, sizeof buf) == -1 && errno == EINVAL, "hello with 65 slots refused");
+
+	/* a list entry that is not a string */
+	unsigned char p[] = { 0x85, 0xa7, 'v', 'e', 'r', 's', 'i', 'o', 'n', 0x01, 0xa3, 'p', 'i', 'd', 0x05,
+	                      0xa5, 's', 'l', 'o', 't', 's', 0x01, 0xa4, 'n', 'a', 'm', 'e', 0xa1, 'x',
+	                      0xa4, 'j', 'o', 'b', 's', 0x92, 0xa1, 'a', 0x07 };
+	size_t len = wrap(FRAME_HELLO, p, sizeof p);
+	ok(frame_decode_hello(dec, frame, len, &d, &err) == -1 && err.code == FRAME_E_FIELDTYPE, "a job list with a number in it");
+	is_str(err.msg, "field 'jobs': entry 1 is a uint, not a str", "  message");
+	p[sizeof p - 4] = 0x90;   /* an empty array, and the frame ends there */
+	ok(frame_decode_hello(dec, frame, wrap(FRAME_HELLO, p, sizeof p - 3), &d, &err) == -1 &&
+	   err.code == FRAME_E_RANGE, "an empty job list");
+	is_str(err.msg, "field 'jobs': 0 entries, allowed 1..64", "  message");
+
+	struct frame_welcome w = { .version = 1, .slots = 4, .supervisor = 77, .heartbeat_ms = 1000 }, wd;
+	n = frame_encode_welcome(&w, buf, sizeof buf);
+	ok(n > 0 && frame_decode_welcome(dec, buf, (size_t)n, &wd, &err) == 0 && wd.slots == 4 && wd.supervisor == 77 &&
+	   wd.heartbeat_ms == 1000, "welcome round trip");
+	struct frame_refuse rf = { .error = "uid 1001 may not attach: add it to supervisor.attachAllowUids" }, rd;
+	n = frame_encode_refuse(&rf, buf, sizeof buf);
+	ok(n > 0 && frame_decode_refuse(dec, buf, (size_t)n, &rd, &err) == 0, "refuse round trip");
+	is_str(rd.error, rf.error, "  its text");
+	ok(frame_decode_hello(dec, buf, (size_t)n, &d, &err) == -1 && err.code == FRAME_E_TYPE, "a refuse is not a hello");
+}
+
 int main(void)
 {
-	plan(100);
+	plan(115);
 	dec = frame_decoder_new(FRAME_MAX_LEN);
 	if (!dec) BAIL_OUT("frame_decoder_new failed");
 	test_crc();
@@ -423,6 +468,7 @@ int main(void)
 	test_header_rejections();
 	test_msgpack_rejections();
 	test_field_rejections();
+	test_attach_frames();
 	frame_decoder_free(dec);
 	return done_testing();
 }

@@ -1,9 +1,9 @@
 /* t/fuzz/fuzz-frame.c: libFuzzer harness for the frame decoder.
  *
  * Byte 0 picks the mode: even = the rest is a whole frame (header, crc and all); odd = the
- * rest is a payload, wrapped in a correct header and checksum for a submission (1) or a
- * completion (3), so the fuzzer reaches the msgpack walk and the field checks. Every accepted
- * frame must encode again and decode to the same values. */
+ * rest is a payload, wrapped in a correct header and checksum whose type is (byte0 >> 1) % 5 + 1
+ * (submit, complete, hello, welcome, refuse), so the fuzzer reaches the msgpack walk and the
+ * field checks. Every accepted frame must encode again and decode to the same values. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (mode & 1) {
 		len = FRAME_HDR_LEN + size;
 		le32(buf, (uint32_t)len);
-		buf[4] = (mode & 2) ? FRAME_COMPLETE : FRAME_SUBMIT;
+		buf[4] = (unsigned char)((mode >> 1) % 5 + 1);
 		buf[5] = FRAME_VERSION;
 		buf[6] = buf[7] = 0;
 		memcpy(buf + FRAME_HDR_LEN, data, size);
@@ -72,5 +72,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    !SAME_STR(c.task_id, c2.task_id))
 			abort();
 	}
+	struct frame_hello h, h2;
+	if (frame_decode_hello(dec, buf, len, &h, &err) == 0) {
+		long n = frame_encode_hello(&h, again, sizeof again);
+		if (n < 0 || frame_decode_hello(dec2, again, (size_t)n, &h2, &err) != 0) abort();
+		if (h.version != h2.version || h.pid != h2.pid || h.slots != h2.slots || !SAME_STR(h.name, h2.name) ||
+		    h.jobs.n != h2.jobs.n)
+			abort();
+		for (uint32_t k = 0; k < h.jobs.n; k++)
+			if (!SAME_STR(h.jobs.v[k], h2.jobs.v[k])) abort();
+	}
+	struct frame_welcome w;
+	struct frame_refuse r;
+	(void)frame_decode_welcome(dec, buf, len, &w, &err);
+	(void)frame_decode_refuse(dec, buf, len, &r, &err);
 	return 0;
 }
