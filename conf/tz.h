@@ -92,6 +92,16 @@ typedef struct tz_span {
 void tz_span_at(const tz_t *tz, int64_t t, tz_span_t *sp);
 void tz_span_local(const tz_t *tz, int64_t local, tz_span_t *sp);
 
+/* ISO 8601 with the offset in force, "2026-03-29T03:00:00+01:00" (seconds in the offset only
+ * when it has them, as LMT does). Returns the length, or -1 (errno = ERANGE) when buf is too
+ * small; 40 bytes always suffice for years -99999..99999. */
+int tz_format_iso(const tz_t *tz, int64_t t, char *buf, size_t len);
+
+/* Parse "YYYY-MM-DD[(T| )HH:MM[:SS]][Z|(+|-)HH[[:]MM]]" into an instant. Without an offset the
+ * time is local to tz (gaps and overlaps as tz_local_to_utc). Returns 0, or -1 (errno =
+ * EINVAL) when s is not such a time. */
+int tz_parse_iso(const tz_t *tz, const char *s, int64_t *t);
+
 /* Proleptic Gregorian calendar helpers. Months 1-12; any int64 day count. */
 int64_t tz_days_from_civil(int64_t year, int month, int day);
 void tz_civil_from_days(int64_t days, int64_t *year, int *month, int *day);
