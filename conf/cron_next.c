@@ -28,7 +28,14 @@ enum { SUNDAY = 1, SATURDAY = 7 };
 /* A lenient Gregorian calendar in one zone. Like GregorianCalendar it is either "clean" (the
  * fields describe the instant t) or "dirty" (fields were set, possibly out of range; the next
  * read recomputes t from them, reading the wall time with tz_local_to_utc's rules, and then
- * the fields from t). The last offset spans are kept, so most conversions skip the lookup. */
+ * the fields from t).
+ *
+ * Speed, without changing a result: the last offset spans are kept, so most conversions skip
+ * the zone lookup; the last day and month converted are kept, so most skip the calendar
+ * arithmetic; and setting a field to the value it has is a no-op when the instant is
+ * "canonical" (reading its own fields back gives it again), which is when Java's recompute
+ * would change nothing. Every instant a recompute produces is canonical except, possibly, in
+ * a zone whose transitions overlap each other; that is checked, not assumed. */
 struct cal {
 	const tz_t *tz;
 	tz_span_t at, loc;
@@ -36,6 +43,11 @@ struct cal {
 	int64_t t;
 	int dow;
 	bool dirty;
+	bool canonical;
+	int64_t day_n, day_y; /* cache: local day number day_n is day_y-day_m-day_d */
+	int day_m, day_d;
+	int64_t mon_y, mon_days; /* cache: the first day of month mon_m of year mon_y */
+	int mon_m;
 };
 
 static int64_t fdiv(int64_t a, int64_t b)
@@ -67,12 +79,14 @@ static int64_t local_to_utc(struct cal *c, int64_t l)
 static void fields_from_time(struct cal *c)
 {
 	int64_t l = c->t + offset_at(c, c->t);
-	int64_t days = fdiv(l, 86400), secs = l - days * 86400, y;
-	int m, d;
-	tz_civil_from_days(days, &y, &m, &d);
-	c->f[F_YEAR] = y;
-	c->f[F_MONTH] = m - 1;
-	c->f[F_DAY] = d;
+	int64_t days = fdiv(l, 86400), secs = l - days * 86400;
+	if (days != c->day_n) {
+		tz_civil_from_days(days, &c->day_y, &c->day_m, &c->day_d);
+		c->day_n = days;
+	}
+	c->f[F_YEAR] = c->day_y;
+	c->f[F_MONTH] = c->day_m - 1;
+	c->f[F_DAY] = c->day_d;
 	c->f[F_HOUR] = secs / 3600;
 	c->f[F_MIN] = secs / 60 % 60;
 	c->f[F_SEC] = secs % 60;
@@ -82,10 +96,7 @@ static void fields_from_time(struct cal *c)
 
 static void cal_init(struct cal *c, const tz_t *tz, int64_t t)
 {
-	c->tz = tz;
-	c->at = c->loc = (tz_span_t){ 0, 0, 0, 0, 0 };
-	c->t = t;
-	c->dirty = false;
+	*c = (struct cal){ .tz = tz, .t = t, .day_n = INT64_MIN, .mon_m = 0 };
 	fields_from_time(c);
 }
 
@@ -94,12 +105,21 @@ static void complete(struct cal *c)
 	if (!c->dirty)
 		return;
 	int64_t y = c->f[F_YEAR] + fdiv(c->f[F_MONTH], 12);
-	int m = (int)(c->f[F_MONTH] - fdiv(c->f[F_MONTH], 12) * 12);
-	int64_t days = tz_days_from_civil(y, m + 1, 1) + c->f[F_DAY] - 1;
+	int m = (int)(c->f[F_MONTH] - fdiv(c->f[F_MONTH], 12) * 12) + 1;
+	if (m != c->mon_m || y != c->mon_y) {
+		c->mon_days = tz_days_from_civil(y, m, 1);
+		c->mon_y = y;
+		c->mon_m = m;
+	}
+	int64_t days = c->mon_days + c->f[F_DAY] - 1;
 	int64_t l = days * 86400 + c->f[F_HOUR] * 3600 + c->f[F_MIN] * 60 + c->f[F_SEC];
 	c->t = local_to_utc(c, l);
+	int32_t read_with = c->loc.offset;
 	c->dirty = false;
 	fields_from_time(c);
+	/* canonical: the local time read back maps to t again (a gap moves it; check then) */
+	c->canonical = c->at.offset == read_with ||
+	               local_to_utc(c, c->t + c->at.offset) == c->t;
 }
 
 static int64_t get(struct cal *c, int field)
@@ -123,6 +143,8 @@ static int get_dow(struct cal *c)
 
 static void set(struct cal *c, int field, int64_t v)
 {
+	if (!c->dirty && c->canonical && c->f[field] == v)
+		return; /* Java would recompute the same instant */
 	c->f[field] = v;
 	c->dirty = true;
 }
@@ -185,7 +207,7 @@ static int64_t years_ceil(const cron_t *cr, int64_t y)
 static int64_t nearest_weekday(const struct cal *cl, int64_t year, int64_t mon, int64_t day,
                                int64_t hr, int64_t min, int64_t sec, int64_t after1, bool *before)
 {
-	struct cal tc = { .tz = cl->tz, .dirty = true }; /* every field is set before a read */
+	struct cal tc = { .tz = cl->tz, .dirty = true, .day_n = INT64_MIN }; /* all fields set */
 	set_hms0(&tc);
 	set(&tc, F_DAY, day);
 	set(&tc, F_MONTH, mon - 1);
