@@ -207,7 +207,8 @@ static int64_t years_ceil(const cron_t *cr, int64_t y)
 static int64_t nearest_weekday(const struct cal *cl, int64_t year, int64_t mon, int64_t day,
                                int64_t hr, int64_t min, int64_t sec, int64_t after1, bool *before)
 {
-	struct cal tc = { .tz = cl->tz, .dirty = true, .day_n = INT64_MIN }; /* all fields set */
+	struct cal tc = *cl; /* its zone and caches; every field is set before a read */
+	tc.dirty = true;
 	set_hms0(&tc);
 	set(&tc, F_DAY, day);
 	set(&tc, F_MONTH, mon - 1);
