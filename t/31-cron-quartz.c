@@ -20,14 +20,14 @@
 #include "t/lib/oracle.h"
 #include "t/tap.h"
 
-#define NRANDOM 4000
+#define NRANDOM 4000 /* EJOB_CRON_RANDOM=n and EJOB_CRON_SEED=s for a longer soak */
 #define COUNT 5 /* fire times asked per question */
 
 static const char *const zones[] = {
 	"UTC", "Europe/London", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata",
 	"Pacific/Chatham", "America/Sao_Paulo", "Pacific/Apia", "America/St_Johns",
 	"Europe/Dublin", "Australia/Sydney", "Asia/Kathmandu", "Antarctica/Troll",
-	"America/Santiago", "Europe/Moscow", "America/Havana", "Asia/Tehran", "Africa/Cairo",
+	"America/Santiago", "Europe/Moscow", "America/Havana", "America/Caracas", "Africa/Cairo",
 	"America/Los_Angeles", "Europe/Berlin",
 };
 #define NZONES (sizeof zones / sizeof zones[0])
@@ -343,13 +343,17 @@ static char *question(const struct q *q)
 
 int main(void)
 {
-	static char rexpr[NRANDOM][512];
+	size_t nrandom = getenv("EJOB_CRON_RANDOM") ? strtoul(getenv("EJOB_CRON_RANDOM"), NULL, 10)
+	                                            : NRANDOM;
+	if (getenv("EJOB_CRON_SEED"))
+		rng = strtoull(getenv("EJOB_CRON_SEED"), NULL, 0) | 1;
+	char (*rexpr)[512] = calloc(nrandom ? nrandom : 1, sizeof *rexpr);
 	size_t ncases = sizeof cron_cases / sizeof cron_cases[0];
 	size_t nbad = sizeof cron_bad / sizeof cron_bad[0];
-	size_t cap = 1 + NHANGS + NHAND * 8 + ncases + nbad + NRANDOM * 2, nq = 0;
+	size_t cap = 1 + NHANGS + NHAND * 8 + ncases + nbad + nrandom * 2, nq = 0;
 	struct q *qs = calloc(cap, sizeof *qs);
 	char **questions = calloc(cap + 1, sizeof *questions);
-	if (!qs || !questions)
+	if (!qs || !questions || !rexpr)
 		BAIL_OUT("out of memory");
 
 	/* the t/30 tables: Quartz must agree with the expected values written there */
@@ -372,7 +376,7 @@ int main(void)
 			                   : -2208988800 + (int64_t)(rnd() % 7100000000u);
 			qs[nq++] = (struct q){ hand[i], zones[(i + (size_t)k * 7) % NZONES], at };
 		}
-	for (size_t i = 0; i < NRANDOM; i++) {
+	for (size_t i = 0; i < nrandom; i++) {
 		random_expr(rexpr[i]);
 		for (int k = 0; k < 2; k++) {
 			int64_t at = rn(2) ? instants[rn(NINSTANTS)]
@@ -393,6 +397,7 @@ int main(void)
 		fail("ask Quartz: %s", why);
 		oracle_free(questions, nq + 1);
 		free(qs);
+		free(rexpr);
 		return done_testing();
 	}
 	int max_year = 0;
@@ -440,6 +445,7 @@ int main(void)
 
 	/* 2. everything, ejob against Quartz */
 	size_t accepted = 0, refused = 0, times = 0, nevers = 0, excs = 0, verdicts = 0, timeouts = 0;
+	size_t uncompared = 0;
 	int verdict_mismatch = 0;
 	mismatches = 0;
 	tz_t *tzs[NZONES];
@@ -454,7 +460,16 @@ int main(void)
 		char java[600], mine[600];
 		snprintf(java, sizeof java, "%s", ans[1 + i]);
 		timeouts += strstr(java, "TIMEOUT") != NULL;
-		if (!strcmp(java, "TIMEOUT") || !strncmp(java, "BAD", 3)) {
+		if (!strcmp(java, "TIMEOUT")) { /* Quartz gave no answer at all, e.g. still parsing a
+		                                  * year range of millions: nothing to compare */
+			uncompared++;
+			continue;
+		}
+		if (oracle_tz_differs(qs[i].zone, qs[i].after)) { /* tzdata versions differ there */
+			uncompared++;
+			continue;
+		}
+		if (!strncmp(java, "BAD", 3)) {
 			report(&qs[i], java, "(no comparison)");
 			continue;
 		}
@@ -483,17 +498,19 @@ int main(void)
 		tz_free(tzs[z]);
 	note("Quartz answered in %.1f s, ejob in %.1f s", t1 - t0, now_s() - t1);
 	note("%zu questions past the tables: %zu accepted, %zu refused; %zu fire times, %zu "
-	     "searches ending in never (%zu of them Quartz exceptions); Quartz gave up on %zu",
-	     nq - first_other, accepted, refused, times, nevers, excs, timeouts);
+	     "searches ending in never (%zu of them Quartz exceptions); Quartz gave up on %zu; "
+	     "%zu not comparable", nq - first_other, accepted, refused, times, nevers, excs, timeouts,
+	     uncompared);
 	ok(verdict_mismatch == 0, "ejob accepts and refuses exactly what Quartz does (%zu questions)",
 	   verdicts);
 	ok(mismatches == verdict_mismatch, "ejob's next fire times equal Quartz's (%zu fire times)",
 	   times);
-	ok(accepted > nq / 3 && refused > nq / 10 && times > 15000,
-	   "the generator covers both sides (%zu accepted, %zu refused, %zu times)", accepted,
-	   refused, times);
+	ok(accepted > nq / 3 && refused > nq / 10 && times > 15000 && uncompared < nq / 200,
+	   "the generator covers both sides (%zu accepted, %zu refused, %zu times, %zu not "
+	   "comparable)", accepted, refused, times, uncompared);
 	oracle_free(ans, nq + 1);
 	oracle_free(questions, nq + 1);
 	free(qs);
+	free(rexpr);
 	return done_testing();
 }

@@ -322,23 +322,6 @@ static void test_iso(void)
 
 /* ---- against java.util.Calendar ---------------------------------------------------------- */
 
-/* Where this system's tzdata and Java's are known to differ: tzdata 2025b corrected Iran's
- * 1978 change, which Java 17.0.15 (tzdata 2025a) does not have yet. */
-static const struct {
-	const char *zone;
-	int64_t before;
-} known_diffs[] = {
-	{ "Asia/Tehran", 283996800 /* 1979-01-01 */ },
-};
-
-static int known_diff(const char *zone, int64_t t)
-{
-	for (size_t i = 0; i < sizeof known_diffs / sizeof known_diffs[0]; i++)
-		if (!strcmp(zone, known_diffs[i].zone) && t < known_diffs[i].before)
-			return 1;
-	return 0;
-}
-
 /* Zones with DST rules, checked out to 2300 (the others to 2037, where Java's own tables end:
  * past them its legacy TimeZone has special cases of its own, e.g. for Gaza and Morocco). */
 static const char *const deep[] = {
@@ -459,7 +442,7 @@ static void test_java(void)
 			int64_t got = q[i].kind == 'O' ? tz_offset_at(tz, q[i].v) : tz_local_to_utc(tz, q[i].v);
 			if (got == want)
 				continue;
-			if (known_diff(names[q[i].zone], q[i].v)) {
+			if (oracle_tz_differs(names[q[i].zone], q[i].v)) {
 				known++;
 				continue;
 			}

@@ -16,6 +16,10 @@
 char **oracle_ask(char *const *questions, size_t n, char *why, size_t whylen);
 void oracle_free(char **answers, size_t n);
 
+/* Whether zone's offsets around instant t are known to differ between this system's tzdata
+ * and the JDK's (a tzdata correction the JDK lacks), so a comparison there proves nothing. */
+int oracle_tz_differs(const char *zone, long long t);
+
 /* Hex of a string, for expressions in questions; returns a malloc'd string. */
 char *oracle_hex(const char *s);
 
