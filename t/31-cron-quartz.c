@@ -20,7 +20,7 @@
 #include "t/lib/oracle.h"
 #include "t/tap.h"
 
-#define NRANDOM 4000 /* EJOB_CRON_RANDOM=n and EJOB_CRON_SEED=s for a longer soak */
+#define NRANDOM 4000 /* a soak: EJOB_CRON_RANDOM=n, EJOB_CRON_SEED=s, EJOB_CRON_MUTATE=m */
 #define COUNT 5 /* fire times asked per question */
 
 static const char *const zones[] = {
@@ -244,6 +244,8 @@ static void mutate(char *s)
 	memcpy(s, out, strlen(out) + 1);
 }
 
+static int extra_mutations; /* EJOB_CRON_MUTATE=n: n more mutations per expression (soaks) */
+
 static void random_expr(char *out)
 {
 	struct buf b = { .n = 0 };
@@ -269,6 +271,8 @@ static void random_expr(char *out)
 	if (rn(8) == 0)
 		mutate(out);
 	if (rn(20) == 0)
+		mutate(out);
+	for (int i = 0; i < extra_mutations; i++)
 		mutate(out);
 }
 
@@ -345,6 +349,8 @@ int main(void)
 {
 	size_t nrandom = getenv("EJOB_CRON_RANDOM") ? strtoul(getenv("EJOB_CRON_RANDOM"), NULL, 10)
 	                                            : NRANDOM;
+	if (getenv("EJOB_CRON_MUTATE"))
+		extra_mutations = atoi(getenv("EJOB_CRON_MUTATE"));
 	if (getenv("EJOB_CRON_SEED"))
 		rng = strtoull(getenv("EJOB_CRON_SEED"), NULL, 0) | 1;
 	char (*rexpr)[512] = calloc(nrandom ? nrandom : 1, sizeof *rexpr);
