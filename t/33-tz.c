@@ -431,7 +431,7 @@ static void test_java(void)
 		fail("ask Java: %s", why);
 	} else {
 		size_t bad = 0, unknown = 0, zones_bad = 0, known = 0;
-		int last_bad_zone = -1;
+		int last_bad_zone = -1; /* zones_bad counts runs of mismatches, roughly zones */
 		for (size_t i = 0; i < nq; i++) {
 			if (!strncmp(ans[i], "BAD", 3)) { /* a zone this Java does not know (newer tzdata) */
 				unknown++;
@@ -457,6 +457,8 @@ static void test_java(void)
 		   "offsets and local times equal Java's (%zu questions; system tzdata %s; if this "
 		   "fails in a zone that changed between that and Java's, the versions differ)", nq,
 		   sysver);
+		if (bad)
+			diag("%zu mismatches in about %zu zones", bad, zones_bad);
 		oracle_free(ans, nq);
 	}
 	oracle_free(qs, nq);
