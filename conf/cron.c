@@ -201,10 +201,12 @@ static int add_to_set(struct parser *p, size_t at, int64_t val, int64_t end, int
 	if (start == -1 || start == CRON_ALL)
 		start = field_lo[f];
 	if (stop < start) {
+		if (f == CRON_YEAR && end == -1)
+			return fail(p, at, "%lld is after the last year Quartz schedules (%lld)",
+			            (long long)start, (long long)p->c->max_year);
 		if (f == CRON_YEAR)
-			return fail(p, at, "range %lld-%lld runs backwards (Quartz allows years up to "
-			            "%lld)", (long long)start, (long long)stop,
-			            (long long)p->c->max_year);
+			return fail(p, at, "range %lld-%lld runs backwards", (long long)start,
+			            (long long)stop);
 		int max = field_wrap[f]; /* e.g. 22-2 in hours: 22, 23, 0, 1, 2 */
 		for (int64_t i = start; i <= stop + max; i += incr) {
 			int64_t v = i % max;
@@ -302,6 +304,8 @@ static int elem_name(struct parser *p, const struct elem *e)
 	if (e->len > 3) {
 		uint16_t c = e->s[3];
 		if (c == '-') {
+			if (e->len < 7)
+				return fail(p, e->b + 3, "a %s must follow '-'", what);
 			if ((ev = name_index(e, 4, names, count)) < 0)
 				return fail(p, e->b + 4, "'%s' is not a %s", show(e, 4, b), what);
 		} else if (c == '#' && f == CRON_DOW) {
