@@ -159,6 +159,9 @@ char **oracle_ask(char *const *q, size_t n, char *why, size_t whylen)
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
 			snprintf(why, whylen, "java not found on PATH: install a Java 17 runtime "
 			         "(default-jre-headless, e.g. with tools/install-deps)");
+		else if (err && strstr(err, "jdk.compiler"))
+			snprintf(why, whylen, "this java cannot run a source file (no jdk.compiler "
+			         "module): install openjdk-17-jdk-headless");
 		else
 			snprintf(why, whylen, "the Java oracle failed (status %d): %.400s", status,
 			         err ? err : "");
