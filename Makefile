@@ -150,7 +150,7 @@ fuzz: fuzz-build
 	  mkdir -p $$work; [ -d $$seed ] && cp -n $$seed/* $$work/ 2>/dev/null; \
 	  echo "== $$n: $(FUZZ_SECONDS)s"; \
 	  log=$(FUZZ_DIR)/$$n.log; \
-	  if $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$work \
+	  if $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/ $$work \
 	       $$( [ -f t/fuzz/$$n.dict ] && echo -dict=t/fuzz/$$n.dict ) > $$log 2>&1; then \
 	    tail -n 6 $$log; \
 	  else \
