@@ -201,7 +201,7 @@ static int setup(struct wmain *m, int argc, char **argv)
 	const char *sp = getenv("EJOB_SUPERVISOR_PID");
 	char *end;
 	long v = sp ? strtol(sp, &end, 10) : 0;
-	if (!sp || *end || v <= 1) {
+	if (!sp || *end || v < 1) {
 		logmsg(m, "EJOB_SUPERVISOR_PID is not set to a pid: ejob-worker is started by ejob-supervisor");
 		return 2;
 	}
