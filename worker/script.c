@@ -14,6 +14,7 @@
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -348,11 +349,20 @@ static void child_fail(int xw, int stage)
 }
 
 /* In the child between fork and exec: async-signal-safe calls only. */
-static void child(const struct script_spec *sp, const char *path, pid_t ppid, int devnull, int ow, int ew, int xw)
+static void child(const struct script_spec *sp, const char *path, pid_t ppid, int devnull, int ow, int ew, int xw,
+                  int go, int go_w)
 {
+	close(go_w);   /* so that the parent giving up reads as EOF here */
 	setpgid(0, 0);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != ppid)
 		_exit(127);   /* the worker is already gone: so is whoever wanted this run */
+	/* Run nothing before the parent has published our process group: whoever must stop the
+	 * item (the supervisor, the worker's control thread) then always finds the whole group. */
+	char c;
+	ssize_t r;
+	while ((r = read(go, &c, 1)) < 0 && errno == EINTR) {}
+	if (r != 1)
+		_exit(127);   /* EOF: the parent gave up on us */
 	if (dup2(devnull, 0) < 0 || dup2(ow, 1) < 0 || dup2(ew, 2) < 0)
 		child_fail(xw, STAGE_SETUP);
 	if (xw != 3) {
@@ -364,11 +374,13 @@ static void child(const struct script_spec *sp, const char *path, pid_t ppid, in
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, NULL);   /* EINVAL for libc's own: fine */
+	/* Every disposition back to default; only SIG_IGN would survive exec. The raw syscall,
+	 * because glibc's sigaction refuses its own signals (32, 33), which may well arrive ignored
+	 * (GNU make starts its children so). SIG_DFL is 0, so an all-zero kernel sigaction means
+	 * "default, no flags, empty mask" whatever the architecture's layout. */
+	static const unsigned long dfl[8];
+	for (int sig = 1; sig <= 64; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP) syscall(SYS_rt_sigaction, sig, dfl, NULL, (size_t)8);
 	execve(path, sp->argv, sp->env);
 	child_fail(xw, STAGE_EXEC);
 }
@@ -431,13 +443,14 @@ void script_run(const struct script_spec *sp, struct outcome *o)
 	f.cap = strlen(sp->tag) + SCRIPT_LINE_MAX + 32;
 	f.line = malloc(f.cap);
 	struct stream *st = malloc(2 * sizeof *st);
-	int devnull = -1, po[2] = { -1, -1 }, pe[2] = { -1, -1 }, px[2] = { -1, -1 };
+	int devnull = -1, po[2] = { -1, -1 }, pe[2] = { -1, -1 }, px[2] = { -1, -1 }, pg[2] = { -1, -1 };
 	if (!f.line || !st) {
 		set_error(o, "out of memory");
 		goto out;
 	}
 	devnull = fd_high(open("/dev/null", O_RDONLY | O_CLOEXEC));
-	if (devnull < 0 || pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 || pipe2(px, O_CLOEXEC) < 0) {
+	if (devnull < 0 || pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 || pipe2(px, O_CLOEXEC) < 0 ||
+	    pipe2(pg, O_CLOEXEC) < 0) {
 		set_error(o, "starting %s: open or pipe2 failed: %s", sp->argv[0], strerror(errno));
 		goto out;
 	}
@@ -445,8 +458,9 @@ void script_run(const struct script_spec *sp, struct outcome *o)
 		po[i] = fd_high(po[i]);
 		pe[i] = fd_high(pe[i]);
 		px[i] = fd_high(px[i]);
+		pg[i] = fd_high(pg[i]);
 	}
-	if (po[0] < 0 || po[1] < 0 || pe[0] < 0 || pe[1] < 0 || px[0] < 0 || px[1] < 0) {
+	if (po[0] < 0 || po[1] < 0 || pe[0] < 0 || pe[1] < 0 || px[0] < 0 || px[1] < 0 || pg[0] < 0 || pg[1] < 0) {
 		set_error(o, "starting %s: fcntl(F_DUPFD_CLOEXEC) failed: %s", sp->argv[0], strerror(errno));
 		goto out;
 	}
@@ -454,7 +468,7 @@ void script_run(const struct script_spec *sp, struct outcome *o)
 	pid_t ppid = getpid();
 	lock(sp->fork_lock);
 	pid_t pid = fork();
-	if (pid == 0) child(sp, path, ppid, devnull, po[1], pe[1], px[1]);
+	if (pid == 0) child(sp, path, ppid, devnull, po[1], pe[1], px[1], pg[0], pg[1]);
 	if (pid < 0) {
 		int e = errno;
 		unlock(sp->fork_lock);
@@ -466,6 +480,11 @@ void script_run(const struct script_spec *sp, struct outcome *o)
 	setpgid(pid, pid);
 	if (sp->started) sp->started(sp->arg, pid);
 	unlock(sp->fork_lock);
+	static const char go = 'g';
+	while (write(pg[1], &go, 1) < 0 && errno == EINTR) {}   /* cannot fill: one byte, fresh pipe */
+	close(pg[0]);
+	close(pg[1]);
+	pg[0] = pg[1] = -1;
 	close(po[1]);
 	close(pe[1]);
 	close(px[1]);
@@ -554,7 +573,7 @@ void script_run(const struct script_spec *sp, struct outcome *o)
 		o->status = cancel == EJOB_CANCEL_TIMEOUT ? EJOB_TIMEOUT : EJOB_CANCELLED;
 out:
 	{
-		int fds[] = { devnull, po[0], po[1], pe[0], pe[1], px[0], px[1] };
+		int fds[] = { devnull, po[0], po[1], pe[0], pe[1], px[0], px[1], pg[0], pg[1] };
 		for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
 			if (fds[i] >= 0) close(fds[i]);
 	}

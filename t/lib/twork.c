@@ -79,7 +79,7 @@ pid_t twork_start(struct twork *t, uint32_t index, const char *const *extra_env)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		for (int sig = 1; sig < NSIG; sig++)
-			if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
+			if (sig != SIGKILL && sig != SIGSTOP) signal(sig, sig <= 64 && (t->ignore >> (sig - 1) & 1) ? SIG_IGN : SIG_DFL);
 		char v[32];
 		snprintf(v, sizeof v, "%d", (int)sup);
 		setenv("EJOB_SUPERVISOR_PID", v, 1);

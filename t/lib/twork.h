@@ -22,6 +22,8 @@ struct twork {
 	char ready[32];         /* what the worker wrote to fd 6 before EOF */
 	char log[512];          /* file receiving the worker's fds 1 and 2 */
 	uint64_t next_xid;
+	uint64_t ignore;        /* signals (bit s-1 for signal s) the worker is started with ignored,
+	                           as under nohup: its scripts must not inherit that */
 };
 
 /* A segment with nworkers entries; the worker's output goes to log (appended). */
