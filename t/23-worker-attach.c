@@ -116,7 +116,13 @@ static seg_t *attach_segment(uint32_t slots, pid_t pid)
 	return s;
 }
 
-enum mode { M_WELCOME, M_REFUSE, M_REFUSE_CTL, M_GARBAGE, M_CLOSE, M_SILENT, M_NOFDS, M_SUBMIT, M_BADFDS, M_TOOMANY };
+/* "t23" + 32 x U+00E9 (67 bytes): 64 bytes would split the 31st character, so the hello
+ * carries "t23" + 30 of them (63 bytes) */
+#define E8 "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+#define LONGNAME "t23" E8 E8 E8 E8
+#define LONGNAME_CUT "t23" E8 E8 E8 "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+
+enum mode { M_WELCOME, M_LONGNAME, M_REFUSE, M_REFUSE_CTL, M_GARBAGE, M_CLOSE, M_SILENT, M_NOFDS, M_SUBMIT, M_BADFDS, M_TOOMANY };
 
 /* A forked server for one connection. It checks the hello (exit 10 if it is not what this test
  * sends), answers as mode says, then waits for the client to close (exit 0). */
@@ -129,10 +135,11 @@ static pid_t server(enum mode m, seg_t *s)
 	struct frame_hello h;
 	int c = accept_hello(5000, d, &h);
 	if (c < 0) _exit(11);
-	int good = h.version == 1 && h.pid == (uint32_t)client && h.slots == 2 && !strcmp(h.name, "t23") &&
+	const char *want_name = m == M_LONGNAME ? LONGNAME_CUT : "t23";
+	int good = h.version == 1 && h.pid == (uint32_t)client && h.slots == 2 && !strcmp(h.name, want_name) &&
 	           h.jobs.n == 2 && !strcmp(h.jobs.v[0], "alpha") && !strcmp(h.jobs.v[1], "beta");
 	switch (m) {
-	case M_WELCOME: send_welcome(c, s, 2, 200, 2); break;
+	case M_WELCOME: case M_LONGNAME: send_welcome(c, s, 2, 200, 2); break;
 	case M_TOOMANY: send_welcome(c, s, 4, 200, 2); break;
 	case M_NOFDS: send_welcome(c, s, 2, 200, 0); break;
 	case M_REFUSE: send_refuse(c, "job 'beta' is not an external job (type: script)"); break;
@@ -224,8 +231,9 @@ static int try_attach(enum mode m, int timeout_ms, ejob_worker **w, char *err, s
 {
 	seg_t *s = attach_segment(2, getpid());
 	pid_t p = server(m, s);
-	struct ejob_attach_opts o = { .socket_path = sockpath, .name = "t23", .jobs = jobs2, .slots = 2,
-	                              .timeout_ms = timeout_ms };
+	const char *longname = LONGNAME;
+	struct ejob_attach_opts o = { .socket_path = sockpath, .name = m == M_LONGNAME ? longname : "t23",
+	                              .jobs = jobs2, .slots = 2, .timeout_ms = timeout_ms };
 	err[0] = '\0';
 	errno = 0;
 	int r = ejob_attach(&o, w, err, errlen);
@@ -286,6 +294,9 @@ static void test_handshake_failures(void)
 
 	ok(try_attach(M_TOOMANY, 0, &w, err, sizeof err, &code) == -1 && errno == EPROTO &&
 	   strstr(err, "welcomed 4 slots into a segment of 2 entries"), "welcome with more slots than entries: EPROTO (%s)", err);
+
+	ok(try_attach(M_LONGNAME, 0, &w, err, sizeof err, &code) == 0 && code == 0,
+	   "a 67-byte name is cut to 63 bytes, at a character boundary (%s)", err);
 
 	const char *none[] = { NULL };
 	o = (struct ejob_attach_opts){ .socket_path = sockpath, .jobs = none };
@@ -351,8 +362,8 @@ static void test_welcome(void)
 	if (!ok(ejob_attach(&o, &w, err, sizeof err) == 0, "welcome: attached")) BAIL_OUT("%s", err);
 	is_int(ejob_slots(w), 2, "  2 slots");
 	is_int(ejob_heartbeat_ms(w), 200, "  heartbeat period from the welcome");
-	ejob_slot *s0, *s1, *sx;
-	ok(ejob_bind(w, 0, &s0) == 0 && ejob_bind(w, 1, &s1) == 0, "bind slots 0 and 1");
+	ejob_slot *s0 = NULL, *s1 = NULL, *sx;
+	if (!ok(ejob_bind(w, 0, &s0) == 0 && ejob_bind(w, 1, &s1) == 0, "bind slots 0 and 1")) BAIL_OUT("bind");
 	ok(ejob_bind(w, 0, &sx) == -1 && errno == EBUSY, "bind 0 again: EBUSY");
 	ok(ejob_bind(w, 2, &sx) == -1 && errno == EINVAL, "bind 2: EINVAL");
 	is_int(atomic_load(&seg_worker(s, 1)->state), WRK_IDLE, "a bound slot is IDLE");
@@ -398,6 +409,15 @@ static void test_welcome(void)
 	   !memcmp(cc.error, big, 510), "xid 502: error text cut to 510 bytes (170 whole characters)");
 	is_int(atomic_load(&seg_worker(s, 0)->state), WRK_IDLE, "  slot 0 IDLE again");
 	is_int(atomic_load(&seg_worker(s, 0)->items), 1, "  one item counted");
+
+	/* garbage in the ring (a supervisor bug): reported back as an error, never handed out */
+	static const unsigned char junk[40] = "\x28\x00\x00\x00\x01\x01\x00\x00not a frame at all";
+	if (ring_publish(s, junk, sizeof junk) < 0) BAIL_OUT("ring_publish");
+	ring_flush(s);
+	ok(ejob_next(s0, 100, &c) == 0, "an undecodable frame is not handed out");
+	ok(drain_one(s, d, &cc) && cc.status == FRAME_ST_ERROR && cc.xid == 0 && !strcmp(cc.job, "?") &&
+	   !strncmp(cc.error, "undecodable submission frame: ", 30), "  it is completed as an error: %s", cc.error);
+	ok(!strncmp(ejob_slot_error(s0), "undecodable submission frame: ", 30), "  ejob_slot_error says so");
 
 	uint64_t t0 = tlib_now_ms();
 	ok(ejob_next(s0, 50, &c) == 0, "nothing to claim: 0 after the timeout");
@@ -582,7 +602,7 @@ int main(void)
 	if (n < 0 || (size_t)n >= sizeof sockpath) BAIL_OUT("tmpdir path too long for a socket");
 	snprintf(logpath, sizeof logpath, "%s/external.log", dir);
 	lsock = listen_at(sockpath);
-	plan(82);
+	plan(86);
 	test_paths();
 	test_handshake_failures();
 	test_welcome();

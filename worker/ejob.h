@@ -121,8 +121,8 @@ struct ejob_attach_opts {
 	const char *socket_path;   /* the supervisor's attach socket; NULL: ejob_socket_path(ns) */
 	const char *ns;            /* the supervisor's namespace (regCenter.namespace), when
 	                              socket_path is NULL */
-	const char *name;          /* a label for the supervisor's logs, 1..64 bytes;
-	                              NULL: the program's name */
+	const char *name;          /* a label for the supervisor's logs (cut to 64 bytes);
+	                              NULL or "": the program's name */
 	const char *const *jobs;   /* NULL-terminated list of the job names served, 1..64 */
 	unsigned slots;            /* items run at once (threads), 1..64; 0 means 1 */
 	int timeout_ms;            /* how long to wait for the supervisor's answer; 0: 5000 */

@@ -81,6 +81,16 @@ static void slot_err(ejob_slot *s, const char *fmt, ...)
 	errno = e;
 }
 
+/* Cut text to at most max bytes without splitting a UTF-8 sequence. */
+static size_t utf8_cut(const char *t, size_t max)
+{
+	size_t n = strlen(t);
+	if (n <= max) return n;
+	n = max;
+	while (n > 0 && ((unsigned char)t[n] & 0xc0) == 0x80) n--;
+	return n;
+}
+
 /* ---- attach ---------------------------------------------------------------------------------- */
 
 static ejob_worker *worker_new(int memfd, int efd, int sock, char *err, size_t errlen)
@@ -141,9 +151,13 @@ int ejob_attach(const struct ejob_attach_opts *o, ejob_worker **out, char *err, 
 	}
 	struct frame_hello h = { .version = FRAME_ATTACH_VERSION, .pid = (uint32_t)getpid(),
 	                         .slots = o->slots ? o->slots : 1 };
+	/* a label: a longer one is cut (at a character boundary), an empty one replaced */
+	const char *label = o->name && o->name[0] ? o->name : program_invocation_short_name;
+	if (!label || !label[0]) label = "worker";
 	char name[FRAME_NAME_MAX + 1];
-	snprintf(name, sizeof name, "%s", o->name ? o->name : program_invocation_short_name);
-	if (!name[0]) snprintf(name, sizeof name, "worker");
+	size_t nl = utf8_cut(label, FRAME_NAME_MAX);
+	memcpy(name, label, nl);
+	name[nl] = '\0';
 	h.name = name;
 	if (h.slots > FRAME_SLOTS_MAX) {
 		fmt_err(err, errlen, "slots: %u is more than %u", h.slots, FRAME_SLOTS_MAX);
@@ -433,16 +447,6 @@ int ejob_next(ejob_slot *s, int timeout_ms, const ejob_context **ctx)
 			return -1;
 		}
 	}
-}
-
-/* Cut text to at most max bytes without splitting a UTF-8 sequence. */
-static size_t utf8_cut(const char *t, size_t max)
-{
-	size_t n = strlen(t);
-	if (n <= max) return n;
-	n = max;
-	while (n > 0 && ((unsigned char)t[n] & 0xc0) == 0x80) n--;
-	return n;
 }
 
 int ejob_done(ejob_slot *s, int status, int code, int signal, const char *error)
