@@ -140,6 +140,8 @@ $(FUZZ_DIR)/fuzz-%: t/fuzz/fuzz-%.c $(FUZZ_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
 
+.SECONDARY: $(FUZZ_LIB_OBJS)
+
 fuzz-build: $(FUZZERS)
 
 fuzz: fuzz-build
@@ -147,8 +149,13 @@ fuzz: fuzz-build
 	  n=$$(basename $$f); seed=t/fuzz/corpus/$$n; work=$(FUZZ_DIR)/corpus/$$n; \
 	  mkdir -p $$work; [ -d $$seed ] && cp -n $$seed/* $$work/ 2>/dev/null; \
 	  echo "== $$n: $(FUZZ_SECONDS)s"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$work \
-	    $$( [ -f t/fuzz/$$n.dict ] && echo -dict=t/fuzz/$$n.dict ) 2>&1 | tail -n 12 || exit 1; \
+	  log=$(FUZZ_DIR)/$$n.log; \
+	  if $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/ $$work \
+	       $$( [ -f t/fuzz/$$n.dict ] && echo -dict=t/fuzz/$$n.dict ) > $$log 2>&1; then \
+	    tail -n 6 $$log; \
+	  else \
+	    tail -n 40 $$log; echo "== $$n FAILED: the crashing input is in the log above ($$log)"; exit 1; \
+	  fi; \
 	done
 
 # ---- install -----------------------------------------------------------------------------

@@ -5,8 +5,11 @@
 #include "tools/ejobctl.h"
 
 /* Commands: add one line here and a file tools/ejobctl_NAME.c. */
+ejobctl_cmd_fn ejobctl_cron;
+
 static const struct ejobctl_cmd cmds[] = {
 	{ "validate", ejobctl_validate, "validate [--now EPOCH] FILE", "check a configuration file" },
+	{ "cron", ejobctl_cron, "cron 'EXPR' [--tz Z] [--from T] [-n N] [--epoch]", "next fire times of a Quartz cron expression" },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -1,0 +1,35 @@
+/* t/lib/tlib.h: what integration tests share: child tracking and cleanup, a watchdog,
+ * temp dirs, running a command and capturing its output, bounded polling. */
+#ifndef EJOB_TLIB_H
+#define EJOB_TLIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Every process a test starts is tracked: at exit, on a fatal signal, or when the watchdog
+ * fires, each one still alive gets SIGKILL and is reaped. */
+void tlib_init(unsigned timeout_seconds);   /* watchdog: BAIL_OUT after this long */
+pid_t tlib_fork(void);                      /* fork and track the child */
+void tlib_track(pid_t pid);
+void tlib_untrack(pid_t pid);               /* after the test reaped it itself */
+void tlib_kill_all(void);
+
+/* A fresh directory under $TMPDIR (removed with its contents at exit unless the test failed
+ * and EJOB_KEEP_TMP is set). */
+const char *tlib_tmpdir(void);
+
+/* Run argv (argv[0] a path), with stdin from /dev/null; capture stdout and stderr (each
+ * NUL-terminated, malloc'd, caller frees; up to 4 MiB). Returns the wait status, -1 if it
+ * could not start. */
+int tlib_run(const char *const argv[], char **out, char **err);
+
+/* Wait for cond(arg) to become true, polling every 2 ms, at most timeout_ms: 1 if it did. */
+int tlib_wait_for(int (*cond)(void *), void *arg, unsigned timeout_ms);
+
+uint64_t tlib_now_ms(void);
+
+/* Write a file (mode 0644). 0 or -1. */
+int tlib_write_file(const char *path, const void *data, size_t len);
+
+#endif

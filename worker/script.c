@@ -1,0 +1,582 @@
+/* worker/script.c: script jobs (see script.h). */
+#include "worker/script.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ipc/wait.h"
+
+static void fmt_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fmt_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || !errlen) return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- argv (pure) ------------------------------------------------------------------------------ */
+
+static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\n'; }
+
+/* One pass of the splitter. With out == NULL it only counts (words, bytes of words with their
+ * NULs); otherwise it writes the words into out and their starts into argv. */
+static int split_pass(const char *cmd, char *out, char **argv, size_t *nwords, size_t *nbytes,
+                      char *err, size_t errlen)
+{
+	size_t i = 0, w = 0, b = 0;
+#define EMIT(ch) do { if (out) out[b] = (ch); b++; } while (0)
+	for (;;) {
+		while (is_blank(cmd[i]) || (cmd[i] == '\\' && cmd[i + 1] == '\n'))
+			i += cmd[i] == '\\' ? 2 : 1;
+		if (!cmd[i]) break;
+		if (argv) argv[w] = out + b;
+		while (cmd[i] && !is_blank(cmd[i])) {
+			char c = cmd[i];
+			if (c == '\'') {
+				const char *close = strchr(cmd + i + 1, '\'');
+				if (!close) {
+					fmt_err(err, errlen, "unterminated single quote starting at column %zu", i + 1);
+					return -1;
+				}
+				for (i++; cmd + i < close; i++) EMIT(cmd[i]);
+				i++;
+			} else if (c == '"') {
+				size_t open = i++;
+				for (;;) {
+					c = cmd[i];
+					if (!c) {
+						fmt_err(err, errlen, "unterminated double quote starting at column %zu", open + 1);
+						return -1;
+					}
+					if (c == '"') {
+						i++;
+						break;
+					}
+					if (c == '\\' && cmd[i + 1] && strchr("$`\"\\", cmd[i + 1])) {
+						EMIT(cmd[i + 1]);
+						i += 2;
+					} else if (c == '\\' && cmd[i + 1] == '\n') {
+						i += 2;
+					} else {
+						EMIT(c);
+						i++;
+					}
+				}
+			} else if (c == '\\') {
+				if (!cmd[i + 1]) {
+					fmt_err(err, errlen, "trailing backslash at column %zu: nothing to escape", i + 1);
+					return -1;
+				}
+				if (cmd[i + 1] != '\n') EMIT(cmd[i + 1]);
+				i += 2;
+			} else {
+				EMIT(c);
+				i++;
+			}
+		}
+		EMIT('\0');
+		w++;
+	}
+#undef EMIT
+	*nwords = w;
+	*nbytes = b;
+	return 0;
+}
+
+int script_split(const char *cmd, size_t reserve, char ***argv_out, char *err, size_t errlen)
+{
+	size_t nw, nb;
+	if (split_pass(cmd, NULL, NULL, &nw, &nb, err, errlen) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (nw == 0) {
+		fmt_err(err, errlen, "empty command line");
+		errno = EINVAL;
+		return -1;
+	}
+	if (nw > INT_MAX - 1 || reserve > 1024) {
+		fmt_err(err, errlen, "too many words");
+		errno = EINVAL;
+		return -1;
+	}
+	size_t nptr = nw + reserve + 1;
+	char **argv = calloc(1, nptr * sizeof(char *) + nb);
+	if (!argv) {
+		fmt_err(err, errlen, "out of memory");
+		errno = ENOMEM;
+		return -1;
+	}
+	char *out = (char *)(argv + nptr);
+	split_pass(cmd, out, argv, &nw, &nb, NULL, 0);
+	*argv_out = argv;
+	return (int)nw;
+}
+
+/* ---- context JSON and environment (pure) ---------------------------------------------------- */
+
+int script_context_json(const ejob_context *c, json_buf_t *b)
+{
+	json_raw(b, "{");
+	json_key(b, "jobName", 1);
+	json_cstr(b, c->job, JSON_GSON);
+	json_key(b, "taskId", 0);
+	json_cstr(b, c->task_id, JSON_GSON);
+	json_key(b, "shardingTotalCount", 0);
+	json_u64(b, c->total);
+	json_key(b, "jobParameter", 0);
+	json_cstr(b, c->job_param ? c->job_param : "", JSON_GSON);
+	json_key(b, "shardingItem", 0);
+	json_u64(b, c->item);
+	if (c->item_param && c->item_param[0]) {
+		json_key(b, "shardingParameter", 0);
+		json_cstr(b, c->item_param, JSON_GSON);
+	}
+	json_raw(b, "}");
+	if (b->oom) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+static const char *const env_dropped[] = { "EJOB_SUPERVISOR_PID", "EJOB_WORKER_INDEX" };
+#define NSET 8
+
+static int env_named(const char *entry, const char *name)
+{
+	size_t l = strlen(name);
+	return !strncmp(entry, name, l) && entry[l] == '=';
+}
+
+int script_env(char *const *base, const ejob_context *c, char ***out)
+{
+	char num[6][24];
+	snprintf(num[0], sizeof num[0], "%" PRIu32, c->item);
+	snprintf(num[1], sizeof num[1], "%" PRIu32, c->total);
+	snprintf(num[2], sizeof num[2], "%" PRIu64, c->epoch);
+	snprintf(num[3], sizeof num[3], "%" PRIu64, c->fire_id);
+	snprintf(num[4], sizeof num[4], "%" PRIu32, c->attempt);
+	snprintf(num[5], sizeof num[5], "%" PRIu64, c->deadline_ms);
+	const char *name[NSET] = { "EJOB_JOB", "EJOB_TASK_ID", "EJOB_ITEM", "EJOB_TOTAL", "EJOB_EPOCH",
+	                           "EJOB_FIRE_ID", "EJOB_ATTEMPT", "EJOB_DEADLINE_MS" };
+	const char *val[NSET] = { c->job, c->task_id, num[0], num[1], num[2], num[3], num[4], num[5] };
+
+	size_t nbase = 0, bytes = 0;
+	while (base && base[nbase]) nbase++;
+	for (int i = 0; i < NSET; i++) bytes += strlen(name[i]) + 1 + strlen(val[i]) + 1;
+	char **env = malloc((nbase + NSET + 1) * sizeof(char *) + bytes);
+	if (!env) {
+		errno = ENOMEM;
+		return -1;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < nbase; i++) {
+		int drop = 0;
+		for (size_t k = 0; k < sizeof env_dropped / sizeof env_dropped[0]; k++) drop |= env_named(base[i], env_dropped[k]);
+		for (int k = 0; k < NSET; k++) drop |= env_named(base[i], name[k]);
+		if (!drop) env[n++] = base[i];
+	}
+	char *p = (char *)(env + nbase + NSET + 1);
+	for (int i = 0; i < NSET; i++) {
+		env[n++] = p;
+		size_t l = strlen(name[i]);
+		memcpy(p, name[i], l);
+		p[l] = '=';
+		size_t vl = strlen(val[i]);
+		memcpy(p + l + 1, val[i], vl + 1);
+		p += l + 1 + vl + 1;
+	}
+	env[n] = NULL;
+	*out = env;
+	return 0;
+}
+
+/* ---- output forwarding ----------------------------------------------------------------------- */
+
+struct stream {
+	int fd;                 /* -1 once at EOF */
+	const char *name;       /* "stdout" / "stderr" */
+	size_t len;
+	int cont;               /* the line in buf continues one already written in pieces */
+	char buf[SCRIPT_LINE_MAX + 1];
+};
+
+struct fwd {
+	const char *tag;
+	int log_fd;
+	char *line;             /* tag + " stderr: ..." + SCRIPT_LINE_MAX + "...\n" */
+	size_t cap;
+};
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR) continue;
+		if (w <= 0) return;   /* the log is gone: nothing better to do with the line */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void emit(struct fwd *f, struct stream *s, size_t n, int more)
+{
+	int k = snprintf(f->line, f->cap, "%s %s: %s", f->tag, s->name, s->cont ? "..." : "");
+	if (k < 0 || (size_t)k + n + 5 > f->cap) return;   /* cap is sized for this: cannot happen */
+	memcpy(f->line + k, s->buf, n);
+	size_t l = (size_t)k + n;
+	if (more) {
+		memcpy(f->line + l, "...", 3);
+		l += 3;
+	}
+	f->line[l++] = '\n';
+	write_all(f->log_fd, f->line, l);
+	s->cont = more;
+}
+
+static void consume(struct stream *s, size_t n)
+{
+	memmove(s->buf, s->buf + n, s->len - n);
+	s->len -= n;
+}
+
+/* Write every complete line (and pieces of overlong ones) in s->buf; at EOF the rest too. */
+static void flush_lines(struct fwd *f, struct stream *s, int eof)
+{
+	for (;;) {
+		char *nl = memchr(s->buf, '\n', s->len);
+		if (nl) {
+			size_t n = (size_t)(nl - s->buf);
+			emit(f, s, n, 0);
+			consume(s, n + 1);
+		} else if (s->len == sizeof s->buf) {
+			emit(f, s, SCRIPT_LINE_MAX, 1);
+			consume(s, SCRIPT_LINE_MAX);
+		} else {
+			break;
+		}
+	}
+	if (eof && s->len) {
+		emit(f, s, s->len, 0);
+		s->len = 0;
+	}
+}
+
+static void read_stream(struct fwd *f, struct stream *s)
+{
+	ssize_t r = read(s->fd, s->buf + s->len, sizeof s->buf - s->len);
+	if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
+	if (r <= 0) {
+		flush_lines(f, s, 1);
+		close(s->fd);
+		s->fd = -1;
+		return;
+	}
+	s->len += (size_t)r;
+	flush_lines(f, s, 0);
+}
+
+/* ---- fork and exec ----------------------------------------------------------------------------- */
+
+enum { STAGE_SETUP = 1, STAGE_EXEC = 2 };
+
+/* Look name up in $PATH like execvp does (an empty entry is the current directory), without
+ * ever falling back to a shell. 0 with the path in out; -1 with errno (ENOENT, EACCES, ...). */
+static int resolve(const char *name, char *out, size_t len)
+{
+	if (strchr(name, '/')) {
+		int n = snprintf(out, len, "%s", name);
+		if (n < 0 || (size_t)n >= len) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		return 0;
+	}
+	const char *path = getenv("PATH");
+	if (!path) path = "/usr/local/bin:/usr/bin:/bin";
+	int seen_eacces = 0;
+	for (const char *p = path;; ) {
+		const char *e = strchr(p, ':');
+		size_t dl = e ? (size_t)(e - p) : strlen(p);
+		int n = dl ? snprintf(out, len, "%.*s/%s", (int)dl, p, name) : snprintf(out, len, "%s", name);
+		if (n > 0 && (size_t)n < len) {
+			struct stat st;
+			if (stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
+				if (access(out, X_OK) == 0) return 0;
+				seen_eacces = 1;
+			}
+		}
+		if (!e) break;
+		p = e + 1;
+	}
+	errno = seen_eacces ? EACCES : ENOENT;
+	return -1;
+}
+
+/* Move fd to 3 or above (so the child's dup2 onto 0-2 cannot clobber it), keeping CLOEXEC. */
+static int fd_high(int fd)
+{
+	if (fd < 0 || fd > 2) return fd;
+	int n = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return n;
+}
+
+static void child_fail(int xw, int stage)
+{
+	int msg[2] = { stage, errno };
+	if (write(xw, msg, sizeof msg) < 0) { /* the parent sees EOF and a dead child */ }
+	_exit(127);
+}
+
+/* In the child between fork and exec: async-signal-safe calls only. */
+static void child(const struct script_spec *sp, const char *path, pid_t ppid, int devnull, int ow, int ew, int xw,
+                  int go, int go_w)
+{
+	close(go_w);   /* so that the parent giving up reads as EOF here */
+	setpgid(0, 0);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != ppid)
+		_exit(127);   /* the worker is already gone: so is whoever wanted this run */
+	/* Run nothing before the parent has published our process group: whoever must stop the
+	 * item (the supervisor, the worker's control thread) then always finds the whole group. */
+	char c;
+	ssize_t r;
+	while ((r = read(go, &c, 1)) < 0 && errno == EINTR) {}
+	if (r != 1)
+		_exit(127);   /* EOF: the parent gave up on us */
+	if (dup2(devnull, 0) < 0 || dup2(ow, 1) < 0 || dup2(ew, 2) < 0)
+		child_fail(xw, STAGE_SETUP);
+	if (xw != 3) {
+		if (dup3(xw, 3, O_CLOEXEC) < 0) child_fail(xw, STAGE_SETUP);
+		xw = 3;
+	}
+	if (close_range(4, ~0U, 0) < 0)
+		for (int fd = 4; fd < 1024; fd++) close(fd);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Every disposition back to default; only SIG_IGN would survive exec. The raw syscall,
+	 * because glibc's sigaction refuses its own signals (32, 33), which may well arrive ignored
+	 * (GNU make starts its children so). SIG_DFL is 0, so an all-zero kernel sigaction means
+	 * "default, no flags, empty mask" whatever the architecture's layout. */
+	static const unsigned long dfl[8];
+	for (int sig = 1; sig <= 64; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP) syscall(SYS_rt_sigaction, sig, dfl, NULL, (size_t)8);
+	execve(path, sp->argv, sp->env);
+	child_fail(xw, STAGE_EXEC);
+}
+
+static void lock(pthread_mutex_t *m) { if (m) pthread_mutex_lock(m); }
+static void unlock(pthread_mutex_t *m) { if (m) pthread_mutex_unlock(m); }
+
+static void set_error(struct outcome *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_error(struct outcome *o, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(o->err, sizeof o->err, fmt, ap);
+	va_end(ap);
+	o->status = EJOB_ERROR;
+	o->code = 0;
+	o->sig = 0;
+}
+
+static int reap(pid_t pid, int *status)
+{
+	pid_t r;
+	while ((r = waitpid(pid, status, 0)) < 0 && errno == EINTR) {}
+	return r == pid ? 0 : -1;
+}
+
+/* After the script exited, forward what it left in the pipes. Processes it left behind may
+ * hold them open: give them a moment, not forever. */
+static void drain_after_exit(struct fwd *f, struct stream *st)
+{
+	uint64_t end = wait_now_ns() + 100 * 1000000ull;
+	for (;;) {
+		struct pollfd pf[2] = { { st[0].fd, POLLIN, 0 }, { st[1].fd, POLLIN, 0 } };
+		if (st[0].fd < 0 && st[1].fd < 0) return;
+		uint64_t now = wait_now_ns();
+		if (now >= end) break;
+		int r = poll(pf, 2, (int)((end - now) / 1000000u) + 1);
+		if (r < 0 && errno == EINTR) continue;
+		if (r <= 0) break;
+		for (int i = 0; i < 2; i++)
+			if (st[i].fd >= 0 && pf[i].revents) read_stream(f, &st[i]);
+	}
+	for (int i = 0; i < 2; i++) {
+		if (st[i].fd < 0) continue;
+		flush_lines(f, &st[i], 1);
+		close(st[i].fd);
+		st[i].fd = -1;
+	}
+}
+
+void script_run(const struct script_spec *sp, struct outcome *o)
+{
+	memset(o, 0, sizeof *o);
+	char path[PATH_MAX];
+	if (resolve(sp->argv[0], path, sizeof path) < 0) {
+		set_error(o, "exec %s: %s", sp->argv[0], strerror(errno));
+		return;
+	}
+	struct fwd f = { .tag = sp->tag, .log_fd = sp->log_fd };
+	f.cap = strlen(sp->tag) + SCRIPT_LINE_MAX + 32;
+	f.line = malloc(f.cap);
+	struct stream *st = malloc(2 * sizeof *st);
+	int devnull = -1, po[2] = { -1, -1 }, pe[2] = { -1, -1 }, px[2] = { -1, -1 }, pg[2] = { -1, -1 };
+	if (!f.line || !st) {
+		set_error(o, "out of memory");
+		goto out;
+	}
+	devnull = fd_high(open("/dev/null", O_RDONLY | O_CLOEXEC));
+	if (devnull < 0 || pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 || pipe2(px, O_CLOEXEC) < 0 ||
+	    pipe2(pg, O_CLOEXEC) < 0) {
+		set_error(o, "starting %s: open or pipe2 failed: %s", sp->argv[0], strerror(errno));
+		goto out;
+	}
+	for (int i = 0; i < 2; i++) {
+		po[i] = fd_high(po[i]);
+		pe[i] = fd_high(pe[i]);
+		px[i] = fd_high(px[i]);
+		pg[i] = fd_high(pg[i]);
+	}
+	if (po[0] < 0 || po[1] < 0 || pe[0] < 0 || pe[1] < 0 || px[0] < 0 || px[1] < 0 || pg[0] < 0 || pg[1] < 0) {
+		set_error(o, "starting %s: fcntl(F_DUPFD_CLOEXEC) failed: %s", sp->argv[0], strerror(errno));
+		goto out;
+	}
+
+	pid_t ppid = getpid();
+	lock(sp->fork_lock);
+	pid_t pid = fork();
+	if (pid == 0) child(sp, path, ppid, devnull, po[1], pe[1], px[1], pg[0], pg[1]);
+	if (pid < 0) {
+		int e = errno;
+		unlock(sp->fork_lock);
+		set_error(o, "starting %s: fork failed: %s", sp->argv[0], strerror(e));
+		goto out;
+	}
+	/* the child does the same; whichever runs first makes the group exist before anyone
+	 * (the control thread, the supervisor) may signal it */
+	setpgid(pid, pid);
+	if (sp->started) sp->started(sp->arg, pid);
+	unlock(sp->fork_lock);
+	static const char go = 'g';
+	while (write(pg[1], &go, 1) < 0 && errno == EINTR) {}   /* cannot fill: one byte, fresh pipe */
+	close(pg[0]);
+	close(pg[1]);
+	pg[0] = pg[1] = -1;
+	close(po[1]);
+	close(pe[1]);
+	close(px[1]);
+	po[1] = pe[1] = px[1] = -1;
+
+	int msg[2];
+	ssize_t got;
+	while ((got = read(px[0], msg, sizeof msg)) < 0 && errno == EINTR) {}
+	if (got != 0) {
+		int status;
+		reap(pid, &status);
+		lock(sp->fork_lock);
+		if (sp->started) sp->started(sp->arg, 0);
+		unlock(sp->fork_lock);
+		if (got == (ssize_t)sizeof msg && msg[0] == STAGE_EXEC)
+			set_error(o, "exec %s: %s", sp->argv[0], strerror(msg[1]));
+		else if (got == (ssize_t)sizeof msg)
+			set_error(o, "starting %s: redirecting its stdin, stdout or stderr failed: %s", sp->argv[0], strerror(msg[1]));
+		else
+			set_error(o, "starting %s: the child died before exec", sp->argv[0]);
+		goto out;
+	}
+
+	st[0] = (struct stream){ .fd = po[0], .name = "stdout" };
+	st[1] = (struct stream){ .fd = pe[0], .name = "stderr" };
+	po[0] = pe[0] = -1;
+	int pidfd = pidfd_open(pid, 0);   /* always CLOEXEC */
+	int cancel = 0, next_ms = SCRIPT_TICK_MS, exited = 0;
+	while (!exited) {
+		struct pollfd pf[4] = {
+			{ pidfd, POLLIN, 0 }, { st[0].fd, POLLIN, 0 }, { st[1].fd, POLLIN, 0 }, { sp->wake_fd, POLLIN, 0 },
+		};
+		/* without a pidfd (EMFILE, an old kernel) look every 50 ms */
+		int r = poll(pf, 4, pidfd < 0 && next_ms > 50 ? 50 : next_ms);
+		if (r < 0 && errno != EINTR) {
+			set_error(o, "poll failed: %s", strerror(errno));
+			break;
+		}
+		if (r > 0) {
+			for (int i = 0; i < 2; i++)
+				if (st[i].fd >= 0 && pf[1 + i].revents) read_stream(&f, &st[i]);
+			if (sp->wake_fd >= 0 && (pf[3].revents & POLLIN)) {
+				uint64_t v;
+				if (read(sp->wake_fd, &v, sizeof v) < 0) { /* EAGAIN: someone else drained it */ }
+			}
+		}
+		if (pidfd >= 0) {
+			exited = r > 0 && (pf[0].revents & POLLIN);
+		} else {
+			siginfo_t si = { 0 };
+			exited = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+		}
+		if (exited) break;
+		next_ms = SCRIPT_TICK_MS;
+		int why = sp->tick ? sp->tick(sp->arg, &next_ms) : 0;
+		if (why && !cancel) {
+			cancel = why;
+			if (kill(-pid, SIGTERM) < 0 && errno != ESRCH)
+				dprintf(sp->log_fd, "%s: kill(%d, SIGTERM) failed: %s\n", sp->tag, -pid, strerror(errno));
+		}
+	}
+	if (!exited) {   /* poll broke: do not leave the item's processes running unobserved */
+		kill(-pid, SIGKILL);
+	}
+	if (pidfd >= 0) close(pidfd);
+	drain_after_exit(&f, st);
+	int status = 0;
+	int reaped = reap(pid, &status);
+	int e = errno;
+	lock(sp->fork_lock);
+	if (sp->started) sp->started(sp->arg, 0);
+	unlock(sp->fork_lock);
+	if (o->status == EJOB_ERROR) goto out;
+	if (reaped < 0) {
+		set_error(o, "waitpid(%d) failed: %s (is SIGCHLD ignored?)", (int)pid, strerror(e));
+		goto out;
+	}
+	if (WIFSIGNALED(status)) {
+		o->status = EJOB_CRASHED;
+		o->sig = WTERMSIG(status);
+	} else {
+		o->code = WEXITSTATUS(status);
+		o->status = o->code ? EJOB_FAILED : EJOB_OK;
+	}
+	if (cancel)
+		o->status = cancel == EJOB_CANCEL_TIMEOUT ? EJOB_TIMEOUT : EJOB_CANCELLED;
+out:
+	{
+		int fds[] = { devnull, po[0], po[1], pe[0], pe[1], px[0], px[1], pg[0], pg[1] };
+		for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+			if (fds[i] >= 0) close(fds[i]);
+	}
+	free(st);
+	free(f.line);
+}

@@ -1,0 +1,68 @@
+/* worker/script.h: script jobs (docs/worker.md, "Running an item", script).
+ *
+ * Pure parts: the command line split into argv (like a POSIX shell splits words, but never
+ * through a shell), the ElasticJob sharding-context JSON, the item's environment. The runner
+ * forks and execs the command in its own process group and forwards its output. */
+#ifndef EJOB_SCRIPT_H
+#define EJOB_SCRIPT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "ipc/json.h"
+#include "worker/ejob.h"
+#include "worker/outcome.h"
+
+/* Split cmd into words: blanks (space, tab, newline) separate words; 'single quotes' keep
+ * everything literally; "double quotes" keep everything but \" \\ \$ \` (the backslash goes)
+ * and backslash-newline (both go); an unquoted backslash keeps the next character literally
+ * (backslash-newline is removed). Adjacent quoted and unquoted parts form one word; '' and ""
+ * make empty words. Nothing else is special: no variables, globs, ~, comments, redirections,
+ * pipes or semicolons. Returns the number of words (>= 1) with *argv_out a NULL-terminated
+ * array in one malloc'd block (free(*argv_out)) that has `reserve` more NULL entries before
+ * its terminator, for the caller to append arguments; or -1 with errno EINVAL and the reason
+ * in err ("unterminated single quote starting at column 5"), or ENOMEM. */
+int script_split(const char *cmd, size_t reserve, char ***argv_out, char *err, size_t errlen);
+
+/* Append ElasticJob's sharding-context JSON for ctx to b, as its ScriptJobExecutor passes it
+ * (Gson defaults): {"jobName":...,"taskId":...,"shardingTotalCount":N,"jobParameter":...,
+ * "shardingItem":N,"shardingParameter":...}; "shardingParameter" is left out when the item has
+ * no parameter (item_param ""), as Gson leaves out null fields. 0, or -1 with errno ENOMEM. */
+int script_context_json(const ejob_context *ctx, json_buf_t *b);
+
+/* The item's environment: base (NULL-terminated "NAME=value" list) without EJOB_SUPERVISOR_PID,
+ * EJOB_WORKER_INDEX and the names set here, plus EJOB_JOB, EJOB_TASK_ID, EJOB_ITEM, EJOB_TOTAL,
+ * EJOB_EPOCH, EJOB_FIRE_ID, EJOB_ATTEMPT, EJOB_DEADLINE_MS. One malloc'd block (free(*out)).
+ * 0, or -1 with errno ENOMEM. */
+int script_env(char *const *base, const ejob_context *ctx, char ***out);
+
+#define SCRIPT_LINE_MAX 4096u   /* bytes of one output line; longer lines are cut into pieces */
+#define SCRIPT_TICK_MS  500     /* default period of the tick callback */
+
+struct script_spec {
+	char *const *argv;          /* argv[0]: a path (with '/') or a name looked up in $PATH */
+	char *const *env;           /* the complete environment of the child */
+	const char *tag;            /* output lines are written as "<tag> stdout: <text>\n" */
+	int log_fd;                 /* where output lines go */
+	int wake_fd;                /* readable means "call tick now" (an eventfd, drained here); -1 */
+	pthread_mutex_t *fork_lock; /* held from before fork until started() returned; may be NULL */
+	/* The child's process group (its pid) exists: publish it. Called again with 0 once the
+	 * child is reaped. Called with fork_lock held. */
+	void (*started)(void *arg, pid_t pgid);
+	/* Called at least every *next_ms ms while the child runs (and on wake_fd): stamp a
+	 * heartbeat; return 0, or a cancel reason (enum ejob_cancel): the group then gets SIGTERM
+	 * (once) and the item ends as timeout / cancelled. May lower *next_ms. */
+	int (*tick)(void *arg, int *next_ms);
+	void *arg;
+};
+
+/* Run the script to its end and say how it ended: exit 0 ok; exit n failed (code n); killed by
+ * signal s crashed (sig s); a cancel asked for: timeout (EJOB_CANCEL_TIMEOUT) or cancelled,
+ * whatever the exit, with code and signal as they were; not started: error with the reason
+ * ("exec examples/hello.sh: No such file or directory"). The child gets its own process group,
+ * PR_SET_PDEATHSIG(SIGKILL), stdin /dev/null, stdout and stderr on pipes that are forwarded
+ * to log_fd line by line, no other fds, an empty signal mask and default dispositions. */
+void script_run(const struct script_spec *sp, struct outcome *out);
+
+#endif

@@ -1,0 +1,300 @@
+/* worker/worker_main.c: ejob-worker, the pool worker (docs/worker.md).
+ *
+ * Started by ejob-supervisor with fork+exec: fd 3 the segment, 4 its eventfd, 5 the lifeline
+ * (EOF = the supervisor is gone), 6 the readiness pipe; `--index I`. Two threads: the main
+ * thread claims and runs items; a control thread watches the lifeline and a signalfd (every
+ * signal is blocked in both), so no work happens in a signal handler:
+ *   lifeline EOF, or SIGTERM with the supervisor gone: SIGKILL the item's process group, _exit
+ *   SIGTERM with the supervisor alive: finish the current item, exit 0
+ *   SIGUSR1: the supervisor set a cancel in our entry; wake the script runner to look at it
+ * Exit codes: 0 asked to stop; 1 runtime failure; 2 bad invocation or segment. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "worker/ejob.h"
+#include "worker/native.h"
+#include "worker/script.h"
+
+#define FD_LIFELINE 5
+#define FD_NOTIFY   6
+
+struct wmain {
+	ejob_worker *w;
+	ejob_slot *slot;
+	unsigned index;
+	pid_t sup_pid;
+	int sigfd;                 /* SIGTERM, SIGUSR1 */
+	int wake;                  /* eventfd: control thread -> script runner ("look at the cancel") */
+	int quit;                  /* eventfd: main thread -> control thread ("return") */
+	pthread_t control;
+	pthread_mutex_t item_lock; /* guards item_pgid; held from fork until the pgid is published */
+	pid_t item_pgid;
+	const ejob_context *ctx;   /* the running item (main thread) */
+	native_cache_t *natives;
+	_Atomic int stop;
+};
+
+static void logmsg(const struct wmain *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logmsg(const struct wmain *m, const char *fmt, ...)
+{
+	char buf[1024];
+	int n = snprintf(buf, sizeof buf, "ejob-worker[%u]: ", m->index);
+	va_list ap;
+	va_start(ap, fmt);
+	if (n > 0 && (size_t)n < sizeof buf) vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+	va_end(ap);
+	size_t l = strlen(buf);
+	if (l + 1 < sizeof buf) buf[l++] = '\n';
+	else buf[sizeof buf - 2] = '\n', l = sizeof buf - 1;
+	while (write(2, buf, l) < 0 && errno == EINTR) {}
+}
+
+/* ---- control thread ---------------------------------------------------------------------------- */
+
+/* The supervisor is gone: nobody will ever read our results, and the item must not outlive it
+ * (another machine may be given it). Take the lock so a script being forked right now has its
+ * group published before we look. */
+static _Noreturn void die_with_item(struct wmain *m, const char *why)
+{
+	pthread_mutex_lock(&m->item_lock);
+	pid_t pg = m->item_pgid;
+	if (pg > 0 && kill(-pg, SIGKILL) < 0 && errno != ESRCH)
+		logmsg(m, "kill(%d, SIGKILL) failed: %s", -pg, strerror(errno));
+	if (pg > 0) logmsg(m, "%s: killed the running item's process group %d, exiting", why, (int)pg);
+	else logmsg(m, "%s: exiting", why);
+	_exit(1);
+}
+
+static void *control_main(void *arg)
+{
+	struct wmain *m = arg;
+	for (;;) {
+		struct pollfd pf[3] = { { FD_LIFELINE, POLLIN, 0 }, { m->sigfd, POLLIN, 0 }, { m->quit, POLLIN, 0 } };
+		if (poll(pf, 3, -1) < 0) {
+			if (errno == EINTR) continue;
+			logmsg(m, "poll (control) failed: %s", strerror(errno));
+			die_with_item(m, "cannot watch the lifeline");
+		}
+		if (pf[0].revents) {
+			char b[64];
+			ssize_t r = read(FD_LIFELINE, b, sizeof b);
+			if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN))
+				die_with_item(m, "the supervisor is gone (lifeline closed)");
+		}
+		if (pf[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			ssize_t r = read(m->sigfd, &si, sizeof si);
+			if (r == (ssize_t)sizeof si && si.ssi_signo == SIGTERM) {
+				if (getppid() != m->sup_pid)
+					die_with_item(m, "SIGTERM and the supervisor is gone");
+				atomic_store(&m->stop, 1);
+				ejob_stop(m->w);
+			} else if (r == (ssize_t)sizeof si && si.ssi_signo == SIGUSR1) {
+				uint64_t one = 1;
+				if (write(m->wake, &one, sizeof one) < 0) { /* EAGAIN: a wake is already pending */ }
+			}
+		}
+		if (pf[2].revents & POLLIN) return NULL;
+	}
+}
+
+/* ---- items --------------------------------------------------------------------------------------- */
+
+static void on_started(void *arg, pid_t pgid)
+{
+	struct wmain *m = arg;   /* item_lock is held by the runner */
+	m->item_pgid = pgid;
+	ejob_set_item_pgid(m->slot, pgid);
+}
+
+static int on_tick(void *arg, int *next_ms)
+{
+	struct wmain *m = arg;
+	(void)next_ms;
+	ejob_heartbeat(m->slot);
+	return ejob_cancelled(m->ctx);
+}
+
+static void error_outcome(struct outcome *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void error_outcome(struct outcome *o, const char *fmt, ...)
+{
+	memset(o, 0, sizeof *o);
+	o->status = EJOB_ERROR;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(o->err, sizeof o->err, fmt, ap);
+	va_end(ap);
+}
+
+static void run_script(struct wmain *m, const ejob_context *c, struct outcome *o)
+{
+	if (!c->cmd || !c->cmd[0]) {
+		error_outcome(o, "script item without a command line (props script.command.line)");
+		return;
+	}
+	char why[256];
+	char **argv = NULL, **env = NULL, *tag = NULL;
+	json_buf_t js;
+	json_init(&js);
+	int argc = script_split(c->cmd, 1, &argv, why, sizeof why);
+	if (argc < 0) {
+		error_outcome(o, "bad script.command.line: %s", why);
+		goto out;
+	}
+	size_t tl = strlen(c->task_id) + 32;
+	tag = malloc(tl);
+	if (script_context_json(c, &js) < 0 || script_env(environ, c, &env) < 0 || !tag) {
+		error_outcome(o, "out of memory");
+		goto out;
+	}
+	snprintf(tag, tl, "[%s item %u]", c->task_id, (unsigned)c->item);   /* sized for it */
+	argv[argc] = js.p;
+	struct script_spec sp = {
+		.argv = argv, .env = env, .tag = tag, .log_fd = 2, .wake_fd = m->wake,
+		.fork_lock = &m->item_lock, .started = on_started, .tick = on_tick, .arg = m,
+	};
+	script_run(&sp, o);
+out:
+	free(argv);
+	free(env);
+	free(tag);
+	json_free(&js);
+}
+
+static void run_item(struct wmain *m, const ejob_context *c, struct outcome *o)
+{
+	m->ctx = c;
+	switch (c->kind) {
+	case EJOB_KIND_SCRIPT:
+		run_script(m, c, o);
+		break;
+	case EJOB_KIND_NATIVE:
+		native_run(m->natives, m->slot, c, o);
+		break;
+	case EJOB_KIND_EXTERNAL:
+		error_outcome(o, "job '%s' is external: its items go to the workers that attach for it, "
+		              "not to pool workers", c->job);
+		break;
+	default:
+		error_outcome(o, "item of job '%s' has no kind (script or native)", c->job);
+		break;
+	}
+	m->ctx = NULL;
+}
+
+/* ---- start --------------------------------------------------------------------------------------- */
+
+static int setup(struct wmain *m, int argc, char **argv)
+{
+	const char *sp = getenv("EJOB_SUPERVISOR_PID");
+	char *end;
+	long v = sp ? strtol(sp, &end, 10) : 0;
+	if (!sp || *end || v < 1) {
+		logmsg(m, "EJOB_SUPERVISOR_PID is not set to a pid: ejob-worker is started by ejob-supervisor");
+		return 2;
+	}
+	m->sup_pid = (pid_t)v;
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0) {
+		logmsg(m, "prctl(PR_SET_PDEATHSIG) failed: %s", strerror(errno));
+		return 1;
+	}
+	if (getppid() != m->sup_pid) {
+		logmsg(m, "the supervisor (pid %d) is already gone", (int)m->sup_pid);
+		return 1;
+	}
+	if (fcntl(FD_LIFELINE, F_SETFD, FD_CLOEXEC) < 0 || fcntl(FD_NOTIFY, F_SETFD, FD_CLOEXEC) < 0) {
+		logmsg(m, "fds 5 (lifeline) and 6 (notify) must be open: ejob-worker is started by ejob-supervisor");
+		return 2;
+	}
+	char err[512];
+	if (ejob_attach_inherited(argc, argv, &m->w, &m->slot, err, sizeof err) < 0) {
+		logmsg(m, "%s", err);
+		return 2;
+	}
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGUSR1);
+	m->sigfd = signalfd(-1, &set, SFD_CLOEXEC);
+	m->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	m->quit = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	m->natives = native_cache_new();
+	if (m->sigfd < 0 || m->wake < 0 || m->quit < 0 || !m->natives) {
+		logmsg(m, "signalfd, eventfd or malloc failed: %s", strerror(errno));
+		return 1;
+	}
+	int e = pthread_create(&m->control, NULL, control_main, m);
+	if (e) {
+		logmsg(m, "pthread_create failed: %s", strerror(e));
+		return 1;
+	}
+	static const char ready[] = "ready\n";
+	ssize_t w;
+	while ((w = write(FD_NOTIFY, ready, sizeof ready - 1)) < 0 && errno == EINTR) {}
+	if (w != (ssize_t)sizeof ready - 1) {
+		logmsg(m, "writing 'ready' to fd 6 failed: %s", w < 0 ? strerror(errno) : "short write");
+		return 1;
+	}
+	close(FD_NOTIFY);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	/* every thread inherits this mask: signals arrive only through the signalfd */
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+
+	struct wmain m = { .sigfd = -1, .wake = -1, .quit = -1 };
+	const char *ix = getenv("EJOB_WORKER_INDEX");
+	for (int i = 1; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "--index")) ix = argv[i + 1];
+	m.index = ix ? (unsigned)strtoul(ix, NULL, 10) : 0;   /* for log lines only; checked later */
+	pthread_mutex_init(&m.item_lock, NULL);
+
+	int rc = setup(&m, argc, argv);
+	if (rc) return rc;   /* nothing of ours runs yet: exit's cleanup is fine */
+
+	rc = 0;
+	for (;;) {
+		const ejob_context *c;
+		int r = ejob_next(m.slot, -1, &c);
+		if (r < 0) {
+			if (errno == ECANCELED || errno == ESHUTDOWN) break;
+			logmsg(&m, "waiting for items failed: %s", ejob_slot_error(m.slot));
+			rc = 1;
+			break;
+		}
+		if (r == 0) continue;
+		struct outcome o;
+		run_item(&m, c, &o);
+		if (ejob_done(m.slot, o.status, o.code, o.sig, o.err) < 0) {
+			logmsg(&m, "reporting an item failed: %s", ejob_slot_error(m.slot));
+			rc = 1;
+			break;
+		}
+		if (atomic_load(&m.stop)) break;
+	}
+
+	uint64_t one = 1;
+	if (write(m.quit, &one, sizeof one) == sizeof one) pthread_join(m.control, NULL);
+	ejob_detach(m.w);   /* marks the entry STOPPING */
+	native_cache_free(m.natives);
+	close(m.sigfd);
+	close(m.wake);
+	close(m.quit);
+	return rc;
+}
