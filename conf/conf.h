@@ -178,6 +178,9 @@ typedef struct conf_opts {
 	int (*lookup_user)(const char *name, uint32_t *id, void *arg);
 	int (*lookup_group)(const char *name, uint32_t *id, void *arg);
 	void *lookup_arg;
+	/* Time zones for timeZone: return 0 when the zone loads, else -1 and the reason in why.
+	 * NULL: zone names are not checked (they depend on the host's tzdata). */
+	int (*lookup_zone)(const char *name, char *why, size_t whysz, void *arg);
 	/* Command-line overrides, checked like the keys they replace (NULL/0: not given). */
 	const char *server_lists;              /* --zk */
 	const char *namespace;                 /* --namespace */
@@ -185,7 +188,7 @@ typedef struct conf_opts {
 	int workers;                           /* --workers */
 } conf_opts_t;
 
-/* The host's CPU count and getpwnam_r/getgrnam_r lookups. */
+/* The host's CPU count, getpwnam_r/getgrnam_r lookups, and tz_load() for time zones. */
 void conf_opts_system(conf_opts_t *o);
 
 /* Parse a whole file held in buf. Returns the config, or NULL when the input has errors (then

@@ -8,11 +8,13 @@
  *          ejob.maxRetries (ElasticJob refuses unknown top-level keys, docs/config.md); unknown
  *          keys are ignored; handler types ElasticJob may load as plugins are taken as written.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "conf/conf_int.h"
+#include "conf/cron.h"
 
 enum {
 	K_CRON, K_TIMEZONE, K_TOTAL, K_SIP, K_JOBPARAM, K_MONITOR, K_FAILOVER, K_MISFIRE,
@@ -417,6 +419,34 @@ static void sip_err(void *arg, size_t off, const char *msg)
 	a->b->errors++;
 }
 
+/* The cron expression, as Quartz 2.3 (so ElasticJob) reads it: its error's column, counted in
+ * characters of the expression, becomes a column in the file when the value is written there
+ * as it is (otherwise the message says where in the expression). */
+static void check_cron(jb_t *b, const conf_tnode_t *v, const char *expr)
+{
+	cron_err_t e;
+	errno = 0;
+	cron_t *c = cron_parse(expr, &e);
+	if (c) {
+		cron_free(c);
+		return;
+	}
+	char p[512];
+	kpath(b, p, sizeof p, "cron");
+	b->errors++;
+	if (errno == ENOMEM) {
+		conf_err(b->cx, v, p, "out of memory parsing the expression");
+		return;
+	}
+	size_t off = 0, len = strlen(expr);
+	for (int col = 1; col < e.column && off < len; col++) {
+		uint32_t cp;
+		off += conf_utf8_decode(expr + off, len - off, &cp);
+	}
+	if (v->exact) conf_err_in(b->cx, v, off, p, "%s", e.msg);
+	else conf_err_in(b->cx, v, off, p, "%s (column %d of the expression)", e.msg, e.column);
+}
+
 /* A job name: a ZooKeeper path segment that also survives ElasticJob's task ids. */
 static void check_name(jb_t *b, const conf_tnode_t *at, const char *name, size_t len)
 {
@@ -485,8 +515,7 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		check_name(&b, name_key, name_key->str, name_key->len);
 	}
 
-	/* cron and timeZone. TODO(cron): parse with cron_parse() once branch cron lands, and the
-	 * zone with tz_load(); map the column of a cron error into the file (conf_err_in). */
+	/* cron and timeZone: Quartz's syntax; a zone the host can load (when opts can look) */
 	kpath(&b, p, sizeof p, "cron");
 	if (!v[K_CRON] || conf_is_null(v[K_CRON])) {
 		if (!node) {
@@ -496,8 +525,18 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		}
 	} else {
 		get_str(&b, v[K_CRON], keys[K_CRON], "cron", &j->cron, true);
+		if (j->cron) check_cron(&b, v[K_CRON], j->cron);
 	}
 	get_str(&b, v[K_TIMEZONE], keys[K_TIMEZONE], "timeZone", &j->time_zone, true);
+	const conf_opts_t *o = cx->opts;
+	if (j->time_zone && o && o->lookup_zone) {
+		char why[512];
+		if (o->lookup_zone(j->time_zone, why, sizeof why, o->lookup_arg) < 0) {
+			kpath(&b, p, sizeof p, "timeZone");
+			conf_err(cx, keys[K_TIMEZONE], p, "%s", why);
+			b.errors++;
+		}
+	}
 
 	kpath(&b, p, sizeof p, "shardingTotalCount");
 	if (!v[K_TOTAL]) {

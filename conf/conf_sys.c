@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "conf/conf_int.h"
+#include "conf/tz.h"
 
 static int lookup_user(const char *name, uint32_t *id, void *arg)
 {
@@ -36,6 +37,19 @@ static int lookup_group(const char *name, uint32_t *id, void *arg)
 	return 0;
 }
 
+static int lookup_zone(const char *name, char *why, size_t whysz, void *arg)
+{
+	(void)arg;
+	tz_err_t err;
+	tz_t *tz = tz_load(name, &err);
+	if (tz) {
+		tz_free(tz);
+		return 0;
+	}
+	snprintf(why, whysz, "%s", err.msg);   /* a reason cut short is still a reason */
+	return -1;
+}
+
 void conf_opts_system(conf_opts_t *o)
 {
 	memset(o, 0, sizeof *o);
@@ -43,6 +57,7 @@ void conf_opts_system(conf_opts_t *o)
 	o->cpus = n > 0 ? (int)(n > 1024 ? 1024 : n) : 1;
 	o->lookup_user = lookup_user;
 	o->lookup_group = lookup_group;
+	o->lookup_zone = lookup_zone;
 }
 
 int conf_read_file(const char *path, char **bufp, size_t *lenp)

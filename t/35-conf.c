@@ -321,11 +321,11 @@ static void test_errors(void)
 	       HEAD "supervisor:\n  LogLevel: info\njobs: {}\n",
 	       "t.yaml:5:3: supervisor.LogLevel: unknown key; did you mean 'logLevel'?");
 	ERRORS("jobName is not a key in the file",
-	       HEAD "jobs:\n  j:\n    jobName: j\n    type: external\n    cron: x\n    shardingTotalCount: 1\n",
+	       HEAD "jobs:\n  j:\n    jobName: j\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n",
 	       "t.yaml:6:5: jobs.j.jobName: not a key here: a job's name is its key under jobs:");
 	ERRORS("duplicate keys",
-	       HEAD "jobs:\n  j:\n    type: external\n    cron: x\n    shardingTotalCount: 1\n"
-	       "    cron: y\n  j:\n    type: native\n",
+	       HEAD "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+	       "    cron: '1 * * * * ?'\n  j:\n    type: native\n",
 	       "t.yaml:9:5: jobs.j.cron: duplicate key (first at line 7, column 5); each key may "
 	       "appear once",
 	       "t.yaml:10:3: jobs.j: duplicate key (first at line 5, column 3); each key may appear once",
@@ -351,7 +351,7 @@ static void test_errors(void)
 	       "regCenter:\n  serverLists: a:1\n  namespace: n\n  sessionTimeoutMilliseconds: 999\n"
 	       "  baseSleepTimeMilliseconds: 0\n  connectionTimeoutMilliseconds: -1\n"
 	       "supervisor:\n  workers: 1025\n  killGraceSeconds: 3601\n"
-	       "jobs:\n  j:\n    type: external\n    cron: x\n    shardingTotalCount: 10001\n"
+	       "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 10001\n"
 	       "    maxTimeDiffSeconds: -2\n    reconcileIntervalMinutes: -1\n    timeoutSeconds: -1\n"
 	       "    maxRetries: 101\n",
 	       "t.yaml:4:3: regCenter.sessionTimeoutMilliseconds: must be an integer 1000-600000 (got \"999\")",
@@ -379,7 +379,7 @@ static void test_errors(void)
 	       "t.yaml:5:3: regCenter.maxSleepTimeMilliseconds: must be at least "
 	       "baseSleepTimeMilliseconds (500) (got 400)");
 	ERRORS("an integer too big for any type",
-	       HEAD "jobs:\n  j:\n    type: external\n    cron: x\n    shardingTotalCount: 99999999999999999999\n",
+	       HEAD "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 99999999999999999999\n",
 	       "t.yaml:8:5: jobs.j.shardingTotalCount: must be an integer 1-10000 (got \"99999999999999999999\")");
 	ERRORS("empty and missing required keys",
 	       "regCenter:\n  serverLists: ''\nsupervisor:\njobs:\n  j:\n    type: external\n"
@@ -394,24 +394,24 @@ static void test_errors(void)
 	       "t.yaml:1:1: regCenter: missing; the file needs regCenter with serverLists and namespace",
 	       "t.yaml:1:1: jobs: missing; the file needs jobs, a mapping of job names to jobs "
 	       "(jobs: {} for none)");
-	ERRORS("missing type", HEAD "jobs:\n  j:\n    cron: x\n    shardingTotalCount: 1\n",
+	ERRORS("missing type", HEAD "jobs:\n  j:\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n",
 	       "t.yaml:5:3: jobs.j.type: missing; every job needs a type: script, native or external");
 	ERRORS("what each type needs",
-	       HEAD "jobs:\n  s:\n    type: script\n    cron: x\n    shardingTotalCount: 1\n"
+	       HEAD "jobs:\n  s:\n    type: script\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
 	       "    props: {script.command.line: ' '}\n"
-	       "  n:\n    type: native\n    cron: x\n    shardingTotalCount: 1\n"
+	       "  n:\n    type: native\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
 	       "    props: {native.library: lib.so, native.symbol: 'a-b'}\n"
-	       "  e:\n    type: external\n    cron: x\n    shardingTotalCount: 1\n",
+	       "  e:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n",
 	       "t.yaml:9:5: jobs.s.props: a script job needs props 'script.command.line', the command "
 	       "to run (split into arguments, no shell)",
 	       "t.yaml:14:5: jobs.n.props: a native job needs props 'native.symbol', the C function to "
 	       "call (an identifier; got \"a-b\")");
 	ERRORS("a script job without props",
-	       HEAD "jobs:\n  s:\n    type: script\n    cron: x\n    shardingTotalCount: 1\n",
+	       HEAD "jobs:\n  s:\n    type: script\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n",
 	       "t.yaml:5:3: jobs.s.props: a script job needs props 'script.command.line', the command "
 	       "to run (split into arguments, no shell)");
 	ERRORS("enumerations",
-	       HEAD "supervisor:\n  logLevel: DEBUG\njobs:\n  j:\n    type: external\n    cron: x\n"
+	       HEAD "supervisor:\n  logLevel: DEBUG\njobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n"
 	       "    shardingTotalCount: 1\n    jobShardingStrategyType: ROUND_ROBIN\n"
 	       "    jobExecutorServiceHandlerType: SINGLE\n    jobErrorHandlerType: mail\n",
 	       "t.yaml:5:3: supervisor.logLevel: must be one of error, warn, info or debug (got \"DEBUG\"); "
@@ -424,11 +424,11 @@ static void test_errors(void)
 	       "WECHAT or DINGTALK (got \"mail\"); did you mean 'EMAIL'?");
 	ERRORS("names that become ZooKeeper nodes",
 	       "regCenter:\n  serverLists: a:1\n  namespace: zookeeper\njobs:\n"
-	       "  'a b':\n    type: external\n    cron: x\n    shardingTotalCount: 1\n"
-	       "  '..':\n    type: external\n    cron: x\n    shardingTotalCount: 1\n"
-	       "  'x@-@y':\n    type: external\n    cron: x\n    shardingTotalCount: 1\n"
-	       "  '':\n    type: external\n    cron: x\n    shardingTotalCount: 1\n"
-	       "  \"t\\tab\":\n    type: external\n    cron: x\n    shardingTotalCount: 1\n",
+	       "  'a b':\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+	       "  '..':\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+	       "  'x@-@y':\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+	       "  '':\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+	       "  \"t\\tab\":\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n",
 	       "t.yaml:3:3: regCenter.namespace: the name \"zookeeper\" is ZooKeeper's own node; a "
 	       "namespace must be 1-255 bytes without '/', whitespace or control characters, and not "
 	       "'.', '..' or 'zookeeper'",
@@ -450,7 +450,7 @@ static void test_errors(void)
 	memset(longname, 'x', 256);
 	snprintf(longname + 256, sizeof longname - 256, ":\n    type: external\n");
 	char y[1024];
-	snprintf(y, sizeof y, HEAD "jobs:\n  %s    cron: x\n    shardingTotalCount: 1\n", longname);
+	snprintf(y, sizeof y, HEAD "jobs:\n  %s    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n", longname);
 	conf_diags_t *d;
 	conf_t *c = parse(y, &d);
 	ok(!c && conf_diags_count(d) == 1 && strstr(conf_diags_get(d, 0)->msg, "is longer than 255 bytes"),
@@ -482,21 +482,21 @@ static void test_errors(void)
 	       "t.yaml:5:3: supervisor.ip: must be an IPv4 or IPv6 address, e.g. 10.0.0.1 (got \"host.example\")",
 	       "t.yaml:6:3: supervisor.attachSocket: must be an absolute path of at most 107 bytes");
 	ERRORS("props",
-	       HEAD "jobs:\n  j:\n    type: external\n    cron: x\n    shardingTotalCount: 1\n"
+	       HEAD "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
 	       "    props:\n      a:\n      b: [1]\n      ejob.type: native\n",
 	       "t.yaml:10:7: jobs.j.props.a: must be a string (got nothing); quote it, e.g. \"\"",
 	       "t.yaml:11:7: jobs.j.props.b: must be a string (got a list)",
 	       "t.yaml:12:7: jobs.j.props.ejob.type: props named ejob.* are ejob's own; set the job keys "
 	       "type, timeoutSeconds and maxRetries instead");
 	ERRORS("control characters",
-	       HEAD "jobs:\n  j:\n    type: external\n    cron: x\n    shardingTotalCount: 1\n"
+	       HEAD "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
 	       "    description: \"bell\\a\"\n    label: \"nul\\0\"\n",
 	       "t.yaml:9:5: jobs.j.description: must not contain control characters other than tab and "
 	       "newline (got \"bell\\x07\")",
 	       "t.yaml:10:5: jobs.j.label: must not contain NUL characters");
 	ERRORS("lists",
 	       HEAD "supervisor:\n  attachAllowGids: [staff, 4294967295, -1, ~]\njobs:\n  j:\n"
-	       "    type: external\n    cron: x\n    shardingTotalCount: 1\n"
+	       "    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
 	       "    jobListenerTypes: a\n    jobExtraConfigurations: [1]\n",
 	       "t.yaml:5:28: supervisor.attachAllowGids[1]: must be a group id 0-4294967294 (got \"4294967295\")",
 	       "t.yaml:5:40: supervisor.attachAllowGids[2]: must be a group name (letters, digits, '_', "
@@ -516,7 +516,7 @@ static void test_errors(void)
 	       "(got a list)");
 	ERRORS("empty file", "# nothing\n",
 	       "t.yaml:1:1: the file is empty; it needs regCenter (serverLists, namespace) and jobs");
-	ERRORS("YAML syntax error", HEAD "jobs:\n  j:\n    type: external\n   cron: x\n",
+	ERRORS("YAML syntax error", HEAD "jobs:\n  j:\n    type: external\n   cron: '0 * * * * ?'\n",
 	       "t.yaml:7:4: YAML syntax error: did not find expected key (while parsing a block mapping "
 	       "at line 5, column 3)");
 	ERRORS("tabs", HEAD "jobs:\n\tj: {}\n",
@@ -542,9 +542,66 @@ static void test_errors(void)
 	       "t.yaml:6:9: jobs.j.<<: a merge key takes a mapping or a list of mappings (got a scalar)");
 }
 
+static void test_cron(void)
+{
+	ERRORS("a cron error at its column in the file",
+	       HEAD "jobs:\n  j:\n    type: external\n    cron: 0 0/5 24 * * ?\n    shardingTotalCount: 1\n",
+	       "t.yaml:7:17: jobs.j.cron: hours: value 24 out of range 0-23");
+	ERRORS("in a quoted value",
+	       HEAD "jobs:\n  j:\n    type: external\n    cron: \"0 0 0 * * *\"\n    shardingTotalCount: 1\n",
+	       "t.yaml:7:22: jobs.j.cron: day-of-month and day-of-week both have values: make one of them "
+	       "'?' (e.g. '0 0 12 ? * MON' or '0 0 12 1 * ?')");
+	ERRORS("past the end when fields are missing",
+	       HEAD "jobs:\n  j:\n    type: external\n    cron: '0 0 0 * *'\n    shardingTotalCount: 1\n",
+	       "t.yaml:7:21: jobs.j.cron: 5 fields, need at least 6: seconds minutes hours day-of-month "
+	       "month day-of-week [year]");
+	/* columns count characters: the two bytes of 'é' earlier on the line are one column */
+	ERRORS("after a multi-byte character on the line",
+	       HEAD "jobs:\n  j: {description: \xc3\xa9, type: external, cron: '0 0 0 ? * FOO', "
+	       "shardingTotalCount: 1}\n",
+	       "t.yaml:5:56: jobs.j.cron: day-of-week: 'FOO' is not a day name (SUN-SAT)");
+	ERRORS("when the value has escapes the message says where",
+	       HEAD "jobs:\n  j:\n    type: external\n    cron: \"*/60 * * * * \\x3f\"\n"
+	       "    shardingTotalCount: 1\n",
+	       "t.yaml:7:11: jobs.j.cron: seconds: step 60 too large (at most 59) (column 3 of the "
+	       "expression)");
+	ERRORS("a block scalar too",
+	       HEAD "jobs:\n  j:\n    type: external\n    cron: >-\n      0 0 0 ? * 6#6\n"
+	       "    shardingTotalCount: 1\n",
+	       "t.yaml:7:11: jobs.j.cron: day-of-week: '#' must be followed by a number 1-5 (got '6') "
+	       "(column 13 of the expression)");
+
+	/* zones: checked when the options can load them */
+	conf_opts_t sys;
+	conf_opts_system(&sys);
+	errors_are("an unknown zone",
+	           HEAD "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n"
+	           "    timeZone: Mars/Olympus\n    shardingTotalCount: 1\n", &sys,
+	           "t.yaml:8:5: jobs.j.timeZone: unknown time zone 'Mars/Olympus' (no zone file "
+	           "/usr/share/zoneinfo/Mars/Olympus): use an IANA name such as 'Europe/London' or "
+	           "'America/New_York', or 'UTC', or 'GMT+08:00'; if the name is right, install the "
+	           "tzdata package", (const char *)NULL);
+	conf_diags_t *d;
+	const char *zones = HEAD "jobs:\n"
+		"  a: {type: external, cron: '0 * * * * ?', shardingTotalCount: 1, timeZone: Asia/Shanghai}\n"
+		"  b: {type: external, cron: '0 * * * * ?', shardingTotalCount: 1, timeZone: GMT+8}\n"
+		"  c: {type: external, cron: '0 * * * * ?', shardingTotalCount: 1, timeZone: CTT}\n"
+		"  d: {type: external, cron: '0 * * * * ?', shardingTotalCount: 1, timeZone: UTC}\n";
+	conf_t *c = parse_opts(zones, &sys, &d);
+	ok(c != NULL, "IANA names, Java's custom ids and legacy ids load");
+	if (!c) for (size_t i = 0; i < conf_diags_count(d); i++) diag("%s", conf_diags_get(d, i)->text);
+	conf_free(c);
+	conf_diags_free(d);
+	c = parse(HEAD "jobs:\n  a: {type: external, cron: '0 * * * * ?', shardingTotalCount: 1, "
+	          "timeZone: Mars/Olympus}\n", &d);
+	ok(c != NULL, "without a zone lookup in the options, zones are not checked");
+	conf_free(c);
+	conf_diags_free(d);
+}
+
 static void test_sip(void)
 {
-	const char *base = HEAD "jobs:\n  j:\n    type: external\n    cron: x\n    shardingTotalCount: 4\n"
+	const char *base = HEAD "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 4\n"
 	                   "    shardingItemParameters: ";
 	char y[1024];
 	struct { const char *sip; const char *err; } cases[] = {
@@ -639,7 +696,7 @@ static void test_many_errors(void)
 	/* more errors than kept: counted, not lost */
 	size_t cap = 1 << 16, o = 0;
 	char *big = malloc(cap);
-	o += (size_t)snprintf(big + o, cap - o, HEAD "jobs:\n  j:\n    type: external\n    cron: x\n"
+	o += (size_t)snprintf(big + o, cap - o, HEAD "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n"
 	                      "    shardingTotalCount: 1\n");
 	for (int i = 0; i < 1200; i++) o += (size_t)snprintf(big + o, cap - o, "    k%d: 1\n", i);
 	conf_diags_t *d;
@@ -673,7 +730,7 @@ static void test_limits(void)
 		for (int k = 0; k < 10; k++) o += (size_t)snprintf(y + o, sizeof y - o, "%s*a%d", k ? "," : "", i - 1);
 		o += (size_t)snprintf(y + o, sizeof y - o, "]\n");
 	}
-	o += (size_t)snprintf(y + o, sizeof y - o, "jobs:\n  j:\n    type: external\n    cron: x\n"
+	o += (size_t)snprintf(y + o, sizeof y - o, "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n"
 	                      "    shardingTotalCount: 1\n    jobExtraConfigurations: [{a: *a9}]\n");
 	c = conf_parse(y, o, "t.yaml", NULL, &d);
 	ok(!c, "an alias bomb is refused");
@@ -702,7 +759,7 @@ static void test_limits(void)
 	/* a config node ZooKeeper would refuse */
 	size_t dl = 1100000;
 	char *yy = malloc(dl + 512);
-	o = (size_t)snprintf(yy, 512, HEAD "jobs:\n  j:\n    type: external\n    cron: x\n"
+	o = (size_t)snprintf(yy, 512, HEAD "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n"
 	                     "    shardingTotalCount: 1\n    description: ");
 	memset(yy + o, 'd', dl);
 	o += dl;
@@ -710,7 +767,7 @@ static void test_limits(void)
 	c = conf_parse(yy, o, "t.yaml", NULL, &d);
 	ok(!c && conf_diags_count(d) == 1, "a job whose node is over 1 MiB is refused");
 	is_str(conf_diags_count(d) ? conf_diags_get(d, 0)->text : NULL,
-	       "t.yaml:5:3: jobs.j: its config node would be 1100338 bytes, and ZooKeeper refuses nodes "
+	       "t.yaml:5:3: jobs.j: its config node would be 1100348 bytes, and ZooKeeper refuses nodes "
 	       "over 1 MiB (jute.maxbuffer); make props, description or jobExtraConfigurations smaller",
 	       "with its size");
 	conf_diags_free(d);
@@ -802,7 +859,7 @@ static void test_equal(void)
 {
 	conf_diags_t *d;
 	const char *y = HEAD "jobs:\n"
-		"  a: &a\n    type: script\n    cron: x\n    shardingTotalCount: 2\n"
+		"  a: &a\n    type: script\n    cron: '0 * * * * ?'\n    shardingTotalCount: 2\n"
 		"    props: {script.command.line: r, p: '1', q: '2'}\n"
 		"  b:\n    <<: *a\n"
 		"  c:\n    <<: *a\n    props: {q: '2', script.command.line: r, p: '1'}\n"
@@ -837,6 +894,7 @@ int main(void)
 	test_defaults();
 	test_values();
 	test_errors();
+	test_cron();
 	test_sip();
 	test_many_errors();
 	test_limits();

@@ -478,7 +478,7 @@ static void test_tolerance_and_errors(void)
 	            "props:\n  a: x\n  !!binary YQ==: y\n",
 	            "/ns/job/config:5:3: props.a: duplicate key (also at line 4, column 3); each key "
 	            "may appear once");
-	node_errors("no jobName", "cron: x\nshardingTotalCount: 1\n",
+	node_errors("no jobName", "cron: '0 * * * * ?'\nshardingTotalCount: 1\n",
 	            "/ns/job/config:1:1: jobName: missing; a config node names its job");
 	node_errors("no shardingTotalCount", "jobName: j\n",
 	            "/ns/job/config:1:1: shardingTotalCount: missing; every job needs the number of "
@@ -516,6 +516,8 @@ static void test_tolerance_and_errors(void)
 	            "shardingItemParameters: 0=a,2=b\n",
 	            "/ns/job/config:3:29: shardingItemParameters: item 2 is out of range: "
 	            "shardingTotalCount is 2, so items are 0-1");
+	node_errors("a bad cron", "jobName: j\nshardingTotalCount: 1\ncron: 0 0 0 ? * FOO\n",
+	            "/ns/job/config:3:17: cron: day-of-week: 'FOO' is not a day name (SUN-SAT)");
 	node_errors("a bad job name", "jobName: a/b\nshardingTotalCount: 1\n",
 	            "/ns/job/config:1:10: jobName: the name \"a/b\" contains '/'; a job name must be "
 	            "1-255 bytes without '/', '@-@', whitespace or control characters, and not '.' or '..'");

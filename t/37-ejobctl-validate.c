@@ -78,6 +78,7 @@ int main(void)
 {
 	if (access(EJOBCTL, X_OK) != 0) BAIL_OUT(EJOBCTL " is not built (run make)");
 	if (!mkdtemp(dir)) BAIL_OUT("mkdtemp: %s", strerror(errno));
+	setenv("TZ", "UTC", 1);   /* the machine's zone, for jobs without timeZone */
 	char want[4096];
 
 	/* a valid file */
@@ -88,19 +89,50 @@ int main(void)
 		"  a:\n    type: script\n    cron: '0/5 * * * * ?'\n    timeZone: UTC\n"
 		"    shardingTotalCount: 4\n    props: {script.command.line: run}\n"
 		"  b:\n    type: external\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
-		"    disabled: true\n";
+		"    disabled: true\n"
+		"  c:\n    type: external\n    cron: '0 0 2 * * ?'\n    timeZone: Asia/Shanghai\n"
+		"    shardingTotalCount: 2\n"
+		"  d:\n    type: external\n    cron: '0 0 0 30 2 ?'\n    timeZone: America/New_York\n"
+		"    shardingTotalCount: 2\n";
 	write_file("good.yaml", good, strlen(good));
 	int st = run((const char *[]){ "validate", "--now", "1700000000", path_of("good.yaml"), NULL });
 	is_int(st, 0, "a valid file: exit 0");
+	/* --now 1700000000 is 2023-11-14T22:13:20Z; the machine's zone is TZ (set to UTC here) */
 	is_str(out, "ok\n"
-	       "a: script, cron \"0/5 * * * * ?\" (UTC), next not computed (ejob's cron parser is not "
-	       "built in yet), 4 items\n"
-	       "b: external, cron \"0 0 2 * * ?\" (local time), next not computed (ejob's cron parser is "
-	       "not built in yet), 1 item, disabled\n", "ok and one line per job");
+	       "a: script, cron \"0/5 * * * * ?\" (UTC), next 2023-11-14T22:13:25+00:00, 4 items\n"
+	       "b: external, cron \"0 0 2 * * ?\" (local time, UTC), next 2023-11-15T02:00:00+00:00, "
+	       "1 item, disabled\n"
+	       "c: external, cron \"0 0 2 * * ?\" (Asia/Shanghai), next 2023-11-16T02:00:00+08:00, "
+	       "2 items\n"
+	       "d: external, cron \"0 0 0 30 2 ?\" (America/New_York), next never, 2 items\n",
+	       "ok and one line per job, next fire time in the job's zone");
 	is_str(err, "", "nothing on stderr");
+
+	setenv("TZ", "America/New_York", 1);
+	st = run((const char *[]){ "validate", "--now", "1700000000", path_of("good.yaml"), NULL });
+	ok(strstr(out, "b: external, cron \"0 0 2 * * ?\" (local time, America/New_York), next "
+	       "2023-11-15T02:00:00-05:00, 1 item, disabled\n") != NULL, "TZ is the machine's zone");
+	setenv("TZ", "UTC", 1);
 
 	st = run((const char *[]){ "validate", "examples/ejob.yaml", NULL });
 	is_int(st, 0, "examples/ejob.yaml is valid");
+
+	/* cron and timeZone errors */
+	const char *bad_cron =
+		"regCenter: {serverLists: 'zk:2181', namespace: demo}\n"
+		"jobs:\n"
+		"  a:\n    type: external\n    cron: '0 0/5 24 * * ?'\n    timeZone: Asia/Pekin\n"
+		"    shardingTotalCount: 1\n";
+	write_file("cron.yaml", bad_cron, strlen(bad_cron));
+	st = run((const char *[]){ "validate", path_of("cron.yaml"), NULL });
+	is_int(st, 2, "a bad cron and a bad zone: exit 2");
+	snprintf(want, sizeof want,
+	         "%1$s:5:18: jobs.a.cron: hours: value 24 out of range 0-23\n"
+	         "%1$s:6:5: jobs.a.timeZone: unknown time zone 'Asia/Pekin' (no zone file "
+	         "/usr/share/zoneinfo/Asia/Pekin): use an IANA name such as 'Europe/London' or "
+	         "'America/New_York', or 'UTC', or 'GMT+08:00'; if the name is right, install the tzdata "
+	         "package\n", path_of("cron.yaml"));
+	is_str(err, want, "the cron error at its column in the file; the zone's reason");
 
 	/* an invalid file: every error, on stderr */
 	const char *bad =
@@ -161,7 +193,7 @@ int main(void)
 	size_t cap = 1 << 16, o = 0;
 	char *many = malloc(cap);
 	o += (size_t)snprintf(many, cap, "regCenter: {serverLists: 'zk:1', namespace: d}\njobs:\n"
-	                      "  j:\n    type: external\n    cron: x\n    shardingTotalCount: 1\n");
+	                      "  j:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n");
 	for (int i = 0; i < 1005; i++) o += (size_t)snprintf(many + o, cap - o, "    k%d: 1\n", i);
 	write_file("many.yaml", many, o);
 	free(many);
@@ -190,7 +222,7 @@ int main(void)
 	st = run((const char *[]){ "--help", NULL });
 	ok(st == 0 && strstr(out, "validate [--now EPOCH] FILE"), "ejobctl --help lists validate");
 
-	const char *names[] = { "good.yaml", "bad.yaml", "nouser.yaml", "big.yaml", "many.yaml",
+	const char *names[] = { "good.yaml", "bad.yaml", "nouser.yaml", "big.yaml", "many.yaml", "cron.yaml",
 	                        "stdout", "stderr" };
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++) unlink(path_of(names[i]));
 	rmdir(dir);

@@ -11,6 +11,8 @@
 #include <time.h>
 
 #include "conf/conf.h"
+#include "conf/cron.h"
+#include "conf/tz.h"
 #include "tools/ejobctl.h"
 
 static void usage(FILE *f)
@@ -23,26 +25,44 @@ static void usage(FILE *f)
 }
 
 /* "2026-11-21T09:30:00+08:00" for t seconds with the zone's offset (seconds east of UTC). */
-static void iso8601(char *out, size_t n, int64_t t, int offset)
+static void iso8601(char *out, size_t n, int64_t t, int32_t offset)
 {
 	time_t local = (time_t)(t + offset);
 	struct tm tm;
 	gmtime_r(&local, &tm);
 	int off = offset < 0 ? -offset : offset;
-	snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d%c%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
-	         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, offset < 0 ? '-' : '+', off / 3600,
-	         off / 60 % 60);
+	/* out is sized for any year time_t holds; the seconds of the offset are dropped, as in
+	 * ISO 8601's +hh:mm (no zone in use today has any) */
+	int r = snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d%c%02d:%02d", tm.tm_year + 1900,
+	                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+	                 offset < 0 ? '-' : '+', off / 3600, off / 60 % 60);
+	if (r < 0 || (size_t)r >= n) snprintf(out, n, "?");
 }
 
-/* The next fire time of a job after now, as text.
- * TODO(cron): cron_parse(job->cron), tz_load(job->time_zone or the local zone), cron_next(),
- * and the zone's offset at that instant, once branch cron (conf/cron.h, conf/tz.h) is on main. */
-static void next_fire(const conf_job_t *j, int64_t now, char *out, size_t n)
+/* The next fire time of a job after now, in its zone, as text; the zone's name into zone.
+ * The year limit is Quartz's: the current year + 100 (docs/cron.md). */
+static void next_fire(const conf_job_t *j, int64_t now, char *out, size_t n, char *zone, size_t zn)
 {
-	(void)j;
-	(void)now;
-	(void)iso8601;
-	snprintf(out, n, "not computed (ejob's cron parser is not built in yet)");
+	tz_err_t terr;
+	cron_err_t cerr;
+	tz_t *tz = j->time_zone ? tz_load(j->time_zone, &terr) : tz_load_default(&terr);
+	if (!tz) {
+		snprintf(out, n, "unknown (%s)", terr.msg);
+		snprintf(zone, zn, "%s", j->time_zone ? j->time_zone : "local time");
+		return;
+	}
+	if (j->time_zone) snprintf(zone, zn, "%s", j->time_zone);
+	else snprintf(zone, zn, "local time, %s", tz_name(tz));
+	time_t t = (time_t)now;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	cron_t *c = cron_parse_max_year(j->cron, tm.tm_year + 1900 + 100, &cerr);
+	int64_t next = c ? cron_next(c, tz, now) : -1;
+	if (!c) snprintf(out, n, "unknown (%s)", cerr.msg);
+	else if (next < 0) snprintf(out, n, "never");
+	else iso8601(out, n, next, tz_offset_at(tz, next));
+	cron_free(c);
+	tz_free(tz);
 }
 
 int ejobctl_validate(int argc, char **argv)
@@ -106,12 +126,11 @@ int ejobctl_validate(int argc, char **argv)
 	printf("ok\n");
 	for (size_t i = 0; i < c->n_jobs; i++) {
 		const conf_job_t *j = &c->jobs[i];
-		char next[128];
-		next_fire(j, now, next, sizeof next);
+		char next[640], zone[300];
+		next_fire(j, now, next, sizeof next, zone, sizeof zone);
 		printf("%s: %s, cron \"%s\" (%s), next %s, %d item%s%s\n", j->name,
-		       conf_job_type_name(j->type), j->cron, j->time_zone ? j->time_zone : "local time",
-		       next, j->sharding_total_count, j->sharding_total_count == 1 ? "" : "s",
-		       j->disabled ? ", disabled" : "");
+		       conf_job_type_name(j->type), j->cron, zone, next, j->sharding_total_count,
+		       j->sharding_total_count == 1 ? "" : "s", j->disabled ? ", disabled" : "");
 	}
 	conf_free(c);
 	if (fflush(stdout) != 0) return 1;
