@@ -200,15 +200,24 @@ long ring_claim(seg_t *s, void *buf, size_t cap)
 int ring_wait(seg_t *s, int64_t timeout_ns)
 {
 	struct shm_header *h = s->hdr;
-	if (s->spin_ns) {
+	/* One spinner at a time keeps the hand-off hot without burning a core per idle worker. */
+	if (s->spin_ns && atomic_fetch_add_explicit(&h->sub_spinners, 1, RLX) == 0) {
 		uint64_t end = wait_now_ns() + s->spin_ns;
+		int found = 0;
 		for (unsigned i = 0;; i++) {
-			if (ring_pending(s) || atomic_load_explicit(&h->shutdown, RLX))
-				return 0;
+			if (ring_pending(s) || atomic_load_explicit(&h->shutdown, RLX)) {
+				found = 1;
+				break;
+			}
 			wait_cpu_relax();
 			if ((i & 63) == 63 && wait_now_ns() >= end)
 				break;
 		}
+		atomic_fetch_sub_explicit(&h->sub_spinners, 1, RLX);
+		if (found)
+			return 0;
+	} else if (s->spin_ns) {
+		atomic_fetch_sub_explicit(&h->sub_spinners, 1, RLX);
 	}
 	uint32_t v = atomic_load_explicit(&h->sub_futex, ACQ);
 	atomic_fetch_add_explicit(&h->sub_sleepers, 1, SC);

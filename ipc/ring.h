@@ -82,9 +82,9 @@ long ring_claim(seg_t *s, void *buf, size_t cap);
 /* Is there something to claim? (A hint: another worker may take it first.) */
 int ring_pending(seg_t *s);
 
-/* Wait until there may be something to claim: spin for the handle's spin time, then sleep on
- * the futex, at most timeout_ns (< 0: no limit). 0 when there may be work (or shutdown),
- * -1 with errno ETIMEDOUT or EINTR. */
+/* Wait until there may be something to claim: spin for the handle's spin time (only if no
+ * other worker of the segment is spinning), then sleep on the futex, at most timeout_ns
+ * (< 0: no limit). 0 when there may be work (or shutdown), -1 with errno ETIMEDOUT or EINTR. */
 int ring_wait(seg_t *s, int64_t timeout_ns);
 void ring_set_spin_ns(seg_t *s, uint64_t ns);
 

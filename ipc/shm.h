@@ -139,6 +139,9 @@ struct shm_header {
 	/* line 5: submission wakeups */
 	alignas(SHM_LINE) _Atomic uint32_t sub_futex;  /* sup: bumped before a wake */
 	_Atomic uint32_t sub_sleepers;                 /* wrk: workers in (or entering) futex wait */
+	_Atomic uint32_t sub_spinners;                 /* wrk: workers spinning for work (at most one
+	                                                  spins: on a small machine N spinners would
+	                                                  starve the supervisor that feeds them) */
 	_Atomic uint64_t sub_wakes;                    /* sup: wake syscalls made (statistics) */
 
 	/* line 6: completion ring, producer claim hint (workers) */
