@@ -1,0 +1,90 @@
+/* supervisor/dispatch.h: every shard-item execution from request to outcome.
+ *
+ * Requests queue here and are published to a target (the worker pool's segment, or an external
+ * attachment's) only while that target has an idle worker: an item's deadline therefore starts
+ * when it starts, and nothing waits in a ring behind a busy pool. Completions are drained from
+ * each target's completion ring when its eventfd fires; items of dead workers come back through
+ * disp_lost. Each request ends in exactly one final outcome, after its retries. */
+#ifndef EJOB_DISPATCH_H
+#define EJOB_DISPATCH_H
+
+#include <ev.h>
+#include <stdint.h>
+
+#include "ipc/frame.h"
+#include "ipc/seg.h"
+
+typedef struct disp disp_t;
+typedef struct disp_target disp_target_t;
+
+struct disp_req {
+	const char *job;
+	uint32_t kind;              /* enum frame_kind */
+	const char *cmd, *lib, *sym;/* by kind (copied) */
+	const char *job_param;
+	const char *item_param;
+	const char *task_id;
+	uint32_t item, total;
+	uint64_t fire_id, epoch;
+	uint32_t timeout_s;         /* 0 = none */
+	uint32_t max_retries;       /* runs again while attempt <= max_retries */
+	uint64_t cookie;            /* handed back with the outcome */
+};
+
+struct disp_outcome {
+	uint64_t xid, cookie, fire_id, epoch;
+	const char *job;
+	uint32_t item, attempt;
+	uint32_t status;            /* enum frame_status */
+	int32_t exit_code, signal;
+	uint64_t duration_us;
+	const char *error;
+	const char *where;          /* "worker 3", "attach:4242#0" */
+	int final;                  /* 1: no retry follows */
+};
+
+struct disp_hooks {
+	void (*outcome)(void *arg, const struct disp_outcome *o);   /* every attempt's end */
+	void (*started)(void *arg, uint64_t cookie, uint64_t xid);  /* published to a worker */
+};
+
+/* A target's side of things, supplied by whoever owns it (pool, attachment). */
+struct disp_target_ops {
+	uint32_t (*capacity)(void *arg);                 /* workers able to take an item now */
+	int (*accepts)(void *arg, const char *job, uint32_t kind);
+	pid_t (*worker_pid)(void *arg, uint32_t worker); /* to signal a cancel; 0 = do not signal */
+	void (*kill_worker)(void *arg, uint32_t worker, const char *why);   /* past the grace */
+	/* Garbage in its completion ring: the owner should drop the target. It must not call
+	 * disp_remove_target from inside this call (the drain is still using it): defer it. */
+	void (*bad_frame)(void *arg, const char *why);
+};
+
+disp_t *disp_new(struct ev_loop *loop, const struct disp_hooks *h, void *arg, uint32_t kill_grace_ms);
+void disp_free(disp_t *d);
+
+disp_target_t *disp_add_target(disp_t *d, seg_t *seg, const char *name, const struct disp_target_ops *ops,
+                               void *arg);
+/* A target going away: its held items must have been handed to disp_lost already; anything
+ * still published to it and not reported is treated as lost too. */
+void disp_remove_target(disp_t *d, disp_target_t *t);
+
+/* Queue one execution; returns its xid (never 0), or 0 with errno (EINVAL: bad request). */
+uint64_t disp_submit(disp_t *d, const struct disp_req *r);
+/* Publish what can be published now (after submits, when capacity grew). */
+void disp_kick(disp_t *d);
+/* An item a dead worker held (frame bytes from the segment). */
+void disp_lost(disp_t *d, disp_target_t *t, uint32_t worker, const void *frame, uint32_t len);
+/* Report every queued item cancelled (final). */
+void disp_cancel_queued(disp_t *d, const char *why);
+/* Ask every running item to stop (reason SHM_CANCEL_*); none of them will run again. */
+void disp_cancel_running(disp_t *d, uint32_t reason);
+/* Report every item published to t and not yet ended with `status` (items no worker claimed
+ * when the target stops). */
+void disp_abandon(disp_t *d, disp_target_t *t, uint32_t status, const char *why);
+/* Timeouts; called by the supervisor's tick. */
+void disp_tick(disp_t *d, uint64_t now_ns);
+
+uint32_t disp_pending(const disp_t *d);     /* queued, not yet published */
+uint32_t disp_running(const disp_t *d);     /* published, no outcome yet */
+
+#endif
