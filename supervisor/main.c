@@ -1,0 +1,497 @@
+/* supervisor/main.c: ejob-supervisor: command line, configuration, the event loop, signals. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <ifaddrs.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ipc/frame.h"
+#include "ipc/ring.h"
+#include "ipc/wait.h"
+#include "supervisor/sup.h"
+
+#ifndef EJOB_LIBEXEC
+#define EJOB_LIBEXEC "/usr/local/libexec/ejob"
+#endif
+
+static const char usage_text[] =
+"usage: ejob-supervisor [-c FILE] [--workers N] [--zk HOSTS] [--namespace NS] [--ip IP]\n"
+"                       [--log-level LEVEL] [--worker-bin PATH] [--socket PATH]\n"
+"       ejob-supervisor -c FILE [--workers N] --run JOB[:ITEM,ITEM...]\n"
+"\n"
+"Runs ejob's per-machine supervisor in the foreground, logging to stderr: a pool of pre-forked\n"
+"ejob-worker processes fed through shared memory, and the attach socket for external workers.\n"
+"\n"
+"  -c, --config FILE     the YAML configuration (docs/config.md)\n"
+"      --workers N       pool size (default: supervisor.workers, else the number of CPUs)\n"
+"      --zk HOSTS        ZooKeeper servers host:port,... (overrides regCenter.serverLists)\n"
+"      --namespace NS    ZooKeeper root node (overrides regCenter.namespace)\n"
+"      --ip IP           this machine's address in instance ids (default: detected)\n"
+"      --log-level L     error, warn, info (default) or debug\n"
+"      --worker-bin PATH the ejob-worker binary (default: $EJOB_WORKER_BIN, else next to this one)\n"
+"      --socket PATH     the attach socket (default: supervisor.attachSocket, else docs/worker.md)\n"
+"      --run JOB[:ITEMS] run one fire of JOB here and now, without ZooKeeper: all its items, or\n"
+"                        the listed ones (JOB:0,2,5); exit 0 only if every item succeeded\n"
+"  -h, --help            this text\n"
+"  -V, --version         the version\n"
+"\n"
+"Signals: SIGTERM/SIGINT stop dispatching, let running items finish (shutdownGraceSeconds), then\n"
+"end them; SIGHUP reloads the configuration (on error the old one stays).\n"
+"Exit status: 0 clean stop (or --run: every item succeeded), 1 runtime failure, 2 usage or\n"
+"configuration error.\n";
+
+/* ---- configuration ----------------------------------------------------------------------------- */
+
+static conf_t *load_config(struct sup *s, int quiet_ok)
+{
+	conf_opts_t o;
+	memset(&o, 0, sizeof o);
+	conf_opts_system(&o);
+	o.server_lists = s->opts.zk;
+	o.namespace = s->opts.ns;
+	o.ip = s->opts.ip;
+	o.workers = s->opts.workers;
+	char *buf = NULL;
+	size_t len = 0;
+	if (conf_read_file(s->opts.config, &buf, &len) < 0) {
+		log_error("config %s: %s", s->opts.config, strerror(errno));
+		return NULL;
+	}
+	conf_diags_t *diags = NULL;
+	conf_t *c = conf_parse(buf, len, s->opts.config, &o, &diags);
+	free(buf);
+	if (!c) {
+		size_t n = diags ? conf_diags_count(diags) : 0;
+		for (size_t i = 0; i < n; i++) {
+			const conf_diag_t *dg = conf_diags_get(diags, i);
+			if (quiet_ok) fprintf(stderr, "%s\n", dg->text);
+			else log_error("%s", dg->text);
+		}
+		if (diags && conf_diags_dropped(diags))
+			log_error("... and %zu more errors", conf_diags_dropped(diags));
+		if (!n) log_error("config %s: %s", s->opts.config, strerror(errno ? errno : ENOMEM));
+	}
+	conf_diags_free(diags);
+	return c;
+}
+
+/* ElasticJob's choice of address: the first public IPv4 of an interface that is up, else the
+ * first private one, else 127.0.0.1. */
+static void detect_ip(char *buf, size_t len)
+{
+	struct ifaddrs *ifs, *i;
+	char priv[INET_ADDRSTRLEN] = "";
+	snprintf(buf, len, "127.0.0.1");
+	if (getifaddrs(&ifs) < 0) return;
+	for (i = ifs; i; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP) ||
+		    (i->ifa_flags & IFF_LOOPBACK))
+			continue;
+		uint32_t a = ntohl(((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr);
+		char t[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, t, sizeof t);
+		int is_priv = (a >> 24) == 10 || (a >> 20) == 0xac1 || (a >> 16) == 0xc0a8 || (a >> 16) == 0xa9fe;
+		if (!is_priv) {
+			snprintf(buf, len, "%s", t);
+			freeifaddrs(ifs);
+			return;
+		}
+		if (!priv[0]) snprintf(priv, sizeof priv, "%s", t);
+	}
+	freeifaddrs(ifs);
+	if (priv[0]) snprintf(buf, len, "%s", priv);
+}
+
+static int find_worker_bin(struct sup *s)
+{
+	const char *env = getenv("EJOB_WORKER_BIN");
+	if (s->opts.worker_bin) snprintf(s->worker_bin, sizeof s->worker_bin, "%s", s->opts.worker_bin);
+	else if (env && *env) snprintf(s->worker_bin, sizeof s->worker_bin, "%s", env);
+	else {
+		char self[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+		s->worker_bin[0] = '\0';
+		if (n > 0) {
+			self[n] = '\0';
+			char *slash = strrchr(self, '/');
+			if (slash) {
+				*slash = '\0';
+				char cand[PATH_MAX + 32];
+				if ((size_t)snprintf(cand, sizeof cand, "%s/../worker/ejob-worker", self) < sizeof cand &&
+				    strlen(cand) < sizeof s->worker_bin && access(cand, X_OK) == 0)
+					memcpy(s->worker_bin, cand, strlen(cand) + 1);
+			}
+		}
+		if (!s->worker_bin[0]) snprintf(s->worker_bin, sizeof s->worker_bin, "%s/ejob-worker", EJOB_LIBEXEC);
+	}
+	if (access(s->worker_bin, X_OK) < 0) {
+		log_error("worker binary %s: %s: build it (make), or name it with --worker-bin or $EJOB_WORKER_BIN",
+		          s->worker_bin, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- hooks -------------------------------------------------------------------------------------- */
+
+static void on_lost(void *arg, uint32_t worker, const void *frame, uint32_t len)
+{
+	struct sup *s = arg;
+	disp_lost(s->disp, s->pool_target, worker, frame, len);
+}
+
+static void on_ready(void *arg, uint32_t worker)
+{
+	struct sup *s = arg;
+	(void)worker;
+	if (!s->stopping) disp_kick(s->disp);
+}
+
+static void on_pool_stopped(void *arg)
+{
+	struct sup *s = arg;
+	disp_abandon(s->disp, s->pool_target, FRAME_ST_CANCELLED, "not started: the supervisor stopped");
+	log_info("all workers have stopped");
+	ev_break(s->loop, EVBREAK_ALL);
+}
+
+static void on_outcome(void *arg, const struct disp_outcome *o)
+{
+	struct sup *s = arg;
+	char took[32];
+	snprintf(took, sizeof took, "%.1fms", (double)o->duration_us / 1000.0);
+	char detail[64] = "";
+	if (o->status != FRAME_ST_OK) {
+		if (o->signal) snprintf(detail, sizeof detail, " (signal %d)", o->signal);
+		else if (o->exit_code) snprintf(detail, sizeof detail, " (exit %d)", o->exit_code);
+	}
+	enum log_level lvl = o->status == FRAME_ST_OK ? LL_INFO : o->final ? LL_ERROR : LL_WARN;
+	log_msg(lvl, "job %s item %" PRIu32 " attempt %" PRIu32 ": %s%s in %s on %s%s%s%s", o->job, o->item,
+	        o->attempt, frame_status_name(o->status), detail, took, o->where, o->error[0] ? ": " : "", o->error,
+	        o->status != FRAME_ST_OK && !o->final ? "; it will run again" : "");
+	if (s->run) run_outcome(s, o);
+}
+
+/* pool target operations */
+static uint32_t pool_capacity(void *arg)
+{
+	struct sup *s = arg;
+	return s->stopping ? 0 : pool_ready_count(s->pool);
+}
+
+static int pool_accepts(void *arg, const char *job, uint32_t kind)
+{
+	(void)arg;
+	(void)job;
+	return kind == FRAME_KIND_SCRIPT || kind == FRAME_KIND_NATIVE;
+}
+
+static pid_t pool_worker_pid(void *arg, uint32_t worker)
+{
+	struct sup *s = arg;
+	return pool_pid(s->pool, worker);
+}
+
+static void pool_kill_worker(void *arg, uint32_t worker, const char *why)
+{
+	struct sup *s = arg;
+	pool_kill(s->pool, worker, why);
+}
+
+static void pool_bad_frame(void *arg, const char *why)
+{
+	(void)arg;
+	/* our own workers: a bug, not an attack; the completion is lost, the item is not: its
+	 * worker still holds it and a reclaim will report it if it dies */
+	log_error("pool: %s", why);
+}
+
+static int job_ok(void *arg, const char *job, char *why, size_t len)
+{
+	struct sup *s = arg;
+	for (size_t i = 0; i < s->conf->n_jobs; i++) {
+		const conf_job_t *j = &s->conf->jobs[i];
+		if (strcmp(j->name, job)) continue;
+		if (j->type == CONF_JOB_EXTERNAL) return 0;
+		snprintf(why, len, "is a %s job, not an external one", j->type == CONF_JOB_SCRIPT ? "script" : "native");
+		return -1;
+	}
+	snprintf(why, len, "no such job in this supervisor's configuration");
+	return -1;
+}
+
+static void fill_policy(struct sup *s, struct att_policy *p, uint32_t *uids, uint32_t *gids)
+{
+	const conf_supervisor_t *c = &s->conf->supervisor;
+	memset(p, 0, sizeof *p);
+	for (size_t i = 0; i < c->n_attach_allow_uids; i++)
+		if (c->attach_allow_uids[i].id != CONF_ID_UNRESOLVED) uids[p->nuids++] = c->attach_allow_uids[i].id;
+	for (size_t i = 0; i < c->n_attach_allow_gids; i++)
+		if (c->attach_allow_gids[i].id != CONF_ID_UNRESOLVED) gids[p->ngids++] = c->attach_allow_gids[i].id;
+	p->uids = uids;
+	p->gids = gids;
+	p->heartbeat_timeout_ms = 5000;
+	p->job_ok = job_ok;
+	p->arg = s;
+}
+
+/* ---- signals and the tick ---------------------------------------------------------------------- */
+
+static void shutdown_grace_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct sup *s = w->data;
+	if (disp_running(s->disp))
+		log_warn("shutdown: %" PRIu32 " items still running after the grace period; asking them to stop",
+		         disp_running(s->disp));
+	disp_cancel_running(s->disp, SHM_CANCEL_SHUTDOWN);
+}
+
+void sup_shutdown(struct sup *s, int exit_code)
+{
+	if (s->stopping) return;
+	s->stopping = 1;
+	s->exit_code = exit_code;
+	uint32_t grace = (uint32_t)s->conf->supervisor.shutdown_grace_seconds;
+	uint32_t kill_grace = (uint32_t)s->conf->supervisor.kill_grace_seconds;
+	/* nothing new starts; what is running may finish within the grace, then is asked to stop,
+	 * then killed kill_grace later */
+	disp_cancel_queued(s->disp, "not started: the supervisor is stopping");
+	ev_timer_init(&s->shutdown_w, shutdown_grace_cb, grace, 0);
+	s->shutdown_w.data = s;
+	ev_timer_start(s->loop, &s->shutdown_w);
+	pool_stop(s->pool, (grace + kill_grace) * 1000u);
+}
+
+static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	(void)revents;
+	struct sup *s = w->data;
+	if (w->signum == SIGHUP) {
+		log_info("SIGHUP: reloading %s", s->opts.config ? s->opts.config : "(no file)");
+		if (!s->opts.config) return;
+		conf_t *c = load_config(s, 0);
+		if (!c) {
+			log_error("reload failed; keeping the previous configuration");
+			return;
+		}
+		if (c->supervisor.workers != s->conf->supervisor.workers)
+			log_warn("supervisor.workers changed from %d to %d: the pool size changes at the next start",
+			         s->conf->supervisor.workers, c->supervisor.workers);
+		conf_free(s->conf);
+		s->conf = c;
+		uint32_t uids[256], gids[256];
+		struct att_policy pol;
+		fill_policy(s, &pol, uids, gids);
+		att_set_policy(s->att, &pol);
+		log_info("configuration reloaded: %zu job%s", c->n_jobs, c->n_jobs == 1 ? "" : "s");
+		return;
+	}
+	if (s->stopping) {
+		log_warn("%s again: stopping now", strsignal(w->signum));
+		pool_stop(s->pool, 0);
+		ev_break(loop, EVBREAK_ALL);
+		return;
+	}
+	log_info("%s: stopping (running items get %ds to finish)", strsignal(w->signum),
+	         s->conf->supervisor.shutdown_grace_seconds);
+	sup_shutdown(s, 0);
+}
+
+static void child_cb(struct ev_loop *loop, ev_child *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct sup *s = w->data;
+	if (!pool_reaped(s->pool, w->rpid, w->rstatus))
+		log_debug("reaped unknown child %d", (int)w->rpid);
+}
+
+static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)revents;
+	struct sup *s = w->data;
+	uint64_t now = wait_now_ns();
+	atomic_store(&seg_header(s->seg)->sup_heartbeat_ns, now);
+	pool_tick(s->pool, now);
+	disp_tick(s->disp, now);
+	att_tick(s->att, now);
+	/* an attached worker binds its slots after the welcome: capacity can grow without an event */
+	if (!s->stopping && disp_pending(s->disp)) disp_kick(s->disp);
+	if (s->run) run_tick(s);
+	(void)loop;
+}
+
+/* ---- main --------------------------------------------------------------------------------------- */
+
+static int parse_args(struct sup *s, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "config", required_argument, NULL, 'c' }, { "workers", required_argument, NULL, 'w' },
+		{ "zk", required_argument, NULL, 'z' },     { "namespace", required_argument, NULL, 'n' },
+		{ "ip", required_argument, NULL, 'i' },     { "log-level", required_argument, NULL, 'l' },
+		{ "worker-bin", required_argument, NULL, 'b' }, { "socket", required_argument, NULL, 's' },
+		{ "run", required_argument, NULL, 'r' },    { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
+	};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":c:hV", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c': s->opts.config = optarg; break;
+		case 'w': {
+			char *end;
+			errno = 0;
+			long v = strtol(optarg, &end, 10);
+			if (errno || *end || v < 1 || v > 1024) {
+				fprintf(stderr, "ejob-supervisor: --workers: '%s' is not a number in 1-1024\n", optarg);
+				return 2;
+			}
+			s->opts.workers = (int)v;
+			break;
+		}
+		case 'z': s->opts.zk = optarg; break;
+		case 'n': s->opts.ns = optarg; break;
+		case 'i': s->opts.ip = optarg; break;
+		case 'l': s->opts.log_level = optarg; break;
+		case 'b': s->opts.worker_bin = optarg; break;
+		case 's': s->opts.socket = optarg; break;
+		case 'r': s->opts.run = optarg; break;
+		case 'h': fputs(usage_text, stdout); exit(0);
+		case 'V': printf("ejob-supervisor %s\n", EJOB_VERSION); exit(0);
+		case ':':
+			fprintf(stderr, "ejob-supervisor: %s needs a value; see --help\n", argv[optind - 1]);
+			return 2;
+		default:
+			fprintf(stderr, "ejob-supervisor: unknown option '%s'; see --help\n", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ejob-supervisor: unexpected argument '%s'; see --help\n", argv[optind]);
+		return 2;
+	}
+	if (!s->opts.config) {
+		fprintf(stderr, "ejob-supervisor: no configuration: give -c FILE (docs/config.md)\n");
+		return 2;
+	}
+	if (s->opts.log_level) {
+		enum log_level l;
+		if (log_parse_level(s->opts.log_level, &l) < 0) {
+			fprintf(stderr, "ejob-supervisor: --log-level: '%s' is not one of error, warn, info, debug\n",
+			        s->opts.log_level);
+			return 2;
+		}
+		log_set_level(l);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct sup sup;
+	struct sup *s = &sup;
+	log_init("ejob-supervisor");
+	int r = parse_args(s, argc, argv);
+	if (r) return r;
+	s->conf = load_config(s, 1);
+	if (!s->conf) return 2;
+	if (!s->opts.log_level) log_set_level((enum log_level)s->conf->supervisor.log_level);
+	if (s->conf->supervisor.ip) snprintf(s->ip, sizeof s->ip, "%s", s->conf->supervisor.ip);
+	else detect_ip(s->ip, sizeof s->ip);
+	if ((size_t)snprintf(s->instance_id, sizeof s->instance_id, "%.63s@-@%d", s->ip, (int)getpid()) >=
+	    sizeof s->instance_id)
+		return 2;
+	if (find_worker_bin(s) < 0) return 2;
+
+	signal(SIGPIPE, SIG_IGN);
+	s->loop = ev_default_loop(EVFLAG_AUTO | EVFLAG_SIGNALFD);
+	if (!s->loop) {
+		log_error("cannot start libev's default loop");
+		return 1;
+	}
+
+	char err[512];
+	uint32_t nworkers = (uint32_t)s->conf->supervisor.workers;
+	struct seg_params sp = { .nworkers = nworkers, .name = "pool" };
+	if (seg_create(&sp, &s->seg, err, sizeof err) < 0) {
+		log_error("shared memory: %s", err);
+		return 1;
+	}
+	struct disp_hooks dh = { .outcome = on_outcome };
+	s->disp = disp_new(s->loop, &dh, s, (uint32_t)s->conf->supervisor.kill_grace_seconds * 1000u);
+	struct pool_params pp = {
+		.nworkers = nworkers, .worker_bin = s->worker_bin, .log_level = log_get_level(),
+		.heartbeat_timeout_ms = 5000, .backoff_max_ms = 30000,
+	};
+	struct pool_hooks ph = { .lost_item = on_lost, .ready = on_ready, .stopped = on_pool_stopped };
+	s->pool = pool_new(s->loop, s->seg, &pp, &ph, s);
+	static const struct disp_target_ops pool_ops = {
+		.capacity = pool_capacity, .accepts = pool_accepts, .worker_pid = pool_worker_pid,
+		.kill_worker = pool_kill_worker, .bad_frame = pool_bad_frame,
+	};
+	if (!s->disp || !s->pool || !(s->pool_target = disp_add_target(s->disp, s->seg, "pool", &pool_ops, s))) {
+		log_error("out of memory");
+		return 1;
+	}
+
+	char path[108];
+	const char *sock = s->opts.socket ? s->opts.socket : s->conf->supervisor.attach_socket;
+	if (!sock) {
+		if (att_default_path(s->conf->reg_center.namespace, path, sizeof path) < 0) {
+			log_error("attach socket path for namespace %s is too long: set supervisor.attachSocket",
+			          s->conf->reg_center.namespace);
+			return 2;
+		}
+		sock = path;
+	}
+	uint32_t uids[256], gids[256];
+	struct att_policy pol;
+	fill_policy(s, &pol, uids, gids);
+	s->att = att_new(s->loop, s->disp, sock, &pol, err, sizeof err);
+	if (!s->att) {
+		log_error("%s", err);
+		return 1;
+	}
+
+	ev_signal_init(&s->sig_term, sig_cb, SIGTERM);
+	ev_signal_init(&s->sig_int, sig_cb, SIGINT);
+	ev_signal_init(&s->sig_hup, sig_cb, SIGHUP);
+	s->sig_term.data = s->sig_int.data = s->sig_hup.data = s;
+	ev_signal_start(s->loop, &s->sig_term);
+	ev_signal_start(s->loop, &s->sig_int);
+	ev_signal_start(s->loop, &s->sig_hup);
+	ev_child_init(&s->child_w, child_cb, 0, 0);
+	s->child_w.data = s;
+	ev_child_start(s->loop, &s->child_w);
+	ev_timer_init(&s->tick_w, tick_cb, 0.1, 0.1);
+	s->tick_w.data = s;
+	ev_timer_start(s->loop, &s->tick_w);
+
+	log_info("ejob-supervisor %s starting: instance %s, %" PRIu32 " workers (%s)", EJOB_VERSION, s->instance_id,
+	         nworkers, s->worker_bin);
+	pool_start(s->pool);
+	if (s->opts.run && run_start(s, s->opts.run) < 0) {
+		s->exit_code = 2;
+		pool_stop(s->pool, 0);
+	}
+	ev_run(s->loop, 0);
+
+	att_free(s->att);
+	disp_free(s->disp);
+	pool_free(s->pool);
+	seg_close(s->seg);
+	conf_free(s->conf);
+	log_info("stopped");
+	return s->exit_code;
+}

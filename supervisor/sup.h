@@ -1,0 +1,58 @@
+/* supervisor/sup.h: the supervisor's one context, created in main and passed down. */
+#ifndef EJOB_SUP_H
+#define EJOB_SUP_H
+
+#include <ev.h>
+#include <stdint.h>
+
+#include "conf/conf.h"
+#include "ipc/seg.h"
+#include "supervisor/attach.h"
+#include "supervisor/dispatch.h"
+#include "supervisor/log.h"
+#include "supervisor/pool.h"
+
+#define EJOB_VERSION "0.1.0"
+
+struct sup_opts {
+	const char *config;         /* -c FILE */
+	int workers;                /* --workers (0 = from config) */
+	const char *zk;             /* --zk */
+	const char *ns;             /* --namespace */
+	const char *ip;             /* --ip */
+	const char *log_level;      /* --log-level */
+	const char *worker_bin;     /* --worker-bin */
+	const char *socket;         /* --socket */
+	const char *run;            /* --run JOB[:ITEMS] */
+};
+
+struct sup {
+	struct ev_loop *loop;
+	struct sup_opts opts;
+	conf_t *conf;
+	char ip[64];
+	char instance_id[96];       /* ElasticJob's "{ip}@-@{pid}" */
+	char worker_bin[4096];
+	seg_t *seg;
+	pool_t *pool;
+	disp_t *disp;
+	disp_target_t *pool_target;
+	att_t *att;
+	int stopping;               /* SIGTERM/SIGINT seen (or --run finished) */
+	int exit_code;
+	ev_signal sig_term, sig_int, sig_hup;
+	ev_child child_w;
+	ev_timer tick_w;
+	ev_timer shutdown_w;        /* grace before running items are asked to stop */
+	struct run *run;            /* --run state, or NULL */
+};
+
+/* supervisor/run.c: --run JOB[:ITEMS] */
+int run_start(struct sup *s, const char *spec);
+void run_outcome(struct sup *s, const struct disp_outcome *o);
+void run_tick(struct sup *s);
+
+/* supervisor/main.c */
+void sup_shutdown(struct sup *s, int exit_code);
+
+#endif
