@@ -1,0 +1,197 @@
+/* t/25-sup-run.c: ejob-supervisor --run with real workers: a 16-item script job runs each item
+ * exactly once with exactly ElasticJob's arguments; a native job from examples/libhello.so;
+ * retries; the exit status says whether every item succeeded. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "t/lib/tlib.h"
+#include "t/lib/tsup.h"
+#include "t/tap.h"
+
+static const char rec_sh[] =
+	"#!/bin/sh\n"
+	"# one file per run of an item: its arguments and ejob's environment\n"
+	"f=\"$OUT/$EJOB_ITEM.$EJOB_ATTEMPT.$$\"\n"
+	"{ printf 'argc=%s\\n' \"$#\"\n"
+	"  for a; do printf 'arg=%s\\n' \"$a\"; done\n"
+	"  printf 'job=%s task=%s item=%s total=%s epoch=%s attempt=%s\\n' \"$EJOB_JOB\" \"$EJOB_TASK_ID\" \\\n"
+	"    \"$EJOB_ITEM\" \"$EJOB_TOTAL\" \"$EJOB_EPOCH\" \"$EJOB_ATTEMPT\"\n"
+	"} > \"$f.tmp\" && mv \"$f.tmp\" \"$f\"\n";
+
+static const char *const params[16] = {
+	"alpha", "beta", "a<b&c", "delta", "", "zeta", "eta", "theta",
+	"iota", "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi",
+};
+
+static void test_sixteen(void)
+{
+	struct tsup t;
+	char yaml[4096], out[700], sh[700];
+	snprintf(yaml, sizeof yaml,
+	         "regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t25}\n"
+	         "supervisor: {workers: 4, attachSocket: \"@SOCK@\"}\n"
+	         "jobs:\n"
+	         "  sixteen:\n"
+	         "    type: script\n"
+	         "    cron: \"0 0 * * * ?\"\n"
+	         "    shardingTotalCount: 16\n"
+	         "    shardingItemParameters: \"0=alpha,1=beta,2=a<b&c,3=delta,5=zeta,6=eta,7=theta,8=iota,9=kappa,"
+	         "10=lambda,11=mu,12=nu,13=xi,14=omicron,15=pi\"\n"
+	         "    jobParameter: \"p=1\"\n"
+	         "    props:\n"
+	         "      script.command.line: \"@DIR@/rec.sh --flag 'two words'\"\n");
+	tsup_config(&t, "sixteen", yaml);
+	snprintf(sh, sizeof sh, "%s/rec.sh", t.dir);
+	tlib_write_file(sh, rec_sh, sizeof rec_sh - 1);
+	chmod(sh, 0755);
+	snprintf(out, sizeof out, "%s/out", t.dir);
+	mkdir(out, 0700);
+	setenv("OUT", out, 1);
+
+	const char *args[] = { "--run", "sixteen", "--ip", "127.0.0.5", "--workers", "4", NULL };
+	int st = tsup_run(&t, args, 30000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "--run of a 16-item script job exits 0 (status 0x%x)", st);
+	ok(tsup_log_count(&t, "--run: job sixteen: all 16 items succeeded") == 1, "the log says all 16 succeeded");
+
+	char task[512];
+	int off = snprintf(task, sizeof task, "sixteen@-@");
+	for (int i = 0; i < 16; i++) off += snprintf(task + off, sizeof task - (size_t)off, "%s%d", i ? "," : "", i);
+	snprintf(task + off, sizeof task - (size_t)off, "@-@READY@-@127.0.0.5@-@%d", (int)t.pid);
+
+	int runs = 0, exact = 0, argv_ok = 0, env_ok = 0;
+	for (int i = 0; i < 16; i++) {
+		char cmd[800];
+		snprintf(cmd, sizeof cmd, "%s/%d.1.", out, i);
+		/* find the file(s) of item i */
+		char *list = NULL;
+		const char *ls[] = { "/bin/sh", "-c", "ls \"$0\" | grep \"^$1\"", out, NULL, NULL };
+		char pat[32];
+		snprintf(pat, sizeof pat, "%d\\.", i);
+		ls[4] = pat;
+		tlib_run(ls, &list, NULL);
+		int files = 0;
+		char *name = NULL;
+		for (char *p = strtok(list, "\n"); p; p = strtok(NULL, "\n")) {
+			files++;
+			name = p;
+		}
+		runs += files;
+		if (files != 1) {
+			diag("item %d ran %d times", i, files);
+			free(list);
+			continue;
+		}
+		char path[900];
+		snprintf(path, sizeof path, "%s/%s", out, name);
+		char *rec = tsup_slurp(path);
+		char want[2048];
+		/* the JSON exactly as ElasticJob's default Gson writes it: '=' '<' '&' escaped */
+		char p_esc[64] = "";
+		for (const char *c = params[i], *e; *c; c++) {
+			e = *c == '<' ? "\\u003c" : *c == '&' ? "\\u0026" : NULL;
+			size_t l = strlen(p_esc);
+			if (e) snprintf(p_esc + l, sizeof p_esc - l, "%s", e);
+			else snprintf(p_esc + l, sizeof p_esc - l, "%c", *c);
+		}
+		/* an item without a parameter has a null shardingParameter, which Gson leaves out */
+		char pfield[96] = "";
+		if (params[i][0]) snprintf(pfield, sizeof pfield, ",\"shardingParameter\":\"%s\"", p_esc);
+		snprintf(want, sizeof want,
+		         "argc=3\narg=--flag\narg=two words\narg={\"jobName\":\"sixteen\",\"taskId\":\"%s\","
+		         "\"shardingTotalCount\":16,\"jobParameter\":\"p\\u003d1\",\"shardingItem\":%d%s}\n"
+		         "job=sixteen task=%s item=%d total=16 epoch=0 attempt=1\n",
+		         task, i, pfield, task, i);
+		if (rec && !strcmp(rec, want)) exact++;
+		else diag("item %d got:\n%s\nwanted:\n%s", i, rec ? rec : "(nothing)", want);
+		if (rec && !strncmp(rec, "argc=3\narg=--flag\narg=two words\n", 32)) argv_ok++;
+		if (rec && strstr(rec, "epoch=0 attempt=1")) env_ok++;
+		free(rec);
+		free(list);
+	}
+	is_int(runs, 16, "16 runs in all");
+	is_int(argv_ok, 16, "every item got --flag and 'two words' as separate arguments");
+	is_int(exact, 16, "every item got exactly ElasticJob's sharding-context JSON and ejob's environment");
+	is_int(env_ok, 16, "EJOB_EPOCH and EJOB_ATTEMPT set for every item");
+	unsetenv("OUT");
+}
+
+static void test_native_and_retries(void)
+{
+	struct tsup t;
+	const char *yaml =
+		"regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t25b}\n"
+		"supervisor: {workers: 2, attachSocket: \"@SOCK@\"}\n"
+		"jobs:\n"
+		"  nat:\n"
+		"    type: native\n"
+		"    cron: \"0 0 * * * ?\"\n"
+		"    shardingTotalCount: 4\n"
+		"    shardingItemParameters: \"0=a,1=b,2=c,3=d\"\n"
+		"    jobParameter: \"@DIR@/native.log\"\n"
+		"    props: {native.library: examples/libhello.so, native.symbol: hello_item}\n"
+		"  nosym:\n"
+		"    type: native\n"
+		"    cron: \"0 0 * * * ?\"\n"
+		"    shardingTotalCount: 1\n"
+		"    props: {native.library: examples/libhello.so, native.symbol: no_such_symbol}\n"
+		"  flaky:\n"
+		"    type: script\n"
+		"    cron: \"0 0 * * * ?\"\n"
+		"    shardingTotalCount: 2\n"
+		"    maxRetries: 2\n"
+		"    props: {script.command.line: \"/bin/sh -c 'exit 3'\"}\n";
+	tsup_config(&t, "native", yaml);
+	const char *args[] = { "--run", "nat", "--ip", "127.0.0.6", NULL };
+	int st = tsup_run(&t, args, 30000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "--run of a native job exits 0");
+	char path[700];
+	snprintf(path, sizeof path, "%s/native.log", t.dir);
+	char *log = tsup_slurp(path);
+	int lines = 0;
+	for (int i = 0; i < 4; i++) {
+		char want[512];
+		snprintf(want, sizeof want, "hello job=nat item=%d/4 param=%c epoch=0 ", i, 'a' + i);
+		lines += log && strstr(log, want) != NULL;
+	}
+	is_int(lines, 4, "the native job wrote one line per item with its context");
+	is_int(tsup_count_lines(path, "hello job=nat"), 4, "and no more");
+	free(log);
+
+	const char *args2[] = { "--run", "nosym", NULL };
+	st = tsup_run(&t, args2, 30000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "a native symbol that does not exist: exit 1");
+	ok(tsup_log_count(&t, "job nosym item 0 attempt 1: error") == 1 && tsup_log_count(&t, "no_such_symbol") >= 1,
+	   "reported as error naming the symbol");
+
+	const char *args3[] = { "--run", "flaky:1", NULL };
+	st = tsup_run(&t, args3, 30000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "a failing item: exit 1");
+	is_int(tsup_log_count(&t, "job flaky item 1 attempt "), 3, "item 1 ran 1 + maxRetries (2) times");
+	is_int(tsup_log_count(&t, "job flaky item 0"), 0, "item 0 was not asked for");
+	is_int(tsup_log_count(&t, "it will run again"), 2, "two retries announced");
+	ok(tsup_log_count(&t, "ERROR job flaky item 1 attempt 3: failed (exit 3)") == 1, "the last attempt is final");
+
+	const char *bad[] = { "--run", "flaky:2", NULL };
+	st = tsup_run(&t, bad, 30000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 2, "--run of item 2 of a 2-item job: exit 2");
+	ok(tsup_log_count(&t, "--run flaky:2: item 2 is out of range: shardingTotalCount is 2 (items 0-1)") == 1,
+	   "saying why");
+	const char *none[] = { "--run", "nope", NULL };
+	st = tsup_run(&t, none, 30000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 2, "--run of an unknown job: exit 2");
+	ok(tsup_log_count(&t, "--run: no job 'nope' in ") == 1 && tsup_log_count(&t, "(its jobs: nat, nosym, flaky)") == 1,
+	   "listing the jobs there are");
+}
+
+int main(void)
+{
+	tlib_init(180);
+	plan(20);
+	test_sixteen();
+	test_native_and_retries();
+	return done_testing();
+}

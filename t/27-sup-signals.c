@@ -1,0 +1,213 @@
+/* t/27-sup-signals.c: time limits and signals on a real supervisor: an item past its timeout is
+ * stopped with its whole process group; one that ignores SIGTERM is killed after the grace;
+ * SIGTERM drains (running items finish, queued ones are cancelled, exit 0); SIGKILL of the
+ * supervisor leaves no worker and no item process behind. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "t/lib/tlib.h"
+#include "t/lib/tsup.h"
+#include "t/tap.h"
+
+static void script(struct tsup *t, const char *name, const char *body)
+{
+	char p[700], b[4096];
+	snprintf(p, sizeof p, "%s/%s", t->dir, name);
+	snprintf(b, sizeof b, "#!/bin/sh\nd=%s\n%s", t->dir, body);
+	tlib_write_file(p, b, strlen(b));
+	chmod(p, 0755);
+}
+
+static int wait_lines(const char *path, int n, unsigned ms)
+{
+	uint64_t end = tlib_now_ms() + ms;
+	for (;;) {
+		char *s = tsup_slurp(path);
+		int k = 0;
+		for (char *c = s; c && *c; c++) k += *c == '\n';
+		free(s);
+		if (k >= n) return 1;
+		if (tlib_now_ms() > end) return 0;
+		struct timespec ts = { 0, 5000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* pids listed one per line in a file */
+static int pids_in(const char *path, pid_t *out, int max)
+{
+	char *s = tsup_slurp(path);
+	int n = 0;
+	for (char *p = s ? strtok(s, "\n") : NULL; p && n < max; p = strtok(NULL, "\n")) out[n++] = (pid_t)atoi(p);
+	free(s);
+	return n;
+}
+
+static int any_alive(const pid_t *p, int n)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++) k += tsup_alive(p[i]);
+	return k;
+}
+
+static const char base[] =
+	"regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t27}\n"
+	"supervisor: {workers: 2, attachSocket: \"@SOCK@\", shutdownGraceSeconds: %d, killGraceSeconds: 1}\n"
+	"jobs:\n"
+	"  slow:\n"
+	"    type: script\n"
+	"    cron: \"0 0 * * * ?\"\n"
+	"    shardingTotalCount: %d\n"
+	"    timeoutSeconds: %d\n"
+	"    props: {script.command.line: \"@DIR@/%s\"}\n";
+
+static void test_timeout(void)
+{
+	struct tsup t;
+	char y[1024];
+	snprintf(y, sizeof y, base, 10, 1, 1, "tree.sh");
+	tsup_config(&t, "timeout", y);
+	/* a script with a grandchild: both must go when the item times out */
+	script(&t, "tree.sh", "sleep 60 & echo $! >> $d/pids\necho $$ >> $d/pids\nsleep 60\n");
+	uint64_t t0 = tlib_now_ms();
+	const char *args[] = { "--run", "slow", NULL };
+	int st = tsup_run(&t, args, 20000);
+	uint64_t took = tlib_now_ms() - t0;
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "an item past timeoutSeconds fails the run (exit 1)");
+	ok(took >= 1000 && took < 4000, "stopped after its 1s timeout (run took %llums)", (unsigned long long)took);
+	ok(tsup_log_count(&t, "ran past its 1s timeout; stopping it") == 1, "the log says it timed out");
+	ok(tsup_log_count(&t, "job slow item 0 attempt 1: timeout") == 1, "reported as timeout");
+	char pf[700];
+	snprintf(pf, sizeof pf, "%s/pids", t.dir);
+	pid_t pids[8];
+	int n = pids_in(pf, pids, 8);
+	is_int(n, 2, "the script and its grandchild were started");
+	usleep(100000);
+	is_int(any_alive(pids, n), 0, "neither outlived the timeout");
+}
+
+static void test_kill_grace(void)
+{
+	struct tsup t;
+	char y[1024];
+	snprintf(y, sizeof y, base, 10, 1, 1, "stubborn.sh");
+	tsup_config(&t, "grace", y);
+	script(&t, "stubborn.sh", "trap '' TERM\necho $$ >> $d/pids\nwhile :; do sleep 0.1; done\n");
+	uint64_t t0 = tlib_now_ms();
+	const char *args[] = { "--run", "slow", NULL };
+	int st = tsup_run(&t, args, 20000);
+	uint64_t took = tlib_now_ms() - t0;
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "an item that ignores SIGTERM: exit 1");
+	ok(took >= 2000 && took < 5000, "killed after timeout + killGraceSeconds (run took %llums)", (unsigned long long)took);
+	ok(tsup_log_count(&t, "killed (its item did not stop within the grace period): signal 9 (Killed)") == 1,
+	   "its worker was killed for it, and said so");
+	ok(tsup_log_count(&t, "job slow item 0 attempt 1: timeout") == 1, "reported as timeout, not crashed");
+	char pf[700];
+	snprintf(pf, sizeof pf, "%s/pids", t.dir);
+	pid_t pids[4];
+	int n = pids_in(pf, pids, 4);
+	usleep(100000);
+	ok(n == 1 && !any_alive(pids, n), "the stubborn script is gone");
+}
+
+static void test_sigterm_drain(void)
+{
+	struct tsup t;
+	char y[1024];
+	/* 6 items, 2 workers: 2 run (0.6s each), 4 wait when SIGTERM comes */
+	snprintf(y, sizeof y, base, 10, 6, 0, "work.sh");
+	tsup_config(&t, "drain", y);
+	script(&t, "work.sh", "echo $EJOB_ITEM >> $d/started\nsleep 0.6\necho $EJOB_ITEM >> $d/finished\n");
+	const char *args[] = { "--run", "slow", NULL };
+	tsup_start(&t, args);
+	char sf[700], ff[700];
+	snprintf(sf, sizeof sf, "%s/started", t.dir);
+	snprintf(ff, sizeof ff, "%s/finished", t.dir);
+	ok(wait_lines(sf, 2, 10000), "two items running");
+	kill(t.pid, SIGTERM);
+	int st = tsup_stop(&t, 0, 10000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGTERM: exit 0 (status 0x%x)", st);
+	char *s = tsup_slurp(sf), *f = tsup_slurp(ff);
+	int same = s && f && strlen(s) == strlen(f);
+	for (char *l = s ? strtok(s, "\n") : NULL; same && l; l = strtok(NULL, "\n")) {
+		char want[16];
+		snprintf(want, sizeof want, "%s\n", l);
+		same = strstr(f, want) != NULL;
+	}
+	ok(same, "the items that were running finished (the same set)");
+	free(s);
+	free(f);
+	is_int(tsup_log_count(&t, ": ok in"), 2, "two items ok");
+	is_int(tsup_log_count(&t, ": cancelled in"), 4, "four queued items reported cancelled, not lost");
+	is_int(tsup_log_count(&t, "not started: the supervisor is stopping"), 4, "  saying they never started");
+	pid_t left[32];
+	is_int(tsup_descendants(t.pid, left, 32), 0, "no process left behind");
+}
+
+static void test_sigterm_grace(void)
+{
+	struct tsup t;
+	char y[1024];
+	snprintf(y, sizeof y, base, 1, 1, 0, "long.sh");
+	tsup_config(&t, "sgrace", y);
+	script(&t, "long.sh", "echo $$ >> $d/pids\nsleep 60\n");
+	const char *args[] = { "--run", "slow", NULL };
+	tsup_start(&t, args);
+	char pf[700];
+	snprintf(pf, sizeof pf, "%s/pids", t.dir);
+	ok(wait_lines(pf, 1, 10000), "a long item is running");
+	uint64_t t0 = tlib_now_ms();
+	kill(t.pid, SIGINT);
+	int st = tsup_stop(&t, 0, 10000);
+	uint64_t took = tlib_now_ms() - t0;
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGINT with an item longer than the grace: exit 0");
+	ok(took >= 900 && took < 4000, "after the 1s grace (%llums)", (unsigned long long)took);
+	ok(tsup_log_count(&t, "asking them to stop") == 1, "it was asked to stop");
+	ok(tsup_log_count(&t, "job slow item 0 attempt 1: cancelled") == 1, "and reported cancelled");
+	pid_t pids[2];
+	int n = pids_in(pf, pids, 2);
+	ok(n == 1 && !any_alive(pids, n), "the item's process is gone");
+}
+
+static void test_sigkill_supervisor(void)
+{
+	struct tsup t;
+	char y[1024];
+	snprintf(y, sizeof y, base, 10, 2, 0, "tree.sh");
+	tsup_config(&t, "sigkill", y);
+	script(&t, "tree.sh", "sleep 60 & echo $! >> $d/pids\necho $$ >> $d/pids\nsleep 60\n");
+	const char *args[] = { "--run", "slow", NULL };
+	tsup_start(&t, args);
+	char pf[700];
+	snprintf(pf, sizeof pf, "%s/pids", t.dir);
+	ok(wait_lines(pf, 4, 10000), "two items running, each with a grandchild");
+	pid_t all[32];
+	int n = tsup_descendants(t.pid, all, 32);
+	ok(n >= 6, "%d processes under the supervisor (2 workers, 2 scripts, 2 grandchildren at least)", n);
+	kill(t.pid, SIGKILL);
+	tsup_stop(&t, 0, 5000);
+	uint64_t end = tlib_now_ms() + 1000;
+	while (any_alive(all, n) && tlib_now_ms() < end) usleep(10000);
+	is_int(any_alive(all, n), 0, "within a second of SIGKILL to the supervisor, every one of them is gone");
+	pid_t pids[8];
+	int k = pids_in(pf, pids, 8);
+	ok(k == 4 && !any_alive(pids, k), "including the scripts' own children");
+}
+
+int main(void)
+{
+	tlib_init(120);
+	plan(28);
+	test_timeout();
+	test_kill_grace();
+	test_sigterm_drain();
+	test_sigterm_grace();
+	test_sigkill_supervisor();
+	return done_testing();
+}

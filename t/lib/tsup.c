@@ -1,0 +1,217 @@
+/* t/lib/tsup.c: a real ejob-supervisor under test (see tsup.h). */
+#include "t/lib/tsup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "t/lib/tlib.h"
+
+char *tsup_slurp(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) return NULL;
+	size_t cap = 8192, len = 0;
+	char *b = malloc(cap);
+	for (;;) {
+		if (cap - len < 4096) b = realloc(b, cap *= 2);
+		ssize_t r = read(fd, b + len, cap - len - 1);
+		if (r < 0 && errno == EINTR) continue;
+		if (r <= 0) break;
+		len += (size_t)r;
+	}
+	close(fd);
+	b[len] = '\0';
+	return b;
+}
+
+static char *subst(const char *in, const char *a, const char *av, const char *b, const char *bv)
+{
+	size_t cap = strlen(in) * 2 + 4096, o = 0;
+	char *out = malloc(cap);
+	for (const char *p = in; *p;) {
+		if (cap - o < 1024) out = realloc(out, cap *= 2);
+		if (!strncmp(p, a, strlen(a))) { o += (size_t)sprintf(out + o, "%s", av); p += strlen(a); }
+		else if (!strncmp(p, b, strlen(b))) { o += (size_t)sprintf(out + o, "%s", bv); p += strlen(b); }
+		else out[o++] = *p++;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+int tsup_config(struct tsup *t, const char *name, const char *yaml)
+{
+	memset(t, 0, sizeof *t);
+	snprintf(t->dir, sizeof t->dir, "%s/%s", tlib_tmpdir(), name);
+	mkdir(t->dir, 0700);
+	snprintf(t->conf, sizeof t->conf, "%s/ejob.yaml", t->dir);
+	snprintf(t->log, sizeof t->log, "%s/supervisor.log", t->dir);
+	snprintf(t->sock, sizeof t->sock, "%s/attach.sock", t->dir);
+	char *y = subst(yaml, "@DIR@", t->dir, "@SOCK@", t->sock);
+	int r = tlib_write_file(t->conf, y, strlen(y));
+	free(y);
+	return r;
+}
+
+pid_t tsup_start(struct tsup *t, const char *const *args)
+{
+	const char *argv[32];
+	int n = 0;
+	argv[n++] = "supervisor/ejob-supervisor";
+	argv[n++] = "-c";
+	argv[n++] = t->conf;
+	for (int i = 0; args && args[i] && n < 30; i++) argv[n++] = args[i];
+	argv[n] = NULL;
+	t->reaped = 0;
+	pid_t p = tlib_fork();
+	if (p == 0) {
+		int fd = open(t->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		int nul = open("/dev/null", O_RDONLY);
+		dup2(nul, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	t->pid = p;
+	return p;
+}
+
+static int reap(struct tsup *t, unsigned timeout_ms)
+{
+	uint64_t end = tlib_now_ms() + timeout_ms;
+	for (;;) {
+		int st;
+		pid_t r = waitpid(t->pid, &st, WNOHANG);
+		if (r == t->pid) {
+			t->status = st;
+			t->reaped = 1;
+			tlib_untrack(t->pid);
+			return st;
+		}
+		if (tlib_now_ms() >= end) return -1;
+		struct timespec ts = { 0, 5000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+int tsup_run(struct tsup *t, const char *const *args, unsigned timeout_ms)
+{
+	tsup_start(t, args);
+	int st = reap(t, timeout_ms);
+	if (st == -1) {
+		kill(t->pid, SIGKILL);
+		reap(t, 5000);
+	}
+	return st;
+}
+
+int tsup_stop(struct tsup *t, int sig, unsigned timeout_ms)
+{
+	if (t->reaped) return t->status;
+	kill(t->pid, sig);
+	int st = reap(t, timeout_ms);
+	if (st == -1) {
+		kill(t->pid, SIGKILL);
+		reap(t, 5000);
+	}
+	return st;
+}
+
+static int count_in(const char *hay, const char *needle)
+{
+	int n = 0;
+	size_t nl = strlen(needle);
+	for (const char *p = hay; (p = strstr(p, needle)); p += nl) n++;
+	return n;
+}
+
+int tsup_log_count(struct tsup *t, const char *needle)
+{
+	char *s = tsup_slurp(t->log);
+	int n = s ? count_in(s, needle) : 0;
+	free(s);
+	return n;
+}
+
+char *tsup_log_text(struct tsup *t)
+{
+	char *s = tsup_slurp(t->log);
+	return s ? s : calloc(1, 1);
+}
+
+int tsup_wait_log(struct tsup *t, const char *needle, int count, unsigned timeout_ms)
+{
+	uint64_t end = tlib_now_ms() + timeout_ms;
+	for (;;) {
+		if (tsup_log_count(t, needle) >= count) return 1;
+		if (tlib_now_ms() >= end) return 0;
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* /proc/PID/stat: pid (comm) state ppid ... ; comm may hold spaces and parentheses */
+static int stat_of(pid_t pid, char *state, pid_t *ppid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	char *s = tsup_slurp(path);
+	if (!s) return -1;
+	char *rp = strrchr(s, ')');
+	int ok = rp && sscanf(rp + 1, " %c %d", state, ppid) == 2;
+	free(s);
+	return ok ? 0 : -1;
+}
+
+int tsup_alive(pid_t pid)
+{
+	char st;
+	pid_t pp;
+	return stat_of(pid, &st, &pp) == 0 && st != 'Z' && st != 'X';
+}
+
+int tsup_children(pid_t parent, pid_t *pids, int max)
+{
+	DIR *d = opendir("/proc");
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)) && n < max) {
+		pid_t p = (pid_t)atoi(e->d_name);
+		char st;
+		pid_t pp;
+		if (p > 0 && stat_of(p, &st, &pp) == 0 && pp == parent && st != 'Z') pids[n++] = p;
+	}
+	if (d) closedir(d);
+	return n;
+}
+
+int tsup_descendants(pid_t root, pid_t *pids, int max)
+{
+	int n = tsup_children(root, pids, max);
+	for (int i = 0; i < n && n < max; i++) n += tsup_children(pids[i], pids + n, max - n);
+	return n;
+}
+
+int tsup_count_lines(const char *path, const char *needle)
+{
+	char *s = tsup_slurp(path);
+	if (!s) return 0;
+	int n = 0;
+	for (char *line = s; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl) *nl = '\0';
+		n += strstr(line, needle) != NULL;
+		line = nl ? nl + 1 : NULL;
+	}
+	free(s);
+	return n;
+}

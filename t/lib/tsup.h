@@ -1,0 +1,50 @@
+/* t/lib/tsup.h: running a real ejob-supervisor in a test: a config file in the test's tmpdir,
+ * the process started with its stderr in a log file, bounded waits on what it logs, and the
+ * processes it started. Every supervisor started here is tracked by t/lib/tlib (killed at exit). */
+#ifndef EJOB_TSUP_H
+#define EJOB_TSUP_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct tsup {
+	pid_t pid;
+	char dir[512];       /* its own directory under tlib_tmpdir() */
+	char conf[600];      /* DIR/ejob.yaml */
+	char log[600];       /* DIR/supervisor.log */
+	char sock[600];      /* DIR/attach.sock */
+	int status;          /* wait status once reaped */
+	int reaped;
+};
+
+/* Write `yaml` to DIR/ejob.yaml. In it, "@DIR@" becomes the directory and "@SOCK@" the socket
+ * path, so configs can name files of their own. */
+int tsup_config(struct tsup *t, const char *name, const char *yaml);
+
+/* Start tools' build of supervisor/ejob-supervisor -c CONF with extra arguments (NULL-terminated). */
+pid_t tsup_start(struct tsup *t, const char *const *args);
+
+/* Run it to the end (e.g. --run): waits at most timeout_ms; returns the wait status (-1 if it
+ * had to be killed). */
+int tsup_run(struct tsup *t, const char *const *args, unsigned timeout_ms);
+
+/* Wait until the log contains `needle` (at least `count` times); 1 if it did within timeout_ms. */
+int tsup_wait_log(struct tsup *t, const char *needle, int count, unsigned timeout_ms);
+int tsup_log_count(struct tsup *t, const char *needle);
+char *tsup_log_text(struct tsup *t);   /* malloc'd, NUL-terminated */
+
+/* Signal it and wait for its exit, at most timeout_ms: the wait status, or -1 (then SIGKILLed). */
+int tsup_stop(struct tsup *t, int sig, unsigned timeout_ms);
+
+/* Its direct children (the workers); returns how many (<= max). */
+int tsup_children(pid_t parent, pid_t *pids, int max);
+/* Every process descended from it (children, grandchildren, ...). */
+int tsup_descendants(pid_t root, pid_t *pids, int max);
+int tsup_alive(pid_t pid);   /* exists and is not a zombie */
+
+/* Read a whole file (malloc'd, NUL-terminated), NULL if missing. */
+char *tsup_slurp(const char *path);
+/* Count the lines of a file that contain needle. */
+int tsup_count_lines(const char *path, const char *needle);
+
+#endif
