@@ -53,8 +53,11 @@ SUP_OBJS   := $(SUP_SRCS:.c=.o)
 CTL_SRCS   := $(wildcard tools/ejobctl*.c)
 TEST_SRCS  := $(wildcard t/[0-9][0-9]-*.c)
 TESTS      := $(TEST_SRCS:.c=.t)
-BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_SRCS := $(filter-out bench/lib%.c,$(wildcard bench/*.c))
 BENCHES    := $(BENCH_SRCS:.c=)
+BENCH_LIBS := $(patsubst %.c,%.so,$(wildcard bench/lib*.c))
+# supervisor modules a benchmark may drive directly (they are not in libejob.a)
+SUP_MOD_OBJS := $(filter-out supervisor/main.o supervisor/run.o,$(SUP_OBJS))
 FUZZ_SRCS  := $(wildcard t/fuzz/fuzz-*.c)
 EX_LIB_SRCS := $(wildcard examples/lib*.c)
 EX_LIBS    := $(EX_LIB_SRCS:.c=.so)
@@ -75,11 +78,11 @@ ifneq ($(wildcard worker/worker_main.c),)
 PROGRAMS += worker/ejob-worker
 endif
 
-ALL_SRCS := $(LIB_SRCS) $(TLIB_SRCS) $(SUP_SRCS) $(CTL_SRCS) $(TEST_SRCS) $(BENCH_SRCS) \
+ALL_SRCS := $(LIB_SRCS) $(TLIB_SRCS) $(SUP_SRCS) $(CTL_SRCS) $(TEST_SRCS) $(BENCH_SRCS) $(wildcard bench/lib*.c) \
             $(EX_LIB_SRCS) $(EX_BIN_SRCS) $(wildcard tools/shmdump.c worker/worker_main.c)
 DEPS := $(ALL_SRCS:.c=.d)
 
-all: $(PROGRAMS) $(TESTS) $(BENCHES) $(EX_LIBS) $(EX_BINS)
+all: $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS)
 
 # Rebuild everything when the flags change (SANITIZE=..., OPT=...): objects depend on this file.
 .build-flags: FORCE
@@ -108,8 +111,14 @@ worker/ejob-worker: worker/worker_main.o libejob.a
 t/%.t: t/%.o $(TLIB_OBJS) libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
+bench/pool: bench/pool.o $(SUP_MOD_OBJS) libejob.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
 bench/%: bench/%.o libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+bench/%.so: bench/%.c .build-flags
+	$(CC) $(ALL_CFLAGS) -shared -MMD -MP -o $@ $<
 
 examples/%.so: examples/%.c .build-flags
 	$(CC) $(ALL_CFLAGS) -shared -MMD -MP -o $@ $<
@@ -169,7 +178,7 @@ install: all
 	install -m 644 $(wildcard worker/ejob*.h) ipc/*.h $(DESTDIR)$(INCDIR)/ejob/
 
 clean:
-	rm -f libejob.a .build-flags $(PROGRAMS) $(TESTS) $(BENCHES) $(EX_LIBS) $(EX_BINS)
+	rm -f libejob.a .build-flags $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS)
 	find . -path ./.git -prune -o \( -name '*.o' -o -name '*.d' \) -type f -print | xargs rm -f
 	rm -rf build
 
