@@ -422,6 +422,60 @@ static double ring_tput(uint64_t *sub_wakes, uint64_t *comp_wakes)
 	return (double)N_TPUT / ((double)(t1 - t0) / 1e9);
 }
 
+/* The simplest ring there is: one producer, one consumer, head and tail on their own lines,
+ * frames copied in and out, nothing else (no claim owner, no completion). The floor for moving
+ * 200-byte frames between two cores on this machine. */
+#define SPSC_SLOTS 1024
+struct spsc {
+	_Alignas(64) _Atomic uint64_t head;
+	_Alignas(64) _Atomic uint64_t tail;
+	_Alignas(64) unsigned char slot[SPSC_SLOTS][256];
+};
+static struct spsc *sp;
+
+static void spsc_rx(void *arg)
+{
+	(void)arg;
+	unsigned char buf[256];
+	uint64_t tail = 0;
+	atomic_store(&sh->ready, 1);
+	while (tail < N_TPUT) {
+		uint64_t head = atomic_load_explicit(&sp->head, memory_order_acquire);
+		if (head == tail) { wait_cpu_relax(); continue; }
+		while (tail < head) {
+			memcpy(buf, sp->slot[tail % SPSC_SLOTS], FRAME_BYTES);
+			tail++;
+		}
+		atomic_store_explicit(&sp->tail, tail, memory_order_release);
+	}
+}
+
+static double spsc_tput(void)
+{
+	sp = mmap(NULL, sizeof *sp, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	unsigned char f[4096];
+	make_frame(f, 1);
+	atomic_store(&sh->ready, 0);
+	pid_t p = child(spsc_rx, NULL);
+	SPIN_UNTIL(atomic_load(&sh->ready));
+	uint64_t head = 0, t0 = wait_now_ns();
+	while (head < N_TPUT) {
+		uint64_t tail = atomic_load_explicit(&sp->tail, memory_order_acquire);
+		uint64_t n = 0;
+		while (head < N_TPUT && head - tail < SPSC_SLOTS && n < 64) {
+			memcpy(sp->slot[head % SPSC_SLOTS], f, FRAME_BYTES);
+			head++;
+			n++;
+		}
+		if (n) atomic_store_explicit(&sp->head, head, memory_order_release);
+		else wait_cpu_relax();
+	}
+	reap(p);
+	double r = (double)N_TPUT / ((double)(wait_now_ns() - t0) / 1e9);
+	munmap(sp, sizeof *sp);
+	return r;
+}
+
 static uint64_t N_FD_TPUT = 400000;
 
 static void fd_tput_rx(void *arg)
@@ -537,6 +591,7 @@ int main(int argc, char **argv)
 	uint64_t sw, cw;
 	double rt = ring_tput(&sw, &cw);
 	double pt = fd_tput(0), st = fd_tput(1);
+	double spt = spsc_tput();
 	double enc, dec, js;
 	codec(&enc, &dec, &js);
 
@@ -554,6 +609,8 @@ int main(int argc, char **argv)
 	printf("| throughput, frames/s (ring: whole item trip) | ring: %.2f M/s | pipe: %.2f M/s | %.1fx | >= 10 M/s |\n",
 	       rt / 1e6, pt / 1e6, rt / pt);
 	printf("| throughput, frames/s | ring: %.2f M/s | unix socket: %.2f M/s | %.1fx | |\n", rt / 1e6, st / 1e6, rt / st);
+	printf("| throughput, frames/s | ring: %.2f M/s | bare SPSC ring, frames only (no claim, no completion): %.2f M/s | %.2fx | |\n",
+	       rt / 1e6, spt / 1e6, rt / spt);
 	printf("| wake syscalls per frame, busy consumer | %.5f (sub) + %.5f (comp) | pipe/socket: 2 (write + read) | | 0 |\n",
 	       (double)sw / (double)N_TPUT, (double)cw / (double)N_TPUT);
 	printf("| wake syscalls per frame, sleeping consumer | %.2f | raw futex: 1 | | |\n",
