@@ -86,11 +86,15 @@ all: $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS)
 
 # Rebuild everything when the flags change (SANITIZE=..., OPT=...): objects depend on this file.
 .build-flags: FORCE
-	@f='$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)'; \
+	@f='$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) libexec=$(LIBEXEC)'; \
 	 if [ ! -f $@ ] || [ "$$(cat $@)" != "$$f" ]; then echo "$$f" > $@; fi
 
 %.o: %.c .build-flags
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+# where an installed supervisor finds ejob-worker
+supervisor/main.o: CFLAGS += -DEJOB_LIBEXEC='"$(LIBEXEC)"'
+
 
 libejob.a: $(LIB_OBJS)
 	rm -f $@
@@ -169,13 +173,13 @@ fuzz: fuzz-build
 
 # ---- install -----------------------------------------------------------------------------
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXEC) $(DESTDIR)$(INCDIR)/ejob $(DESTDIR)$(LIBDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXEC) $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)
 	$(if $(filter tools/shmdump,$(PROGRAMS)),install -m 755 tools/shmdump $(DESTDIR)$(BINDIR)/ejob-shmdump)
 	$(if $(filter tools/ejobctl,$(PROGRAMS)),install -m 755 tools/ejobctl $(DESTDIR)$(BINDIR)/ejobctl)
 	$(if $(filter supervisor/ejob-supervisor,$(PROGRAMS)),install -m 755 supervisor/ejob-supervisor $(DESTDIR)$(BINDIR)/ejob-supervisor)
 	$(if $(filter worker/ejob-worker,$(PROGRAMS)),install -m 755 worker/ejob-worker $(DESTDIR)$(LIBEXEC)/ejob-worker)
 	install -m 644 libejob.a $(DESTDIR)$(LIBDIR)/libejob.a
-	install -m 644 $(wildcard worker/ejob*.h) ipc/*.h $(DESTDIR)$(INCDIR)/ejob/
+	install -m 644 worker/ejob.h $(DESTDIR)$(INCDIR)/ejob.h
 
 clean:
 	rm -f libejob.a .build-flags $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS)
