@@ -85,6 +85,23 @@ pid_t tsup_start(struct tsup *t, const char *const *args)
 	return p;
 }
 
+/* A sanitizer report from the supervisor or any worker (they share its stderr) fails the test. */
+static void check_sanitizers(struct tsup *t)
+{
+	static const char *const marks[] = { "AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer",
+	                                     "runtime error:" };
+	char *s = tsup_slurp(t->log);
+	for (size_t i = 0; s && i < sizeof marks / sizeof marks[0]; i++)
+		if (strstr(s, marks[i])) {
+			fflush(stdout);
+			fprintf(stderr, "# sanitizer report in %s:\n%s\n", t->log, strstr(s, marks[i]));
+			printf("Bail out! sanitizer report in %s\n", t->log);
+			fflush(stdout);
+			exit(255);   /* tlib's exit handler kills every process the test started */
+		}
+	free(s);
+}
+
 static int reap(struct tsup *t, unsigned timeout_ms)
 {
 	uint64_t end = tlib_now_ms() + timeout_ms;
@@ -95,6 +112,7 @@ static int reap(struct tsup *t, unsigned timeout_ms)
 			t->status = st;
 			t->reaped = 1;
 			tlib_untrack(t->pid);
+			check_sanitizers(t);
 			return st;
 		}
 		if (tlib_now_ms() >= end) return -1;
