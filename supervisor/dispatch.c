@@ -314,15 +314,9 @@ static void handle_completion(disp_t *d, disp_target_t *t, const struct ring_com
 	finish(d, e, st, c.exit_code, c.signal, c.duration_us, c.error, where);
 }
 
-static void efd_cb(struct ev_loop *loop, ev_io *w, int revents)
+/* Take every completion waiting in t's ring; returns how many. */
+static int drain_target(disp_t *d, disp_target_t *t)
 {
-	(void)loop;
-	(void)revents;
-	disp_target_t *t = w->data;
-	disp_t *d = t->d;
-	uint64_t v;
-	if (read(t->efd_w.fd, &v, sizeof v) < 0 && errno != EAGAIN && errno != EINTR)
-		log_error("read(eventfd %d) failed: %s", t->efd_w.fd, strerror(errno));
 	int got = 0;
 	while (!t->bad) {
 		struct ring_comp ci;
@@ -341,7 +335,18 @@ static void efd_cb(struct ev_loop *loop, ev_io *w, int revents)
 		}
 		if (!ring_comp_idle(t->seg)) break;
 	}
-	if (got) disp_kick(d);
+	return got;
+}
+
+static void efd_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	disp_target_t *t = w->data;
+	uint64_t v;
+	if (read(t->efd_w.fd, &v, sizeof v) < 0 && errno != EAGAIN && errno != EINTR)
+		log_error("read(eventfd %d) failed: %s", t->efd_w.fd, strerror(errno));
+	if (drain_target(t->d, t)) disp_kick(t->d);
 }
 
 void disp_lost(disp_t *d, disp_target_t *t, uint32_t worker, const void *frame, uint32_t len)
@@ -431,6 +436,8 @@ void disp_cancel_running(disp_t *d, uint32_t reason)
 
 void disp_abandon(disp_t *d, disp_target_t *t, uint32_t status, const char *why)
 {
+	/* a worker may have written its completion and left before we read it: read it first */
+	drain_target(d, t);
 	for (struct entry *e = d->published.head, *next; e; e = next) {
 		next = e->next;
 		if (e->target != t) continue;
@@ -474,6 +481,9 @@ disp_target_t *disp_add_target(disp_t *d, seg_t *seg, const char *name, const st
 void disp_remove_target(disp_t *d, disp_target_t *t)
 {
 	ev_io_stop(d->loop, &t->efd_w);
+	/* completions written before the target went away count: an item that finished must not
+	 * be reported lost (and run again) */
+	drain_target(d, t);
 	t->removed = 1;
 	for (struct entry *e = d->published.head, *next; e; e = next) {
 		next = e->next;

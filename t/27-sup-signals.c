@@ -200,14 +200,46 @@ static void test_sigkill_supervisor(void)
 	ok(k == 4 && !any_alive(pids, k), "including the scripts' own children");
 }
 
+/* Workers that finish their items and exit while the supervisor is not looking: when it looks,
+ * their completions and their exits arrive together. The completions must win: those items
+ * ran and are ok, not "never started" (and, for attachments, not run again). */
+static void test_completions_before_exits(void)
+{
+	struct tsup t;
+	char y[1024];
+	snprintf(y, sizeof y, base, 10, 2, 0, "work.sh");
+	tsup_config(&t, "order", y);
+	script(&t, "work.sh", "echo $EJOB_ITEM >> $d/started\nsleep 0.3\necho $EJOB_ITEM >> $d/finished\n");
+	const char *args[] = { "--run", "slow", NULL };
+	tsup_start(&t, args);
+	char sf[700], ff[700];
+	snprintf(sf, sizeof sf, "%s/started", t.dir);
+	snprintf(ff, sizeof ff, "%s/finished", t.dir);
+	ok(wait_lines(sf, 2, 10000), "both items running");
+	pid_t w[4];
+	int n = tsup_children(t.pid, w, 4);
+	kill(t.pid, SIGSTOP);
+	for (int i = 0; i < n; i++) kill(w[i], SIGTERM);   /* finish the item, then leave */
+	ok(wait_lines(ff, 2, 5000), "both items finished while the supervisor was stopped");
+	uint64_t end = tlib_now_ms() + 5000;
+	while ((tsup_alive(w[0]) || (n > 1 && tsup_alive(w[1]))) && tlib_now_ms() < end) usleep(5000);
+	kill(t.pid, SIGTERM);
+	kill(t.pid, SIGCONT);
+	int st = tsup_stop(&t, 0, 10000);
+	ok(WIFEXITED(st), "the supervisor exits (status 0x%x)", st);
+	is_int(tsup_log_count(&t, ": ok in"), 2, "both finished items are reported ok");
+	is_int(tsup_log_count(&t, "which it was not running"), 0, "no completion arrives for an item already given up");
+}
+
 int main(void)
 {
 	tlib_init(120);
-	plan(28);
+	plan(33);
 	test_timeout();
 	test_kill_grace();
 	test_sigterm_drain();
 	test_sigterm_grace();
 	test_sigkill_supervisor();
+	test_completions_before_exits();
 	return done_testing();
 }
