@@ -112,10 +112,15 @@ supervisor/ejob-supervisor: $(SUP_OBJS) libejob.a
 worker/ejob-worker: worker/worker_main.o libejob.a
 	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(LIBS)
 
-t/%.t: t/%.o $(TLIB_OBJS) libejob.a
+# the supervisor's modules, for tests and benchmarks that drive them directly
+supervisor/libsup.a: $(SUP_MOD_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+t/%.t: t/%.o $(TLIB_OBJS) supervisor/libsup.a libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-bench/pool: bench/pool.o $(SUP_MOD_OBJS) libejob.a
+bench/pool: bench/pool.o supervisor/libsup.a libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 bench/%: bench/%.o libejob.a
@@ -182,7 +187,7 @@ install: all
 	install -m 644 worker/ejob.h $(DESTDIR)$(INCDIR)/ejob.h
 
 clean:
-	rm -f libejob.a .build-flags $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS)
+	rm -f libejob.a supervisor/libsup.a .build-flags $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS)
 	find . -path ./.git -prune -o \( -name '*.o' -o -name '*.d' \) -type f -print | xargs rm -f
 	rm -rf build
 
