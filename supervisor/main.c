@@ -26,6 +26,7 @@
 static const char usage_text[] =
 "usage: ejob-supervisor [-c FILE] [--workers N] [--zk HOSTS] [--namespace NS] [--ip IP]\n"
 "                       [--log-level LEVEL] [--worker-bin PATH] [--socket PATH]\n"
+"       ejob-supervisor -c FILE [--workers N] --standalone\n"
 "       ejob-supervisor -c FILE [--workers N] --run JOB[:ITEM,ITEM...]\n"
 "\n"
 "Runs ejob's per-machine supervisor in the foreground, logging to stderr: a pool of pre-forked\n"
@@ -41,6 +42,7 @@ static const char usage_text[] =
 "      --socket PATH     the attach socket (default: supervisor.attachSocket, else docs/worker.md)\n"
 "      --run JOB[:ITEMS] run one fire of JOB here and now, without ZooKeeper: all its items, or\n"
 "                        the listed ones (JOB:0,2,5); exit 0 only if every item succeeded\n"
+"      --standalone      schedule the jobs without ZooKeeper: every item of every fire runs here\n"
 "  -h, --help            this text\n"
 "  -V, --version         the version\n"
 "\n"
@@ -179,6 +181,7 @@ static void on_outcome(void *arg, const struct disp_outcome *o)
 	        o->attempt, frame_status_name(o->status), detail, took, o->where, o->error[0] ? ": " : "", o->error,
 	        o->status != FRAME_ST_OK && !o->final ? "; it will run again" : "");
 	if (s->run) run_outcome(s, o);
+	else fire_outcome(s, o);
 }
 
 /* pool target operations */
@@ -266,6 +269,7 @@ void sup_shutdown(struct sup *s, int exit_code)
 	uint32_t kill_grace = (uint32_t)s->conf->supervisor.kill_grace_seconds;
 	/* nothing new starts; what is running may finish within the grace, then is asked to stop,
 	 * then killed kill_grace later */
+	if (s->sched) sched_stop(s->sched);
 	disp_cancel_queued(s->disp, "not started: the supervisor is stopping");
 	ev_timer_init(&s->shutdown_w, shutdown_grace_cb, grace, 0);
 	s->shutdown_w.data = s;
@@ -288,6 +292,8 @@ static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		if (c->supervisor.workers != s->conf->supervisor.workers)
 			log_warn("supervisor.workers changed from %d to %d: the pool size changes at the next start",
 			         s->conf->supervisor.workers, c->supervisor.workers);
+		/* the scheduler takes the new jobs before the old config goes */
+		if (s->sched) sched_set_jobs(s->sched, c);
 		conf_free(s->conf);
 		s->conf = c;
 		uint32_t uids[256], gids[256];
@@ -341,7 +347,8 @@ static int parse_args(struct sup *s, int argc, char **argv)
 		{ "zk", required_argument, NULL, 'z' },     { "namespace", required_argument, NULL, 'n' },
 		{ "ip", required_argument, NULL, 'i' },     { "log-level", required_argument, NULL, 'l' },
 		{ "worker-bin", required_argument, NULL, 'b' }, { "socket", required_argument, NULL, 's' },
-		{ "run", required_argument, NULL, 'r' },    { "help", no_argument, NULL, 'h' },
+		{ "run", required_argument, NULL, 'r' },    { "standalone", no_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -367,6 +374,7 @@ static int parse_args(struct sup *s, int argc, char **argv)
 		case 'b': s->opts.worker_bin = optarg; break;
 		case 's': s->opts.socket = optarg; break;
 		case 'r': s->opts.run = optarg; break;
+		case 'S': s->opts.standalone = 1; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		case 'V': printf("ejob-supervisor %s\n", EJOB_VERSION); exit(0);
 		case ':':
@@ -481,12 +489,26 @@ int main(int argc, char **argv)
 	log_info("ejob-supervisor %s starting: instance %s, %" PRIu32 " workers (%s)", EJOB_VERSION, s->instance_id,
 	         nworkers, s->worker_bin);
 	pool_start(s->pool);
-	if (s->opts.run && run_start(s, s->opts.run) < 0) {
-		s->exit_code = 2;
-		pool_stop(s->pool, 0);
+	if (s->opts.run) {
+		if (run_start(s, s->opts.run) < 0) {
+			s->exit_code = 2;
+			pool_stop(s->pool, 0);
+		}
+	} else {
+		static const struct sched_hooks sh = { .start = fire_start };
+		if (!s->opts.standalone)
+			log_warn("ZooKeeper coordination is not built yet: running standalone, every item of every job here");
+		s->sched = sched_new(s->loop, &sh, s);
+		if (!s->sched) {
+			log_error("scheduler: %s", strerror(errno));
+			return 1;
+		}
+		sched_set_jobs(s->sched, s->conf);
 	}
 	ev_run(s->loop, 0);
 
+	sched_free(s->sched);
+	fire_free_all(s);
 	att_free(s->att);
 	disp_free(s->disp);
 	pool_free(s->pool);

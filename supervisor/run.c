@@ -127,8 +127,7 @@ int run_start(struct sup *s, const char *spec)
 		for (uint32_t i = 0; i < total; i++) r->items[i] = i;
 		r->n = total;
 	}
-	uint32_t kind = j->type == CONF_JOB_SCRIPT ? FRAME_KIND_SCRIPT : j->type == CONF_JOB_NATIVE ? FRAME_KIND_NATIVE
-	              : j->type == CONF_JOB_EXTERNAL ? FRAME_KIND_EXTERNAL : FRAME_KIND_NONE;
+	uint32_t kind = fire_kind(j);
 	if (kind == FRAME_KIND_NONE) {
 		log_error("--run %s: the job has no type (script, native or external)", r->name);
 		free(r->items);
@@ -139,8 +138,7 @@ int run_start(struct sup *s, const char *spec)
 	r->ended = calloc(r->n, 1);
 
 	/* ElasticJob's taskId: every item of this fire on this instance */
-	size_t cap = strlen(r->name) + (size_t)r->n * 8 + sizeof s->instance_id + 32;
-	char *task = malloc(cap);
+	char *task = fire_task_id(r->name, r->items, r->n, s->instance_id);
 	if (!task || !r->ended) {
 		free(task);
 		free(r->ended);
@@ -148,9 +146,6 @@ int run_start(struct sup *s, const char *spec)
 		free(r);
 		return -1;
 	}
-	size_t off = (size_t)snprintf(task, cap, "%s@-@", r->name);
-	for (uint32_t i = 0; i < r->n; i++) off += (size_t)snprintf(task + off, cap - off, "%s%" PRIu32, i ? "," : "", r->items[i]);
-	snprintf(task + off, cap - off, "@-@READY@-@%s", s->instance_id);
 
 	uint64_t fire = wait_realtime_ns() / 1000000u;
 	for (uint32_t i = 0; i < r->n; i++) {

@@ -9,8 +9,10 @@
 #include "ipc/seg.h"
 #include "supervisor/attach.h"
 #include "supervisor/dispatch.h"
+#include "supervisor/fire.h"
 #include "supervisor/log.h"
 #include "supervisor/pool.h"
+#include "supervisor/sched.h"
 
 #define EJOB_VERSION "0.1.0"
 
@@ -24,6 +26,7 @@ struct sup_opts {
 	const char *worker_bin;     /* --worker-bin */
 	const char *socket;         /* --socket */
 	const char *run;            /* --run JOB[:ITEMS] */
+	int standalone;             /* --standalone: no ZooKeeper, every item runs here */
 };
 
 struct sup {
@@ -45,6 +48,8 @@ struct sup {
 	ev_timer tick_w;
 	ev_timer shutdown_w;        /* grace before running items are asked to stop */
 	struct run *run;            /* --run state, or NULL */
+	sched_t *sched;             /* the jobs' fire times (not with --run) */
+	struct fire *fires;         /* fires with items not yet ended */
 };
 
 /* supervisor/run.c: --run JOB[:ITEMS] */

@@ -61,6 +61,16 @@ int tsup_config(struct tsup *t, const char *name, const char *yaml)
 	return r;
 }
 
+int tsup_rewrite(struct tsup *t, const char *yaml)
+{
+	char *y = subst(yaml, "@DIR@", t->dir, "@SOCK@", t->sock);
+	char tmp[700];
+	snprintf(tmp, sizeof tmp, "%s.new", t->conf);
+	int r = tlib_write_file(tmp, y, strlen(y));
+	free(y);
+	return r < 0 ? r : rename(tmp, t->conf);
+}
+
 pid_t tsup_start(struct tsup *t, const char *const *args)
 {
 	const char *argv[32];

@@ -21,6 +21,10 @@ struct tsup {
  * path, so configs can name files of their own. */
 int tsup_config(struct tsup *t, const char *name, const char *yaml);
 
+/* Replace the config file of a configured (maybe running) supervisor, atomically, with the
+ * same substitutions; nothing else in t changes. */
+int tsup_rewrite(struct tsup *t, const char *yaml);
+
 /* Start tools' build of supervisor/ejob-supervisor -c CONF with extra arguments (NULL-terminated). */
 pid_t tsup_start(struct tsup *t, const char *const *args);
 

@@ -1,0 +1,438 @@
+/* supervisor/sched.c: the jobs' fire times on wall-clock timers; misfire and catch-up. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ipc/wait.h"
+#include "supervisor/log.h"
+#include "supervisor/sched.h"
+
+#define NS 1000000000ll
+
+/* ---- the pure part ------------------------------------------------------------------------ */
+
+static int64_t floor_s(int64_t ns)
+{
+	return ns >= 0 ? ns / NS : -((-ns + NS - 1) / NS);
+}
+
+/* The latest fire time t with lo < t <= hi, or INT64_MIN for none. Probes windows (hi-d, hi]
+ * of doubling size, then walks forward inside the first window that has a fire: the half of it
+ * nearer hi had none, so the walk stays short for dense crons and sparse ones alike. */
+static int64_t latest_in(const cron_t *c, const tz_t *tz, int64_t lo, int64_t hi)
+{
+	if (hi <= lo) return INT64_MIN;
+	for (int64_t d = 1;; d = d > INT64_MAX / 4 ? INT64_MAX / 2 : d * 2) {
+		int64_t from = hi - lo > d ? hi - d : lo;
+		int64_t f;
+		if (!cron_after(c, tz, from, &f) || f > hi) {
+			if (from == lo) return INT64_MIN;
+			continue;
+		}
+		for (;;) {
+			int64_t n;
+			if (!cron_after(c, tz, f, &n) || n > hi) return f;
+			f = n;
+		}
+	}
+}
+
+void sched_decide(const cron_t *cron, const tz_t *tz, int64_t last_s, int64_t now_ns, int64_t tolerance_ns,
+                  struct sched_decision *d)
+{
+	memset(d, 0, sizeof *d);
+	int64_t now_s = floor_s(now_ns);
+	d->clock_back = now_s < last_s;
+	int64_t next;
+	if (!cron_after(cron, tz, last_s, &next)) {
+		d->verdict = SCHED_NEVER;
+		return;
+	}
+	if (next > now_s) {         /* fire times are whole seconds: next > now_s <=> next*NS > now_ns */
+		d->verdict = SCHED_WAIT;
+		d->next_s = next;
+		return;
+	}
+	d->verdict = SCHED_DUE;
+	/* count the passed fires (last, now] up to the cap; when the walk ends first, it found the
+	 * latest one too */
+	uint32_t count = 1;
+	int capped = 0;
+	int64_t t = next, prev = INT64_MIN;
+	for (;;) {
+		int64_t n;
+		if (!cron_after(cron, tz, t, &n) || n > now_s) break;
+		if (count == SCHED_MISSED_CAP) {
+			capped = 1;
+			t = latest_in(cron, tz, t, now_s);
+			prev = INT64_MIN;
+			break;
+		}
+		prev = t;
+		t = n;
+		count++;
+	}
+	d->latest_s = t;
+	d->on_time = now_ns - t * NS <= tolerance_ns;
+	d->missed = capped ? SCHED_MISSED_CAP : d->on_time ? count - 1 : count;
+	if (d->on_time && d->missed) d->latest_missed_s = prev != INT64_MIN ? prev : latest_in(cron, tz, last_s, t - 1);
+	else if (!d->on_time) d->latest_missed_s = t;
+}
+
+/* ---- jobs ------------------------------------------------------------------------------------- */
+
+struct sched_job {
+	char *name;
+	const conf_job_t *conf;     /* NULL once removed from the config */
+	char *cron_text, *tz_text;  /* what cron and tz were made from */
+	cron_t *cron;
+	tz_t *tz;                   /* NULL: the supervisor's zone */
+	int64_t last_s;             /* latest fire time handled */
+	wtimer_t timer;
+	int running;                /* start() returned 0 and the fire has not ended */
+	int said_never;             /* "will not fire again" is logged */
+	uint32_t misfired;          /* fires not run as themselves since the last run (capped) */
+	int64_t misfire_at_s;       /* the latest of them */
+	sched_t *s;
+};
+
+struct sched {
+	struct ev_loop *loop;
+	wtimer_set_t *timers;
+	struct sched_hooks hooks;
+	void *arg;
+	struct sched_job **jobs;
+	size_t n, cap;
+	tz_t *local;                /* the supervisor's zone, for jobs without timeZone */
+	int stopped;
+	int64_t ref_real, ref_mono; /* a (realtime, monotonic) pair, to size clock steps */
+};
+
+static void fmt_time(int64_t s, const tz_t *tz, char *buf, size_t len)
+{
+	if (tz_format_iso(tz, s, buf, len) < 0) snprintf(buf, len, "%" PRId64, s);
+}
+
+static const tz_t *job_tz(const struct sched_job *j)
+{
+	return j->tz ? j->tz : j->s->local;
+}
+
+static void arm_next(struct sched_job *j)
+{
+	sched_t *s = j->s;
+	if (s->stopped || !j->conf || j->conf->disabled || !j->cron) {
+		wtimer_disarm(s->timers, &j->timer);
+		return;
+	}
+	int64_t next;
+	if (!cron_after(j->cron, job_tz(j), j->last_s, &next)) {
+		if (!j->said_never)
+			log_info("job %s: cron '%s' has no fire time after this; the job will not fire again", j->name,
+			         j->cron_text);
+		j->said_never = 1;
+		wtimer_disarm(s->timers, &j->timer);
+		return;
+	}
+	if (wtimer_arm(s->timers, &j->timer, next * NS) < 0)
+		log_error("job %s: cannot set its timer: %s; it will not fire", j->name, strerror(errno));
+}
+
+static void start_fire(struct sched_job *j, int64_t fire_s, int catch_up, uint32_t missed)
+{
+	sched_t *s = j->s;
+	struct sched_fire_info f = {
+		.job = j->name, .conf = j->conf, .fire_s = fire_s, .catch_up = catch_up, .missed = missed, .handle = j,
+	};
+	int r = s->hooks.start(s->arg, &f);
+	if (r == 0) j->running = 1;
+	else if (r < 0 && !catch_up) {
+		/* could not start: it is a missed fire like any other */
+		if (j->misfired < SCHED_MISSED_CAP) j->misfired++;
+		if (fire_s > j->misfire_at_s) j->misfire_at_s = fire_s;
+	}
+}
+
+/* The job is idle: run one catch-up for everything missed, or drop it. */
+static void flush_misfire(struct sched_job *j)
+{
+	if (!j->misfired || j->running || j->s->stopped || !j->conf || j->conf->disabled) return;
+	uint32_t n = j->misfired;
+	int64_t at = j->misfire_at_s;
+	j->misfired = 0;
+	j->misfire_at_s = 0;
+	char when[64];
+	fmt_time(at, job_tz(j), when, sizeof when);
+	if (!j->conf->misfire) {
+		log_info("job %s: %" PRIu32 "%s missed fire%s (latest %s) dropped: misfire is off", j->name, n,
+		         n >= SCHED_MISSED_CAP ? "+" : "", n == 1 ? "" : "s", when);
+		return;
+	}
+	log_info("job %s: one catch-up run for %" PRIu32 "%s missed fire%s (latest %s)", j->name, n,
+	         n >= SCHED_MISSED_CAP ? "+" : "", n == 1 ? "" : "s", when);
+	start_fire(j, at, 1, n);
+}
+
+static void note_missed(struct sched_job *j, uint32_t n, int64_t at_s)
+{
+	uint64_t m = (uint64_t)j->misfired + n;
+	j->misfired = m > SCHED_MISSED_CAP ? SCHED_MISSED_CAP : (uint32_t)m;
+	if (at_s > j->misfire_at_s) j->misfire_at_s = at_s;
+}
+
+static void job_due(wtimer_t *t, int64_t now_ns)
+{
+	struct sched_job *j = t->data;
+	sched_t *s = j->s;
+	if (s->stopped || !j->conf || !j->cron) return;
+	struct sched_decision d;
+	sched_decide(j->cron, job_tz(j), j->last_s, now_ns, SCHED_TOLERANCE_NS, &d);
+	if (d.verdict != SCHED_DUE) {
+		arm_next(j);            /* WAIT: woken early (cannot happen with timerfd); NEVER: stop */
+		return;
+	}
+	j->last_s = d.latest_s;
+	char when[64];
+	if (d.missed) {
+		fmt_time(d.latest_missed_s, job_tz(j), when, sizeof when);
+		log_warn("job %s: %" PRIu32 "%s fire time%s passed without running (latest %s, now %.3fs after it): "
+		         "the clock was stepped forward or the supervisor was held up",
+		         j->name, d.missed, d.missed >= SCHED_MISSED_CAP ? "+" : "", d.missed == 1 ? "" : "s", when,
+		         (double)(now_ns - d.latest_missed_s * NS) / 1e9);
+		note_missed(j, d.missed, d.latest_missed_s);
+	}
+	if (d.on_time) {
+		if (j->running) {
+			fmt_time(d.latest_s, job_tz(j), when, sizeof when);
+			log_debug("job %s: fire %s comes while the previous fire still runs: misfire", j->name, when);
+			note_missed(j, 1, d.latest_s);
+		} else {
+			start_fire(j, d.latest_s, 0, 0);
+		}
+	}
+	flush_misfire(j);
+	arm_next(j);
+}
+
+static void clock_set(void *arg, int64_t now_ns)
+{
+	sched_t *s = arg;
+	int64_t mono = (int64_t)wait_now_ns();
+	int64_t step = (now_ns - s->ref_real) - (mono - s->ref_mono);
+	s->ref_real = now_ns;
+	s->ref_mono = mono;
+	if (step < 0)
+		log_warn("the wall clock was set back by %.3fs: fire times already handled will not run again; "
+		         "each job waits for its first fire time after them", (double)-step / 1e9);
+	else
+		log_warn("the wall clock was set forward by %.3fs: fire times skipped count as missed", (double)step / 1e9);
+}
+
+sched_t *sched_new(struct ev_loop *loop, const struct sched_hooks *h, void *arg)
+{
+	sched_t *s = calloc(1, sizeof *s);
+	if (!s) return NULL;
+	s->loop = loop;
+	s->hooks = *h;
+	s->arg = arg;
+	tz_err_t err;
+	s->local = tz_load_default(&err);
+	if (!s->local) {
+		log_error("the supervisor's time zone: %s; using UTC", err.msg);
+		s->local = tz_fixed("UTC", 0);
+	}
+	s->timers = wtimer_new(loop, clock_set, s);
+	if (!s->local || !s->timers) {
+		tz_free(s->local);
+		wtimer_free(s->timers);
+		free(s);
+		return NULL;
+	}
+	s->ref_real = wtimer_now_ns();
+	s->ref_mono = (int64_t)wait_now_ns();
+	return s;
+}
+
+static void job_free(struct sched_job *j)
+{
+	if (!j) return;
+	wtimer_disarm(j->s->timers, &j->timer);
+	cron_free(j->cron);
+	tz_free(j->tz);
+	free(j->cron_text);
+	free(j->tz_text);
+	free(j->name);
+	free(j);
+}
+
+void sched_free(sched_t *s)
+{
+	if (!s) return;
+	for (size_t i = 0; i < s->n; i++) job_free(s->jobs[i]);
+	free(s->jobs);
+	wtimer_free(s->timers);
+	tz_free(s->local);
+	free(s);
+}
+
+static int streq(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static int year_of(int64_t s)
+{
+	time_t t = (time_t)s;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	return tm.tm_year + 1900;
+}
+
+/* (Re)build a job's cron and zone from its config; 0, or -1 (logged; the job will not fire). */
+static int job_load(struct sched_job *j, const conf_job_t *c, int64_t now_s)
+{
+	cron_free(j->cron);
+	tz_free(j->tz);
+	free(j->cron_text);
+	free(j->tz_text);
+	j->cron = NULL;
+	j->tz = NULL;
+	j->said_never = 0;
+	j->cron_text = c->cron ? strdup(c->cron) : NULL;
+	j->tz_text = c->time_zone ? strdup(c->time_zone) : NULL;
+	if ((c->cron && !j->cron_text) || (c->time_zone && !j->tz_text)) {
+		log_error("job %s: out of memory; it will not fire", j->name);
+		return -1;
+	}
+	if (!c->cron) {
+		log_error("job %s: no cron; it will not fire until its config has one", j->name);
+		return -1;
+	}
+	if (c->time_zone) {
+		tz_err_t te;
+		j->tz = tz_load(c->time_zone, &te);
+		if (!j->tz) {
+			log_error("job %s: timeZone: %s; it will not fire until this is fixed", j->name, te.msg);
+			return -1;
+		}
+	}
+	cron_err_t ce;
+	/* Quartz bounds years at its current year + 100 */
+	j->cron = cron_parse_max_year(c->cron, year_of(now_s) + 100, &ce);
+	if (!j->cron) {
+		log_error("job %s: cron '%s': column %d: %s; it will not fire until this is fixed", j->name, c->cron,
+		          ce.column, ce.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static struct sched_job *find(const sched_t *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->jobs[i]->name, name)) return s->jobs[i];
+	return NULL;
+}
+
+int sched_set_jobs(sched_t *s, const conf_t *conf)
+{
+	int rc = 0;
+	int64_t now_s = floor_s(wtimer_now_ns());
+	for (size_t i = 0; i < s->n; i++) s->jobs[i]->conf = NULL;
+	for (size_t i = 0; i < conf->n_jobs; i++) {
+		const conf_job_t *c = &conf->jobs[i];
+		struct sched_job *j = find(s, c->name);
+		int fresh = !j;
+		if (fresh) {
+			if (s->n == s->cap) {
+				size_t nc = s->cap ? s->cap * 2 : 16;
+				struct sched_job **v = realloc(s->jobs, nc * sizeof *v);
+				if (!v) goto oom;
+				s->jobs = v;
+				s->cap = nc;
+			}
+			j = calloc(1, sizeof *j);
+			if (!j || !(j->name = strdup(c->name))) {
+				free(j);
+				goto oom;
+			}
+			j->s = s;
+			j->last_s = now_s;
+			wtimer_init(&j->timer, job_due, j);
+			s->jobs[s->n++] = j;
+		}
+		int was_off = !fresh && (!j->cron || !wtimer_armed(&j->timer));
+		j->conf = c;
+		if (fresh || !streq(j->cron_text, c->cron) || !streq(j->tz_text, c->time_zone)) {
+			if (!fresh)
+				log_info("job %s: cron '%s'%s%s now (was '%s'%s%s)", j->name, c->cron ? c->cron : "(none)",
+				         c->time_zone ? " in " : "", c->time_zone ? c->time_zone : "",
+				         j->cron_text ? j->cron_text : "(none)", j->tz_text ? " in " : "", j->tz_text ? j->tz_text : "");
+			if (job_load(j, c, now_s) < 0) rc = -1;
+			/* a new cron starts from now: the old cron's past is not the new one's missed fires */
+			if (j->last_s < now_s) j->last_s = now_s;
+		} else if (was_off && j->last_s < now_s) {
+			j->last_s = now_s;          /* enabled again: what passed while disabled is not missed */
+		}
+		if (c->disabled) j->misfired = 0;
+		arm_next(j);
+		int64_t next = sched_next(s, j->name);
+		char when[64] = "never";
+		if (next >= 0) fmt_time(next, job_tz(j), when, sizeof when);
+		if (c->disabled) log_info("job %s: disabled; it does not fire", j->name);
+		else if (j->cron) log_debug("job %s: next fire %s", j->name, when);
+	}
+	/* jobs gone from the config: no more fires; a running one ends and is then forgotten */
+	size_t k = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		struct sched_job *j = s->jobs[i];
+		if (j->conf) {
+			s->jobs[k++] = j;
+			continue;
+		}
+		log_info("job %s: removed from the configuration; it fires no more", j->name);
+		wtimer_disarm(s->timers, &j->timer);
+		if (j->running) {
+			s->jobs[k++] = j;           /* kept until its running fire ends: sched_fire_ended */
+		} else {
+			job_free(j);
+		}
+	}
+	s->n = k;
+	return rc;
+oom:
+	log_error("scheduler: out of memory while loading jobs");
+	return -1;
+}
+
+void sched_fire_ended(sched_t *s, sched_job_t *h)
+{
+	struct sched_job *j = h;
+	j->running = 0;
+	if (!j->conf) {
+		for (size_t i = 0; i < s->n; i++)
+			if (s->jobs[i] == j) {
+				s->jobs[i] = s->jobs[--s->n];
+				break;
+			}
+		job_free(j);
+		return;
+	}
+	flush_misfire(j);
+}
+
+int64_t sched_next(const sched_t *s, const char *job)
+{
+	const struct sched_job *j = find(s, job);
+	if (!j || !wtimer_armed(&j->timer)) return -1;
+	return j->timer.at_ns / NS;
+}
+
+void sched_stop(sched_t *s)
+{
+	s->stopped = 1;
+	for (size_t i = 0; i < s->n; i++) wtimer_disarm(s->timers, &s->jobs[i]->timer);
+}

@@ -1,0 +1,93 @@
+/* supervisor/sched.h: when each job fires, and what a fire that cannot run becomes.
+ *
+ * Each job keeps `last`, the latest fire time it has handled (run or counted as missed). Its next
+ * fire is the cron's first time strictly after `last`, so:
+ *   - nothing fires early: a timer runs at or after the instant, and the decision is checked
+ *     against the clock read after waking;
+ *   - a wall clock stepped backward never fires a time twice: the times up to `last` are done,
+ *     and the job waits for the first time after them on the new clock;
+ *   - a wall clock stepped forward (or a supervisor stopped for a while) finds several fire times
+ *     passed at once: the latest one runs if it is no more than SCHED_TOLERANCE late, and every
+ *     other one counts as missed; they never run in a burst.
+ * Missed fires, and fires that come while the job's previous fire still runs, set the job's
+ * misfire flag; when the job is idle again and `misfire` is on, one catch-up fire runs for all of
+ * them (N missed fires collapse into one, as in ElasticJob); with `misfire: false` they are
+ * dropped and logged.
+ *
+ * sched_decide() is the pure part (tests drive it with synthetic clocks); the rest keeps one
+ * wall-clock timer per job and calls hooks to start fires. */
+#ifndef EJOB_SCHED_H
+#define EJOB_SCHED_H
+
+#include <stdint.h>
+
+#include "conf/conf.h"
+#include "conf/cron.h"
+#include "conf/tz.h"
+#include "supervisor/wtimer.h"
+
+#define SCHED_TOLERANCE_NS 1000000000ll   /* a fire this late still runs as itself */
+#define SCHED_MISSED_CAP 10000u           /* missed fires are counted up to this many */
+
+enum sched_verdict {
+	SCHED_WAIT,         /* nothing due: the next fire is at `next_s` */
+	SCHED_DUE,          /* fire times passed: see the fields */
+	SCHED_NEVER,        /* the cron has no fire after last: no timer */
+};
+
+struct sched_decision {
+	enum sched_verdict verdict;
+	int64_t next_s;         /* WAIT: the next fire time (epoch seconds) */
+	int64_t latest_s;       /* DUE: the latest fire time <= now: `last` becomes this */
+	int on_time;            /* DUE: latest_s is at most the tolerance late, and runs as itself */
+	uint32_t missed;        /* DUE: fire times passed that do not run as themselves (capped) */
+	int64_t latest_missed_s;/* DUE with missed > 0: the latest of those */
+	int clock_back;         /* now is before `last`: the wall clock went back */
+};
+
+/* Decide for a job whose latest handled fire time is last_s, at wall-clock time now_ns. */
+void sched_decide(const cron_t *cron, const tz_t *tz, int64_t last_s, int64_t now_ns, int64_t tolerance_ns,
+                  struct sched_decision *d);
+
+/* ---- the jobs' timers -------------------------------------------------------------------------- */
+
+typedef struct sched sched_t;
+typedef struct sched_job sched_job_t;   /* a job: given to start(), back to sched_fire_ended() */
+
+struct sched_fire_info {
+	const char *job;
+	const conf_job_t *conf;   /* the job's current config */
+	int64_t fire_s;           /* the scheduled fire time this run stands for */
+	int catch_up;             /* 1: one run for missed fires */
+	uint32_t missed;          /* catch-up: how many fires it stands for (capped) */
+	sched_job_t *handle;      /* for sched_fire_ended() */
+};
+
+struct sched_hooks {
+	/* Start a fire of job. Return 0 when it started (sched_fire_ended() must follow), 1 when
+	 * there was nothing to run here (no items: the fire is over at once), -1 when it could not
+	 * start (logged by the hook; the fire counts as missed). */
+	int (*start)(void *arg, const struct sched_fire_info *f);
+};
+
+sched_t *sched_new(struct ev_loop *loop, const struct sched_hooks *h, void *arg);
+void sched_free(sched_t *s);
+
+/* Take the jobs of a (new) config: new jobs start waiting for their first fire after now;
+ * jobs with a changed cron or time zone keep `last` (no time already handled fires again) and
+ * wait for the new cron's next fire; removed and disabled jobs stop firing (a running fire
+ * ends normally). The config must outlive its use here: call again before freeing it.
+ * Returns 0, or -1 if some job's cron or time zone could not be loaded (logged; that job stops
+ * firing until a config fixes it). */
+int sched_set_jobs(sched_t *s, const conf_t *conf);
+
+/* The fire that start() started for job has ended (all of its items have final outcomes). */
+void sched_fire_ended(sched_t *s, sched_job_t *job);
+
+/* For logs and tests: next fire time of job (epoch seconds), -1 = none or no such job. */
+int64_t sched_next(const sched_t *s, const char *job);
+
+/* Stop starting fires (shutdown); timers are disarmed. */
+void sched_stop(sched_t *s);
+
+#endif
