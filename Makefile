@@ -120,10 +120,8 @@ supervisor/libsup.a: $(SUP_MOD_OBJS)
 t/%.t: t/%.o $(TLIB_OBJS) supervisor/libsup.a libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-bench/pool: bench/pool.o supervisor/libsup.a libejob.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-bench/%: bench/%.o libejob.a
+bench/%: bench/%.o supervisor/libsup.a libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 bench/%.so: bench/%.c .build-flags
