@@ -1,4 +1,5 @@
-/* t/lib/oracle.c: run t/quartz/CronOracle.java once over a batch of questions. */
+/* t/lib/oracle.c: run a Java oracle (t/quartz/CronOracle.java, t/java/ShardOracle.java) once over
+ * a batch of questions. */
 #include "t/lib/oracle.h"
 
 #include <errno.h>
@@ -88,15 +89,23 @@ static double now_s(void)
 
 char **oracle_ask(char *const *q, size_t n, char *why, size_t whylen)
 {
-	char dir[] = "/tmp/ejob-oracle-XXXXXX", qp[64], ap[64], ep[64];
-	char **answers = NULL;
 	if (access(ORACLE_JAR, R_OK) != 0) {
 		snprintf(why, whylen, "Quartz is missing (%s): install libquartz2-java, "
 		         "e.g. with tools/install-deps", ORACLE_JAR);
+		errno = EINVAL;
 		return NULL;
 	}
-	if (access(ORACLE_SRC, R_OK) != 0) {
-		snprintf(why, whylen, "%s not found: run the tests from the repository root", ORACLE_SRC);
+	return oracle_java(ORACLE_SRC, ORACLE_JAR, q, n, why, whylen);
+}
+
+char **oracle_java(const char *src, const char *classpath, char *const *q, size_t n, char *why, size_t whylen)
+{
+	char dir[] = "/tmp/ejob-oracle-XXXXXX", qp[64], ap[64], ep[64];
+	char **answers = NULL;
+	int java_missing = 0;
+	if (access(src, R_OK) != 0) {
+		snprintf(why, whylen, "%s not found: run the tests from the repository root", src);
+		errno = EINVAL;
 		return NULL;
 	}
 	if (!mkdtemp(dir)) {
@@ -127,8 +136,12 @@ char **oracle_ask(char *const *q, size_t n, char *why, size_t whylen)
 		int err = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 			_exit(126);
-		execlp("java", "java", "-Xss4m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		       "-cp", ORACLE_JAR, ORACLE_SRC, (char *)NULL);
+		if (classpath)
+			execlp("java", "java", "-Xss4m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+			       "-cp", classpath, src, (char *)NULL);
+		else
+			execlp("java", "java", "-Xss4m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+			       src, (char *)NULL);
 		_exit(127);
 	}
 	int limit = getenv("EJOB_ORACLE_TIMEOUT") ? atoi(getenv("EJOB_ORACLE_TIMEOUT")) : 0;
@@ -156,10 +169,11 @@ char **oracle_ask(char *const *q, size_t n, char *why, size_t whylen)
 	size_t alen = 0, elen = 0;
 	char *err = slurp(ep, &elen);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
 			snprintf(why, whylen, "java not found on PATH: install a Java 17 runtime "
 			         "(default-jre-headless, e.g. with tools/install-deps)");
-		else if (err && strstr(err, "jdk.compiler"))
+			java_missing = 1;
+		} else if (err && strstr(err, "jdk.compiler"))
 			snprintf(why, whylen, "this java cannot run a source file (no jdk.compiler "
 			         "module): install openjdk-17-jdk-headless");
 		else
@@ -192,11 +206,13 @@ char **oracle_ask(char *const *q, size_t n, char *why, size_t whylen)
 out:
 	if (getenv("EJOB_ORACLE_KEEP")) { /* debugging: keep the questions and answers */
 		fprintf(stderr, "# oracle files kept in %s\n", dir);
-		return answers;
+	} else {
+		unlink(qp);
+		unlink(ap);
+		unlink(ep);
+		rmdir(dir);
 	}
-	unlink(qp);
-	unlink(ap);
-	unlink(ep);
-	rmdir(dir);
+	if (!answers)
+		errno = java_missing ? ENOENT : EINVAL;
 	return answers;
 }

@@ -1,4 +1,5 @@
-/* t/lib/oracle.h: ask real Quartz and java.util.Calendar (t/quartz/CronOracle.java) questions.
+/* t/lib/oracle.h: ask real Quartz and java.util.Calendar (t/quartz/CronOracle.java) questions,
+ * or any other Java oracle (oracle_java).
  *
  * One JVM per call: the questions go in as lines, one answer line comes back per question
  * (see CronOracle.java for the language). Needs `java` (17+, single-file source launch) on
@@ -14,6 +15,11 @@
 
 /* Returns n answers (free with oracle_free), or NULL with the reason in why. */
 char **oracle_ask(char *const *questions, size_t n, char *why, size_t whylen);
+/* The same with any single-file oracle: `java [-cp classpath] src` (classpath may be NULL),
+ * questions on its stdin, one answer line per question on its stdout. NULL with the reason
+ * in why, and errno ENOENT when java itself is not on PATH (EINVAL for anything else). */
+char **oracle_java(const char *src, const char *classpath, char *const *questions, size_t n, char *why,
+                   size_t whylen);
 void oracle_free(char **answers, size_t n);
 
 /* Whether zone's offsets around instant t are known to differ between this system's tzdata
