@@ -62,6 +62,7 @@ struct disp {
 	struct list q_pool, q_ext, published;
 	struct entry *buckets[NBUCKETS];
 	disp_target_t *targets;
+	int paused;                 /* publish nothing (ZooKeeper connection lost) */
 };
 
 /* ---- lists and the in-flight hash ----------------------------------------------------------- */
@@ -205,8 +206,15 @@ static int publish(disp_t *d, disp_target_t *t, struct entry *e)
 	return 1;
 }
 
+void disp_pause(disp_t *d, int on)
+{
+	d->paused = on;
+	if (!on) disp_kick(d);
+}
+
 void disp_kick(disp_t *d)
 {
+	if (d->paused) return;
 	for (disp_target_t *t = d->targets; t; t = t->next) {
 		if (t->removed) continue;
 		uint32_t cap = t->ops.capacity(t->arg);

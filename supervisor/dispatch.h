@@ -72,6 +72,8 @@ void disp_remove_target(disp_t *d, disp_target_t *t);
 uint64_t disp_submit(disp_t *d, const struct disp_req *r);
 /* Publish what can be published now (after submits, when capacity grew). */
 void disp_kick(disp_t *d);
+/* While paused nothing is published (queued items wait; running ones go on). Unpausing kicks. */
+void disp_pause(disp_t *d, int on);
 /* An item a dead worker held (frame bytes from the segment). */
 void disp_lost(disp_t *d, disp_target_t *t, uint32_t worker, const void *frame, uint32_t len);
 /* Report every queued item cancelled (final). */

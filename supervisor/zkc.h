@@ -1,0 +1,109 @@
+/* supervisor/zkc.h: the supervisor's one ZooKeeper session, on its libev loop.
+ *
+ * libzookeeper_mt runs its own I/O and completion threads. Nothing of theirs touches supervisor
+ * state: completions and watch events are copied into a queue (under a mutex) and the loop is
+ * woken with ev_async; every callback below runs on the loop thread. Only async zoo_a* calls are
+ * made, from the loop thread.
+ *
+ * Paths given here are relative to the namespace root ("/job/config" is /{namespace}/job/config);
+ * "" is the root itself. Results and watch events give paths the same way.
+ *
+ * Session: zkc opens a handle and keeps one: on expiry it closes it (on the loop), opens a new one,
+ * re-authenticates and tells the owner (state ZKC_EXPIRED, then ZKC_CONNECTED with new_session),
+ * who re-registers and re-watches. A lost connection is retried for ever by the client library; a
+ * failing start (no server reachable, bad auth) is retried with backoff. Each change of state is
+ * told once.
+ *
+ * Lease: the server renews the session whenever it hears from the client, so after a request sent
+ * at time T is answered, the session cannot expire before T + the negotiated timeout. zkc keeps
+ * that bound (CLOCK_MONOTONIC) over every answered request, and pings when idle (every third of the
+ * timeout), so the owner knows until when this instance surely still owns its ephemeral nodes. */
+#ifndef EJOB_ZKC_H
+#define EJOB_ZKC_H
+
+#include <ev.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <zookeeper/zookeeper.h>
+
+typedef struct zkc zkc_t;
+
+enum zkc_state {
+	ZKC_CONNECTING,     /* no session yet, or the connection is lost (the session may live on) */
+	ZKC_CONNECTED,      /* session usable */
+	ZKC_EXPIRED,        /* the session is gone: its ephemeral nodes and watches too */
+	ZKC_AUTH_FAILED,    /* the digest was refused; retried with backoff */
+};
+
+struct zkc_params {
+	const char *hosts;              /* "host:port,host:port" */
+	const char *root;               /* namespace, without '/' */
+	int session_timeout_ms;
+	const char *digest;             /* "user:password" or NULL */
+	FILE *client_log;               /* where libzookeeper logs (NULL: nowhere) */
+};
+
+struct zkc_hooks {
+	/* new_session: CONNECTED with a session other than the last one (first connect, after expiry) */
+	void (*state)(void *arg, enum zkc_state st, int new_session);
+};
+
+/* The answer to one request. Strings are valid during the callback only. */
+struct zkc_res {
+	int rc;                     /* ZOK, ZNONODE, ZNODEEXISTS, ZBADVERSION, ZCONNECTIONLOSS, ... */
+	uint64_t session;           /* the session generation the request was sent on */
+	const char *path;           /* the request's path (relative) */
+	const char *data;           /* get: the data (NUL-terminated copy), len bytes; NULL if none */
+	int len;
+	struct Stat stat;           /* get, exists, set */
+	int nchildren;              /* children: names, sorted (strcmp) */
+	char **children;
+	const char *created;        /* create: the path made (relative) */
+	int nops;                   /* multi: each op's rc, and the stat of each set op */
+	const int *op_rc;
+	const struct Stat *op_stat;
+};
+typedef void (*zkc_cb)(void *arg, const struct zkc_res *r);
+
+/* A watch: fires once, with ZOO_CREATED_EVENT, ZOO_DELETED_EVENT, ZOO_CHANGED_EVENT or
+ * ZOO_CHILD_EVENT (never a session event: those go to hooks.state). A watch set on a session
+ * that then expired never fires. */
+typedef void (*zkc_watch_cb)(void *arg, int type, const char *path);
+
+zkc_t *zkc_new(struct ev_loop *loop, const struct zkc_params *p, const struct zkc_hooks *h, void *arg);
+void zkc_start(zkc_t *z);
+void zkc_free(zkc_t *z);       /* closes the session: its ephemeral nodes go at once */
+
+enum zkc_state zkc_state(const zkc_t *z);
+uint64_t zkc_session(const zkc_t *z);          /* generation of the current session, from 1 */
+int64_t zkc_session_id(const zkc_t *z);        /* the server's id of the session, 0 if none */
+int zkc_timeout_ms(const zkc_t *z);            /* negotiated session timeout (0 before) */
+uint64_t zkc_lease_ns(const zkc_t *z);         /* CLOCK_MONOTONIC until which the session surely lives; 0 = none */
+const struct ACL_vector *zkc_acl(const zkc_t *z);   /* for nodes ejob creates: CREATOR_ALL with a digest */
+
+/* Requests: 0 when sent (cb follows exactly once, also for a closed session, with rc
+ * ZCLOSING/ZSESSIONEXPIRED/ZCONNECTIONLOSS), else a ZooKeeper error code (cb not called). A watch
+ * callback may be NULL (no watch). cb may be NULL (fire and forget). */
+int zkc_get(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg);
+int zkc_exists(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg);
+int zkc_children(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg);
+int zkc_create(zkc_t *z, const char *path, const char *data, int len, int flags, zkc_cb cb, void *arg);
+int zkc_set(zkc_t *z, const char *path, const char *data, int len, int version, zkc_cb cb, void *arg);
+int zkc_delete(zkc_t *z, const char *path, int version, zkc_cb cb, void *arg);
+
+/* A multi: build, then commit (which takes it, sent or not). */
+typedef struct zkc_multi zkc_multi_t;
+zkc_multi_t *zkc_multi_new(void);
+void zkc_multi_check(zkc_multi_t *m, const char *path, int version);
+void zkc_multi_create(zkc_multi_t *m, const char *path, const char *data, int len, int flags);
+void zkc_multi_set(zkc_multi_t *m, const char *path, const char *data, int len, int version);
+void zkc_multi_delete(zkc_multi_t *m, const char *path, int version);
+int zkc_multi_count(const zkc_multi_t *m);
+int zkc_multi_commit(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg);
+
+/* Requests sent since start (round trips, for the benchmark). */
+uint64_t zkc_requests(const zkc_t *z);
+
+const char *zkc_state_name(enum zkc_state st);
+
+#endif
