@@ -181,6 +181,7 @@ static void on_outcome(void *arg, const struct disp_outcome *o)
 	        o->attempt, frame_status_name(o->status), detail, took, o->where, o->error[0] ? ": " : "", o->error,
 	        o->status != FRAME_ST_OK && !o->final ? "; it will run again" : "");
 	if (s->run) run_outcome(s, o);
+	else if (s->coord) coord_outcome(s->coord, o);
 	else fire_outcome(s, o);
 }
 
@@ -293,6 +294,7 @@ static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			log_warn("supervisor.workers changed from %d to %d: the pool size changes at the next start",
 			         s->conf->supervisor.workers, c->supervisor.workers);
 		/* the scheduler takes the new jobs before the old config goes */
+		if (s->coord) coord_set_jobs(s->coord, c);
 		if (s->sched) sched_set_jobs(s->sched, c);
 		conf_free(s->conf);
 		s->conf = c;
@@ -495,10 +497,16 @@ int main(int argc, char **argv)
 			pool_stop(s->pool, 0);
 		}
 	} else {
-		static const struct sched_hooks sh = { .start = fire_start };
-		if (!s->opts.standalone)
-			log_warn("ZooKeeper coordination is not built yet: running standalone, every item of every job here");
-		s->sched = sched_new(s->loop, &sh, s);
+		static const struct sched_hooks local = { .start = fire_start }, zk = { .start = coord_fire };
+		if (!s->opts.standalone) {
+			s->coord = coord_new(s);
+			if (!s->coord || coord_set_jobs(s->coord, s->conf) < 0) {
+				log_error("zookeeper: out of memory");
+				return 1;
+			}
+			coord_start(s->coord);
+		}
+		s->sched = sched_new(s->loop, s->coord ? &zk : &local, s);
 		if (!s->sched) {
 			log_error("scheduler: %s", strerror(errno));
 			return 1;
@@ -507,6 +515,7 @@ int main(int argc, char **argv)
 	}
 	ev_run(s->loop, 0);
 
+	coord_free(s->coord);
 	sched_free(s->sched);
 	fire_free_all(s);
 	att_free(s->att);

@@ -8,6 +8,7 @@
 #include "conf/conf.h"
 #include "ipc/seg.h"
 #include "supervisor/attach.h"
+#include "supervisor/coord.h"
 #include "supervisor/dispatch.h"
 #include "supervisor/fire.h"
 #include "supervisor/log.h"
@@ -49,7 +50,8 @@ struct sup {
 	ev_timer shutdown_w;        /* grace before running items are asked to stop */
 	struct run *run;            /* --run state, or NULL */
 	sched_t *sched;             /* the jobs' fire times (not with --run) */
-	struct fire *fires;         /* fires with items not yet ended */
+	struct fire *fires;         /* fires with items not yet ended (standalone) */
+	coord_t *coord;             /* ZooKeeper coordination, or NULL (--standalone, --run) */
 };
 
 /* supervisor/run.c: --run JOB[:ITEMS] */

@@ -370,8 +370,7 @@ static void ping_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)revents;
 	zkc_t *z = w->data;
 	if (z->state != ZKC_CONNECTED || z->ping_out) return;
-	/* any answered request renews the lease; when nothing else is going on, ask for the root */
-	if (wait_now_ns() - z->ping_sent_ns < (uint64_t)z->timeout_ms * 1000000u / 4) return;
+	/* any answered request renews the lease; this one makes sure there is one every period */
 	if (zkc_exists(z, "", NULL, NULL, ping_done, z) == ZOK) z->ping_out = 1;
 }
 
@@ -395,11 +394,14 @@ static void on_session(zkc_t *z, struct msg *m)
 		if (fresh && z->digest &&
 		    zoo_add_auth(z->zh, "digest", z->digest, (int)strlen(z->digest), auth_done, NULL) != ZOK)
 			log_error("zookeeper: cannot send the digest credentials");
-		/* the session lives at least a timeout from now: the server just heard us */
-		lease_from(z, wait_now_ns(), z->session);
-		double period = z->timeout_ms / 3000.0 / 2;
+		/* the lease starts with the first answer: ask at once, then every sixth of the timeout */
+		double period = z->timeout_ms / 6000.0;
+		z->state = ZKC_CONNECTED;
+		z->ping_out = 0;
+		ping_cb(z->loop, &z->ping_w, 0);
 		ev_timer_set(&z->ping_w, period, period);
 		ev_timer_again(z->loop, &z->ping_w);
+		z->state = ZKC_CONNECTING;
 		set_state(z, ZKC_CONNECTED, fresh);
 	} else if (m->state == ZOO_CONNECTING_STATE || m->state == ZOO_ASSOCIATING_STATE) {
 		set_state(z, ZKC_CONNECTING, 0);
