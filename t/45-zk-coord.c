@@ -1,0 +1,209 @@
+/* t/45-zk-coord.c: two real supervisors ("hosts" 127.0.0.1 and 127.0.0.2) sharing a job through
+ * a real ZooKeeper 3.8 server:
+ *   - the layout, node by node, read back with the plain ZooKeeper client: job type, config
+ *     node, servers, instances with ElasticJob's data, the leader, sharding/{i}/instance as
+ *     AVG_ALLOCATION gives it, completed nodes;
+ *   - once both run, every fire runs each item exactly once across the two, with the epoch the
+ *     items see equal to the sharding node's mzxid;
+ *   - one leaves (SIGTERM): the other reshards and runs all items, none twice in a fire. */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "t/lib/tlib.h"
+#include "t/lib/tsup.h"
+#include "t/lib/tzk.h"
+#include "t/tap.h"
+
+static const char rec_sh[] =
+	"#!/bin/sh\n"
+	"echo \"$EJOB_FIRE_ID $EJOB_ITEM $EJOB_EPOCH $EJOB_TASK_ID\" >> \"$OUT\"\n";
+
+#define MAXR 4096
+struct rec { int64_t fire; int item; uint64_t epoch; char task[160]; };
+
+static int read_recs(const char *path, struct rec *r)
+{
+	char *t = tsup_slurp(path);
+	int n = 0;
+	for (char *p = t ? strtok(t, "\n") : NULL; p && n < MAXR; p = strtok(NULL, "\n"))
+		if (sscanf(p, "%" SCNd64 " %d %" SCNu64 " %159s", &r[n].fire, &r[n].item, &r[n].epoch, r[n].task) == 4) n++;
+	free(t);
+	return n;
+}
+
+static void config(struct tsup *t, const char *name, const char *zk, const char *out)
+{
+	char yaml[2048];
+	snprintf(yaml, sizeof yaml,
+	         "regCenter: {serverLists: \"%s\", namespace: t45, sessionTimeoutMilliseconds: 4000}\n"
+	         "supervisor: {workers: 2, attachSocket: \"@SOCK@\"}\n"
+	         "jobs:\n"
+	         "  shared:\n"
+	         "    type: script\n"
+	         "    cron: \"* * * * * ?\"\n"
+	         "    shardingTotalCount: 4\n"
+	         "    shardingItemParameters: \"0=a,1=b\"\n"
+	         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s/rec.sh\"}\n",
+	         zk, out, tlib_tmpdir());
+	tsup_config(t, name, yaml);
+}
+
+struct have { zhandle_t *zh; const char *path; const char *want; };
+
+static int node_is(void *arg)
+{
+	struct have *h = arg;
+	char *d = tzk_get(h->zh, h->path, NULL, NULL);
+	int ok = d && (!h->want || !strcmp(d, h->want));
+	free(d);
+	if (!ok) usleep(20000);
+	return ok;
+}
+
+int main(void)
+{
+	tlib_init(120);
+	struct tzk zk;
+	tzk_start(&zk, "zk", 500);
+	char sh[600], out[600];
+	snprintf(sh, sizeof sh, "%s/rec.sh", tlib_tmpdir());
+	tlib_write_file(sh, rec_sh, sizeof rec_sh - 1);
+	chmod(sh, 0755);
+	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
+
+	struct tsup a, b;
+	config(&a, "a", zk.connect, out);
+	config(&b, "b", zk.connect, out);
+	const char *args_a[] = { "--ip", "127.0.0.1", NULL };
+	const char *args_b[] = { "--ip", "127.0.0.2", NULL };
+	if (tsup_start(&a, args_a) <= 0) BAIL_OUT("cannot start supervisor a");
+	ok(tsup_wait_log(&a, "job shared: this instance is the leader", 1, 15000), "the first supervisor leads the job");
+	if (tsup_start(&b, args_b) <= 0) BAIL_OUT("cannot start supervisor b");
+	ok(tsup_wait_log(&b, "job shared: registered", 1, 15000), "the second registers");
+	ok(tsup_wait_log(&a, "2 of 4 items here", 1, 15000) && tsup_wait_log(&b, "2 of 4 items here", 1, 15000),
+	   "after a reshard each runs 2 of the 4 items");
+
+	/* the layout, read with the plain client */
+	zhandle_t *zh = tzk_client(&zk, NULL);
+	char ida[128], idb[128], p[256];
+	snprintf(ida, sizeof ida, "127.0.0.1@-@%d", (int)a.pid);
+	snprintf(idb, sizeof idb, "127.0.0.2@-@%d", (int)b.pid);
+	char *d = tzk_get(zh, "/t45/shared", NULL, NULL);
+	is_str(d, "SCRIPT", "/t45/shared holds the job type");
+	free(d);
+	d = tzk_get(zh, "/t45/shared/config", NULL, NULL);
+	char cfg_head[2048];
+	snprintf(cfg_head, sizeof cfg_head,
+	       "cron: '* * * * * ?'\n"
+	       "description: ''\n"
+	       "disabled: false\n"
+	       "failover: false\n"
+	       "jobName: shared\n"
+	       "jobParameter: ''\n"
+	       "maxTimeDiffSeconds: -1\n"
+	       "misfire: true\n"
+	       "monitorExecution: true\n"
+	       "overwrite: false\n"
+	       "props:\n"
+	       "  script.command.line: /usr/bin/env OUT=%s %s/rec.sh\n"
+	       "  ejob.timeoutSeconds: '0'\n"
+	       "  ejob.maxRetries: '0'\n"
+	       "  ejob.type: script\n"
+	       "reconcileIntervalMinutes: 10\n"
+	       "shardingItemParameters: 0=a,1=b\n"
+	       "shardingTotalCount: 4\n"
+	       "staticSharding: false\n", out, tlib_tmpdir());
+	is_str(d, cfg_head, "the config node is exactly as ElasticJob writes it");
+	free(d);
+	d = tzk_children(zh, "/t45/shared/servers");
+	is_str(d, "127.0.0.1,127.0.0.2", "servers/ has both hosts");
+	free(d);
+	d = tzk_get(zh, "/t45/shared/servers/127.0.0.2", NULL, NULL);
+	is_str(d, "ENABLED", "servers/127.0.0.2 is ENABLED");
+	free(d);
+	snprintf(p, sizeof p, "/t45/shared/instances/%s", idb);
+	struct Stat st;
+	d = tzk_get(zh, p, &st, NULL);
+	char want[300];
+	snprintf(want, sizeof want, "jobInstanceId: %s\nserverIp: 127.0.0.2\n", idb);
+	is_str(d, want, "instances/%s has ElasticJob's data", idb);
+	ok(st.ephemeralOwner != 0, "and is ephemeral");
+	free(d);
+	d = tzk_get(zh, "/t45/shared/leader/election/instance", &st, NULL);
+	is_str(d, ida, "the leader node names the first supervisor");
+	ok(st.ephemeralOwner != 0, "and is ephemeral");
+	free(d);
+	/* AVG_ALLOCATION over [127.0.0.2@..., 127.0.0.1@...] (descending): .2 gets 0,1; .1 gets 2,3 */
+	static const int owner_b[4] = { 1, 1, 0, 0 };
+	int right = 0;
+	for (int i = 0; i < 4; i++) {
+		snprintf(p, sizeof p, "/t45/shared/sharding/%d/instance", i);
+		d = tzk_get(zh, p, NULL, NULL);
+		right += d && !strcmp(d, owner_b[i] ? idb : ida);
+		free(d);
+	}
+	is_int(right, 4, "sharding/{0,1}/instance is the second supervisor, {2,3} the first (AVG_ALLOCATION)");
+	struct Stat sst;
+	d = tzk_get(zh, "/t45/shared/sharding", &sst, NULL);
+	free(d);
+	snprintf(p, sizeof p, "/t45/shared/sharding/0/completed");
+	struct have h = { zh, p, idb };
+	ok(tlib_wait_for(node_is, &h, 5000), "sharding/0/completed names the instance that ran it");
+
+	/* every fire after the reshard: each item once, with the epoch of the sharding node */
+	uint64_t t0 = tlib_now_ms();
+	while (tlib_now_ms() - t0 < 3500) usleep(100000);
+	static struct rec r[MAXR];
+	int n = read_recs(out, r);
+	int64_t first = -1;
+	for (int i = 0; i < n; i++)
+		if (r[i].epoch == (uint64_t)sst.mzxid && (first < 0 || r[i].fire < first)) first = r[i].fire;
+	int fires = 0, bad = 0, wrong_owner = 0, bad_epoch = 0;
+	for (int64_t f = first; first >= 0; f += 1000) {
+		int cnt[4] = { 0 }, any = 0;
+		for (int i = 0; i < n; i++) {
+			if (r[i].fire != f) continue;
+			any = 1;
+			if (r[i].item >= 0 && r[i].item < 4) cnt[r[i].item]++;
+			if (r[i].epoch != (uint64_t)sst.mzxid) bad_epoch++;
+			const char *who = owner_b[r[i].item & 3] ? idb : ida;
+			if (!strstr(r[i].task, who)) wrong_owner++;
+		}
+		if (!any) break;
+		for (int k = 0; k < 4; k++) bad += cnt[k] != 1;
+		fires++;
+	}
+	ok(fires >= 2, "%d fires since the reshard", fires);
+	is_int(bad, 0, "in each, every item ran exactly once across the two supervisors");
+	is_int(wrong_owner, 0, "each on the supervisor that owns it");
+	is_int(bad_epoch, 0, "with EJOB_EPOCH = the sharding node's mzxid (0x%" PRIx64 ")", (uint64_t)sst.mzxid);
+
+	/* one leaves */
+	int all4 = tsup_log_count(&a, "4 of 4 items here");
+	int s = tsup_stop(&b, SIGTERM, 15000);
+	ok(WIFEXITED(s) && WEXITSTATUS(s) == 0, "the second supervisor stops cleanly");
+	ok(tsup_wait_log(&a, "4 of 4 items here", all4 + 1, 15000), "the first reshards to all 4 items");
+	snprintf(p, sizeof p, "/t45/shared/instances/%s", idb);
+	int rc = 0;
+	d = tzk_get(zh, p, NULL, &rc);
+	is_int(rc, ZNONODE, "the leaving instance's node is gone");
+	free(d);
+	t0 = tlib_now_ms();
+	while (tlib_now_ms() - t0 < 2500) usleep(100000);
+	n = read_recs(out, r);
+	int dup = 0;
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < i; k++) dup += r[i].fire == r[k].fire && r[i].item == r[k].item;
+	is_int(dup, 0, "over the whole run no item of a fire ran twice (%d runs)", n);
+	s = tsup_stop(&a, SIGTERM, 15000);
+	ok(WIFEXITED(s) && WEXITSTATUS(s) == 0, "the first supervisor stops cleanly");
+	zookeeper_close(zh);
+	tzk_stop(&zk);
+	return done_testing();
+}
