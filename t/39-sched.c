@@ -3,7 +3,7 @@
  *     missed fires when the clock jumps forward (counted, capped, never a burst), no fire twice
  *     when it jumps back, "never";
  *   - wtimer: many wall-clock deadlines on one timerfd fire in order and never early;
- *   - a real supervisor (--standalone, real workers): a "* * * * * ?" job fires once per second
+ *   - a real supervisor (--standalone, real workers): a job on the cron "*\/1 * * * * ?" (every second) fires once per second
  *     with no fire early; a job whose run outlasts its next fires gets exactly one catch-up run
  *     (and none with misfire: false); SIGHUP applies a cron change to the next fire. */
 #include <inttypes.h>
@@ -210,7 +210,7 @@ static void test_supervisor(void)
 	         "jobs:\n"
 	         "  every:\n"
 	         "    type: script\n"
-	         "    cron: \"* * * * * ?\"\n"
+	         "    cron: \"*/1 * * * * ?\"\n"
 	         "    shardingTotalCount: 2\n"
 	         "    props: {script.command.line: \"/usr/bin/env OUT=@DIR@/every @DIR@/rec.sh\"}\n"
 	         "  slowon:\n"
