@@ -1,12 +1,14 @@
 /* supervisor/coord.c: registration, election, sharding and execution nodes (see coord.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ipc/frame.h"
+#include "ipc/shm.h"
 #include "ipc/wait.h"
 #include "supervisor/coord.h"
 #include "supervisor/fire.h"
@@ -52,7 +54,7 @@ struct cfire {
 	int monitor;                /* monitorExecution when it started */
 	uint32_t n, ended, flushed, ok;
 	uint32_t *items;
-	uint8_t *done;              /* [total] */
+	uint8_t *done;              /* [total]: 1 ended ok, 2 ended otherwise */
 	uint32_t *pending;          /* ended items whose completion is not written yet */
 	uint32_t npending;
 	int flushing;
@@ -68,6 +70,8 @@ struct coord {
 	size_t n, cap;
 	int connected;
 	int closing;                /* coord_free: answers still come (ZCLOSING); tell no one */
+	uint64_t shm_deadline;      /* the lease deadline last written to shared memory */
+	int lease_stopped;          /* running items were stopped for the lease */
 	ev_idle flush_w;
 	struct log_cause cause;
 };
@@ -969,7 +973,9 @@ static void flush_fire(struct cfire *f)
 	for (uint32_t i = 0; i < f->npending; i++) {
 		uint32_t it = f->pending[i];
 		zkc_multi_delete(m, jp(j, p, "/sharding/%" PRIu32 "/running", it), -1);
-		zkc_multi_create(m, jp(j, p, "/sharding/%" PRIu32 "/completed", it), id, (int)strlen(id), 0);
+		/* completed says it ran to its end; a failed or stopped item is only no longer running */
+		if (f->done[it] == 1)
+			zkc_multi_create(m, jp(j, p, "/sharding/%" PRIu32 "/completed", it), id, (int)strlen(id), 0);
 	}
 	f->flushing = (int)f->npending;
 	if (zkc_multi_commit(j->c->z, m, completed_written, f) != ZOK) {
@@ -994,13 +1000,14 @@ static void completed_written(void *arg, const struct zkc_res *r)
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t it = f->pending[i];
 			zkc_delete(j->c->z, jp(j, p, "/sharding/%" PRIu32 "/running", it), -1, NULL, NULL);
+			if (f->done[it] != 1) continue;
 			zkc_delete(j->c->z, jp(j, p, "/sharding/%" PRIu32 "/completed", it), -1, NULL, NULL);
 			zkc_create(j->c->z, p, id, (int)strlen(id), 0, NULL, NULL);
 			if (j->completed && it < j->total) j->completed[it] = 1;
 		}
 	} else if (r->rc == ZOK && j->completed)
 		for (uint32_t i = 0; i < n; i++)
-			if (f->pending[i] < j->total) j->completed[f->pending[i]] = 1;
+			if (f->pending[i] < j->total && f->done[f->pending[i]] == 1) j->completed[f->pending[i]] = 1;
 	memmove(f->pending, f->pending + n, (f->npending - n) * sizeof *f->pending);
 	f->npending -= n;
 	f->flushed += n;
@@ -1025,7 +1032,7 @@ void coord_outcome(coord_t *c, const struct disp_outcome *o)
 {
 	struct cfire *f = (struct cfire *)(uintptr_t)o->cookie;
 	if (!o->final || !f || o->item >= f->j->total || f->done[o->item]) return;
-	f->done[o->item] = 1;
+	f->done[o->item] = o->status == FRAME_ST_OK ? 1 : 2;
 	f->ended++;
 	f->ok += o->status == FRAME_ST_OK;
 	f->pending[f->npending++] = o->item;
@@ -1176,10 +1183,38 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 	return 0;
 }
 
+/* The session lease: while ZooKeeper answers, the session surely lives until `lease`; items must
+ * be gone before then if it stops answering, since at expiry this instance's nodes vanish and
+ * another one may take its items. B, the time they get to stop, is the kill grace plus half a
+ * second, but at most half the session timeout (a healthy lease is always more than 2/3 of the
+ * timeout ahead, so this never stops anything while ZooKeeper answers). The deadline goes into
+ * shared memory too: workers stop their items themselves when it passes, even if this process is
+ * frozen. */
 void coord_tick(coord_t *c, uint64_t now_ns)
 {
-	(void)c;
-	(void)now_ns;
+	struct sup *s = c->s;
+	uint64_t lease = zkc_lease_ns(c->z);
+	uint64_t timeout = (uint64_t)zkc_timeout_ms(c->z) * 1000000u;
+	uint64_t b = (uint64_t)s->conf->supervisor.kill_grace_seconds * 1000000000u + 500000000u;
+	if (timeout && b > timeout / 2) b = timeout / 2;
+	uint64_t deadline = lease > b ? lease - b : 0;
+	if (deadline != c->shm_deadline) {
+		c->shm_deadline = deadline;
+		atomic_store(&seg_header(s->seg)->lease_deadline_ns, deadline);
+	}
+	if (!deadline || now_ns < deadline) {
+		c->lease_stopped = 0;
+		return;
+	}
+	if (c->lease_stopped) return;
+	c->lease_stopped = 1;
+	uint32_t n = disp_running(s->disp), q = disp_pending(s->disp);
+	log_error("zookeeper: no answer for %.1fs; the session may expire in %.1fs: stopping %" PRIu32
+	          " running item%s (and %" PRIu32 " not started) so that no other instance runs them at the same time",
+	          (double)(now_ns - (lease - timeout)) / 1e9, (double)(lease - now_ns) / 1e9, n, n == 1 ? "" : "s", q);
+	disp_cancel_queued(s->disp, "not started: the ZooKeeper session may have expired");
+	/* SIGTERM now, SIGKILL with a quarter of B left */
+	disp_cancel_running_by(s->disp, SHM_CANCEL_LEASE, lease - b / 4);
 }
 
 uint64_t coord_requests(const coord_t *c)

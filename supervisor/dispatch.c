@@ -24,6 +24,7 @@ struct entry {
 	disp_target_t *target;
 	uint64_t pos;                      /* ring position when published */
 	uint64_t published_ns, deadline_ns, cancel_ns;
+	uint64_t kill_ns;           /* kill by then (0: cancel_ns + the kill grace) */
 	uint32_t cancel, killed;
 	uint32_t kind, item, total, attempt, max_retries, timeout_s;
 	uint64_t fire_id, epoch, cookie;
@@ -199,6 +200,7 @@ static int publish(disp_t *d, disp_target_t *t, struct entry *e)
 	e->target = t;
 	e->published_ns = now;
 	e->cancel = e->killed = 0;
+	e->kill_ns = 0;
 	t->outstanding++;
 	list_push(&d->published, e);
 	hash_add(d, e);
@@ -412,7 +414,8 @@ void disp_tick(disp_t *d, uint64_t now)
 			log_warn("dispatch: %s item %" PRIu32 " (xid %" PRIu64 ") ran past its %" PRIu32 "s timeout; stopping it",
 			         e->job, e->item, e->xid, e->timeout_s);
 			request_cancel(d, e, SHM_CANCEL_TIMEOUT, now);
-		} else if (e->cancel && !e->killed && now - e->cancel_ns >= d->kill_grace_ns) {
+		} else if (e->cancel && !e->killed &&
+		           now >= (e->kill_ns ? e->kill_ns : e->cancel_ns + d->kill_grace_ns)) {
 			int w = holder(e->target, e);
 			if (w < 0) continue;
 			e->killed = 1;
@@ -439,6 +442,16 @@ void disp_cancel_running(disp_t *d, uint32_t reason)
 	for (struct entry *e = d->published.head; e; e = e->next) {
 		e->max_retries = 0;
 		if (!e->cancel) request_cancel(d, e, reason, now);
+	}
+}
+
+void disp_cancel_running_by(disp_t *d, uint32_t reason, uint64_t kill_at_ns)
+{
+	uint64_t now = wait_now_ns();
+	for (struct entry *e = d->published.head; e; e = e->next) {
+		e->max_retries = 0;
+		if (!e->cancel) request_cancel(d, e, reason, now);
+		if (!e->kill_ns || kill_at_ns < e->kill_ns) e->kill_ns = kill_at_ns;
 	}
 }
 

@@ -80,6 +80,10 @@ void disp_lost(disp_t *d, disp_target_t *t, uint32_t worker, const void *frame, 
 void disp_cancel_queued(disp_t *d, const char *why);
 /* Ask every running item to stop (reason SHM_CANCEL_*); none of them will run again. */
 void disp_cancel_running(disp_t *d, uint32_t reason);
+/* As disp_cancel_running, with the kill (process group and worker) due at kill_at_ns
+ * (CLOCK_MONOTONIC) instead of a kill grace after now: for the ZooKeeper lease, which ends at a
+ * fixed time. */
+void disp_cancel_running_by(disp_t *d, uint32_t reason, uint64_t kill_at_ns);
 /* Report every item published to t and not yet ended with `status` (items no worker claimed
  * when the target stops). */
 void disp_abandon(disp_t *d, disp_target_t *t, uint32_t status, const char *why);

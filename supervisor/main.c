@@ -334,6 +334,7 @@ static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	pool_tick(s->pool, now);
 	disp_tick(s->disp, now);
 	att_tick(s->att, now);
+	if (s->coord) coord_tick(s->coord, now);
 	/* an attached worker binds its slots after the welcome: capacity can grow without an event */
 	if (!s->stopping && disp_pending(s->disp)) disp_kick(s->disp);
 	if (s->run) run_tick(s);
