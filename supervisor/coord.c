@@ -43,6 +43,12 @@ struct cjob {
 	int states_loading;         /* reading the nodes under our items */
 	int w_sharding, w_necessary, w_leader, w_instances;   /* watch armed (this session) */
 	struct cfire *fire;         /* the fire in progress, or NULL */
+	struct cfire *ffires;       /* failover runs in progress (list) */
+	char **live;                /* leader: the instances at the last listing, sorted */
+	int nlive;
+	uint8_t *taking;            /* [total]: a failover item being taken here */
+	uint32_t taking_total;
+	int w_failover;             /* watch on leader/failover/items armed */
 };
 
 struct cfire {
@@ -59,6 +65,8 @@ struct cfire {
 	uint32_t npending;
 	int flushing;
 	uint64_t started_ns, wait_until_ns;
+	int failover;               /* a run of items taken over from a crashed instance */
+	struct cfire *next;         /* failover runs: the job's list */
 };
 
 enum { F_WAIT = 1, F_START, F_RUN };
@@ -157,6 +165,7 @@ static void group_go(struct group *g)
 static void elect(struct cjob *j);
 static void load_assignment(struct cjob *j);
 static void watch_necessary(struct cjob *j);
+static void failover_scan(struct cjob *j);
 
 static const char *type_string(const conf_job_t *cj)
 {
@@ -177,6 +186,7 @@ static void reg_done(struct cjob *j)
 	watch_necessary(j);
 	load_assignment(j);
 	elect(j);
+	failover_scan(j);
 }
 
 /* servers/{ip}, instances/{id}, and the resharding flag, as ElasticJob's startup writes them */
@@ -296,6 +306,12 @@ static void elected(void *arg, const struct zkc_res *r)
 	if (r->rc == ZOK) {
 		j->leader = 1;
 		j->fence = r->nops > 1 ? r->op_stat[1].version : -1;
+		/* a new term: the first listing of instances looks for items orphaned before it */
+		for (int k = 0; k < j->nlive; k++) free(j->live[k]);
+		free(j->live);
+		j->live = NULL;
+		j->nlive = 0;
+		j->w_instances = 0;
 		log_info("job %s: this instance is the leader", j->name);
 		leader_watch_instances(j);
 		return;
@@ -370,10 +386,13 @@ static void instances_changed(void *arg, int type, const char *path)
 	leader_watch_instances(j);
 }
 
+static void leader_instances(struct cjob *j, const struct zkc_res *r);
+
 static void instances_listed(void *arg, const struct zkc_res *r)
 {
-	(void)arg;
-	(void)r;
+	struct cjob *j = arg;
+	if (!live(j, r->session) || r->rc != ZOK || !j->leader) return;
+	leader_instances(j, r);
 }
 
 static void leader_watch_instances(struct cjob *j)
@@ -750,12 +769,21 @@ static void fire_end(struct cfire *f)
 			log_warn("job %s: fire %" PRIu64 ": %" PRIu32 " of %" PRIu32 " items here failed (%.2fs)", j->name,
 			         f->fire_ms, f->n - f->ok, f->n, secs);
 	}
-	j->fire = NULL;
+	if (f->failover) {
+		for (struct cfire **pp = &j->ffires; *pp; pp = &(*pp)->next)
+			if (*pp == f) {
+				*pp = f->next;
+				break;
+			}
+	} else {
+		j->fire = NULL;
+	}
+	int fo = f->failover;
 	free(f->items);
 	free(f->done);
 	free(f->pending);
 	free(f);
-	if (!j->c->closing) sched_fire_ended(s->sched, h);
+	if (!fo && !j->c->closing) sched_fire_ended(s->sched, h);
 }
 
 static void submit_items(struct cfire *f)
@@ -973,6 +1001,10 @@ static void flush_fire(struct cfire *f)
 	for (uint32_t i = 0; i < f->npending; i++) {
 		uint32_t it = f->pending[i];
 		zkc_multi_delete(m, jp(j, p, "/sharding/%" PRIu32 "/running", it), -1);
+		if (f->failover) {
+			zkc_multi_delete(m, jp(j, p, "/sharding/%" PRIu32 "/failover", it), -1);
+			zkc_multi_delete(m, jp(j, p, "/sharding/%" PRIu32 "/failovering", it), -1);
+		}
 		/* completed says it ran to its end; a failed or stopped item is only no longer running */
 		if (f->done[it] == 1)
 			zkc_multi_create(m, jp(j, p, "/sharding/%" PRIu32 "/completed", it), id, (int)strlen(id), 0);
@@ -1000,6 +1032,10 @@ static void completed_written(void *arg, const struct zkc_res *r)
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t it = f->pending[i];
 			zkc_delete(j->c->z, jp(j, p, "/sharding/%" PRIu32 "/running", it), -1, NULL, NULL);
+			if (f->failover) {
+				zkc_delete(j->c->z, jp(j, p, "/sharding/%" PRIu32 "/failover", it), -1, NULL, NULL);
+				zkc_delete(j->c->z, jp(j, p, "/sharding/%" PRIu32 "/failovering", it), -1, NULL, NULL);
+			}
 			if (f->done[it] != 1) continue;
 			zkc_delete(j->c->z, jp(j, p, "/sharding/%" PRIu32 "/completed", it), -1, NULL, NULL);
 			zkc_create(j->c->z, p, id, (int)strlen(id), 0, NULL, NULL);
@@ -1024,8 +1060,13 @@ static void flush_cb(struct ev_loop *loop, ev_idle *w, int revents)
 	(void)revents;
 	coord_t *c = w->data;
 	ev_idle_stop(loop, w);
-	for (size_t i = 0; i < c->n; i++)
+	for (size_t i = 0; i < c->n; i++) {
 		if (c->jobs[i]->fire && c->jobs[i]->fire->state == F_RUN) flush_fire(c->jobs[i]->fire);
+		for (struct cfire *f = c->jobs[i]->ffires, *n; f; f = n) {
+			n = f->next;        /* flush_fire may end (free) f */
+			flush_fire(f);
+		}
+	}
 }
 
 void coord_outcome(coord_t *c, const struct disp_outcome *o)
@@ -1038,6 +1079,254 @@ void coord_outcome(coord_t *c, const struct disp_outcome *o)
 	f->pending[f->npending++] = o->item;
 	/* completions that end close together go in one multi: write when the loop is idle */
 	ev_idle_start(c->s->loop, &c->flush_w);
+}
+
+/* ---- failover ---------------------------------------------------------------------------------------
+ *
+ * With failover on, running nodes are persistent, so they outlive a crashed instance. The leader
+ * sees an instance go (its instances/ watch), reads the running nodes of the items that instance
+ * owned, and hands every one of them out at once, round robin over the instances still there, in
+ * one fenced multi: leader/failover/items/{i} queued and sharding/{i}/failovering naming the taker,
+ * the stale running node removed. Every instance watches leader/failover/items: an item whose
+ * failovering names it is taken in one multi (failover and running created, the queue entry
+ * removed) and run at once. A taker that dies before taking leaves its items queued; the leader
+ * hands them out again at the next change of instances. */
+
+struct crash {
+	struct cjob *j;
+	uint64_t session;
+	char *gone;                 /* the instance that went */
+	uint32_t left, n;
+	uint32_t *items;
+};
+
+static void hand_out(struct cjob *j, const uint32_t *items, uint32_t n)
+{
+	if (!j->leader || !j->nlive || !n) return;
+	char p[PATH_MAX_];
+	zkc_multi_t *m = zkc_multi_new();
+	zkc_multi_check(m, jp(j, p, "/leader/election"), j->fence);
+	for (uint32_t k = 0; k < n; k++) {
+		const char *to = j->live[k % (uint32_t)j->nlive];
+		zkc_multi_create(m, jp(j, p, "/leader/failover/items/%" PRIu32, items[k]), "", 0, 0);
+		zkc_multi_create(m, jp(j, p, "/sharding/%" PRIu32 "/failovering", items[k]), to, (int)strlen(to), 0);
+		zkc_multi_delete(m, jp(j, p, "/sharding/%" PRIu32 "/running", items[k]), -1);
+	}
+	if (zkc_multi_commit(j->c->z, m, NULL, NULL) == ZOK)
+		log_info("job %s: failover: %" PRIu32 " item%s of a crashed instance handed out to %d instance%s at once", j->name,
+		         n, n == 1 ? "" : "s", j->nlive, j->nlive == 1 ? "" : "s");
+}
+
+static void crashed_running(void *arg, const struct zkc_res *r)
+{
+	struct crash *cr = arg;
+	const char *q = strstr(r->path, "/sharding/");
+	int hit = 0;
+	if (q && r->rc == ZOK && r->data) {
+		if (cr->gone) {
+			hit = !strcmp(r->data, cr->gone);
+		} else {            /* a new leader: any running node of an instance that is not there */
+			hit = 1;
+			for (int k = 0; k < cr->j->nlive && hit; k++) hit = strcmp(r->data, cr->j->live[k]) != 0;
+		}
+	}
+	if (hit) cr->items[cr->n++] = (uint32_t)strtoul(q + 10, NULL, 10);
+	if (--cr->left) return;
+	struct cjob *j = cr->j;
+	if (live(j, cr->session) && cr->n) hand_out(j, cr->items, cr->n);
+	free(cr->gone);
+	free(cr->items);
+	free(cr);
+}
+
+/* the leader: instance `gone` left; which of its items were running? */
+static void failover_crashed(struct cjob *j, const char *gone)
+{
+	if (!eff(j)->failover || !j->have) return;
+	struct crash *cr = calloc(1, sizeof *cr);
+	if (!cr || (gone && !(cr->gone = strdup(gone))) || !(cr->items = calloc(j->total ? j->total : 1, sizeof *cr->items))) {
+		if (cr) free(cr->gone);
+		free(cr);
+		return;
+	}
+	cr->j = j;
+	cr->session = zkc_session(j->c->z);
+	cr->left = 1;
+	char p[PATH_MAX_];
+	/* every item: the crashed instance may run an item it owned, or one it had taken over */
+	for (uint32_t i = 0; i < j->total; i++)
+		if (zkc_get(j->c->z, jp(j, p, "/sharding/%" PRIu32 "/running", i), NULL, NULL, crashed_running, cr) == ZOK)
+			cr->left++;
+	struct zkc_res go = { .rc = ZNONODE, .path = "" };
+	crashed_running(cr, &go);
+}
+
+static void leader_instances(struct cjob *j, const struct zkc_res *r)
+{
+	int first = j->live == NULL;
+	/* who went since the last listing */
+	for (int k = 0; k < j->nlive; k++) {
+		int still = 0;
+		for (int i = 0; i < r->nchildren && !still; i++) still = !strcmp(j->live[k], r->children[i]);
+		if (!still) {
+			log_info("job %s: instance %s went away", j->name, j->live[k]);
+			/* live[] must be the new list when items are handed out: copy the name */
+			char *gone = strdup(j->live[k]);
+			if (gone) {
+				char **old = j->live;
+				int nold = j->nlive;
+				j->live = NULL;
+				j->nlive = 0;
+				char **nl = calloc((size_t)r->nchildren + 1, sizeof *nl);
+				if (nl) {
+					/* descending, as ElasticJob orders instances */
+					for (int i = r->nchildren - 1; i >= 0; i--) nl[j->nlive++] = strdup(r->children[i]);
+					j->live = nl;
+				}
+				failover_crashed(j, gone);
+				free(gone);
+				j->live = old;
+				j->nlive = nold;
+				if (nl) {
+					for (int i = 0; i < r->nchildren; i++) free(nl[i]);
+					free(nl);
+				}
+			}
+		}
+	}
+	for (int k = 0; k < j->nlive; k++) free(j->live[k]);
+	free(j->live);
+	j->live = calloc((size_t)r->nchildren + 1, sizeof *j->live);
+	j->nlive = 0;
+	for (int i = r->nchildren - 1; j->live && i >= 0; i--) j->live[j->nlive++] = strdup(r->children[i]);
+	/* a new leader does not know who was there before: items running for an instance that is
+	 * not there now crashed with it (it may have been the old leader) */
+	if (first) failover_crashed(j, NULL);
+	/* queued items whose taker is gone: hand them out again */
+	if (eff(j)->failover) failover_scan(j);
+}
+
+/* ---- taking over ---- */
+
+static void taken(void *arg, const struct zkc_res *r);
+
+struct take {
+	struct cjob *j;
+	uint32_t item;
+};
+
+static void failovering_read(void *arg, const struct zkc_res *r)
+{
+	struct take *t = arg;
+	struct cjob *j = t->j;
+	uint32_t i = t->item;
+	if (!live(j, r->session) || r->rc != ZOK || !r->data) {
+		free(t);
+		return;
+	}
+	const char *me = j->c->s->instance_id;
+	if (strcmp(r->data, me)) {
+		/* the leader: queued for an instance that is gone? hand it out again */
+		int there = 0;
+		for (int k = 0; k < j->nlive && !there; k++) there = !strcmp(j->live[k], r->data);
+		if (j->leader && j->nlive && !there) {
+			char p[PATH_MAX_];
+			const char *to = j->live[i % (uint32_t)j->nlive];
+			zkc_multi_t *m = zkc_multi_new();
+			zkc_multi_check(m, jp(j, p, "/leader/election"), j->fence);
+			zkc_multi_set(m, jp(j, p, "/sharding/%" PRIu32 "/failovering", i), to, (int)strlen(to), r->stat.version);
+			zkc_multi_commit(j->c->z, m, NULL, NULL);
+		}
+		free(t);
+		return;
+	}
+	if (i >= j->taking_total || j->taking[i]) {
+		free(t);
+		return;
+	}
+	j->taking[i] = 1;
+	char p[PATH_MAX_];
+	zkc_multi_t *m = zkc_multi_new();
+	zkc_multi_create(m, jp(j, p, "/sharding/%" PRIu32 "/failover", i), me, (int)strlen(me), ZOO_EPHEMERAL);
+	zkc_multi_create(m, jp(j, p, "/sharding/%" PRIu32 "/running", i), me, (int)strlen(me), 0);
+	zkc_multi_delete(m, jp(j, p, "/leader/failover/items/%" PRIu32, i), -1);
+	if (zkc_multi_commit(j->c->z, m, taken, t) != ZOK) {
+		j->taking[i] = 0;
+		free(t);
+	}
+}
+
+static void taken(void *arg, const struct zkc_res *r)
+{
+	struct take *t = arg;
+	struct cjob *j = t->j;
+	uint32_t i = t->item;
+	free(t);
+	if (i < j->taking_total) j->taking[i] = 0;
+	if (r->rc != ZOK || !live(j, r->session)) {
+		if (r->rc != ZOK) log_warn("job %s: failover: taking item %" PRIu32 ": %s", j->name, i, zerror(r->rc));
+		return;
+	}
+	uint32_t total = j->total;
+	struct cfire *f = calloc(1, sizeof *f);
+	if (!f || !(f->items = calloc(1, sizeof *f->items)) || !(f->done = calloc(total, 1)) ||
+	    !(f->pending = calloc(1, sizeof *f->pending))) {
+		if (f) {
+			free(f->items);
+			free(f->done);
+		}
+		free(f);
+		return;
+	}
+	f->j = j;
+	f->failover = 1;
+	f->monitor = 1;
+	f->items[0] = i;
+	f->n = 1;
+	f->fire_ms = (uint64_t)(wait_realtime_ns() / 1000000u);
+	f->started_ns = wait_now_ns();
+	f->next = j->ffires;
+	j->ffires = f;
+	log_info("job %s: failover: took item %" PRIu32 " of a crashed instance; running it now", j->name, i);
+	submit_items(f);
+}
+
+static void failover_listed(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!live(j, r->session) || r->rc != ZOK || !j->have) return;
+	if (j->taking_total != j->total) {
+		free(j->taking);
+		j->taking = calloc(j->total ? j->total : 1, 1);
+		j->taking_total = j->taking ? j->total : 0;
+	}
+	char p[PATH_MAX_];
+	for (int k = 0; k < r->nchildren; k++) {
+		struct take *t = calloc(1, sizeof *t);
+		if (!t) return;
+		t->j = j;
+		t->item = (uint32_t)strtoul(r->children[k], NULL, 10);
+		if (zkc_get(j->c->z, jp(j, p, "/sharding/%" PRIu32 "/failovering", t->item), NULL, NULL, failovering_read, t) != ZOK)
+			free(t);
+	}
+}
+
+static void failover_changed(void *arg, int type, const char *path)
+{
+	struct cjob *j = arg;
+	(void)type;
+	(void)path;
+	j->w_failover = 0;
+	if (!j->gone) failover_scan(j);
+}
+
+static void failover_scan(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	int w = !j->w_failover;
+	if (zkc_children(j->c->z, jp(j, p, "/leader/failover/items"), w ? failover_changed : NULL, j, failover_listed, j) ==
+	        ZOK && w)
+		j->w_failover = 1;
 }
 
 /* ---- session -------------------------------------------------------------------------------------- */
@@ -1059,7 +1348,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 				j->reg_session = 0;
 				j->registering = 0;
 				j->leader = 0;
-				j->w_sharding = j->w_necessary = j->w_leader = j->w_instances = 0;
+				j->w_sharding = j->w_necessary = j->w_leader = j->w_instances = j->w_failover = 0;
 				j->loading = j->states_loading = 0;
 			}
 			if (!j->gone && j->reg_session != zkc_session(c->z)) reg_start(j);
@@ -1126,6 +1415,9 @@ static void job_free(struct cjob *j)
 	free_owner(j->owner, j->total);
 	free(j->completed);
 	free(j->disabled);
+	free(j->taking);
+	for (int k = 0; k < j->nlive; k++) free(j->live[k]);
+	free(j->live);
 	free(j->name);
 	free(j);
 }
@@ -1143,6 +1435,13 @@ void coord_free(coord_t *c)
 			free(f->done);
 			free(f->pending);
 			free(f);
+		}
+		for (struct cfire *g = c->jobs[i]->ffires, *n; g; g = n) {
+			n = g->next;
+			free(g->items);
+			free(g->done);
+			free(g->pending);
+			free(g);
 		}
 		job_free(c->jobs[i]);
 	}

@@ -1,0 +1,157 @@
+/* t/47-zk-failover.c: kill -9 a supervisor in the middle of a fire, failover on: every item it was
+ * running runs on the other supervisor exactly once, all of them at once, within the session
+ * timeout plus a second; the survivor's own items are not run twice. */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "t/lib/tlib.h"
+#include "t/lib/tsup.h"
+#include "t/lib/tzk.h"
+#include "t/tap.h"
+
+static const char item_sh[] =
+	"#!/bin/sh\n"
+	"echo \"start $EJOB_ITEM $(date +%s%N) $EJOB_TASK_ID\" >> \"$OUT\"\n"
+	"sleep 3\n"
+	"echo \"end $EJOB_ITEM $(date +%s%N) $EJOB_TASK_ID\" >> \"$OUT\"\n";
+
+#define MAXR 256
+struct rec { char kind[8]; int item; int64_t ns; char task[200]; };
+
+static int read_recs(const char *path, struct rec *r)
+{
+	char *t = tsup_slurp(path);
+	int n = 0;
+	for (char *p = t ? strtok(t, "\n") : NULL; p && n < MAXR; p = strtok(NULL, "\n"))
+		if (sscanf(p, "%7s %d %" SCNd64 " %199s", r[n].kind, &r[n].item, &r[n].ns, r[n].task) == 4) n++;
+	free(t);
+	return n;
+}
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+struct cnt { const char *path; const char *needle; int want; };
+static int count_ge(void *arg)
+{
+	struct cnt *c = arg;
+	if (tsup_count_lines(c->path, c->needle) >= c->want) return 1;
+	usleep(20000);
+	return 0;
+}
+
+int main(void)
+{
+	tlib_init(120);
+	struct tzk zk;
+	tzk_start(&zk, "zk", 500);
+	char sh[600], out[600], yaml[2048];
+	snprintf(sh, sizeof sh, "%s/item.sh", tlib_tmpdir());
+	tlib_write_file(sh, item_sh, sizeof item_sh - 1);
+	chmod(sh, 0755);
+	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
+
+	/* one fire, 8 s from now (UTC), so that both supervisors are up and nothing else fires */
+	time_t at = time(NULL) + 8;
+	struct tm tm;
+	gmtime_r(&at, &tm);
+	char cron[64];
+	snprintf(cron, sizeof cron, "%d %d %d %d %d ? %d", tm.tm_sec, tm.tm_min, tm.tm_hour, tm.tm_mday, tm.tm_mon + 1,
+	         tm.tm_year + 1900);
+	struct tsup a, b;
+	for (int k = 0; k < 2; k++) {
+		snprintf(yaml, sizeof yaml,
+		         "regCenter: {serverLists: \"%s\", namespace: t47, sessionTimeoutMilliseconds: 4000}\n"
+		         "supervisor: {workers: 4, attachSocket: \"@SOCK@\"}\n"
+		         "jobs:\n"
+		         "  fo:\n"
+		         "    type: script\n"
+		         "    cron: \"%s\"\n"
+		         "    timeZone: UTC\n"
+		         "    failover: true\n"
+		         "    shardingTotalCount: 6\n"
+		         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n",
+		         zk.connect, cron, out, sh);
+		tsup_config(k ? &b : &a, k ? "b" : "a", yaml);
+	}
+	const char *args_a[] = { "--ip", "127.0.0.1", NULL };
+	const char *args_b[] = { "--ip", "127.0.0.2", NULL };
+	if (tsup_start(&a, args_a) <= 0) BAIL_OUT("cannot start a");
+	ok(tsup_wait_log(&a, "job fo: this instance is the leader", 1, 15000), "a leads");
+	if (tsup_start(&b, args_b) <= 0) BAIL_OUT("cannot start b");
+	ok(tsup_wait_log(&b, "job fo: registered", 1, 15000), "b registers");
+
+	/* the fire: 6 items, 3 each; kill b while its items run */
+	struct cnt started = { out, "start", 6 };
+	ok(tlib_wait_for(count_ge, &started, 20000), "the fire started all 6 items");
+	usleep(500000);
+	int64_t killed = realtime_ns();
+	kill(b.pid, SIGKILL);
+	pid_t kids[64];
+	int nk = tsup_descendants(b.pid, kids, 64);
+	for (int i = 0; i < nk; i++) kill(kids[i], SIGKILL);
+	waitpid(b.pid, NULL, 0);
+	tlib_untrack(b.pid);
+
+	struct cnt again = { out, "start", 9 };
+	ok(tlib_wait_for(count_ge, &again, 15000), "b's 3 items started again");
+	usleep(4000000);   /* let them finish; nothing more may start */
+	static struct rec r[MAXR];
+	int n = read_recs(out, r);
+	char idb[64];
+	snprintf(idb, sizeof idb, "127.0.0.2@-@%d", (int)b.pid);
+	int b_items[6] = { 0 }, starts[6] = { 0 }, late = 0, on_a_after = 0;
+	int64_t last_takeover = 0;
+	for (int i = 0; i < n; i++) {
+		if (strcmp(r[i].kind, "start") || r[i].item < 0 || r[i].item >= 6) continue;
+		starts[r[i].item]++;
+		if (strstr(r[i].task, idb)) b_items[r[i].item] = 1;
+		if (r[i].ns > killed) {
+			on_a_after++;
+			if (r[i].ns > last_takeover) last_takeover = r[i].ns;
+			if (r[i].ns > killed + 5000000000ll) late++;
+		}
+	}
+	int nb = 0, right = 0;
+	for (int i = 0; i < 6; i++) {
+		nb += b_items[i];
+		right += starts[i] == (b_items[i] ? 2 : 1);
+	}
+	is_int(nb, 3, "b was running 3 items when it was killed");
+	is_int(on_a_after, 3, "3 items started after the kill, all on a");
+	is_int(right, 6, "each of b's items ran again exactly once; a's own items once");
+	is_int(late, 0, "all within the session timeout + 1 s of the kill (last %.2fs after)",
+	       (double)(last_takeover - killed) / 1e9);
+	ok(tsup_log_count(&a, "failover: 3 items of a crashed instance handed out") == 1,
+	   "the leader handed all 3 out at once, in one step");
+
+	zhandle_t *zh = tzk_client(&zk, NULL);
+	char *left = tzk_children(zh, "/t47/fo/leader/failover/items");
+	is_str(left, "", "no failover item is left queued");
+	free(left);
+	int stale = 0;
+	for (int i = 0; i < 6; i++) {
+		char p[128];
+		snprintf(p, sizeof p, "/t47/fo/sharding/%d", i);
+		char *kids_s = tzk_children(zh, p);
+		if (kids_s && (strstr(kids_s, "running") || strstr(kids_s, "failover"))) stale++;
+		free(kids_s);
+	}
+	is_int(stale, 0, "no running, failover or failovering node is left behind");
+	zookeeper_close(zh);
+	int s = tsup_stop(&a, SIGTERM, 15000);
+	ok(WIFEXITED(s) && WEXITSTATUS(s) == 0, "a stops cleanly");
+	tzk_stop(&zk);
+	return done_testing();
+}
