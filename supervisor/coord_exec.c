@@ -1,0 +1,344 @@
+/* supervisor/coord_exec.c: a fire in ZooKeeper mode: wait for the assignment, write the running
+ * nodes of the local items in one multi, run them with the epoch, and write their completed nodes
+ * in batched multis. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/frame.h"
+#include "ipc/wait.h"
+#include "supervisor/coord.h"
+#include "supervisor/fire.h"
+#include "supervisor/sup.h"
+#include "supervisor/coord_int.h"
+#include "supervisor/zkc.h"
+
+/* ---- fires ----------------------------------------------------------------------------------------- */
+
+void cx_end(struct cfire *f)
+{
+	struct cjob *j = f->j;
+	struct sup *s = j->c->s;
+	sched_job_t *h = f->handle;
+	if (f->n) {
+		double secs = (double)(wait_now_ns() - f->started_ns) / 1e9;
+		if (f->ok == f->n)
+			log_info("job %s: fire %" PRIu64 ": all %" PRIu32 " item%s here succeeded in %.2fs (epoch 0x%" PRIx64 ")",
+			         j->name, f->fire_ms, f->n, f->n == 1 ? "" : "s", secs, j->epoch);
+		else
+			log_warn("job %s: fire %" PRIu64 ": %" PRIu32 " of %" PRIu32 " items here failed (%.2fs)", j->name,
+			         f->fire_ms, f->n - f->ok, f->n, secs);
+	}
+	if (f->failover) {
+		for (struct cfire **pp = &j->ffires; *pp; pp = &(*pp)->next)
+			if (*pp == f) {
+				*pp = f->next;
+				break;
+			}
+	} else {
+		j->fire = NULL;
+	}
+	int fo = f->failover;
+	free(f->items);
+	free(f->done);
+	free(f->pending);
+	free(f);
+	if (!fo && !j->c->closing) sched_fire_ended(s->sched, h);
+}
+
+void cx_submit(struct cfire *f)
+{
+	struct cjob *j = f->j;
+	struct sup *s = j->c->s;
+	const conf_job_t *cj = cj_conf(j);
+	char *task = fire_task_id(j->name, f->items, f->n, s->instance_id);
+	uint32_t kind = fire_kind(cj);
+	uint32_t queued = 0;
+	for (uint32_t i = 0; task && i < f->n; i++) {
+		struct disp_req q = {
+			.job = j->name, .kind = kind, .cmd = cj->script_command_line, .lib = cj->native_library,
+			.sym = cj->native_symbol, .job_param = cj->job_parameter,
+			.item_param = conf_job_item_param(cj, (int)f->items[i]), .task_id = task, .item = f->items[i],
+			.total = j->total, .fire_id = f->fire_ms, .epoch = j->epoch, .timeout_s = (uint32_t)cj->timeout_seconds,
+			.max_retries = (uint32_t)cj->max_retries, .cookie = (uint64_t)(uintptr_t)f,
+		};
+		if (!disp_submit(s->disp, &q)) {
+			log_error("job %s item %" PRIu32 ": cannot queue it: %s", j->name, f->items[i], strerror(errno));
+			break;
+		}
+		queued++;
+	}
+	free(task);
+	f->n = queued;
+	f->state = F_RUN;
+	if (!f->n) {
+		cx_end(f);
+		return;
+	}
+	log_info("job %s: fire %" PRIu64 ": %" PRIu32 " item%s here, epoch 0x%" PRIx64, j->name, f->fire_ms, f->n,
+	         f->n == 1 ? "" : "s", j->epoch);
+	disp_kick(s->disp);
+}
+
+static void running_written(void *arg, const struct zkc_res *r);
+
+/* one multi: the running node of each item (and away with our old completed nodes) */
+static void write_running(struct cfire *f)
+{
+	struct cjob *j = f->j;
+	if (j->gone) {
+		f->n = 0;
+		cx_end(f);
+		return;
+	}
+	const conf_job_t *cj = cj_conf(j);
+	f->monitor = cj->monitor_execution;
+	if (!f->monitor) {
+		cx_submit(f);
+		return;
+	}
+	char p[PATH_MAX_];
+	const char *id = j->c->s->instance_id;
+	zkc_multi_t *m = zkc_multi_new();
+	for (uint32_t i = 0; i < f->n; i++) {
+		uint32_t it = f->items[i];
+		zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), id, (int)strlen(id),
+		                 cj->failover ? 0 : ZOO_EPHEMERAL);
+		if (j->completed && it < j->total && j->completed[it])
+			zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), -1);
+	}
+	if (zkc_multi_commit(j->c->z, m, running_written, f) != ZOK) {
+		log_warn("job %s: fire %" PRIu64 ": cannot write its running nodes; the fire is missed", j->name, f->fire_ms);
+		f->n = 0;
+		cx_end(f);
+	}
+}
+
+static void running_written(void *arg, const struct zkc_res *r)
+{
+	struct cfire *f = arg;
+	struct cjob *j = f->j;
+	if (r->rc == ZOK) {
+		for (uint32_t i = 0; i < f->n; i++)
+			if (f->items[i] < j->total && j->completed) j->completed[f->items[i]] = 0;
+		cx_submit(f);
+		return;
+	}
+	if (!cj_live(j, r->session)) {
+		f->n = 0;
+		cx_end(f);
+		return;
+	}
+	/* the first op that failed names the item: still running somewhere (misfire), or a completed
+	 * node that is not there; drop that and try again */
+	int k = 0;
+	while (k < r->nops && r->op_rc[k] == ZOK) k++;
+	char p[PATH_MAX_];
+	unsigned item = 0;
+	const char *q = NULL;
+	/* map op k back to its item: ops are (running[, completed]) per item in order */
+	int op = 0;
+	for (uint32_t i = 0; i < f->n && !q; i++) {
+		uint32_t it = f->items[i];
+		if (op == k) {
+			q = "running";
+			item = it;
+			break;
+		}
+		op++;
+		if (j->completed && it < j->total && j->completed[it]) {
+			if (op == k) {
+				q = "completed";
+				item = it;
+				break;
+			}
+			op++;
+		}
+	}
+	if (!q) {
+		log_warn("job %s: fire %" PRIu64 ": writing running nodes: %s", j->name, f->fire_ms, zerror(r->rc));
+		f->n = 0;
+		cx_end(f);
+		return;
+	}
+	if (!strcmp(q, "completed")) {
+		j->completed[item] = 0;
+	} else {
+		log_info("job %s: item %u is still running from an earlier fire: misfire", j->name, item);
+		zkc_create(j->c->z, cj_path(j, p, "/sharding/%u/misfire", item), "", 0, 0, NULL, NULL);
+		uint32_t w = 0;
+		for (uint32_t i = 0; i < f->n; i++)
+			if (f->items[i] != item) f->items[w++] = f->items[i];
+		f->n = w;
+	}
+	if (!f->n) {
+		cx_end(f);
+		return;
+	}
+	write_running(f);
+}
+
+void cx_continue(struct cjob *j)
+{
+	struct cfire *f = j->fire;
+	if (!f || f->state != F_WAIT) return;
+	if (j->gone) {
+		f->n = 0;
+		cx_end(f);
+		return;
+	}
+	if (j->states_loading || j->loading) return;     /* their answers call again */
+	if (j->necessary || !j->have || j->total != (uint32_t)cj_conf(j)->sharding_total_count) {
+		log_debug("job %s: fire %" PRIu64 " waits for sharding (necessary %d, assignment %s, %s)", j->name, f->fire_ms,
+		          j->necessary, j->have ? "loaded" : "none", j->leader ? "sharding it now" : "the leader shards");
+		if (j->leader) cj_shard_now(j);
+		return;             /* the sharding node's watch (or necessary's) calls again */
+	}
+	const char *me = j->c->s->instance_id;
+	f->n = 0;
+	for (uint32_t i = 0; i < j->total; i++)
+		if (j->owner[i] && !strcmp(j->owner[i], me) && !j->disabled[i]) f->items[f->n++] = i;
+	if (!f->n) {
+		cx_end(f);
+		return;
+	}
+	f->state = F_START;
+	write_running(f);
+}
+
+int coord_fire(void *arg, const struct sched_fire_info *fi)
+{
+	struct sup *s = arg;
+	coord_t *c = s->coord;
+	struct cjob *j = cj_find(c, fi->job);
+	if (s->stopping || !j) return -1;
+	if (!cj_live(j, j->reg_session) || !j->reg_session) {
+		log_warn("job %s: fire %" PRId64 " cannot run: %s", j->name, fi->fire_s,
+		         zkc_state(c->z) != ZKC_CONNECTED ? "not connected to ZooKeeper" : "not registered yet");
+		return -1;
+	}
+	if (cj_conf(j)->disabled) return 1;
+	uint32_t total = (uint32_t)cj_conf(j)->sharding_total_count;
+	struct cfire *f = calloc(1, sizeof *f);
+	if (!f || !(f->items = calloc(total ? total : 1, sizeof *f->items)) ||
+	    !(f->done = calloc(total ? total : 1, 1)) || !(f->pending = calloc(total ? total : 1, sizeof *f->pending))) {
+		if (f) {
+			free(f->items);
+			free(f->done);
+		}
+		free(f);
+		return -1;
+	}
+	f->j = j;
+	f->handle = fi->handle;
+	f->fire_ms = (uint64_t)fi->fire_s * 1000u;
+	f->catch_up = fi->catch_up;
+	f->state = F_WAIT;
+	f->started_ns = wait_now_ns();
+	f->wait_until_ns = f->started_ns + (uint64_t)(zkc_timeout_ms(c->z) ? zkc_timeout_ms(c->z) : 6000) * 2000000u;
+	j->fire = f;
+	cx_continue(j);
+	return 0;
+}
+
+/* ---- completions: batched into multis ------------------------------------------------------------- */
+
+static void completed_written(void *arg, const struct zkc_res *r);
+
+static void flush_fire(struct cfire *f)
+{
+	struct cjob *j = f->j;
+	if (f->flushing || !f->npending) return;
+	if (!f->monitor || !cj_live(j, j->reg_session)) {
+		f->flushed += f->npending;
+		f->npending = 0;
+		if (f->flushed == f->n) cx_end(f);
+		return;
+	}
+	char p[PATH_MAX_];
+	const char *id = j->c->s->instance_id;
+	zkc_multi_t *m = zkc_multi_new();
+	for (uint32_t i = 0; i < f->npending; i++) {
+		uint32_t it = f->pending[i];
+		zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), -1);
+		if (f->failover) {
+			zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/failover", it), -1);
+			zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", it), -1);
+		}
+		/* completed says it ran to its end; a failed or stopped item is only no longer running */
+		if (f->done[it] == 1)
+			zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), id, (int)strlen(id), 0);
+	}
+	f->flushing = (int)f->npending;
+	if (zkc_multi_commit(j->c->z, m, completed_written, f) != ZOK) {
+		f->flushing = 0;
+		f->flushed += f->npending;
+		f->npending = 0;
+		if (f->flushed == f->n) cx_end(f);
+	}
+}
+
+static void completed_written(void *arg, const struct zkc_res *r)
+{
+	struct cfire *f = arg;
+	struct cjob *j = f->j;
+	uint32_t n = (uint32_t)f->flushing;
+	if (r->rc != ZOK && cj_live(j, r->session)) {
+		/* someone else touched those nodes: write them one by one, each as far as it goes */
+		log_info("job %s: fire %" PRIu64 ": completed nodes in one multi: %s; writing them one by one", j->name,
+		         f->fire_ms, zerror(r->rc));
+		char p[PATH_MAX_];
+		const char *id = j->c->s->instance_id;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t it = f->pending[i];
+			zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), -1, NULL, NULL);
+			if (f->failover) {
+				zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failover", it), -1, NULL, NULL);
+				zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", it), -1, NULL, NULL);
+			}
+			if (f->done[it] != 1) continue;
+			zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), -1, NULL, NULL);
+			zkc_create(j->c->z, p, id, (int)strlen(id), 0, NULL, NULL);
+			if (j->completed && it < j->total) j->completed[it] = 1;
+		}
+	} else if (r->rc == ZOK && j->completed)
+		for (uint32_t i = 0; i < n; i++)
+			if (f->pending[i] < j->total && f->done[f->pending[i]] == 1) j->completed[f->pending[i]] = 1;
+	memmove(f->pending, f->pending + n, (f->npending - n) * sizeof *f->pending);
+	f->npending -= n;
+	f->flushed += n;
+	f->flushing = 0;
+	if (f->flushed == f->n) {
+		cx_end(f);
+		return;
+	}
+	flush_fire(f);
+}
+
+void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	(void)revents;
+	coord_t *c = w->data;
+	ev_idle_stop(loop, w);
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->jobs[i]->fire && c->jobs[i]->fire->state == F_RUN) flush_fire(c->jobs[i]->fire);
+		for (struct cfire *f = c->jobs[i]->ffires, *n; f; f = n) {
+			n = f->next;        /* flush_fire may end (free) f */
+			flush_fire(f);
+		}
+	}
+}
+
+void coord_outcome(coord_t *c, const struct disp_outcome *o)
+{
+	struct cfire *f = (struct cfire *)(uintptr_t)o->cookie;
+	if (!o->final || !f || o->item >= f->j->total || f->done[o->item]) return;
+	f->done[o->item] = o->status == FRAME_ST_OK ? 1 : 2;
+	f->ended++;
+	f->ok += o->status == FRAME_ST_OK;
+	f->pending[f->npending++] = o->item;
+	/* completions that end close together go in one multi: write when the loop is idle */
+	ev_idle_start(c->s->loop, &c->flush_w);
+}

@@ -1,0 +1,262 @@
+/* supervisor/coord_failover.c: every item of a crashed instance handed out at once. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/frame.h"
+#include "ipc/wait.h"
+#include "supervisor/coord.h"
+#include "supervisor/fire.h"
+#include "supervisor/sup.h"
+#include "supervisor/coord_int.h"
+#include "supervisor/zkc.h"
+
+/* ---- failover ---------------------------------------------------------------------------------------
+ *
+ * With failover on, running nodes are persistent, so they outlive a crashed instance. The leader
+ * sees an instance go (its instances/ watch), reads the running nodes of the items that instance
+ * owned, and hands every one of them out at once, round robin over the instances still there, in
+ * one fenced multi: leader/failover/items/{i} queued and sharding/{i}/failovering naming the taker,
+ * the stale running node removed. Every instance watches leader/failover/items: an item whose
+ * failovering names it is taken in one multi (failover and running created, the queue entry
+ * removed) and run at once. A taker that dies before taking leaves its items queued; the leader
+ * hands them out again at the next change of instances. */
+
+struct crash {
+	struct cjob *j;
+	uint64_t session;
+	char *gone;                 /* the instance that went */
+	uint32_t left, n;
+	uint32_t *items;
+};
+
+static void hand_out(struct cjob *j, const uint32_t *items, uint32_t n)
+{
+	if (!j->leader || !j->nlive || !n) return;
+	char p[PATH_MAX_];
+	zkc_multi_t *m = zkc_multi_new();
+	zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->fence);
+	for (uint32_t k = 0; k < n; k++) {
+		const char *to = j->live[k % (uint32_t)j->nlive];
+		zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, items[k]), "", 0, 0);
+		zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", items[k]), to, (int)strlen(to), 0);
+		zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", items[k]), -1);
+	}
+	if (zkc_multi_commit(j->c->z, m, NULL, NULL) == ZOK)
+		log_info("job %s: failover: %" PRIu32 " item%s of a crashed instance handed out to %d instance%s at once", j->name,
+		         n, n == 1 ? "" : "s", j->nlive, j->nlive == 1 ? "" : "s");
+}
+
+static void crashed_running(void *arg, const struct zkc_res *r)
+{
+	struct crash *cr = arg;
+	const char *q = strstr(r->path, "/sharding/");
+	int hit = 0;
+	if (q && r->rc == ZOK && r->data) {
+		if (cr->gone) {
+			hit = !strcmp(r->data, cr->gone);
+		} else {            /* a new leader: any running node of an instance that is not there */
+			hit = 1;
+			for (int k = 0; k < cr->j->nlive && hit; k++) hit = strcmp(r->data, cr->j->live[k]) != 0;
+		}
+	}
+	if (hit) cr->items[cr->n++] = (uint32_t)strtoul(q + 10, NULL, 10);
+	if (--cr->left) return;
+	struct cjob *j = cr->j;
+	if (cj_live(j, cr->session) && cr->n) hand_out(j, cr->items, cr->n);
+	free(cr->gone);
+	free(cr->items);
+	free(cr);
+}
+
+/* the leader: instance `gone` left; which of its items were running? */
+static void failover_crashed(struct cjob *j, const char *gone)
+{
+	if (!cj_conf(j)->failover || !j->have) return;
+	struct crash *cr = calloc(1, sizeof *cr);
+	if (!cr || (gone && !(cr->gone = strdup(gone))) || !(cr->items = calloc(j->total ? j->total : 1, sizeof *cr->items))) {
+		if (cr) free(cr->gone);
+		free(cr);
+		return;
+	}
+	cr->j = j;
+	cr->session = zkc_session(j->c->z);
+	cr->left = 1;
+	char p[PATH_MAX_];
+	/* every item: the crashed instance may run an item it owned, or one it had taken over */
+	for (uint32_t i = 0; i < j->total; i++)
+		if (zkc_get(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), NULL, NULL, crashed_running, cr) == ZOK)
+			cr->left++;
+	struct zkc_res go = { .rc = ZNONODE, .path = "" };
+	crashed_running(cr, &go);
+}
+
+void cf_instances(struct cjob *j, const struct zkc_res *r)
+{
+	int first = j->live == NULL;
+	/* who went since the last listing */
+	for (int k = 0; k < j->nlive; k++) {
+		int still = 0;
+		for (int i = 0; i < r->nchildren && !still; i++) still = !strcmp(j->live[k], r->children[i]);
+		if (!still) {
+			log_info("job %s: instance %s went away", j->name, j->live[k]);
+			/* live[] must be the new list when items are handed out: copy the name */
+			char *gone = strdup(j->live[k]);
+			if (gone) {
+				char **old = j->live;
+				int nold = j->nlive;
+				j->live = NULL;
+				j->nlive = 0;
+				char **nl = calloc((size_t)r->nchildren + 1, sizeof *nl);
+				if (nl) {
+					/* descending, as ElasticJob orders instances */
+					for (int i = r->nchildren - 1; i >= 0; i--) nl[j->nlive++] = strdup(r->children[i]);
+					j->live = nl;
+				}
+				failover_crashed(j, gone);
+				free(gone);
+				j->live = old;
+				j->nlive = nold;
+				if (nl) {
+					for (int i = 0; i < r->nchildren; i++) free(nl[i]);
+					free(nl);
+				}
+			}
+		}
+	}
+	for (int k = 0; k < j->nlive; k++) free(j->live[k]);
+	free(j->live);
+	j->live = calloc((size_t)r->nchildren + 1, sizeof *j->live);
+	j->nlive = 0;
+	for (int i = r->nchildren - 1; j->live && i >= 0; i--) j->live[j->nlive++] = strdup(r->children[i]);
+	/* a new leader does not know who was there before: items running for an instance that is
+	 * not there now crashed with it (it may have been the old leader) */
+	if (first) failover_crashed(j, NULL);
+	/* queued items whose taker is gone: hand them out again */
+	if (cj_conf(j)->failover) cf_scan(j);
+}
+
+/* ---- taking over ---- */
+
+static void taken(void *arg, const struct zkc_res *r);
+
+struct take {
+	struct cjob *j;
+	uint32_t item;
+};
+
+static void failovering_read(void *arg, const struct zkc_res *r)
+{
+	struct take *t = arg;
+	struct cjob *j = t->j;
+	uint32_t i = t->item;
+	if (!cj_live(j, r->session) || r->rc != ZOK || !r->data) {
+		free(t);
+		return;
+	}
+	const char *me = j->c->s->instance_id;
+	if (strcmp(r->data, me)) {
+		/* the leader: queued for an instance that is gone? hand it out again */
+		int there = 0;
+		for (int k = 0; k < j->nlive && !there; k++) there = !strcmp(j->live[k], r->data);
+		if (j->leader && j->nlive && !there) {
+			char p[PATH_MAX_];
+			const char *to = j->live[i % (uint32_t)j->nlive];
+			zkc_multi_t *m = zkc_multi_new();
+			zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->fence);
+			zkc_multi_set(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", i), to, (int)strlen(to), r->stat.version);
+			zkc_multi_commit(j->c->z, m, NULL, NULL);
+		}
+		free(t);
+		return;
+	}
+	if (i >= j->taking_total || j->taking[i]) {
+		free(t);
+		return;
+	}
+	j->taking[i] = 1;
+	char p[PATH_MAX_];
+	zkc_multi_t *m = zkc_multi_new();
+	zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/failover", i), me, (int)strlen(me), ZOO_EPHEMERAL);
+	zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), me, (int)strlen(me), 0);
+	zkc_multi_delete(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, i), -1);
+	if (zkc_multi_commit(j->c->z, m, taken, t) != ZOK) {
+		j->taking[i] = 0;
+		free(t);
+	}
+}
+
+static void taken(void *arg, const struct zkc_res *r)
+{
+	struct take *t = arg;
+	struct cjob *j = t->j;
+	uint32_t i = t->item;
+	free(t);
+	if (i < j->taking_total) j->taking[i] = 0;
+	if (r->rc != ZOK || !cj_live(j, r->session)) {
+		if (r->rc != ZOK) log_warn("job %s: failover: taking item %" PRIu32 ": %s", j->name, i, zerror(r->rc));
+		return;
+	}
+	uint32_t total = j->total;
+	struct cfire *f = calloc(1, sizeof *f);
+	if (!f || !(f->items = calloc(1, sizeof *f->items)) || !(f->done = calloc(total, 1)) ||
+	    !(f->pending = calloc(1, sizeof *f->pending))) {
+		if (f) {
+			free(f->items);
+			free(f->done);
+		}
+		free(f);
+		return;
+	}
+	f->j = j;
+	f->failover = 1;
+	f->monitor = 1;
+	f->items[0] = i;
+	f->n = 1;
+	f->fire_ms = (uint64_t)(wait_realtime_ns() / 1000000u);
+	f->started_ns = wait_now_ns();
+	f->next = j->ffires;
+	j->ffires = f;
+	log_info("job %s: failover: took item %" PRIu32 " of a crashed instance; running it now", j->name, i);
+	cx_submit(f);
+}
+
+static void failover_listed(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!cj_live(j, r->session) || r->rc != ZOK || !j->have) return;
+	if (j->taking_total != j->total) {
+		free(j->taking);
+		j->taking = calloc(j->total ? j->total : 1, 1);
+		j->taking_total = j->taking ? j->total : 0;
+	}
+	char p[PATH_MAX_];
+	for (int k = 0; k < r->nchildren; k++) {
+		struct take *t = calloc(1, sizeof *t);
+		if (!t) return;
+		t->j = j;
+		t->item = (uint32_t)strtoul(r->children[k], NULL, 10);
+		if (zkc_get(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", t->item), NULL, NULL, failovering_read, t) != ZOK)
+			free(t);
+	}
+}
+
+static void failover_changed(void *arg, int type, const char *path)
+{
+	struct cjob *j = arg;
+	(void)type;
+	(void)path;
+	j->w_failover = 0;
+	if (!j->gone) cf_scan(j);
+}
+
+void cf_scan(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	int w = !j->w_failover;
+	if (zkc_children(j->c->z, cj_path(j, p, "/leader/failover/items"), w ? failover_changed : NULL, j, failover_listed, j) ==
+	        ZOK && w)
+		j->w_failover = 1;
+}

@@ -1,0 +1,108 @@
+/* supervisor/coord_int.h: what coord.c (session, registration, election, sharding),
+ * coord_exec.c (fires and their execution nodes) and coord_failover.c share. Private to them. */
+#ifndef EJOB_COORD_INT_H
+#define EJOB_COORD_INT_H
+
+#include <stdint.h>
+
+#include "supervisor/coord.h"
+#include "supervisor/log.h"
+#include "supervisor/sched.h"
+#include "supervisor/zkc.h"
+
+#define PATH_MAX_ 600
+
+struct cfire;
+
+struct cjob {
+	coord_t *c;
+	char *name;
+	const conf_job_t *local;    /* from the file (valid until the next coord_set_jobs) */
+	conf_job_t *node;           /* the stored config node in force, or NULL: local */
+	int gone;                   /* removed from the config */
+	uint64_t reg_session;       /* registered in this session (0: not) */
+	int registering;
+	int leader;
+	int fence;                  /* leader: version of leader/election after our write */
+	int necessary;              /* leader/sharding/necessary exists */
+	int sharding;               /* the leader is sharding */
+	/* the assignment in force */
+	uint64_t epoch;             /* mzxid of the sharding node */
+	uint32_t total;
+	char **owner;               /* [total] instance ids */
+	int have;                   /* owner[] loaded for epoch */
+	int loading;
+	uint8_t *completed;         /* [total]: sharding/i/completed exists (items we own) */
+	uint8_t *disabled;          /* [total]: sharding/i/disabled exists (items we own) */
+	int states_loading;         /* reading the nodes under our items */
+	int w_sharding, w_necessary, w_leader, w_instances;   /* watch armed (this session) */
+	struct cfire *fire;         /* the fire in progress, or NULL */
+	struct cfire *ffires;       /* failover runs in progress (list) */
+	char **live;                /* leader: the instances at the last listing, sorted */
+	int nlive;
+	uint8_t *taking;            /* [total]: a failover item being taken here */
+	uint32_t taking_total;
+	int w_failover;             /* watch on leader/failover/items armed */
+};
+
+struct cfire {
+	struct cjob *j;
+	sched_job_t *handle;
+	uint64_t fire_ms;
+	int catch_up;
+	int state;                  /* F_WAIT (for sharding), F_START (running nodes), F_RUN */
+	int monitor;                /* monitorExecution when it started */
+	uint32_t n, ended, flushed, ok;
+	uint32_t *items;
+	uint8_t *done;              /* [total]: 1 ended ok, 2 ended otherwise */
+	uint32_t *pending;          /* ended items whose completion is not written yet */
+	uint32_t npending;
+	int flushing;
+	uint64_t started_ns, wait_until_ns;
+	int failover;               /* a run of items taken over from a crashed instance */
+	struct cfire *next;         /* failover runs: the job's list */
+};
+
+enum { F_WAIT = 1, F_START, F_RUN };
+
+struct coord {
+	struct sup *s;
+	zkc_t *z;
+	struct cjob **jobs;
+	size_t n, cap;
+	int connected;
+	int closing;                /* coord_free: answers still come (ZCLOSING); tell no one */
+	uint64_t shm_deadline;      /* the lease deadline last written to shared memory */
+	int lease_stopped;          /* running items were stopped for the lease */
+	ev_idle flush_w;
+	struct log_cause cause;
+};
+
+static inline const conf_job_t *cj_conf(const struct cjob *j)
+{
+	return j->node ? j->node : j->local;
+}
+
+
+
+static inline int cj_live(const struct cjob *j, uint64_t session)
+{
+	return !j->gone && session == zkc_session(j->c->z) && zkc_state(j->c->z) == ZKC_CONNECTED;
+}
+
+/* coord.c */
+const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+struct cjob *cj_find(coord_t *c, const char *name);
+void cj_shard_now(struct cjob *j);
+
+/* coord_exec.c: fires */
+void cx_continue(struct cjob *j);             /* a waiting fire: go on if the assignment allows */
+void cx_submit(struct cfire *f);              /* queue its items (running nodes written) */
+void cx_end(struct cfire *f);
+void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents);
+
+/* coord_failover.c */
+void cf_scan(struct cjob *j);                 /* read leader/failover/items, take ours */
+void cf_instances(struct cjob *j, const struct zkc_res *r);   /* the leader's listing of instances */
+
+#endif
