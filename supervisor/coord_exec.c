@@ -52,26 +52,8 @@ void cx_submit(struct cfire *f)
 {
 	struct cjob *j = f->j;
 	struct sup *s = j->c->s;
-	const conf_job_t *cj = cj_conf(j);
-	char *task = fire_task_id(j->name, f->items, f->n, s->instance_id);
-	uint32_t kind = fire_kind(cj);
-	uint32_t queued = 0;
-	for (uint32_t i = 0; task && i < f->n; i++) {
-		struct disp_req q = {
-			.job = j->name, .kind = kind, .cmd = cj->script_command_line, .lib = cj->native_library,
-			.sym = cj->native_symbol, .job_param = cj->job_parameter,
-			.item_param = conf_job_item_param(cj, (int)f->items[i]), .task_id = task, .item = f->items[i],
-			.total = j->total, .fire_id = f->fire_ms, .epoch = j->epoch, .timeout_s = (uint32_t)cj->timeout_seconds,
-			.max_retries = (uint32_t)cj->max_retries, .cookie = (uint64_t)(uintptr_t)f,
-		};
-		if (!disp_submit(s->disp, &q)) {
-			log_error("job %s item %" PRIu32 ": cannot queue it: %s", j->name, f->items[i], strerror(errno));
-			break;
-		}
-		queued++;
-	}
-	free(task);
-	f->n = queued;
+	f->n = fire_queue(s, cj_conf(j), f->items, f->n, j->total, f->fire_ms, j->epoch,
+	                  (uint64_t)(uintptr_t)f);
 	f->state = F_RUN;
 	if (!f->n) {
 		cx_end(f);
@@ -79,7 +61,6 @@ void cx_submit(struct cfire *f)
 	}
 	log_info("job %s: fire %" PRIu64 ": %" PRIu32 " item%s here, epoch 0x%" PRIx64, j->name, f->fire_ms, f->n,
 	         f->n == 1 ? "" : "s", j->epoch);
-	disp_kick(s->disp);
 }
 
 static void running_written(void *arg, const struct zkc_res *r);

@@ -62,20 +62,47 @@ static void fire_free(struct sup *s, struct fire *f)
 	free(f);
 }
 
-/* Queue items[0..n) of job as one fire. Returns the fire, or NULL (logged). */
-static struct fire *submit(struct sup *s, const conf_job_t *j, sched_job_t *h, uint64_t fire_ms, const uint32_t *items,
-                           uint32_t n, uint64_t epoch)
+uint32_t fire_queue(struct sup *s, const conf_job_t *j, const uint32_t *items, uint32_t n, uint32_t total,
+                    uint64_t fire_ms, uint64_t epoch, uint64_t cookie)
 {
 	uint32_t kind = fire_kind(j);
 	if (kind == FRAME_KIND_NONE) {
 		log_error("job %s: no type (script, native or external): it cannot run", j->name);
-		return NULL;
+		return 0;
 	}
-	struct fire *f = calloc(1, sizeof *f);
 	char *task = fire_task_id(j->name, items, n, s->instance_id);
-	if (!f || !task || !(f->job = strdup(j->name)) || !(f->done = calloc((size_t)j->sharding_total_count, 1))) {
+	if (!task) {
 		log_error("job %s: out of memory starting a fire", j->name);
-		free(task);
+		return 0;
+	}
+	uint32_t queued = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct disp_req q = {
+			.job = j->name, .kind = kind, .cmd = j->script_command_line, .lib = j->native_library,
+			.sym = j->native_symbol, .job_param = j->job_parameter,
+			.item_param = conf_job_item_param(j, (int)items[i]), .task_id = task, .item = items[i],
+			.total = total, .fire_id = fire_ms, .epoch = epoch, .timeout_s = (uint32_t)j->timeout_seconds,
+			.max_retries = (uint32_t)j->max_retries, .cookie = cookie,
+		};
+		if (!disp_submit(s->disp, &q)) {
+			/* only a malformed request fails, and then every item would */
+			log_error("job %s item %" PRIu32 ": cannot queue it: %s", j->name, items[i], strerror(errno));
+			break;
+		}
+		queued++;
+	}
+	free(task);
+	if (queued) disp_kick(s->disp);
+	return queued;
+}
+
+/* Queue items[0..n) of job as one fire. Returns the fire, or NULL (logged). */
+static struct fire *submit(struct sup *s, const conf_job_t *j, sched_job_t *h, uint64_t fire_ms, const uint32_t *items,
+                           uint32_t n, uint64_t epoch)
+{
+	struct fire *f = calloc(1, sizeof *f);
+	if (!f || !(f->job = strdup(j->name)) || !(f->done = calloc((size_t)j->sharding_total_count, 1))) {
+		log_error("job %s: out of memory starting a fire", j->name);
 		if (f) free(f->job);
 		free(f);
 		return NULL;
@@ -87,28 +114,11 @@ static struct fire *submit(struct sup *s, const conf_job_t *j, sched_job_t *h, u
 	f->next = s->fires;
 	if (s->fires) s->fires->prev = f;
 	s->fires = f;
-	for (uint32_t i = 0; i < n; i++) {
-		struct disp_req q = {
-			.job = j->name, .kind = kind, .cmd = j->script_command_line, .lib = j->native_library,
-			.sym = j->native_symbol, .job_param = j->job_parameter,
-			.item_param = conf_job_item_param(j, (int)items[i]), .task_id = task, .item = items[i],
-			.total = f->total, .fire_id = fire_ms, .epoch = epoch, .timeout_s = (uint32_t)j->timeout_seconds,
-			.max_retries = (uint32_t)j->max_retries, .cookie = (uint64_t)(uintptr_t)f,
-		};
-		if (!disp_submit(s->disp, &q)) {
-			/* only a malformed request fails, and then every item would: the fire ends with
-			 * what was queued */
-			log_error("job %s item %" PRIu32 ": cannot queue it: %s", j->name, items[i], strerror(errno));
-			break;
-		}
-		f->n++;
-	}
-	free(task);
+	f->n = fire_queue(s, j, items, n, f->total, fire_ms, epoch, (uint64_t)(uintptr_t)f);
 	if (!f->n) {
 		fire_free(s, f);
 		return NULL;
 	}
-	disp_kick(s->disp);
 	return f;
 }
 

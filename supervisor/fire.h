@@ -18,6 +18,11 @@ void fire_outcome(struct sup *s, const struct disp_outcome *o);
 /* At exit: forget the fires still open. */
 void fire_free_all(struct sup *s);
 
+/* Queue items[0..n) of job j (of `total` items) for one fire, with one taskId naming them all;
+ * each outcome comes back with `cookie`. Returns how many were queued (0: none; logged). */
+uint32_t fire_queue(struct sup *s, const conf_job_t *j, const uint32_t *items, uint32_t n, uint32_t total,
+                    uint64_t fire_ms, uint64_t epoch, uint64_t cookie);
+
 /* FRAME_KIND_* of a job's type (FRAME_KIND_NONE: no type). */
 uint32_t fire_kind(const conf_job_t *j);
 /* ElasticJob's taskId: "{job}@-@{items,...}@-@READY@-@{instance}" (malloc'd; NULL: no memory). */
