@@ -44,12 +44,25 @@ struct group {
 	const char *what;
 };
 
+/* A failed request, said so that an operator knows what to do. */
+static void say_rc(const struct cjob *j, const char *what, const char *path, int rc)
+{
+	const conf_regcenter_t *rc_conf = &j->c->s->conf->reg_center;
+	if (rc == ZNOAUTH)
+		log_error("job %s: %s: ZooKeeper refused access to /%s%s: %s; the nodes were created with other "
+		          "credentials: set regCenter.digest to the user:password that created them",
+		          j->name, what, rc_conf->namespace, path,
+		          rc_conf->digest ? "the digest credentials are not the right ones" : "no digest credentials given");
+	else
+		log_warn("job %s: %s: /%s%s: %s", j->name, what, rc_conf->namespace, path, zerror(rc));
+}
+
 static void group_cb(void *arg, const struct zkc_res *r)
 {
 	struct group *g = arg;
 	if (r->rc != ZOK && r->rc != ZNODEEXISTS && !g->failed) {
 		g->failed = r->rc;
-		log_warn("job %s: %s: %s: %s", g->j->name, g->what, r->path, zerror(r->rc));
+		say_rc(g->j, g->what, r->path, r->rc);
 	}
 	if (--g->left) return;
 	struct cjob *j = g->j;
@@ -98,6 +111,37 @@ static const char *type_string(const conf_job_t *cj)
 	}
 }
 
+/* ---- manual trigger: trigger/{instanceId} -------------------------------------------------------- */
+
+static void watch_trigger(struct cjob *j);
+
+static void trigger_changed(void *arg, int type, const char *path)
+{
+	struct cjob *j = arg;
+	(void)type;
+	(void)path;
+	j->w_trigger = 0;
+	if (!j->gone) watch_trigger(j);
+}
+
+static void trigger_known(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!cj_live(j, r->session) || r->rc != ZOK) return;
+	/* ElasticJob's contract: the instance deletes its trigger node and fires once */
+	zkc_delete(j->c->z, r->path, -1, NULL, NULL);
+	sched_trigger(j->c->s->sched, j->name);
+}
+
+static void watch_trigger(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	int w = !j->w_trigger;
+	if (zkc_exists(j->c->z, cj_path(j, p, "/trigger/%s", j->c->s->instance_id), w ? trigger_changed : NULL, j,
+	               trigger_known, j) == ZOK && w)
+		j->w_trigger = 1;
+}
+
 static void reg_done(struct cjob *j)
 {
 	j->registering = 0;
@@ -108,6 +152,7 @@ static void reg_done(struct cjob *j)
 	load_assignment(j);
 	elect(j);
 	cf_scan(j);
+	watch_trigger(j);
 }
 
 /* servers/{ip}, instances/{id}, and the resharding flag, as ElasticJob's startup writes them */
@@ -140,7 +185,7 @@ static void config_written(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
 	if (r->rc != ZOK) {
-		log_warn("job %s: writing %s: %s", j->name, r->path, zerror(r->rc));
+		say_rc(j, "writing its config", r->path, r->rc);
 		j->registering = 0;
 		return;
 	}
@@ -175,7 +220,7 @@ static void config_read(void *arg, const struct zkc_res *r)
 		return;
 	}
 	if (r->rc != ZOK && r->rc != ZNONODE) {
-		log_warn("job %s: reading %s: %s", j->name, p, zerror(r->rc));
+		say_rc(j, "reading its config", p, r->rc);
 		j->registering = 0;
 		return;
 	}
@@ -208,7 +253,7 @@ static void reg_start(struct cjob *j)
 	struct group *g = group_new(j, "creating its nodes", reg_config);
 	if (!g) return;
 	static const char *const dirs[] = { "/servers", "/instances", "/sharding", "/leader", "/leader/election",
-	                                    "/leader/sharding", "/leader/failover", "/leader/failover/items" };
+	                                    "/leader/sharding", "/leader/failover", "/leader/failover/items", "/trigger" };
 	group_create(g, "", "", 0);
 	group_create(g, cj_path(j, p, "%s", ""), type_string(j->local), 0);
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) group_create(g, cj_path(j, p, "%s", dirs[i]), "", 0);
@@ -691,7 +736,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 				j->reg_session = 0;
 				j->registering = 0;
 				j->leader = 0;
-				j->w_sharding = j->w_necessary = j->w_leader = j->w_instances = j->w_failover = 0;
+				j->w_sharding = j->w_necessary = j->w_leader = j->w_instances = j->w_failover = j->w_trigger = 0;
 				j->loading = j->states_loading = 0;
 			}
 			if (!j->gone && j->reg_session != zkc_session(c->z)) reg_start(j);

@@ -43,6 +43,7 @@ struct cjob {
 	uint8_t *taking;            /* [total]: a failover item being taken here */
 	uint32_t taking_total;
 	int w_failover;             /* watch on leader/failover/items armed */
+	int w_trigger;              /* watch on trigger/{instance} armed */
 };
 
 struct cfire {

@@ -424,6 +424,21 @@ void sched_fire_ended(sched_t *s, sched_job_t *h)
 	flush_misfire(j);
 }
 
+int sched_trigger(sched_t *s, const char *job)
+{
+	struct sched_job *j = find(s, job);
+	if (!j || !j->conf || s->stopped) return -1;
+	int64_t now_s = floor_s(wtimer_now_ns());
+	if (j->running) {
+		log_info("job %s: triggered while its previous fire still runs: misfire", j->name);
+		note_missed(j, 1, now_s);
+		return 0;
+	}
+	log_info("job %s: triggered: a fire now", j->name);
+	start_fire(j, now_s, 0, 0);
+	return 0;
+}
+
 int64_t sched_next(const sched_t *s, const char *job)
 {
 	const struct sched_job *j = find(s, job);

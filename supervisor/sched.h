@@ -84,6 +84,10 @@ int sched_set_jobs(sched_t *s, const conf_t *conf);
 /* The fire that start() started for job has ended (all of its items have final outcomes). */
 void sched_fire_ended(sched_t *s, sched_job_t *job);
 
+/* A fire now, outside the cron (a manual trigger): as a fire that comes at this second (while the
+ * previous fire runs, it is a misfire). 0, or -1 for no such job. */
+int sched_trigger(sched_t *s, const char *job);
+
 /* For logs and tests: next fire time of job (epoch seconds), -1 = none or no such job. */
 int64_t sched_next(const sched_t *s, const char *job);
 
