@@ -57,6 +57,13 @@ static void say_rc(const struct cjob *j, const char *what, const char *path, int
 		log_warn("job %s: %s: /%s%s: %s", j->name, what, rc_conf->namespace, path, zerror(rc));
 }
 
+/* A step of the registration failed: start over a second later (coord_tick). */
+static void reg_failed(struct cjob *j)
+{
+	j->registering = 0;
+	j->reg_retry_ns = wait_now_ns() + 1000000000u;
+}
+
 static void group_cb(void *arg, const struct zkc_res *r)
 {
 	struct group *g = arg;
@@ -67,7 +74,7 @@ static void group_cb(void *arg, const struct zkc_res *r)
 	if (--g->left) return;
 	struct cjob *j = g->j;
 	if (!g->failed && cj_live(j, g->session)) g->next(j);
-	else j->registering = 0;            /* the next CONNECTED starts over */
+	else reg_failed(j);
 	free(g);
 }
 
@@ -142,6 +149,56 @@ static void watch_trigger(struct cjob *j)
 		j->w_trigger = 1;
 }
 
+/* ---- servers/{ip}: ENABLED or DISABLED, as an operator sets it ---------------------------------- */
+
+static void watch_server(struct cjob *j);
+
+static void server_changed(void *arg, int type, const char *path)
+{
+	struct cjob *j = arg;
+	(void)type;
+	(void)path;
+	j->w_server = 0;
+	if (!j->gone) watch_server(j);
+}
+
+static void server_known(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!cj_live(j, r->session) || (r->rc != ZOK && r->rc != ZNONODE)) return;
+	int off = r->rc == ZOK && r->data && !strcmp(r->data, "DISABLED");
+	if (r->rc == ZOK && r->data && !off && strcmp(r->data, "ENABLED") && strcmp(r->data, ""))
+		log_warn("job %s: /%s%s holds '%.40s', which is neither ENABLED nor DISABLED; taking it as ENABLED", j->name,
+		         j->c->s->conf->reg_center.namespace, r->path, r->data);
+	if (off == j->server_off) return;
+	j->server_off = off;
+	char p[PATH_MAX_];
+	/* either way the sharding changes: any instance may raise the flag, as in ElasticJob */
+	zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
+	if (off) {
+		log_warn("job %s: this server is DISABLED (servers/%s): its items here stop and it leaves the sharding",
+		         j->name, j->c->s->ip);
+		disp_cancel_job(j->c->s->disp, j->name, SHM_CANCEL_SHUTDOWN, "not started: the server was disabled");
+		if (j->leader) {
+			log_info("job %s: a disabled server does not lead: stepping down", j->name);
+			j->leader = 0;
+			zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
+		}
+	} else {
+		log_info("job %s: this server is ENABLED again (servers/%s)", j->name, j->c->s->ip);
+		elect(j);
+	}
+}
+
+static void watch_server(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	int w = !j->w_server;
+	if (zkc_get(j->c->z, cj_path(j, p, "/servers/%s", j->c->s->ip), w ? server_changed : NULL, j, server_known, j) ==
+	        ZOK && w)
+		j->w_server = 1;
+}
+
 static void reg_done(struct cjob *j)
 {
 	j->registering = 0;
@@ -153,6 +210,8 @@ static void reg_done(struct cjob *j)
 	elect(j);
 	cf_scan(j);
 	watch_trigger(j);
+	j->server_off = cj_conf(j)->disabled;
+	watch_server(j);
 }
 
 /* servers/{ip}, instances/{id}, and the resharding flag, as ElasticJob's startup writes them */
@@ -181,12 +240,18 @@ static void reg_server(struct cjob *j)
 	group_go(g);
 }
 
+static void reg_config(struct cjob *j);
+
 static void config_written(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
+	if (r->rc == ZNODEEXISTS && cj_live(j, r->session)) {
+		reg_config(j);      /* another instance wrote it first: use the stored one */
+		return;
+	}
 	if (r->rc != ZOK) {
 		say_rc(j, "writing its config", r->path, r->rc);
-		j->registering = 0;
+		reg_failed(j);
 		return;
 	}
 	if (cj_live(j, r->session)) reg_server(j);
@@ -196,7 +261,7 @@ static void config_read(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
 	if (!cj_live(j, r->session)) {
-		j->registering = 0;
+		reg_failed(j);
 		return;
 	}
 	char p[PATH_MAX_];
@@ -221,13 +286,13 @@ static void config_read(void *arg, const struct zkc_res *r)
 	}
 	if (r->rc != ZOK && r->rc != ZNONODE) {
 		say_rc(j, "reading its config", p, r->rc);
-		j->registering = 0;
+		reg_failed(j);
 		return;
 	}
 	size_t len;
 	char *y = conf_node_emit(j->local, &len);
 	if (!y) {
-		j->registering = 0;
+		reg_failed(j);
 		return;
 	}
 	if (j->node) conf_job_free(j->node);
@@ -235,13 +300,13 @@ static void config_read(void *arg, const struct zkc_res *r)
 	int rc = r->rc == ZNONODE ? zkc_create(j->c->z, p, y, (int)len, 0, config_written, j)
 	                          : zkc_set(j->c->z, p, y, (int)len, -1, config_written, j);
 	free(y);
-	if (rc != ZOK) j->registering = 0;
+	if (rc != ZOK) reg_failed(j);
 }
 
 static void reg_config(struct cjob *j)
 {
 	char p[PATH_MAX_];
-	if (zkc_get(j->c->z, cj_path(j, p, "/config"), NULL, NULL, config_read, j) != ZOK) j->registering = 0;
+	if (zkc_get(j->c->z, cj_path(j, p, "/config"), NULL, NULL, config_read, j) != ZOK) reg_failed(j);
 }
 
 static void reg_start(struct cjob *j)
@@ -297,7 +362,7 @@ static void leader_exists(void *arg, const struct zkc_res *r)
 		return;
 	}
 	if (r->rc != ZNONODE) return;
-	if (cj_conf(j)->disabled) return;       /* a disabled server does not lead */
+	if (cj_conf(j)->disabled || j->server_off) return;       /* a disabled server does not lead */
 	char p[PATH_MAX_], q[PATH_MAX_];
 	const char *id = j->c->s->instance_id;
 	zkc_multi_t *m = zkc_multi_new();
@@ -447,20 +512,44 @@ struct states {
 	uint32_t left;
 };
 
+static void item_read(struct cjob *j, const struct zkc_res *r)
+{
+	const char *q = strstr(r->path, "/sharding/");
+	unsigned i = q ? (unsigned)strtoul(q + 10, NULL, 10) : 0;
+	if (!q || r->rc != ZOK || i >= j->total || !j->have) return;
+	int was = j->disabled[i];
+	j->completed[i] = 0;
+	j->disabled[i] = 0;
+	for (int k = 0; k < r->nchildren; k++) {
+		if (!strcmp(r->children[k], "completed")) j->completed[i] = 1;
+		if (!strcmp(r->children[k], "disabled")) j->disabled[i] = 1;
+	}
+	if (was != j->disabled[i])
+		log_info("job %s: item %u is %s (sharding/%u/disabled)", j->name, i, j->disabled[i] ? "disabled" : "enabled again", i);
+}
+
+/* the nodes under one of our items changed (an operator disabled it, say): read them again */
+static void item_changed(void *arg, int type, const char *path);
+
+static void item_reread(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (cj_live(j, r->session)) item_read(j, r);
+}
+
+static void item_changed(void *arg, int type, const char *path)
+{
+	struct cjob *j = arg;
+	(void)type;
+	if (j->gone || zkc_state(j->c->z) != ZKC_CONNECTED) return;
+	zkc_children(j->c->z, path, item_changed, j, item_reread, j);
+}
+
 static void item_state(void *arg, const struct zkc_res *r)
 {
 	struct states *st = arg;
 	struct cjob *j = st->j;
-	const char *q = strstr(r->path, "/sharding/");
-	unsigned i = q ? (unsigned)strtoul(q + 10, NULL, 10) : 0;
-	if (q && r->rc == ZOK && st->epoch == j->epoch && i < j->total) {
-		j->completed[i] = 0;
-		j->disabled[i] = 0;
-		for (int k = 0; k < r->nchildren; k++) {
-			if (!strcmp(r->children[k], "completed")) j->completed[i] = 1;
-			if (!strcmp(r->children[k], "disabled")) j->disabled[i] = 1;
-		}
-	}
+	if (st->epoch == j->epoch) item_read(j, r);
 	if (--st->left) return;
 	if (st->epoch == j->epoch) j->states_loading = 0;
 	free(st);
@@ -496,7 +585,7 @@ static void install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch
 	char p[PATH_MAX_];
 	for (uint32_t k = 0; k < total; k++)
 		if (owner[k] && !strcmp(owner[k], me) &&
-		    zkc_children(j->c->z, cj_path(j, p, "/sharding/%" PRIu32, k), NULL, NULL, item_state, st) == ZOK)
+		    zkc_children(j->c->z, cj_path(j, p, "/sharding/%" PRIu32, k), item_changed, j, item_state, st) == ZOK)
 			st->left++;
 	struct zkc_res go = { .rc = ZNONODE, .path = "" };
 	item_state(st, &go);
@@ -568,6 +657,7 @@ struct shardop {
 	struct cjob *j;
 	uint64_t session;
 	int left, failed;
+	int sleft;                  /* servers/{ip} reads outstanding */
 	char **ids;
 	int nids;
 	char **servers_disabled;
@@ -671,25 +761,11 @@ static void shard_nodes_made(void *arg, const struct zkc_res *r)
 }
 
 /* instances listed: create processing and any missing sharding/{i}/instance, then commit */
-static void shard_instances(void *arg, const struct zkc_res *r)
+static void shard_make_nodes(struct shardop *o)
 {
-	struct cjob *j = arg;
-	if (!cj_live(j, r->session) || r->rc != ZOK) {
-		j->sharding = 0;
-		return;
-	}
-	struct shardop *o = calloc(1, sizeof *o);
-	if (!o || !(o->ids = calloc((size_t)r->nchildren + 1, sizeof *o->ids))) {
-		free(o);
-		j->sharding = 0;
-		return;
-	}
-	o->j = j;
-	o->session = r->session;
-	/* servers DISABLED are left out (their instances are known by the ip before "@-@") */
-	for (int i = 0; i < r->nchildren; i++) o->ids[o->nids++] = strdup(r->children[i]);
+	struct cjob *j = o->j;
 	if (o->nids == 0) {
-		log_warn("job %s: no instance to shard over", j->name);
+		log_warn("job %s: no enabled instance to shard over", j->name);
 		free(o->ids);
 		free(o);
 		j->sharding = 0;
@@ -707,6 +783,65 @@ static void shard_instances(void *arg, const struct zkc_res *r)
 	}
 	struct zkc_res go = { .rc = ZOK, .path = "" };
 	shard_nodes_made(o, &go);
+}
+
+/* servers/{ip} of each instance: DISABLED ones are left out of the sharding */
+static void shard_server(void *arg, const struct zkc_res *r)
+{
+	struct shardop *o = arg;
+	if (r->rc == ZOK && r->data && !strcmp(r->data, "DISABLED")) {
+		const char *ip = strrchr(r->path, '/');
+		ip = ip ? ip + 1 : "";
+		for (int k = 0; k < o->nids; k++) {
+			const char *sep = strstr(o->ids[k], "@-@");
+			size_t n = sep ? (size_t)(sep - o->ids[k]) : strlen(o->ids[k]);
+			if (strlen(ip) == n && !strncmp(o->ids[k], ip, n)) o->ids[k][0] = '\0';   /* mark */
+		}
+	}
+	if (--o->sleft) return;
+	struct cjob *j = o->j;
+	int k = 0;
+	for (int i = 0; i < o->nids; i++) {
+		if (o->ids[i][0]) o->ids[k++] = o->ids[i];
+		else free(o->ids[i]);
+	}
+	o->nids = k;
+	if (!cj_live(j, o->session)) {
+		for (int i = 0; i < o->nids; i++) free(o->ids[i]);
+		free(o->ids);
+		free(o);
+		j->sharding = 0;
+		return;
+	}
+	shard_make_nodes(o);
+}
+
+static void shard_instances(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!cj_live(j, r->session) || r->rc != ZOK) {
+		j->sharding = 0;
+		return;
+	}
+	struct shardop *o = calloc(1, sizeof *o);
+	if (!o || !(o->ids = calloc((size_t)r->nchildren + 1, sizeof *o->ids))) {
+		free(o);
+		j->sharding = 0;
+		return;
+	}
+	o->j = j;
+	o->session = r->session;
+	for (int i = 0; i < r->nchildren; i++) o->ids[o->nids++] = strdup(r->children[i]);
+	o->sleft = 1;
+	char p[PATH_MAX_];
+	for (int i = 0; i < o->nids; i++) {
+		const char *sep = strstr(o->ids[i], "@-@");
+		int n = sep ? (int)(sep - o->ids[i]) : (int)strlen(o->ids[i]);
+		if (zkc_get(j->c->z, cj_path(j, p, "/servers/%.*s", n, o->ids[i]), NULL, NULL, shard_server, o) == ZOK)
+			o->sleft++;
+	}
+	struct zkc_res go = { .rc = ZNONODE, .path = "" };
+	shard_server(o, &go);
 }
 
 void cj_shard_now(struct cjob *j)
@@ -736,7 +871,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 				j->reg_session = 0;
 				j->registering = 0;
 				j->leader = 0;
-				j->w_sharding = j->w_necessary = j->w_leader = j->w_instances = j->w_failover = j->w_trigger = 0;
+				j->w_sharding = j->w_necessary = j->w_leader = j->w_instances = j->w_failover = j->w_trigger = j->w_server = 0;
 				j->loading = j->states_loading = 0;
 			}
 			if (!j->gone && j->reg_session != zkc_session(c->z)) reg_start(j);
@@ -880,6 +1015,14 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 void coord_tick(coord_t *c, uint64_t now_ns)
 {
 	struct sup *s = c->s;
+	if (c->connected)
+		for (size_t i = 0; i < c->n; i++) {
+			struct cjob *j = c->jobs[i];
+			if (!j->gone && !j->reg_session && !j->registering && j->reg_retry_ns && now_ns >= j->reg_retry_ns) {
+				j->reg_retry_ns = 0;
+				reg_start(j);
+			}
+		}
 	uint64_t lease = zkc_lease_ns(c->z);
 	uint64_t timeout = (uint64_t)zkc_timeout_ms(c->z) * 1000000u;
 	uint64_t b = (uint64_t)s->conf->supervisor.kill_grace_seconds * 1000000000u + 500000000u;

@@ -22,6 +22,8 @@ struct cjob {
 	int gone;                   /* removed from the config */
 	uint64_t reg_session;       /* registered in this session (0: not) */
 	int registering;
+	uint64_t reg_retry_ns;      /* a failed registration starts over then (0: not failed) */
+	struct log_cause fire_cause;   /* why fires cannot run, said once per change */
 	int leader;
 	int fence;                  /* leader: version of leader/election after our write */
 	int necessary;              /* leader/sharding/necessary exists */
@@ -44,6 +46,8 @@ struct cjob {
 	uint32_t taking_total;
 	int w_failover;             /* watch on leader/failover/items armed */
 	int w_trigger;              /* watch on trigger/{instance} armed */
+	int w_server;               /* watch on servers/{ip} armed */
+	int server_off;             /* servers/{ip} is DISABLED */
 };
 
 struct cfire {

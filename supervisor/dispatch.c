@@ -445,6 +445,25 @@ void disp_cancel_running(disp_t *d, uint32_t reason)
 	}
 }
 
+void disp_cancel_job(disp_t *d, const char *job, uint32_t reason, const char *why)
+{
+	uint64_t now = wait_now_ns();
+	struct list *queues[2] = { &d->q_pool, &d->q_ext };
+	for (int qi = 0; qi < 2; qi++)
+		for (struct entry *e = queues[qi]->head, *next; e; e = next) {
+			next = e->next;
+			if (strcmp(e->job, job)) continue;
+			list_del(queues[qi], e);
+			e->max_retries = 0;
+			finish(d, e, FRAME_ST_CANCELLED, 0, 0, 0, why, "queue");
+		}
+	for (struct entry *e = d->published.head; e; e = e->next) {
+		if (strcmp(e->job, job)) continue;
+		e->max_retries = 0;
+		if (!e->cancel) request_cancel(d, e, reason, now);
+	}
+}
+
 void disp_cancel_running_by(disp_t *d, uint32_t reason, uint64_t kill_at_ns)
 {
 	uint64_t now = wait_now_ns();

@@ -80,6 +80,9 @@ void disp_lost(disp_t *d, disp_target_t *t, uint32_t worker, const void *frame, 
 void disp_cancel_queued(disp_t *d, const char *why);
 /* Ask every running item to stop (reason SHM_CANCEL_*); none of them will run again. */
 void disp_cancel_running(disp_t *d, uint32_t reason);
+/* Every item of one job: queued ones end cancelled (why), running ones are asked to stop
+ * (reason SHM_CANCEL_*, killed after the kill grace); none runs again. */
+void disp_cancel_job(disp_t *d, const char *job, uint32_t reason, const char *why);
 /* As disp_cancel_running, with the kill (process group and worker) due at kill_at_ns
  * (CLOCK_MONOTONIC) instead of a kill grace after now: for the ZooKeeper lease, which ends at a
  * fixed time. */

@@ -1,0 +1,120 @@
+/* t/49-zk-disable.c: what an operator writes with zkCli, as ElasticJob's console would:
+ *   - servers/{ip} DISABLED: that server stops running the job's items and leaves the sharding
+ *     (the other takes every item); ENABLED again: it comes back;
+ *   - servers/{ip} with garbage: a log line naming the node, taken as ENABLED;
+ *   - sharding/{i}/disabled: item i is skipped at the next fires, and runs again once removed. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "t/lib/tlib.h"
+#include "t/lib/tsup.h"
+#include "t/lib/tzk.h"
+#include "t/tap.h"
+
+static const char rec_sh[] = "#!/bin/sh\necho \"$EJOB_FIRE_ID $EJOB_ITEM $EJOB_TASK_ID\" >> \"$OUT\"\n";
+
+struct rec { long long fire; int item; char task[200]; };
+
+/* runs of fires after `after` ms: which item ran where */
+static int runs_after(const char *path, long long after, int item, const char *host)
+{
+	char *t = tsup_slurp(path);
+	int n = 0;
+	for (char *p = t ? strtok(t, "\n") : NULL; p; p = strtok(NULL, "\n")) {
+		struct rec r;
+		if (sscanf(p, "%lld %d %199s", &r.fire, &r.item, r.task) != 3 || r.fire <= after) continue;
+		if ((item < 0 || r.item == item) && (!host || strstr(r.task, host))) n++;
+	}
+	free(t);
+	return n;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int main(void)
+{
+	tlib_init(120);
+	struct tzk zk;
+	tzk_start(&zk, "zk", 500);
+	char sh[600], out[600], yaml[2048];
+	snprintf(sh, sizeof sh, "%s/rec.sh", tlib_tmpdir());
+	tlib_write_file(sh, rec_sh, sizeof rec_sh - 1);
+	chmod(sh, 0755);
+	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
+	struct tsup a, b;
+	for (int k = 0; k < 2; k++) {
+		snprintf(yaml, sizeof yaml,
+		         "regCenter: {serverLists: \"%s\", namespace: t49, sessionTimeoutMilliseconds: 4000}\n"
+		         "supervisor: {workers: 2, attachSocket: \"@SOCK@\"}\n"
+		         "jobs:\n"
+		         "  dis:\n"
+		         "    type: script\n"
+		         "    cron: \"* * * * * ?\"\n"
+		         "    shardingTotalCount: 4\n"
+		         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n",
+		         zk.connect, out, sh);
+		tsup_config(k ? &b : &a, k ? "b" : "a", yaml);
+	}
+	const char *args_a[] = { "--ip", "127.0.0.1", NULL };
+	const char *args_b[] = { "--ip", "127.0.0.2", NULL };
+	if (tsup_start(&a, args_a) <= 0 || tsup_start(&b, args_b) <= 0) BAIL_OUT("cannot start");
+	ok(tsup_wait_log(&a, "2 of 4 items here", 1, 20000) && tsup_wait_log(&b, "2 of 4 items here", 1, 20000),
+	   "two supervisors share the 4 items");
+	char ida[64], idb[64];
+	snprintf(ida, sizeof ida, "127.0.0.1@-@%d", (int)a.pid);
+	snprintf(idb, sizeof idb, "127.0.0.2@-@%d", (int)b.pid);
+	zhandle_t *zh = tzk_client(&zk, NULL);
+
+	/* disable b's server */
+	int n4 = tsup_log_count(&a, "4 of 4 items here");
+	is_int(zoo_set(zh, "/t49/dis/servers/127.0.0.2", "DISABLED", 8, -1), ZOK, "servers/127.0.0.2 set to DISABLED");
+	ok(tsup_wait_log(&b, "job dis: this server is DISABLED", 1, 5000), "b sees its server disabled");
+	ok(tsup_wait_log(&a, "4 of 4 items here", n4 + 1, 5000), "a reshards to all 4 items");
+	long long t0 = now_ms() + 500;
+	usleep(2500000);
+	ok(runs_after(out, t0, -1, ida) >= 8, "a runs every item since (%d runs)", runs_after(out, t0, -1, ida));
+	is_int(runs_after(out, t0, -1, idb), 0, "b runs none");
+
+	/* garbage, then ENABLED again */
+	is_int(zoo_set(zh, "/t49/dis/servers/127.0.0.2", "b\x01gus", 5, -1), ZOK, "garbage written to servers/127.0.0.2");
+	ok(tsup_wait_log(&b, "/t49/dis/servers/127.0.0.2 holds", 1, 5000), "b logs the node and what is wrong with it");
+	ok(tsup_wait_log(&b, "ENABLED again", 1, 5000), "and takes it as ENABLED");
+	is_int(zoo_set(zh, "/t49/dis/servers/127.0.0.2", "ENABLED", 7, -1), ZOK, "servers/127.0.0.2 set to ENABLED");
+	int n2 = tsup_log_count(&b, "2 of 4 items here");
+	ok(tsup_wait_log(&b, "2 of 4 items here", n2 + 1, 5000) || tsup_log_count(&b, "2 of 4 items here") >= 2,
+	   "b is back in the sharding");
+	t0 = now_ms() + 1500;
+	usleep(3000000);
+	ok(runs_after(out, t0, -1, idb) >= 2, "and runs its items again");
+
+	/* disable item 0 */
+	is_int(zoo_create(zh, "/t49/dis/sharding/0/disabled", "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK,
+	       "sharding/0/disabled created");
+	usleep(500000);
+	t0 = now_ms();
+	usleep(2500000);
+	is_int(runs_after(out, t0, 0, NULL), 0, "item 0 does not run while disabled");
+	ok(runs_after(out, t0, 1, NULL) >= 2, "item 1 still does");
+	is_int(zoo_delete(zh, "/t49/dis/sharding/0/disabled", -1), ZOK, "sharding/0/disabled removed");
+	usleep(500000);
+	t0 = now_ms();
+	usleep(2000000);
+	ok(runs_after(out, t0, 0, NULL) >= 1, "item 0 runs again");
+	ok(tsup_alive(a.pid) && tsup_alive(b.pid), "both supervisors are still running");
+	zookeeper_close(zh);
+	int s1 = tsup_stop(&a, SIGTERM, 15000), s2 = tsup_stop(&b, SIGTERM, 15000);
+	ok(WIFEXITED(s1) && !WEXITSTATUS(s1) && WIFEXITED(s2) && !WEXITSTATUS(s2), "both stop cleanly");
+	tzk_stop(&zk);
+	return done_testing();
+}
