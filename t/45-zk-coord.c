@@ -20,6 +20,18 @@
 #include "t/lib/tzk.h"
 #include "t/tap.h"
 
+/* data of a node (malloc'd; NULL if none), its stat and the return code */
+static char *zget(zhandle_t *zh, const char *path, struct Stat *st, int *rc)
+{
+	char *d = NULL;
+	struct Stat s;
+	int r = tzk_get(zh, path, &d, &s);
+	if (rc) *rc = r;
+	if (st && r == ZOK) *st = s;
+	if (r == ZOK && !d) d = strdup("");
+	return d;
+}
+
 static const char rec_sh[] =
 	"#!/bin/sh\n"
 	"echo \"$EJOB_FIRE_ID $EJOB_ITEM $EJOB_EPOCH $EJOB_TASK_ID\" >> \"$OUT\"\n";
@@ -59,7 +71,7 @@ struct have { zhandle_t *zh; const char *path; const char *want; };
 static int node_is(void *arg)
 {
 	struct have *h = arg;
-	char *d = tzk_get(h->zh, h->path, NULL, NULL);
+	char *d = zget(h->zh, h->path, NULL, NULL);
 	int ok = d && (!h->want || !strcmp(d, h->want));
 	free(d);
 	if (!ok) usleep(20000);
@@ -69,8 +81,8 @@ static int node_is(void *arg)
 int main(void)
 {
 	tlib_init(120);
-	struct tzk zk;
-	tzk_start(&zk, "zk", 500);
+	struct tzk_server zk;
+	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 500 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
 	char sh[600], out[600];
 	snprintf(sh, sizeof sh, "%s/rec.sh", tlib_tmpdir());
 	tlib_write_file(sh, rec_sh, sizeof rec_sh - 1);
@@ -90,14 +102,14 @@ int main(void)
 	   "after a reshard each runs 2 of the 4 items");
 
 	/* the layout, read with the plain client */
-	zhandle_t *zh = tzk_client(&zk, NULL);
+	zhandle_t *zh = tzk_connect(zk.connect, 10000, NULL, 10000);
 	char ida[128], idb[128], p[256];
 	snprintf(ida, sizeof ida, "127.0.0.1@-@%d", (int)a.pid);
 	snprintf(idb, sizeof idb, "127.0.0.2@-@%d", (int)b.pid);
-	char *d = tzk_get(zh, "/t45/shared", NULL, NULL);
+	char *d = zget(zh, "/t45/shared", NULL, NULL);
 	is_str(d, "SCRIPT", "/t45/shared holds the job type");
 	free(d);
-	d = tzk_get(zh, "/t45/shared/config", NULL, NULL);
+	d = zget(zh, "/t45/shared/config", NULL, NULL);
 	char cfg_head[2048];
 	snprintf(cfg_head, sizeof cfg_head,
 	       "cron: '* * * * * ?'\n"
@@ -121,21 +133,21 @@ int main(void)
 	       "staticSharding: false\n", out, tlib_tmpdir());
 	is_str(d, cfg_head, "the config node is exactly as ElasticJob writes it");
 	free(d);
-	d = tzk_children(zh, "/t45/shared/servers");
+	d = tzk_ls(zh, "/t45/shared/servers", NULL);
 	is_str(d, "127.0.0.1,127.0.0.2", "servers/ has both hosts");
 	free(d);
-	d = tzk_get(zh, "/t45/shared/servers/127.0.0.2", NULL, NULL);
+	d = zget(zh, "/t45/shared/servers/127.0.0.2", NULL, NULL);
 	is_str(d, "ENABLED", "servers/127.0.0.2 is ENABLED");
 	free(d);
 	snprintf(p, sizeof p, "/t45/shared/instances/%s", idb);
 	struct Stat st;
-	d = tzk_get(zh, p, &st, NULL);
+	d = zget(zh, p, &st, NULL);
 	char want[300];
 	snprintf(want, sizeof want, "jobInstanceId: %s\nserverIp: 127.0.0.2\n", idb);
 	is_str(d, want, "instances/%s has ElasticJob's data", idb);
 	ok(st.ephemeralOwner != 0, "and is ephemeral");
 	free(d);
-	d = tzk_get(zh, "/t45/shared/leader/election/instance", &st, NULL);
+	d = zget(zh, "/t45/shared/leader/election/instance", &st, NULL);
 	is_str(d, ida, "the leader node names the first supervisor");
 	ok(st.ephemeralOwner != 0, "and is ephemeral");
 	free(d);
@@ -144,13 +156,13 @@ int main(void)
 	int right = 0;
 	for (int i = 0; i < 4; i++) {
 		snprintf(p, sizeof p, "/t45/shared/sharding/%d/instance", i);
-		d = tzk_get(zh, p, NULL, NULL);
+		d = zget(zh, p, NULL, NULL);
 		right += d && !strcmp(d, owner_b[i] ? idb : ida);
 		free(d);
 	}
 	is_int(right, 4, "sharding/{0,1}/instance is the second supervisor, {2,3} the first (AVG_ALLOCATION)");
 	struct Stat sst;
-	d = tzk_get(zh, "/t45/shared/sharding", &sst, NULL);
+	d = zget(zh, "/t45/shared/sharding", &sst, NULL);
 	free(d);
 	snprintf(p, sizeof p, "/t45/shared/sharding/0/completed");
 	struct have h = { zh, p, idb };
@@ -191,7 +203,7 @@ int main(void)
 	ok(tsup_wait_log(&a, "4 of 4 items here", all4 + 1, 15000), "the first reshards to all 4 items");
 	snprintf(p, sizeof p, "/t45/shared/instances/%s", idb);
 	int rc = 0;
-	d = tzk_get(zh, p, NULL, &rc);
+	d = zget(zh, p, NULL, &rc);
 	is_int(rc, ZNONODE, "the leaving instance's node is gone");
 	free(d);
 	t0 = tlib_now_ms();
@@ -203,7 +215,7 @@ int main(void)
 	is_int(dup, 0, "over the whole run no item of a fire ran twice (%d runs)", n);
 	s = tsup_stop(&a, SIGTERM, 15000);
 	ok(WIFEXITED(s) && WEXITSTATUS(s) == 0, "the first supervisor stops cleanly");
-	zookeeper_close(zh);
-	tzk_stop(&zk);
+	tzk_close(zh);
+	tzk_stop(&zk, SIGKILL, 5000);
 	return done_testing();
 }

@@ -60,8 +60,8 @@ static int has_stamp(void *arg)
 int main(void)
 {
 	tlib_init(90);
-	struct tzk zk;
-	tzk_start(&zk, "zk", 500);
+	struct tzk_server zk;
+	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 500 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
 	char sh[600], out[600], yaml[2048];
 	snprintf(sh, sizeof sh, "%s/long.sh", tlib_tmpdir());
 	tlib_write_file(sh, long_sh, sizeof long_sh - 1);
@@ -105,6 +105,6 @@ int main(void)
 	ok(tsup_alive(t.pid), "the supervisor never exited");
 	int s = tsup_stop(&t, SIGTERM, 15000);
 	ok(WIFEXITED(s) && WEXITSTATUS(s) == 0, "stops cleanly");
-	tzk_stop(&zk);
+	tzk_stop(&zk, SIGKILL, 5000);
 	return done_testing();
 }

@@ -54,8 +54,8 @@ static int count_ge(void *arg)
 int main(void)
 {
 	tlib_init(120);
-	struct tzk zk;
-	tzk_start(&zk, "zk", 500);
+	struct tzk_server zk;
+	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 500 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
 	char sh[600], out[600], yaml[2048];
 	snprintf(sh, sizeof sh, "%s/item.sh", tlib_tmpdir());
 	tlib_write_file(sh, item_sh, sizeof item_sh - 1);
@@ -136,22 +136,22 @@ int main(void)
 	ok(tsup_log_count(&a, "failover: 3 items of a crashed instance handed out") == 1,
 	   "the leader handed all 3 out at once, in one step");
 
-	zhandle_t *zh = tzk_client(&zk, NULL);
-	char *left = tzk_children(zh, "/t47/fo/leader/failover/items");
+	zhandle_t *zh = tzk_connect(zk.connect, 10000, NULL, 10000);
+	char *left = tzk_ls(zh, "/t47/fo/leader/failover/items", NULL);
 	is_str(left, "", "no failover item is left queued");
 	free(left);
 	int stale = 0;
 	for (int i = 0; i < 6; i++) {
 		char p[128];
 		snprintf(p, sizeof p, "/t47/fo/sharding/%d", i);
-		char *kids_s = tzk_children(zh, p);
+		char *kids_s = tzk_ls(zh, p, NULL);
 		if (kids_s && (strstr(kids_s, "running") || strstr(kids_s, "failover"))) stale++;
 		free(kids_s);
 	}
 	is_int(stale, 0, "no running, failover or failovering node is left behind");
-	zookeeper_close(zh);
+	tzk_close(zh);
 	int s = tsup_stop(&a, SIGTERM, 15000);
 	ok(WIFEXITED(s) && WEXITSTATUS(s) == 0, "a stops cleanly");
-	tzk_stop(&zk);
+	tzk_stop(&zk, SIGKILL, 5000);
 	return done_testing();
 }

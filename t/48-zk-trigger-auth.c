@@ -15,6 +15,18 @@
 #include "t/lib/tzk.h"
 #include "t/tap.h"
 
+/* data of a node (malloc'd; NULL if none), its stat and the return code */
+static char *zget(zhandle_t *zh, const char *path, struct Stat *st, int *rc)
+{
+	char *d = NULL;
+	struct Stat s;
+	int r = tzk_get(zh, path, &d, &s);
+	if (rc) *rc = r;
+	if (st && r == ZOK) *st = s;
+	if (r == ZOK && !d) d = strdup("");
+	return d;
+}
+
 static const char rec_sh[] = "#!/bin/sh\necho \"$EJOB_ITEM $EJOB_TASK_ID\" >> \"$OUT\"\n";
 
 static void yaml_for(char *buf, size_t len, const char *zk, const char *ns, const char *digest, const char *out,
@@ -46,8 +58,8 @@ static int has_lines(void *arg)
 int main(void)
 {
 	tlib_init(90);
-	struct tzk zk;
-	tzk_start(&zk, "zk", 500);
+	struct tzk_server zk;
+	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 500 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
 	char sh[600], out[600], yaml[2048];
 	snprintf(sh, sizeof sh, "%s/rec.sh", tlib_tmpdir());
 	tlib_write_file(sh, rec_sh, sizeof rec_sh - 1);
@@ -61,7 +73,7 @@ int main(void)
 	const char *args[] = { "--ip", "127.0.0.1", NULL };
 	if (tsup_start(&t, args) <= 0) BAIL_OUT("cannot start");
 	ok(tsup_wait_log(&t, "job manual: registered", 1, 15000), "registered");
-	zhandle_t *zh = tzk_client(&zk, NULL);
+	zhandle_t *zh = tzk_connect(zk.connect, 10000, NULL, 10000);
 	char p[256];
 	snprintf(p, sizeof p, "/t48/manual/trigger/127.0.0.1@-@%d", (int)t.pid);
 	is_int(zoo_create(zh, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK, "an operator creates %s", p);
@@ -70,7 +82,7 @@ int main(void)
 	usleep(300000);
 	is_int(tsup_count_lines(out, ""), 2, "exactly once");
 	int rc = 0;
-	free(tzk_get(zh, p, NULL, &rc));
+	free(zget(zh, p, NULL, &rc));
 	is_int(rc, ZNONODE, "the trigger node is gone");
 	ok(tsup_log_count(&t, "job manual: triggered") == 1, "the log says it was triggered");
 	int s = tsup_stop(&t, SIGTERM, 15000);
@@ -82,12 +94,12 @@ int main(void)
 	tsup_config(&a, "auth", yaml);
 	if (tsup_start(&a, args) <= 0) BAIL_OUT("cannot start");
 	ok(tsup_wait_log(&a, "job manual: registered", 1, 15000), "a supervisor with a digest registers");
-	char *d = tzk_get(zh, "/t48auth/manual/config", NULL, &rc);
+	char *d = zget(zh, "/t48auth/manual/config", NULL, &rc);
 	is_int(rc, ZNOAUTH, "without the credentials its config node cannot be read");
 	free(d);
-	free(tzk_children(zh, "/t48auth/manual/instances"));
-	zhandle_t *za = tzk_client(&zk, "ejob:secret");
-	d = tzk_get(za, "/t48auth/manual/config", NULL, &rc);
+	free(tzk_ls(zh, "/t48auth/manual/instances", NULL));
+	zhandle_t *za = tzk_connect(zk.connect, 10000, "ejob:secret", 10000);
+	d = zget(za, "/t48auth/manual/config", NULL, &rc);
 	is_int(rc, ZOK, "with them it can");
 	ok(d && strstr(d, "jobName: manual"), "and holds the job's config");
 	free(d);
@@ -111,8 +123,8 @@ int main(void)
 	ok(WIFEXITED(s) && WEXITSTATUS(s) == 0, "stops cleanly");
 	s = tsup_stop(&a, SIGTERM, 15000);
 	ok(WIFEXITED(s) && WEXITSTATUS(s) == 0, "stops cleanly");
-	zookeeper_close(za);
-	zookeeper_close(zh);
-	tzk_stop(&zk);
+	tzk_close(za);
+	tzk_close(zh);
+	tzk_stop(&zk, SIGKILL, 5000);
 	return done_testing();
 }

@@ -45,8 +45,8 @@ static long long now_ms(void)
 int main(void)
 {
 	tlib_init(120);
-	struct tzk zk;
-	tzk_start(&zk, "zk", 500);
+	struct tzk_server zk;
+	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 500 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
 	char sh[600], out[600], yaml[2048];
 	snprintf(sh, sizeof sh, "%s/rec.sh", tlib_tmpdir());
 	tlib_write_file(sh, rec_sh, sizeof rec_sh - 1);
@@ -74,7 +74,7 @@ int main(void)
 	char ida[64], idb[64];
 	snprintf(ida, sizeof ida, "127.0.0.1@-@%d", (int)a.pid);
 	snprintf(idb, sizeof idb, "127.0.0.2@-@%d", (int)b.pid);
-	zhandle_t *zh = tzk_client(&zk, NULL);
+	zhandle_t *zh = tzk_connect(zk.connect, 10000, NULL, 10000);
 
 	/* disable b's server */
 	int n4 = tsup_log_count(&a, "4 of 4 items here");
@@ -112,9 +112,9 @@ int main(void)
 	usleep(2000000);
 	ok(runs_after(out, t0, 0, NULL) >= 1, "item 0 runs again");
 	ok(tsup_alive(a.pid) && tsup_alive(b.pid), "both supervisors are still running");
-	zookeeper_close(zh);
+	tzk_close(zh);
 	int s1 = tsup_stop(&a, SIGTERM, 15000), s2 = tsup_stop(&b, SIGTERM, 15000);
 	ok(WIFEXITED(s1) && !WEXITSTATUS(s1) && WIFEXITED(s2) && !WEXITSTATUS(s2), "both stop cleanly");
-	tzk_stop(&zk);
+	tzk_stop(&zk, SIGKILL, 5000);
 	return done_testing();
 }
