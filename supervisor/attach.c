@@ -509,6 +509,12 @@ void att_free(att_t *a)
 	free(a);
 }
 
+void att_set_lease(att_t *a, uint64_t deadline_ns)
+{
+	for (struct conn *c = a->conns; c; c = c->next)
+		if (c->seg) atomic_store(&seg_header(c->seg)->lease_deadline_ns, deadline_ns);
+}
+
 void att_tick(att_t *a, uint64_t now)
 {
 	uint64_t limit = (uint64_t)a->pol.heartbeat_timeout_ms * 1000000u;

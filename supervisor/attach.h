@@ -41,4 +41,8 @@ void att_tick(att_t *a, uint64_t now_ns);   /* heartbeat checks */
 size_t att_count(const att_t *a);
 const char *att_path(const att_t *a);
 
+/* The ZooKeeper lease deadline (CLOCK_MONOTONIC, 0 = none) in every attachment's segment, so
+ * external workers stop their items on it as pool workers do. */
+void att_set_lease(att_t *a, uint64_t deadline_ns);
+
 #endif

@@ -865,6 +865,10 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 		         zkc_timeout_ms(c->z));
 		c->connected = 1;
 		disp_pause(s->disp, 0);
+		/* completions that ended while ZooKeeper was away */
+		if (new_session)
+			for (size_t i = 0; i < c->n; i++) cx_session_lost(c->jobs[i]);
+		ev_idle_start(s->loop, &c->flush_w);
 		for (size_t i = 0; i < c->n; i++) {
 			struct cjob *j = c->jobs[i];
 			if (new_session) {
@@ -1028,10 +1032,10 @@ void coord_tick(coord_t *c, uint64_t now_ns)
 	uint64_t b = (uint64_t)s->conf->supervisor.kill_grace_seconds * 1000000000u + 500000000u;
 	if (timeout && b > timeout / 2) b = timeout / 2;
 	uint64_t deadline = lease > b ? lease - b : 0;
-	if (deadline != c->shm_deadline) {
-		c->shm_deadline = deadline;
-		atomic_store(&seg_header(s->seg)->lease_deadline_ns, deadline);
-	}
+	/* every tick, not only on change: an external worker may have attached since */
+	c->shm_deadline = deadline;
+	atomic_store(&seg_header(s->seg)->lease_deadline_ns, deadline);
+	att_set_lease(s->att, deadline);
 	if (!deadline || now_ns < deadline) {
 		c->lease_stopped = 0;
 		return;

@@ -233,6 +233,10 @@ static void flush_fire(struct cfire *f)
 {
 	struct cjob *j = f->j;
 	if (f->flushing || !f->npending) return;
+	/* Not connected: the running nodes must still go, or the items stay "running" for ever once
+	 * the same session is back. Wait: a reconnect flushes (coord_flush_all); an expired session
+	 * took its ephemeral running nodes with it (coord_session_lost ends these fires). */
+	if (f->monitor && !j->gone && zkc_state(j->c->z) != ZKC_CONNECTED) return;
 	if (!f->monitor || !cj_live(j, j->reg_session)) {
 		f->flushed += f->npending;
 		f->npending = 0;
@@ -267,6 +271,11 @@ static void completed_written(void *arg, const struct zkc_res *r)
 	struct cfire *f = arg;
 	struct cjob *j = f->j;
 	uint32_t n = (uint32_t)f->flushing;
+	if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) {
+		/* not written, not refused: try again when the connection is back */
+		f->flushing = 0;
+		return;
+	}
 	if (r->rc != ZOK && cj_live(j, r->session)) {
 		/* someone else touched those nodes: write them one by one, each as far as it goes */
 		log_info("job %s: fire %" PRIu64 ": completed nodes in one multi: %s; writing them one by one", j->name,
@@ -297,6 +306,21 @@ static void completed_written(void *arg, const struct zkc_res *r)
 		return;
 	}
 	flush_fire(f);
+}
+
+/* The session ended: its ephemeral running nodes are gone with it; fires waiting to write their
+ * completions have nothing left to write. */
+void cx_session_lost(struct cjob *j)
+{
+	for (struct cfire *f = j->ffires, *n; f; f = n) {
+		n = f->next;
+		f->monitor = 0;
+		flush_fire(f);
+	}
+	if (j->fire && j->fire->state == F_RUN) {
+		j->fire->monitor = 0;
+		flush_fire(j->fire);
+	}
 }
 
 void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents)

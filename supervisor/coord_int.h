@@ -105,6 +105,7 @@ void cx_continue(struct cjob *j);             /* a waiting fire: go on if the as
 void cx_submit(struct cfire *f);              /* queue its items (running nodes written) */
 void cx_end(struct cfire *f);
 void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents);
+void cx_session_lost(struct cjob *j);           /* its running nodes went with the session */
 
 /* coord_failover.c */
 void cf_scan(struct cjob *j);                 /* read leader/failover/items, take ours */
