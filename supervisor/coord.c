@@ -566,6 +566,12 @@ static void install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch
 	j->epoch = epoch;
 	j->completed = calloc(total ? total : 1, 1);
 	j->disabled = calloc(total ? total : 1, 1);
+	uint8_t *stale = calloc(total ? total : 1, 1);
+	/* flags of the old assignment's items carry over (same item numbers) */
+	if (stale && j->stale) memcpy(stale, j->stale, total < j->stale_n ? total : j->stale_n);
+	free(j->stale);
+	j->stale = stale;
+	j->stale_n = stale ? total : 0;
 	j->have = j->completed && j->disabled;
 	const char *me = j->c->s->instance_id;
 	uint32_t mine = 0;
@@ -866,8 +872,10 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 		c->connected = 1;
 		disp_pause(s->disp, 0);
 		/* completions that ended while ZooKeeper was away */
-		if (new_session)
-			for (size_t i = 0; i < c->n; i++) cx_session_lost(c->jobs[i]);
+		for (size_t i = 0; i < c->n; i++) {
+			if (new_session) cx_session_lost(c->jobs[i]);
+			cx_clear_stale(c->jobs[i]);
+		}
 		ev_idle_start(s->loop, &c->flush_w);
 		for (size_t i = 0; i < c->n; i++) {
 			struct cjob *j = c->jobs[i];
@@ -877,6 +885,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 				j->leader = 0;
 				j->w_sharding = j->w_necessary = j->w_leader = j->w_instances = j->w_failover = j->w_trigger = j->w_server = 0;
 				j->loading = j->states_loading = 0;
+				j->stale_pending = 0;
 			}
 			if (!j->gone && j->reg_session != zkc_session(c->z)) reg_start(j);
 			else if (!j->gone) {
@@ -942,6 +951,7 @@ static void job_free(struct cjob *j)
 	free_owner(j->owner, j->total);
 	free(j->completed);
 	free(j->disabled);
+	free(j->stale);
 	free(j->taking);
 	for (int k = 0; k < j->nlive; k++) free(j->live[k]);
 	free(j->live);

@@ -107,7 +107,14 @@ static void running_written(void *arg, const struct zkc_res *r)
 		cx_submit(f);
 		return;
 	}
-	if (!cj_live(j, r->session)) {
+	if (!cj_live(j, r->session) || r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) {
+		/* The multi may or may not have been applied: if it was, its running nodes would say
+		 * "running" for items that never ran. Clear ours when the connection is back. */
+		if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT)
+			for (uint32_t i = 0; i < f->n; i++)
+				if (j->stale && f->items[i] < j->total) j->stale[f->items[i]] = 1;
+		log_warn("job %s: fire %" PRIu64 ": its running nodes could not be written (%s); the fire is missed", j->name,
+		         f->fire_ms, zerror(r->rc));
 		f->n = 0;
 		cx_end(f);
 		return;
@@ -165,6 +172,7 @@ void cx_continue(struct cjob *j)
 {
 	struct cfire *f = j->fire;
 	if (!f || f->state != F_WAIT) return;
+	if (j->stale_pending) return;      /* clearing running nodes left by a lost connection */
 	if (j->gone) {
 		f->n = 0;
 		cx_end(f);
@@ -306,6 +314,45 @@ static void completed_written(void *arg, const struct zkc_res *r)
 		return;
 	}
 	flush_fire(f);
+}
+
+/* Running nodes of ours whose creation went unanswered: delete each that names this instance. */
+static void stale_done(struct cjob *j)
+{
+	if (j->stale_pending > 0 && --j->stale_pending == 0 && j->fire && j->fire->state == F_WAIT) cx_continue(j);
+}
+
+static void stale_deleted(void *arg, const struct zkc_res *r)
+{
+	(void)r;
+	stale_done(arg);
+}
+
+static void stale_read(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	/* ours: nobody else writes our id, and no fire of ours runs meanwhile (they wait for this) */
+	if (cj_live(j, r->session) && r->rc == ZOK && r->data && !strcmp(r->data, j->c->s->instance_id) &&
+	    zkc_delete(j->c->z, r->path, r->stat.version, stale_deleted, j) == ZOK)
+		return;
+	stale_done(j);
+}
+
+void cx_clear_stale(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	for (uint32_t i = 0; j->stale && i < j->total; i++) {
+		if (!j->stale[i]) continue;
+		j->stale[i] = 0;
+		/* an item running here now (a later fire) keeps its node */
+		if (j->fire && j->fire->state == F_RUN && i < j->total && j->fire->done && !j->fire->done[i]) {
+			int mine = 0;
+			for (uint32_t k = 0; k < j->fire->n; k++) mine |= j->fire->items[k] == i;
+			if (mine) continue;
+		}
+		if (zkc_get(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), NULL, NULL, stale_read, j) == ZOK)
+			j->stale_pending++;
+	}
 }
 
 /* The session ended: its ephemeral running nodes are gone with it; fires waiting to write their

@@ -36,6 +36,9 @@ struct cjob {
 	int loading;
 	uint8_t *completed;         /* [total]: sharding/i/completed exists (items we own) */
 	uint8_t *disabled;          /* [total]: sharding/i/disabled exists (items we own) */
+	uint8_t *stale;             /* [stale_n]: a running node of ours may exist for an item not running */
+	uint32_t stale_n;
+	int stale_pending;          /* their reads and deletes in flight: fires wait */
 	int states_loading;         /* reading the nodes under our items */
 	int w_sharding, w_necessary, w_leader, w_instances;   /* watch armed (this session) */
 	struct cfire *fire;         /* the fire in progress, or NULL */
@@ -105,7 +108,8 @@ void cx_continue(struct cjob *j);             /* a waiting fire: go on if the as
 void cx_submit(struct cfire *f);              /* queue its items (running nodes written) */
 void cx_end(struct cfire *f);
 void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents);
-void cx_session_lost(struct cjob *j);           /* its running nodes went with the session */
+void cx_session_lost(struct cjob *j);
+void cx_clear_stale(struct cjob *j);             /* connection back: clear unanswered running nodes */           /* its running nodes went with the session */
 
 /* coord_failover.c */
 void cf_scan(struct cjob *j);                 /* read leader/failover/items, take ours */
