@@ -224,10 +224,8 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	f->j = j;
 	f->handle = fi->handle;
 	f->fire_ms = (uint64_t)fi->fire_s * 1000u;
-	f->catch_up = fi->catch_up;
 	f->state = F_WAIT;
 	f->started_ns = wait_now_ns();
-	f->wait_until_ns = f->started_ns + (uint64_t)(zkc_timeout_ms(c->z) ? zkc_timeout_ms(c->z) : 6000) * 2000000u;
 	j->fire = f;
 	cx_continue(j);
 	return 0;

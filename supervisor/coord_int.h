@@ -1,5 +1,6 @@
-/* supervisor/coord_int.h: what coord.c (session, registration, election, sharding),
- * coord_exec.c (fires and their execution nodes) and coord_failover.c share. Private to them. */
+/* supervisor/coord_int.h: what coord.c (session, registration, election, the assignment),
+ * coord_shard.c (the leader's sharding), coord_exec.c (fires and their execution nodes) and
+ * coord_failover.c share. Private to them. */
 #ifndef EJOB_COORD_INT_H
 #define EJOB_COORD_INT_H
 
@@ -57,7 +58,6 @@ struct cfire {
 	struct cjob *j;
 	sched_job_t *handle;
 	uint64_t fire_ms;
-	int catch_up;
 	int state;                  /* F_WAIT (for sharding), F_START (running nodes), F_RUN */
 	int monitor;                /* monitorExecution when it started */
 	uint32_t n, ended, flushed, ok;
@@ -66,7 +66,7 @@ struct cfire {
 	uint32_t *pending;          /* ended items whose completion is not written yet */
 	uint32_t npending;
 	int flushing;
-	uint64_t started_ns, wait_until_ns;
+	uint64_t started_ns;
 	int failover;               /* a run of items taken over from a crashed instance */
 	struct cfire *next;         /* failover runs: the job's list */
 };
@@ -83,7 +83,6 @@ struct coord {
 	uint64_t shm_deadline;      /* the lease deadline last written to shared memory */
 	int lease_stopped;          /* running items were stopped for the lease */
 	ev_idle flush_w;
-	struct log_cause cause;
 };
 
 static inline const conf_job_t *cj_conf(const struct cjob *j)
@@ -101,7 +100,12 @@ static inline int cj_live(const struct cjob *j, uint64_t session)
 /* coord.c */
 const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 struct cjob *cj_find(coord_t *c, const char *name);
-void cj_shard_now(struct cjob *j);
+void cj_elect(struct cjob *j);                  /* stand for leader, or watch the one there */
+void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch);   /* takes owner */
+void cj_free_owner(char **owner, uint32_t n);
+
+/* coord_shard.c */
+void cj_shard_now(struct cjob *j);              /* the leader: shard at once (once at a time) */
 
 /* coord_exec.c: fires */
 void cx_continue(struct cjob *j);             /* a waiting fire: go on if the assignment allows */

@@ -91,7 +91,6 @@ struct zkc {
 	int timeout_ms;
 	uint64_t lease_ns;
 	uint64_t requests;
-	uint64_t ping_sent_ns;
 	int ping_out;
 	unsigned backoff_ms;
 	char *hosts, *root, *digest;
@@ -103,7 +102,6 @@ struct zkc {
 	struct zkc_hooks hooks;
 	void *arg;
 	struct watch watches;       /* list head */
-	struct req boot;            /* for pings */
 };
 
 /* ---- paths ------------------------------------------------------------------------------------ */
@@ -639,7 +637,6 @@ static int sent(zkc_t *z, struct req *q, int rc)
 		return rc;
 	}
 	z->requests++;
-	z->ping_sent_ns = q->sent_ns;
 	return ZOK;
 }
 
@@ -848,6 +845,5 @@ int zkc_multi_commit(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg)
 		return rc;
 	}
 	z->requests++;
-	z->ping_sent_ns = q->r.sent_ns;
 	return ZOK;
 }
