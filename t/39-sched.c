@@ -186,20 +186,6 @@ static int read_runs(const char *path, struct run *r, int max)
 	return n;
 }
 
-static int lines_of(void *arg)
-{
-	const char **a = arg;
-	return tsup_count_lines(a[0], "") >= atoi(a[1]);
-}
-
-static void wait_lines(const char *path, int n, unsigned ms)
-{
-	char num[16];
-	snprintf(num, sizeof num, "%d", n);
-	const char *a[2] = { path, num };
-	tlib_wait_for(lines_of, a, ms);
-}
-
 static void test_supervisor(void)
 {
 	struct tsup t;
@@ -235,9 +221,9 @@ static void test_supervisor(void)
 	const char *args[] = { "--standalone", "--workers", "4", NULL };
 	if (tsup_start(&t, args) <= 0) BAIL_OUT("cannot start the supervisor");
 	/* the slow jobs: first run (2.5 s), then the catch-up or the next fire, then one more */
-	wait_lines(slow_on, 3, 15000);
-	wait_lines(slow_off, 3, 15000);
-	wait_lines(every, 10, 15000);
+	tsup_wait_lines(slow_on, "", 3, 15000);
+	tsup_wait_lines(slow_off, "", 3, 15000);
+	tsup_wait_lines(every, "", 10, 15000);
 	int st = tsup_stop(&t, SIGTERM, 15000);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the supervisor stops cleanly (status 0x%x)", st);
 
@@ -334,7 +320,7 @@ static void test_reload(void)
 	kill(t.pid, SIGHUP);
 	ok(tsup_wait_log(&t, "job hup: cron '* * * * * ?' now (was '0 0 0 1 1 ? 2099')", 1, 5000), "the reload logs the cron change");
 	uint64_t hup_ms = (uint64_t)(wtimer_now_ns() / 1000000);
-	wait_lines(out, 2, 5000);
+	tsup_wait_lines(out, "", 2, 5000);
 	struct run r[64];
 	int n = read_runs(out, r, 64);
 	ok(n >= 2, "after SIGHUP the job fires every second (%d runs)", n);

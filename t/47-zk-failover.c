@@ -35,22 +35,6 @@ static int read_recs(const char *path, struct rec *r)
 	return n;
 }
 
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-struct cnt { const char *path; const char *needle; int want; };
-static int count_ge(void *arg)
-{
-	struct cnt *c = arg;
-	if (tsup_count_lines(c->path, c->needle) >= c->want) return 1;
-	usleep(20000);
-	return 0;
-}
-
 int main(void)
 {
 	tlib_init(120);
@@ -63,12 +47,8 @@ int main(void)
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
 
 	/* one fire, 8 s from now (UTC), so that both supervisors are up and nothing else fires */
-	time_t at = time(NULL) + 8;
-	struct tm tm;
-	gmtime_r(&at, &tm);
 	char cron[64];
-	snprintf(cron, sizeof cron, "%d %d %d %d %d ? %d", tm.tm_sec, tm.tm_min, tm.tm_hour, tm.tm_mday, tm.tm_mon + 1,
-	         tm.tm_year + 1900);
+	tsup_cron_once(cron, sizeof cron, 8);
 	struct tsup a, b;
 	for (int k = 0; k < 2; k++) {
 		snprintf(yaml, sizeof yaml,
@@ -93,10 +73,9 @@ int main(void)
 	ok(tsup_wait_log(&b, "job fo: registered", 1, 15000), "b registers");
 
 	/* the fire: 6 items, 3 each; kill b while its items run */
-	struct cnt started = { out, "start", 6 };
-	ok(tlib_wait_for(count_ge, &started, 20000), "the fire started all 6 items");
+	ok(tsup_wait_lines(out, "start", 6, 20000), "the fire started all 6 items");
 	usleep(500000);
-	int64_t killed = realtime_ns();
+	int64_t killed = tlib_wall_ns();
 	kill(b.pid, SIGKILL);
 	pid_t kids[64];
 	int nk = tsup_descendants(b.pid, kids, 64);
@@ -104,8 +83,7 @@ int main(void)
 	waitpid(b.pid, NULL, 0);
 	tlib_untrack(b.pid);
 
-	struct cnt again = { out, "start", 9 };
-	ok(tlib_wait_for(count_ge, &again, 15000), "b's 3 items started again");
+	ok(tsup_wait_lines(out, "start", 9, 15000), "b's 3 items started again");
 	usleep(4000000);   /* let them finish; nothing more may start */
 	static struct rec r[MAXR];
 	int n = read_recs(out, r);

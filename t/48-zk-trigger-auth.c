@@ -46,15 +46,6 @@ static void yaml_for(char *buf, size_t len, const char *zk, const char *ns, cons
 	         zk, ns, dg, out, sh);
 }
 
-struct lines { const char *path; int want; };
-static int has_lines(void *arg)
-{
-	struct lines *l = arg;
-	if (tsup_count_lines(l->path, "") >= l->want) return 1;
-	usleep(20000);
-	return 0;
-}
-
 int main(void)
 {
 	tlib_init(90);
@@ -77,8 +68,7 @@ int main(void)
 	char p[256];
 	snprintf(p, sizeof p, "/t48/manual/trigger/127.0.0.1@-@%d", (int)t.pid);
 	is_int(zoo_create(zh, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK, "an operator creates %s", p);
-	struct lines two = { out, 2 };
-	ok(tlib_wait_for(has_lines, &two, 10000), "the job fires at once: both items ran");
+	ok(tsup_wait_lines(out, "", 2, 10000), "the job fires at once: both items ran");
 	usleep(300000);
 	is_int(tsup_count_lines(out, ""), 2, "exactly once");
 	int rc = 0;

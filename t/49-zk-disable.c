@@ -35,13 +35,6 @@ static int runs_after(const char *path, long long after, int item, const char *h
 	return n;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int main(void)
 {
 	tlib_init(120);
@@ -81,7 +74,7 @@ int main(void)
 	is_int(zoo_set(zh, "/t49/dis/servers/127.0.0.2", "DISABLED", 8, -1), ZOK, "servers/127.0.0.2 set to DISABLED");
 	ok(tsup_wait_log(&b, "job dis: this server is DISABLED", 1, 5000), "b sees its server disabled");
 	ok(tsup_wait_log(&a, "4 of 4 items here", n4 + 1, 5000), "a reshards to all 4 items");
-	long long t0 = now_ms() + 500;
+	long long t0 = tlib_wall_ns() / 1000000 + 500;
 	usleep(2500000);
 	ok(runs_after(out, t0, -1, ida) >= 8, "a runs every item since (%d runs)", runs_after(out, t0, -1, ida));
 	is_int(runs_after(out, t0, -1, idb), 0, "b runs none");
@@ -94,7 +87,7 @@ int main(void)
 	int n2 = tsup_log_count(&b, "2 of 4 items here");
 	ok(tsup_wait_log(&b, "2 of 4 items here", n2 + 1, 5000) || tsup_log_count(&b, "2 of 4 items here") >= 2,
 	   "b is back in the sharding");
-	t0 = now_ms() + 1500;
+	t0 = tlib_wall_ns() / 1000000 + 1500;
 	usleep(3000000);
 	ok(runs_after(out, t0, -1, idb) >= 2, "and runs its items again");
 
@@ -102,13 +95,13 @@ int main(void)
 	is_int(zoo_create(zh, "/t49/dis/sharding/0/disabled", "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK,
 	       "sharding/0/disabled created");
 	usleep(500000);
-	t0 = now_ms();
+	t0 = tlib_wall_ns() / 1000000;
 	usleep(2500000);
 	is_int(runs_after(out, t0, 0, NULL), 0, "item 0 does not run while disabled");
 	ok(runs_after(out, t0, 1, NULL) >= 2, "item 1 still does");
 	is_int(zoo_delete(zh, "/t49/dis/sharding/0/disabled", -1), ZOK, "sharding/0/disabled removed");
 	usleep(500000);
-	t0 = now_ms();
+	t0 = tlib_wall_ns() / 1000000;
 	usleep(2000000);
 	ok(runs_after(out, t0, 0, NULL) >= 1, "item 0 runs again");
 	ok(tsup_alive(a.pid) && tsup_alive(b.pid), "both supervisors are still running");

@@ -38,15 +38,6 @@ static int read_recs(const char *path, struct rec *r)
 	return n;
 }
 
-struct cnt { const char *path; const char *needle; int want; };
-static int count_ge(void *arg)
-{
-	struct cnt *c = arg;
-	if (tsup_count_lines(c->path, c->needle) >= c->want) return 1;
-	usleep(20000);
-	return 0;
-}
-
 int main(void)
 {
 	tlib_init(120);
@@ -57,12 +48,8 @@ int main(void)
 	tlib_write_file(sh, item_sh, sizeof item_sh - 1);
 	chmod(sh, 0755);
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
-	time_t at = time(NULL) + 7;
-	struct tm tm;
-	gmtime_r(&at, &tm);
 	char cron[64];
-	snprintf(cron, sizeof cron, "%d %d %d %d %d ? %d", tm.tm_sec, tm.tm_min, tm.tm_hour, tm.tm_mday, tm.tm_mon + 1,
-	         tm.tm_year + 1900);
+	tsup_cron_once(cron, sizeof cron, 7);
 	struct tsup a, b;
 	for (int k = 0; k < 2; k++) {
 		snprintf(yaml, sizeof yaml,
@@ -85,15 +72,12 @@ int main(void)
 	ok(tsup_wait_log(&a, "job frz: this instance is the leader", 1, 15000), "a leads");
 	if (tsup_start(&b, args_b) <= 0) BAIL_OUT("cannot start b");
 	ok(tsup_wait_log(&b, "job frz: registered", 1, 15000), "b registers");
-	struct cnt started = { out, "start", 2 };
-	ok(tlib_wait_for(count_ge, &started, 20000), "the fire started both items, one on each");
+	ok(tsup_wait_lines(out, "start", 2, 20000), "the fire started both items, one on each");
 	usleep(300000);
 
 	kill(b.pid, SIGSTOP);     /* b's supervisor only: its workers keep running */
-	struct cnt again = { out, "start", 3 };
-	ok(tlib_wait_for(count_ge, &again, 15000), "b's item started again on a");
-	struct cnt ended = { out, "end", 3 };
-	tlib_wait_for(count_ge, &ended, 5000);
+	ok(tsup_wait_lines(out, "start", 3, 15000), "b's item started again on a");
+	tsup_wait_lines(out, "end", 3, 5000);
 
 	static struct rec r[MAXR];
 	int n = read_recs(out, r);

@@ -19,13 +19,6 @@
 
 static const char rec_sh[] = "#!/bin/sh\necho \"$EJOB_FIRE_ID $EJOB_ITEM $EJOB_TASK_ID\" >> \"$OUT\"\n";
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* runs of fires after `after`; dups: a (fire, item) seen twice */
 static int runs_after(const char *path, long long after, int *dups)
 {
@@ -88,7 +81,7 @@ int main(void)
 	usleep(1500000);
 	ok(tsup_alive(t.pid), "and does not exit");
 	ok(tzk_restart(&zk, 30000) == 0, "the server is back on the same port");
-	long long back = now_ms() + 1000;
+	long long back = tlib_wall_ns() / 1000000 + 1000;
 	usleep(4000000);
 	ok(runs_after(out1, back, NULL) >= 4, "fires resume (%d runs since)", runs_after(out1, back, NULL));
 	ok(tsup_alive(t.pid), "the supervisor never exited");
@@ -112,7 +105,7 @@ int main(void)
 	int victim = lead >= 0 ? lead : 0;
 	tzk_stop(&e.m[victim], SIGKILL, 5000);
 	ok(tzk_ensemble_wait_quorum(&e, 30000) == 0, "member %d (the leader) killed; the other two keep a quorum", victim + 1);
-	long long after = now_ms() + 500;
+	long long after = tlib_wall_ns() / 1000000 + 500;
 	usleep(6000000);
 	int dups = 0;
 	ok(runs_after(out2, after, &dups) >= 16, "fires go on (%d runs since)", runs_after(out2, after, NULL));

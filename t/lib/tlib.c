@@ -198,3 +198,10 @@ int tlib_write_file(const char *path, const void *data, size_t len)
 	}
 	return close(fd);
 }
+
+int64_t tlib_wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}

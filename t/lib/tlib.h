@@ -27,7 +27,8 @@ int tlib_run(const char *const argv[], char **out, char **err);
 /* Wait for cond(arg) to become true, polling every 2 ms, at most timeout_ms: 1 if it did. */
 int tlib_wait_for(int (*cond)(void *), void *arg, unsigned timeout_ms);
 
-uint64_t tlib_now_ms(void);
+uint64_t tlib_now_ms(void);          /* CLOCK_MONOTONIC */
+int64_t tlib_wall_ns(void);          /* CLOCK_REALTIME, as job scripts' `date +%s%N` */
 
 /* Write a file (mode 0644). 0 or -1. */
 int tlib_write_file(const char *path, const void *data, size_t len);

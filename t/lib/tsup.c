@@ -243,3 +243,31 @@ int tsup_count_lines(const char *path, const char *needle)
 	free(s);
 	return n;
 }
+
+struct lines_want {
+	const char *path, *needle;
+	int count;
+};
+
+static int lines_there(void *arg)
+{
+	const struct lines_want *w = arg;
+	if (tsup_count_lines(w->path, w->needle) >= w->count) return 1;
+	usleep(20000);
+	return 0;
+}
+
+int tsup_wait_lines(const char *path, const char *needle, int count, unsigned timeout_ms)
+{
+	struct lines_want w = { path, needle, count };
+	return tlib_wait_for(lines_there, &w, timeout_ms);
+}
+
+void tsup_cron_once(char *buf, size_t len, int seconds)
+{
+	time_t at = time(NULL) + seconds;
+	struct tm tm;
+	gmtime_r(&at, &tm);
+	snprintf(buf, len, "%d %d %d %d %d ? %d", tm.tm_sec, tm.tm_min, tm.tm_hour, tm.tm_mday, tm.tm_mon + 1,
+	         tm.tm_year + 1900);
+}

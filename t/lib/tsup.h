@@ -50,5 +50,12 @@ int tsup_alive(pid_t pid);   /* exists and is not a zombie */
 char *tsup_slurp(const char *path);
 /* Count the lines of a file that contain needle. */
 int tsup_count_lines(const char *path, const char *needle);
+/* Wait until at least count lines of path contain needle ("" for any line); 1 if they did
+ * within timeout_ms. */
+int tsup_wait_lines(const char *path, const char *needle, int count, unsigned timeout_ms);
+
+/* A Quartz cron expression (UTC, with the year) that fires exactly once, `seconds` from now:
+ * a fire the test can place, with no other fire of the job in the test's lifetime. */
+void tsup_cron_once(char *buf, size_t len, int seconds);
 
 #endif
