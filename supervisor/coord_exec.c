@@ -24,12 +24,15 @@ void cx_end(struct cfire *f)
 	sched_job_t *h = f->handle;
 	if (f->n) {
 		double secs = (double)(wait_now_ns() - f->started_ns) / 1e9;
+		/* the ZooKeeper requests sent while it ran (with one job firing: this fire's round trips) */
+		uint64_t rq = zkc_requests(j->c->z) - f->requests0;
 		if (f->ok == f->n)
-			log_info("job %s: fire %" PRIu64 ": all %" PRIu32 " item%s here succeeded in %.2fs (epoch 0x%" PRIx64 ")",
-			         j->name, f->fire_ms, f->n, f->n == 1 ? "" : "s", secs, j->epoch);
+			log_info("job %s: fire %" PRIu64 ": all %" PRIu32 " item%s here succeeded in %.2fs (epoch 0x%" PRIx64
+			         ", %" PRIu64 " zk requests)",
+			         j->name, f->fire_ms, f->n, f->n == 1 ? "" : "s", secs, j->epoch, rq);
 		else
-			log_warn("job %s: fire %" PRIu64 ": %" PRIu32 " of %" PRIu32 " items here failed (%.2fs)", j->name,
-			         f->fire_ms, f->n - f->ok, f->n, secs);
+			log_warn("job %s: fire %" PRIu64 ": %" PRIu32 " of %" PRIu32 " items here failed (%.2fs, %" PRIu64
+			         " zk requests)", j->name, f->fire_ms, f->n - f->ok, f->n, secs, rq);
 	}
 	if (f->failover) {
 		for (struct cfire **pp = &j->ffires; *pp; pp = &(*pp)->next)
@@ -226,6 +229,7 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	f->fire_ms = (uint64_t)fi->fire_s * 1000u;
 	f->state = F_WAIT;
 	f->started_ns = wait_now_ns();
+	f->requests0 = zkc_requests(c->z);
 	j->fire = f;
 	cx_continue(j);
 	return 0;

@@ -217,6 +217,7 @@ static void taken(void *arg, const struct zkc_res *r)
 	f->n = 1;
 	f->fire_ms = (uint64_t)(wait_realtime_ns() / 1000000u);
 	f->started_ns = wait_now_ns();
+	f->requests0 = zkc_requests(j->c->z);
 	f->next = j->ffires;
 	j->ffires = f;
 	log_info("job %s: failover: took item %" PRIu32 " of a crashed instance; running it now", j->name, i);

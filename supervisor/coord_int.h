@@ -67,6 +67,7 @@ struct cfire {
 	uint32_t npending;
 	int flushing;
 	uint64_t started_ns;
+	uint64_t requests0;         /* zkc_requests when it started: its round trips, in its last log line */
 	int failover;               /* a run of items taken over from a crashed instance */
 	struct cfire *next;         /* failover runs: the job's list */
 };

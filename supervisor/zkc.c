@@ -369,7 +369,10 @@ static void ping_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	zkc_t *z = w->data;
 	if (z->state != ZKC_CONNECTED || z->ping_out) return;
 	/* any answered request renews the lease; this one makes sure there is one every period */
-	if (zkc_exists(z, "", NULL, NULL, ping_done, z) == ZOK) z->ping_out = 1;
+	if (zkc_exists(z, "", NULL, NULL, ping_done, z) == ZOK) {
+		z->ping_out = 1;
+		z->requests--;          /* a ping is not work: zkc_requests counts the rest */
+	}
 }
 
 static void auth_done(int rc, const void *data)

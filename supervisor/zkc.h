@@ -101,7 +101,7 @@ void zkc_multi_delete(zkc_multi_t *m, const char *path, int version);
 int zkc_multi_count(const zkc_multi_t *m);
 int zkc_multi_commit(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg);
 
-/* Requests sent since start (round trips, for the benchmark). */
+/* Requests sent since start, pings not counted (round trips, for the benchmark). */
 uint64_t zkc_requests(const zkc_t *z);
 
 const char *zkc_state_name(enum zkc_state st);
