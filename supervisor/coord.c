@@ -525,21 +525,58 @@ static void item_read(struct cjob *j, const struct zkc_res *r)
 		log_info("job %s: item %u is %s (sharding/%u/disabled)", j->name, i, j->disabled[i] ? "disabled" : "enabled again", i);
 }
 
-/* the nodes under one of our items changed (an operator disabled it, say): read them again */
-static void item_changed(void *arg, int type, const char *path);
+/* sharding/{i}/disabled of an item we own, watched: an operator disables or enables it. Only that
+ * node is watched, not the item's children, so a fire's own running/completed writes cost no
+ * re-reads. */
+static void watch_disabled(struct cjob *j, uint32_t i);
 
-static void item_reread(void *arg, const struct zkc_res *r)
+static unsigned item_of(const char *path)
 {
-	struct cjob *j = arg;
-	if (cj_live(j, r->session)) item_read(j, r);
+	const char *q = strstr(path, "/sharding/");
+	return q ? (unsigned)strtoul(q + 10, NULL, 10) : (unsigned)-1;
 }
 
-static void item_changed(void *arg, int type, const char *path)
+static int owned(const struct cjob *j, uint32_t i)
+{
+	return j->have && i < j->total && j->owner[i] && !strcmp(j->owner[i], j->c->s->instance_id);
+}
+
+static void disabled_changed(void *arg, int type, const char *path)
 {
 	struct cjob *j = arg;
 	(void)type;
+	unsigned i = item_of(path);
+	if (i < j->w_disabled_n) j->w_disabled[i] = 0;
 	if (j->gone || zkc_state(j->c->z) != ZKC_CONNECTED) return;
-	zkc_children(j->c->z, path, item_changed, j, item_reread, j);
+	if (owned(j, i)) watch_disabled(j, i);    /* an item that moved away is no longer our business */
+}
+
+static void disabled_known(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	unsigned i = item_of(r->path);
+	if (!cj_live(j, r->session) || (r->rc != ZOK && r->rc != ZNONODE) || !owned(j, i)) return;
+	int was = j->disabled[i];
+	j->disabled[i] = r->rc == ZOK;
+	if (was != j->disabled[i])
+		log_info("job %s: item %u is %s (sharding/%u/disabled)", j->name, i, j->disabled[i] ? "disabled" : "enabled again", i);
+}
+
+static void watch_disabled(struct cjob *j, uint32_t i)
+{
+	if (i >= j->w_disabled_n) {
+		uint32_t n = i + 1 > 2 * j->w_disabled_n ? i + 1 : 2 * j->w_disabled_n;
+		uint8_t *v = realloc(j->w_disabled, n);
+		if (!v) return;
+		memset(v + j->w_disabled_n, 0, n - j->w_disabled_n);
+		j->w_disabled = v;
+		j->w_disabled_n = n;
+	}
+	char p[PATH_MAX_];
+	int w = !j->w_disabled[i];
+	if (zkc_exists(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/disabled", i), w ? disabled_changed : NULL, j,
+	               disabled_known, j) == ZOK && w)
+		j->w_disabled[i] = 1;
 }
 
 static void item_state(void *arg, const struct zkc_res *r)
@@ -588,8 +625,10 @@ void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch)
 	char p[PATH_MAX_];
 	for (uint32_t k = 0; k < total; k++)
 		if (owner[k] && !strcmp(owner[k], me) &&
-		    zkc_children(j->c->z, cj_path(j, p, "/sharding/%" PRIu32, k), item_changed, j, item_state, st) == ZOK)
+		    zkc_children(j->c->z, cj_path(j, p, "/sharding/%" PRIu32, k), NULL, NULL, item_state, st) == ZOK) {
 			st->left++;
+			watch_disabled(j, k);
+		}
 	struct zkc_res go = { .rc = ZNONODE, .path = "" };
 	item_state(st, &go);
 }
@@ -681,6 +720,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 				j->leader = 0;
 				j->w_sharding = j->w_necessary = j->w_leader = j->w_instances = j->w_failover = j->w_trigger = j->w_server = 0;
 				j->loading = j->states_loading = 0;
+				if (j->w_disabled) memset(j->w_disabled, 0, j->w_disabled_n);
 				j->stale_pending = 0;
 			}
 			if (!j->gone && j->reg_session != zkc_session(c->z)) reg_start(j);
@@ -749,6 +789,7 @@ static void job_free(struct cjob *j)
 	free(j->disabled);
 	free(j->stale);
 	free(j->taking);
+	free(j->w_disabled);
 	for (int k = 0; k < j->nlive; k++) free(j->live[k]);
 	free(j->live);
 	free(j->name);

@@ -41,6 +41,8 @@ struct cjob {
 	uint32_t stale_n;
 	int stale_pending;          /* their reads and deletes in flight: fires wait */
 	int states_loading;         /* reading the nodes under our items */
+	uint8_t *w_disabled;        /* [w_disabled_n]: exists watch on sharding/i/disabled armed */
+	uint32_t w_disabled_n;
 	int w_sharding, w_necessary, w_leader, w_instances;   /* watch armed (this session) */
 	struct cfire *fire;         /* the fire in progress, or NULL */
 	struct cfire *ffires;       /* failover runs in progress (list) */
