@@ -33,6 +33,33 @@ struct cjob *cj_find(coord_t *c, const char *name)
 	return NULL;
 }
 
+int cj_id_ok(const char *id)
+{
+	const char *sep = strstr(id, "@-@");
+	if (!sep || sep == id || strchr(id, '/')) return 0;
+	const char *pid = sep + 3;
+	size_t n = strlen(pid);
+	if (n == 0 || n > 10) return 0;
+	for (size_t k = 0; k < n; k++)
+		if (pid[k] < '0' || pid[k] > '9') return 0;
+	for (const char *q = id; q < sep; q++)
+		if ((unsigned char)*q <= ' ' || (unsigned char)*q >= 0x7f) return 0;
+	return 1;
+}
+
+const char *cj_show(const char *data, int len, char *buf, size_t sz)
+{
+	size_t n = 0;
+	for (int k = 0; data && k < len && k < 40 && n + 4 < sz; k++)
+		buf[n++] = (unsigned char)data[k] >= ' ' && (unsigned char)data[k] < 0x7f ? data[k] : '?';
+	if (data && len > 40 && n + 4 < sz) {
+		memcpy(buf + n, "...", 3);
+		n += 3;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
 /* ---- a group of requests sent together ---------------------------------------------------------- */
 
 struct group {
@@ -197,6 +224,43 @@ static void watch_server(struct cjob *j)
 		j->w_server = 1;
 }
 
+/* ---- instances/{our id}: an operator deleting it shuts the job down here (ElasticJob's console
+ * "shutdown") ---------------------------------------------------------------------------------- */
+
+static void watch_self(struct cjob *j);
+
+static void self_changed(void *arg, int type, const char *path)
+{
+	struct cjob *j = arg;
+	(void)path;
+	j->w_self = 0;
+	if (j->gone || j->shut) return;
+	if (type != ZOO_DELETED_EVENT || !cj_live(j, j->reg_session)) {
+		if (zkc_state(j->c->z) == ZKC_CONNECTED) watch_self(j);
+		return;
+	}
+	char p[PATH_MAX_];
+	j->shut = 1;
+	log_warn("job %s: its instance node instances/%s was deleted (an operator's shutdown): the job is shut down on "
+	         "this instance: its items here stop and it fires no more here until the supervisor restarts",
+	         j->name, j->c->s->instance_id);
+	disp_cancel_job(j->c->s->disp, j->name, SHM_CANCEL_SHUTDOWN, "not started: the job was shut down on this instance");
+	if (j->leader) {
+		j->leader = 0;
+		zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
+	}
+	/* the others reshard without us: their leader sees the instance go */
+	zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
+}
+
+static void watch_self(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	if (j->w_self) return;
+	if (zkc_exists(j->c->z, cj_path(j, p, "/instances/%s", j->c->s->instance_id), self_changed, j, NULL, NULL) == ZOK)
+		j->w_self = 1;
+}
+
 static void reg_done(struct cjob *j)
 {
 	j->registering = 0;
@@ -210,6 +274,8 @@ static void reg_done(struct cjob *j)
 	watch_trigger(j);
 	j->server_off = cj_conf(j)->disabled;
 	watch_server(j);
+	cj_watch_config(j);
+	watch_self(j);
 }
 
 /* servers/{ip}, instances/{id}, and the resharding flag, as ElasticJob's startup writes them */
@@ -265,20 +331,7 @@ static void config_read(void *arg, const struct zkc_res *r)
 	char p[PATH_MAX_];
 	cj_path(j, p, "/config");
 	if (r->rc == ZOK && !j->local->overwrite) {
-		conf_diags_t *d = NULL;
-		conf_job_t *cj = conf_node_parse(r->data ? r->data : "", (size_t)r->len, p, &d);
-		if (!cj) {
-			const conf_diag_t *dg = d && conf_diags_count(d) ? conf_diags_get(d, 0) : NULL;
-			log_error("job %s: the stored config %s is not valid (%s); using the config file's until it is fixed",
-			          j->name, p, dg ? dg->text : "unreadable");
-		} else {
-			if (j->node) conf_job_free(j->node);
-			j->node = cj;
-			if (!conf_job_equal(cj, j->local))
-				log_info("job %s: using the config stored in %s (it differs from the file; overwrite: true "
-				         "would replace it)", j->name, p);
-		}
-		conf_diags_free(d);
+		cj_take_node(j, r->data, (size_t)(r->len > 0 ? r->len : 0), 0);
 		reg_server(j);
 		return;
 	}
@@ -309,7 +362,7 @@ static void reg_config(struct cjob *j)
 
 static void reg_start(struct cjob *j)
 {
-	if (j->registering || j->gone) return;
+	if (j->registering || j->gone || j->shut) return;
 	j->registering = 1;
 	j->leader = 0;
 	char p[PATH_MAX_];
@@ -360,7 +413,7 @@ static void leader_exists(void *arg, const struct zkc_res *r)
 		return;
 	}
 	if (r->rc != ZNONODE) return;
-	if (cj_conf(j)->disabled || j->server_off) return;       /* a disabled server does not lead */
+	if (cj_conf(j)->disabled || j->server_off || j->shut) return;   /* a disabled server does not lead */
 	char p[PATH_MAX_], q[PATH_MAX_];
 	const char *id = j->c->s->instance_id;
 	zkc_multi_t *m = zkc_multi_new();
@@ -472,6 +525,7 @@ struct load {
 	uint32_t total, left;
 	char **owner;
 	int failed;
+	int garbage;                /* an owner was not an instance id */
 };
 
 void cj_free_owner(char **o, uint32_t n)
@@ -487,12 +541,26 @@ static void owner_read(void *arg, const struct zkc_res *r)
 	unsigned i = 0;
 	const char *q = strstr(r->path, "/sharding/");
 	if (q) i = (unsigned)strtoul(q + 10, NULL, 10);
-	if (r->rc == ZOK && i < l->total) l->owner[i] = strdup(r->data ? r->data : "");
-	else if (r->rc != ZNONODE) l->failed = 1;
+	if (r->rc == ZOK && i < l->total) {
+		char show[64];
+		l->owner[i] = strdup(r->data ? r->data : "");
+		/* an operator's garbage: the item has no owner, and the leader reshards at the next fire */
+		if (l->owner[i] && !cj_id_ok(l->owner[i])) {
+			log_error("job %s: /%s%s holds '%s', which is not an instance id ({ip}@-@{pid}); item %u runs nowhere "
+			          "until the leader reshards, at the next fire", l->j->name, l->j->c->s->conf->reg_center.namespace,
+			          r->path, cj_show(r->data, r->len, show, sizeof show), i);
+			l->owner[i][0] = '\0';
+			l->garbage = 1;
+		}
+	} else if (r->rc != ZNONODE) {
+		l->failed = 1;
+	}
 	if (--l->left) return;
 	struct cjob *j = l->j;
 	if (j->loading > 0) j->loading--;
 	if (!l->failed && cj_live(j, l->session)) {
+		char p[PATH_MAX_];
+		if (l->garbage) zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
 		cj_install(j, l->owner, l->total, l->epoch);
 		l->owner = NULL;
 	} else if (j->fire && j->fire->state == F_WAIT) {
@@ -718,7 +786,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 				j->reg_session = 0;
 				j->registering = 0;
 				j->leader = 0;
-				j->w_sharding = j->w_necessary = j->w_leader = j->w_instances = j->w_failover = j->w_trigger = j->w_server = 0;
+				j->w_sharding = j->w_necessary = j->w_leader = j->w_instances = j->w_failover = j->w_trigger = j->w_server = j->w_config = j->w_self = 0;
 				j->loading = j->states_loading = 0;
 				if (j->w_disabled) memset(j->w_disabled, 0, j->w_disabled_n);
 				j->stale_pending = 0;
@@ -848,12 +916,50 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 		j->gone = 0;
 		j->local = cj;
 		if (c->connected && !j->reg_session) reg_start(j);
+		else if (j->reg_session && cj->overwrite && !conf_job_equal(cj, cj_conf(j))) {
+			/* overwrite: true: the file's config replaces the stored one now too (the watch
+			 * takes it) */
+			char p[PATH_MAX_];
+			size_t len;
+			char *y = conf_node_emit(cj, &len);
+			if (y) zkc_set(c->z, cj_path(j, p, "/config"), y, (int)len, -1, NULL, NULL);
+			free(y);
+		}
+		/* the stored config stays in force over the file's (the scheduler just took the file's) */
+		if (j->node && c->s->sched) sched_set_job_conf(c->s->sched, j->node);
 	}
 	/* jobs no longer configured: their callbacks see `gone`; a running fire ends on its own.
 	 * (Their ephemeral instance node stays until the session ends.) */
 	for (size_t i = 0; i < c->n; i++)
 		if (c->jobs[i]->gone) c->jobs[i]->local = c->jobs[i]->node ? c->jobs[i]->node : NULL;
 	return 0;
+}
+
+/* A fire waits for the assignment for at most twice the session timeout (ElasticJob's followers
+ * can wait for ever on a leader that never shards). Past it the fire is missed, and the leader is
+ * deposed: its election node is deleted, so that everyone elects again. A leader whose loop hangs
+ * while its client library keeps the session alive, or that cannot write its sharding, no longer
+ * blocks the job; a leader that is merely slow elects itself or another again and goes on (its
+ * old fence fails its writes). */
+static void wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
+{
+	struct cfire *f = j->fire;
+	if (!f || f->state != F_WAIT || !timeout || now_ns - f->started_ns < 2 * timeout) return;
+	char p[PATH_MAX_];
+	const char *why = j->stale_pending ? "running nodes left by a lost connection are still being cleared"
+	                  : j->loading || j->states_loading ? "the assignment is still being read"
+	                  : "the leader has not sharded";
+	log_error("job %s: fire %" PRIu64 " missed: no assignment after %.1fs (%s); %s", j->name, f->fire_ms,
+	          (double)(now_ns - f->started_ns) / 1e9, why,
+	          j->leader ? "this instance steps down as leader" : "deposing the leader: everyone elects again");
+	f->n = 0;
+	cx_end(f);
+	/* a request that never got its answer would hold the flags: read again from scratch */
+	j->loading = j->states_loading = 0;
+	j->stale_pending = 0;
+	j->leader = 0;
+	zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
+	load_assignment(j);
 }
 
 /* The session lease: while ZooKeeper answers, the session surely lives until `lease`; items must
@@ -876,6 +982,7 @@ void coord_tick(coord_t *c, uint64_t now_ns)
 		}
 	uint64_t lease = zkc_lease_ns(c->z);
 	uint64_t timeout = (uint64_t)zkc_timeout_ms(c->z) * 1000000u;
+	for (size_t i = 0; c->connected && i < c->n; i++) wait_bound(c->jobs[i], now_ns, timeout);
 	uint64_t b = (uint64_t)s->conf->supervisor.kill_grace_seconds * 1000000000u + 500000000u;
 	if (timeout && b > timeout / 2) b = timeout / 2;
 	uint64_t deadline = lease > b ? lease - b : 0;

@@ -206,13 +206,14 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	coord_t *c = s->coord;
 	struct cjob *j = cj_find(c, fi->job);
 	if (s->stopping || !j) return -1;
+	if (j->shut) return 1;          /* shut down here by an operator (instances/{id} deleted) */
 	if (!cj_live(j, j->reg_session) || !j->reg_session) {
 		const char *why = zkc_state(c->z) != ZKC_CONNECTED ? "not connected to ZooKeeper" : "not registered yet";
 		log_cause(&j->fire_cause, LL_WARN, why, "job %s: fires cannot run: %s", j->name, why);
 		return -1;
 	}
 	log_cause_reset(&j->fire_cause);
-	if (cj_conf(j)->disabled || j->server_off) return 1;     /* nothing runs on a disabled server */
+	if (cj_conf(j)->disabled || j->server_off || j->shut) return 1;   /* nothing runs on a disabled server */
 	uint32_t total = (uint32_t)cj_conf(j)->sharding_total_count;
 	struct cfire *f = calloc(1, sizeof *f);
 	if (!f || !(f->items = calloc(total ? total : 1, sizeof *f->items)) ||

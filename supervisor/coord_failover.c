@@ -112,7 +112,8 @@ void cf_instances(struct cjob *j, const struct zkc_res *r)
 				char **nl = calloc((size_t)r->nchildren + 1, sizeof *nl);
 				if (nl) {
 					/* descending, as ElasticJob orders instances */
-					for (int i = r->nchildren - 1; i >= 0; i--) nl[j->nlive++] = strdup(r->children[i]);
+					for (int i = r->nchildren - 1; i >= 0; i--)
+						if (cj_id_ok(r->children[i])) nl[j->nlive++] = strdup(r->children[i]);
 					j->live = nl;
 				}
 				failover_crashed(j, gone);
@@ -120,7 +121,7 @@ void cf_instances(struct cjob *j, const struct zkc_res *r)
 				j->live = old;
 				j->nlive = nold;
 				if (nl) {
-					for (int i = 0; i < r->nchildren; i++) free(nl[i]);
+					for (int i = 0; i < r->nchildren; i++) free(nl[i]);     /* calloc'd: the rest NULL */
 					free(nl);
 				}
 			}
@@ -130,7 +131,8 @@ void cf_instances(struct cjob *j, const struct zkc_res *r)
 	free(j->live);
 	j->live = calloc((size_t)r->nchildren + 1, sizeof *j->live);
 	j->nlive = 0;
-	for (int i = r->nchildren - 1; j->live && i >= 0; i--) j->live[j->nlive++] = strdup(r->children[i]);
+	for (int i = r->nchildren - 1; j->live && i >= 0; i--)
+		if (cj_id_ok(r->children[i])) j->live[j->nlive++] = strdup(r->children[i]);   /* garbage is no taker */
 	/* a new leader does not know who was there before: items running for an instance that is
 	 * not there now crashed with it (it may have been the old leader) */
 	if (first) failover_crashed(j, NULL);
@@ -227,7 +229,7 @@ static void taken(void *arg, const struct zkc_res *r)
 static void failover_listed(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
-	if (!cj_live(j, r->session) || r->rc != ZOK || !j->have) return;
+	if (!cj_live(j, r->session) || r->rc != ZOK || !j->have || j->shut) return;   /* shut down here: no taking */
 	if (j->taking_total != j->total) {
 		free(j->taking);
 		j->taking = calloc(j->total ? j->total : 1, 1);

@@ -53,6 +53,9 @@ struct cjob {
 	int w_failover;             /* watch on leader/failover/items armed */
 	int w_trigger;              /* watch on trigger/{instance} armed */
 	int w_server;               /* watch on servers/{ip} armed */
+	int w_config;               /* watch on config armed */
+	int w_self;                 /* watch on instances/{our id} armed */
+	int shut;                   /* instances/{our id} deleted by an operator: the job is shut down here */
 	int server_off;             /* servers/{ip} is DISABLED */
 };
 
@@ -106,6 +109,17 @@ struct cjob *cj_find(coord_t *c, const char *name);
 void cj_elect(struct cjob *j);                  /* stand for leader, or watch the one there */
 void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch);   /* takes owner */
 void cj_free_owner(char **owner, uint32_t n);
+/* An instance id as ElasticJob writes them: {ip}@-@{pid}. */
+int cj_id_ok(const char *id);
+/* Text an operator wrote, fit for a log line: at most 40 bytes, non-printable bytes as '?'. */
+const char *cj_show(const char *data, int len, char *buf, size_t sz);
+
+/* coord_config.c */
+/* Take a config node's text as the job's config (watched: an operator's change, acted on; else
+ * the one found at registration). 0 taken (or the same), -1 refused (logged: the config in force
+ * stays). */
+int cj_take_node(struct cjob *j, const void *data, size_t len, int watched);
+void cj_watch_config(struct cjob *j);
 
 /* coord_shard.c */
 void cj_shard_now(struct cjob *j);              /* the leader: shard at once (once at a time) */

@@ -192,7 +192,16 @@ static void shard_instances(void *arg, const struct zkc_res *r)
 	}
 	o->j = j;
 	o->session = r->session;
-	for (int i = 0; i < r->nchildren; i++) o->ids[o->nids++] = strdup(r->children[i]);
+	for (int i = 0; i < r->nchildren; i++) {
+		if (cj_id_ok(r->children[i])) {
+			o->ids[o->nids++] = strdup(r->children[i]);
+			continue;
+		}
+		char show[64];
+		log_warn("job %s: /%s/%s/instances/%s is not an instance id ({ip}@-@{pid}); left out of the sharding", j->name,
+		         j->c->s->conf->reg_center.namespace, j->name,
+		         cj_show(r->children[i], (int)strlen(r->children[i]), show, sizeof show));
+	}
 	o->sleft = 1;
 	char p[PATH_MAX_];
 	for (int i = 0; i < o->nids; i++) {

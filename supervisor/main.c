@@ -294,8 +294,8 @@ static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			log_warn("supervisor.workers changed from %d to %d: the pool size changes at the next start",
 			         s->conf->supervisor.workers, c->supervisor.workers);
 		/* the scheduler takes the new jobs before the old config goes */
-		if (s->coord) coord_set_jobs(s->coord, c);
 		if (s->sched) sched_set_jobs(s->sched, c);
+		if (s->coord) coord_set_jobs(s->coord, c);  /* after: a stored config stays in force */
 		conf_free(s->conf);
 		s->conf = c;
 		uint32_t uids[256], gids[256];

@@ -337,6 +337,33 @@ static struct sched_job *find(const sched_t *s, const char *name)
 	return NULL;
 }
 
+/* A job takes a config (new, or a change of it); 0, or -1 if its cron or zone cannot be loaded. */
+static int job_take(sched_t *s, struct sched_job *j, const conf_job_t *c, int fresh, int64_t now_s)
+{
+	int rc = 0;
+	int was_off = !fresh && (!j->cron || !wtimer_armed(&j->timer));
+	j->conf = c;
+	if (fresh || !streq(j->cron_text, c->cron) || !streq(j->tz_text, c->time_zone)) {
+		if (!fresh)
+			log_info("job %s: cron '%s'%s%s now (was '%s'%s%s)", j->name, c->cron ? c->cron : "(none)",
+			         c->time_zone ? " in " : "", c->time_zone ? c->time_zone : "",
+			         j->cron_text ? j->cron_text : "(none)", j->tz_text ? " in " : "", j->tz_text ? j->tz_text : "");
+		if (job_load(j, c, now_s) < 0) rc = -1;
+		/* a new cron starts from now: the old cron's past is not the new one's missed fires */
+		if (j->last_s < now_s) j->last_s = now_s;
+	} else if (was_off && j->last_s < now_s) {
+		j->last_s = now_s;          /* enabled again: what passed while disabled is not missed */
+	}
+	if (c->disabled) j->misfired = 0;
+	arm_next(j);
+	int64_t next = sched_next(s, j->name);
+	char when[64] = "never";
+	if (next >= 0) fmt_time(next, job_tz(j), when, sizeof when);
+	if (c->disabled) log_info("job %s: disabled; it does not fire", j->name);
+	else if (j->cron) log_debug("job %s: next fire %s", j->name, when);
+	return rc;
+}
+
 int sched_set_jobs(sched_t *s, const conf_t *conf)
 {
 	int rc = 0;
@@ -364,26 +391,7 @@ int sched_set_jobs(sched_t *s, const conf_t *conf)
 			wtimer_init(&j->timer, job_due, j);
 			s->jobs[s->n++] = j;
 		}
-		int was_off = !fresh && (!j->cron || !wtimer_armed(&j->timer));
-		j->conf = c;
-		if (fresh || !streq(j->cron_text, c->cron) || !streq(j->tz_text, c->time_zone)) {
-			if (!fresh)
-				log_info("job %s: cron '%s'%s%s now (was '%s'%s%s)", j->name, c->cron ? c->cron : "(none)",
-				         c->time_zone ? " in " : "", c->time_zone ? c->time_zone : "",
-				         j->cron_text ? j->cron_text : "(none)", j->tz_text ? " in " : "", j->tz_text ? j->tz_text : "");
-			if (job_load(j, c, now_s) < 0) rc = -1;
-			/* a new cron starts from now: the old cron's past is not the new one's missed fires */
-			if (j->last_s < now_s) j->last_s = now_s;
-		} else if (was_off && j->last_s < now_s) {
-			j->last_s = now_s;          /* enabled again: what passed while disabled is not missed */
-		}
-		if (c->disabled) j->misfired = 0;
-		arm_next(j);
-		int64_t next = sched_next(s, j->name);
-		char when[64] = "never";
-		if (next >= 0) fmt_time(next, job_tz(j), when, sizeof when);
-		if (c->disabled) log_info("job %s: disabled; it does not fire", j->name);
-		else if (j->cron) log_debug("job %s: next fire %s", j->name, when);
+		if (job_take(s, j, c, fresh, now_s) < 0) rc = -1;
 	}
 	/* jobs gone from the config: no more fires; a running one ends and is then forgotten */
 	size_t k = 0;
@@ -406,6 +414,13 @@ int sched_set_jobs(sched_t *s, const conf_t *conf)
 oom:
 	log_error("scheduler: out of memory while loading jobs");
 	return -1;
+}
+
+int sched_set_job_conf(sched_t *s, const conf_job_t *c)
+{
+	struct sched_job *j = find(s, c->name);
+	if (!j || !j->conf) return -1;
+	return job_take(s, j, c, 0, floor_s(wtimer_now_ns()));
 }
 
 void sched_fire_ended(sched_t *s, sched_job_t *h)

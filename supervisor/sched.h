@@ -81,6 +81,12 @@ void sched_free(sched_t *s);
  * firing until a config fixes it). */
 int sched_set_jobs(sched_t *s, const conf_t *conf);
 
+/* One job of the config takes another config (the one stored in ZooKeeper, say): as
+ * sched_set_jobs does for a job whose config changed. c must outlive its use (until the next
+ * call for this job, or sched_set_jobs). 0; -1 when there is no such job or its cron or time zone
+ * cannot be loaded (logged). */
+int sched_set_job_conf(sched_t *s, const conf_job_t *c);
+
 /* The fire that start() started for job has ended (all of its items have final outcomes). */
 void sched_fire_ended(sched_t *s, sched_job_t *job);
 

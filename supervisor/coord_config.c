@@ -1,0 +1,160 @@
+/* supervisor/coord_config.c: the config node in force, and its watch.
+ *
+ * The stored config node is the job's config (unless overwrite: true, the file's replaces it at
+ * registration). It is watched: an operator's change (zkCli, ElasticJob's console) takes effect at
+ * once, as in ElasticJob: a cron or time zone change reschedules, a shardingTotalCount (or
+ * strategy) change reshards at the next fire, failover: false clears the failover nodes, and the
+ * rest applies from the next fire. A node that does not parse, or whose cron, zone or type cannot
+ * run, is refused: the job logs its path and the problem and goes on with the config it had. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf/cron.h"
+#include "conf/tz.h"
+#include "supervisor/coord_int.h"
+#include "supervisor/sup.h"
+
+static void full_path(const struct cjob *j, char *buf, size_t sz)
+{
+	snprintf(buf, sz, "/%s/%s/config", j->c->s->conf->reg_center.namespace, j->name);
+}
+
+/* Why a parsed node cannot be taken, or NULL. */
+static const char *unusable(const struct cjob *j, const conf_job_t *cj, char *why, size_t sz)
+{
+	if (!cj->name || strcmp(cj->name, j->name)) {
+		snprintf(why, sz, "jobName is '%s', not '%s'", cj->name ? cj->name : "", j->name);
+		return why;
+	}
+	if (cj->type == CONF_JOB_NONE) {
+		snprintf(why, sz, "props has no ejob.type (script, native or external)");
+		return why;
+	}
+	cron_err_t ce;
+	cron_t *cr = cj->cron ? cron_parse(cj->cron, &ce) : NULL;
+	if (!cr) {
+		if (cj->cron) snprintf(why, sz, "cron '%s': column %d: %s", cj->cron, ce.column, ce.msg);
+		else snprintf(why, sz, "it has no cron");
+		return why;
+	}
+	cron_free(cr);
+	if (cj->time_zone) {
+		tz_err_t te;
+		tz_t *tz = tz_load(cj->time_zone, &te);
+		if (!tz) {
+			snprintf(why, sz, "timeZone: %.200s", te.msg);
+			return why;
+		}
+		tz_free(tz);
+	}
+	return NULL;
+}
+
+/* failover turned off: no item waits for a taker any more (ElasticJob's removeFailoverInfo) */
+static void items_listed(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!cj_live(j, r->session) || r->rc != ZOK) return;
+	char p[PATH_MAX_];
+	for (int k = 0; k < r->nchildren; k++)
+		zkc_delete(j->c->z, cj_path(j, p, "/leader/failover/items/%s", r->children[k]), -1, NULL, NULL);
+}
+
+static void clear_failover(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	uint32_t total = (uint32_t)cj_conf(j)->sharding_total_count;
+	log_info("job %s: failover is off: clearing the failover queue and the items' failover nodes", j->name);
+	zkc_children(j->c->z, cj_path(j, p, "/leader/failover/items"), NULL, NULL, items_listed, j);
+	for (uint32_t i = 0; i < total; i++) {
+		zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failover", i), -1, NULL, NULL);
+		zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", i), -1, NULL, NULL);
+	}
+}
+
+int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
+{
+	char path[PATH_MAX_ + 64], why[600];
+	full_path(j, path, sizeof path);
+	conf_diags_t *d = NULL;
+	conf_job_t *cj = conf_node_parse(data ? data : "", len, path, &d);
+	const char *bad = NULL;
+	if (!cj) {
+		const conf_diag_t *dg = d && conf_diags_count(d) ? conf_diags_get(d, 0) : NULL;
+		snprintf(why, sizeof why, "%s", dg ? dg->text : "unreadable");
+		bad = why;
+	} else {
+		bad = unusable(j, cj, why, sizeof why);
+	}
+	conf_diags_free(d);
+	const conf_job_t *old = cj_conf(j);
+	if (bad) {
+		log_error("job %s: the config node %s is not valid: %s; going on with the config in force (cron '%s', %d "
+		          "items) until it is fixed", j->name, path, bad, old->cron ? old->cron : "", old->sharding_total_count);
+		conf_job_free(cj);
+		return -1;
+	}
+	if (conf_job_equal(cj, old)) {
+		conf_job_free(cj);
+		return 0;
+	}
+	if (!watched)
+		log_info("job %s: using the config stored in %s (it differs from the file; overwrite: true would replace it)",
+		         j->name, path);
+	else
+		log_info("job %s: the config node %s changed", j->name, path);
+	int reshard = cj->sharding_total_count != old->sharding_total_count || cj->sharding_strategy != old->sharding_strategy;
+	int fo_off = old->failover && !cj->failover;
+	if (reshard && watched)
+		log_info("job %s: shardingTotalCount %d (was %d), %s: resharding at the next fire", j->name,
+		         cj->sharding_total_count, old->sharding_total_count, conf_strategy_name(cj->sharding_strategy));
+	/* the scheduler takes the new config before the old one goes */
+	if (!j->gone && j->c->s->sched) sched_set_job_conf(j->c->s->sched, cj);
+	if (j->node) conf_job_free(j->node);
+	j->node = cj;
+	if (!watched) return 0;
+	char p[PATH_MAX_];
+	/* any instance may raise the flag, as in ElasticJob */
+	if (reshard) zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
+	if (fo_off && j->leader) clear_failover(j);
+	return 0;
+}
+
+/* ---- the watch ------------------------------------------------------------------------------------ */
+
+static void config_changed(void *arg, int type, const char *path)
+{
+	struct cjob *j = arg;
+	(void)type;
+	(void)path;
+	j->w_config = 0;
+	if (!j->gone && zkc_state(j->c->z) == ZKC_CONNECTED) cj_watch_config(j);
+}
+
+static void config_known(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!cj_live(j, r->session)) return;
+	if (r->rc == ZOK) {
+		cj_take_node(j, r->data, (size_t)(r->len > 0 ? r->len : 0), 1);
+		return;
+	}
+	if (r->rc != ZNONODE) return;
+	/* deleted: a get sets no watch on a missing node; wait for it with exists */
+	char p[PATH_MAX_], path[PATH_MAX_ + 64];
+	full_path(j, path, sizeof path);
+	log_warn("job %s: the config node %s was deleted; going on with the config in force until it is written again",
+	         j->name, path);
+	j->w_config = 0;
+	if (zkc_exists(j->c->z, cj_path(j, p, "/config"), config_changed, j, NULL, NULL) == ZOK) j->w_config = 1;
+}
+
+void cj_watch_config(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	int w = !j->w_config;
+	if (zkc_get(j->c->z, cj_path(j, p, "/config"), w ? config_changed : NULL, j, config_known, j) == ZOK && w)
+		j->w_config = 1;
+}
