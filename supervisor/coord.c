@@ -228,6 +228,7 @@ static void watch_server(struct cjob *j)
  * "shutdown") ---------------------------------------------------------------------------------- */
 
 static void watch_self(struct cjob *j);
+static void self_gone(void *arg, const struct zkc_res *r);
 
 static void self_changed(void *arg, int type, const char *path)
 {
@@ -237,6 +238,19 @@ static void self_changed(void *arg, int type, const char *path)
 	if (j->gone || j->shut) return;
 	if (type != ZOO_DELETED_EVENT || !cj_live(j, j->reg_session)) {
 		if (zkc_state(j->c->z) == ZKC_CONNECTED) watch_self(j);
+		return;
+	}
+	/* The event may be the session's own end, seen before the expiry (a process frozen past its
+	 * timeout): only an answer in this same session proves someone deleted the node. */
+	char p[PATH_MAX_];
+	zkc_exists(j->c->z, cj_path(j, p, "/instances/%s", j->c->s->instance_id), NULL, NULL, self_gone, j);
+}
+
+static void self_gone(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (r->rc != ZNONODE || !cj_live(j, r->session) || r->session != j->reg_session || j->shut) {
+		if (!j->shut && cj_live(j, j->reg_session)) watch_self(j);
 		return;
 	}
 	char p[PATH_MAX_];
@@ -396,6 +410,7 @@ static void elected(void *arg, const struct zkc_res *r)
 		j->w_instances = 0;
 		log_info("job %s: this instance is the leader", j->name);
 		leader_watch_instances(j);
+		if (j->fire && j->fire->state == F_WAIT) cx_continue(j);    /* a fire waiting for sharding */
 		return;
 	}
 	/* someone else won (ZNODEEXISTS at the first op): follow, watching their node */
@@ -409,7 +424,14 @@ static void leader_exists(void *arg, const struct zkc_res *r)
 	if (r->rc == ZOK) {
 		/* a leader exists (maybe us: our own create fires the creation watch); the watch
 		 * tells when it goes */
-		if ((int64_t)r->stat.ephemeralOwner != zkc_session_id(j->c->z)) j->leader = 0;
+		if ((int64_t)r->stat.ephemeralOwner != zkc_session_id(j->c->z)) {
+			j->leader = 0;
+		} else if (!j->leader) {
+			/* ours, but we stepped down (a sharding refused): without its fence we cannot
+			 * write as leader; give it up and stand again */
+			char p[PATH_MAX_];
+			zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), r->stat.version, NULL, NULL);
+		}
 		return;
 	}
 	if (r->rc != ZNONODE) return;
@@ -952,14 +974,15 @@ static void wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 	log_error("job %s: fire %" PRIu64 " missed: no assignment after %.1fs (%s); %s", j->name, f->fire_ms,
 	          (double)(now_ns - f->started_ns) / 1e9, why,
 	          j->leader ? "this instance steps down as leader" : "deposing the leader: everyone elects again");
-	f->n = 0;
-	cx_end(f);
+	/* first step down: the catch-up fire that cx_end may start must not shard with the old fence */
+	j->leader = 0;
+	zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
 	/* a request that never got its answer would hold the flags: read again from scratch */
 	j->loading = j->states_loading = 0;
 	j->stale_pending = 0;
-	j->leader = 0;
-	zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
 	load_assignment(j);
+	f->n = 0;
+	cx_end(f);
 }
 
 /* The session lease: while ZooKeeper answers, the session surely lives until `lease`; items must
@@ -997,9 +1020,12 @@ void coord_tick(coord_t *c, uint64_t now_ns)
 	if (c->lease_stopped) return;
 	c->lease_stopped = 1;
 	uint32_t n = disp_running(s->disp), q = disp_pending(s->disp);
-	log_error("zookeeper: no answer for %.1fs; the session may expire in %.1fs: stopping %" PRIu32
+	char when[64];
+	if (lease > now_ns) snprintf(when, sizeof when, "may expire in %.1fs", (double)(lease - now_ns) / 1e9);
+	else snprintf(when, sizeof when, "may have expired %.1fs ago", (double)(now_ns - lease) / 1e9);
+	log_error("zookeeper: no answer for %.1fs; the session %s: stopping %" PRIu32
 	          " running item%s (and %" PRIu32 " not started) so that no other instance runs them at the same time",
-	          (double)(now_ns - (lease - timeout)) / 1e9, (double)(lease - now_ns) / 1e9, n, n == 1 ? "" : "s", q);
+	          (double)(now_ns - (lease - timeout)) / 1e9, when, n, n == 1 ? "" : "s", q);
 	disp_cancel_queued(s->disp, "not started: the ZooKeeper session may have expired");
 	/* SIGTERM now, SIGKILL with a quarter of B left */
 	disp_cancel_running_by(s->disp, SHM_CANCEL_LEASE, lease - b / 4);

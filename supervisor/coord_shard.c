@@ -30,12 +30,14 @@ struct commit {
 	uint32_t total;
 	char **owner;               /* [total] */
 	int sharding_op;            /* index of the set of the sharding node */
+	int fence;                  /* the fence it was written under */
 };
 
 static void sharded(void *arg, const struct zkc_res *r)
 {
 	struct commit *cm = arg;
 	struct cjob *j = cm->j;
+	int fence = cm->fence;
 	j->sharding = 0;
 	if (r->rc == ZOK && cj_live(j, r->session) && cm->sharding_op < r->nops) {
 		j->necessary = 0;
@@ -50,9 +52,12 @@ static void sharded(void *arg, const struct zkc_res *r)
 		while (k < r->nops && r->op_rc[k] == ZOK) k++;
 		log_warn("job %s: sharding failed: %s (op %d)%s", j->name, zerror(r->rc), k,
 		         k == 0 && r->rc == ZBADVERSION ? ": this instance is no longer the leader" : "");
-		if (k == 0) {
+		/* deposed, unless it was an older term's fence and we lead again since */
+		if (k == 0 && r->rc == ZBADVERSION && fence == j->fence) {
 			j->leader = 0;
 			cj_elect(j);
+		} else if (j->leader && j->fire && j->fire->state == F_WAIT) {
+			cx_continue(j);     /* still the leader: a waiting fire shards again */
 		}
 		return;
 	}
@@ -87,6 +92,7 @@ static void shard_commit(struct cjob *j, char **ids, int n)
 	cm->j = j;
 	cm->total = total;
 	zkc_multi_t *m = zkc_multi_new();
+	cm->fence = j->fence;
 	zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->fence);
 	for (uint32_t i = 0; i < total; i++) {
 		const char *id = ids[owner[i]];
