@@ -495,7 +495,21 @@ static void instances_listed(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
 	if (!cj_live(j, r->session) || r->rc != ZOK || !j->leader) return;
+	int first = j->live == NULL;
 	cf_instances(j, r);
+	/* A new term: instances that went while no one led (the old leader among them) were seen by
+	 * no one; an item owned by an instance that is not online now would run nowhere. */
+	for (uint32_t i = 0; first && j->have && i < j->total; i++) {
+		int live = 0;
+		for (int k = 0; k < j->nlive && !live; k++) live = j->owner[i] && !strcmp(j->owner[i], j->live[k]);
+		if (!live) {
+			char why[300];
+			snprintf(why, sizeof why, "item %u is assigned to %.200s, which is not online", i,
+			         j->owner[i] && j->owner[i][0] ? j->owner[i] : "no instance");
+			set_necessary(j, why);
+			break;
+		}
+	}
 }
 
 static void leader_watch_instances(struct cjob *j)
@@ -626,10 +640,12 @@ static unsigned item_of(const char *path)
 	return q ? (unsigned)strtoul(q + 10, NULL, 10) : (unsigned)-1;
 }
 
-static int owned(const struct cjob *j, uint32_t i)
+int cj_owned(const struct cjob *j, uint32_t i)
 {
 	return j->have && i < j->total && j->owner[i] && !strcmp(j->owner[i], j->c->s->instance_id);
 }
+
+#define owned cj_owned
 
 static void disabled_changed(void *arg, int type, const char *path)
 {
@@ -811,6 +827,9 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 				j->w_sharding = j->w_necessary = j->w_leader = j->w_instances = j->w_failover = j->w_trigger = j->w_server = j->w_config = j->w_self = 0;
 				j->loading = j->states_loading = 0;
 				if (j->w_disabled) memset(j->w_disabled, 0, j->w_disabled_n);
+				if (j->mis_wait) memset(j->mis_wait, 0, j->mis_wait_n);
+				j->clock_inflight = j->reconciling = 0;
+				j->clock_next_ns = j->reconcile_next_ns = 0;
 				j->stale_pending = 0;
 			}
 			if (!j->gone && j->reg_session != zkc_session(c->z)) reg_start(j);
@@ -880,6 +899,7 @@ static void job_free(struct cjob *j)
 	free(j->stale);
 	free(j->taking);
 	free(j->w_disabled);
+	free(j->mis_wait);
 	for (int k = 0; k < j->nlive; k++) free(j->live[k]);
 	free(j->live);
 	free(j->name);
@@ -1005,7 +1025,10 @@ void coord_tick(coord_t *c, uint64_t now_ns)
 		}
 	uint64_t lease = zkc_lease_ns(c->z);
 	uint64_t timeout = (uint64_t)zkc_timeout_ms(c->z) * 1000000u;
-	for (size_t i = 0; c->connected && i < c->n; i++) wait_bound(c->jobs[i], now_ns, timeout);
+	for (size_t i = 0; c->connected && i < c->n; i++) {
+		wait_bound(c->jobs[i], now_ns, timeout);
+		cj_checks(c->jobs[i], now_ns);
+	}
 	uint64_t b = (uint64_t)s->conf->supervisor.kill_grace_seconds * 1000000000u + 500000000u;
 	if (timeout && b > timeout / 2) b = timeout / 2;
 	uint64_t deadline = lease > b ? lease - b : 0;

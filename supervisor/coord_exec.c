@@ -126,7 +126,6 @@ static void running_written(void *arg, const struct zkc_res *r)
 	 * node that is not there; drop that and try again */
 	int k = 0;
 	while (k < r->nops && r->op_rc[k] == ZOK) k++;
-	char p[PATH_MAX_];
 	unsigned item = 0;
 	const char *q = NULL;
 	/* map op k back to its item: ops are (running[, completed]) per item in order */
@@ -157,8 +156,7 @@ static void running_written(void *arg, const struct zkc_res *r)
 	if (!strcmp(q, "completed")) {
 		j->completed[item] = 0;
 	} else {
-		log_info("job %s: item %u is still running from an earlier fire: misfire", j->name, item);
-		zkc_create(j->c->z, cj_path(j, p, "/sharding/%u/misfire", item), "", 0, 0, NULL, NULL);
+		cx_misfire(j, item);
 		uint32_t w = 0;
 		for (uint32_t i = 0; i < f->n; i++)
 			if (f->items[i] != item) f->items[w++] = f->items[i];
@@ -207,6 +205,13 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	struct cjob *j = cj_find(c, fi->job);
 	if (s->stopping || !j) return -1;
 	if (j->shut) return 1;          /* shut down here by an operator (instances/{id} deleted) */
+	if (j->clock_bad && cj_conf(j)->max_time_diff_seconds >= 0) {
+		log_cause(&j->clock_cause, LL_WARN, "clock", "job %s: fires are refused: this machine's clock is %.1fs off "
+		          "ZooKeeper's, over maxTimeDiffSeconds (%d)", j->name, (double)j->clock_off_ms / 1000.0,
+		          cj_conf(j)->max_time_diff_seconds);
+		return 1;
+	}
+	log_cause_reset(&j->clock_cause);
 	if (!cj_live(j, j->reg_session) || !j->reg_session) {
 		const char *why = zkc_state(c->z) != ZKC_CONNECTED ? "not connected to ZooKeeper" : "not registered yet";
 		log_cause(&j->fire_cause, LL_WARN, why, "job %s: fires cannot run: %s", j->name, why);
@@ -260,7 +265,7 @@ static void flush_fire(struct cfire *f)
 	for (uint32_t i = 0; i < f->npending; i++) {
 		uint32_t it = f->pending[i];
 		zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), -1);
-		if (f->failover) {
+		if (f->failover && !f->misfire_run) {
 			zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/failover", it), -1);
 			zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", it), -1);
 		}
@@ -296,7 +301,7 @@ static void completed_written(void *arg, const struct zkc_res *r)
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t it = f->pending[i];
 			zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), -1, NULL, NULL);
-			if (f->failover) {
+			if (f->failover && !f->misfire_run) {
 				zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failover", it), -1, NULL, NULL);
 				zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", it), -1, NULL, NULL);
 			}
@@ -397,4 +402,125 @@ void coord_outcome(coord_t *c, const struct disp_outcome *o)
 	f->pending[f->npending++] = o->item;
 	/* completions that end close together go in one multi: write when the loop is idle */
 	ev_idle_start(c->s->loop, &c->flush_w);
+}
+
+/* ---- misfire: an item still running from an earlier fire ------------------------------------------
+ *
+ * A fire that finds one of its items still running (on another instance after a reshard, or run
+ * again after a failover) sets sharding/{i}/misfire, as ElasticJob does, and watches the running
+ * node. When it goes, the item runs here once more (misfire: true) in one multi that creates its
+ * running node and deletes the flag; with misfire: false the flag is only deleted. This costs
+ * requests only when a misfire happens. */
+
+static void misfire_watch(struct cjob *j, uint32_t i);
+
+static void misfire_started(void *arg, const struct zkc_res *r)
+{
+	struct cfire *f = arg;
+	struct cjob *j = f->j;
+	uint32_t i = f->items[0];
+	if (r->rc == ZOK) {
+		log_info("job %s: item %" PRIu32 " runs again for its misfire", j->name, i);
+		cx_submit(f);
+		return;
+	}
+	f->n = 0;
+	cx_end(f);
+	/* running again somewhere: wait once more; the flag gone: someone else ran it */
+	if (cj_live(j, r->session) && r->nops > 0 && r->op_rc[0] == ZNODEEXISTS) misfire_watch(j, i);
+}
+
+static void misfire_act(struct cjob *j, uint32_t i)
+{
+	char p[PATH_MAX_], q[PATH_MAX_];
+	if (i < j->mis_wait_n) j->mis_wait[i] = 0;
+	const conf_job_t *cj = cj_conf(j);
+	cj_path(j, q, "/sharding/%" PRIu32 "/misfire", i);
+	if (j->gone || j->shut || j->server_off || cj->disabled || !cj_owned(j, i) || (i < j->total && j->disabled[i])) {
+		zkc_delete(j->c->z, q, -1, NULL, NULL);
+		return;
+	}
+	if (!cj->misfire) {
+		log_info("job %s: item %" PRIu32 ": its misfire is dropped (misfire: false)", j->name, i);
+		zkc_delete(j->c->z, q, -1, NULL, NULL);
+		return;
+	}
+	struct cfire *f = calloc(1, sizeof *f);
+	if (!f || !(f->items = calloc(1, sizeof *f->items)) || !(f->done = calloc(j->total ? j->total : 1, 1)) ||
+	    !(f->pending = calloc(1, sizeof *f->pending))) {
+		if (f) {
+			free(f->items);
+			free(f->done);
+		}
+		free(f);
+		return;
+	}
+	f->j = j;
+	f->failover = 1;
+	f->misfire_run = 1;
+	f->monitor = cj->monitor_execution;
+	f->items[0] = i;
+	f->n = 1;
+	f->fire_ms = (uint64_t)(wait_realtime_ns() / 1000000u);
+	f->started_ns = wait_now_ns();
+	f->requests0 = zkc_requests(j->c->z);
+	f->state = F_START;
+	f->next = j->ffires;
+	j->ffires = f;
+	const char *id = j->c->s->instance_id;
+	zkc_multi_t *m = zkc_multi_new();
+	zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), id, (int)strlen(id),
+	                 cj->failover ? 0 : ZOO_EPHEMERAL);
+	zkc_multi_delete(m, q, -1);
+	if (zkc_multi_commit(j->c->z, m, misfire_started, f) != ZOK) {
+		f->n = 0;
+		cx_end(f);
+	}
+}
+
+static void misfire_event(void *arg, int type, const char *path)
+{
+	struct cjob *j = arg;
+	const char *q = strstr(path, "/sharding/");
+	uint32_t i = q ? (uint32_t)strtoul(q + 10, NULL, 10) : UINT32_MAX;
+	if (i >= j->mis_wait_n || !j->mis_wait[i]) return;
+	if (type == ZOO_DELETED_EVENT && zkc_state(j->c->z) == ZKC_CONNECTED) misfire_act(j, i);
+	else if (zkc_state(j->c->z) == ZKC_CONNECTED) {
+		j->mis_wait[i] = 0;
+		misfire_watch(j, i);
+	}
+}
+
+static void misfire_known(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	const char *q = strstr(r->path, "/sharding/");
+	uint32_t i = q ? (uint32_t)strtoul(q + 10, NULL, 10) : UINT32_MAX;
+	if (!cj_live(j, r->session) || i >= j->mis_wait_n || !j->mis_wait[i]) return;
+	if (r->rc == ZNONODE) misfire_act(j, i);     /* already gone (its watch, on creation, is ignored) */
+}
+
+static void misfire_watch(struct cjob *j, uint32_t i)
+{
+	if (i >= j->mis_wait_n) {
+		uint32_t n = i + 1 > 2 * j->mis_wait_n ? i + 1 : 2 * j->mis_wait_n;
+		uint8_t *v = realloc(j->mis_wait, n);
+		if (!v) return;
+		memset(v + j->mis_wait_n, 0, n - j->mis_wait_n);
+		j->mis_wait = v;
+		j->mis_wait_n = n;
+	}
+	if (j->mis_wait[i]) return;
+	char p[PATH_MAX_];
+	if (zkc_exists(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), misfire_event, j, misfire_known, j) == ZOK)
+		j->mis_wait[i] = 1;
+}
+
+void cx_misfire(struct cjob *j, uint32_t item)
+{
+	char p[PATH_MAX_];
+	log_info("job %s: item %" PRIu32 " is still running from an earlier fire: misfire (sharding/%" PRIu32
+	         "/misfire)%s", j->name, item, item, cj_conf(j)->misfire ? "; it runs again here when that run ends" : "");
+	zkc_create(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/misfire", item), "", 0, 0, NULL, NULL);
+	misfire_watch(j, item);
 }

@@ -54,6 +54,15 @@ struct cjob {
 	int w_trigger;              /* watch on trigger/{instance} armed */
 	int w_server;               /* watch on servers/{ip} armed */
 	int w_config;               /* watch on config armed */
+	uint64_t clock_next_ns;     /* maxTimeDiffSeconds: the next check of the clock (0: at once) */
+	int clock_inflight;
+	int64_t clock_off_ms;       /* the last measured difference: local - ZooKeeper */
+	int clock_bad;              /* over maxTimeDiffSeconds: fires are refused */
+	struct log_cause clock_cause;
+	uint64_t reconcile_next_ns; /* the leader's next reconcile (0: not scheduled) */
+	int reconciling;
+	uint8_t *mis_wait;          /* [mis_wait_n]: a misfired item waits for its running node to go */
+	uint32_t mis_wait_n;
 	int w_self;                 /* watch on instances/{our id} armed */
 	int shut;                   /* instances/{our id} deleted by an operator: the job is shut down here */
 	int server_off;             /* servers/{ip} is DISABLED */
@@ -73,7 +82,9 @@ struct cfire {
 	int flushing;
 	uint64_t started_ns;
 	uint64_t requests0;         /* zkc_requests when it started: its round trips, in its last log line */
-	int failover;               /* a run of items taken over from a crashed instance */
+	int failover;               /* a side run (on the job's ffires list): items taken over from a
+	                             * crashed instance, or a misfire's run again (misfire_run) */
+	int misfire_run;            /* the run again of an item whose fire found it running */
 	struct cfire *next;         /* failover runs: the job's list */
 };
 
@@ -109,6 +120,7 @@ struct cjob *cj_find(coord_t *c, const char *name);
 void cj_elect(struct cjob *j);                  /* stand for leader, or watch the one there */
 void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch);   /* takes owner */
 void cj_free_owner(char **owner, uint32_t n);
+int cj_owned(const struct cjob *j, uint32_t i);     /* item i is ours in the assignment in force */
 /* An instance id as ElasticJob writes them: {ip}@-@{pid}. */
 int cj_id_ok(const char *id);
 /* Text an operator wrote, fit for a log line: at most 40 bytes, non-printable bytes as '?'. */
@@ -121,6 +133,9 @@ const char *cj_show(const char *data, int len, char *buf, size_t sz);
 int cj_take_node(struct cjob *j, const void *data, size_t len, int watched);
 void cj_watch_config(struct cjob *j);
 
+/* coord_check.c: the clock against ZooKeeper's; the leader's reconcile */
+void cj_checks(struct cjob *j, uint64_t now_ns);    /* from coord_tick: whatever is due */
+
 /* coord_shard.c */
 void cj_shard_now(struct cjob *j);              /* the leader: shard at once (once at a time) */
 
@@ -130,6 +145,7 @@ void cx_submit(struct cfire *f);              /* queue its items (running nodes 
 void cx_end(struct cfire *f);
 void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents);
 void cx_session_lost(struct cjob *j);
+void cx_misfire(struct cjob *j, uint32_t item);   /* item still running elsewhere: flag it, run it again after */
 void cx_clear_stale(struct cjob *j);             /* connection back: clear unanswered running nodes */           /* its running nodes went with the session */
 
 /* coord_failover.c */

@@ -1,0 +1,165 @@
+/* supervisor/coord_check.c: two periodic checks, as ElasticJob has them, without its cost.
+ *
+ * maxTimeDiffSeconds: this machine's clock against ZooKeeper's. ElasticJob writes
+ * systemTime/current and reads its mtime at every fire (two round trips per fire); ejob does it
+ * once a minute per job (one set: its answer carries the mtime), compares the mtime with the
+ * local wall clock at the middle of the round trip, and while the difference is over the limit
+ * refuses the job's fires, saying why, once per change.
+ *
+ * reconcileIntervalMinutes: the leader reads every sharding/{i}/instance again and, if an item is
+ * assigned to an instance that is not online (or to garbage), raises the resharding flag, so that
+ * an assignment that went wrong behind everyone's back is mended at the next fire. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/wait.h"
+#include "supervisor/coord_int.h"
+#include "supervisor/sup.h"
+
+#define CLOCK_EVERY_NS 60000000000ull
+
+struct clockq {
+	struct cjob *j;
+	uint64_t session;
+	int64_t sent_ms;            /* local wall clock when sent */
+	int created;                /* a create after the set found no node */
+};
+
+static void clock_answer(void *arg, const struct zkc_res *r)
+{
+	struct clockq *q = arg;
+	struct cjob *j = q->j;
+	int64_t now_ms = (int64_t)(wait_realtime_ns() / 1000000u);
+	j->clock_inflight = 0;
+	if (!cj_live(j, q->session)) {
+		free(q);
+		return;
+	}
+	char p[PATH_MAX_];
+	if (r->rc == ZNONODE && !q->created) {
+		/* ElasticJob creates it on its first check: so do we (parents first) */
+		q->created = 1;
+		zkc_create(j->c->z, cj_path(j, p, "/systemTime"), "", 0, 0, NULL, NULL);
+		q->sent_ms = now_ms;
+		if (zkc_create(j->c->z, cj_path(j, p, "/systemTime/current"), "", 0, 0, NULL, NULL) == ZOK &&
+		    zkc_set(j->c->z, p, "", 0, -1, clock_answer, q) == ZOK) {
+			j->clock_inflight = 1;
+			return;
+		}
+		free(q);
+		return;
+	}
+	if (r->rc != ZOK) {
+		free(q);
+		return;
+	}
+	int64_t mid = q->sent_ms + (now_ms - q->sent_ms) / 2;
+	int64_t off = mid - (int64_t)r->stat.mtime;
+	free(q);
+	int max = cj_conf(j)->max_time_diff_seconds;
+	j->clock_off_ms = off;
+	int bad = max >= 0 && (off > (int64_t)max * 1000 || -off > (int64_t)max * 1000);
+	if (bad && !j->clock_bad)
+		log_error("job %s: this machine's clock is %.1fs %s ZooKeeper's (maxTimeDiffSeconds: %d): its fires are refused "
+		          "until the clock is fixed (check NTP on this machine)", j->name, (double)(off < 0 ? -off : off) / 1000.0,
+		          off > 0 ? "ahead of" : "behind", max);
+	else if (!bad && j->clock_bad)
+		log_info("job %s: the clock is within maxTimeDiffSeconds again (%.3fs off ZooKeeper's): fires run", j->name,
+		         (double)off / 1000.0);
+	j->clock_bad = bad;
+}
+
+static void clock_check(struct cjob *j, uint64_t now_ns)
+{
+	if (j->clock_inflight || (j->clock_next_ns && now_ns < j->clock_next_ns)) return;
+	if (cj_conf(j)->max_time_diff_seconds < 0) {
+		j->clock_bad = 0;
+		return;
+	}
+	struct clockq *q = calloc(1, sizeof *q);
+	if (!q) return;
+	q->j = j;
+	q->session = zkc_session(j->c->z);
+	q->sent_ms = (int64_t)(wait_realtime_ns() / 1000000u);
+	char p[PATH_MAX_];
+	j->clock_next_ns = now_ns + CLOCK_EVERY_NS;
+	if (zkc_set(j->c->z, cj_path(j, p, "/systemTime/current"), "", 0, -1, clock_answer, q) == ZOK) j->clock_inflight = 1;
+	else free(q);
+}
+
+/* ---- reconcile (the leader) ---- */
+
+struct recon {
+	struct cjob *j;
+	uint64_t session;
+	uint32_t left;
+	int off;                    /* an item whose owner is not online */
+	char who[200];
+	uint32_t item;
+};
+
+static void owner_known(void *arg, const struct zkc_res *r)
+{
+	struct recon *rc = arg;
+	struct cjob *j = rc->j;
+	if (r->rc == ZOK && !rc->off) {
+		const char *o = r->data ? r->data : "";
+		int live = 0;
+		for (int k = 0; k < j->nlive && !live; k++) live = !strcmp(j->live[k], o);
+		if (!live) {
+			const char *q = strstr(r->path, "/sharding/");
+			rc->off = 1;
+			rc->item = q ? (uint32_t)strtoul(q + 10, NULL, 10) : 0;
+			cj_show(o, r->len, rc->who, sizeof rc->who);
+		}
+	}
+	if (--rc->left) return;
+	j->reconciling = 0;
+	if (rc->off && cj_live(j, rc->session) && j->leader && !j->necessary) {
+		char p[PATH_MAX_], q[PATH_MAX_];
+		zkc_multi_t *m = zkc_multi_new();
+		zkc_multi_check(m, cj_path(j, q, "/leader/election"), j->fence);
+		zkc_multi_create(m, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0);
+		if (zkc_multi_commit(j->c->z, m, NULL, NULL) == ZOK)
+			log_warn("job %s: reconcile: item %" PRIu32 " is assigned to '%s', which is not online: resharding at the "
+			         "next fire", j->name, rc->item, rc->who);
+	}
+	free(rc);
+}
+
+static void reconcile(struct cjob *j, uint64_t now_ns)
+{
+	int mins = cj_conf(j)->reconcile_interval_minutes;
+	if (!j->leader || mins <= 0 || !j->live || !j->have) {
+		j->reconcile_next_ns = 0;
+		return;
+	}
+	if (!j->reconcile_next_ns) {
+		j->reconcile_next_ns = now_ns + (uint64_t)mins * 60000000000ull;
+		return;
+	}
+	if (now_ns < j->reconcile_next_ns || j->reconciling || j->necessary || j->sharding) return;
+	j->reconcile_next_ns = now_ns + (uint64_t)mins * 60000000000ull;
+	struct recon *rc = calloc(1, sizeof *rc);
+	if (!rc) return;
+	rc->j = j;
+	rc->session = zkc_session(j->c->z);
+	rc->left = 1;
+	j->reconciling = 1;
+	char p[PATH_MAX_];
+	uint32_t total = (uint32_t)cj_conf(j)->sharding_total_count;
+	for (uint32_t i = 0; i < total; i++)
+		if (zkc_get(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/instance", i), NULL, NULL, owner_known, rc) == ZOK)
+			rc->left++;
+	struct zkc_res go = { .rc = ZNONODE, .path = "" };
+	owner_known(rc, &go);
+}
+
+void cj_checks(struct cjob *j, uint64_t now_ns)
+{
+	if (j->gone || j->shut || !j->reg_session || !cj_live(j, j->reg_session)) return;
+	clock_check(j, now_ns);
+	reconcile(j, now_ns);
+}
