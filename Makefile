@@ -5,6 +5,7 @@
 #   make SANITIZE=address,undefined check
 #   make fuzz [FUZZ_SECONDS=60]   build the libFuzzer harnesses with clang and run each
 #   make bench                build and run the benchmarks (prints the README tables)
+#   make demo                 install what is missing, build, show two supervisors sharing jobs (tools/demo)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make clean
 #
@@ -137,6 +138,11 @@ examples/%: examples/%.o libejob.a
 check: all
 	prove t/
 
+# ---- demo: tools/demo installs the dependencies first, then builds what it needs (so no
+# prerequisites here); it gets this make, and with it the jobserver of make -jN
+demo:
+	MAKE="$(MAKE)" tools/demo
+
 # ---- benchmarks --------------------------------------------------------------------------
 bench: all
 	@for b in $(BENCHES); do echo "== $$b"; ./$$b || exit 1; echo; done
@@ -189,7 +195,7 @@ clean:
 	find . -path ./.git -prune -o \( -name '*.o' -o -name '*.d' \) -type f -print | xargs rm -f
 	rm -rf build
 
-.PHONY: all check bench fuzz fuzz-build install clean FORCE
+.PHONY: all check demo bench fuzz fuzz-build install clean FORCE
 FORCE:
 
 -include $(DEPS)
