@@ -1025,6 +1025,7 @@ void coord_tick(coord_t *c, uint64_t now_ns)
 		}
 	uint64_t lease = zkc_lease_ns(c->z);
 	uint64_t timeout = (uint64_t)zkc_timeout_ms(c->z) * 1000000u;
+	if (c->connected) ev_idle_start(s->loop, &c->flush_w);    /* completions held for their fire */
 	for (size_t i = 0; c->connected && i < c->n; i++) {
 		wait_bound(c->jobs[i], now_ns, timeout);
 		cj_checks(c->jobs[i], now_ns);

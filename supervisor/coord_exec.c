@@ -245,6 +245,8 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 
 static void completed_written(void *arg, const struct zkc_res *r);
 
+#define COMPLETION_HOLD_NS 100000000ull    /* 100 ms */
+
 static void flush_fire(struct cfire *f)
 {
 	struct cjob *j = f->j;
@@ -259,6 +261,9 @@ static void flush_fire(struct cfire *f)
 		if (f->flushed == f->n) cx_end(f);
 		return;
 	}
+	/* One multi for a fire whose items end close together: wait for the rest of the fire, up to
+	 * COMPLETION_HOLD_NS after the oldest completion (coord_tick comes back for it). */
+	if (f->ended < f->n && wait_now_ns() - f->pending_since_ns < COMPLETION_HOLD_NS) return;
 	char p[PATH_MAX_];
 	const char *id = j->c->s->instance_id;
 	zkc_multi_t *m = zkc_multi_new();
@@ -399,6 +404,7 @@ void coord_outcome(coord_t *c, const struct disp_outcome *o)
 	f->done[o->item] = o->status == FRAME_ST_OK ? 1 : 2;
 	f->ended++;
 	f->ok += o->status == FRAME_ST_OK;
+	if (!f->npending) f->pending_since_ns = wait_now_ns();
 	f->pending[f->npending++] = o->item;
 	/* completions that end close together go in one multi: write when the loop is idle */
 	ev_idle_start(c->s->loop, &c->flush_w);

@@ -79,6 +79,7 @@ struct cfire {
 	uint8_t *done;              /* [total]: 1 ended ok, 2 ended otherwise */
 	uint32_t *pending;          /* ended items whose completion is not written yet */
 	uint32_t npending;
+	uint64_t pending_since_ns;  /* when the oldest unwritten completion ended */
 	int flushing;
 	uint64_t started_ns;
 	uint64_t requests0;         /* zkc_requests when it started: its round trips, in its last log line */
