@@ -47,7 +47,7 @@ extern char **environ;
 #define SESSION_MS 4000      /* requested by every supervisor here */
 #define TICK_MS 200          /* ZooKeeper's tickTime: sessions of 400-4000 ms, expiry checked every 200 ms */
 #define RT_SKIP 2            /* round trips: fires skipped after the start (the first one shards) */
-#define RT_FIRES 6           /* round trips: fires counted for each N */
+#define RT_FIRES 8           /* round trips: fires counted for each N */
 #define TRIG_WARM 2          /* trigger: rounds of each kind not counted (the first one shards) */
 #define TRIG_ROUNDS 40       /* trigger: rounds of each kind counted */
 #define FO_REPS 4            /* failover: kills */
@@ -204,7 +204,7 @@ static void stop(struct tsup *t)
 
 /* ---- 1. ZooKeeper round trips per fire ----------------------------------------------------------- */
 
-struct rt { int n; int64_t median, max, first; };
+struct rt { int n; int64_t median, max, first, each[RT_FIRES]; };
 
 static void round_trips(const struct tzk_server *zk, int n, struct rt *out)
 {
@@ -235,6 +235,7 @@ static void round_trips(const struct tzk_server *zk, int n, struct rt *out)
 	out->n = n;
 	out->first = r[0];
 	int64_t *s = r + RT_SKIP;
+	memcpy(out->each, s, sizeof out->each);
 	qsort(s, RT_FIRES, sizeof *s, cmp64);
 	out->median = pct(s, RT_FIRES, 0.5);
 	out->max = s[RT_FIRES - 1];
@@ -471,7 +472,12 @@ int main(int argc, char **argv)
 		       el, ratio((double)el / (double)(rt[i].median ? rt[i].median : 1), rb, sizeof rb),
 		       rt[i].max <= 2 ? "" : " (missed)");
 	}
-	printf("\nThe first fire after a start (the leader shards in it) sent");
+	printf("\nR of each counted fire, in order:");
+	for (int i = 0; i < 4; i++) {
+		printf("%s N=%d:", i ? ";" : "", rt[i].n);
+		for (int k = 0; k < RT_FIRES; k++) printf(" %" PRId64, rt[i].each[k]);
+	}
+	printf(".\nThe first fire after a start (the leader shards in it) sent");
 	for (int i = 0; i < 4; i++) printf("%s %" PRId64 " (N=%d)", i ? "," : "", rt[i].first, rt[i].n);
 	printf(" requests.\n\n");
 	fflush(stdout);
