@@ -11,7 +11,7 @@
 #
 # Sources are found by folder: ipc/*.c, conf/*.c and worker/*.c (but worker/worker_main.c)
 # make libejob.a; every t/NN-name.c is a test t/NN-name.t, every bench/NAME.c a program
-# bench/NAME, every t/fuzz/fuzz-NAME.c a fuzzer. Adding a file needs no edit here.
+# bench/NAME (linked with t/lib/*.o), every t/fuzz/fuzz-NAME.c a fuzzer. Adding a file needs no edit here.
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -122,7 +122,8 @@ t/%.t: t/%.o $(TLIB_OBJS) supervisor/libsup.a libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 
-bench/%: bench/%.o supervisor/libsup.a libejob.a
+# benchmarks start real ZooKeeper servers and supervisors with the tests' helpers (t/lib)
+bench/%: bench/%.o $(TLIB_OBJS) supervisor/libsup.a libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 bench/%.so: bench/%.c .build-flags
