@@ -127,6 +127,11 @@ int cj_id_ok(const char *id);
 /* Text an operator wrote, fit for a log line: at most 40 bytes, non-printable bytes as '?'. */
 const char *cj_show(const char *data, int len, char *buf, size_t sz);
 
+/* coord_ops.c: the operator's nodes for this instance, watched */
+void cj_watch_trigger(struct cjob *j);
+void cj_watch_server(struct cjob *j);
+void cj_watch_self(struct cjob *j);
+
 /* coord_config.c */
 /* Take a config node's text as the job's config (watched: an operator's change, acted on; else
  * the one found at registration). 0 taken (or the same), -1 refused (logged: the config in force
