@@ -781,19 +781,10 @@ void coord_free(coord_t *c)
 	ev_idle_stop(c->s->loop, &c->flush_w);
 	zkc_free(c->z);
 	for (size_t i = 0; i < c->n; i++) {
-		struct cfire *f = c->jobs[i]->fire;
-		if (f) {
-			free(f->items);
-			free(f->done);
-			free(f->pending);
-			free(f);
-		}
+		if (c->jobs[i]->fire) cx_free(c->jobs[i]->fire);
 		for (struct cfire *g = c->jobs[i]->ffires, *n; g; g = n) {
 			n = g->next;
-			free(g->items);
-			free(g->done);
-			free(g->pending);
-			free(g);
+			cx_free(g);
 		}
 		job_free(c->jobs[i]);
 	}

@@ -17,6 +17,45 @@
 
 /* ---- fires ----------------------------------------------------------------------------------------- */
 
+void cx_free(struct cfire *f)
+{
+	free(f->items);
+	free(f->done);
+	free(f->pending);
+	free(f);
+}
+
+/* A fire of up to n items of a job of `total` items, started now. NULL when out of memory. */
+static struct cfire *cx_new(struct cjob *j, uint32_t n, uint32_t total)
+{
+	struct cfire *f = calloc(1, sizeof *f);
+	if (!f) return NULL;
+	f->items = calloc(n ? n : 1, sizeof *f->items);
+	f->done = calloc(total ? total : 1, 1);
+	f->pending = calloc(n ? n : 1, sizeof *f->pending);
+	if (!f->items || !f->done || !f->pending) {
+		cx_free(f);
+		return NULL;
+	}
+	f->j = j;
+	f->started_ns = wait_now_ns();
+	f->requests0 = zkc_requests(j->c->z);
+	return f;
+}
+
+struct cfire *cx_side_run(struct cjob *j, uint32_t item)
+{
+	struct cfire *f = cx_new(j, 1, j->total);
+	if (!f) return NULL;
+	f->failover = 1;
+	f->items[0] = item;
+	f->n = 1;
+	f->fire_ms = (uint64_t)(wait_realtime_ns() / 1000000u);
+	f->next = j->ffires;
+	j->ffires = f;
+	return f;
+}
+
 void cx_end(struct cfire *f)
 {
 	struct cjob *j = f->j;
@@ -44,10 +83,7 @@ void cx_end(struct cfire *f)
 		j->fire = NULL;
 	}
 	int fo = f->failover;
-	free(f->items);
-	free(f->done);
-	free(f->pending);
-	free(f);
+	cx_free(f);
 	if (!fo && !j->c->closing) sched_fire_ended(s->sched, h);
 }
 
@@ -220,22 +256,11 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	log_cause_reset(&j->fire_cause);
 	if (cj_conf(j)->disabled || j->server_off || j->shut) return 1;   /* nothing runs on a disabled server */
 	uint32_t total = (uint32_t)cj_conf(j)->sharding_total_count;
-	struct cfire *f = calloc(1, sizeof *f);
-	if (!f || !(f->items = calloc(total ? total : 1, sizeof *f->items)) ||
-	    !(f->done = calloc(total ? total : 1, 1)) || !(f->pending = calloc(total ? total : 1, sizeof *f->pending))) {
-		if (f) {
-			free(f->items);
-			free(f->done);
-		}
-		free(f);
-		return -1;
-	}
-	f->j = j;
+	struct cfire *f = cx_new(j, total, total);
+	if (!f) return -1;
 	f->handle = fi->handle;
 	f->fire_ms = (uint64_t)fi->fire_s * 1000u;
 	f->state = F_WAIT;
-	f->started_ns = wait_now_ns();
-	f->requests0 = zkc_requests(c->z);
 	j->fire = f;
 	cx_continue(j);
 	return 0;
@@ -451,28 +476,11 @@ static void misfire_act(struct cjob *j, uint32_t i)
 		zkc_delete(j->c->z, q, -1, NULL, NULL);
 		return;
 	}
-	struct cfire *f = calloc(1, sizeof *f);
-	if (!f || !(f->items = calloc(1, sizeof *f->items)) || !(f->done = calloc(j->total ? j->total : 1, 1)) ||
-	    !(f->pending = calloc(1, sizeof *f->pending))) {
-		if (f) {
-			free(f->items);
-			free(f->done);
-		}
-		free(f);
-		return;
-	}
-	f->j = j;
-	f->failover = 1;
+	struct cfire *f = cx_side_run(j, i);
+	if (!f) return;
 	f->misfire_run = 1;
 	f->monitor = cj->monitor_execution;
-	f->items[0] = i;
-	f->n = 1;
-	f->fire_ms = (uint64_t)(wait_realtime_ns() / 1000000u);
-	f->started_ns = wait_now_ns();
-	f->requests0 = zkc_requests(j->c->z);
 	f->state = F_START;
-	f->next = j->ffires;
-	j->ffires = f;
 	const char *id = j->c->s->instance_id;
 	zkc_multi_t *m = zkc_multi_new();
 	zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), id, (int)strlen(id),

@@ -201,27 +201,9 @@ static void taken(void *arg, const struct zkc_res *r)
 		if (r->rc != ZOK) log_warn("job %s: failover: taking item %" PRIu32 ": %s", j->name, i, zerror(r->rc));
 		return;
 	}
-	uint32_t total = j->total;
-	struct cfire *f = calloc(1, sizeof *f);
-	if (!f || !(f->items = calloc(1, sizeof *f->items)) || !(f->done = calloc(total, 1)) ||
-	    !(f->pending = calloc(1, sizeof *f->pending))) {
-		if (f) {
-			free(f->items);
-			free(f->done);
-		}
-		free(f);
-		return;
-	}
-	f->j = j;
-	f->failover = 1;
+	struct cfire *f = cx_side_run(j, i);
+	if (!f) return;
 	f->monitor = 1;
-	f->items[0] = i;
-	f->n = 1;
-	f->fire_ms = (uint64_t)(wait_realtime_ns() / 1000000u);
-	f->started_ns = wait_now_ns();
-	f->requests0 = zkc_requests(j->c->z);
-	f->next = j->ffires;
-	j->ffires = f;
 	log_info("job %s: failover: took item %" PRIu32 " of a crashed instance; running it now", j->name, i);
 	cx_submit(f);
 }

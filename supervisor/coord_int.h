@@ -149,6 +149,10 @@ void cj_shard_now(struct cjob *j);              /* the leader: shard at once (on
 void cx_continue(struct cjob *j);             /* a waiting fire: go on if the assignment allows */
 void cx_submit(struct cfire *f);              /* queue its items (running nodes written) */
 void cx_end(struct cfire *f);
+void cx_free(struct cfire *f);
+/* A one-item run outside the fires (a failover take, a misfire's run again), on the job's
+ * ffires list, started now; NULL when out of memory. */
+struct cfire *cx_side_run(struct cjob *j, uint32_t item);
 void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents);
 void cx_session_lost(struct cjob *j);
 void cx_misfire(struct cjob *j, uint32_t item);   /* item still running elsewhere: flag it, run it again after */
