@@ -11,7 +11,8 @@
 #
 # Sources are found by folder: ipc/*.c, conf/*.c and worker/*.c (but worker/worker_main.c)
 # make libejob.a; every t/NN-name.c is a test t/NN-name.t, every bench/NAME.c a program
-# bench/NAME (linked with t/lib/*.o), every t/fuzz/fuzz-NAME.c a fuzzer. Adding a file needs no edit here.
+# bench/NAME (linked with t/lib/*.o), every t/native/libNAME.c a test job library t/native/libNAME.so,
+# every t/fuzz/fuzz-NAME.c a fuzzer. Adding a file needs no edit here.
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -61,6 +62,8 @@ BENCH_LIBS := $(patsubst %.c,%.so,$(wildcard bench/lib*.c))
 SUP_MOD_OBJS := $(filter-out supervisor/main.o supervisor/run.o,$(SUP_OBJS))
 FUZZ_SRCS  := $(wildcard t/fuzz/fuzz-*.c)
 EX_LIB_SRCS := $(wildcard examples/lib*.c)
+T_NATIVE_SRCS := $(wildcard t/native/lib*.c)
+T_NATIVE   := $(T_NATIVE_SRCS:.c=.so)
 EX_LIBS    := $(EX_LIB_SRCS:.c=.so)
 EX_BIN_SRCS := $(filter-out $(EX_LIB_SRCS),$(wildcard examples/*.c))
 EX_BINS    := $(EX_BIN_SRCS:.c=)
@@ -80,10 +83,10 @@ PROGRAMS += worker/ejob-worker
 endif
 
 ALL_SRCS := $(LIB_SRCS) $(TLIB_SRCS) $(SUP_SRCS) $(CTL_SRCS) $(TEST_SRCS) $(BENCH_SRCS) $(wildcard bench/lib*.c) \
-            $(EX_LIB_SRCS) $(EX_BIN_SRCS) $(wildcard tools/shmdump.c worker/worker_main.c)
+            $(EX_LIB_SRCS) $(EX_BIN_SRCS) $(T_NATIVE_SRCS) $(wildcard tools/shmdump.c worker/worker_main.c)
 DEPS := $(ALL_SRCS:.c=.d)
 
-all: $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS)
+all: $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS) $(T_NATIVE)
 
 # Rebuild everything when the flags change (SANITIZE=..., OPT=...): objects depend on this file.
 .build-flags: FORCE
@@ -127,6 +130,9 @@ bench/%: bench/%.o $(TLIB_OBJS) supervisor/libsup.a libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 bench/%.so: bench/%.c .build-flags
+	$(CC) $(ALL_CFLAGS) -shared -MMD -MP -o $@ $<
+
+t/native/%.so: t/native/%.c .build-flags
 	$(CC) $(ALL_CFLAGS) -shared -MMD -MP -o $@ $<
 
 examples/%.so: examples/%.c .build-flags
@@ -192,7 +198,7 @@ install: all
 	install -m 644 worker/ejob.h $(DESTDIR)$(INCDIR)/ejob.h
 
 clean:
-	rm -f libejob.a supervisor/libsup.a .build-flags $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS)
+	rm -f libejob.a supervisor/libsup.a .build-flags $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS) $(T_NATIVE)
 	find . -path ./.git -prune -o \( -name '*.o' -o -name '*.d' \) -type f -print | xargs rm -f
 	rm -rf build
 

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC    0x004d48534a424f45ULL   /* "EOBJSHM\0" read as little-endian bytes "EJOBSHM" */
-#define SHM_VERSION  1u
+#define SHM_VERSION  2u
 #define SHM_LINE     64u
 #define SHM_HDR_SIZE 4096u
 
@@ -130,6 +130,9 @@ struct shm_header {
 	_Atomic uint64_t lease_deadline_ns;  /* sup: CLOCK_MONOTONIC after which workers must stop their
 	                                        items (ZooKeeper session lease); 0 = no lease */
 	_Atomic uint64_t sup_heartbeat_ns;   /* sup: CLOCK_MONOTONIC of its last loop iteration */
+	_Atomic uint64_t lease_kill_ns;      /* sup: CLOCK_MONOTONIC after which whatever is left of an
+	                                        item stopped for the lease is killed; a worker does it
+	                                        itself if the supervisor cannot (frozen); 0 = no lease */
 	_Atomic uint32_t shutdown;           /* sup: non-zero = workers finish and exit */
 
 	/* line 3: submission ring, producer side (sup) */

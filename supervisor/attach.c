@@ -509,10 +509,13 @@ void att_free(att_t *a)
 	free(a);
 }
 
-void att_set_lease(att_t *a, uint64_t deadline_ns)
+void att_set_lease(att_t *a, uint64_t deadline_ns, uint64_t kill_ns)
 {
 	for (struct conn *c = a->conns; c; c = c->next)
-		if (c->seg) atomic_store(&seg_header(c->seg)->lease_deadline_ns, deadline_ns);
+		if (c->seg) {
+			atomic_store(&seg_header(c->seg)->lease_kill_ns, kill_ns);
+			atomic_store(&seg_header(c->seg)->lease_deadline_ns, deadline_ns);
+		}
 }
 
 void att_tick(att_t *a, uint64_t now)

@@ -43,6 +43,6 @@ const char *att_path(const att_t *a);
 
 /* The ZooKeeper lease deadline (CLOCK_MONOTONIC, 0 = none) in every attachment's segment, so
  * external workers stop their items on it as pool workers do. */
-void att_set_lease(att_t *a, uint64_t deadline_ns);
+void att_set_lease(att_t *a, uint64_t deadline_ns, uint64_t kill_ns);
 
 #endif

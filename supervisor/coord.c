@@ -868,9 +868,9 @@ static void wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
  * be gone before then if it stops answering, since at expiry this instance's nodes vanish and
  * another one may take its items. B, the time they get to stop, is the kill grace plus half a
  * second, but at most half the session timeout (a healthy lease is always more than 2/3 of the
- * timeout ahead, so this never stops anything while ZooKeeper answers). The deadline goes into
- * shared memory too: workers stop their items themselves when it passes, even if this process is
- * frozen. */
+ * timeout ahead, so this never stops anything while ZooKeeper answers). SIGTERM at lease - B,
+ * SIGKILL at lease - B/4. Both times go into shared memory too: workers stop their items
+ * themselves, and kill what is left, even if this process is frozen. */
 void coord_tick(coord_t *c, uint64_t now_ns)
 {
 	struct sup *s = c->s;
@@ -892,10 +892,11 @@ void coord_tick(coord_t *c, uint64_t now_ns)
 	uint64_t b = (uint64_t)s->conf->supervisor.kill_grace_seconds * 1000000000u + 500000000u;
 	if (timeout && b > timeout / 2) b = timeout / 2;
 	uint64_t deadline = lease > b ? lease - b : 0;
+	uint64_t kill_at = deadline ? lease - b / 4 : 0;
 	/* every tick, not only on change: an external worker may have attached since */
-	c->shm_deadline = deadline;
+	atomic_store(&seg_header(s->seg)->lease_kill_ns, kill_at);
 	atomic_store(&seg_header(s->seg)->lease_deadline_ns, deadline);
-	att_set_lease(s->att, deadline);
+	att_set_lease(s->att, deadline, kill_at);
 	if (!deadline || now_ns < deadline) {
 		c->lease_stopped = 0;
 		return;
@@ -911,7 +912,7 @@ void coord_tick(coord_t *c, uint64_t now_ns)
 	          (double)(now_ns - (lease - timeout)) / 1e9, when, n, n == 1 ? "" : "s", q);
 	disp_cancel_queued(s->disp, "not started: the ZooKeeper session may have expired");
 	/* SIGTERM now, SIGKILL with a quarter of B left */
-	disp_cancel_running_by(s->disp, SHM_CANCEL_LEASE, lease - b / 4);
+	disp_cancel_running_by(s->disp, SHM_CANCEL_LEASE, kill_at);
 }
 
 uint64_t coord_requests(const coord_t *c)

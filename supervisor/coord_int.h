@@ -98,7 +98,6 @@ struct coord {
 	size_t n, cap;
 	int connected;
 	int closing;                /* coord_free: answers still come (ZCLOSING); tell no one */
-	uint64_t shm_deadline;      /* the lease deadline last written to shared memory */
 	int lease_stopped;          /* running items were stopped for the lease */
 	ev_idle flush_w;
 };

@@ -80,7 +80,7 @@ static void test_geometry_and_attach(void)
 	((struct shm_header *)copy)->version = 9;
 	fcntl(m, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW);
 	ok(seg_attach(m, -1, &a, err, sizeof err) == -1, "version 9 refused");
-	snprintf(want, sizeof want, "segment fd %d: segment layout version 9, this build reads version 1: "
+	snprintf(want, sizeof want, "segment fd %d: segment layout version 9, this build reads version 2: "
 	         "use binaries from the same ejob release as the supervisor", m);
 	is_str(err, want, "  with the reason and the fix");
 	((struct shm_header *)copy)->version = SHM_VERSION;

@@ -196,9 +196,9 @@ static void test_corrupt(void)
 	corrupt("empty", 0, NULL, 0, 0, "truncated: 0 bytes is smaller than a segment header (4096)");
 	uint64_t magic = 0x4c45464f4d4f4f46ULL;
 	corrupt("foreign", 0, &magic, 8, -1, "not an ejob segment (magic 0x4c45464f4d4f4f46)");
-	uint32_t v = 2;
+	uint32_t v = 1;
 	corrupt("version", offsetof(struct shm_header, version), &v, 4, -1,
-	        "segment layout version 2, this build reads version 1: use binaries from the same ejob release as the supervisor");
+	        "segment layout version 1, this build reads version 2: use binaries from the same ejob release as the supervisor");
 	v = 3;
 	corrupt("slots", offsetof(struct shm_header, sub_slots), &v, 4, -1,
 	        "ring slot counts 3/4 must be powers of two up to 65536");

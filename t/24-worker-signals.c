@@ -1,5 +1,7 @@
 /* t/24-worker-signals.c: ejob-worker's life with its supervisor: cancel through shared memory
- * and SIGUSR1 (script and native), a lost lease, heartbeats while a script runs, SIGTERM with
+ * and SIGUSR1 (script and native), a lost lease (SIGTERM at its stop time; at its kill time the
+ * worker itself SIGKILLs a script that ignores SIGTERM, and exits if a native item does not
+ * return: nobody else will while the supervisor is frozen), heartbeats while a script runs, SIGTERM with
  * the supervisor alive (finish the item, exit 0), the shutdown flag, and the supervisor's
  * death: lifeline EOF, or the parent SIGKILLed, must take the running script's whole process
  * group (a grandchild included) down within a second.
@@ -128,8 +130,84 @@ static void test_lease(struct twork *t)
 	uint64_t dt = tlib_now_ms() - t0;
 	ok(got && c.status == FRAME_ST_CANCELLED && c.signal == SIGTERM, "lease ran out: the script is stopped, cancelled (got %s %d)",
 	   frame_status_name(c.status), c.signal);
-	ok(dt >= 190 && dt < 1000, "  %llu ms after the lease was cut to 200 ms", (unsigned long long)dt);
+	ok(dt >= 190 && dt < 400, "  %llu ms after the lease was cut to 200 ms (the runner looks at the stop time)",
+	   (unsigned long long)dt);
 	atomic_store(&h->lease_deadline_ns, 0);
+}
+
+/* a script that ignores SIGTERM (and so does its sleep, inheriting SIG_IGN): the worker SIGKILLs
+ * its process group at the lease's kill time, with no supervisor doing anything */
+static void test_lease_kill_script(struct twork *t)
+{
+	struct shm_worker *w = twork_entry(t, t->index);
+	struct shm_header *h = seg_header(t->s);
+	struct frame_submit f = twork_item(t, FRAME_KIND_SCRIPT);
+	f.cmd = "/bin/sh -c 'trap \"\" TERM; sleep 30; sleep 30'";
+	twork_publish(t, &f);
+	ok(tlib_wait_for(busy_with_pgid, w, 5000), "a script that ignores SIGTERM runs");
+	pid_t pg = atomic_load(&w->item_pgid);
+	msleep(100);
+	uint64_t t0 = tlib_now_ms(), now = wait_now_ns();
+	/* stop in 200 ms, kill in 1500 (the worker looks at the kill time at least every second, then
+	 * sleeps until it: a supervisor only ever moves it later, while its session lives) */
+	atomic_store(&h->lease_kill_ns, now + 1500000000ull);
+	atomic_store(&h->lease_deadline_ns, now + 200000000ull);
+	struct frame_complete c;
+	int got = twork_completion(t, 3000, &c);
+	uint64_t dt = tlib_now_ms() - t0;
+	ok(got && c.xid == f.xid && c.status == FRAME_ST_CANCELLED && c.signal == SIGKILL,
+	   "lease ran out and SIGTERM was ignored: killed at the kill time, cancelled (got %s %d)",
+	   frame_status_name(c.status), c.signal);
+	ok(dt >= 1490 && dt < 1800, "  %llu ms after the kill time was set to 1500 ms", (unsigned long long)dt);
+	/* the orphaned sleep comes back to this subreaper: reap it, then nothing of the group is left */
+	siginfo_t si;
+	for (int k = 0; k < 100 && kill(-pg, 0) == 0; k++) {
+		while (memset(&si, 0, sizeof si), waitid(P_PGID, (id_t)pg, &si, WEXITED | WNOHANG) == 0 && si.si_pid) {}
+		msleep(5);
+	}
+	ok(kill(-pg, 0) < 0 && errno == ESRCH, "  the whole process group is gone");
+	char *log = twork_slurp(logpath, NULL);
+	ok(log && strstr(log, "the supervisor did not stop the item: killed its process group"), "  and the worker said why");
+	free(log);
+	atomic_store(&h->lease_deadline_ns, 0);
+	atomic_store(&h->lease_kill_ns, 0);
+	ok(kill(t->pid, 0) == 0, "  the worker goes on");
+}
+
+/* a native item that never looks at ejob_cancelled: it cannot be stopped but by ending the
+ * worker, which the worker does at the kill time */
+static void test_lease_kill_native(void)
+{
+	char stuck[4096];
+	if (!realpath("t/native/libstuck.so", stuck)) BAIL_OUT("t/native/libstuck.so: %s (run make)", strerror(errno));
+	struct twork t;
+	twork_init(&t, 1, logpath);
+	pid_t pid = twork_spawn(&t, 0);
+	struct shm_worker *w = twork_entry(&t, 0);
+	struct shm_header *h = seg_header(t.s);
+	uint64_t now = wait_now_ns();
+	atomic_store(&h->lease_kill_ns, now + 60000000000ull);
+	atomic_store(&h->lease_deadline_ns, now + 50000000000ull);   /* a lease that holds */
+	struct frame_submit f = twork_item(&t, FRAME_KIND_NATIVE);
+	f.lib = stuck;
+	f.sym = "stuck_item";
+	twork_publish(&t, &f);
+	ok(tlib_wait_for(in_native, w, 5000), "a native item that ignores cancellation runs");
+	msleep(100);
+	uint64_t t0 = tlib_now_ms();
+	now = wait_now_ns();
+	atomic_store(&h->lease_kill_ns, now + 1500000000ull);
+	atomic_store(&h->lease_deadline_ns, now + 100000000ull);
+	int st = 0, ex = twork_wait_exit(pid, 3000, &st);
+	uint64_t dt = tlib_now_ms() - t0;
+	ok(ex && WIFEXITED(st) && WEXITSTATUS(st) == 1, "at the lease's kill time the worker exits 1 (status 0x%x)", st);
+	ok(dt >= 1490 && dt < 1800, "  %llu ms after the kill time was set to 1500 ms", (unsigned long long)dt);
+	if (ex) t.pid = 0;
+	char *log = twork_slurp(logpath, NULL);
+	ok(log && strstr(log, "the ZooKeeper lease ran out") && strstr(log, "the supervisor did not stop the item: exiting"),
+	   "  and said why");
+	free(log);
+	twork_fini(&t);
 }
 
 /* ---- heartbeat and stopping -------------------------------------------------------------------- */
@@ -333,7 +411,7 @@ int main(void)
 	if (!realpath("examples/libhello.so", lib)) BAIL_OUT("examples/libhello.so: %s (run make)", strerror(errno));
 	snprintf(dir, sizeof dir, "%s", tlib_tmpdir());
 	snprintf(logpath, sizeof logpath, "%s/worker.log", dir);
-	plan(42);
+	plan(52);
 
 	struct twork t;
 	twork_init(&t, 1, logpath);
@@ -341,10 +419,12 @@ int main(void)
 	test_cancel_script(&t);
 	test_cancel_native(&t);
 	test_lease(&t);
+	test_lease_kill_script(&t);
 	test_heartbeat_busy(&t);
 	ok(kill(t.pid, 0) == 0, "the worker is still running after all that");
 	twork_fini(&t);
 	test_sigterm();
+	test_lease_kill_native();
 	test_lifeline();
 	test_parent_killed();
 

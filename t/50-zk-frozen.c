@@ -1,7 +1,9 @@
 /* t/50-zk-frozen.c: a frozen supervisor (SIGSTOP past its session timeout) with failover on. Its
  * workers stop its items themselves from the lease deadline in shared memory, before the session
  * can expire; only then does the other supervisor take them over. An execution log of start and
- * end times shows no overlap. After SIGCONT the frozen one rejoins cleanly. */
+ * end times shows no overlap. A second job's script ignores SIGTERM: the frozen supervisor's
+ * worker SIGKILLs it at the lease's kill time, and it is dead before the other supervisor starts
+ * it. After SIGCONT the frozen one rejoins cleanly. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +27,13 @@ static const char item_sh[] =
 	"if mkdir \"$OUT.$EJOB_ITEM\" 2>/dev/null; then sleep 60 & wait; fi\n"
 	"echo \"end $EJOB_ITEM $(date +%s%N) $EJOB_TASK_ID\" >> \"$OUT\"\n";
 
+/* the same, deaf to SIGTERM (so is its sleep): only SIGKILL ends the first run; records its pid */
+static const char deaf_sh[] =
+	"#!/bin/sh\n"
+	"trap '' TERM\n"
+	"echo \"start $EJOB_ITEM $(date +%s%N) $EJOB_TASK_ID $$\" >> \"$OUT\"\n"
+	"if mkdir \"$OUT.$EJOB_ITEM\" 2>/dev/null; then sleep 60; fi\n";
+
 #define MAXR 256
 struct rec { char kind[8]; int item; int64_t ns; char task[200]; };
 
@@ -43,18 +52,22 @@ int main(void)
 	tlib_init(120);
 	struct tzk_server zk;
 	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 500 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
-	char sh[600], out[600], yaml[2048];
+	char sh[600], out[600], dsh[600], dout[600], yaml[4096];
 	snprintf(sh, sizeof sh, "%s/item.sh", tlib_tmpdir());
 	tlib_write_file(sh, item_sh, sizeof item_sh - 1);
 	chmod(sh, 0755);
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
+	snprintf(dsh, sizeof dsh, "%s/deaf.sh", tlib_tmpdir());
+	tlib_write_file(dsh, deaf_sh, sizeof deaf_sh - 1);
+	chmod(dsh, 0755);
+	snprintf(dout, sizeof dout, "%s/deaf", tlib_tmpdir());
 	char cron[64];
 	tsup_cron_once(cron, sizeof cron, 7);
 	struct tsup a, b;
 	for (int k = 0; k < 2; k++) {
 		snprintf(yaml, sizeof yaml,
 		         "regCenter: {serverLists: \"%s\", namespace: t50, sessionTimeoutMilliseconds: 4000}\n"
-		         "supervisor: {workers: 2, attachSocket: \"@SOCK@\", killGraceSeconds: 1}\n"
+		         "supervisor: {workers: 4, attachSocket: \"@SOCK@\", killGraceSeconds: 1}\n"
 		         "jobs:\n"
 		         "  frz:\n"
 		         "    type: script\n"
@@ -62,8 +75,15 @@ int main(void)
 		         "    timeZone: UTC\n"
 		         "    failover: true\n"
 		         "    shardingTotalCount: 2\n"
+		         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n"
+		         "  deaf:\n"
+		         "    type: script\n"
+		         "    cron: \"%s\"\n"
+		         "    timeZone: UTC\n"
+		         "    failover: true\n"
+		         "    shardingTotalCount: 2\n"
 		         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n",
-		         zk.connect, cron, out, sh);
+		         zk.connect, cron, out, sh, cron, dout, dsh);
 		tsup_config(k ? &b : &a, k ? "b" : "a", yaml);
 	}
 	const char *args_a[] = { "--ip", "127.0.0.1", NULL };
@@ -73,17 +93,36 @@ int main(void)
 	if (tsup_start(&b, args_b) <= 0) BAIL_OUT("cannot start b");
 	ok(tsup_wait_log(&b, "job frz: registered", 1, 15000), "b registers");
 	ok(tsup_wait_lines(out, "start", 2, 20000), "the fire started both items, one on each");
+	ok(tsup_wait_lines(dout, "start", 2, 5000), "and both of the deaf job's");
 	usleep(300000);
+	char idb[64], ida[64];
+	snprintf(idb, sizeof idb, "127.0.0.2@-@%d", (int)b.pid);
+	snprintf(ida, sizeof ida, "127.0.0.1@-@%d", (int)a.pid);
+	int deaf_pid = 0;
+	{
+		char *t = tsup_slurp(dout);
+		for (char *p = t ? strtok(t, "\n") : NULL; p; p = strtok(NULL, "\n")) {
+			char task[200];
+			int it, pid;
+			long long ns;
+			if (sscanf(p, "start %d %lld %199s %d", &it, &ns, task, &pid) == 4 && strstr(task, idb)) deaf_pid = pid;
+		}
+		free(t);
+	}
+	ok(deaf_pid > 0, "b runs one of the deaf job's items (pid %d)", deaf_pid);
 
 	kill(b.pid, SIGSTOP);     /* b's supervisor only: its workers keep running */
-	ok(tsup_wait_lines(out, "start", 3, 15000), "b's item started again on a");
+	/* watch the deaf script die while b is frozen (its worker reaps it: it vanishes at once) */
+	int64_t deaf_dead = 0;
+	for (int k = 0; k < 3000 && (!deaf_dead || tsup_count_lines(out, "start") < 3 || tsup_count_lines(dout, "start") < 3); k++) {
+		if (!deaf_dead && deaf_pid > 0 && kill(deaf_pid, 0) < 0) deaf_dead = tlib_wall_ns();
+		usleep(5000);
+	}
+	ok(tsup_count_lines(out, "start") >= 3, "b's item started again on a");
 	tsup_wait_lines(out, "end", 3, 5000);
 
 	static struct rec r[MAXR];
 	int n = read_recs(out, r);
-	char idb[64], ida[64];
-	snprintf(idb, sizeof idb, "127.0.0.2@-@%d", (int)b.pid);
-	snprintf(ida, sizeof ida, "127.0.0.1@-@%d", (int)a.pid);
 	int item_b = -1;
 	int64_t b_end = 0, a_start = 0;
 	for (int i = 0; i < n; i++)
@@ -97,6 +136,21 @@ int main(void)
 	ok(b_end > 0, "b's workers stopped it on their own while b was frozen");
 	ok(a_start > 0, "a ran it after taking it over");
 	ok(b_end > 0 && a_start > b_end, "no overlap: b's run ended %.2fs before a's began", (double)(a_start - b_end) / 1e9);
+
+	n = read_recs(dout, r);
+	int deaf_item = -1;
+	int64_t deaf_a = 0;
+	for (int i = 0; i < n; i++)
+		if (strstr(r[i].task, idb)) deaf_item = r[i].item;
+	for (int i = 0; i < n; i++)
+		if (r[i].item == deaf_item && strstr(r[i].task, ida) && !deaf_a) deaf_a = r[i].ns;
+	ok(deaf_dead > 0, "the deaf script was killed while b was frozen (its worker did it at the lease's kill time)");
+	ok(deaf_a > 0, "a ran the deaf job's item %d after taking it over", deaf_item);
+	ok(deaf_dead > 0 && deaf_a > deaf_dead, "no overlap: it was dead %.2fs before a began it", (double)(deaf_a - (deaf_dead ? deaf_dead : deaf_a)) / 1e9);
+	char *blog = tsup_log_text(&b);
+	ok(blog && strstr(blog, "the ZooKeeper lease ran out") && strstr(blog, "killed its process group"),
+	   "b's worker logged the kill");
+	free(blog);
 
 	kill(b.pid, SIGCONT);
 	ok(tsup_wait_log(&b, "job frz: registered", 2, 15000), "after SIGCONT b registers again in a new session");

@@ -214,7 +214,7 @@ static void dump_text(struct dump *d, const char *src, const unsigned char *base
 	const struct shm_header *h = (const void *)base;
 	json_buf_t b;
 	json_init(&b);
-	char t[512], age[64];
+	char t[512], age[96];
 	time_t ct = (time_t)(h->created_ns / 1000000000u);
 	struct tm tm;
 	char when[64] = "?";
@@ -230,6 +230,14 @@ static void dump_text(struct dump *d, const char *src, const unsigned char *base
 	if (!lease) snprintf(age, sizeof age, "none");
 	else if (lease > d->now_ns) snprintf(age, sizeof age, "%.3fs left", (double)(lease - d->now_ns) / 1e9);
 	else snprintf(age, sizeof age, "expired %.3fs ago", (double)(d->now_ns - lease) / 1e9);
+	uint64_t kill_ns = atomic_load(&h->lease_kill_ns);
+	if (lease && kill_ns) {
+		size_t l = strlen(age);
+		if (kill_ns > d->now_ns)
+			snprintf(age + l, sizeof age - l, " (kill in %.3fs)", (double)(kill_ns - d->now_ns) / 1e9);
+		else
+			snprintf(age + l, sizeof age - l, " (kill %.3fs ago)", (double)(d->now_ns - kill_ns) / 1e9);
+	}
 	char hb[64];
 	fmt_age(hb, sizeof hb, d->now_ns, atomic_load(&h->sup_heartbeat_ns));
 	printf("  generation %" PRIu64 ", lease %s, shutdown %s, supervisor heartbeat %s\n", atomic_load(&h->generation),
@@ -315,6 +323,7 @@ static void dump_json(struct dump *d, const char *src, const unsigned char *base
 	jnum(b, "created_ns", h->created_ns, &first);
 	jnum(b, "generation", atomic_load(&h->generation), &first);
 	jnum(b, "lease_deadline_ns", atomic_load(&h->lease_deadline_ns), &first);
+	jnum(b, "lease_kill_ns", atomic_load(&h->lease_kill_ns), &first);
 	jnum(b, "shutdown", atomic_load(&h->shutdown), &first);
 	jnum(b, "nworkers", h->nworkers, &first);
 	jnum(b, "sub_slots", h->sub_slots, &first);

@@ -115,6 +115,15 @@ int ejob_cancelled(const ejob_context *ctx);
 typedef struct ejob_worker ejob_worker;   /* one attachment: segment mapping, socket */
 typedef struct ejob_slot ejob_slot;       /* one worker-table entry, used by one thread */
 
+/* The supervisor's ZooKeeper lease, as it last wrote it into the segment (CLOCK_MONOTONIC ns,
+ * 0 = no lease): from *stop_ns on, ejob_cancelled answers EJOB_CANCEL_LEASE; at *kill_ns
+ * whatever is left of an item must be gone, because soon after that the session may expire and
+ * another instance may be handed the item. The supervisor kills its workers' items then; but a
+ * frozen supervisor (SIGSTOP, swapped out) cannot, so a worker that runs items it can kill
+ * should do it itself (ejob-worker SIGKILLs a script's process group, and exits if a native
+ * item has not returned). 0, or -1 with errno EINVAL (s or an out pointer is NULL). */
+int ejob_lease(const ejob_slot *s, uint64_t *stop_ns, uint64_t *kill_ns);
+
 /* ---- attaching ----------------------------------------------------------------------------- */
 
 struct ejob_attach_opts {

@@ -513,6 +513,18 @@ int ejob_cancelled(const ejob_context *ctx)
 	return EJOB_CANCEL_NONE;
 }
 
+int ejob_lease(const ejob_slot *s, uint64_t *stop_ns, uint64_t *kill_ns)
+{
+	if (!s || !stop_ns || !kill_ns) {
+		errno = EINVAL;
+		return -1;
+	}
+	const struct shm_header *h = seg_header(s->seg);
+	*kill_ns = atomic_load_explicit(&h->lease_kill_ns, memory_order_relaxed);
+	*stop_ns = atomic_load_explicit(&h->lease_deadline_ns, memory_order_relaxed);
+	return 0;
+}
+
 void ejob_heartbeat(ejob_slot *s)
 {
 	ring_heartbeat(s->seg, s->busy ? WRK_BUSY : WRK_IDLE);

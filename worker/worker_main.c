@@ -7,6 +7,9 @@
  *   lifeline EOF, or SIGTERM with the supervisor gone: SIGKILL the item's process group, _exit
  *   SIGTERM with the supervisor alive: finish the current item, exit 0
  *   SIGUSR1: the supervisor set a cancel in our entry; wake the script runner to look at it
+ *   the lease's kill time passed with an item still running (the supervisor is frozen, or it
+ *   would have killed it): SIGKILL a script's process group; a native item cannot be stopped
+ *   but by exiting, so _exit(1) (the supervisor reclaims the item from our held frame)
  * Exit codes: 0 asked to stop; 1 runtime failure; 2 bad invocation or segment. */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +24,7 @@
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "worker/ejob.h"
@@ -42,6 +46,8 @@ struct wmain {
 	pthread_mutex_t item_lock; /* guards item_pgid; held from fork until the pgid is published */
 	pid_t item_pgid;
 	const ejob_context *ctx;   /* the running item (main thread) */
+	_Atomic int kind;          /* its kind (EJOB_KIND_*) while it runs, else 0 (read by control) */
+	pid_t lease_killed;        /* control: the process group last SIGKILLed for the lease */
 	native_cache_t *natives;
 	_Atomic int stop;
 };
@@ -77,12 +83,55 @@ static _Noreturn void die_with_item(struct wmain *m, const char *why)
 	_exit(1);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The lease's kill time has passed and an item still runs: the supervisor kills it then, unless
+ * it is frozen; either way it must not outlive the session. Returns the poll timeout until the
+ * next look: at the kill time, at most a second away (the supervisor renews the lease; a new
+ * session may bring it closer). */
+static int lease_check(struct wmain *m)
+{
+	uint64_t stop_ns, kill_ns;
+	if (ejob_lease(m->slot, &stop_ns, &kill_ns) < 0 || !kill_ns) return 1000;
+	uint64_t now = mono_ns();
+	if (now < kill_ns) {
+		uint64_t ms = (kill_ns - now) / 1000000u + 1;
+		return ms < 1000 ? (int)ms : 1000;
+	}
+	int kind = atomic_load(&m->kind);
+	if (!kind) return 1000;
+	char why[160];
+	snprintf(why, sizeof why, "the ZooKeeper lease ran out %.1fs ago and the supervisor did not stop the item",
+	         (double)(now - kill_ns) / 1e9);
+	if (kind == EJOB_KIND_NATIVE) die_with_item(m, why);   /* it runs on our main thread */
+	pthread_mutex_lock(&m->item_lock);
+	pid_t pg = m->item_pgid;
+	if (pg > 0 && pg != m->lease_killed) {
+		m->lease_killed = pg;
+		if (kill(-pg, SIGKILL) < 0 && errno != ESRCH)
+			logmsg(m, "kill(%d, SIGKILL) failed: %s", -pg, strerror(errno));
+		else
+			logmsg(m, "%s: killed its process group %d", why, (int)pg);
+	}
+	pthread_mutex_unlock(&m->item_lock);
+	return 1000;
+}
+
 static void *control_main(void *arg)
 {
 	struct wmain *m = arg;
+	int timeout = 1000;
 	for (;;) {
 		struct pollfd pf[3] = { { FD_LIFELINE, POLLIN, 0 }, { m->sigfd, POLLIN, 0 }, { m->quit, POLLIN, 0 } };
-		if (poll(pf, 3, -1) < 0) {
+		int n = poll(pf, 3, timeout);
+		timeout = lease_check(m);
+		if (n == 0) continue;
+		if (n < 0) {
 			if (errno == EINTR) continue;
 			logmsg(m, "poll (control) failed: %s", strerror(errno));
 			die_with_item(m, "cannot watch the lifeline");
@@ -122,9 +171,15 @@ static void on_started(void *arg, pid_t pgid)
 static int on_tick(void *arg, int *next_ms)
 {
 	struct wmain *m = arg;
-	(void)next_ms;
 	ejob_heartbeat(m->slot);
-	return ejob_cancelled(m->ctx);
+	int why = ejob_cancelled(m->ctx);
+	/* look again right when the lease runs out, not up to a tick later */
+	uint64_t stop_ns, kill_ns, now = mono_ns();
+	if (!why && ejob_lease(m->slot, &stop_ns, &kill_ns) == 0 && stop_ns > now) {
+		uint64_t ms = (stop_ns - now) / 1000000u + 1;
+		if (ms < (uint64_t)*next_ms) *next_ms = (int)ms;
+	}
+	return why;
 }
 
 static void error_outcome(struct outcome *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -176,6 +231,7 @@ out:
 static void run_item(struct wmain *m, const ejob_context *c, struct outcome *o)
 {
 	m->ctx = c;
+	atomic_store(&m->kind, (int)c->kind);
 	switch (c->kind) {
 	case EJOB_KIND_SCRIPT:
 		run_script(m, c, o);
@@ -191,6 +247,7 @@ static void run_item(struct wmain *m, const ejob_context *c, struct outcome *o)
 		error_outcome(o, "item of job '%s' has no kind (script or native)", c->job);
 		break;
 	}
+	atomic_store(&m->kind, 0);
 	m->ctx = NULL;
 }
 
