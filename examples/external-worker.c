@@ -18,7 +18,8 @@
  * whose parameter is "fail"; cancelled or timeout when the supervisor stopped it).
  *
  * SIGINT or SIGTERM: stop taking items, finish the running ones, detach, exit 0. The supervisor
- * shutting down: the same. The supervisor going away: exit 1. Refused at attach (job not
+ * shutting down (it sets the segment's shutdown flag and waits for our running items): the same.
+ * The supervisor going away without that (killed, or it cut this attachment off): exit 1. Refused at attach (job not
  * external, uid not allowed): exit 2, with the supervisor's reason.
  *
  * Signals are blocked in every thread and read from a signalfd by the main thread: nothing
@@ -189,9 +190,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, "external-worker: %s: finishing running items\n", strsignal((int)si.ssi_signo));
 	}
 	ejob_stop(w);
+	int said_stop = 0;
 	for (unsigned i = 0; i < started; i++) {
 		pthread_join(r[i].tid, NULL);
-		if (r[i].why == ENOTCONN) {
+		if (r[i].why == ESHUTDOWN && !said_stop++) {
+			fprintf(stderr, "external-worker: the supervisor is stopping: detaching\n");
+		} else if (r[i].why == ENOTCONN) {
 			if (!rc) fprintf(stderr, "external-worker: the supervisor went away\n");
 			rc = 1;
 		} else if (r[i].why != ECANCELED && r[i].why != ESHUTDOWN) {

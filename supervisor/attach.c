@@ -57,6 +57,7 @@ struct att {
 	struct conn *conns;
 	size_t nconns;
 	frame_decoder_t *dec;
+	int stopping;           /* att_shutdown: no new attachments */
 };
 
 /* ---- paths ---------------------------------------------------------------------------------------- */
@@ -270,6 +271,10 @@ static void on_hello(struct conn *c, const unsigned char *buf, size_t len)
 	struct frame_err err;
 	if (frame_decode_hello(a->dec, buf, len, &h, &err) < 0) {
 		refuse(c, "bad hello frame (%s): %s", frame_errc_name(err.code), err.msg);
+		return;
+	}
+	if (a->stopping) {
+		refuse(c, "the supervisor is stopping");
 		return;
 	}
 	if (!allowed(a, c)) {
@@ -507,6 +512,17 @@ void att_free(att_t *a)
 	free(a->uids);
 	free(a->gids);
 	free(a);
+}
+
+void att_shutdown(att_t *a)
+{
+	if (!a) return;
+	a->stopping = 1;
+	for (struct conn *c = a->conns; c; c = c->next)
+		if (c->seg) {
+			atomic_store(&seg_header(c->seg)->shutdown, 1);
+			ring_wake_all(c->seg);
+		}
 }
 
 void att_set_lease(att_t *a, uint64_t deadline_ns, uint64_t kill_ns)

@@ -37,12 +37,15 @@ att_t *att_new(struct ev_loop *loop, disp_t *d, const char *path, const struct a
                size_t errlen);
 void att_set_policy(att_t *a, const struct att_policy *pol);   /* after a reload */
 void att_free(att_t *a);        /* close every attachment (their items are lost) and the socket */
+/* The supervisor is stopping: set every attachment's shutdown flag and wake its workers (they
+ * take no more items, finish the running ones, detach); refuse new attachments. */
+void att_shutdown(att_t *a);
 void att_tick(att_t *a, uint64_t now_ns);   /* heartbeat checks */
 size_t att_count(const att_t *a);
 const char *att_path(const att_t *a);
 
-/* The ZooKeeper lease deadline (CLOCK_MONOTONIC, 0 = none) in every attachment's segment, so
- * external workers stop their items on it as pool workers do. */
+/* The ZooKeeper lease's stop and kill times (CLOCK_MONOTONIC, 0 = none) in every attachment's
+ * segment, so external workers stop their items on them as pool workers do. */
 void att_set_lease(att_t *a, uint64_t deadline_ns, uint64_t kill_ns);
 
 #endif

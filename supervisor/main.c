@@ -47,7 +47,7 @@ static const char usage_text[] =
 "  -V, --version         the version\n"
 "\n"
 "Signals: SIGTERM/SIGINT stop dispatching, let running items finish (shutdownGraceSeconds), then\n"
-"end them; SIGHUP reloads the configuration (on error the old one stays).\n"
+"end them (external workers are told too, and waited for); SIGHUP reloads the configuration (on error the old one stays).\n"
 "Exit status: 0 clean stop (or --run: every item succeeded), 1 runtime failure, 2 usage or\n"
 "configuration error.\n";
 
@@ -158,12 +158,28 @@ static void on_ready(void *arg, uint32_t worker)
 	if (!s->stopping) disp_kick(s->disp);
 }
 
+/* Stopping: leave once the pool has stopped and external workers have ended their items too
+ * (they finish them as pool workers do; past the grace they are cancelled, then their
+ * attachment closed). Leaving earlier would report their items lost while they still run. */
+static void maybe_exit(struct sup *s, uint64_t now_ns)
+{
+	if (!s->pool_stopped) return;
+	uint32_t n = disp_running(s->disp);
+	if (n && s->stopping && now_ns < s->stop_by_ns) return;
+	if (n)
+		log_warn("shutdown: %" PRIu32 " item%s of external workers still running; leaving them", n, n == 1 ? "" : "s");
+	ev_break(s->loop, EVBREAK_ALL);
+}
+
 static void on_pool_stopped(void *arg)
 {
 	struct sup *s = arg;
 	disp_abandon(s->disp, s->pool_target, FRAME_ST_CANCELLED, "not started: the supervisor stopped");
 	log_info("all workers have stopped");
-	ev_break(s->loop, EVBREAK_ALL);
+	s->pool_stopped = 1;
+	uint32_t n = disp_running(s->disp);
+	if (n) log_info("waiting for %" PRIu32 " item%s of external workers", n, n == 1 ? "" : "s");
+	maybe_exit(s, wait_now_ns());
 }
 
 static void on_outcome(void *arg, const struct disp_outcome *o)
@@ -272,6 +288,8 @@ void sup_shutdown(struct sup *s, int exit_code)
 	 * then killed kill_grace later */
 	if (s->sched) sched_stop(s->sched);
 	disp_cancel_queued(s->disp, "not started: the supervisor is stopping");
+	att_shutdown(s->att);
+	s->stop_by_ns = wait_now_ns() + (uint64_t)(grace + kill_grace + 2) * 1000000000u;
 	ev_timer_init(&s->shutdown_w, shutdown_grace_cb, grace, 0);
 	s->shutdown_w.data = s;
 	ev_timer_start(s->loop, &s->shutdown_w);
@@ -338,6 +356,7 @@ static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	/* an attached worker binds its slots after the welcome: capacity can grow without an event */
 	if (!s->stopping && disp_pending(s->disp)) disp_kick(s->disp);
 	if (s->run) run_tick(s);
+	maybe_exit(s, now);
 	(void)loop;
 }
 

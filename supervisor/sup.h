@@ -43,6 +43,8 @@ struct sup {
 	disp_target_t *pool_target;
 	att_t *att;
 	int stopping;               /* SIGTERM/SIGINT seen (or --run finished) */
+	int pool_stopped;           /* every pool worker has exited */
+	uint64_t stop_by_ns;        /* stopping: leave by then even if external workers' items run */
 	int exit_code;
 	ev_signal sig_term, sig_int, sig_hup;
 	ev_child child_w;

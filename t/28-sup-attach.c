@@ -1,6 +1,7 @@
 /* t/28-sup-attach.c: external workers attached to a real supervisor: the example worker serves
  * its job; a process of another uid is refused (and admitted once allowed); one that writes
- * garbage into its completion ring is cut off, its item runs elsewhere, the supervisor goes on. */
+ * garbage into its completion ring is cut off, its item runs elsewhere, the supervisor goes on;
+ * a supervisor stopped while an external worker runs an item waits for it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -77,7 +78,8 @@ static void test_example(void)
 	waitpid(w, &wst, 0);
 	tlib_untrack(w);
 	is_int(tsup_count_lines(wlog, "external-worker[0]: job=ext item="), 3, "the worker ran the three items");
-	ok(tsup_count_lines(wlog, "the supervisor went away") == 1, "and left when the supervisor did");
+	ok(tsup_count_lines(wlog, "the supervisor is stopping: detaching") == 1, "and left when the supervisor stopped");
+	ok(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "  exit 0 (status 0x%x)", wst);
 }
 
 /* connect as uid 65534 and report what ejob_attach said, through a pipe */
@@ -259,11 +261,49 @@ static void test_dies_mid_item(void)
 	tlib_untrack(w);
 }
 
+/* SIGTERM to the supervisor while an external worker runs an item: the worker is told through its
+ * segment's shutdown flag, finishes the item, which is reported ok, and detaches with exit 0; the
+ * supervisor leaves after that, not before (the item would be reported lost while it ran) */
+static void test_stop_mid_item(void)
+{
+	static const char y[] =
+		"regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t28}\n"
+		"supervisor: {workers: 1, attachSocket: \"@SOCK@\", shutdownGraceSeconds: 10}\n"
+		"jobs:\n"
+		"  ext:\n"
+		"    type: external\n"
+		"    cron: \"0 0 * * * ?\"\n"
+		"    shardingTotalCount: 1\n"
+		"    jobParameter: \"ms=1500\"\n";
+	struct tsup t;
+	char wlog[700];
+	tsup_config(&t, "stop", y);
+	snprintf(wlog, sizeof wlog, "%s/worker.log", t.dir);
+	const char *args[] = { "--run", "ext", NULL };
+	tsup_start(&t, args);
+	tsup_wait_log(&t, "attach: external workers attach on", 1, 5000);
+	pid_t w = start_example(t.sock, wlog);
+	ok(tsup_wait_lines(wlog, "external-worker[0]: job=ext item=0", 1, 5000), "an external worker runs a 1.5 s item");
+	uint64_t t0 = tlib_now_ms();
+	int st = tsup_stop(&t, SIGTERM, 15000);
+	uint64_t dt = tlib_now_ms() - t0;
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGTERM: the supervisor exits 0");
+	ok(dt >= 1000, "  after the item ended (%llu ms)", (unsigned long long)dt);
+	is_int(tsup_log_count(&t, ": ok in "), 1, "  the item is reported ok");
+	is_int(tsup_log_count(&t, "crashed"), 0, "  not crashed or lost");
+	int wst = 0;
+	waitpid(w, &wst, 0);
+	tlib_untrack(w);
+	ok(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "the external worker exits 0 (status 0x%x)", wst);
+	ok(tsup_count_lines(wlog, "the supervisor is stopping: detaching") == 1, "  saying the supervisor is stopping");
+}
+
 int main(void)
 {
 	tlib_init(120);
-	plan(23);
+	plan(31);
 	test_example();
+	test_stop_mid_item();
 	test_other_uid();
 	test_garbage();
 	test_dies_mid_item();
