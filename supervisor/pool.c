@@ -303,6 +303,14 @@ int pool_reaped(pool_t *p, pid_t pid, int status)
 	p->alive--;
 	atomic_store(&w->state, WRK_DEAD);
 	atomic_store(&w->pid, 0);
+	/* A script it ran got SIGKILL with it (PR_SET_PDEATHSIG), but what that script started did
+	 * not: the rest of the item's process group must not run on unobserved (and, with ZooKeeper,
+	 * next to the item's run elsewhere). The group number cannot have been reused yet: a pid
+	 * comes round again only after pid_max others. */
+	int32_t pg = atomic_load(&w->item_pgid);
+	if (pg > 1 && kill(-pg, SIGKILL) == 0)
+		log_warn("pool: worker %" PRIu32 " (pid %d) left processes of its item behind (group %d): killed them",
+		         s->index, (int)pid, (int)pg);
 
 	/* its items: reclaimed now that it is gone (before anyone else can take the entry) */
 	int n = ring_reclaim(p->seg, s->index, s->gen, lost_item, s);

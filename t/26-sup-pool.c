@@ -1,5 +1,6 @@
 /* t/26-sup-pool.c: the worker pool of a real supervisor: visible in shmdump; a worker killed
- * with SIGKILL mid-item (the item runs again elsewhere, the pool is back to N); a worker binary
+ * with SIGKILL mid-item (the item runs again elsewhere, what its script started is killed too,
+ * the pool is back to N); a worker binary
  * that keeps dying (backoff, one log line per cause); a worker that stops heartbeating. */
 #include <signal.h>
 #include <stdio.h>
@@ -75,7 +76,9 @@ static void test_kill_mid_item(void)
 	snprintf(buf, sizeof buf,
 	         "#!/bin/sh\n"
 	         "d=%s\n"
-	         "if [ \"$EJOB_ITEM\" = 0 ] && [ \"$EJOB_ATTEMPT\" = 1 ]; then echo $$ > $d/item0.pid; sleep 60; fi\n"
+	         "if [ \"$EJOB_ITEM\" = 0 ] && [ \"$EJOB_ATTEMPT\" = 1 ]; then\n"
+	         "  sleep 61 & echo $! > $d/gc.pid; echo $$ > $d/item0.pid; sleep 60\n"
+	         "fi\n"
 	         "if [ \"$EJOB_ITEM\" = 1 ]; then while [ ! -e $d/release ]; do sleep 0.05; done; fi\n"
 	         "echo \"$EJOB_ITEM $EJOB_ATTEMPT\" >> $d/done\n", t.dir);
 	tlib_write_file(sh, buf, strlen(buf));
@@ -116,6 +119,12 @@ static void test_kill_mid_item(void)
 	ok(tsup_wait_log(&t, "job victim item 0 attempt 2: ok", 1, 10000), "and runs again (attempt 2) elsewhere");
 	usleep(100000);
 	ok(!tsup_alive(script), "the dead worker's script did not outlive it");
+	char gcp[700];
+	snprintf(gcp, sizeof gcp, "%s/gc.pid", t.dir);
+	s = tsup_slurp(gcp);
+	pid_t gc = s ? (pid_t)atoi(s) : 0;
+	free(s);
+	ok(gc > 0 && !tsup_alive(gc), "nor did its child (pid %d), killed with the item's process group", (int)gc);
 	dump = shmdump(t.pid);
 	is_int(live_workers(dump, t.pid), 3, "the pool is back to 3 live workers");
 	free(dump);
@@ -190,7 +199,7 @@ static void test_heartbeat(void)
 int main(void)
 {
 	tlib_init(120);
-	plan(23);
+	plan(24);
 	test_kill_mid_item();
 	test_crash_loop();
 	test_heartbeat();
