@@ -149,6 +149,11 @@ static void reg_done(struct cjob *j)
 	j->reg_session = zkc_session(j->c->z);
 	log_info("job %s: registered as %s (%s)", j->name, j->c->s->instance_id,
 	         cj_conf(j)->disabled ? "server DISABLED" : "server ENABLED");
+	j->ever_registered = 1;
+	if (j->orphan_scan) {
+		j->orphan_scan = 0;
+		cx_rejoined(j);     /* before the assignment's load: fires wait for it */
+	}
 	watch_necessary(j);
 	load_assignment(j);
 	cj_elect(j);
@@ -492,6 +497,7 @@ static void item_read(struct cjob *j, const struct zkc_res *r)
 	for (int k = 0; k < r->nchildren; k++) {
 		if (!strcmp(r->children[k], "completed")) j->completed[i] = 1;
 		if (!strcmp(r->children[k], "disabled")) j->disabled[i] = 1;
+		if (!strcmp(r->children[k], "misfire")) cx_misfire_found(j, i);   /* flagged before it came here */
 	}
 	if (was != j->disabled[i])
 		log_info("job %s: item %u is %s (sharding/%u/disabled)", j->name, i, j->disabled[i] ? "disabled" : "enabled again", i);
@@ -699,6 +705,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 				j->clock_inflight = j->reconciling = 0;
 				j->clock_next_ns = j->reconcile_next_ns = 0;
 				j->stale_pending = 0;
+				j->orphan_scan = j->ever_registered;
 			}
 			if (!j->gone && j->reg_session != zkc_session(c->z)) reg_start(j);
 			else if (!j->gone) {

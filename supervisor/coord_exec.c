@@ -393,6 +393,76 @@ void cx_clear_stale(struct cjob *j)
 	}
 }
 
+/* ---- rejoining ---------------------------------------------------------------------------------------
+ *
+ * A session was lost and a new one began. Every item that ran here then was stopped before the
+ * old session could expire (the lease); with failover on, their running nodes are persistent and
+ * still name us. The leader hands such items out when it sees the old instance node go, but if
+ * this process registered again under the same id before the leader listed the instances (or was
+ * the leader itself), nobody did: the item would stay "running" for good, and every later fire
+ * would misfire on it. So the instance hands them over itself, before its fires of the new session
+ * write anything: each running node that still names us is deleted and the item queued under
+ * leader/failover/items in one multi; the leader names a taker (coord_failover.c). */
+
+struct orphan {
+	struct cjob *j;
+	uint32_t item;
+	int version;
+};
+
+static void orphan_queued(void *arg, const struct zkc_res *r)
+{
+	struct orphan *o = arg;
+	struct cjob *j = o->j;
+	char p[PATH_MAX_];
+	if (r->rc == ZOK)
+		log_info("job %s: item %" PRIu32 " was running here when the last session was lost; stopped then, it is "
+		         "queued for failover now", j->name, o->item);
+	else if (cj_live(j, r->session) && r->nops > 1 && r->op_rc[1] == ZNODEEXISTS)
+		/* already queued (the leader saw us go): only the stale running node is left to go */
+		zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", o->item), o->version, NULL, NULL);
+	free(o);
+	stale_done(j);
+}
+
+static void orphan_read(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	const char *q = strstr(r->path, "/sharding/");
+	struct orphan *o = NULL;
+	if (cj_live(j, r->session) && q && r->rc == ZOK && r->data && !strcmp(r->data, j->c->s->instance_id) &&
+	    (o = calloc(1, sizeof *o))) {
+		o->j = j;
+		o->item = (uint32_t)strtoul(q + 10, NULL, 10);
+		o->version = r->stat.version;
+		char p[PATH_MAX_];
+		zkc_multi_t *m = zkc_multi_new();
+		zkc_multi_delete(m, r->path, r->stat.version);
+		zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, o->item), "", 0, 0);
+		if (zkc_multi_commit(j->c->z, m, orphan_queued, o) == ZOK) return;
+		free(o);
+	}
+	stale_done(j);
+}
+
+static void misfire_flag(void *arg, const struct zkc_res *r);
+
+void cx_rejoined(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	const conf_job_t *cj = cj_conf(j);
+	if (cj->failover) {
+		uint32_t n = (uint32_t)cj->sharding_total_count;
+		if (j->total > n) n = j->total;
+		for (uint32_t i = 0; i < n; i++)
+			if (zkc_get(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), NULL, NULL, orphan_read, j) == ZOK)
+				j->stale_pending++;
+	}
+	/* misfire flags of our items: their watches went with the old session */
+	for (uint32_t i = 0; i < j->total; i++)
+		if (cj_owned(j, i)) zkc_exists(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/misfire", i), NULL, NULL, misfire_flag, j);
+}
+
 /* The session ended: its ephemeral running nodes are gone with it; fires waiting to write their
  * completions have nothing left to write. */
 void cx_session_lost(struct cjob *j)
@@ -444,6 +514,21 @@ void coord_outcome(coord_t *c, const struct disp_outcome *o)
  * requests only when a misfire happens. */
 
 static void misfire_watch(struct cjob *j, uint32_t i);
+
+void cx_misfire_found(struct cjob *j, uint32_t item)
+{
+	if (item < j->mis_wait_n && j->mis_wait[item]) return;
+	log_info("job %s: item %" PRIu32 " has a misfire flag (sharding/%" PRIu32 "/misfire): it runs again here when "
+	         "its running node goes", j->name, item, item);
+	misfire_watch(j, item);
+}
+
+static void misfire_flag(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	const char *q = strstr(r->path, "/sharding/");
+	if (cj_live(j, r->session) && q && r->rc == ZOK) cx_misfire_found(j, (uint32_t)strtoul(q + 10, NULL, 10));
+}
 
 static void misfire_started(void *arg, const struct zkc_res *r)
 {

@@ -22,7 +22,8 @@
  * the stale running node removed. Every instance watches leader/failover/items: an item whose
  * failovering names it is taken in one multi (failover and running created, the queue entry
  * removed) and run at once. A taker that dies before taking leaves its items queued; the leader
- * hands them out again at the next change of instances. */
+ * hands them out again at the next change of instances. An item queued without a taker (by the
+ * instance that ran it, rejoining under the same id) gets one from the leader. */
 
 struct crash {
 	struct cjob *j;
@@ -154,6 +155,22 @@ static void failovering_read(void *arg, const struct zkc_res *r)
 	struct take *t = arg;
 	struct cjob *j = t->j;
 	uint32_t i = t->item;
+	if (cj_live(j, r->session) && r->rc == ZNONODE && j->leader && j->nlive) {
+		/* queued without a taker: by the instance that ran it, back under the same id in a new
+		 * session (coord_exec.c). The leader names one; the entry is queued again in the same
+		 * multi, so every instance's watch on the queue sees a change and reads the taker. */
+		char p[PATH_MAX_];
+		const char *to = j->live[i % (uint32_t)j->nlive];
+		zkc_multi_t *m = zkc_multi_new();
+		zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->fence);
+		zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", i), to, (int)strlen(to), 0);
+		zkc_multi_delete(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, i), -1);
+		zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, i), "", 0, 0);
+		if (zkc_multi_commit(j->c->z, m, NULL, NULL) == ZOK)
+			log_info("job %s: failover: item %" PRIu32 " was queued without a taker: handing it to %s", j->name, i, to);
+		free(t);
+		return;
+	}
 	if (!cj_live(j, r->session) || r->rc != ZOK || !r->data) {
 		free(t);
 		return;

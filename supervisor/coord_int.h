@@ -40,6 +40,9 @@ struct cjob {
 	uint8_t *stale;             /* [stale_n]: a running node of ours may exist for an item not running */
 	uint32_t stale_n;
 	int stale_pending;          /* their reads and deletes in flight: fires wait */
+	int ever_registered;        /* registered in some session of this process */
+	int orphan_scan;            /* a new session after one we registered in: look for our running
+	                               nodes left from it (failover on) and queue them */
 	int states_loading;         /* reading the nodes under our items */
 	uint8_t *w_disabled;        /* [w_disabled_n]: exists watch on sharding/i/disabled armed */
 	uint32_t w_disabled_n;
@@ -155,7 +158,12 @@ struct cfire *cx_side_run(struct cjob *j, uint32_t item);
 void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents);
 void cx_session_lost(struct cjob *j);
 void cx_misfire(struct cjob *j, uint32_t item);   /* item still running elsewhere: flag it, run it again after */
-void cx_clear_stale(struct cjob *j);             /* connection back: clear unanswered running nodes */           /* its running nodes went with the session */
+void cx_clear_stale(struct cjob *j);             /* connection back: clear unanswered running nodes */
+/* Registered again in a new session: queue for failover the items whose running node still
+ * names us from the old one (they were stopped for the lease), and watch again the misfire
+ * flags of our items. */
+void cx_rejoined(struct cjob *j);
+void cx_misfire_found(struct cjob *j, uint32_t item);   /* sharding/{i}/misfire seen on an item we own */
 
 /* coord_failover.c */
 void cf_scan(struct cjob *j);                 /* read leader/failover/items, take ours */
