@@ -50,7 +50,13 @@ struct cfire *cx_side_run(struct cjob *j, uint32_t item)
 	f->failover = 1;
 	f->items[0] = item;
 	f->n = 1;
-	f->fire_ms = (uint64_t)(wait_realtime_ns() / 1000000u);
+	/* its own fire id: when it started, in ms, never a whole second (that is a cron fire's) and
+	 * never one an earlier side run of the job had (two can start in the same ms) */
+	uint64_t ms = (uint64_t)(wait_realtime_ns() / 1000000u);
+	if (ms <= j->side_ms) ms = j->side_ms + 1;
+	if (ms % 1000 == 0) ms++;
+	j->side_ms = ms;
+	f->fire_ms = ms;
 	f->next = j->ffires;
 	j->ffires = f;
 	return f;
@@ -241,6 +247,13 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	struct cjob *j = cj_find(c, fi->job);
 	if (s->stopping || !j) return -1;
 	if (j->shut) return 1;          /* shut down here by an operator (instances/{id} deleted) */
+	if (!j->clock_known && cj_conf(j)->max_time_diff_seconds >= 0) {
+		/* not a fire on a clock nobody looked at: the first comparison is one round trip, sent
+		 * as soon as the session is there, so this only happens when ZooKeeper is slow */
+		log_cause(&j->clock_cause, LL_WARN, "unknown", "job %s: fires are refused until this machine's clock has "
+		          "been compared with ZooKeeper's (maxTimeDiffSeconds: %d)", j->name, cj_conf(j)->max_time_diff_seconds);
+		return 1;
+	}
 	if (j->clock_bad && cj_conf(j)->max_time_diff_seconds >= 0) {
 		log_cause(&j->clock_cause, LL_WARN, "clock", "job %s: fires are refused: this machine's clock is %.1fs off "
 		          "ZooKeeper's, over maxTimeDiffSeconds (%d)", j->name, (double)j->clock_off_ms / 1000.0,

@@ -49,6 +49,7 @@ struct cjob {
 	int w_sharding, w_necessary, w_leader, w_instances;   /* watch armed (this session) */
 	struct cfire *fire;         /* the fire in progress, or NULL */
 	struct cfire *ffires;       /* failover runs in progress (list) */
+	uint64_t side_ms;           /* the fire id of the latest failover or misfire run */
 	char **live;                /* leader: the instances at the last listing, sorted */
 	int nlive;
 	uint8_t *taking;            /* [total]: a failover item being taken here */
@@ -61,6 +62,7 @@ struct cjob {
 	int clock_inflight;
 	int64_t clock_off_ms;       /* the last measured difference: local - ZooKeeper */
 	int clock_bad;              /* over maxTimeDiffSeconds: fires are refused */
+	int clock_known;            /* the clock was compared at least once (fires wait for that) */
 	struct log_cause clock_cause;
 	uint64_t reconcile_next_ns; /* the leader's next reconcile (0: not scheduled) */
 	int reconciling;

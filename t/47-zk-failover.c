@@ -18,19 +18,19 @@
 
 static const char item_sh[] =
 	"#!/bin/sh\n"
-	"echo \"start $EJOB_ITEM $(date +%s%N) $EJOB_TASK_ID\" >> \"$OUT\"\n"
+	"echo \"start $EJOB_ITEM $(date +%s%N) $EJOB_TASK_ID $EJOB_FIRE_ID\" >> \"$OUT\"\n"
 	"sleep 3\n"
 	"echo \"end $EJOB_ITEM $(date +%s%N) $EJOB_TASK_ID\" >> \"$OUT\"\n";
 
 #define MAXR 256
-struct rec { char kind[8]; int item; int64_t ns; char task[200]; };
+struct rec { char kind[8]; int item; int64_t ns; char task[200]; long long fire; };
 
 static int read_recs(const char *path, struct rec *r)
 {
 	char *t = tsup_slurp(path);
 	int n = 0;
 	for (char *p = t ? strtok(t, "\n") : NULL; p && n < MAXR; p = strtok(NULL, "\n"))
-		if (sscanf(p, "%7s %d %" SCNd64 " %199s", r[n].kind, &r[n].item, &r[n].ns, r[n].task) == 4) n++;
+		if (sscanf(p, "%7s %d %" SCNd64 " %199s %lld", r[n].kind, &r[n].item, &r[n].ns, r[n].task, &r[n].fire) >= 4) n++;
 	free(t);
 	return n;
 }
@@ -91,11 +91,14 @@ int main(void)
 	snprintf(idb, sizeof idb, "127.0.0.2@-@%d", (int)b.pid);
 	int b_items[6] = { 0 }, starts[6] = { 0 }, late = 0, on_a_after = 0;
 	int64_t last_takeover = 0;
+	long long fo_fire[6];
+	int nfo = 0;
 	for (int i = 0; i < n; i++) {
 		if (strcmp(r[i].kind, "start") || r[i].item < 0 || r[i].item >= 6) continue;
 		starts[r[i].item]++;
 		if (strstr(r[i].task, idb)) b_items[r[i].item] = 1;
 		if (r[i].ns > killed) {
+			if (nfo < 6) fo_fire[nfo++] = r[i].fire;
 			on_a_after++;
 			if (r[i].ns > last_takeover) last_takeover = r[i].ns;
 			if (r[i].ns > killed + 5000000000ll) late++;
@@ -111,6 +114,12 @@ int main(void)
 	is_int(right, 6, "each of b's items ran again exactly once; a's own items once");
 	is_int(late, 0, "all within the session timeout + 1 s of the kill (last %.2fs after)",
 	       (double)(last_takeover - killed) / 1e9);
+	int distinct = nfo == 3;
+	for (int x = 0; x < nfo; x++)
+		for (int y = 0; y < x; y++) distinct &= fo_fire[x] != fo_fire[y];
+	for (int x = 0; x < nfo; x++) distinct &= fo_fire[x] % 1000 != 0;
+	ok(distinct, "the 3 runs taken over have fire ids of their own (%lld %lld %lld): none twice, none a cron fire's",
+	   nfo > 0 ? fo_fire[0] : 0, nfo > 1 ? fo_fire[1] : 0, nfo > 2 ? fo_fire[2] : 0);
 	ok(tsup_log_count(&a, "failover: 3 items of a crashed instance handed out") == 1,
 	   "the leader handed all 3 out at once, in one step");
 
