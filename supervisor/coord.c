@@ -174,6 +174,8 @@ static void reg_presence(struct cjob *j)
 	if (!g) return;
 	snprintf(data, sizeof data, "jobInstanceId: %s\nserverIp: %s\n", s->instance_id, s->ip);
 	group_create(g, cj_path(j, p, "/instances/%s", s->instance_id), data, ZOO_EPHEMERAL);
+	/* lives exactly as long as this session, whatever an operator deletes (coord_failover.c) */
+	group_create(g, cj_path(j, p, "/leader/failover/alive/%s", s->instance_id), "", ZOO_EPHEMERAL);
 	group_create(g, cj_path(j, p, "/leader/sharding/necessary"), "", 0);
 	const char *st = cj_conf(j)->disabled ? "DISABLED" : "ENABLED";
 	/* the server node is rewritten at every start (ElasticJob does the same) */
@@ -256,7 +258,8 @@ static void reg_start(struct cjob *j)
 	struct group *g = group_new(j, "creating its nodes", reg_config);
 	if (!g) return;
 	static const char *const dirs[] = { "/servers", "/instances", "/sharding", "/leader", "/leader/election",
-	                                    "/leader/sharding", "/leader/failover", "/leader/failover/items", "/trigger" };
+	                                    "/leader/sharding", "/leader/failover", "/leader/failover/items",
+	                                    "/leader/failover/alive", "/trigger" };
 	group_create(g, "", "", 0);
 	group_create(g, cj_path(j, p, "%s", ""), type_string(j->local), 0);
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) group_create(g, cj_path(j, p, "%s", dirs[i]), "", 0);

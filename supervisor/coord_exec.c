@@ -315,6 +315,8 @@ static void flush_fire(struct cfire *f)
 		/* completed says it ran to its end; a failed or stopped item is only no longer running */
 		if (f->done[it] == 1)
 			zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), id, (int)strlen(id), 0);
+		/* stopped for a shutdown here: queued for failover (the leader names a taker) */
+		if (f->done[it] == 3) zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), "", 0, 0);
 	}
 	f->flushing = (int)f->npending;
 	if (zkc_multi_commit(j->c->z, m, completed_written, f) != ZOK) {
@@ -348,6 +350,8 @@ static void completed_written(void *arg, const struct zkc_res *r)
 				zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failover", it), -1, NULL, NULL);
 				zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", it), -1, NULL, NULL);
 			}
+			if (f->done[it] == 3)
+				zkc_create(j->c->z, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), "", 0, 0, NULL, NULL);
 			if (f->done[it] != 1) continue;
 			zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), -1, NULL, NULL);
 			zkc_create(j->c->z, p, id, (int)strlen(id), 0, NULL, NULL);
@@ -510,6 +514,9 @@ void coord_outcome(coord_t *c, const struct disp_outcome *o)
 	struct cfire *f = (struct cfire *)(uintptr_t)o->cookie;
 	if (!o->final || !f || o->item >= f->j->total || f->done[o->item]) return;
 	f->done[o->item] = o->status == FRAME_ST_OK ? 1 : 2;
+	/* stopped because an operator shut the job down here: it did not run to its end, and the
+	 * leader waits for us to hand it over (coord_failover.c) */
+	if (f->j->shut && o->status == FRAME_ST_CANCELLED && cj_conf(f->j)->failover) f->done[o->item] = 3;
 	f->ended++;
 	f->ok += o->status == FRAME_ST_OK;
 	if (!f->npending) f->pending_since_ns = wait_now_ns();

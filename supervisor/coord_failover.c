@@ -31,23 +31,92 @@ struct crash {
 	char *gone;                 /* the instance that went */
 	uint32_t left, n;
 	uint32_t *items;
+	char **owner;               /* [n]: whose running node each item had */
 };
 
-static void hand_out(struct cjob *j, const uint32_t *items, uint32_t n)
+static void failover_crashed(struct cjob *j, const char *gone);
+
+/* An instance whose node went while its session lives (an operator deleted instances/{id}) is
+ * still stopping its items: they are not handed out now, or they would run twice. It queues them
+ * itself once they have stopped (coord_exec.c); if it dies first, its alive node goes with its
+ * session, and this watch hands them out then. */
+struct alive_wait {
+	struct cjob *j;
+	uint64_t session;
+	char *who;
+	uint32_t n;                 /* items handed out */
+	int to;                     /* to that many instances */
+};
+
+static void alive_gone(void *arg, int type, const char *path)
+{
+	struct alive_wait *w = arg;
+	struct cjob *j = w->j;
+	(void)path;
+	if (type == ZOO_DELETED_EVENT && cj_live(j, w->session) && j->leader) {
+		log_info("job %s: failover: instance %s has ended its session", j->name, w->who);
+		failover_crashed(j, w->who);
+	}
+	free(w->who);
+	free(w);
+}
+
+static void alive_known(void *arg, const struct zkc_res *r)
+{
+	struct alive_wait *w = arg;
+	if (r->rc == ZOK) return;      /* the watch is armed: alive_gone frees */
+	/* gone already (or the request failed): the watch will not fire, hand out now */
+	struct cjob *j = w->j;
+	if (r->rc == ZNONODE && cj_live(j, w->session) && j->leader) failover_crashed(j, w->who);
+	/* a NONODE answer arms a creation watch, which fires only if the node comes back */
+}
+
+static void hand_out_done(void *arg, const struct zkc_res *r)
+{
+	struct alive_wait *w = arg;
+	struct cjob *j = w->j;
+	if (r->rc == ZOK)
+		log_info("job %s: failover: %" PRIu32 " item%s of a crashed instance handed out to %d instance%s at once", j->name,
+		         w->n, w->n == 1 ? "" : "s", w->to, w->to == 1 ? "" : "s");
+	else if (r->nops > 2 && r->op_rc[1] == ZNODEEXISTS && cj_live(j, r->session) && j->leader) {
+		log_info("job %s: failover: instance %s is gone from instances/ but its session lives (an operator's shutdown): "
+		         "its items are handed out once it has stopped them", j->name, w->who);
+		char p[PATH_MAX_];
+		w->session = r->session;
+		if (zkc_exists(j->c->z, cj_path(j, p, "/leader/failover/alive/%s", w->who), alive_gone, w, alive_known, w) == ZOK)
+			return;
+	}
+	free(w->who);
+	free(w);
+}
+
+static void hand_out(struct cjob *j, const char *gone, const uint32_t *items, uint32_t n)
 {
 	if (!j->leader || !j->nlive || !n) return;
+	struct alive_wait *w = calloc(1, sizeof *w);
+	if (!w || !(w->who = strdup(gone))) {
+		free(w);
+		return;
+	}
+	w->j = j;
 	char p[PATH_MAX_];
 	zkc_multi_t *m = zkc_multi_new();
 	zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->fence);
+	/* only if its session is over: creating its alive node fails while that lives */
+	zkc_multi_create(m, cj_path(j, p, "/leader/failover/alive/%s", gone), "", 0, 0);
+	zkc_multi_delete(m, p, -1);
 	for (uint32_t k = 0; k < n; k++) {
 		const char *to = j->live[k % (uint32_t)j->nlive];
 		zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, items[k]), "", 0, 0);
 		zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", items[k]), to, (int)strlen(to), 0);
 		zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", items[k]), -1);
 	}
-	if (zkc_multi_commit(j->c->z, m, NULL, NULL) == ZOK)
-		log_info("job %s: failover: %" PRIu32 " item%s of a crashed instance handed out to %d instance%s at once", j->name,
-		         n, n == 1 ? "" : "s", j->nlive, j->nlive == 1 ? "" : "s");
+	w->n = n;
+	w->to = j->nlive;
+	if (zkc_multi_commit(j->c->z, m, hand_out_done, w) != ZOK) {
+		free(w->who);
+		free(w);
+	}
 }
 
 static void crashed_running(void *arg, const struct zkc_res *r)
@@ -63,10 +132,29 @@ static void crashed_running(void *arg, const struct zkc_res *r)
 			for (int k = 0; k < cr->j->nlive && hit; k++) hit = strcmp(r->data, cr->j->live[k]) != 0;
 		}
 	}
-	if (hit) cr->items[cr->n++] = (uint32_t)strtoul(q + 10, NULL, 10);
+	if (hit && (cr->owner[cr->n] = strdup(r->data))) cr->items[cr->n++] = (uint32_t)strtoul(q + 10, NULL, 10);
 	if (--cr->left) return;
 	struct cjob *j = cr->j;
-	if (cj_live(j, cr->session) && cr->n) hand_out(j, cr->items, cr->n);
+	/* one hand-out per instance that went (a new leader may find several) */
+	for (uint32_t a = 0; cj_live(j, cr->session) && a < cr->n; a++) {
+		if (!cr->owner[a]) continue;
+		uint32_t *mine = calloc(cr->n, sizeof *mine);
+		if (!mine) break;
+		uint32_t k = 0;
+		char *who = cr->owner[a];
+		for (uint32_t b = a; b < cr->n; b++)
+			if (cr->owner[b] && !strcmp(cr->owner[b], who)) {
+				mine[k++] = cr->items[b];
+				if (b != a) {
+					free(cr->owner[b]);
+					cr->owner[b] = NULL;
+				}
+			}
+		hand_out(j, who, mine, k);
+		free(mine);
+	}
+	for (uint32_t a = 0; a < cr->n; a++) free(cr->owner[a]);
+	free(cr->owner);
 	free(cr->gone);
 	free(cr->items);
 	free(cr);
@@ -77,8 +165,13 @@ static void failover_crashed(struct cjob *j, const char *gone)
 {
 	if (!cj_conf(j)->failover || !j->have) return;
 	struct crash *cr = calloc(1, sizeof *cr);
-	if (!cr || (gone && !(cr->gone = strdup(gone))) || !(cr->items = calloc(j->total ? j->total : 1, sizeof *cr->items))) {
-		if (cr) free(cr->gone);
+	size_t cap = j->total ? j->total : 1;
+	if (!cr || (gone && !(cr->gone = strdup(gone))) || !(cr->items = calloc(cap, sizeof *cr->items)) ||
+	    !(cr->owner = calloc(cap, sizeof *cr->owner))) {
+		if (cr) {
+			free(cr->gone);
+			free(cr->items);
+		}
 		free(cr);
 		return;
 	}
