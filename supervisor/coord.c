@@ -857,6 +857,13 @@ static void wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 	struct cfire *f = j->fire;
 	if (!f || f->state != F_WAIT || !timeout || now_ns - f->started_ns < 2 * timeout) return;
 	char p[PATH_MAX_];
+	if (!j->reg_session || !cj_live(j, j->reg_session)) {
+		log_error("job %s: fire %" PRIu64 " missed: the job is still not registered after %.1fs", j->name, f->fire_ms,
+		          (double)(now_ns - f->started_ns) / 1e9);
+		f->n = 0;
+		cx_end(f);
+		return;
+	}
 	const char *why = j->stale_pending ? "running nodes left by a lost connection are still being cleared"
 	                  : j->loading || j->states_loading ? "the assignment is still being read"
 	                  : "the leader has not sharded";

@@ -221,6 +221,7 @@ void cx_continue(struct cjob *j)
 		cx_end(f);
 		return;
 	}
+	if (!j->reg_session || !cj_live(j, j->reg_session)) return;   /* registering: its assignment load calls again */
 	if (j->states_loading || j->loading) return;     /* their answers call again */
 	if (j->necessary || !j->have || j->total != (uint32_t)cj_conf(j)->sharding_total_count) {
 		log_debug("job %s: fire %" PRIu64 " waits for sharding (necessary %d, assignment %s, %s)", j->name, f->fire_ms,
@@ -261,7 +262,9 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 		return 1;
 	}
 	log_cause_reset(&j->clock_cause);
-	if (!cj_live(j, j->reg_session) || !j->reg_session) {
+	/* a fire while the job registers (the first one after a start, say) waits for it, bounded
+	 * like any wait (coord.c wait_bound) */
+	if ((!cj_live(j, j->reg_session) || !j->reg_session) && !(j->registering && zkc_state(c->z) == ZKC_CONNECTED)) {
 		const char *why = zkc_state(c->z) != ZKC_CONNECTED ? "not connected to ZooKeeper" : "not registered yet";
 		log_cause(&j->fire_cause, LL_WARN, why, "job %s: fires cannot run: %s", j->name, why);
 		return -1;

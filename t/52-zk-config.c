@@ -27,44 +27,6 @@
 
 static const char rec_sh[] = "#!/bin/sh\necho \"$EJOB_FIRE_ID $EJOB_ITEM\" >> \"$OUT\"\n";
 
-/* Fires recorded in path after `after` (ms): how many, and whether each of them ran items
- * 0..total-1 exactly once (the newest fire is left out: it may still be running). */
-static int fires_after(const char *path, long long after, int total, int *exact)
-{
-	enum { MAXF = 256 };
-	long long fire[MAXF];
-	int cnt[MAXF][16];
-	int nf = 0, bad = 0;
-	memset(cnt, 0, sizeof cnt);
-	char *t = tsup_slurp(path);
-	for (char *p = t ? strtok(t, "\n") : NULL; p; p = strtok(NULL, "\n")) {
-		long long f;
-		int item;
-		if (sscanf(p, "%lld %d", &f, &item) != 2 || f <= after) continue;
-		int k = 0;
-		while (k < nf && fire[k] != f) k++;
-		if (k == nf) {
-			if (nf == MAXF) continue;
-			fire[nf++] = f;
-		}
-		if (item < 0 || item >= 16) bad = 1;
-		else cnt[k][item]++;
-	}
-	free(t);
-	long long newest = 0;
-	for (int k = 0; k < nf; k++)
-		if (fire[k] > newest) newest = fire[k];
-	int full = 0;
-	for (int k = 0; k < nf; k++) {
-		if (fire[k] == newest) continue;
-		for (int i = 0; i < 16; i++)
-			if (cnt[k][i] != (i < total)) bad = 1;
-		full++;
-	}
-	if (exact) *exact = !bad;
-	return full;
-}
-
 static long long now_ms(void) { return tlib_wall_ns() / 1000000; }
 
 /* the config node with one line (the one starting with `key:`) replaced */
@@ -166,7 +128,7 @@ int main(void)
 	long long t0 = now_ms();
 	usleep(3500000);
 	int exact = 0;
-	int nf = fires_after(out_cfg, t0, 3, &exact);
+	int nf = tsup_fires_exact(out_cfg, t0, 3, NULL, &exact);
 	ok(nf >= 2 && exact, "cfg fires every second: %d fires, items 0-2 each exactly once", nf);
 
 	/* ---- shardingTotalCount change ---- */
@@ -176,7 +138,7 @@ int main(void)
 	usleep(1200000);
 	t0 = now_ms();
 	usleep(3500000);
-	nf = fires_after(out_cfg, t0, 5, &exact);
+	nf = tsup_fires_exact(out_cfg, t0, 5, NULL, &exact);
 	ok(nf >= 2 && exact, "then fires items 0-4, each exactly once per fire (%d fires)", nf);
 
 	/* ---- garbage in the config node ---- */
@@ -197,7 +159,7 @@ int main(void)
 	ok(tsup_wait_log(&a, "the config node /t52/cfg/config is not valid", bad0 + 3, 5000), "refused too");
 	t0 = now_ms();
 	usleep(2500000);
-	nf = fires_after(out_cfg, t0, 5, &exact);
+	nf = tsup_fires_exact(out_cfg, t0, 5, NULL, &exact);
 	ok(nf >= 1 && exact, "cfg goes on with what it knew: every second, 5 items (%d fires)", nf);
 	ok(tsup_count_lines(out_oth, " ") >= oth0 + 2, "job other kept firing (%d runs)", tsup_count_lines(out_oth, " ") - oth0);
 	ok(tsup_alive(a.pid), "the supervisor is alive");

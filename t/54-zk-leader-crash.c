@@ -16,37 +16,6 @@
 
 static const char rec_sh[] = "#!/bin/sh\necho \"$EJOB_FIRE_ID $EJOB_ITEM $EJOB_TASK_ID\" >> \"$OUT\"\n";
 
-/* fires after `after` ms (the newest left out): each with items 0-3 exactly once, on host */
-static int fires_on(const char *path, long long after, const char *host, int *exact)
-{
-	long long fire[256];
-	int cnt[256][4], nf = 0, bad = 0;
-	memset(cnt, 0, sizeof cnt);
-	char *t = tsup_slurp(path);
-	for (char *p = t ? strtok(t, "\n") : NULL; p; p = strtok(NULL, "\n")) {
-		long long f;
-		int item;
-		char task[200];
-		if (sscanf(p, "%lld %d %199s", &f, &item, task) != 3 || f <= after) continue;
-		if (!strstr(task, host) || item < 0 || item > 3) bad = 1;
-		int k = 0;
-		while (k < nf && fire[k] != f) k++;
-		if (k == nf && nf < 256) fire[nf++] = f;
-		if (k < nf && item >= 0 && item < 4) cnt[k][item]++;
-	}
-	free(t);
-	long long newest = 0;
-	for (int k = 0; k < nf; k++) newest = fire[k] > newest ? fire[k] : newest;
-	int full = 0;
-	for (int k = 0; k < nf; k++) {
-		if (fire[k] == newest) continue;
-		for (int i = 0; i < 4; i++) bad |= cnt[k][i] != 1;
-		full++;
-	}
-	*exact = !bad;
-	return full;
-}
-
 int main(void)
 {
 	tlib_init(90);
@@ -88,7 +57,7 @@ int main(void)
 	int exact = 0;
 	char idb[64];
 	snprintf(idb, sizeof idb, "127.0.0.2@-@%d", (int)b.pid);
-	int n = fires_on(out, since, idb, &exact);
+	int n = tsup_fires_exact(out, since, 4, idb, &exact);
 	ok(n >= 2 && exact, "every fire since runs items 0-3 exactly once, on b (%d fires)", n);
 	diag("reshard done %.1fs after the kill", (double)(since - killed) / 1000.0);
 	int st = tsup_stop(&b, SIGTERM, 15000);

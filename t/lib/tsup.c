@@ -15,6 +15,46 @@
 
 #include "t/lib/tlib.h"
 
+int tsup_fires_exact(const char *path, long long after, int total, const char *host, int *exact)
+{
+	enum { MAXF = 256, MAXI = 64 };
+	static long long fire[MAXF];
+	static unsigned char cnt[MAXF][MAXI];
+	int nf = 0, bad = total > MAXI;
+	memset(cnt, 0, sizeof cnt);
+	char *t = tsup_slurp(path);
+	for (char *p = t ? strtok(t, "\n") : NULL; p; p = strtok(NULL, "\n")) {
+		long long f;
+		int item;
+		char task[200] = "";
+		if (sscanf(p, "%lld %d %199s", &f, &item, task) < 2 || f <= after) continue;
+		if ((host && !strstr(task, host)) || item < 0 || item >= MAXI) {
+			bad = 1;
+			continue;
+		}
+		int k = 0;
+		while (k < nf && fire[k] != f) k++;
+		if (k == nf) {
+			if (nf == MAXF) continue;
+			fire[nf++] = f;
+		}
+		if (cnt[k][item] < 255) cnt[k][item]++;
+	}
+	free(t);
+	long long newest = 0;
+	for (int k = 0; k < nf; k++)
+		if (fire[k] > newest) newest = fire[k];
+	int full = 0;
+	for (int k = 0; k < nf; k++) {
+		if (fire[k] == newest) continue;
+		for (int i = 0; i < MAXI; i++)
+			if (cnt[k][i] != (i < total)) bad = 1;
+		full++;
+	}
+	if (exact) *exact = !bad;
+	return full;
+}
+
 char *tsup_slurp(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

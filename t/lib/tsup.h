@@ -54,6 +54,13 @@ int tsup_count_lines(const char *path, const char *needle);
  * within timeout_ms. */
 int tsup_wait_lines(const char *path, const char *needle, int count, unsigned timeout_ms);
 
+/* Run records "FIRE_ID ITEM [TASK_ID]", one line per item run (what the tests' scripts write from
+ * EJOB_FIRE_ID, EJOB_ITEM and EJOB_TASK_ID). Of the fires with an id above `after`, all but the
+ * newest (it may still be running): how many there are; *exact is 1 if each of them ran items
+ * 0 .. total-1 exactly once and no other item (total <= 64), and, when host is not NULL, only on
+ * task ids that contain host. */
+int tsup_fires_exact(const char *path, long long after, int total, const char *host, int *exact);
+
 /* A Quartz cron expression (UTC, with the year) that fires exactly once, `seconds` from now:
  * a fire the test can place, with no other fire of the job in the test's lifetime. */
 void tsup_cron_once(char *buf, size_t len, int seconds);
