@@ -23,17 +23,6 @@ static const char item_sh[] =
 	"echo \"end $EJOB_ITEM $(date +%s%N) $EJOB_TASK_ID\" >> \"$OUT\"\n";
 
 #define MAXR 256
-struct rec { char kind[8]; int item; int64_t ns; char task[200]; long long fire; };
-
-static int read_recs(const char *path, struct rec *r)
-{
-	char *t = tsup_slurp(path);
-	int n = 0;
-	for (char *p = t ? strtok(t, "\n") : NULL; p && n < MAXR; p = strtok(NULL, "\n"))
-		if (sscanf(p, "%7s %d %" SCNd64 " %199s %lld", r[n].kind, &r[n].item, &r[n].ns, r[n].task, &r[n].fire) >= 4) n++;
-	free(t);
-	return n;
-}
 
 int main(void)
 {
@@ -85,8 +74,8 @@ int main(void)
 
 	ok(tsup_wait_lines(out, "start", 9, 15000), "b's 3 items started again");
 	usleep(4000000);   /* let them finish; nothing more may start */
-	static struct rec r[MAXR];
-	int n = read_recs(out, r);
+	static struct tsup_rec r[MAXR];
+	int n = tsup_read_recs(out, r, MAXR);
 	char idb[64];
 	snprintf(idb, sizeof idb, "127.0.0.2@-@%d", (int)b.pid);
 	int b_items[6] = { 0 }, starts[6] = { 0 }, late = 0, on_a_after = 0;
@@ -98,7 +87,7 @@ int main(void)
 		starts[r[i].item]++;
 		if (strstr(r[i].task, idb)) b_items[r[i].item] = 1;
 		if (r[i].ns > killed) {
-			if (nfo < 6) fo_fire[nfo++] = r[i].fire;
+			if (nfo < 6) fo_fire[nfo++] = r[i].extra;
 			on_a_after++;
 			if (r[i].ns > last_takeover) last_takeover = r[i].ns;
 			if (r[i].ns > killed + 5000000000ll) late++;

@@ -35,17 +35,6 @@ static const char deaf_sh[] =
 	"if mkdir \"$OUT.$EJOB_ITEM\" 2>/dev/null; then sleep 60; fi\n";
 
 #define MAXR 256
-struct rec { char kind[8]; int item; int64_t ns; char task[200]; };
-
-static int read_recs(const char *path, struct rec *r)
-{
-	char *t = tsup_slurp(path);
-	int n = 0;
-	for (char *p = t ? strtok(t, "\n") : NULL; p && n < MAXR; p = strtok(NULL, "\n"))
-		if (sscanf(p, "%7s %d %" SCNd64 " %199s", r[n].kind, &r[n].item, &r[n].ns, r[n].task) == 4) n++;
-	free(t);
-	return n;
-}
 
 int main(void)
 {
@@ -121,8 +110,8 @@ int main(void)
 	ok(tsup_count_lines(out, "start") >= 3, "b's item started again on a");
 	tsup_wait_lines(out, "end", 3, 5000);
 
-	static struct rec r[MAXR];
-	int n = read_recs(out, r);
+	static struct tsup_rec r[MAXR];
+	int n = tsup_read_recs(out, r, MAXR);
 	int item_b = -1;
 	int64_t b_end = 0, a_start = 0;
 	for (int i = 0; i < n; i++)
@@ -137,7 +126,7 @@ int main(void)
 	ok(a_start > 0, "a ran it after taking it over");
 	ok(b_end > 0 && a_start > b_end, "no overlap: b's run ended %.2fs before a's began", (double)(a_start - b_end) / 1e9);
 
-	n = read_recs(dout, r);
+	n = tsup_read_recs(dout, r, MAXR);
 	int deaf_item = -1;
 	int64_t deaf_a = 0;
 	for (int i = 0; i < n; i++)

@@ -27,17 +27,6 @@ static const char item_sh[] =
 	"echo \"end $EJOB_ITEM $(date +%s%N) $EJOB_TASK_ID\" >> \"$OUT\"\n";
 
 #define MAXR 64
-struct rec { char kind[8]; int item; int64_t ns; char task[200]; };
-
-static int read_recs(const char *path, struct rec *r)
-{
-	char *t = tsup_slurp(path);
-	int n = 0;
-	for (char *p = t ? strtok(t, "\n") : NULL; p && n < MAXR; p = strtok(NULL, "\n"))
-		if (sscanf(p, "%7s %d %" SCNd64 " %199s", r[n].kind, &r[n].item, &r[n].ns, r[n].task) == 4) n++;
-	free(t);
-	return n;
-}
 
 int main(void)
 {
@@ -89,8 +78,8 @@ int main(void)
 	tsup_wait_lines(out, "end", 2, 5000);
 	usleep(1000000);
 
-	static struct rec r[MAXR];
-	int n = read_recs(out, r);
+	static struct tsup_rec r[MAXR];
+	int n = tsup_read_recs(out, r, MAXR);
 	int item_b = -1, runs_b = 0, runs_a_of_b = 0;
 	int64_t b_end = 0, a_start = 0;
 	for (int i = 0; i < n; i++)

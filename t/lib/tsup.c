@@ -15,6 +15,18 @@
 
 #include "t/lib/tlib.h"
 
+int tsup_read_recs(const char *path, struct tsup_rec *r, int max)
+{
+	char *t = tsup_slurp(path);
+	int n = 0;
+	for (char *p = t ? strtok(t, "\n") : NULL; p && n < max; p = strtok(NULL, "\n")) {
+		r[n].extra = 0;
+		if (sscanf(p, "%7s %d %lld %199s %lld", r[n].kind, &r[n].item, &r[n].ns, r[n].task, &r[n].extra) >= 4) n++;
+	}
+	free(t);
+	return n;
+}
+
 int tsup_fires_exact(const char *path, long long after, int total, const char *host, int *exact)
 {
 	enum { MAXF = 256, MAXI = 64 };

@@ -54,6 +54,18 @@ int tsup_count_lines(const char *path, const char *needle);
  * within timeout_ms. */
 int tsup_wait_lines(const char *path, const char *needle, int count, unsigned timeout_ms);
 
+/* Execution records "KIND ITEM NS TASK_ID [N]", one line each ("start 3 <date +%s%N> <task id>"
+ * when an item starts, "end ..." when it ends): the tests that look for overlaps write them. */
+struct tsup_rec {
+	char kind[8];
+	int item;
+	long long ns;               /* wall clock */
+	char task[200];             /* EJOB_TASK_ID: names the instance */
+	long long extra;            /* a fifth number, if the line has one (else 0) */
+};
+/* Read up to max records of path into r; how many. */
+int tsup_read_recs(const char *path, struct tsup_rec *r, int max);
+
 /* Run records "FIRE_ID ITEM [TASK_ID]", one line per item run (what the tests' scripts write from
  * EJOB_FIRE_ID, EJOB_ITEM and EJOB_TASK_ID). Of the fires with an id above `after`, all but the
  * newest (it may still be running): how many there are; *exact is 1 if each of them ran items
