@@ -130,8 +130,9 @@ static void test_lease(struct twork *t)
 	uint64_t dt = tlib_now_ms() - t0;
 	ok(got && c.status == FRAME_ST_CANCELLED && c.signal == SIGTERM, "lease ran out: the script is stopped, cancelled (got %s %d)",
 	   frame_status_name(c.status), c.signal);
-	ok(dt >= 190 && dt < 400, "  %llu ms after the lease was cut to 200 ms (the runner looks at the stop time)",
-	   (unsigned long long)dt);
+	/* cut from 5 s to 200 ms while the runner sleeps its tick: it sees the new time at the next
+	 * tick (a supervisor only ever moves the time later, and then the runner wakes right at it) */
+	ok(dt >= 190 && dt < 1000, "  %llu ms after the lease was cut to 200 ms", (unsigned long long)dt);
 	atomic_store(&h->lease_deadline_ns, 0);
 }
 
