@@ -24,9 +24,9 @@
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "ipc/wait.h"
 #include "worker/ejob.h"
 #include "worker/native.h"
 #include "worker/script.h"
@@ -83,13 +83,6 @@ static _Noreturn void die_with_item(struct wmain *m, const char *why)
 	_exit(1);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The lease's kill time has passed and an item still runs: the supervisor kills it then, unless
  * it is frozen; either way it must not outlive the session. Returns the poll timeout until the
  * next look: at the kill time, at most a second away (the supervisor renews the lease; a new
@@ -98,7 +91,7 @@ static int lease_check(struct wmain *m)
 {
 	uint64_t stop_ns, kill_ns;
 	if (ejob_lease(m->slot, &stop_ns, &kill_ns) < 0 || !kill_ns) return 1000;
-	uint64_t now = mono_ns();
+	uint64_t now = wait_now_ns();
 	if (now < kill_ns) {
 		uint64_t ms = (kill_ns - now) / 1000000u + 1;
 		return ms < 1000 ? (int)ms : 1000;
@@ -174,7 +167,7 @@ static int on_tick(void *arg, int *next_ms)
 	ejob_heartbeat(m->slot);
 	int why = ejob_cancelled(m->ctx);
 	/* look again right when the lease runs out, not up to a tick later */
-	uint64_t stop_ns, kill_ns, now = mono_ns();
+	uint64_t stop_ns, kill_ns, now = wait_now_ns();
 	if (!why && ejob_lease(m->slot, &stop_ns, &kill_ns) == 0 && stop_ns > now) {
 		uint64_t ms = (stop_ns - now) / 1000000u + 1;
 		if (ms < (uint64_t)*next_ms) *next_ms = (int)ms;
