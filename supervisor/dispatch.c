@@ -252,6 +252,9 @@ static void finish(disp_t *d, struct entry *e, uint32_t status, int32_t code, in
 	};
 	d->h.outcome(d->arg, &o);
 	if (retry) {
+		/* a new xid per attempt: a cancel meant for this attempt (its timeout, say) names its
+		 * xid in the worker's entry, and must not stop the next one */
+		e->xid = d->next_xid++;
 		e->attempt++;
 		e->state = E_QUEUED;
 		e->target = NULL;

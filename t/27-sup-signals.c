@@ -231,15 +231,61 @@ static void test_completions_before_exits(void)
 	is_int(tsup_log_count(&t, "which it was not running"), 0, "no completion arrives for an item already given up");
 }
 
+/* A retried item gets its full timeout each attempt: the cancel of attempt 1 (its timeout) named
+ * the item's xid in the worker's entry, and attempt 2, with the same xid, was cut at once (issue
+ * 10: 1.1 s, then 0.5 s, once 1.2 ms). One worker, so both attempts run on the same one. */
+static void test_retry_full_timeout(void)
+{
+	struct tsup t;
+	char y[1024];
+	snprintf(y, sizeof y,
+	         "regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t27}\n"
+	         "supervisor: {workers: 1, attachSocket: \"@SOCK@\", killGraceSeconds: 1}\n"
+	         "jobs:\n"
+	         "  retried:\n"
+	         "    type: script\n"
+	         "    cron: \"0 0 * * * ?\"\n"
+	         "    shardingTotalCount: 1\n"
+	         "    timeoutSeconds: 1\n"
+	         "    maxRetries: 1\n"
+	         "    props: {script.command.line: \"@DIR@/slow.sh\"}\n");
+	tsup_config(&t, "retry", y);
+	/* each attempt records when it started and when it was stopped */
+	script(&t, "slow.sh", "echo \"start $EJOB_ATTEMPT $(date +%s%N)\" >> $d/recs\n"
+	       "trap 'echo \"end $EJOB_ATTEMPT $(date +%s%N)\" >> $d/recs; exit 143' TERM\n"
+	       "sleep 5 & wait $!\n");
+	const char *args[] = { "--run", "retried", NULL };
+	int st = tsup_run(&t, args, 20000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "two timed-out attempts fail the run (exit 1)");
+	char pf[700];
+	snprintf(pf, sizeof pf, "%s/recs", t.dir);
+	char *text = tsup_slurp(pf);
+	long long start[3] = { 0 }, end[3] = { 0 };
+	for (char *p = text ? strtok(text, "\n") : NULL; p; p = strtok(NULL, "\n")) {
+		char kind[8];
+		int a;
+		long long ns;
+		if (sscanf(p, "%7s %d %lld", kind, &a, &ns) != 3 || a < 1 || a > 2) continue;
+		if (!strcmp(kind, "start")) start[a] = ns;
+		else end[a] = ns;
+	}
+	free(text);
+	ok(start[1] && end[1] && start[2] && end[2], "attempts 1 and 2 both started and were stopped");
+	double took1 = (double)(end[1] - start[1]) / 1e6, took2 = (double)(end[2] - start[2]) / 1e6;
+	ok(took1 >= 950 && took1 < 2500, "attempt 1 ran for its full 1 s timeout (%.1f ms)", took1);
+	ok(took2 >= 950 && took2 < 2500, "attempt 2 ran for its full 1 s timeout too (%.1f ms)", took2);
+}
+
 int main(void)
 {
 	tlib_init(120);
-	plan(33);
+	plan(37);
 	test_timeout();
 	test_kill_grace();
 	test_sigterm_drain();
 	test_sigterm_grace();
 	test_sigkill_supervisor();
 	test_completions_before_exits();
+	test_retry_full_timeout();
 	return done_testing();
 }
