@@ -26,6 +26,11 @@ const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...)
 	return buf;
 }
 
+void cj_kick(struct cjob *j)
+{
+	if (j->c->s->sched && !j->gone) sched_kick(j->c->s->sched, j->name);
+}
+
 struct cjob *cj_find(coord_t *c, const char *name)
 {
 	for (size_t i = 0; i < c->n; i++)
@@ -163,6 +168,7 @@ static void reg_done(struct cjob *j)
 	cj_watch_server(j);
 	cj_watch_config(j);
 	cj_watch_self(j);
+	cj_kick(j);    /* fires that could not run meanwhile: their catch-up */
 }
 
 /* servers/{ip}, instances/{id}, and the resharding flag, as ElasticJob's startup writes them */
@@ -715,6 +721,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 				cj_elect(j);
 				watch_necessary(j);
 				load_assignment(j);
+				cj_kick(j);     /* fires missed while the connection was away */
 			}
 		}
 		break;

@@ -69,7 +69,10 @@ static void clock_answer(void *arg, const struct zkc_res *r)
 		log_info("job %s: the clock is within maxTimeDiffSeconds again (%.3fs off ZooKeeper's): fires run", j->name,
 		         (double)off / 1000.0);
 	j->clock_bad = bad;
-	j->clock_known = 1;
+	if (!j->clock_known) {
+		j->clock_known = 1;
+		cj_kick(j);     /* a fire refused until now gets its catch-up */
+	}
 }
 
 static void clock_check(struct cjob *j, uint64_t now_ns)

@@ -2,6 +2,7 @@
  * nodes of the local items in one multi, run them with the epoch, and write their completed nodes
  * in batched multis. */
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,15 +231,47 @@ void cx_continue(struct cjob *j)
 		return;             /* the sharding node's watch (or necessary's) calls again */
 	}
 	const char *me = j->c->s->instance_id;
+	uint32_t owned = 0;
 	f->n = 0;
-	for (uint32_t i = 0; i < j->total; i++)
-		if (j->owner[i] && !strcmp(j->owner[i], me) && !j->disabled[i]) f->items[f->n++] = i;
+	for (uint32_t i = 0; i < j->total; i++) {
+		if (!j->owner[i] || strcmp(j->owner[i], me)) continue;
+		owned++;
+		if (!j->disabled[i]) f->items[f->n++] = i;
+	}
 	if (!f->n) {
+		/* nothing here: the fire is over at once (the scheduler counts it ended) */
+		if (owned)
+			log_info("job %s: fire %" PRIu64 ": nothing runs here: all %" PRIu32 " item%s of this instance %s disabled "
+			         "(sharding/{i}/disabled)", j->name, f->fire_ms, owned, owned == 1 ? "" : "s", owned == 1 ? "is" : "are");
+		else {
+			char cause[64];
+			snprintf(cause, sizeof cause, "no items %" PRIx64, j->epoch);
+			log_cause(&j->idle_cause, LL_INFO, cause, "job %s: no item of the assignment of epoch 0x%" PRIx64
+			          " is this instance's: its fires run nothing here", j->name, j->epoch);
+		}
 		cx_end(f);
 		return;
 	}
+	log_cause_reset(&j->idle_cause);
 	f->state = F_START;
 	write_running(f);
+}
+
+/* A fire that does not run here says why, every time: at WARN when the cause is new, at INFO
+ * while it stays the same (so a refusal that lasts is one WARN, then one short line per fire). */
+static void fire_refused(struct cjob *j, const struct sched_fire_info *fi, const char *cause, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void fire_refused(struct cjob *j, const struct sched_fire_info *fi, const char *cause, const char *fmt, ...)
+{
+	char why[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	int64_t ms = fi->fire_s * 1000;
+	if (!log_cause(&j->fire_cause, LL_WARN, cause, "job %s: %sfire %" PRId64 " does not run here: %s", j->name,
+	               fi->catch_up ? "catch-up " : "", ms, why))
+		log_info("job %s: %sfire %" PRId64 " does not run here: %s", j->name, fi->catch_up ? "catch-up " : "", ms, why);
 }
 
 int coord_fire(void *arg, const struct sched_fire_info *fi)
@@ -247,31 +280,41 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	coord_t *c = s->coord;
 	struct cjob *j = cj_find(c, fi->job);
 	if (s->stopping || !j) return -1;
-	if (j->shut) return 1;          /* shut down here by an operator (instances/{id} deleted) */
-	if (!j->clock_known && cj_conf(j)->max_time_diff_seconds >= 0) {
+	const conf_job_t *cj = cj_conf(j);
+	if (j->shut) {
+		fire_refused(j, fi, "shut", "the job is shut down on this instance (its instances/%s node was deleted) "
+		             "until the supervisor restarts", s->instance_id);
+		return 1;
+	}
+	if (!j->clock_known && cj->max_time_diff_seconds >= 0 && zkc_state(c->z) == ZKC_CONNECTED) {
 		/* not a fire on a clock nobody looked at: the first comparison is one round trip, sent
 		 * as soon as the session is there, so this only happens when ZooKeeper is slow */
-		log_cause(&j->clock_cause, LL_WARN, "unknown", "job %s: fires are refused until this machine's clock has "
-		          "been compared with ZooKeeper's (maxTimeDiffSeconds: %d)", j->name, cj_conf(j)->max_time_diff_seconds);
+		fire_refused(j, fi, "clock unknown", "this machine's clock has not been compared with ZooKeeper's yet "
+		             "(maxTimeDiffSeconds: %d); %s", cj->max_time_diff_seconds,
+		             cj->misfire ? "it runs once it has been (misfire: true)" : "it is dropped (misfire: false)");
+		return -1;
+	}
+	if (j->clock_bad && cj->max_time_diff_seconds >= 0) {
+		fire_refused(j, fi, "clock", "this machine's clock is %.1fs off ZooKeeper's, over maxTimeDiffSeconds (%d)",
+		             (double)j->clock_off_ms / 1000.0, cj->max_time_diff_seconds);
 		return 1;
 	}
-	if (j->clock_bad && cj_conf(j)->max_time_diff_seconds >= 0) {
-		log_cause(&j->clock_cause, LL_WARN, "clock", "job %s: fires are refused: this machine's clock is %.1fs off "
-		          "ZooKeeper's, over maxTimeDiffSeconds (%d)", j->name, (double)j->clock_off_ms / 1000.0,
-		          cj_conf(j)->max_time_diff_seconds);
-		return 1;
-	}
-	log_cause_reset(&j->clock_cause);
 	/* a fire while the job registers (the first one after a start, say) waits for it, bounded
 	 * like any wait (coord.c wait_bound) */
 	if ((!cj_live(j, j->reg_session) || !j->reg_session) && !(j->registering && zkc_state(c->z) == ZKC_CONNECTED)) {
-		const char *why = zkc_state(c->z) != ZKC_CONNECTED ? "not connected to ZooKeeper" : "not registered yet";
-		log_cause(&j->fire_cause, LL_WARN, why, "job %s: fires cannot run: %s", j->name, why);
+		int conn = zkc_state(c->z) == ZKC_CONNECTED;
+		fire_refused(j, fi, conn ? "not registered" : "not connected",
+		             "%s; %s", conn ? "the job is not registered yet" : "not connected to ZooKeeper",
+		             cj->misfire ? "it runs once the job can run again (misfire: true)" : "it is dropped (misfire: false)");
 		return -1;
 	}
+	if (cj->disabled || j->server_off) {
+		fire_refused(j, fi, "disabled", "%s", cj->disabled ? "the job is disabled (disabled: true)"
+		             : "this server is DISABLED (servers/{ip})");
+		return 1;
+	}
 	log_cause_reset(&j->fire_cause);
-	if (cj_conf(j)->disabled || j->server_off || j->shut) return 1;   /* nothing runs on a disabled server */
-	uint32_t total = (uint32_t)cj_conf(j)->sharding_total_count;
+	uint32_t total = (uint32_t)cj->sharding_total_count;
 	struct cfire *f = cx_new(j, total, total);
 	if (!f) return -1;
 	f->handle = fi->handle;

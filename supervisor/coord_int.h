@@ -25,6 +25,7 @@ struct cjob {
 	int registering;
 	uint64_t reg_retry_ns;      /* a failed registration starts over then (0: not failed) */
 	struct log_cause fire_cause;   /* why fires cannot run, said once per change */
+	struct log_cause idle_cause;   /* "no item of this epoch is ours", said once per epoch */
 	int leader;
 	int fence;                  /* leader: version of leader/election after our write */
 	int necessary;              /* leader/sharding/necessary exists */
@@ -63,7 +64,6 @@ struct cjob {
 	int64_t clock_off_ms;       /* the last measured difference: local - ZooKeeper */
 	int clock_bad;              /* over maxTimeDiffSeconds: fires are refused */
 	int clock_known;            /* the clock was compared at least once (fires wait for that) */
-	struct log_cause clock_cause;
 	uint64_t reconcile_next_ns; /* the leader's next reconcile (0: not scheduled) */
 	int reconciling;
 	uint8_t *mis_wait;          /* [mis_wait_n]: a misfired item waits for its running node to go */
@@ -120,6 +120,7 @@ static inline int cj_live(const struct cjob *j, uint64_t session)
 }
 
 /* coord.c */
+void cj_kick(struct cjob *j);                   /* the job can fire again: a catch-up owed starts */
 const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 struct cjob *cj_find(coord_t *c, const char *name);
 void cj_elect(struct cjob *j);                  /* stand for leader, or watch the one there */

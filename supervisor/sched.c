@@ -92,7 +92,9 @@ struct sched_job {
 	tz_t *tz;                   /* NULL: the supervisor's zone */
 	int64_t last_s;             /* latest fire time handled */
 	wtimer_t timer;
-	int running;                /* start() returned 0 and the fire has not ended */
+	int running;                /* a fire started (start() returned 0) and has not ended */
+	int64_t running_since_s;    /* the fire time of that fire */
+	int said_owed;              /* "missed fires get a catch-up run" is logged */
 	int said_never;             /* "will not fire again" is logged */
 	uint32_t misfired;          /* fires not run as themselves since the last run (capped) */
 	int64_t misfire_at_s;       /* the latest of them */
@@ -141,39 +143,59 @@ static void arm_next(struct sched_job *j)
 		log_error("job %s: cannot set its timer: %s; it will not fire", j->name, strerror(errno));
 }
 
-static void start_fire(struct sched_job *j, int64_t fire_s, int catch_up, uint32_t missed)
+/* Start one fire through the hook. The job counts as running before the hook is called: a hook
+ * may end the fire before it returns (a fire with nothing to run here), and that end must find
+ * it running, or the job would look busy for good and every later fire would be a misfire. */
+static int start_fire(struct sched_job *j, int64_t fire_s, int catch_up, uint32_t missed)
 {
 	sched_t *s = j->s;
 	struct sched_fire_info f = {
 		.job = j->name, .conf = j->conf, .fire_s = fire_s, .catch_up = catch_up, .missed = missed, .handle = j,
 	};
+	j->running = 1;
+	j->running_since_s = fire_s;
 	int r = s->hooks.start(s->arg, &f);
-	if (r == 0) j->running = 1;
-	else if (r < 0 && !catch_up) {
-		/* could not start: it is a missed fire like any other */
-		if (j->misfired < SCHED_MISSED_CAP) j->misfired++;
-		if (fire_s > j->misfire_at_s) j->misfire_at_s = fire_s;
-	}
+	if (r != 0) j->running = 0;
+	return r;
 }
 
-/* The job is idle: run one catch-up for everything missed, or drop it. */
+static void note_missed(struct sched_job *j, uint32_t n, int64_t at_s);
+
+/* The job is idle: run one catch-up for everything missed, or drop it. A catch-up that cannot
+ * start now (the hook says why: not connected, say) stays owed, and sched_kick() tries again. */
 static void flush_misfire(struct sched_job *j)
 {
 	if (!j->misfired || j->running || j->s->stopped || !j->conf || j->conf->disabled) return;
 	uint32_t n = j->misfired;
 	int64_t at = j->misfire_at_s;
-	j->misfired = 0;
-	j->misfire_at_s = 0;
 	char when[64];
 	fmt_time(at, job_tz(j), when, sizeof when);
 	if (!j->conf->misfire) {
+		j->misfired = 0;
+		j->misfire_at_s = 0;
 		log_info("job %s: %" PRIu32 "%s missed fire%s (latest %s) dropped: misfire is off", j->name, n,
 		         n >= SCHED_MISSED_CAP ? "+" : "", n == 1 ? "" : "s", when);
 		return;
 	}
-	log_info("job %s: one catch-up run for %" PRIu32 "%s missed fire%s (latest %s)", j->name, n,
-	         n >= SCHED_MISSED_CAP ? "+" : "", n == 1 ? "" : "s", when);
-	start_fire(j, at, 1, n);
+	j->misfired = 0;
+	j->misfire_at_s = 0;
+	int r = start_fire(j, at, 1, n);
+	if (r == 0) {
+		log_info("job %s: one catch-up run for %" PRIu32 "%s missed fire%s (latest %s)", j->name, n,
+		         n >= SCHED_MISSED_CAP ? "+" : "", n == 1 ? "" : "s", when);
+	} else if (r > 0) {
+		log_info("job %s: the catch-up run for %" PRIu32 "%s missed fire%s (latest %s) has nothing to run here", j->name,
+		         n, n >= SCHED_MISSED_CAP ? "+" : "", n == 1 ? "" : "s", when);
+	} else {
+		/* still owed: the hook logged why it cannot run now */
+		note_missed(j, n, at);
+		if (!j->said_owed)
+			log_info("job %s: %" PRIu32 "%s missed fire%s (latest %s) get one catch-up run as soon as the job can run",
+			         j->name, n, n >= SCHED_MISSED_CAP ? "+" : "", n == 1 ? "" : "s", when);
+		j->said_owed = 1;
+		return;
+	}
+	j->said_owed = 0;
 }
 
 static void note_missed(struct sched_job *j, uint32_t n, int64_t at_s)
@@ -206,11 +228,18 @@ static void job_due(wtimer_t *t, int64_t now_ns)
 	}
 	if (d.on_time) {
 		if (j->running) {
+			char since[64];
 			fmt_time(d.latest_s, job_tz(j), when, sizeof when);
-			log_debug("job %s: fire %s comes while the previous fire still runs: misfire", j->name, when);
+			fmt_time(j->running_since_s, job_tz(j), since, sizeof since);
+			log_info("job %s: fire %s not started: the fire of %s still runs; it counts as missed (misfire %s)",
+			         j->name, when, since, j->conf->misfire ? "on: one catch-up run follows" : "off: dropped");
 			note_missed(j, 1, d.latest_s);
-		} else {
-			start_fire(j, d.latest_s, 0, 0);
+		} else if (start_fire(j, d.latest_s, 0, 0) < 0) {
+			/* could not start (the hook said why): a missed fire like any other, whose
+			 * catch-up waits for sched_kick() */
+			note_missed(j, 1, d.latest_s);
+			arm_next(j);
+			return;
 		}
 	}
 	flush_misfire(j);
@@ -450,8 +479,14 @@ int sched_trigger(sched_t *s, const char *job)
 		return 0;
 	}
 	log_info("job %s: triggered: a fire now", j->name);
-	start_fire(j, now_s, 0, 0);
+	if (start_fire(j, now_s, 0, 0) < 0) note_missed(j, 1, now_s);
 	return 0;
+}
+
+void sched_kick(sched_t *s, const char *job)
+{
+	struct sched_job *j = find(s, job);
+	if (j) flush_misfire(j);
 }
 
 int64_t sched_next(const sched_t *s, const char *job)

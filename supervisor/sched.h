@@ -64,9 +64,10 @@ struct sched_fire_info {
 };
 
 struct sched_hooks {
-	/* Start a fire of job. Return 0 when it started (sched_fire_ended() must follow), 1 when
-	 * there was nothing to run here (no items: the fire is over at once), -1 when it could not
-	 * start (logged by the hook; the fire counts as missed). */
+	/* Start a fire of job. Return 0 when it started (sched_fire_ended() must follow, and may
+	 * come before start returns), 1 when there was nothing to run here (the fire is over), -1
+	 * when it could not start (logged by the hook): the fire counts as missed, and its catch-up
+	 * run (misfire: true) waits for sched_kick(). */
 	int (*start)(void *arg, const struct sched_fire_info *f);
 };
 
@@ -93,6 +94,10 @@ void sched_fire_ended(sched_t *s, sched_job_t *job);
 /* A fire now, outside the cron (a manual trigger): as a fire that comes at this second (while the
  * previous fire runs, it is a misfire). 0, or -1 for no such job. */
 int sched_trigger(sched_t *s, const char *job);
+
+/* The start hook can run fires of job again (connected, registered): a catch-up run owed for
+ * fires that could not start begins now. */
+void sched_kick(sched_t *s, const char *job);
 
 /* For logs and tests: next fire time of job (epoch seconds), -1 = none or no such job. */
 int64_t sched_next(const sched_t *s, const char *job);

@@ -154,6 +154,86 @@ static void test_wtimer(void)
 	ev_loop_destroy(loop);
 }
 
+/* ---- the start hook's contract ------------------------------------------------------------------
+ * A fire with nothing to run here ends inside the hook (sched_fire_ended before start returns):
+ * the job must be idle afterwards, or every later fire is a misfire and the job is wedged (found
+ * with an item disabled by an operator). A fire that cannot start (-1) owes a catch-up run, which
+ * starts only when sched_kick says the job can run, and is never promised and dropped. */
+
+struct hookst {
+	sched_t *s;
+	int mode;                   /* 0: end at once (nothing here); -1: cannot start */
+	int calls, catchups, refused;
+	uint32_t missed;
+};
+
+static int hook_start(void *arg, const struct sched_fire_info *f)
+{
+	struct hookst *h = arg;
+	h->calls++;
+	if (h->mode < 0) {
+		h->refused++;
+		return -1;
+	}
+	if (f->catch_up) {
+		h->catchups++;
+		h->missed = f->missed;
+	}
+	sched_fire_ended(h->s, f->handle);
+	return 0;
+}
+
+static void stop_loop(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)w;
+	(void)revents;
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static void run_for(struct ev_loop *loop, double secs)
+{
+	ev_timer t;
+	ev_timer_init(&t, stop_loop, secs, 0);
+	ev_timer_start(loop, &t);
+	ev_run(loop, 0);
+	ev_timer_stop(loop, &t);
+}
+
+static void test_hook_contract(void)
+{
+	static const char yaml[] = "regCenter: {serverLists: \"127.0.0.1:1\", namespace: t39}\n"
+	                           "jobs:\n  j:\n    type: script\n    cron: \"* * * * * ?\"\n    shardingTotalCount: 1\n"
+	                           "    props: {script.command.line: /bin/true}\n";
+	conf_diags_t *dg = NULL;
+	conf_t *c = conf_parse(yaml, sizeof yaml - 1, "hook.yaml", NULL, &dg);
+	conf_diags_free(dg);
+	if (!c) BAIL_OUT("cannot parse the hook test's config");
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	struct hookst h = { 0 };
+	static const struct sched_hooks hk = { .start = hook_start };
+	h.s = sched_new(loop, &hk, &h);
+	sched_set_jobs(h.s, c);
+	run_for(loop, 3.5);
+	ok(h.calls >= 3, "a fire that ends inside its start hook leaves the job idle: %d fires started in 3.5 s", h.calls);
+	is_int(h.catchups, 0, "and none of the later fires was taken for a misfire");
+
+	h.mode = -1;
+	h.calls = h.refused = 0;
+	run_for(loop, 2.5);
+	int refused = h.refused;
+	ok(refused >= 2 && h.calls == refused, "fires that cannot start are refused once each, no catch-up tried meanwhile "
+	   "(%d calls, %d fires)", h.calls, refused);
+	h.mode = 0;
+	sched_kick(h.s, "j");
+	is_int(h.catchups, 1, "sched_kick: one catch-up run for the fires that could not start");
+	ok(h.missed >= 2, "it stands for all of them (%u)", h.missed);
+	sched_kick(h.s, "j");
+	is_int(h.catchups, 1, "and only one");
+	sched_free(h.s);
+	ev_loop_destroy(loop);
+	conf_free(c);
+}
+
 /* ---- a real supervisor ------------------------------------------------------------------------- */
 
 /* one line per run: "FIRE_ID ITEM START_NS END_NS"; a run is slow (SLOW seconds) only the first
@@ -345,6 +425,7 @@ int main(void)
 	tlib_init(120);
 	test_decide();
 	test_wtimer();
+	test_hook_contract();
 	test_supervisor();
 	test_reload();
 	return done_testing();
