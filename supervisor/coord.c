@@ -351,14 +351,52 @@ void cj_elect(struct cjob *j)
 
 /* ---- the leader keeps the resharding flag ------------------------------------------------------- */
 
-static void set_necessary(struct cjob *j, const char *why)
+struct flag {
+	struct cjob *j;
+	char why[300];
+};
+
+static void necessary_set(void *arg, const struct zkc_res *r)
+{
+	struct flag *fl = arg;
+	struct cjob *j = fl->j;
+	if (r->rc == ZOK)
+		log_info("job %s: resharding at the next fire: %s", j->name, fl->why);
+	else if (r->nops > 1 && r->op_rc[1] == ZNODEEXISTS)
+		log_debug("job %s: resharding is already due (%s)", j->name, fl->why);
+	else if (cj_live(j, r->session))
+		log_warn("job %s: cannot raise the resharding flag (%s): %s%s", j->name, fl->why, zerror(r->rc),
+		         r->nops > 0 && r->op_rc[0] == ZBADVERSION ? ": this instance is no longer the leader" : "");
+	free(fl);
+}
+
+void cj_set_necessary(struct cjob *j, const char *why)
 {
 	if (!j->leader) return;
+	struct flag *fl = calloc(1, sizeof *fl);
+	if (!fl) return;
+	fl->j = j;
+	snprintf(fl->why, sizeof fl->why, "%s", why);
 	char p[PATH_MAX_], q[PATH_MAX_];
 	zkc_multi_t *m = zkc_multi_new();
 	zkc_multi_check(m, cj_path(j, q, "/leader/election"), j->fence);
 	zkc_multi_create(m, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0);
-	if (zkc_multi_commit(j->c->z, m, NULL, NULL) == ZOK) log_info("job %s: resharding at the next fire: %s", j->name, why);
+	if (zkc_multi_commit(j->c->z, m, necessary_set, fl) != ZOK) free(fl);
+}
+
+void cj_check_owners(struct cjob *j)
+{
+	if (!j->leader || !j->live || !j->have || j->necessary || j->sharding) return;
+	for (uint32_t i = 0; i < j->total; i++) {
+		int live = 0;
+		for (int k = 0; k < j->nlive && !live; k++) live = j->owner[i] && !strcmp(j->owner[i], j->live[k]);
+		if (live) continue;
+		char why[300];
+		snprintf(why, sizeof why, "item %u is assigned to %.200s, which is not online", i,
+		         j->owner[i] && j->owner[i][0] ? j->owner[i] : "no instance");
+		cj_set_necessary(j, why);
+		return;
+	}
 }
 
 static void instances_changed(void *arg, int type, const char *path)
@@ -368,30 +406,35 @@ static void instances_changed(void *arg, int type, const char *path)
 	(void)path;
 	j->w_instances = 0;
 	if (j->gone || !j->leader) return;
-	set_necessary(j, "the instances changed");
+	j->inst_gen++;
+	cj_set_necessary(j, "the instances changed");
 	leader_watch_instances(j);
 }
 
+/* the listing r says the same as live[] (descending, instance ids only, as cf_instances keeps it) */
+static int same_as_live(const struct cjob *j, const struct zkc_res *r)
+{
+	int k = 0;
+	for (int i = r->nchildren - 1; i >= 0; i--) {
+		if (!cj_id_ok(r->children[i])) continue;
+		if (k >= j->nlive || strcmp(r->children[i], j->live[k])) return 0;
+		k++;
+	}
+	return k == j->nlive;
+}
 
 static void instances_listed(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
 	if (!cj_live(j, r->session) || r->rc != ZOK || !j->leader) return;
-	int first = j->live == NULL;
+	/* a change between two watched listings that no event told (the watch is re-armed by the
+	 * listing after each event): the leader's sharding in between must not miss it */
+	if (j->live && !same_as_live(j, r)) j->inst_gen++;
 	cf_instances(j, r);
 	/* A new term: instances that went while no one led (the old leader among them) were seen by
-	 * no one; an item owned by an instance that is not online now would run nowhere. */
-	for (uint32_t i = 0; first && j->have && i < j->total; i++) {
-		int live = 0;
-		for (int k = 0; k < j->nlive && !live; k++) live = j->owner[i] && !strcmp(j->owner[i], j->live[k]);
-		if (!live) {
-			char why[300];
-			snprintf(why, sizeof why, "item %u is assigned to %.200s, which is not online", i,
-			         j->owner[i] && j->owner[i][0] ? j->owner[i] : "no instance");
-			set_necessary(j, why);
-			break;
-		}
-	}
+	 * no one; an item owned by an instance that is not online now would run nowhere. Checked at
+	 * every listing, not only the first: it costs nothing while the assignment is sound. */
+	cj_check_owners(j);
 }
 
 static void leader_watch_instances(struct cjob *j)
@@ -601,6 +644,7 @@ void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch)
 	for (uint32_t k = 0; k < total; k++) mine += owner[k] && !strcmp(owner[k], me);
 	log_info("job %s: assignment of epoch 0x%" PRIx64 ": %" PRIu32 " of %" PRIu32 " items here", j->name, epoch, mine,
 	         total);
+	cj_check_owners(j);
 	struct states *st = calloc(1, sizeof *st);
 	if (!st || !j->have) {
 		free(st);

@@ -122,13 +122,11 @@ static void owner_known(void *arg, const struct zkc_res *r)
 	if (--rc->left) return;
 	j->reconciling = 0;
 	if (rc->off && cj_live(j, rc->session) && j->leader && !j->necessary) {
-		char p[PATH_MAX_], q[PATH_MAX_];
-		zkc_multi_t *m = zkc_multi_new();
-		zkc_multi_check(m, cj_path(j, q, "/leader/election"), j->fence);
-		zkc_multi_create(m, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0);
-		if (zkc_multi_commit(j->c->z, m, NULL, NULL) == ZOK)
-			log_warn("job %s: reconcile: item %" PRIu32 " is assigned to '%s', which is not online: resharding at the "
-			         "next fire", j->name, rc->item, rc->who);
+		char why[300];
+		snprintf(why, sizeof why, "reconcile: item %" PRIu32 " is assigned to '%s', which is not online", rc->item,
+		         rc->who);
+		log_warn("job %s: %s", j->name, why);
+		cj_set_necessary(j, why);
 	}
 	free(rc);
 }

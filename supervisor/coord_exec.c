@@ -295,8 +295,9 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 		return -1;
 	}
 	if (j->clock_bad && cj->max_time_diff_seconds >= 0) {
-		fire_refused(j, fi, "clock", "this machine's clock is %.1fs off ZooKeeper's, over maxTimeDiffSeconds (%d)",
-		             (double)j->clock_off_ms / 1000.0, cj->max_time_diff_seconds);
+		int64_t off = j->clock_off_ms;
+		fire_refused(j, fi, "clock", "this machine's clock is %.1fs %s ZooKeeper's, over maxTimeDiffSeconds (%d)",
+		             (double)(off < 0 ? -off : off) / 1000.0, off < 0 ? "behind" : "ahead of", cj->max_time_diff_seconds);
 		return 1;
 	}
 	/* a fire while the job registers (the first one after a start, say) waits for it, bounded

@@ -53,6 +53,8 @@ struct cjob {
 	uint64_t side_ms;           /* the fire id of the latest failover or misfire run */
 	char **live;                /* leader: the instances at the last listing, sorted */
 	int nlive;
+	uint64_t inst_gen;
+	uint32_t fo_rr;             /* leader: where the next failover hand-out's round robin starts */          /* leader: changes of instances/ seen (watch events, listings that differ) */
 	uint8_t *taking;            /* [total]: a failover item being taken here */
 	uint32_t taking_total;
 	int w_failover;             /* watch on leader/failover/items armed */
@@ -146,6 +148,12 @@ void cj_watch_config(struct cjob *j);
 
 /* coord_check.c: the clock against ZooKeeper's; the leader's reconcile */
 void cj_checks(struct cjob *j, uint64_t now_ns);    /* from coord_tick: whatever is due */
+
+/* The leader raises leader/sharding/necessary (fenced); logged once it is set. */
+void cj_set_necessary(struct cjob *j, const char *why);
+/* The leader: an item assigned to an instance that is not online (in its last listing) raises
+ * the flag; costs nothing while the assignment is sound. */
+void cj_check_owners(struct cjob *j);
 
 /* coord_shard.c */
 void cj_shard_now(struct cjob *j);              /* the leader: shard at once (once at a time) */

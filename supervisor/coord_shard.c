@@ -14,57 +14,103 @@
 
 /* ---- sharding (the leader) ------------------------------------------------------------------------ */
 
+/* What an assignment is computed from: the instances listed and the servers/{ip} read, each
+ * with what was seen. The commit checks every one of them (each instance node still exists,
+ * each server node has the version read), so an instance that goes, or a server an operator
+ * disables, between the listing and the commit fails the commit instead of leaving an
+ * assignment that names it; the leader then shards again at once. */
+struct server_seen {
+	char *ip;
+	int version;
+};
+
 struct shardop {
 	struct cjob *j;
 	uint64_t session;
+	uint64_t gen;               /* j->inst_gen at the listing */
 	int left, failed;
 	int sleft;                  /* servers/{ip} reads outstanding */
-	char **ids;
+	char **ids;                 /* instances listed (the disabled ones dropped after the reads) */
 	int nids;
-	char **servers_disabled;
-	int ndis;
+	struct server_seen *srv;    /* [nsrv] servers read (ENABLED or DISABLED) */
+	int nsrv;
 };
 
 struct commit {
 	struct cjob *j;
 	uint32_t total;
 	char **owner;               /* [total] */
+	int nchecks;                /* ops 1..nchecks: the inputs' checks */
+	char **checked;             /* [nchecks]: the node each check is on (relative to the job) */
 	int sharding_op;            /* index of the set of the sharding node */
 	int fence;                  /* the fence it was written under */
+	uint64_t gen;               /* j->inst_gen at the listing */
 };
+
+static void shardop_free(struct shardop *o)
+{
+	for (int i = 0; i < o->nids; i++) free(o->ids[i]);
+	free(o->ids);
+	for (int i = 0; i < o->nsrv; i++) free(o->srv[i].ip);
+	free(o->srv);
+	free(o);
+}
+
+static void commit_free(struct commit *cm)
+{
+	cj_free_owner(cm->owner, cm->total);
+	for (int i = 0; i < cm->nchecks; i++) free(cm->checked[i]);
+	free(cm->checked);
+	free(cm);
+}
 
 static void sharded(void *arg, const struct zkc_res *r)
 {
 	struct commit *cm = arg;
 	struct cjob *j = cm->j;
 	int fence = cm->fence;
+	int changed = cm->gen != j->inst_gen;
 	j->sharding = 0;
 	if (r->rc == ZOK && cj_live(j, r->session) && cm->sharding_op < r->nops) {
 		j->necessary = 0;
 		cj_install(j, cm->owner, cm->total, (uint64_t)r->op_stat[cm->sharding_op].mzxid);
 		cm->owner = NULL;
 	}
-	cj_free_owner(cm->owner, cm->total);
-	free(cm);
+	int k = 0;
+	while (k < r->nops && r->op_rc[k] == ZOK) k++;
+	char what[PATH_MAX_] = "";
+	if (r->rc != ZOK && k >= 1 && k <= cm->nchecks) snprintf(what, sizeof what, "%s", cm->checked[k - 1]);
+	commit_free(cm);
 	if (!cj_live(j, r->session)) return;
-	if (r->rc != ZOK) {
-		int k = 0;
-		while (k < r->nops && r->op_rc[k] == ZOK) k++;
-		log_warn("job %s: sharding failed: %s (op %d)%s", j->name, zerror(r->rc), k,
-		         k == 0 && r->rc == ZBADVERSION ? ": this instance is no longer the leader" : "");
-		/* deposed, unless it was an older term's fence and we lead again since */
-		if (k == 0 && r->rc == ZBADVERSION && fence == j->fence) {
-			j->leader = 0;
-			cj_elect(j);
-		} else if (j->leader && j->fire && j->fire->state == F_WAIT) {
-			cx_continue(j);     /* still the leader: a waiting fire shards again */
-		}
+	if (r->rc == ZOK) {
+		/* an instance that came (or went) after the listing: its watch's flag was refused (it
+		 * still existed) and the commit has just removed it; raise it again */
+		if (changed && j->leader) cj_set_necessary(j, "the instances changed while sharding");
 		return;
+	}
+	if (what[0] && j->leader) {
+		/* an input changed under the sharding (an instance went, a server was disabled): nothing
+		 * was written; shard again from fresh reads */
+		log_info("job %s: %s changed while sharding (%s); sharding again", j->name, what, zerror(r->rc));
+		cj_shard_now(j);
+		return;
+	}
+	log_warn("job %s: sharding failed: %s (op %d)%s", j->name, zerror(r->rc), k,
+	         k == 0 && r->rc == ZBADVERSION ? ": this instance is no longer the leader" : "");
+	/* deposed, unless it was an older term's fence and we lead again since */
+	if (k == 0 && r->rc == ZBADVERSION && fence == j->fence) {
+		j->leader = 0;
+		cj_elect(j);
+	} else if (j->leader && j->fire && j->fire->state == F_WAIT) {
+		cx_continue(j);     /* still the leader: a waiting fire shards again */
 	}
 }
 
-static void shard_commit(struct cjob *j, char **ids, int n)
+static void shard_commit(struct shardop *o)
 {
+	struct cjob *j = o->j;
+	char **ids = o->ids;
+	int n = o->nids;
 	const conf_job_t *cj = cj_conf(j);
 	uint32_t total = (uint32_t)cj->sharding_total_count;
 	uint32_t *owner = calloc(total ? total : 1, sizeof *owner);
@@ -83,7 +129,9 @@ static void shard_commit(struct cjob *j, char **ids, int n)
 	}
 	char p[PATH_MAX_];
 	struct commit *cm = calloc(1, sizeof *cm);
-	if (!cm || !(cm->owner = calloc(total ? total : 1, sizeof *cm->owner))) {
+	if (!cm || !(cm->owner = calloc(total ? total : 1, sizeof *cm->owner)) ||
+	    !(cm->checked = calloc((size_t)(n + o->nsrv) + 1, sizeof *cm->checked))) {
+		if (cm) free(cm->owner);
 		free(cm);
 		free(owner);
 		j->sharding = 0;
@@ -91,9 +139,22 @@ static void shard_commit(struct cjob *j, char **ids, int n)
 	}
 	cm->j = j;
 	cm->total = total;
+	cm->gen = o->gen;
 	zkc_multi_t *m = zkc_multi_new();
 	cm->fence = j->fence;
 	zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->fence);
+	/* the inputs: every instance sharded over still there (version -1: it exists), every server
+	 * as it was read */
+	for (int i = 0; i < n; i++) {
+		snprintf(p, sizeof p, "instances/%s", ids[i]);
+		cm->checked[cm->nchecks++] = strdup(p);
+		zkc_multi_check(m, cj_path(j, p, "/instances/%s", ids[i]), -1);
+	}
+	for (int i = 0; i < o->nsrv; i++) {
+		snprintf(p, sizeof p, "servers/%s", o->srv[i].ip);
+		cm->checked[cm->nchecks++] = strdup(p);
+		zkc_multi_check(m, cj_path(j, p, "/servers/%s", o->srv[i].ip), o->srv[i].version);
+	}
 	for (uint32_t i = 0; i < total; i++) {
 		const char *id = ids[owner[i]];
 		cm->owner[i] = strdup(id);
@@ -105,8 +166,7 @@ static void shard_commit(struct cjob *j, char **ids, int n)
 	zkc_multi_delete(m, cj_path(j, p, "/leader/sharding/processing"), -1);
 	free(owner);
 	if (zkc_multi_commit(j->c->z, m, sharded, cm) != ZOK) {
-		cj_free_owner(cm->owner, cm->total);
-		free(cm);
+		commit_free(cm);
 		j->sharding = 0;
 	}
 }
@@ -120,11 +180,9 @@ static void shard_nodes_made(void *arg, const struct zkc_res *r)
 	}
 	if (--o->left) return;
 	struct cjob *j = o->j;
-	if (!o->failed && cj_live(j, o->session)) shard_commit(j, o->ids, o->nids);
+	if (!o->failed && cj_live(j, o->session)) shard_commit(o);
 	else j->sharding = 0;
-	for (int i = 0; i < o->nids; i++) free(o->ids[i]);
-	free(o->ids);
-	free(o);
+	shardop_free(o);
 }
 
 /* instances listed: create processing and any missing sharding/{i}/instance, then commit */
@@ -133,8 +191,7 @@ static void shard_make_nodes(struct shardop *o)
 	struct cjob *j = o->j;
 	if (o->nids == 0) {
 		log_warn("job %s: no enabled instance to shard over", j->name);
-		free(o->ids);
-		free(o);
+		shardop_free(o);
 		j->sharding = 0;
 		return;
 	}
@@ -156,9 +213,10 @@ static void shard_make_nodes(struct shardop *o)
 static void shard_server(void *arg, const struct zkc_res *r)
 {
 	struct shardop *o = arg;
+	const char *ip = strrchr(r->path, '/');
+	ip = ip ? ip + 1 : "";
+	if (r->rc == ZOK && *ip && o->srv && (o->srv[o->nsrv].ip = strdup(ip))) o->srv[o->nsrv++].version = r->stat.version;
 	if (r->rc == ZOK && r->data && !strcmp(r->data, "DISABLED")) {
-		const char *ip = strrchr(r->path, '/');
-		ip = ip ? ip + 1 : "";
 		for (int k = 0; k < o->nids; k++) {
 			const char *sep = strstr(o->ids[k], "@-@");
 			size_t n = sep ? (size_t)(sep - o->ids[k]) : strlen(o->ids[k]);
@@ -174,9 +232,7 @@ static void shard_server(void *arg, const struct zkc_res *r)
 	}
 	o->nids = k;
 	if (!cj_live(j, o->session)) {
-		for (int i = 0; i < o->nids; i++) free(o->ids[i]);
-		free(o->ids);
-		free(o);
+		shardop_free(o);
 		j->sharding = 0;
 		return;
 	}
@@ -191,13 +247,17 @@ static void shard_instances(void *arg, const struct zkc_res *r)
 		return;
 	}
 	struct shardop *o = calloc(1, sizeof *o);
-	if (!o || !(o->ids = calloc((size_t)r->nchildren + 1, sizeof *o->ids))) {
+	if (!o || !(o->ids = calloc((size_t)r->nchildren + 1, sizeof *o->ids)) ||
+	    !(o->srv = calloc((size_t)r->nchildren + 1, sizeof *o->srv))) {
+		if (o) free(o->ids);
 		free(o);
 		j->sharding = 0;
 		return;
 	}
 	o->j = j;
 	o->session = r->session;
+	/* the instances' watch events processed from here on are changes the listing missed */
+	o->gen = j->inst_gen;
 	for (int i = 0; i < r->nchildren; i++) {
 		if (cj_id_ok(r->children[i])) {
 			o->ids[o->nids++] = strdup(r->children[i]);
