@@ -32,6 +32,7 @@ struct crash {
 	uint32_t left, n;
 	uint32_t *items;
 	char **owner;               /* [n]: whose running node each item had */
+	uint8_t *fo_exists;         /* [n]: sharding/{i}/failovering exists (a taker that died running it) */
 };
 
 static void failover_crashed(struct cjob *j, const char *gone);
@@ -90,7 +91,7 @@ static void hand_out_done(void *arg, const struct zkc_res *r)
 	free(w);
 }
 
-static void hand_out(struct cjob *j, const char *gone, const uint32_t *items, uint32_t n)
+static void hand_out(struct cjob *j, const char *gone, const uint32_t *items, const uint8_t *fo_exists, uint32_t n)
 {
 	if (!j->leader || !j->nlive || !n) return;
 	struct alive_wait *w = calloc(1, sizeof *w);
@@ -106,17 +107,73 @@ static void hand_out(struct cjob *j, const char *gone, const uint32_t *items, ui
 	zkc_multi_create(m, cj_path(j, p, "/leader/failover/alive/%s", gone), "", 0, 0);
 	zkc_multi_delete(m, p, -1);
 	for (uint32_t k = 0; k < n; k++) {
-		const char *to = j->live[k % (uint32_t)j->nlive];
+		/* round robin over the instances there, going on from the last hand-out's end, so that
+		 * the items of several instances that went at once spread out too */
+		const char *to = j->live[(j->fo_rr + k) % (uint32_t)j->nlive];
 		zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, items[k]), "", 0, 0);
-		zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", items[k]), to, (int)strlen(to), 0);
+		/* an item the instance had itself taken over still names it as its taker */
+		if (fo_exists[k])
+			zkc_multi_set(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", items[k]), to, (int)strlen(to), -1);
+		else
+			zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", items[k]), to, (int)strlen(to), 0);
 		zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", items[k]), -1);
 	}
+	j->fo_rr += n;
 	w->n = n;
-	w->to = j->nlive;
+	w->to = j->nlive < (int)n ? j->nlive : (int)n;
 	if (zkc_multi_commit(j->c->z, m, hand_out_done, w) != ZOK) {
 		free(w->who);
 		free(w);
 	}
+}
+
+static void crash_free(struct crash *cr)
+{
+	for (uint32_t a = 0; a < cr->n; a++) free(cr->owner[a]);
+	free(cr->owner);
+	free(cr->gone);
+	free(cr->items);
+	free(cr->fo_exists);
+	free(cr);
+}
+
+/* every answer in: one hand-out per instance that went (a new leader may find several) */
+static void crash_hand_out(struct crash *cr)
+{
+	struct cjob *j = cr->j;
+	uint32_t *mine = calloc(cr->n ? cr->n : 1, sizeof *mine);
+	uint8_t *fo = calloc(cr->n ? cr->n : 1, 1);
+	for (uint32_t a = 0; mine && fo && cj_live(j, cr->session) && a < cr->n; a++) {
+		if (!cr->owner[a]) continue;
+		uint32_t k = 0;
+		char *who = cr->owner[a];
+		for (uint32_t b = a; b < cr->n; b++)
+			if (cr->owner[b] && !strcmp(cr->owner[b], who)) {
+				fo[k] = cr->fo_exists[b];
+				mine[k++] = cr->items[b];
+				if (b != a) {
+					free(cr->owner[b]);
+					cr->owner[b] = NULL;
+				}
+			}
+		hand_out(j, who, mine, fo, k);
+	}
+	free(mine);
+	free(fo);
+	crash_free(cr);
+}
+
+static void crashed_failovering(void *arg, const struct zkc_res *r)
+{
+	struct crash *cr = arg;
+	const char *q = strstr(r->path, "/sharding/");
+	if (q && r->rc == ZOK) {
+		uint32_t i = (uint32_t)strtoul(q + 10, NULL, 10);
+		for (uint32_t a = 0; a < cr->n; a++)
+			if (cr->items[a] == i) cr->fo_exists[a] = 1;
+	}
+	if (--cr->left) return;
+	crash_hand_out(cr);
 }
 
 static void crashed_running(void *arg, const struct zkc_res *r)
@@ -134,30 +191,16 @@ static void crashed_running(void *arg, const struct zkc_res *r)
 	}
 	if (hit && (cr->owner[cr->n] = strdup(r->data))) cr->items[cr->n++] = (uint32_t)strtoul(q + 10, NULL, 10);
 	if (--cr->left) return;
+	/* the items found: is a taker named for any (one that died running it)? */
 	struct cjob *j = cr->j;
-	/* one hand-out per instance that went (a new leader may find several) */
-	for (uint32_t a = 0; cj_live(j, cr->session) && a < cr->n; a++) {
-		if (!cr->owner[a]) continue;
-		uint32_t *mine = calloc(cr->n, sizeof *mine);
-		if (!mine) break;
-		uint32_t k = 0;
-		char *who = cr->owner[a];
-		for (uint32_t b = a; b < cr->n; b++)
-			if (cr->owner[b] && !strcmp(cr->owner[b], who)) {
-				mine[k++] = cr->items[b];
-				if (b != a) {
-					free(cr->owner[b]);
-					cr->owner[b] = NULL;
-				}
-			}
-		hand_out(j, who, mine, k);
-		free(mine);
-	}
-	for (uint32_t a = 0; a < cr->n; a++) free(cr->owner[a]);
-	free(cr->owner);
-	free(cr->gone);
-	free(cr->items);
-	free(cr);
+	cr->left = 1;
+	char p[PATH_MAX_];
+	for (uint32_t a = 0; cj_live(j, cr->session) && a < cr->n; a++)
+		if (zkc_exists(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", cr->items[a]), NULL, NULL,
+		               crashed_failovering, cr) == ZOK)
+			cr->left++;
+	struct zkc_res go = { .rc = ZNONODE, .path = "" };
+	crashed_failovering(cr, &go);
 }
 
 /* the leader: instance `gone` left; which of its items were running? */
@@ -167,12 +210,9 @@ static void failover_crashed(struct cjob *j, const char *gone)
 	struct crash *cr = calloc(1, sizeof *cr);
 	size_t cap = j->total ? j->total : 1;
 	if (!cr || (gone && !(cr->gone = strdup(gone))) || !(cr->items = calloc(cap, sizeof *cr->items)) ||
-	    !(cr->owner = calloc(cap, sizeof *cr->owner))) {
-		if (cr) {
-			free(cr->gone);
-			free(cr->items);
-		}
-		free(cr);
+	    !(cr->owner = calloc(cap, sizeof *cr->owner)) || !(cr->fo_exists = calloc(cap, 1))) {
+		if (cr) crash_free(cr);
+		else free(cr);
 		return;
 	}
 	cr->j = j;
@@ -274,12 +314,18 @@ static void failovering_read(void *arg, const struct zkc_res *r)
 		int there = 0;
 		for (int k = 0; k < j->nlive && !there; k++) there = !strcmp(j->live[k], r->data);
 		if (j->leader && j->nlive && !there) {
+			/* named again, and queued again in the same multi so that every instance's watch on
+			 * the queue sees a change and reads its new taker */
 			char p[PATH_MAX_];
 			const char *to = j->live[i % (uint32_t)j->nlive];
 			zkc_multi_t *m = zkc_multi_new();
 			zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->fence);
 			zkc_multi_set(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", i), to, (int)strlen(to), r->stat.version);
-			zkc_multi_commit(j->c->z, m, NULL, NULL);
+			zkc_multi_delete(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, i), -1);
+			zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, i), "", 0, 0);
+			if (zkc_multi_commit(j->c->z, m, NULL, NULL) == ZOK)
+				log_info("job %s: failover: item %" PRIu32 " was queued for %s, which is gone: handing it to %s", j->name,
+				         i, r->data, to);
 		}
 		free(t);
 		return;
