@@ -48,8 +48,8 @@ static const char usage_text[] =
 "\n"
 "Signals: SIGTERM/SIGINT stop dispatching, let running items finish (shutdownGraceSeconds), then\n"
 "end them (external workers are told too, and waited for); SIGHUP reloads the configuration (on error the old one stays).\n"
-"Exit status: 0 clean stop (or --run: every item succeeded), 1 runtime failure, 2 usage or\n"
-"configuration error.\n";
+"Exit status: 0 clean stop (or --run: every item succeeded, even if a signal stopped it), 1 runtime\n"
+"failure (or --run: an item failed or was stopped before it ended), 2 usage or configuration error.\n";
 
 /* ---- configuration ----------------------------------------------------------------------------- */
 
@@ -535,6 +535,12 @@ int main(int argc, char **argv)
 	}
 	ev_run(s->loop, 0);
 
+	/* --run: its items decide, not what stopped the loop (a signal asks for a clean stop, 0) */
+	int code = s->exit_code;
+	if (s->run) {
+		int rc = run_finish(s);
+		if (rc > code) code = rc;
+	}
 	coord_free(s->coord);
 	sched_free(s->sched);
 	fire_free_all(s);
@@ -544,5 +550,5 @@ int main(int argc, char **argv)
 	seg_close(s->seg);
 	conf_free(s->conf);
 	log_info("stopped");
-	return s->exit_code;
+	return code;
 }

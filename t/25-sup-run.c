@@ -1,6 +1,8 @@
 /* t/25-sup-run.c: ejob-supervisor --run with real workers: a 16-item script job runs each item
  * exactly once with exactly ElasticJob's arguments; a native job from examples/libhello.so;
- * retries; the exit status says whether every item succeeded. */
+ * retries; the exit status says whether every item succeeded, also when a SIGINT (Ctrl-C) stops
+ * the supervisor during --run. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,11 +189,65 @@ static void test_native_and_retries(void)
 	   "listing the jobs there are");
 }
 
+/* Ctrl-C during --run: the items decide the exit status. An item stopped before it could end ok
+ * (here: past shutdownGraceSeconds, or at once by a second Ctrl-C) is not a success, so the exit
+ * status is 1; an item that ends
+ * ok within the grace leaves a successful --run, exit 0. */
+static void test_interrupted(void)
+{
+	struct tsup t;
+	const char *yaml =
+		"regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t25c}\n"
+		"supervisor: {workers: 1, attachSocket: \"@SOCK@\", shutdownGraceSeconds: 3, killGraceSeconds: 1}\n"
+		"jobs:\n"
+		"  slow:\n"
+		"    type: script\n"
+		"    cron: \"0 0 * * * ?\"\n"
+		"    shardingTotalCount: 1\n"
+		"    props: {script.command.line: \"/bin/sh -c 'echo started >> @DIR@/started; sleep 30'\"}\n"
+		"  short:\n"
+		"    type: script\n"
+		"    cron: \"0 0 * * * ?\"\n"
+		"    shardingTotalCount: 1\n"
+		"    props: {script.command.line: \"/bin/sh -c 'echo started >> @DIR@/started; sleep 0.5'\"}\n";
+	tsup_config(&t, "interrupted", yaml);
+	char started[700];
+	snprintf(started, sizeof started, "%s/started", t.dir);
+
+	const char *slow[] = { "--run", "slow", NULL };
+	tsup_start(&t, slow);
+	ok(tsup_wait_lines(started, "started", 1, 10000), "the slow item started");
+	int st = tsup_stop(&t, SIGINT, 15000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1,
+	   "SIGINT stops --run before its item ended: exit 1 (status 0x%x)", st);
+	is_int(tsup_log_count(&t, "--run: job slow: 1 of 1 items failed"), 1, "the log says the item failed");
+
+	/* a second Ctrl-C: the supervisor leaves at once, before the item has an outcome */
+	unlink(started);
+	tsup_start(&t, slow);
+	ok(tsup_wait_lines(started, "started", 1, 10000), "the slow item started again");
+	kill(t.pid, SIGINT);
+	ok(tsup_wait_log(&t, "Interrupt: stopping", 2, 10000), "the first SIGINT is taken");
+	st = tsup_stop(&t, SIGINT, 15000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "a second SIGINT leaves before the item ended: exit 1 (status 0x%x)", st);
+	is_int(tsup_log_count(&t, "--run: job slow: stopped before 1 of 1 items ended"), 1, "the log says which did not end");
+
+	unlink(started);
+	const char *shrt[] = { "--run", "short", NULL };
+	tsup_start(&t, shrt);
+	ok(tsup_wait_lines(started, "started", 1, 10000), "the short item started");
+	st = tsup_stop(&t, SIGINT, 15000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	   "SIGINT during --run whose item still ends ok within the grace: exit 0 (status 0x%x)", st);
+	is_int(tsup_log_count(&t, "--run: job short: all 1 items succeeded"), 1, "the log says it succeeded");
+}
+
 int main(void)
 {
 	tlib_init(180);
-	plan(20);
+	plan(30);
 	test_sixteen();
 	test_native_and_retries();
+	test_interrupted();
 	return done_testing();
 }
