@@ -119,7 +119,15 @@ typedef struct conf_supervisor {
 	const conf_id_t *attach_allow_gids;
 	int shutdown_grace_seconds;      /* 10: SIGTERM to SIGKILL on shutdown */
 	int kill_grace_seconds;          /* 5: SIGTERM to SIGKILL for a timed-out item */
+	/* What a script item's output may put in the log, per run of an item (stdout and stderr
+	 * together): lines and bytes; the rest is read and dropped, and one line says how much.
+	 * 0: no limit. */
+	int script_output_max_lines;     /* CONF_SCRIPT_OUTPUT_MAX_LINES */
+	int script_output_max_bytes;     /* CONF_SCRIPT_OUTPUT_MAX_BYTES */
 } conf_supervisor_t;
+
+#define CONF_SCRIPT_OUTPUT_MAX_LINES 1000
+#define CONF_SCRIPT_OUTPUT_MAX_BYTES 65536
 
 /* One job: every key of ElasticJob-Lite 3.x's JobConfigurationPOJO plus ejob's own. */
 typedef struct conf_job {

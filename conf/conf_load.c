@@ -20,10 +20,11 @@ static const char *const rc_keys[R_N] = {
 	"maxRetries", "sessionTimeoutMilliseconds", "connectionTimeoutMilliseconds", "digest",
 };
 
-enum { S_WORKERS, S_IP, S_LOGLEVEL, S_SOCKET, S_UIDS, S_GIDS, S_SHUTDOWN, S_KILL, S_N };
+enum { S_WORKERS, S_IP, S_LOGLEVEL, S_SOCKET, S_UIDS, S_GIDS, S_SHUTDOWN, S_KILL, S_OUTLINES, S_OUTBYTES,
+       S_N };
 static const char *const sup_keys[S_N] = {
 	"workers", "ip", "logLevel", "attachSocket", "attachAllowUids", "attachAllowGids",
-	"shutdownGraceSeconds", "killGraceSeconds",
+	"shutdownGraceSeconds", "killGraceSeconds", "scriptOutputMaxLines", "scriptOutputMaxBytes",
 };
 static const char *const log_levels[] = { "error", "warn", "info", "debug" };
 
@@ -296,6 +297,8 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tn
 	s->log_level = CONF_LOG_INFO;
 	s->shutdown_grace_seconds = 10;
 	s->kill_grace_seconds = 5;
+	s->script_output_max_lines = CONF_SCRIPT_OUTPUT_MAX_LINES;
+	s->script_output_max_bytes = CONF_SCRIPT_OUTPUT_MAX_BYTES;
 	for (size_t i = 0; i < S_N; i++) keys[i] = v[i] = NULL;
 	if (map && map->kind != CONF_TN_MAP && !conf_is_null(map)) {
 		conf_err(cx, k, "supervisor", "must be a mapping (got %s)", conf_kind_name(map));
@@ -374,6 +377,13 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tn
 		conf_path(p, sizeof p, "supervisor", sup_keys[g]);
 		if (conf_get_int(cx, v[g], keys[g], p, 0, 3600, NULL,
 		                 g == S_SHUTDOWN ? &s->shutdown_grace_seconds : &s->kill_grace_seconds) < 0)
+			(*errors)++;
+	}
+	for (int g = S_OUTLINES; g <= S_OUTBYTES; g++) {
+		if (!v[g]) continue;
+		conf_path(p, sizeof p, "supervisor", sup_keys[g]);
+		if (conf_get_int(cx, v[g], keys[g], p, 0, INT32_MAX, "an integer 0-2147483647 (0: no limit)",
+		                 g == S_OUTLINES ? &s->script_output_max_lines : &s->script_output_max_bytes) < 0)
 			(*errors)++;
 	}
 }

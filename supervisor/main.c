@@ -311,6 +311,10 @@ static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		if (c->supervisor.workers != s->conf->supervisor.workers)
 			log_warn("supervisor.workers changed from %d to %d: the pool size changes at the next start",
 			         s->conf->supervisor.workers, c->supervisor.workers);
+		if (c->supervisor.script_output_max_lines != s->conf->supervisor.script_output_max_lines ||
+		    c->supervisor.script_output_max_bytes != s->conf->supervisor.script_output_max_bytes)
+			log_warn("supervisor.scriptOutputMaxLines/scriptOutputMaxBytes changed: the workers get them at the "
+			         "next start");
 		/* the scheduler takes the new jobs before the old config goes */
 		if (s->sched) sched_set_jobs(s->sched, c);
 		if (s->coord) coord_set_jobs(s->coord, c);  /* after: a stored config stays in force */
@@ -463,6 +467,8 @@ int main(int argc, char **argv)
 	struct pool_params pp = {
 		.nworkers = nworkers, .worker_bin = s->worker_bin, .log_level = log_get_level(),
 		.heartbeat_timeout_ms = 5000, .backoff_max_ms = 30000,
+		.script_output_max_lines = (uint32_t)s->conf->supervisor.script_output_max_lines,
+		.script_output_max_bytes = (uint32_t)s->conf->supervisor.script_output_max_bytes,
 	};
 	struct pool_hooks ph = { .lost_item = on_lost, .ready = on_ready, .stopped = on_pool_stopped };
 	s->pool = pool_new(s->loop, s->seg, &pp, &ph, s);

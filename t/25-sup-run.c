@@ -2,6 +2,7 @@
  * exactly once with exactly ElasticJob's arguments; a native job from examples/libhello.so;
  * retries; the exit status says whether every item succeeded, also when a SIGINT (Ctrl-C) stops
  * the supervisor during --run. */
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,12 +243,139 @@ static void test_interrupted(void)
 	is_int(tsup_log_count(&t, "--run: job short: all 1 items succeeded"), 1, "the log says it succeeded");
 }
 
+/* A chatty script: 5000 short lines, then one line of 1 MiB, all on stdout. */
+static const char chatty_sh[] =
+	"#!/bin/sh\n"
+	"i=0\n"
+	"while [ $i -lt 5000 ]; do echo \"line $i\"; i=$((i + 1)); done\n"
+	"head -c 1048576 /dev/zero | tr '\\0' x\n"
+	"echo\n";
+
+/* The lines of text that contain needle (malloc'd copies, at most max). */
+static int lines_with(const char *text, const char *needle, char **out, int max)
+{
+	int n = 0;
+	for (const char *p = text; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t l = nl ? (size_t)(nl - p) : strlen(p);
+		char *line = strndup(p, l);
+		if (strstr(line, needle) && n < max) out[n++] = line;
+		else free(line);
+		p = nl ? nl + 1 : NULL;
+	}
+	return n;
+}
+
+/* Script output in the log: each line with the log's time, the worker, INFO and the item's run
+ * (task id, item, attempt); per run of an item at most supervisor.scriptOutputMaxLines lines
+ * and scriptOutputMaxBytes bytes, the rest dropped (the script is never blocked) and counted
+ * in one line. */
+static void test_output_cap(void)
+{
+	struct tsup t;
+	const char *yaml =
+		"regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t25d}\n"
+		"supervisor: {workers: 2, attachSocket: \"@SOCK@\", scriptOutputMaxLines: 100}\n"
+		"jobs:\n"
+		"  chatty:\n"
+		"    type: script\n"
+		"    cron: \"0 0 * * * ?\"\n"
+		"    shardingTotalCount: 1\n"
+		"    props: {script.command.line: \"@DIR@/chatty.sh\"}\n";
+	tsup_config(&t, "outcap", yaml);
+	char sh[700];
+	snprintf(sh, sizeof sh, "%s/chatty.sh", t.dir);
+	tlib_write_file(sh, chatty_sh, sizeof chatty_sh - 1);
+	chmod(sh, 0755);
+
+	const char *args[] = { "--run", "chatty", "--ip", "127.0.0.7", NULL };
+	uint64_t t0 = tlib_now_ms();
+	int st = tsup_run(&t, args, 30000);
+	uint64_t took = tlib_now_ms() - t0;
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a script printing 5000 lines and a 1 MiB line: ok, exit 0 (0x%x)", st);
+	ok(took < 10000, "and it ends quickly (%llu ms)", (unsigned long long)took);
+
+	char tag[256], *lines[1000];
+	snprintf(tag, sizeof tag, "[chatty@-@0@-@READY@-@127.0.0.7@-@%d item 0 attempt 1] ", (int)t.pid);
+	char *log = tsup_log_text(&t);
+	char needle[300];
+	snprintf(needle, sizeof needle, "%sstdout: ", tag);
+	int n = lines_with(log, needle, lines, 1000);
+	is_int(n, 100, "scriptOutputMaxLines: 100: exactly 100 lines of its output in the log");
+	regex_t re;
+	if (regcomp(&re, "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z ejob-worker\\[[0-9]+\\] INFO $",
+	            REG_EXTENDED | REG_NOSUB))
+		BAIL_OUT("regcomp");
+	int formed = 0, in_order = 0;
+	for (int i = 0; i < n; i++) {
+		char *at = strstr(lines[i], needle), want[32];
+		char head[128];
+		snprintf(head, sizeof head, "%.*s", (int)(at - lines[i]) < 127 ? (int)(at - lines[i]) : 127, lines[i]);
+		formed += regexec(&re, head, 0, NULL, 0) == 0;
+		snprintf(want, sizeof want, "line %d", i);
+		in_order += !strcmp(at + strlen(needle), want);
+		free(lines[i]);
+	}
+	regfree(&re);
+	is_int(formed, 100, "each starts '<UTC time> ejob-worker[<pid>] INFO [<taskId> item 0 attempt 1] stdout: '");
+	is_int(in_order, 100, "and they are its first 100 lines, in order");
+	snprintf(needle, sizeof needle, "%soutput cut: ", tag);
+	n = lines_with(log, needle, lines, 1000);
+	is_int(n, 1, "one line says what was cut");
+	/* 4900 short lines of 9-10 bytes, the 1 MiB line with its newline */
+	long long cut_bytes = 0;
+	for (int i = 100; i < 5000; i++) cut_bytes += i < 1000 ? 9 : 10;
+	cut_bytes += 1048577;
+	char want[512];
+	snprintf(want, sizeof want, "WARN %soutput cut: 4901 more lines (%lld bytes) not logged; a run of an item logs "
+	         "at most 100 lines and 65536 bytes of output", tag, cut_bytes);
+	ok(n == 1 && strstr(lines[0], want), "  the lines and bytes not logged, and the caps");
+	if (n == 1 && !strstr(lines[0], want)) diag("got: %s", lines[0]);
+	for (int i = 0; i < n; i++) free(lines[i]);
+	free(log);
+
+	/* a byte cap, per attempt: a script that prints 5000 lines and fails its first attempt */
+	const char *yaml2 =
+		"regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t25d}\n"
+		"supervisor: {workers: 2, attachSocket: \"@SOCK@\", scriptOutputMaxLines: 0, scriptOutputMaxBytes: 2000}\n"
+		"jobs:\n"
+		"  chatty:\n"
+		"    type: script\n"
+		"    cron: \"0 0 * * * ?\"\n"
+		"    shardingTotalCount: 1\n"
+		"    maxRetries: 1\n"
+		"    props: {script.command.line: \"/bin/sh -c '@DIR@/chatty.sh; [ $EJOB_ATTEMPT = 2 ]'\"}\n";
+	tsup_rewrite(&t, yaml2);
+	st = tsup_run(&t, args, 30000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a script that succeeds at its second attempt: exit 0 (0x%x)", st);
+	log = tsup_log_text(&t);
+	for (int a = 1; a <= 2; a++) {
+		snprintf(tag, sizeof tag, "[chatty@-@0@-@READY@-@127.0.0.7@-@%d item 0 attempt %d] ", (int)t.pid, a);
+		snprintf(needle, sizeof needle, "%sstdout: ", tag);
+		n = lines_with(log, needle, lines, 1000);
+		long long bytes = 0;
+		for (int i = 0; i < n; i++) {
+			bytes += (long long)strlen(strstr(lines[i], needle) + strlen(needle)) + 1;
+			free(lines[i]);
+		}
+		/* lines of 7-9 bytes with their newlines: 10 + 90 + 900 * 9 ... up to 2000 bytes */
+		ok(bytes <= 2000 && bytes > 2000 - 10, "attempt %d: scriptOutputMaxBytes: 2000: %lld bytes of output logged "
+		   "(%d lines)", a, bytes, n);
+		snprintf(needle, sizeof needle, "%soutput cut: ", tag);
+		n = lines_with(log, needle, lines, 1000);
+		is_int(n, 1, "  and one line says what was cut");
+		for (int i = 0; i < n; i++) free(lines[i]);
+	}
+	free(log);
+}
+
 int main(void)
 {
 	tlib_init(180);
-	plan(30);
+	plan(42);
 	test_sixteen();
 	test_native_and_retries();
 	test_interrupted();
+	test_output_cap();
 	return done_testing();
 }

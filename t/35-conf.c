@@ -105,11 +105,23 @@ static void test_reference(void)
 	is_int(s->attach_allow_gids[0].id, 1000, "gid 1000");
 	is_int(s->shutdown_grace_seconds, 10, "shutdownGraceSeconds");
 	is_int(s->kill_grace_seconds, 5, "killGraceSeconds");
+	is_int(s->script_output_max_lines, 1000, "scriptOutputMaxLines");
+	is_int(s->script_output_max_bytes, 65536, "scriptOutputMaxBytes");
 
 	is_int(c->n_jobs, 3, "three jobs");
 	const conf_job_t *j = &c->jobs[0];
 	is_str(j->name, "hello", "job 0 is hello");
-	is_int(j->line, 28, "hello starts at line 28");
+	unsigned hello_line = 0, ln = 1;
+	char *text;
+	size_t tl;
+	if (conf_read_file("examples/ejob.yaml", &text, &tl) == 0) {
+		for (const char *p = text; *p && !hello_line; p++) {
+			if (!strncmp(p, "  hello:", 8) && (p == text || p[-1] == '\n')) hello_line = ln;
+			ln += *p == '\n';
+		}
+		free(text);
+	}
+	is_int(j->line, hello_line, "hello starts at its line in the file (%u)", hello_line);
 	is_int(j->type, CONF_JOB_SCRIPT, "type");
 	is_str(j->cron, "0/5 * * * * ?", "cron");
 	is_str(j->time_zone, "UTC", "timeZone");
@@ -191,6 +203,8 @@ static void test_defaults(void)
 	is_int(c->supervisor.n_attach_allow_uids + c->supervisor.n_attach_allow_gids, 0, "no allow-lists");
 	is_int(c->supervisor.shutdown_grace_seconds, 10, "shutdownGraceSeconds 10");
 	is_int(c->supervisor.kill_grace_seconds, 5, "killGraceSeconds 5");
+	is_int(c->supervisor.script_output_max_lines, 1000, "scriptOutputMaxLines 1000");
+	is_int(c->supervisor.script_output_max_bytes, 65536, "scriptOutputMaxBytes 65536");
 	conf_free(c);
 	conf_diags_free(d);
 
@@ -350,7 +364,7 @@ static void test_errors(void)
 	ERRORS("out of range",
 	       "regCenter:\n  serverLists: a:1\n  namespace: n\n  sessionTimeoutMilliseconds: 999\n"
 	       "  baseSleepTimeMilliseconds: 0\n  connectionTimeoutMilliseconds: -1\n"
-	       "supervisor:\n  workers: 1025\n  killGraceSeconds: 3601\n"
+	       "supervisor:\n  workers: 1025\n  killGraceSeconds: 3601\n  scriptOutputMaxLines: -1\n"
 	       "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 10001\n"
 	       "    maxTimeDiffSeconds: -2\n    reconcileIntervalMinutes: -1\n    timeoutSeconds: -1\n"
 	       "    maxRetries: 101\n",
@@ -360,14 +374,16 @@ static void test_errors(void)
 	       "(0: 15000, Curator's default) (got \"-1\")",
 	       "t.yaml:8:3: supervisor.workers: must be an integer 1-1024 (got \"1025\")",
 	       "t.yaml:9:3: supervisor.killGraceSeconds: must be an integer 0-3600 (got \"3601\")",
-	       "t.yaml:14:5: jobs.j.shardingTotalCount: must be an integer 1-10000 (got \"10001\")",
-	       "t.yaml:15:5: jobs.j.maxTimeDiffSeconds: must be -1 (no check) or an integer "
+	       "t.yaml:10:3: supervisor.scriptOutputMaxLines: must be an integer 0-2147483647 (0: no limit) "
+	       "(got \"-1\")",
+	       "t.yaml:15:5: jobs.j.shardingTotalCount: must be an integer 1-10000 (got \"10001\")",
+	       "t.yaml:16:5: jobs.j.maxTimeDiffSeconds: must be -1 (no check) or an integer "
 	       "0-2147483647 (got \"-2\")",
-	       "t.yaml:16:5: jobs.j.reconcileIntervalMinutes: must be an integer 0-2147483647 (0: off) "
+	       "t.yaml:17:5: jobs.j.reconcileIntervalMinutes: must be an integer 0-2147483647 (0: off) "
 	       "(got \"-1\")",
-	       "t.yaml:17:5: jobs.j.timeoutSeconds: must be an integer 0-2147483647 (0: no limit) "
+	       "t.yaml:18:5: jobs.j.timeoutSeconds: must be an integer 0-2147483647 (0: no limit) "
 	       "(got \"-1\")",
-	       "t.yaml:18:5: jobs.j.maxRetries: must be an integer 0-100 (got \"101\")");
+	       "t.yaml:19:5: jobs.j.maxRetries: must be an integer 0-100 (got \"101\")");
 	ERRORS("maxSleep below baseSleep",
 	       "regCenter:\n  serverLists: a:1\n  namespace: n\n  baseSleepTimeMilliseconds: 5000\n"
 	       "jobs: {}\n",

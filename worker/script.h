@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "ipc/json.h"
@@ -39,12 +40,24 @@ int script_env(char *const *base, const ejob_context *ctx, char ***out);
 
 #define SCRIPT_LINE_MAX 4096u   /* bytes of one output line; longer lines are cut into pieces */
 #define SCRIPT_TICK_MS  500     /* default period of the tick callback */
+/* The caps ejob-worker applies without --script-output-max-lines/-bytes (docs/config.md,
+ * supervisor.scriptOutputMaxLines/Bytes have the same defaults). */
+#define SCRIPT_OUTPUT_MAX_LINES 1000u
+#define SCRIPT_OUTPUT_MAX_BYTES 65536u
 
 struct script_spec {
 	char *const *argv;          /* argv[0]: a path (with '/') or a name looked up in $PATH */
 	char *const *env;           /* the complete environment of the child */
-	const char *tag;            /* output lines are written as "<tag> stdout: <text>\n" */
+	/* Output lines are written to log_fd in the supervisor's log form, as
+	 * "<UTC time> <ident> INFO <tag> stdout: <text>\n" (and stderr). */
+	const char *tag;            /* "[<taskId> item <n> attempt <a>]" */
+	const char *ident;          /* "ejob-worker[<pid>]"; NULL: "ejob-worker" */
 	int log_fd;                 /* where output lines go */
+	/* At most this many lines (pieces of long ones count) and bytes of the script's output
+	 * (newlines included), stdout and stderr together, are written per run; the rest is read
+	 * and dropped, and one WARN line at the end says how many lines and bytes were not
+	 * written. 0: no limit. */
+	uint64_t max_lines, max_bytes;
 	int wake_fd;                /* readable means "call tick now" (an eventfd, drained here); -1 */
 	pthread_mutex_t *fork_lock; /* held from before fork until started() returned; may be NULL */
 	/* The child's process group (its pid) exists: publish it. Called again with 0 once the
