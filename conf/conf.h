@@ -224,6 +224,21 @@ const char *conf_job_item_param(const conf_job_t *j, int item);
  * order of listener types and extra configurations matters; line is not compared). */
 bool conf_job_equal(const conf_job_t *a, const conf_job_t *b);
 
+/* Keys of a job that this version of ejob accepts and publishes in the config node (for
+ * ElasticJob's tools) but does not act on, so that whoever loads a job can warn about them:
+ * - jobErrorHandlerType other than LOG: ejob logs a failed item (what LOG does, ElasticJob's
+ *   default) and retries it up to maxRetries; it throws nothing, does not keep quiet for
+ *   IGNORE, and sends no mail, WeChat or DingTalk message;
+ * - a non-empty jobListenerTypes: no listener runs.
+ * Fills out[] in that order and returns how many (0-CONF_UNACTED_MAX). Pure: no I/O. The caller
+ * says where: "FILE:LINE: jobs.NAME.KEY: TEXT" for a file, "NODE: KEY: TEXT" for a config node. */
+#define CONF_UNACTED_MAX 2
+typedef struct conf_unacted {
+	const char *key;      /* "jobErrorHandlerType" or "jobListenerTypes" */
+	char text[512];       /* "EMAIL is not acted on by this version of ejob: ..." */
+} conf_unacted_t;
+size_t conf_job_unacted(const conf_job_t *j, conf_unacted_t out[CONF_UNACTED_MAX]);
+
 const char *conf_job_type_name(conf_job_type_t t);           /* "script" ... ; "" for NONE */
 const char *conf_strategy_name(conf_strategy_t s);           /* "AVG_ALLOCATION" ... */
 const char *conf_log_level_name(conf_log_level_t l);         /* "error" ... */

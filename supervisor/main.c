@@ -53,6 +53,17 @@ static const char usage_text[] =
 
 /* ---- configuration ----------------------------------------------------------------------------- */
 
+/* Keys a job sets that this version does not act on: said at every load, so nobody counts on them. */
+static void warn_unacted(const conf_t *c)
+{
+	for (size_t i = 0; i < c->n_jobs; i++) {
+		const conf_job_t *j = &c->jobs[i];
+		conf_unacted_t u[CONF_UNACTED_MAX];
+		size_t n = conf_job_unacted(j, u);
+		for (size_t k = 0; k < n; k++) log_warn("%s:%u: jobs.%s.%s: %s", c->file, j->line, j->name, u[k].key, u[k].text);
+	}
+}
+
 static conf_t *load_config(struct sup *s, int quiet_ok)
 {
 	conf_opts_t o;
@@ -81,6 +92,8 @@ static conf_t *load_config(struct sup *s, int quiet_ok)
 		if (diags && conf_diags_dropped(diags))
 			log_error("... and %zu more errors", conf_diags_dropped(diags));
 		if (!n) log_error("config %s: %s", s->opts.config, strerror(errno ? errno : ENOMEM));
+	} else {
+		warn_unacted(c);
 	}
 	conf_diags_free(diags);
 	return c;

@@ -904,6 +904,54 @@ static void test_equal(void)
 	conf_diags_free(d);
 }
 
+/* conf_job_unacted: the keys a job sets that this version does not act on, for loaders to warn */
+static void test_unacted(void)
+{
+	conf_diags_t *d;
+	const char *y = HEAD "jobs:\n"
+		"  none:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+		"  log:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+		"    jobErrorHandlerType: LOG\n    jobListenerTypes: []\n"
+		"  mail:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+		"    jobErrorHandlerType: EMAIL\n"
+		"  both:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+		"    jobListenerTypes: [audit]\n    jobErrorHandlerType: IGNORE\n";
+	conf_t *c = parse(y, &d);
+	if (!ok(c != NULL && c->n_jobs == 4, "jobs with and without handler types and listeners")) return;
+	conf_unacted_t u[CONF_UNACTED_MAX];
+	is_int((int)conf_job_unacted(&c->jobs[0], u), 0, "neither key set: nothing");
+	is_int((int)conf_job_unacted(&c->jobs[1], u), 0, "LOG (ElasticJob's default, what ejob does) and no listeners: nothing");
+	size_t n = conf_job_unacted(&c->jobs[2], u);
+	is_int((int)n, 1, "EMAIL: one key");
+	is_str(n ? u[0].key : "", "jobErrorHandlerType", "  jobErrorHandlerType");
+	is_str(n ? u[0].text : "", "EMAIL is not acted on by this version of ejob (it is only published for ElasticJob's "
+	       "tools): a failed item is logged, as LOG does, and retried up to maxRetries", "  saying so and what ejob does");
+	n = conf_job_unacted(&c->jobs[3], u);
+	is_int((int)n, 2, "IGNORE and a listener: two keys");
+	ok(n == 2 && !strcmp(u[0].key, "jobErrorHandlerType") && !strncmp(u[0].text, "IGNORE is not acted on", 22),
+	   "  the handler first");
+	ok(n == 2 && !strcmp(u[1].key, "jobListenerTypes"), "  then the listeners");
+	is_str(n == 2 ? u[1].text : "", "[audit] is not acted on by this version of ejob (only published for ElasticJob's "
+	       "tools): no listener runs", "  named");
+	conf_free(c);
+	conf_diags_free(d);
+
+	/* a config node (ElasticJob's console may write any name; a long list is cut, and says so) */
+	char node[4096];
+	int k = snprintf(node, sizeof node, "cron: 0 * * * * ?\njobName: n\nshardingTotalCount: 1\n"
+	                 "jobErrorHandlerType: log\njobListenerTypes:\n");
+	for (int i = 0; i < 60; i++) k += snprintf(node + k, sizeof node - (size_t)k, "- listener%02d\n", i);
+	conf_job_t *j = conf_node_parse(node, (size_t)k, "/ns/n/config", &d);
+	if (ok(j != NULL, "a config node with 60 listeners and handler 'log'")) {
+		n = conf_job_unacted(j, u);
+		is_int((int)n, 2, "  'log' is not LOG (ElasticJob's names are exact): two keys");
+		ok(n == 2 && strstr(u[1].text, "[listener00, listener01, ") && strstr(u[1].text, "...] are not acted on"),
+		   "  the list is cut with '...' (%s)", n == 2 ? u[1].text : "");
+		conf_job_free(j);
+	}
+	conf_diags_free(d);
+}
+
 int main(void)
 {
 	test_reference();
@@ -917,5 +965,6 @@ int main(void)
 	test_overrides();
 	test_load_file();
 	test_equal();
+	test_unacted();
 	return done_testing();
 }

@@ -117,6 +117,27 @@ int main(void)
 	st = run((const char *[]){ "validate", "examples/ejob.yaml", NULL });
 	is_int(st, 0, "examples/ejob.yaml is valid");
 
+	/* keys this version does not act on: a warning each on stderr, still valid (exit 0) */
+	const char *unacted =
+		"regCenter: {serverLists: 'zk:2181', namespace: demo}\n"
+		"jobs:\n"
+		"  a:\n    type: external\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+		"    jobErrorHandlerType: DINGTALK\n    jobListenerTypes: [audit, metrics]\n"
+		"  b:\n    type: external\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+		"    jobErrorHandlerType: LOG\n";
+	write_file("unacted.yaml", unacted, strlen(unacted));
+	st = run((const char *[]){ "validate", "--now", "1700000000", path_of("unacted.yaml"), NULL });
+	is_int(st, 0, "jobErrorHandlerType DINGTALK and jobListenerTypes: still valid, exit 0");
+	ok(!strncmp(out, "ok\na: external", 14), "ok and the jobs on stdout");
+	snprintf(want, sizeof want,
+	         "%1$s:3: warning: jobs.a.jobErrorHandlerType: DINGTALK is not acted on by this version of ejob (it is "
+	         "only published for ElasticJob's tools): a failed item is logged, as LOG does, and retried up to "
+	         "maxRetries\n"
+	         "%1$s:3: warning: jobs.a.jobListenerTypes: [audit, metrics] are not acted on by this version of ejob "
+	         "(only published for ElasticJob's tools): no listener runs\n",
+	         path_of("unacted.yaml"));
+	is_str(err, want, "a warning naming each key, on stderr; none for LOG");
+
 	/* cron and timeZone errors */
 	const char *bad_cron =
 		"regCenter: {serverLists: 'zk:2181', namespace: demo}\n"
@@ -222,7 +243,7 @@ int main(void)
 	st = run((const char *[]){ "--help", NULL });
 	ok(st == 0 && strstr(out, "validate [--now EPOCH] FILE"), "ejobctl --help lists validate");
 
-	const char *names[] = { "good.yaml", "bad.yaml", "nouser.yaml", "big.yaml", "many.yaml", "cron.yaml",
+	const char *names[] = { "good.yaml", "unacted.yaml", "bad.yaml", "nouser.yaml", "big.yaml", "many.yaml", "cron.yaml",
 	                        "stdout", "stderr" };
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++) unlink(path_of(names[i]));
 	rmdir(dir);
