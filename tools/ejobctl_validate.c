@@ -3,10 +3,11 @@
  * Prints every error (stderr), or "ok" and one line per job (stdout): its name, type, cron,
  * next fire time in the job's zone (ISO-8601 with the offset) and its shard items; and, on
  * stderr, a warning for what a valid file holds that will not act as written (keys this version
- * does not act on).
+ * does not act on; a script's program or a native library that cannot be found from here).
  * Exit 0 valid, 2 invalid (or usage), 1 when the file cannot be read.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "conf/cron.h"
 #include "conf/tz.h"
 #include "tools/ejobctl.h"
+#include "tools/ejobctl_paths.h"
 
 static void usage(FILE *f)
 {
@@ -70,13 +72,21 @@ static void next_fire(const conf_job_t *j, int64_t now, char *out, size_t n, cha
 }
 
 /* What a valid file may still hold that will not work as its author expects: warnings on
- * stderr, "FILE:LINE: warning: KEY: why" (LINE: the job's); the exit status stays 0. */
+ * stderr, "FILE:LINE: warning: KEY: why" (LINE: the job's); the exit status stays 0. A program
+ * or library that is not here may well be on the machines that run the job: a warning, not an
+ * error. */
 static void warn_job(const char *file, const conf_job_t *j)
 {
 	conf_unacted_t u[CONF_UNACTED_MAX];
 	size_t n = conf_job_unacted(j, u);
 	for (size_t k = 0; k < n; k++)
 		fprintf(stderr, "%s:%u: warning: jobs.%s.%s: %s\n", file, j->line, j->name, u[k].key, u[k].text);
+	char why[PATH_MAX * 2 + 512];
+	if (j->type == CONF_JOB_SCRIPT && j->script_command_line &&
+	    ejobctl_script_problem(j->script_command_line, why, sizeof why))
+		fprintf(stderr, "%s:%u: warning: jobs.%s.props.script.command.line: %s\n", file, j->line, j->name, why);
+	if (j->type == CONF_JOB_NATIVE && j->native_library && ejobctl_library_problem(j->native_library, why, sizeof why))
+		fprintf(stderr, "%s:%u: warning: jobs.%s.props.native.library: %s\n", file, j->line, j->name, why);
 }
 
 int ejobctl_validate(int argc, char **argv)

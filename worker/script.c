@@ -373,9 +373,7 @@ static void cut_notice(struct fwd *f)
 
 enum { STAGE_SETUP = 1, STAGE_EXEC = 2 };
 
-/* Look name up in $PATH like execvp does (an empty entry is the current directory), without
- * ever falling back to a shell. 0 with the path in out; -1 with errno (ENOENT, EACCES, ...). */
-static int resolve(const char *name, char *out, size_t len)
+int script_resolve(const char *name, char *out, size_t len)
 {
 	if (strchr(name, '/')) {
 		int n = snprintf(out, len, "%s", name);
@@ -511,7 +509,7 @@ void script_run(const struct script_spec *sp, struct outcome *o)
 {
 	memset(o, 0, sizeof *o);
 	char path[PATH_MAX];
-	if (resolve(sp->argv[0], path, sizeof path) < 0) {
+	if (script_resolve(sp->argv[0], path, sizeof path) < 0) {
 		set_error(o, "exec %s: %s", sp->argv[0], strerror(errno));
 		return;
 	}

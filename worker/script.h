@@ -38,6 +38,13 @@ int script_context_json(const ejob_context *ctx, json_buf_t *b);
  * 0, or -1 with errno ENOMEM. */
 int script_env(char *const *base, const ejob_context *ctx, char ***out);
 
+/* The program a command's first word names, as the runner finds it: a word with '/' is a path
+ * (a relative one from the working directory), copied as it is; a name is looked up in $PATH
+ * like execvp does (an empty entry is the current directory; a regular file that is
+ * executable), without ever falling back to a shell. 0 with the path in out; -1 with errno
+ * ENOENT (not in $PATH), EACCES (found, but not executable) or ENAMETOOLONG. */
+int script_resolve(const char *name, char *out, size_t len);
+
 #define SCRIPT_LINE_MAX 4096u   /* bytes of one output line; longer lines are cut into pieces */
 #define SCRIPT_TICK_MS  500     /* default period of the tick callback */
 /* The caps ejob-worker applies without --script-output-max-lines/-bytes (docs/config.md,
