@@ -112,7 +112,8 @@ typedef struct conf_supervisor {
 	int workers;                     /* 1-1024; default: CPUs (conf_opts_t.cpus) */
 	const char *ip;                  /* override of the detected address, or NULL */
 	conf_log_level_t log_level;      /* info */
-	const char *attach_socket;       /* default "/run/ejob/{namespace}.sock" */
+	const char *attach_socket;       /* NULL: derived at start (docs/worker.md: $EJOB_RUNTIME_DIR,
+	                                    /run/ejob for root, $XDG_RUNTIME_DIR/ejob, /tmp/ejob-UID) */
 	size_t n_attach_allow_uids;      /* besides the supervisor's own uid, always allowed */
 	const conf_id_t *attach_allow_uids;
 	size_t n_attach_allow_gids;

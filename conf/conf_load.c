@@ -288,7 +288,7 @@ static void load_ids(conf_ctx_t *cx, const conf_tnode_t *v, const conf_tnode_t *
 }
 
 static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tnode_t *map,
-                            conf_supervisor_t *s, const char *ns, int *errors)
+                            conf_supervisor_t *s, int *errors)
 {
 	const conf_tnode_t *keys[S_N], *v[S_N];
 	const conf_opts_t *o = cx->opts;
@@ -354,18 +354,9 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tn
 			(*errors)++;
 			s->attach_socket = NULL;
 		}
-	} else if (ns) {
-		char path[300];
-		int r = snprintf(path, sizeof path, "/run/ejob/%s.sock", ns);
-		if (r < 0 || (size_t)r >= sizeof path || r > SUN_PATH_MAX) {
-			conf_err(cx, k, "supervisor.attachSocket", "the default /run/ejob/NAMESPACE.sock "
-			         "is longer than %d bytes with this namespace; set attachSocket",
-			         SUN_PATH_MAX);
-			(*errors)++;
-		} else {
-			s->attach_socket = conf_arena_strdup(cx->out, path);
-		}
 	}
+	/* unset: the supervisor derives it at start, as ejob_attach() does (docs/worker.md), so a
+	 * supervisor that is not root needs no key and no /run/ejob */
 
 	load_ids(cx, v[S_UIDS], keys[S_UIDS], "supervisor.attachAllowUids", true, &s->attach_allow_uids,
 	         &s->n_attach_allow_uids, errors);
@@ -508,8 +499,7 @@ conf_t *conf_parse(const void *buf, size_t len, const char *file, const conf_opt
 	} else {
 		load_regcenter(&cx, keys[T_REGCENTER], v[T_REGCENTER], &c->reg_center, &errors);
 	}
-	load_supervisor(&cx, keys[T_SUPERVISOR], v[T_SUPERVISOR], &c->supervisor,
-	                c->reg_center.namespace, &errors);
+	load_supervisor(&cx, keys[T_SUPERVISOR], v[T_SUPERVISOR], &c->supervisor, &errors);
 	if (!v[T_JOBS] || conf_is_null(v[T_JOBS])) {
 		conf_err(&cx, keys[T_JOBS] ? keys[T_JOBS] : root, "jobs",
 		         "missing; the file needs jobs, a mapping of job names to jobs "

@@ -24,7 +24,7 @@ static int sup(const char *a, const char *b, const char *c, const char *d)
 int main(void)
 {
 	tlib_init(60);
-	plan(28);
+	plan(29);
 	is_int(sup("--help", NULL, NULL, NULL), 0, "--help exits 0");
 	ok(strstr(out, "usage: ejob-supervisor [-c FILE] [--workers N]") && strstr(out, "--run JOB[:ITEM,ITEM...]"),
 	   "and shows the usage, --run included");
@@ -99,6 +99,19 @@ int main(void)
 	         "version of ejob (only published for ElasticJob's tools): no listener runs\n", t.conf);
 	is_int(tsup_log_count(&t, want), 1, "  and one naming jobListenerTypes");
 	is_int(tsup_log_count(&t, " WARN "), 2, "  and no other (LOG and an empty list are what ejob does)");
+
+	/* no attachSocket: the path ejob_attach() computes (docs/worker.md), not /run/ejob/... (which
+	 * only root may create); here $EJOB_RUNTIME_DIR */
+	tsup_config(&t, "defsock",
+	            "regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t29e}\n"
+	            "supervisor: {workers: 1}\n"
+	            "jobs:\n  a: {type: script, cron: \"0 0 * * * ?\", shardingTotalCount: 1, props: {script.command.line: /bin/true}}\n");
+	setenv("EJOB_RUNTIME_DIR", t.dir, 1);
+	st = tsup_run(&t, run_a, 20000);
+	unsetenv("EJOB_RUNTIME_DIR");
+	snprintf(want, sizeof want, "attach: external workers attach on %s/t29e.sock\n", t.dir);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && tsup_log_count(&t, want) == 1,
+	   "no attachSocket: the socket is $EJOB_RUNTIME_DIR/NAMESPACE.sock, as external workers look for it");
 
 	/* SIGHUP: a broken file leaves the running configuration alone; a good one replaces it */
 	tsup_config(&t, "hup",

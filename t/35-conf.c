@@ -199,7 +199,7 @@ static void test_defaults(void)
 	is_int(c->supervisor.workers, 6, "workers = CPUs");
 	ok(c->supervisor.ip == NULL, "ip detected");
 	is_int(c->supervisor.log_level, CONF_LOG_INFO, "logLevel info");
-	is_str(c->supervisor.attach_socket, "/run/ejob/ns.sock", "attachSocket from the namespace");
+	ok(c->supervisor.attach_socket == NULL, "attachSocket unset: the supervisor derives it (docs/worker.md)");
 	is_int(c->supervisor.n_attach_allow_uids + c->supervisor.n_attach_allow_gids, 0, "no allow-lists");
 	is_int(c->supervisor.shutdown_grace_seconds, 10, "shutdownGraceSeconds 10");
 	is_int(c->supervisor.kill_grace_seconds, 5, "killGraceSeconds 5");
