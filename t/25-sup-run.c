@@ -369,13 +369,47 @@ static void test_output_cap(void)
 	free(log);
 }
 
+/* examples/ejob.yaml, the annotated reference that users copy, runs as it is from the repo
+ * root: its script job and its native job (examples/libhello.so, which make builds). Only the
+ * attach socket is placed, by $EJOB_RUNTIME_DIR, so that the test does not use /run/ejob. */
+static void test_example(void)
+{
+	struct tsup t;
+	tsup_config(&t, "example", "");
+	snprintf(t.conf, sizeof t.conf, "examples/ejob.yaml");
+	setenv("EJOB_RUNTIME_DIR", t.dir, 1);
+	const char *hello[] = { "--run", "hello", NULL };
+	int st = tsup_run(&t, hello, 30000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "-c examples/ejob.yaml --run hello: exit 0 (0x%x)", st);
+	int said = 0;
+	for (int i = 0; i < 4; i++) {
+		char want[64];
+		snprintf(want, sizeof want, "] stdout: hi from item %d of hello (attempt 1", i);
+		said += tsup_log_count(&t, want) == 1;
+	}
+	is_int(said, 4, "  each of its 4 items ran examples/hello.sh once");
+	const char *native[] = { "--run", "hello-native", NULL };
+	st = tsup_run(&t, native, 30000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "-c examples/ejob.yaml --run hello-native: exit 0 (0x%x)", st);
+	said = 0;
+	for (int i = 0; i < 16; i++) {
+		char want[64];
+		snprintf(want, sizeof want, "hello job=hello-native item=%d/16 ", i);
+		said += tsup_log_count(&t, want) == 1;
+	}
+	is_int(said, 16, "  each of its 16 items called hello_item in examples/libhello.so once");
+	is_int(tsup_log_count(&t, " WARN ") + tsup_log_count(&t, " ERROR "), 0, "  no warning, no error");
+	unsetenv("EJOB_RUNTIME_DIR");
+}
+
 int main(void)
 {
 	tlib_init(180);
-	plan(42);
+	plan(47);
 	test_sixteen();
 	test_native_and_retries();
 	test_interrupted();
 	test_output_cap();
+	test_example();
 	return done_testing();
 }

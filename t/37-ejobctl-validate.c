@@ -116,6 +116,10 @@ int main(void)
 
 	st = run((const char *[]){ "validate", "examples/ejob.yaml", NULL });
 	is_int(st, 0, "examples/ejob.yaml is valid");
+	ok(!strncmp(out, "ok\nhello: script,", 17), "  ok, and its jobs");
+	is_str(err, "", "  without a warning: its program and library are there, every key it sets is acted on");
+	st = run((const char *[]){ "validate", "examples/demo.yaml", NULL });
+	ok(st == 0 && !strcmp(err, ""), "examples/demo.yaml too (%d: %s)", st, err);
 
 	/* keys this version does not act on: a warning each on stderr, still valid (exit 0) */
 	const char *unacted =
