@@ -112,14 +112,23 @@ typedef struct conf_supervisor {
 	int workers;                     /* 1-1024; default: CPUs (conf_opts_t.cpus) */
 	const char *ip;                  /* override of the detected address, or NULL */
 	conf_log_level_t log_level;      /* info */
-	const char *attach_socket;       /* default "/run/ejob/{namespace}.sock" */
+	const char *attach_socket;       /* NULL: derived at start (docs/worker.md: $EJOB_RUNTIME_DIR,
+	                                    /run/ejob for root, $XDG_RUNTIME_DIR/ejob, /tmp/ejob-UID) */
 	size_t n_attach_allow_uids;      /* besides the supervisor's own uid, always allowed */
 	const conf_id_t *attach_allow_uids;
 	size_t n_attach_allow_gids;
 	const conf_id_t *attach_allow_gids;
 	int shutdown_grace_seconds;      /* 10: SIGTERM to SIGKILL on shutdown */
 	int kill_grace_seconds;          /* 5: SIGTERM to SIGKILL for a timed-out item */
+	/* What a script item's output may put in the log, per run of an item (stdout and stderr
+	 * together): lines and bytes; the rest is read and dropped, and one line says how much.
+	 * 0: no limit. */
+	int script_output_max_lines;     /* CONF_SCRIPT_OUTPUT_MAX_LINES */
+	int script_output_max_bytes;     /* CONF_SCRIPT_OUTPUT_MAX_BYTES */
 } conf_supervisor_t;
+
+#define CONF_SCRIPT_OUTPUT_MAX_LINES 1000
+#define CONF_SCRIPT_OUTPUT_MAX_BYTES 65536
 
 /* One job: every key of ElasticJob-Lite 3.x's JobConfigurationPOJO plus ejob's own. */
 typedef struct conf_job {
@@ -215,6 +224,21 @@ const char *conf_job_item_param(const conf_job_t *j, int item);
 /* Whether two jobs have the same configuration: every key above (props compared as a set, the
  * order of listener types and extra configurations matters; line is not compared). */
 bool conf_job_equal(const conf_job_t *a, const conf_job_t *b);
+
+/* Keys of a job that this version of ejob accepts and publishes in the config node (for
+ * ElasticJob's tools) but does not act on, so that whoever loads a job can warn about them:
+ * - jobErrorHandlerType other than LOG: ejob logs a failed item (what LOG does, ElasticJob's
+ *   default) and retries it up to maxRetries; it throws nothing, does not keep quiet for
+ *   IGNORE, and sends no mail, WeChat or DingTalk message;
+ * - a non-empty jobListenerTypes: no listener runs.
+ * Fills out[] in that order and returns how many (0-CONF_UNACTED_MAX). Pure: no I/O. The caller
+ * says where: "FILE:LINE: jobs.NAME.KEY: TEXT" for a file, "NODE: KEY: TEXT" for a config node. */
+#define CONF_UNACTED_MAX 2
+typedef struct conf_unacted {
+	const char *key;      /* "jobErrorHandlerType" or "jobListenerTypes" */
+	char text[512];       /* "EMAIL is not acted on by this version of ejob: ..." */
+} conf_unacted_t;
+size_t conf_job_unacted(const conf_job_t *j, conf_unacted_t out[CONF_UNACTED_MAX]);
 
 const char *conf_job_type_name(conf_job_type_t t);           /* "script" ... ; "" for NONE */
 const char *conf_strategy_name(conf_strategy_t s);           /* "AVG_ALLOCATION" ... */

@@ -20,10 +20,11 @@ static const char *const rc_keys[R_N] = {
 	"maxRetries", "sessionTimeoutMilliseconds", "connectionTimeoutMilliseconds", "digest",
 };
 
-enum { S_WORKERS, S_IP, S_LOGLEVEL, S_SOCKET, S_UIDS, S_GIDS, S_SHUTDOWN, S_KILL, S_N };
+enum { S_WORKERS, S_IP, S_LOGLEVEL, S_SOCKET, S_UIDS, S_GIDS, S_SHUTDOWN, S_KILL, S_OUTLINES, S_OUTBYTES,
+       S_N };
 static const char *const sup_keys[S_N] = {
 	"workers", "ip", "logLevel", "attachSocket", "attachAllowUids", "attachAllowGids",
-	"shutdownGraceSeconds", "killGraceSeconds",
+	"shutdownGraceSeconds", "killGraceSeconds", "scriptOutputMaxLines", "scriptOutputMaxBytes",
 };
 static const char *const log_levels[] = { "error", "warn", "info", "debug" };
 
@@ -287,7 +288,7 @@ static void load_ids(conf_ctx_t *cx, const conf_tnode_t *v, const conf_tnode_t *
 }
 
 static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tnode_t *map,
-                            conf_supervisor_t *s, const char *ns, int *errors)
+                            conf_supervisor_t *s, int *errors)
 {
 	const conf_tnode_t *keys[S_N], *v[S_N];
 	const conf_opts_t *o = cx->opts;
@@ -296,6 +297,8 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tn
 	s->log_level = CONF_LOG_INFO;
 	s->shutdown_grace_seconds = 10;
 	s->kill_grace_seconds = 5;
+	s->script_output_max_lines = CONF_SCRIPT_OUTPUT_MAX_LINES;
+	s->script_output_max_bytes = CONF_SCRIPT_OUTPUT_MAX_BYTES;
 	for (size_t i = 0; i < S_N; i++) keys[i] = v[i] = NULL;
 	if (map && map->kind != CONF_TN_MAP && !conf_is_null(map)) {
 		conf_err(cx, k, "supervisor", "must be a mapping (got %s)", conf_kind_name(map));
@@ -351,18 +354,9 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tn
 			(*errors)++;
 			s->attach_socket = NULL;
 		}
-	} else if (ns) {
-		char path[300];
-		int r = snprintf(path, sizeof path, "/run/ejob/%s.sock", ns);
-		if (r < 0 || (size_t)r >= sizeof path || r > SUN_PATH_MAX) {
-			conf_err(cx, k, "supervisor.attachSocket", "the default /run/ejob/NAMESPACE.sock "
-			         "is longer than %d bytes with this namespace; set attachSocket",
-			         SUN_PATH_MAX);
-			(*errors)++;
-		} else {
-			s->attach_socket = conf_arena_strdup(cx->out, path);
-		}
 	}
+	/* unset: the supervisor derives it at start, as ejob_attach() does (docs/worker.md), so a
+	 * supervisor that is not root needs no key and no /run/ejob */
 
 	load_ids(cx, v[S_UIDS], keys[S_UIDS], "supervisor.attachAllowUids", true, &s->attach_allow_uids,
 	         &s->n_attach_allow_uids, errors);
@@ -374,6 +368,13 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tn
 		conf_path(p, sizeof p, "supervisor", sup_keys[g]);
 		if (conf_get_int(cx, v[g], keys[g], p, 0, 3600, NULL,
 		                 g == S_SHUTDOWN ? &s->shutdown_grace_seconds : &s->kill_grace_seconds) < 0)
+			(*errors)++;
+	}
+	for (int g = S_OUTLINES; g <= S_OUTBYTES; g++) {
+		if (!v[g]) continue;
+		conf_path(p, sizeof p, "supervisor", sup_keys[g]);
+		if (conf_get_int(cx, v[g], keys[g], p, 0, INT32_MAX, "an integer 0-2147483647 (0: no limit)",
+		                 g == S_OUTLINES ? &s->script_output_max_lines : &s->script_output_max_bytes) < 0)
 			(*errors)++;
 	}
 }
@@ -498,8 +499,7 @@ conf_t *conf_parse(const void *buf, size_t len, const char *file, const conf_opt
 	} else {
 		load_regcenter(&cx, keys[T_REGCENTER], v[T_REGCENTER], &c->reg_center, &errors);
 	}
-	load_supervisor(&cx, keys[T_SUPERVISOR], v[T_SUPERVISOR], &c->supervisor,
-	                c->reg_center.namespace, &errors);
+	load_supervisor(&cx, keys[T_SUPERVISOR], v[T_SUPERVISOR], &c->supervisor, &errors);
 	if (!v[T_JOBS] || conf_is_null(v[T_JOBS])) {
 		conf_err(&cx, keys[T_JOBS] ? keys[T_JOBS] : root, "jobs",
 		         "missing; the file needs jobs, a mapping of job names to jobs "

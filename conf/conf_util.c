@@ -1,4 +1,6 @@
-/* conf/conf_util.c: looking things up in a loaded config, comparing jobs, naming enums. */
+/* conf/conf_util.c: looking things up in a loaded config, comparing jobs, the keys ejob does
+ * not act on, naming enums. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +123,35 @@ const char *conf_strategy_name(conf_strategy_t s)
 	case CONF_STRATEGY_ROUND_ROBIN_BY_NAME: return "ROUND_ROBIN_BY_NAME";
 	default: return "AVG_ALLOCATION";
 	}
+}
+
+size_t conf_job_unacted(const conf_job_t *j, conf_unacted_t out[CONF_UNACTED_MAX])
+{
+	size_t n = 0;
+	if (j->error_handler_type && strcmp(j->error_handler_type, "LOG") != 0) {
+		out[n].key = "jobErrorHandlerType";
+		snprintf(out[n].text, sizeof out[n].text,
+		         "%.200s is not acted on by this version of ejob (it is only published for ElasticJob's "
+		         "tools): a failed item is logged, as LOG does, and retried up to maxRetries",
+		         j->error_handler_type);
+		n++;
+	}
+	if (j->n_listener_types) {
+		char list[256];
+		size_t o = 0;
+		for (size_t i = 0; i < j->n_listener_types && o < sizeof list; i++) {
+			int k = snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", j->listener_types[i]);
+			if (k < 0) break;
+			o += (size_t)k;
+		}
+		if (o >= sizeof list) memcpy(list + sizeof list - 4, "...", 4);   /* cut: say so */
+		out[n].key = "jobListenerTypes";
+		snprintf(out[n].text, sizeof out[n].text,
+		         "[%s] %s not acted on by this version of ejob (only published for ElasticJob's tools): "
+		         "no listener runs", list, j->n_listener_types == 1 ? "is" : "are");
+		n++;
+	}
+	return n;
 }
 
 const char *conf_log_level_name(conf_log_level_t l)

@@ -15,7 +15,9 @@
 #   {"jobName":"hello","taskId":"hello@-@0,1@-@READY@-@127.0.0.1@-@4242","shardingTotalCount":4,"jobParameter":"","shardingItem":1,"shardingParameter":"b"}
 # ejob also sets EJOB_JOB, EJOB_TASK_ID, EJOB_ITEM, EJOB_TOTAL, EJOB_EPOCH (the fencing token),
 # EJOB_FIRE_ID, EJOB_ATTEMPT and EJOB_DEADLINE_MS. What it prints goes to the supervisor's log,
-# one line at a time, tagged "[<taskId> item <n>] stdout:". Exit 0 = ok, anything else = failed.
+# one line at a time, tagged "<time> ejob-worker[<pid>] INFO [<taskId> item <n> attempt <a>] stdout:"
+# (at most supervisor.scriptOutputMaxLines lines and scriptOutputMaxBytes bytes per run).
+# Exit 0 = ok, anything else = failed.
 for context; do :; done    # the last argument
 greeting=hello
 [ "$1" = --greeting ] && greeting=$2

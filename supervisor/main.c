@@ -48,10 +48,21 @@ static const char usage_text[] =
 "\n"
 "Signals: SIGTERM/SIGINT stop dispatching, let running items finish (shutdownGraceSeconds), then\n"
 "end them (external workers are told too, and waited for); SIGHUP reloads the configuration (on error the old one stays).\n"
-"Exit status: 0 clean stop (or --run: every item succeeded), 1 runtime failure, 2 usage or\n"
-"configuration error.\n";
+"Exit status: 0 clean stop (or --run: every item succeeded, even if a signal stopped it), 1 runtime\n"
+"failure (or --run: an item failed or was stopped before it ended), 2 usage or configuration error.\n";
 
 /* ---- configuration ----------------------------------------------------------------------------- */
+
+/* Keys a job sets that this version does not act on: said at every load, so nobody counts on them. */
+static void warn_unacted(const conf_t *c)
+{
+	for (size_t i = 0; i < c->n_jobs; i++) {
+		const conf_job_t *j = &c->jobs[i];
+		conf_unacted_t u[CONF_UNACTED_MAX];
+		size_t n = conf_job_unacted(j, u);
+		for (size_t k = 0; k < n; k++) log_warn("%s:%u: jobs.%s.%s: %s", c->file, j->line, j->name, u[k].key, u[k].text);
+	}
+}
 
 static conf_t *load_config(struct sup *s, int quiet_ok)
 {
@@ -81,6 +92,8 @@ static conf_t *load_config(struct sup *s, int quiet_ok)
 		if (diags && conf_diags_dropped(diags))
 			log_error("... and %zu more errors", conf_diags_dropped(diags));
 		if (!n) log_error("config %s: %s", s->opts.config, strerror(errno ? errno : ENOMEM));
+	} else {
+		warn_unacted(c);
 	}
 	conf_diags_free(diags);
 	return c;
@@ -311,6 +324,10 @@ static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		if (c->supervisor.workers != s->conf->supervisor.workers)
 			log_warn("supervisor.workers changed from %d to %d: the pool size changes at the next start",
 			         s->conf->supervisor.workers, c->supervisor.workers);
+		if (c->supervisor.script_output_max_lines != s->conf->supervisor.script_output_max_lines ||
+		    c->supervisor.script_output_max_bytes != s->conf->supervisor.script_output_max_bytes)
+			log_warn("supervisor.scriptOutputMaxLines/scriptOutputMaxBytes changed: the workers get them at the "
+			         "next start");
 		/* the scheduler takes the new jobs before the old config goes */
 		if (s->sched) sched_set_jobs(s->sched, c);
 		if (s->coord) coord_set_jobs(s->coord, c);  /* after: a stored config stays in force */
@@ -463,6 +480,8 @@ int main(int argc, char **argv)
 	struct pool_params pp = {
 		.nworkers = nworkers, .worker_bin = s->worker_bin, .log_level = log_get_level(),
 		.heartbeat_timeout_ms = 5000, .backoff_max_ms = 30000,
+		.script_output_max_lines = (uint32_t)s->conf->supervisor.script_output_max_lines,
+		.script_output_max_bytes = (uint32_t)s->conf->supervisor.script_output_max_bytes,
 	};
 	struct pool_hooks ph = { .lost_item = on_lost, .ready = on_ready, .stopped = on_pool_stopped };
 	s->pool = pool_new(s->loop, s->seg, &pp, &ph, s);
@@ -535,6 +554,12 @@ int main(int argc, char **argv)
 	}
 	ev_run(s->loop, 0);
 
+	/* --run: its items decide, not what stopped the loop (a signal asks for a clean stop, 0) */
+	int code = s->exit_code;
+	if (s->run) {
+		int rc = run_finish(s);
+		if (rc > code) code = rc;
+	}
 	coord_free(s->coord);
 	sched_free(s->sched);
 	fire_free_all(s);
@@ -544,5 +569,5 @@ int main(int argc, char **argv)
 	seg_close(s->seg);
 	conf_free(s->conf);
 	log_info("stopped");
-	return s->exit_code;
+	return code;
 }

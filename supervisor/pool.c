@@ -125,7 +125,7 @@ static void spawn(struct slot *s)
 	int np[2] = { -1, -1 };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
-	char idx[16], lvl[16], cause[128];
+	char idx[16], lvl[16], maxl[16], maxb[16], cause[128];
 	sigset_t all, none;
 	pid_t pid = 0;
 	int r;
@@ -153,6 +153,8 @@ static void spawn(struct slot *s)
 
 	snprintf(idx, sizeof idx, "%" PRIu32, s->index);
 	snprintf(lvl, sizeof lvl, "%s", log_level_name(p->p.log_level));
+	snprintf(maxl, sizeof maxl, "%" PRIu32, p->p.script_output_max_lines);
+	snprintf(maxb, sizeof maxb, "%" PRIu32, p->p.script_output_max_bytes);
 	for (char *c = lvl; *c; c++) *c = (char)(*c | 0x20);
 	snprintf(p->index_env, sizeof p->index_env, "EJOB_WORKER_INDEX=%" PRIu32, s->index);
 	char pidenv[40];
@@ -174,7 +176,8 @@ static void spawn(struct slot *s)
 	env[k++] = pidenv;
 	env[k] = NULL;
 
-	char *argv[] = { (char *)p->p.worker_bin, (char *)"--index", idx, (char *)"--log-level", lvl, NULL };
+	char *argv[] = { (char *)p->p.worker_bin, (char *)"--index", idx, (char *)"--log-level", lvl,
+	                 (char *)"--script-output-max-lines", maxl, (char *)"--script-output-max-bytes", maxb, NULL };
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, 2, 1);

@@ -29,6 +29,9 @@ struct pool_params {
 	enum log_level log_level;        /* passed to workers */
 	uint32_t heartbeat_timeout_ms;   /* kill a worker whose heartbeat is older (not in native code) */
 	uint32_t backoff_max_ms;         /* respawn delay ceiling while a worker keeps dying before ready */
+	/* passed to workers (--script-output-max-lines/-bytes): how much of a script item's output
+	 * one run may put in the log; 0 = no limit */
+	uint32_t script_output_max_lines, script_output_max_bytes;
 };
 
 pool_t *pool_new(struct ev_loop *loop, seg_t *seg, const struct pool_params *p, const struct pool_hooks *h,

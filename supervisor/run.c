@@ -1,5 +1,7 @@
 /* supervisor/run.c: --run JOB[:ITEMS]: one fire of one job, here and now, without ZooKeeper.
- * The supervisor exits when every item has its final outcome: 0 if all succeeded, else 1. */
+ * The supervisor exits when every item has its final outcome: 0 if all succeeded, else 1. The
+ * items decide the exit status, whatever stopped the supervisor: a SIGINT/SIGTERM during --run
+ * (a clean stop, 0, for a supervisor that schedules) exits 1 unless every item still ended ok. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -187,6 +189,17 @@ void run_outcome(struct sup *s, const struct disp_outcome *o)
 	else
 		log_error("--run: job %s: %" PRIu32 " of %" PRIu32 " items failed (%.2fs)", r->name, r->n - r->ok, r->n, secs);
 	sup_shutdown(s, r->ok == r->n ? 0 : 1);
+}
+
+int run_finish(struct sup *s)
+{
+	struct run *r = s->run;
+	if (r->final < r->n) {
+		log_error("--run: job %s: stopped before %" PRIu32 " of %" PRIu32 " items ended; they did not succeed",
+		          r->name, r->n - r->final, r->n);
+		return 1;
+	}
+	return r->ok == r->n ? 0 : 1;
 }
 
 void run_tick(struct sup *s)

@@ -60,6 +60,9 @@ struct sup {
 int run_start(struct sup *s, const char *spec);
 void run_outcome(struct sup *s, const struct disp_outcome *o);
 void run_tick(struct sup *s);
+/* After the loop: --run's exit status, 0 only if every item ended ok (items that never ended,
+ * because a signal or a failure stopped the supervisor first, did not); says which did not. */
+int run_finish(struct sup *s);
 
 /* supervisor/main.c */
 void sup_shutdown(struct sup *s, int exit_code);

@@ -269,20 +269,32 @@ static void test_errors(struct twork *t)
 	ok(c.status == FRAME_ST_ERROR && strstr(c.error, "no kind"), "an item without a kind: error (%s)", c.error);
 }
 
+/* A forwarded output line is "<UTC time> <prefix><text>": the time as the supervisor's log
+ * writes it (2026-11-21T10:00:00.123Z), then prefix. Where the prefix starts, else NULL. */
+static const char *after_stamp(const char *p, size_t l, const char *prefix)
+{
+	static const char shape[] = "dddd-dd-ddTdd:dd:dd.dddZ ";
+	size_t sl = sizeof shape - 1, pl = strlen(prefix);
+	if (l < sl + pl) return NULL;
+	for (size_t i = 0; i < sl; i++)
+		if (shape[i] == 'd' ? !(p[i] >= '0' && p[i] <= '9') : p[i] != shape[i]) return NULL;
+	return strncmp(p + sl, prefix, pl) ? NULL : p + sl;
+}
+
 static int count_lines(const char *log, const char *prefix)
 {
 	int n = 0;
-	size_t pl = strlen(prefix);
 	for (const char *p = log; *p; ) {
-		if (!strncmp(p, prefix, pl)) n++;
 		const char *nl = strchr(p, '\n');
+		size_t l = nl ? (size_t)(nl - p) : strlen(p);
+		if (after_stamp(p, l, prefix)) n++;
 		if (!nl) break;
 		p = nl + 1;
 	}
 	return n;
 }
 
-/* the n-th line of log starting with prefix, without the prefix and newline (static buffer) */
+/* the n-th line of log that is "<time> <prefix>...", without time, prefix and newline (static buffer) */
 static const char *nth_line(const char *log, const char *prefix, int nth)
 {
 	static char out[16384];
@@ -290,8 +302,9 @@ static const char *nth_line(const char *log, const char *prefix, int nth)
 	for (const char *p = log; *p; ) {
 		const char *nl = strchr(p, '\n');
 		size_t l = nl ? (size_t)(nl - p) : strlen(p);
-		if (!strncmp(p, prefix, pl) && nth-- == 0) {
-			snprintf(out, sizeof out, "%.*s", (int)(l - pl), p + pl);
+		const char *at = after_stamp(p, l, prefix);
+		if (at && nth-- == 0) {
+			snprintf(out, sizeof out, "%.*s", (int)(l - (size_t)(at - p) - pl), at + pl);
 			return out;
 		}
 		if (!nl) break;
@@ -308,15 +321,17 @@ static void test_output(struct twork *t)
 	f.cmd = cmd;
 	f.item = 3;
 	f.task_id = "out@-@3@-@READY@-@10.0.0.9@-@7";
+	f.attempt = 2;
 	struct frame_complete c;
 	run_item(t, &f, &c);
 	ok(c.status == FRAME_ST_OK, "emitter ran");
 	char *log = twork_slurp(logpath, NULL);
-	const char *so = "[out@-@3@-@READY@-@10.0.0.9@-@7 item 3] stdout: ";
-	const char *se = "[out@-@3@-@READY@-@10.0.0.9@-@7 item 3] stderr: ";
+	char so[200], se[200];
+	snprintf(so, sizeof so, "ejob-worker[%d] INFO [out@-@3@-@READY@-@10.0.0.9@-@7 item 3 attempt 2] stdout: ", (int)t->pid);
+	snprintf(se, sizeof se, "ejob-worker[%d] INFO [out@-@3@-@READY@-@10.0.0.9@-@7 item 3 attempt 2] stderr: ", (int)t->pid);
 	is_int(count_lines(log, so), 1 + 3 + 1 + 300, "stdout: 305 lines forwarded (the 10000-byte line in 3 pieces)");
 	is_int(count_lines(log, se), 2, "stderr: 2 lines forwarded");
-	is_str(nth_line(log, so, 0), "hello", "a line, tagged with task id, item and stream");
+	is_str(nth_line(log, so, 0), "hello", "a line, with the log's time, the worker, INFO, task id, item, attempt and stream");
 	is_str(nth_line(log, se, 0), "oops", "stderr tagged as such");
 	static char want[4200];
 	memset(want, 'x', 4096);

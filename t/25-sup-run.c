@@ -1,6 +1,9 @@
 /* t/25-sup-run.c: ejob-supervisor --run with real workers: a 16-item script job runs each item
  * exactly once with exactly ElasticJob's arguments; a native job from examples/libhello.so;
- * retries; the exit status says whether every item succeeded. */
+ * retries; the exit status says whether every item succeeded, also when a SIGINT (Ctrl-C) stops
+ * the supervisor during --run. */
+#include <regex.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,11 +190,226 @@ static void test_native_and_retries(void)
 	   "listing the jobs there are");
 }
 
+/* Ctrl-C during --run: the items decide the exit status. An item stopped before it could end ok
+ * (here: past shutdownGraceSeconds, or at once by a second Ctrl-C) is not a success, so the exit
+ * status is 1; an item that ends
+ * ok within the grace leaves a successful --run, exit 0. */
+static void test_interrupted(void)
+{
+	struct tsup t;
+	const char *yaml =
+		"regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t25c}\n"
+		"supervisor: {workers: 1, attachSocket: \"@SOCK@\", shutdownGraceSeconds: 3, killGraceSeconds: 1}\n"
+		"jobs:\n"
+		"  slow:\n"
+		"    type: script\n"
+		"    cron: \"0 0 * * * ?\"\n"
+		"    shardingTotalCount: 1\n"
+		"    props: {script.command.line: \"/bin/sh -c 'echo started >> @DIR@/started; sleep 30'\"}\n"
+		"  short:\n"
+		"    type: script\n"
+		"    cron: \"0 0 * * * ?\"\n"
+		"    shardingTotalCount: 1\n"
+		"    props: {script.command.line: \"/bin/sh -c 'echo started >> @DIR@/started; sleep 0.5'\"}\n";
+	tsup_config(&t, "interrupted", yaml);
+	char started[700];
+	snprintf(started, sizeof started, "%s/started", t.dir);
+
+	const char *slow[] = { "--run", "slow", NULL };
+	tsup_start(&t, slow);
+	ok(tsup_wait_lines(started, "started", 1, 10000), "the slow item started");
+	int st = tsup_stop(&t, SIGINT, 15000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1,
+	   "SIGINT stops --run before its item ended: exit 1 (status 0x%x)", st);
+	is_int(tsup_log_count(&t, "--run: job slow: 1 of 1 items failed"), 1, "the log says the item failed");
+
+	/* a second Ctrl-C: the supervisor leaves at once, before the item has an outcome */
+	unlink(started);
+	tsup_start(&t, slow);
+	ok(tsup_wait_lines(started, "started", 1, 10000), "the slow item started again");
+	kill(t.pid, SIGINT);
+	ok(tsup_wait_log(&t, "Interrupt: stopping", 2, 10000), "the first SIGINT is taken");
+	st = tsup_stop(&t, SIGINT, 15000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "a second SIGINT leaves before the item ended: exit 1 (status 0x%x)", st);
+	is_int(tsup_log_count(&t, "--run: job slow: stopped before 1 of 1 items ended"), 1, "the log says which did not end");
+
+	unlink(started);
+	const char *shrt[] = { "--run", "short", NULL };
+	tsup_start(&t, shrt);
+	ok(tsup_wait_lines(started, "started", 1, 10000), "the short item started");
+	st = tsup_stop(&t, SIGINT, 15000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	   "SIGINT during --run whose item still ends ok within the grace: exit 0 (status 0x%x)", st);
+	is_int(tsup_log_count(&t, "--run: job short: all 1 items succeeded"), 1, "the log says it succeeded");
+}
+
+/* A chatty script: 5000 short lines, then one line of 1 MiB, all on stdout. */
+static const char chatty_sh[] =
+	"#!/bin/sh\n"
+	"i=0\n"
+	"while [ $i -lt 5000 ]; do echo \"line $i\"; i=$((i + 1)); done\n"
+	"head -c 1048576 /dev/zero | tr '\\0' x\n"
+	"echo\n";
+
+/* The lines of text that contain needle (malloc'd copies, at most max). */
+static int lines_with(const char *text, const char *needle, char **out, int max)
+{
+	int n = 0;
+	for (const char *p = text; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t l = nl ? (size_t)(nl - p) : strlen(p);
+		char *line = strndup(p, l);
+		if (strstr(line, needle) && n < max) out[n++] = line;
+		else free(line);
+		p = nl ? nl + 1 : NULL;
+	}
+	return n;
+}
+
+/* Script output in the log: each line with the log's time, the worker, INFO and the item's run
+ * (task id, item, attempt); per run of an item at most supervisor.scriptOutputMaxLines lines
+ * and scriptOutputMaxBytes bytes, the rest dropped (the script is never blocked) and counted
+ * in one line. */
+static void test_output_cap(void)
+{
+	struct tsup t;
+	const char *yaml =
+		"regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t25d}\n"
+		"supervisor: {workers: 2, attachSocket: \"@SOCK@\", scriptOutputMaxLines: 100}\n"
+		"jobs:\n"
+		"  chatty:\n"
+		"    type: script\n"
+		"    cron: \"0 0 * * * ?\"\n"
+		"    shardingTotalCount: 1\n"
+		"    props: {script.command.line: \"@DIR@/chatty.sh\"}\n";
+	tsup_config(&t, "outcap", yaml);
+	char sh[700];
+	snprintf(sh, sizeof sh, "%s/chatty.sh", t.dir);
+	tlib_write_file(sh, chatty_sh, sizeof chatty_sh - 1);
+	chmod(sh, 0755);
+
+	const char *args[] = { "--run", "chatty", "--ip", "127.0.0.7", NULL };
+	uint64_t t0 = tlib_now_ms();
+	int st = tsup_run(&t, args, 30000);
+	uint64_t took = tlib_now_ms() - t0;
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a script printing 5000 lines and a 1 MiB line: ok, exit 0 (0x%x)", st);
+	ok(took < 10000, "and it ends quickly (%llu ms)", (unsigned long long)took);
+
+	char tag[256], *lines[1000];
+	snprintf(tag, sizeof tag, "[chatty@-@0@-@READY@-@127.0.0.7@-@%d item 0 attempt 1] ", (int)t.pid);
+	char *log = tsup_log_text(&t);
+	char needle[300];
+	snprintf(needle, sizeof needle, "%sstdout: ", tag);
+	int n = lines_with(log, needle, lines, 1000);
+	is_int(n, 100, "scriptOutputMaxLines: 100: exactly 100 lines of its output in the log");
+	regex_t re;
+	if (regcomp(&re, "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z ejob-worker\\[[0-9]+\\] INFO $",
+	            REG_EXTENDED | REG_NOSUB))
+		BAIL_OUT("regcomp");
+	int formed = 0, in_order = 0;
+	for (int i = 0; i < n; i++) {
+		char *at = strstr(lines[i], needle), want[32];
+		char head[128];
+		snprintf(head, sizeof head, "%.*s", (int)(at - lines[i]) < 127 ? (int)(at - lines[i]) : 127, lines[i]);
+		formed += regexec(&re, head, 0, NULL, 0) == 0;
+		snprintf(want, sizeof want, "line %d", i);
+		in_order += !strcmp(at + strlen(needle), want);
+		free(lines[i]);
+	}
+	regfree(&re);
+	is_int(formed, 100, "each starts '<UTC time> ejob-worker[<pid>] INFO [<taskId> item 0 attempt 1] stdout: '");
+	is_int(in_order, 100, "and they are its first 100 lines, in order");
+	snprintf(needle, sizeof needle, "%soutput cut: ", tag);
+	n = lines_with(log, needle, lines, 1000);
+	is_int(n, 1, "one line says what was cut");
+	/* 4900 short lines of 9-10 bytes, the 1 MiB line with its newline */
+	long long cut_bytes = 0;
+	for (int i = 100; i < 5000; i++) cut_bytes += i < 1000 ? 9 : 10;
+	cut_bytes += 1048577;
+	char want[512];
+	snprintf(want, sizeof want, "WARN %soutput cut: 4901 more lines (%lld bytes) not logged; a run of an item logs "
+	         "at most 100 lines and 65536 bytes of output", tag, cut_bytes);
+	ok(n == 1 && strstr(lines[0], want), "  the lines and bytes not logged, and the caps");
+	if (n == 1 && !strstr(lines[0], want)) diag("got: %s", lines[0]);
+	for (int i = 0; i < n; i++) free(lines[i]);
+	free(log);
+
+	/* a byte cap, per attempt: a script that prints 5000 lines and fails its first attempt */
+	const char *yaml2 =
+		"regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t25d}\n"
+		"supervisor: {workers: 2, attachSocket: \"@SOCK@\", scriptOutputMaxLines: 0, scriptOutputMaxBytes: 2000}\n"
+		"jobs:\n"
+		"  chatty:\n"
+		"    type: script\n"
+		"    cron: \"0 0 * * * ?\"\n"
+		"    shardingTotalCount: 1\n"
+		"    maxRetries: 1\n"
+		"    props: {script.command.line: \"/bin/sh -c '@DIR@/chatty.sh; [ $EJOB_ATTEMPT = 2 ]'\"}\n";
+	tsup_rewrite(&t, yaml2);
+	st = tsup_run(&t, args, 30000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a script that succeeds at its second attempt: exit 0 (0x%x)", st);
+	log = tsup_log_text(&t);
+	for (int a = 1; a <= 2; a++) {
+		snprintf(tag, sizeof tag, "[chatty@-@0@-@READY@-@127.0.0.7@-@%d item 0 attempt %d] ", (int)t.pid, a);
+		snprintf(needle, sizeof needle, "%sstdout: ", tag);
+		n = lines_with(log, needle, lines, 1000);
+		long long bytes = 0;
+		for (int i = 0; i < n; i++) {
+			bytes += (long long)strlen(strstr(lines[i], needle) + strlen(needle)) + 1;
+			free(lines[i]);
+		}
+		/* lines of 7-9 bytes with their newlines: 10 + 90 + 900 * 9 ... up to 2000 bytes */
+		ok(bytes <= 2000 && bytes > 2000 - 10, "attempt %d: scriptOutputMaxBytes: 2000: %lld bytes of output logged "
+		   "(%d lines)", a, bytes, n);
+		snprintf(needle, sizeof needle, "%soutput cut: ", tag);
+		n = lines_with(log, needle, lines, 1000);
+		is_int(n, 1, "  and one line says what was cut");
+		for (int i = 0; i < n; i++) free(lines[i]);
+	}
+	free(log);
+}
+
+/* examples/ejob.yaml, the annotated reference that users copy, runs as it is from the repo
+ * root: its script job and its native job (examples/libhello.so, which make builds). Only the
+ * attach socket is placed, by $EJOB_RUNTIME_DIR, so that the test does not use /run/ejob. */
+static void test_example(void)
+{
+	struct tsup t;
+	tsup_config(&t, "example", "");
+	snprintf(t.conf, sizeof t.conf, "examples/ejob.yaml");
+	setenv("EJOB_RUNTIME_DIR", t.dir, 1);
+	const char *hello[] = { "--run", "hello", NULL };
+	int st = tsup_run(&t, hello, 30000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "-c examples/ejob.yaml --run hello: exit 0 (0x%x)", st);
+	int said = 0;
+	for (int i = 0; i < 4; i++) {
+		char want[64];
+		snprintf(want, sizeof want, "] stdout: hi from item %d of hello (attempt 1", i);
+		said += tsup_log_count(&t, want) == 1;
+	}
+	is_int(said, 4, "  each of its 4 items ran examples/hello.sh once");
+	const char *native[] = { "--run", "hello-native", NULL };
+	st = tsup_run(&t, native, 30000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "-c examples/ejob.yaml --run hello-native: exit 0 (0x%x)", st);
+	said = 0;
+	for (int i = 0; i < 16; i++) {
+		char want[64];
+		snprintf(want, sizeof want, "hello job=hello-native item=%d/16 ", i);
+		said += tsup_log_count(&t, want) == 1;
+	}
+	is_int(said, 16, "  each of its 16 items called hello_item in examples/libhello.so once");
+	is_int(tsup_log_count(&t, " WARN ") + tsup_log_count(&t, " ERROR "), 0, "  no warning, no error");
+	unsetenv("EJOB_RUNTIME_DIR");
+}
+
 int main(void)
 {
 	tlib_init(180);
-	plan(20);
+	plan(47);
 	test_sixteen();
 	test_native_and_retries();
+	test_interrupted();
+	test_output_cap();
+	test_example();
 	return done_testing();
 }

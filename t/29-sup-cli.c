@@ -1,5 +1,6 @@
 /* t/29-sup-cli.c: ejob-supervisor's command line: help, version, usage errors, configuration
- * errors (every one, file:line:column, exit 2), a missing worker binary. */
+ * errors (every one, file:line:column, exit 2), a missing worker binary; the keys this version
+ * does not act on are warned about at start and at reload. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,7 @@ static int sup(const char *a, const char *b, const char *c, const char *d)
 int main(void)
 {
 	tlib_init(60);
-	plan(23);
+	plan(29);
 	is_int(sup("--help", NULL, NULL, NULL), 0, "--help exits 0");
 	ok(strstr(out, "usage: ejob-supervisor [-c FILE] [--workers N]") && strstr(out, "--run JOB[:ITEM,ITEM...]"),
 	   "and shows the usage, --run included");
@@ -54,7 +55,7 @@ int main(void)
 	int lines = 0;
 	for (char *c = err; *c; c++) lines += *c == '\n';
 	ok(lines >= 2, "every error is reported (%d lines)", lines);
-	char want[700];
+	char want[1400];
 	snprintf(want, sizeof want, "%s:5:", t.conf);
 	ok(strstr(err, want) && strstr(err, "jobs.a.cron:"), "the bad hour, by file:line and key");
 	snprintf(want, sizeof want, "%s:9:", t.conf);
@@ -68,6 +69,50 @@ int main(void)
 	ok(strstr(err, "worker binary /nonexistent/ejob-worker: No such file or directory: build it (make), or name it "
 	               "with --worker-bin or $EJOB_WORKER_BIN"),
 	   "saying what to do");
+	/* keys accepted but not acted on: a WARN naming each, at start; LOG (what ejob does) is fine */
+	tsup_config(&t, "unacted",
+	            "regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t29d}\n"
+	            "supervisor: {workers: 1, attachSocket: \"@SOCK@\"}\n"
+	            "jobs:\n"
+	            "  a:\n"
+	            "    type: script\n"
+	            "    cron: \"0 0 * * * ?\"\n"
+	            "    shardingTotalCount: 1\n"
+	            "    jobErrorHandlerType: DINGTALK\n"
+	            "    jobListenerTypes: [audit, metrics]\n"
+	            "    props: {script.command.line: /bin/true}\n"
+	            "  b:\n"
+	            "    type: script\n"
+	            "    cron: \"0 0 * * * ?\"\n"
+	            "    shardingTotalCount: 1\n"
+	            "    jobErrorHandlerType: LOG\n"
+	            "    jobListenerTypes: []\n"
+	            "    props: {script.command.line: /bin/true}\n");
+	const char *run_a[] = { "--run", "a", NULL };
+	int st = tsup_run(&t, run_a, 20000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a job with keys not acted on still runs (exit 0)");
+	snprintf(want, sizeof want, " WARN %s:4: jobs.a.jobErrorHandlerType: DINGTALK is not acted on by this version of "
+	         "ejob (it is only published for ElasticJob's tools): a failed item is logged, as LOG does, and retried up to "
+	         "maxRetries\n", t.conf);
+	is_int(tsup_log_count(&t, want), 1, "the start logs a WARN naming jobErrorHandlerType and that it is not acted on");
+	snprintf(want, sizeof want, " WARN %s:4: jobs.a.jobListenerTypes: [audit, metrics] are not acted on by this "
+	         "version of ejob (only published for ElasticJob's tools): no listener runs\n", t.conf);
+	is_int(tsup_log_count(&t, want), 1, "  and one naming jobListenerTypes");
+	is_int(tsup_log_count(&t, " WARN "), 2, "  and no other (LOG and an empty list are what ejob does)");
+
+	/* no attachSocket: the path ejob_attach() computes (docs/worker.md), not /run/ejob/... (which
+	 * only root may create); here $EJOB_RUNTIME_DIR */
+	tsup_config(&t, "defsock",
+	            "regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t29e}\n"
+	            "supervisor: {workers: 1}\n"
+	            "jobs:\n  a: {type: script, cron: \"0 0 * * * ?\", shardingTotalCount: 1, props: {script.command.line: /bin/true}}\n");
+	setenv("EJOB_RUNTIME_DIR", t.dir, 1);
+	st = tsup_run(&t, run_a, 20000);
+	unsetenv("EJOB_RUNTIME_DIR");
+	snprintf(want, sizeof want, "attach: external workers attach on %s/t29e.sock\n", t.dir);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && tsup_log_count(&t, want) == 1,
+	   "no attachSocket: the socket is $EJOB_RUNTIME_DIR/NAMESPACE.sock, as external workers look for it");
+
 	/* SIGHUP: a broken file leaves the running configuration alone; a good one replaces it */
 	tsup_config(&t, "hup",
 	            "regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t29c}\n"
@@ -83,11 +128,15 @@ int main(void)
 	int gl = snprintf(good, sizeof good,
 	                  "regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t29c}\n"
 	                  "supervisor: {workers: 1, attachSocket: \"%s\"}\n"
-	                  "jobs:\n  j: {type: external, cron: \"0 0 * * * ?\", shardingTotalCount: 1}\n", t.sock);
+	                  "jobs:\n  j: {type: external, cron: \"0 0 * * * ?\", shardingTotalCount: 1,\n"
+	                  "      jobErrorHandlerType: EMAIL}\n", t.sock);
 	tlib_write_file(t.conf, good, (size_t)gl);
 	kill(t.pid, SIGHUP);
 	ok(tsup_wait_log(&t, "configuration reloaded: 1 job", 1, 5000), "SIGHUP with a good file: reloaded");
-	int st = tsup_stop(&t, SIGTERM, 10000);
+	snprintf(want, sizeof want, " WARN %s:4: jobs.j.jobErrorHandlerType: EMAIL is not acted on by this version of ejob",
+	         t.conf);
+	is_int(tsup_log_count(&t, want), 1, "  with a WARN for a key it does not act on");
+	st = tsup_stop(&t, SIGTERM, 10000);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "and it still stops cleanly");
 	free(out);
 	free(err);

@@ -84,32 +84,40 @@ static void test_reference(void)
 	is_int(conf_diags_count(d), 0, "no errors");
 	const conf_regcenter_t *r = &c->reg_center;
 	is_str(c->file, "examples/ejob.yaml", "file");
-	is_str(r->server_lists, "127.0.0.1:2181,127.0.0.1:2182", "serverLists");
+	is_str(r->server_lists, "127.0.0.1:2181", "serverLists: tools/zk-local's one server");
 	is_str(r->namespace, "ejob-demo", "namespace");
 	is_int(r->base_sleep_ms, 1000, "baseSleepTimeMilliseconds");
 	is_int(r->max_sleep_ms, 3000, "maxSleepTimeMilliseconds");
 	is_int(r->max_retries, 3, "maxRetries");
 	is_int(r->session_timeout_ms, 6000, "sessionTimeoutMilliseconds");
 	is_int(r->connection_timeout_ms, 15000, "connectionTimeoutMilliseconds");
-	is_str(r->digest, "ejob:secret", "digest");
+	ok(r->digest == NULL, "digest only in a comment: the user's zkCli can read the nodes");
 	const conf_supervisor_t *s = &c->supervisor;
 	is_int(s->workers, 4, "workers");
-	is_str(s->ip, "10.0.0.7", "ip");
+	ok(s->ip == NULL, "ip only in a comment: detected");
 	is_int(s->log_level, CONF_LOG_INFO, "logLevel");
-	is_str(s->attach_socket, "/run/ejob/demo.sock", "attachSocket");
-	is_int(s->n_attach_allow_uids, 2, "two uids");
-	is_int(s->attach_allow_uids[0].id, 0, "uid 0");
-	is_int(s->attach_allow_uids[1].id, 1000, "uid 1000");
-	ok(s->attach_allow_uids[1].name == NULL, "a numeric id has no name");
-	is_int(s->n_attach_allow_gids, 1, "one gid");
-	is_int(s->attach_allow_gids[0].id, 1000, "gid 1000");
+	ok(s->attach_socket == NULL, "attachSocket only in a comment: derived, without root too");
+	is_int(s->n_attach_allow_uids, 0, "attachAllowUids: []");
+	is_int(s->n_attach_allow_gids, 0, "attachAllowGids: []");
 	is_int(s->shutdown_grace_seconds, 10, "shutdownGraceSeconds");
 	is_int(s->kill_grace_seconds, 5, "killGraceSeconds");
+	is_int(s->script_output_max_lines, 1000, "scriptOutputMaxLines");
+	is_int(s->script_output_max_bytes, 65536, "scriptOutputMaxBytes");
 
 	is_int(c->n_jobs, 3, "three jobs");
 	const conf_job_t *j = &c->jobs[0];
 	is_str(j->name, "hello", "job 0 is hello");
-	is_int(j->line, 28, "hello starts at line 28");
+	unsigned hello_line = 0, ln = 1;
+	char *text;
+	size_t tl;
+	if (conf_read_file("examples/ejob.yaml", &text, &tl) == 0) {
+		for (const char *p = text; *p && !hello_line; p++) {
+			if (!strncmp(p, "  hello:", 8) && (p == text || p[-1] == '\n')) hello_line = ln;
+			ln += *p == '\n';
+		}
+		free(text);
+	}
+	is_int(j->line, hello_line, "hello starts at its line in the file (%u)", hello_line);
 	is_int(j->type, CONF_JOB_SCRIPT, "type");
 	is_str(j->cron, "0/5 * * * * ?", "cron");
 	is_str(j->time_zone, "UTC", "timeZone");
@@ -137,16 +145,16 @@ static void test_reference(void)
 	is_int(j->max_retries, 2, "maxRetries");
 	is_int(j->n_props, 1, "one prop");
 	is_str(j->props[0].key, "script.command.line", "prop key");
-	is_str(j->props[0].value, "examples/hello.sh --verbose", "prop value");
-	is_str(j->script_command_line, "examples/hello.sh --verbose", "script_command_line");
+	is_str(j->props[0].value, "examples/hello.sh --greeting hi", "prop value");
+	is_str(j->script_command_line, "examples/hello.sh --greeting hi", "script_command_line");
 
-	j = conf_find_job(c, "resize");
-	ok(j == &c->jobs[1], "resize is job 1");
+	j = conf_find_job(c, "hello-native");
+	ok(j == &c->jobs[1], "hello-native is job 1");
 	is_int(j->type, CONF_JOB_NATIVE, "native");
 	is_int(j->sharding_total_count, 16, "16 items");
 	is_int(j->sharding_strategy, CONF_STRATEGY_ROUND_ROBIN_BY_NAME, "ROUND_ROBIN_BY_NAME");
-	is_str(j->native_library, "examples/libresize.so", "native.library");
-	is_str(j->native_symbol, "resize_item", "native.symbol");
+	is_str(j->native_library, "examples/libhello.so", "native.library");
+	is_str(j->native_symbol, "hello_item", "native.symbol");
 	/* ElasticJob's defaults */
 	is_str(j->sharding_item_parameters, "", "default shardingItemParameters");
 	is_str(j->job_parameter, "", "default jobParameter");
@@ -187,10 +195,12 @@ static void test_defaults(void)
 	is_int(c->supervisor.workers, 6, "workers = CPUs");
 	ok(c->supervisor.ip == NULL, "ip detected");
 	is_int(c->supervisor.log_level, CONF_LOG_INFO, "logLevel info");
-	is_str(c->supervisor.attach_socket, "/run/ejob/ns.sock", "attachSocket from the namespace");
+	ok(c->supervisor.attach_socket == NULL, "attachSocket unset: the supervisor derives it (docs/worker.md)");
 	is_int(c->supervisor.n_attach_allow_uids + c->supervisor.n_attach_allow_gids, 0, "no allow-lists");
 	is_int(c->supervisor.shutdown_grace_seconds, 10, "shutdownGraceSeconds 10");
 	is_int(c->supervisor.kill_grace_seconds, 5, "killGraceSeconds 5");
+	is_int(c->supervisor.script_output_max_lines, 1000, "scriptOutputMaxLines 1000");
+	is_int(c->supervisor.script_output_max_bytes, 65536, "scriptOutputMaxBytes 65536");
 	conf_free(c);
 	conf_diags_free(d);
 
@@ -350,7 +360,7 @@ static void test_errors(void)
 	ERRORS("out of range",
 	       "regCenter:\n  serverLists: a:1\n  namespace: n\n  sessionTimeoutMilliseconds: 999\n"
 	       "  baseSleepTimeMilliseconds: 0\n  connectionTimeoutMilliseconds: -1\n"
-	       "supervisor:\n  workers: 1025\n  killGraceSeconds: 3601\n"
+	       "supervisor:\n  workers: 1025\n  killGraceSeconds: 3601\n  scriptOutputMaxLines: -1\n"
 	       "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 10001\n"
 	       "    maxTimeDiffSeconds: -2\n    reconcileIntervalMinutes: -1\n    timeoutSeconds: -1\n"
 	       "    maxRetries: 101\n",
@@ -360,14 +370,16 @@ static void test_errors(void)
 	       "(0: 15000, Curator's default) (got \"-1\")",
 	       "t.yaml:8:3: supervisor.workers: must be an integer 1-1024 (got \"1025\")",
 	       "t.yaml:9:3: supervisor.killGraceSeconds: must be an integer 0-3600 (got \"3601\")",
-	       "t.yaml:14:5: jobs.j.shardingTotalCount: must be an integer 1-10000 (got \"10001\")",
-	       "t.yaml:15:5: jobs.j.maxTimeDiffSeconds: must be -1 (no check) or an integer "
+	       "t.yaml:10:3: supervisor.scriptOutputMaxLines: must be an integer 0-2147483647 (0: no limit) "
+	       "(got \"-1\")",
+	       "t.yaml:15:5: jobs.j.shardingTotalCount: must be an integer 1-10000 (got \"10001\")",
+	       "t.yaml:16:5: jobs.j.maxTimeDiffSeconds: must be -1 (no check) or an integer "
 	       "0-2147483647 (got \"-2\")",
-	       "t.yaml:16:5: jobs.j.reconcileIntervalMinutes: must be an integer 0-2147483647 (0: off) "
+	       "t.yaml:17:5: jobs.j.reconcileIntervalMinutes: must be an integer 0-2147483647 (0: off) "
 	       "(got \"-1\")",
-	       "t.yaml:17:5: jobs.j.timeoutSeconds: must be an integer 0-2147483647 (0: no limit) "
+	       "t.yaml:18:5: jobs.j.timeoutSeconds: must be an integer 0-2147483647 (0: no limit) "
 	       "(got \"-1\")",
-	       "t.yaml:18:5: jobs.j.maxRetries: must be an integer 0-100 (got \"101\")");
+	       "t.yaml:19:5: jobs.j.maxRetries: must be an integer 0-100 (got \"101\")");
 	ERRORS("maxSleep below baseSleep",
 	       "regCenter:\n  serverLists: a:1\n  namespace: n\n  baseSleepTimeMilliseconds: 5000\n"
 	       "jobs: {}\n",
@@ -802,6 +814,7 @@ static void test_overrides(void)
 		is_int(c->supervisor.attach_allow_uids[0].id, 1001, "alice is 1001");
 		is_str(c->supervisor.attach_allow_uids[0].name, "alice", "and keeps her name");
 		is_int(c->supervisor.attach_allow_uids[1].id, 7, "7");
+		ok(c->supervisor.attach_allow_uids[1].name == NULL, "a numeric id has no name");
 		is_int(c->supervisor.attach_allow_gids[0].id, 50, "staff is 50");
 	}
 	conf_free(c);
@@ -888,6 +901,54 @@ static void test_equal(void)
 	conf_diags_free(d);
 }
 
+/* conf_job_unacted: the keys a job sets that this version does not act on, for loaders to warn */
+static void test_unacted(void)
+{
+	conf_diags_t *d;
+	const char *y = HEAD "jobs:\n"
+		"  none:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+		"  log:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+		"    jobErrorHandlerType: LOG\n    jobListenerTypes: []\n"
+		"  mail:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+		"    jobErrorHandlerType: EMAIL\n"
+		"  both:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+		"    jobListenerTypes: [audit]\n    jobErrorHandlerType: IGNORE\n";
+	conf_t *c = parse(y, &d);
+	if (!ok(c != NULL && c->n_jobs == 4, "jobs with and without handler types and listeners")) return;
+	conf_unacted_t u[CONF_UNACTED_MAX];
+	is_int((int)conf_job_unacted(&c->jobs[0], u), 0, "neither key set: nothing");
+	is_int((int)conf_job_unacted(&c->jobs[1], u), 0, "LOG (ElasticJob's default, what ejob does) and no listeners: nothing");
+	size_t n = conf_job_unacted(&c->jobs[2], u);
+	is_int((int)n, 1, "EMAIL: one key");
+	is_str(n ? u[0].key : "", "jobErrorHandlerType", "  jobErrorHandlerType");
+	is_str(n ? u[0].text : "", "EMAIL is not acted on by this version of ejob (it is only published for ElasticJob's "
+	       "tools): a failed item is logged, as LOG does, and retried up to maxRetries", "  saying so and what ejob does");
+	n = conf_job_unacted(&c->jobs[3], u);
+	is_int((int)n, 2, "IGNORE and a listener: two keys");
+	ok(n == 2 && !strcmp(u[0].key, "jobErrorHandlerType") && !strncmp(u[0].text, "IGNORE is not acted on", 22),
+	   "  the handler first");
+	ok(n == 2 && !strcmp(u[1].key, "jobListenerTypes"), "  then the listeners");
+	is_str(n == 2 ? u[1].text : "", "[audit] is not acted on by this version of ejob (only published for ElasticJob's "
+	       "tools): no listener runs", "  named");
+	conf_free(c);
+	conf_diags_free(d);
+
+	/* a config node (ElasticJob's console may write any name; a long list is cut, and says so) */
+	char node[4096];
+	int k = snprintf(node, sizeof node, "cron: 0 * * * * ?\njobName: n\nshardingTotalCount: 1\n"
+	                 "jobErrorHandlerType: log\njobListenerTypes:\n");
+	for (int i = 0; i < 60; i++) k += snprintf(node + k, sizeof node - (size_t)k, "- listener%02d\n", i);
+	conf_job_t *j = conf_node_parse(node, (size_t)k, "/ns/n/config", &d);
+	if (ok(j != NULL, "a config node with 60 listeners and handler 'log'")) {
+		n = conf_job_unacted(j, u);
+		is_int((int)n, 2, "  'log' is not LOG (ElasticJob's names are exact): two keys");
+		ok(n == 2 && strstr(u[1].text, "[listener00, listener01, ") && strstr(u[1].text, "...] are not acted on"),
+		   "  the list is cut with '...' (%s)", n == 2 ? u[1].text : "");
+		conf_job_free(j);
+	}
+	conf_diags_free(d);
+}
+
 int main(void)
 {
 	test_reference();
@@ -901,5 +962,6 @@ int main(void)
 	test_overrides();
 	test_load_file();
 	test_equal();
+	test_unacted();
 	return done_testing();
 }

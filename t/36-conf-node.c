@@ -259,7 +259,7 @@ static const char HELLO_NODE[] =
 	"monitorExecution: true\n"
 	"overwrite: true\n"
 	"props:\n"
-	"  script.command.line: examples/hello.sh --verbose\n"
+	"  script.command.line: examples/hello.sh --greeting hi\n"
 	"  ejob.timeoutSeconds: '30'\n"
 	"  ejob.maxRetries: '2'\n"
 	"  ejob.type: script\n"

@@ -87,7 +87,7 @@ int main(void)
 		"supervisor: {attachAllowUids: [root]}\n"
 		"jobs:\n"
 		"  a:\n    type: script\n    cron: '0/5 * * * * ?'\n    timeZone: UTC\n"
-		"    shardingTotalCount: 4\n    props: {script.command.line: run}\n"
+		"    shardingTotalCount: 4\n    props: {script.command.line: true}\n"
 		"  b:\n    type: external\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
 		"    disabled: true\n"
 		"  c:\n    type: external\n    cron: '0 0 2 * * ?'\n    timeZone: Asia/Shanghai\n"
@@ -116,6 +116,108 @@ int main(void)
 
 	st = run((const char *[]){ "validate", "examples/ejob.yaml", NULL });
 	is_int(st, 0, "examples/ejob.yaml is valid");
+	ok(!strncmp(out, "ok\nhello: script,", 17), "  ok, and its jobs");
+	is_str(err, "", "  without a warning: its program and library are there, every key it sets is acted on");
+	st = run((const char *[]){ "validate", "examples/demo.yaml", NULL });
+	ok(st == 0 && !strcmp(err, ""), "examples/demo.yaml too (%d: %s)", st, err);
+
+	/* keys this version does not act on: a warning each on stderr, still valid (exit 0) */
+	const char *unacted =
+		"regCenter: {serverLists: 'zk:2181', namespace: demo}\n"
+		"jobs:\n"
+		"  a:\n    type: external\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+		"    jobErrorHandlerType: DINGTALK\n    jobListenerTypes: [audit, metrics]\n"
+		"  b:\n    type: external\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+		"    jobErrorHandlerType: LOG\n";
+	write_file("unacted.yaml", unacted, strlen(unacted));
+	st = run((const char *[]){ "validate", "--now", "1700000000", path_of("unacted.yaml"), NULL });
+	is_int(st, 0, "jobErrorHandlerType DINGTALK and jobListenerTypes: still valid, exit 0");
+	ok(!strncmp(out, "ok\na: external", 14), "ok and the jobs on stdout");
+	snprintf(want, sizeof want,
+	         "%1$s:3: warning: jobs.a.jobErrorHandlerType: DINGTALK is not acted on by this version of ejob (it is "
+	         "only published for ElasticJob's tools): a failed item is logged, as LOG does, and retried up to "
+	         "maxRetries\n"
+	         "%1$s:3: warning: jobs.a.jobListenerTypes: [audit, metrics] are not acted on by this version of ejob "
+	         "(only published for ElasticJob's tools): no listener runs\n",
+	         path_of("unacted.yaml"));
+	is_str(err, want, "a warning naming each key, on stderr; none for LOG");
+
+	/* programs and libraries that cannot be found from here: a warning each (they may exist
+	 * only on the machines that run the job), found the way ejob-worker finds them */
+	char cwd[1024];
+	if (!getcwd(cwd, sizeof cwd)) BAIL_OUT("getcwd: %s", strerror(errno));
+	write_file("noexec.sh", "#!/bin/sh\n", 10);
+	write_file("notelf.so", "not a library\n", 14);
+	char *paths = malloc(1 << 14);
+	snprintf(paths, 1 << 14,
+	         "regCenter: {serverLists: 'zk:2181', namespace: demo}\n"
+	         "jobs:\n"
+	         "  inpath:\n    type: script\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {script.command.line: \"sh -c 'exit 0'\"}\n"
+	         "  good:\n    type: script\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {script.command.line: examples/hello.sh --greeting hi}\n"
+	         "  nopath:\n    type: script\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {script.command.line: no-such-program-ejob --flag}\n"
+	         "  norel:\n    type: script\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {script.command.line: examples/no-such.sh}\n"
+	         "  noexec:\n    type: script\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {script.command.line: %1$s/noexec.sh}\n"
+	         "  isdir:\n    type: script\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {script.command.line: %1$s}\n"
+	         "  quote:\n    type: script\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {script.command.line: \"run 'x\"}\n"
+	         "  lib:\n    type: native\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {native.library: examples/libhello.so, native.symbol: hello_item}\n"
+	         "  syslib:\n    type: native\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {native.library: libc.so.6, native.symbol: puts}\n"
+	         "  nolib:\n    type: native\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {native.library: examples/libresize.so, native.symbol: resize_item}\n"
+	         "  nosyslib:\n    type: native\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {native.library: libno-such-ejob.so, native.symbol: f}\n"
+	         "  notelf:\n    type: native\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {native.library: %1$s/notelf.so, native.symbol: f}\n"
+	         "  exe:\n    type: native\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {native.library: %2$s, native.symbol: main}\n",
+	         dir, EJOBCTL);
+	write_file("paths.yaml", paths, strlen(paths));
+	st = run((const char *[]){ "validate", path_of("paths.yaml"), NULL });
+	is_int(st, 0, "programs and libraries that are not here: still valid, exit 0");
+	ok(!strncmp(out, "ok\ninpath: script", 17), "ok and the jobs on stdout");
+	snprintf(paths, 1 << 14,
+	         "%1$s:13: warning: jobs.nopath.props.script.command.line: no-such-program-ejob: not found in $PATH\n"
+	         "%1$s:18: warning: jobs.norel.props.script.command.line: examples/no-such.sh: not found (a relative path "
+	         "is taken from the supervisor's working directory; this one is %2$s)\n"
+	         "%1$s:23: warning: jobs.noexec.props.script.command.line: %3$s/noexec.sh: not executable\n"
+	         "%1$s:28: warning: jobs.isdir.props.script.command.line: %3$s: is a directory\n"
+	         "%1$s:33: warning: jobs.quote.props.script.command.line: cannot be split into words: unterminated "
+	         "single quote starting at column 5\n"
+	         "%1$s:48: warning: jobs.nolib.props.native.library: examples/libresize.so: not found (a relative path "
+	         "is taken from the supervisor's working directory; this one is %2$s)\n"
+	         "%1$s:53: warning: jobs.nosyslib.props.native.library: libno-such-ejob.so: not found in "
+	         "$LD_LIBRARY_PATH, the directories of /etc/ld.so.conf or the system's (/lib, /usr/lib), where dlopen "
+	         "looks for a name without '/'\n"
+	         "%1$s:58: warning: jobs.notelf.props.native.library: %3$s/notelf.so: not a shared library (not an ELF "
+	         "file)\n"
+	         "%1$s:63: warning: jobs.exe.props.native.library: %4$s: not a shared library (a position-independent "
+	         "executable, which dlopen refuses)\n",
+	         path_of("paths.yaml"), cwd, dir, EJOBCTL);
+	is_str(err, paths, "a warning for each: job, key, path and why; none for what is there (in $PATH, "
+	       "relative to here, a system library by name)");
+	/* a name in $PATH that is not executable: found, but not run (as the worker looks it up) */
+	const char *noexec_path =
+		"regCenter: {serverLists: 'zk:2181', namespace: demo}\n"
+		"jobs:\n  a:\n    type: script\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+		"    props: {script.command.line: noexec.sh}\n";
+	write_file("noexecpath.yaml", noexec_path, strlen(noexec_path));
+	char *old_path = strdup(getenv("PATH") ? getenv("PATH") : "");
+	setenv("PATH", dir, 1);
+	st = run((const char *[]){ "validate", path_of("noexecpath.yaml"), NULL });
+	setenv("PATH", old_path, 1);
+	free(old_path);
+	snprintf(paths, 1 << 14, "%s:3: warning: jobs.a.props.script.command.line: noexec.sh: found in $PATH, but not "
+	         "executable\n", path_of("noexecpath.yaml"));
+	ok(st == 0 && !strcmp(err, paths), "a name found in $PATH but not executable: said so, exit 0 (%d: %s)", st, err);
+	free(paths);
 
 	/* cron and timeZone errors */
 	const char *bad_cron =
@@ -222,7 +324,8 @@ int main(void)
 	st = run((const char *[]){ "--help", NULL });
 	ok(st == 0 && strstr(out, "validate [--now EPOCH] FILE"), "ejobctl --help lists validate");
 
-	const char *names[] = { "good.yaml", "bad.yaml", "nouser.yaml", "big.yaml", "many.yaml", "cron.yaml",
+	const char *names[] = { "good.yaml", "unacted.yaml", "paths.yaml", "noexec.sh", "notelf.so", "noexecpath.yaml",
+	                        "bad.yaml", "nouser.yaml", "big.yaml", "many.yaml", "cron.yaml",
 	                        "stdout", "stderr" };
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++) unlink(path_of(names[i]));
 	rmdir(dir);

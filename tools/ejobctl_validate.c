@@ -1,10 +1,13 @@
 /* tools/ejobctl_validate.c: ejobctl validate FILE: check a configuration file.
  *
  * Prints every error (stderr), or "ok" and one line per job (stdout): its name, type, cron,
- * next fire time in the job's zone (ISO-8601 with the offset) and its shard items.
+ * next fire time in the job's zone (ISO-8601 with the offset) and its shard items; and, on
+ * stderr, a warning for what a valid file holds that will not act as written (keys this version
+ * does not act on; a script's program or a native library that cannot be found from here).
  * Exit 0 valid, 2 invalid (or usage), 1 when the file cannot be read.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,7 @@
 #include "conf/cron.h"
 #include "conf/tz.h"
 #include "tools/ejobctl.h"
+#include "tools/ejobctl_paths.h"
 
 static void usage(FILE *f)
 {
@@ -21,6 +25,8 @@ static void usage(FILE *f)
 	        "Checks an ejob configuration file. Prints every error, or 'ok' and one line per\n"
 	        "job: name, type, cron, next fire time in the job's zone, shard items.\n"
 	        "--now EPOCH: compute the next fire time after this Unix time instead of now.\n"
+	        "Warnings (stderr) name what a valid file holds that will not act as written; they\n"
+	        "do not change the exit status.\n"
 	        "Exit status: 0 valid, 2 invalid, 1 the file cannot be read.\n");
 }
 
@@ -63,6 +69,24 @@ static void next_fire(const conf_job_t *j, int64_t now, char *out, size_t n, cha
 	else iso8601(out, n, next, tz_offset_at(tz, next));
 	cron_free(c);
 	tz_free(tz);
+}
+
+/* What a valid file may still hold that will not work as its author expects: warnings on
+ * stderr, "FILE:LINE: warning: KEY: why" (LINE: the job's); the exit status stays 0. A program
+ * or library that is not here may well be on the machines that run the job: a warning, not an
+ * error. */
+static void warn_job(const char *file, const conf_job_t *j)
+{
+	conf_unacted_t u[CONF_UNACTED_MAX];
+	size_t n = conf_job_unacted(j, u);
+	for (size_t k = 0; k < n; k++)
+		fprintf(stderr, "%s:%u: warning: jobs.%s.%s: %s\n", file, j->line, j->name, u[k].key, u[k].text);
+	char why[PATH_MAX * 2 + 512];
+	if (j->type == CONF_JOB_SCRIPT && j->script_command_line &&
+	    ejobctl_script_problem(j->script_command_line, why, sizeof why))
+		fprintf(stderr, "%s:%u: warning: jobs.%s.props.script.command.line: %s\n", file, j->line, j->name, why);
+	if (j->type == CONF_JOB_NATIVE && j->native_library && ejobctl_library_problem(j->native_library, why, sizeof why))
+		fprintf(stderr, "%s:%u: warning: jobs.%s.props.native.library: %s\n", file, j->line, j->name, why);
 }
 
 int ejobctl_validate(int argc, char **argv)
@@ -123,6 +147,7 @@ int ejobctl_validate(int argc, char **argv)
 		return 2;
 	}
 	conf_diags_free(d);
+	for (size_t i = 0; i < c->n_jobs; i++) warn_job(file, &c->jobs[i]);
 	printf("ok\n");
 	for (size_t i = 0; i < c->n_jobs; i++) {
 		const conf_job_t *j = &c->jobs[i];

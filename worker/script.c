@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ipc/wait.h"
@@ -215,14 +216,20 @@ struct stream {
 	const char *name;       /* "stdout" / "stderr" */
 	size_t len;
 	int cont;               /* the line in buf continues one already written in pieces */
+	int mid;                /* dropping: the dropped bytes ended inside a line */
 	char buf[SCRIPT_LINE_MAX + 1];
 };
 
 struct fwd {
 	const char *tag;
+	const char *ident;      /* "ejob-worker[4250]" */
 	int log_fd;
-	char *line;             /* tag + " stderr: ..." + SCRIPT_LINE_MAX + "...\n" */
+	char *line;             /* stamp + ident + level + tag + " stderr: ..." + SCRIPT_LINE_MAX + "...\n" */
 	size_t cap;
+	uint64_t max_lines, max_bytes;   /* 0: no limit */
+	uint64_t lines, bytes;           /* logged: log lines, and the script's bytes they hold */
+	int cut;                         /* over the cap: the rest is read and dropped */
+	uint64_t cut_lines, cut_bytes;   /* dropped: lines (their ends), bytes */
 };
 
 static void write_all(int fd, const char *p, size_t n)
@@ -236,12 +243,45 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
-static void emit(struct fwd *f, struct stream *s, size_t n, int more)
+/* "2026-11-21T10:00:00.123Z ejob-worker[4250] INFO [tag] ": the supervisor's log form
+ * (supervisor/log.c), so that a script's lines sort and filter with the rest. */
+static int line_head(const struct fwd *f, char *out, size_t len, const char *level)
 {
-	int k = snprintf(f->line, f->cap, "%s %s: %s", f->tag, s->name, s->cont ? "..." : "");
-	if (k < 0 || (size_t)k + n + 5 > f->cap) return;   /* cap is sized for this: cannot happen */
-	memcpy(f->line + k, s->buf, n);
-	size_t l = (size_t)k + n;
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	return snprintf(out, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s %s ", tm.tm_year + 1900, tm.tm_mon + 1,
+	                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, f->ident, level, f->tag);
+}
+
+/* Count dropped output: its bytes, and a line for each line end in it. */
+static void drop(struct fwd *f, struct stream *s, const char *p, size_t n)
+{
+	if (!n) return;
+	const char *e = p + n;
+	f->cut_bytes += n;
+	for (const char *nl; p < e && (nl = memchr(p, '\n', (size_t)(e - p))); p = nl + 1) f->cut_lines++;
+	s->mid = e[-1] != '\n';
+}
+
+/* n bytes of s->buf as one log line: a whole line (used = n + 1 with its newline, or n for a
+ * last line without one) or a piece of a long one (more). Over the cap, dropped instead. */
+static void emit(struct fwd *f, struct stream *s, size_t n, size_t used, int more)
+{
+	if (!f->cut && ((f->max_lines && f->lines + 1 > f->max_lines) || (f->max_bytes && f->bytes + used > f->max_bytes)))
+		f->cut = 1;
+	if (f->cut) {
+		drop(f, s, s->buf, used);
+		return;
+	}
+	int k = line_head(f, f->line, f->cap, "INFO");
+	if (k < 0) return;
+	int k2 = snprintf(f->line + k, f->cap - (size_t)k, "%s: %s", s->name, s->cont ? "..." : "");
+	if (k2 < 0 || (size_t)k + (size_t)k2 + n + 5 > f->cap) return;   /* cap is sized for this: cannot happen */
+	size_t l = (size_t)k + (size_t)k2;
+	memcpy(f->line + l, s->buf, n);
+	l += n;
 	if (more) {
 		memcpy(f->line + l, "...", 3);
 		l += 3;
@@ -249,6 +289,8 @@ static void emit(struct fwd *f, struct stream *s, size_t n, int more)
 	f->line[l++] = '\n';
 	write_all(f->log_fd, f->line, l);
 	s->cont = more;
+	f->lines++;
+	f->bytes += used;
 }
 
 static void consume(struct stream *s, size_t n)
@@ -261,27 +303,46 @@ static void consume(struct stream *s, size_t n)
 static void flush_lines(struct fwd *f, struct stream *s, int eof)
 {
 	for (;;) {
+		if (f->cut) {   /* no more lines: count what is held and let it go */
+			drop(f, s, s->buf, s->len);
+			s->len = 0;
+			break;
+		}
 		char *nl = memchr(s->buf, '\n', s->len);
 		if (nl) {
 			size_t n = (size_t)(nl - s->buf);
-			emit(f, s, n, 0);
+			emit(f, s, n, n + 1, 0);
 			consume(s, n + 1);
 		} else if (s->len == sizeof s->buf) {
-			emit(f, s, SCRIPT_LINE_MAX, 1);
+			emit(f, s, SCRIPT_LINE_MAX, SCRIPT_LINE_MAX, 1);
 			consume(s, SCRIPT_LINE_MAX);
 		} else {
 			break;
 		}
 	}
 	if (eof && s->len) {
-		emit(f, s, s->len, 0);
+		emit(f, s, s->len, s->len, 0);
 		s->len = 0;
+	}
+	if (eof && f->cut && s->mid) {   /* the stream ended inside a dropped line */
+		f->cut_lines++;
+		s->mid = 0;
 	}
 }
 
 static void read_stream(struct fwd *f, struct stream *s)
 {
-	ssize_t r = read(s->fd, s->buf + s->len, sizeof s->buf - s->len);
+	ssize_t r;
+	if (f->cut) {   /* past the cap: read on (the script must never block on a full pipe), drop */
+		if (s->len) flush_lines(f, s, 0);
+		r = read(s->fd, s->buf, sizeof s->buf);
+		if (r > 0) {
+			drop(f, s, s->buf, (size_t)r);
+			return;
+		}
+	} else {
+		r = read(s->fd, s->buf + s->len, sizeof s->buf - s->len);
+	}
 	if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
 	if (r <= 0) {
 		flush_lines(f, s, 1);
@@ -293,13 +354,26 @@ static void read_stream(struct fwd *f, struct stream *s)
 	flush_lines(f, s, 0);
 }
 
+/* Once per run, if output was dropped: how much, and which cap. */
+static void cut_notice(struct fwd *f)
+{
+	if (!f->cut) return;
+	int k = line_head(f, f->line, f->cap, "WARN");
+	if (k < 0) return;
+	int m = snprintf(f->line + k, f->cap - (size_t)k,
+	                 "output cut: %" PRIu64 " more line%s (%" PRIu64 " bytes) not logged; a run of an item logs at "
+	                 "most %" PRIu64 " lines and %" PRIu64 " bytes of output (supervisor.scriptOutputMaxLines, "
+	                 "supervisor.scriptOutputMaxBytes; 0: no limit)\n",
+	                 f->cut_lines, f->cut_lines == 1 ? "" : "s", f->cut_bytes, f->max_lines, f->max_bytes);
+	if (m < 0 || (size_t)m >= f->cap - (size_t)k) return;   /* cap is sized for this: cannot happen */
+	write_all(f->log_fd, f->line, (size_t)k + (size_t)m);
+}
+
 /* ---- fork and exec ----------------------------------------------------------------------------- */
 
 enum { STAGE_SETUP = 1, STAGE_EXEC = 2 };
 
-/* Look name up in $PATH like execvp does (an empty entry is the current directory), without
- * ever falling back to a shell. 0 with the path in out; -1 with errno (ENOENT, EACCES, ...). */
-static int resolve(const char *name, char *out, size_t len)
+int script_resolve(const char *name, char *out, size_t len)
 {
 	if (strchr(name, '/')) {
 		int n = snprintf(out, len, "%s", name);
@@ -435,12 +509,14 @@ void script_run(const struct script_spec *sp, struct outcome *o)
 {
 	memset(o, 0, sizeof *o);
 	char path[PATH_MAX];
-	if (resolve(sp->argv[0], path, sizeof path) < 0) {
+	if (script_resolve(sp->argv[0], path, sizeof path) < 0) {
 		set_error(o, "exec %s: %s", sp->argv[0], strerror(errno));
 		return;
 	}
-	struct fwd f = { .tag = sp->tag, .log_fd = sp->log_fd };
-	f.cap = strlen(sp->tag) + SCRIPT_LINE_MAX + 32;
+	struct fwd f = { .tag = sp->tag, .ident = sp->ident ? sp->ident : "ejob-worker", .log_fd = sp->log_fd,
+	                 .max_lines = sp->max_lines, .max_bytes = sp->max_bytes };
+	/* a line's head, the stream's name and marks, a piece; or the cut notice */
+	f.cap = strlen(sp->tag) + strlen(f.ident) + SCRIPT_LINE_MAX + 400;
 	f.line = malloc(f.cap);
 	struct stream *st = malloc(2 * sizeof *st);
 	int devnull = -1, po[2] = { -1, -1 }, pe[2] = { -1, -1 }, px[2] = { -1, -1 }, pg[2] = { -1, -1 };
@@ -551,6 +627,7 @@ void script_run(const struct script_spec *sp, struct outcome *o)
 	}
 	if (pidfd >= 0) close(pidfd);
 	drain_after_exit(&f, st);
+	cut_notice(&f);
 	int status = 0;
 	int reaped = reap(pid, &status);
 	int e = errno;

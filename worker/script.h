@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "ipc/json.h"
@@ -37,14 +38,33 @@ int script_context_json(const ejob_context *ctx, json_buf_t *b);
  * 0, or -1 with errno ENOMEM. */
 int script_env(char *const *base, const ejob_context *ctx, char ***out);
 
+/* The program a command's first word names, as the runner finds it: a word with '/' is a path
+ * (a relative one from the working directory), copied as it is; a name is looked up in $PATH
+ * like execvp does (an empty entry is the current directory; a regular file that is
+ * executable), without ever falling back to a shell. 0 with the path in out; -1 with errno
+ * ENOENT (not in $PATH), EACCES (found, but not executable) or ENAMETOOLONG. */
+int script_resolve(const char *name, char *out, size_t len);
+
 #define SCRIPT_LINE_MAX 4096u   /* bytes of one output line; longer lines are cut into pieces */
 #define SCRIPT_TICK_MS  500     /* default period of the tick callback */
+/* The caps ejob-worker applies without --script-output-max-lines/-bytes (docs/config.md,
+ * supervisor.scriptOutputMaxLines/Bytes have the same defaults). */
+#define SCRIPT_OUTPUT_MAX_LINES 1000u
+#define SCRIPT_OUTPUT_MAX_BYTES 65536u
 
 struct script_spec {
 	char *const *argv;          /* argv[0]: a path (with '/') or a name looked up in $PATH */
 	char *const *env;           /* the complete environment of the child */
-	const char *tag;            /* output lines are written as "<tag> stdout: <text>\n" */
+	/* Output lines are written to log_fd in the supervisor's log form, as
+	 * "<UTC time> <ident> INFO <tag> stdout: <text>\n" (and stderr). */
+	const char *tag;            /* "[<taskId> item <n> attempt <a>]" */
+	const char *ident;          /* "ejob-worker[<pid>]"; NULL: "ejob-worker" */
 	int log_fd;                 /* where output lines go */
+	/* At most this many lines (pieces of long ones count) and bytes of the script's output
+	 * (newlines included), stdout and stderr together, are written per run; the rest is read
+	 * and dropped, and one WARN line at the end says how many lines and bytes were not
+	 * written. 0: no limit. */
+	uint64_t max_lines, max_bytes;
 	int wake_fd;                /* readable means "call tick now" (an eventfd, drained here); -1 */
 	pthread_mutex_t *fork_lock; /* held from before fork until started() returned; may be NULL */
 	/* The child's process group (its pid) exists: publish it. Called again with 0 once the

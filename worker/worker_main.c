@@ -1,7 +1,9 @@
 /* worker/worker_main.c: ejob-worker, the pool worker (docs/worker.md).
  *
  * Started by ejob-supervisor with fork+exec: fd 3 the segment, 4 its eventfd, 5 the lifeline
- * (EOF = the supervisor is gone), 6 the readiness pipe; `--index I`. Two threads: the main
+ * (EOF = the supervisor is gone), 6 the readiness pipe; `--index I`, and the caps on what a
+ * script item's output may put in the log, `--script-output-max-lines N --script-output-max-bytes N`
+ * (default 1000 and 65536, 0: no limit). Two threads: the main
  * thread claims and runs items; a control thread watches the lifeline and a signalfd (every
  * signal is blocked in both), so no work happens in a signal handler:
  *   lifeline EOF, or SIGTERM with the supervisor gone: SIGKILL the item's process group, _exit
@@ -50,6 +52,8 @@ struct wmain {
 	pid_t lease_killed;        /* control: the process group last SIGKILLed for the lease */
 	native_cache_t *natives;
 	_Atomic int stop;
+	uint64_t out_lines, out_bytes;   /* --script-output-max-lines/-bytes (0: no limit) */
+	char ident[40];                  /* "ejob-worker[PID]": the head of forwarded output lines */
 };
 
 static void logmsg(const struct wmain *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -201,16 +205,17 @@ static void run_script(struct wmain *m, const ejob_context *c, struct outcome *o
 		error_outcome(o, "bad script.command.line: %s", why);
 		goto out;
 	}
-	size_t tl = strlen(c->task_id) + 32;
+	size_t tl = strlen(c->task_id) + 48;
 	tag = malloc(tl);
 	if (script_context_json(c, &js) < 0 || script_env(environ, c, &env) < 0 || !tag) {
 		error_outcome(o, "out of memory");
 		goto out;
 	}
-	snprintf(tag, tl, "[%s item %u]", c->task_id, (unsigned)c->item);   /* sized for it */
+	snprintf(tag, tl, "[%s item %u attempt %u]", c->task_id, (unsigned)c->item, (unsigned)c->attempt);   /* sized for it */
 	argv[argc] = js.p;
 	struct script_spec sp = {
-		.argv = argv, .env = env, .tag = tag, .log_fd = 2, .wake_fd = m->wake,
+		.argv = argv, .env = env, .tag = tag, .ident = m->ident, .log_fd = 2,
+		.max_lines = m->out_lines, .max_bytes = m->out_bytes, .wake_fd = m->wake,
 		.fork_lock = &m->item_lock, .started = on_started, .tick = on_tick, .arg = m,
 	};
 	script_run(&sp, o);
@@ -256,6 +261,22 @@ static int setup(struct wmain *m, int argc, char **argv)
 		return 2;
 	}
 	m->sup_pid = (pid_t)v;
+	m->out_lines = SCRIPT_OUTPUT_MAX_LINES;
+	m->out_bytes = SCRIPT_OUTPUT_MAX_BYTES;
+	for (int i = 1; i < argc; i++) {
+		int lines = !strcmp(argv[i], "--script-output-max-lines");
+		if (!lines && strcmp(argv[i], "--script-output-max-bytes")) continue;
+		unsigned long long n = 0;
+		const char *a = i + 1 < argc ? argv[++i] : "";
+		errno = 0;
+		if (*a >= '0' && *a <= '9') n = strtoull(a, &end, 10);
+		if (!(*a >= '0' && *a <= '9') || *end || errno || n > UINT32_MAX) {
+			logmsg(m, "%s: '%s' is not a number 0-4294967295 (0: no limit)", argv[i - 1], a);
+			return 2;
+		}
+		*(lines ? &m->out_lines : &m->out_bytes) = n;
+	}
+	snprintf(m->ident, sizeof m->ident, "ejob-worker[%d]", (int)getpid());
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0) {
 		logmsg(m, "prctl(PR_SET_PDEATHSIG) failed: %s", strerror(errno));
 		return 1;
