@@ -224,6 +224,9 @@ const char *conf_job_item_param(const conf_job_t *j, int item);
 /* Whether two jobs have the same configuration: every key above (props compared as a set, the
  * order of listener types and extra configurations matters; line is not compared). */
 bool conf_job_equal(const conf_job_t *a, const conf_job_t *b);
+/* The keys (ElasticJob's names, then ejob's type, timeoutSeconds, maxRetries) whose values differ
+ * between a and b: how many; the first max of them into keys (may be NULL). */
+size_t conf_job_diff(const conf_job_t *a, const conf_job_t *b, const char **keys, size_t max);
 
 /* Keys of a job that this version of ejob accepts and publishes in the config node (for
  * ElasticJob's tools) but does not act on, so that whoever loads a job can warn about them:

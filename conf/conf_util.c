@@ -79,31 +79,66 @@ static bool props_eq(const conf_job_t *a, const conf_job_t *b)
 	return eq;
 }
 
-bool conf_job_equal(const conf_job_t *a, const conf_job_t *b)
+static bool listeners_eq(const conf_job_t *a, const conf_job_t *b)
 {
-	if (!str_eq(a->name, b->name) || a->type != b->type || !str_eq(a->cron, b->cron) ||
-	    !str_eq(a->time_zone, b->time_zone) || a->sharding_total_count != b->sharding_total_count ||
-	    !str_eq(a->sharding_item_parameters, b->sharding_item_parameters) ||
-	    !str_eq(a->job_parameter, b->job_parameter) || a->monitor_execution != b->monitor_execution ||
-	    a->failover != b->failover || a->misfire != b->misfire ||
-	    a->max_time_diff_seconds != b->max_time_diff_seconds ||
-	    a->reconcile_interval_minutes != b->reconcile_interval_minutes ||
-	    a->static_sharding != b->static_sharding || a->sharding_strategy != b->sharding_strategy ||
-	    !str_eq(a->sharding_strategy_type, b->sharding_strategy_type) ||
-	    !str_eq(a->executor_service_handler_type, b->executor_service_handler_type) ||
-	    !str_eq(a->error_handler_type, b->error_handler_type) ||
-	    !str_eq(a->description, b->description) || a->disabled != b->disabled ||
-	    a->overwrite != b->overwrite || !str_eq(a->label, b->label) ||
-	    a->timeout_seconds != b->timeout_seconds || a->max_retries != b->max_retries)
-		return false;
-	/* item_params follow from sharding_item_parameters; the props pointers from props */
 	if (a->n_listener_types != b->n_listener_types) return false;
 	for (size_t i = 0; i < a->n_listener_types; i++)
 		if (!str_eq(a->listener_types[i], b->listener_types[i])) return false;
+	return true;
+}
+
+static bool extras_eq(const conf_job_t *a, const conf_job_t *b)
+{
 	if (a->n_extra_configurations != b->n_extra_configurations) return false;
 	for (size_t i = 0; i < a->n_extra_configurations; i++)
 		if (!value_eq(&a->extra_configurations[i], &b->extra_configurations[i])) return false;
-	return props_eq(a, b);
+	return true;
+}
+
+size_t conf_job_diff(const conf_job_t *a, const conf_job_t *b, const char **keys, size_t max)
+{
+	/* in ElasticJob's key order (JobConfigurationPOJO, alphabetical), ejob's keys after */
+	const struct { const char *key; bool same; } d[] = {
+		{ "cron", str_eq(a->cron, b->cron) },
+		{ "description", str_eq(a->description, b->description) },
+		{ "disabled", a->disabled == b->disabled },
+		{ "failover", a->failover == b->failover },
+		{ "jobErrorHandlerType", str_eq(a->error_handler_type, b->error_handler_type) },
+		{ "jobExecutorServiceHandlerType", str_eq(a->executor_service_handler_type, b->executor_service_handler_type) },
+		{ "jobExtraConfigurations", extras_eq(a, b) },
+		{ "jobListenerTypes", listeners_eq(a, b) },
+		{ "jobName", str_eq(a->name, b->name) },
+		{ "jobParameter", str_eq(a->job_parameter, b->job_parameter) },
+		{ "jobShardingStrategyType", a->sharding_strategy == b->sharding_strategy &&
+		                             str_eq(a->sharding_strategy_type, b->sharding_strategy_type) },
+		{ "label", str_eq(a->label, b->label) },
+		{ "maxTimeDiffSeconds", a->max_time_diff_seconds == b->max_time_diff_seconds },
+		{ "misfire", a->misfire == b->misfire },
+		{ "monitorExecution", a->monitor_execution == b->monitor_execution },
+		{ "overwrite", a->overwrite == b->overwrite },
+		{ "props", props_eq(a, b) },
+		{ "reconcileIntervalMinutes", a->reconcile_interval_minutes == b->reconcile_interval_minutes },
+		{ "shardingItemParameters", str_eq(a->sharding_item_parameters, b->sharding_item_parameters) },
+		{ "shardingTotalCount", a->sharding_total_count == b->sharding_total_count },
+		{ "staticSharding", a->static_sharding == b->static_sharding },
+		{ "timeZone", str_eq(a->time_zone, b->time_zone) },
+		{ "type", a->type == b->type },
+		{ "timeoutSeconds", a->timeout_seconds == b->timeout_seconds },
+		{ "maxRetries", a->max_retries == b->max_retries },
+	};
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
+		if (d[i].same) continue;
+		if (n < max && keys) keys[n] = d[i].key;
+		n++;
+	}
+	return n;
+}
+
+bool conf_job_equal(const conf_job_t *a, const conf_job_t *b)
+{
+	/* item_params follow from sharding_item_parameters; the props pointers from props */
+	return conf_job_diff(a, b, NULL, 0) == 0;
 }
 
 const char *conf_job_type_name(conf_job_type_t t)

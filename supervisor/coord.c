@@ -137,6 +137,8 @@ static void group_go(struct group *g)
 
 static void load_assignment(struct cjob *j);
 static void watch_necessary(struct cjob *j);
+static void retire_zk(struct cjob *j);
+static void publish_now(struct cjob *j);
 
 static const char *type_string(const conf_job_t *cj)
 {
@@ -201,19 +203,60 @@ static void reg_server(struct cjob *j)
 
 static void reg_config(struct cjob *j);
 
+/* The config rule (docs/config.md): the config node is the job's config for the whole cluster.
+ * A file with overwrite: true publishes its job's config there when the supervisor starts and
+ * when a reload changes it (j->publish); otherwise the node wins, and what the file says
+ * differently is logged as not in force. Instances adopt what the node says (its watch) and never
+ * write it back, so two files that differ cannot make the node flip between them. */
+
+static void published(struct cjob *j, const struct zkc_res *r)
+{
+	char p[PATH_MAX_];
+	if (r->rc == ZOK) {
+		j->publish = 0;
+		/* the file is the node now; the watch will bring the same back */
+		if (j->node) conf_job_free(j->node);
+		j->node = NULL;
+		log_info("job %s: the file's config is published to /%s%s (overwrite: true)", j->name,
+		         j->c->s->conf->reg_center.namespace, cj_path(j, p, "/config"));
+	} else {
+		say_rc(j, "publishing its config", r->path, r->rc);
+	}
+}
+
 static void config_written(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
 	if (r->rc == ZNODEEXISTS && cj_live(j, r->session)) {
-		reg_config(j);      /* another instance wrote it first: use the stored one */
+		reg_config(j);      /* another instance created it first: read it again, then publish */
 		return;
 	}
 	if (r->rc != ZOK) {
-		say_rc(j, "writing its config", r->path, r->rc);
+		published(j, r);
 		reg_failed(j);
 		return;
 	}
+	published(j, r);
 	if (cj_live(j, r->session)) reg_server(j);
+}
+
+/* A reload with overwrite: true changed the job: publish the file's config now. */
+static void republished(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) return;     /* j->publish stays: at the reconnect */
+	if (cj_live(j, r->session)) published(j, r);
+}
+
+static void publish_now(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	size_t len;
+	char *y = conf_node_emit(j->local, &len);
+	if (!y) return;
+	if (zkc_set(j->c->z, cj_path(j, p, "/config"), y, (int)len, -1, republished, j) != ZOK)
+		log_warn("job %s: cannot publish its config now; it will be at the next connection", j->name);
+	free(y);
 }
 
 static void config_read(void *arg, const struct zkc_res *r)
@@ -225,7 +268,7 @@ static void config_read(void *arg, const struct zkc_res *r)
 	}
 	char p[PATH_MAX_];
 	cj_path(j, p, "/config");
-	if (r->rc == ZOK && !j->local->overwrite) {
+	if (r->rc == ZOK && !(j->local->overwrite && j->publish)) {
 		cj_take_node(j, r->data, (size_t)(r->len > 0 ? r->len : 0), 0);
 		reg_server(j);
 		return;
@@ -241,8 +284,6 @@ static void config_read(void *arg, const struct zkc_res *r)
 		reg_failed(j);
 		return;
 	}
-	if (j->node) conf_job_free(j->node);
-	j->node = NULL;
 	int rc = r->rc == ZNONODE ? zkc_create(j->c->z, p, y, (int)len, 0, config_written, j)
 	                          : zkc_set(j->c->z, p, y, (int)len, -1, config_written, j);
 	free(y);
@@ -760,8 +801,11 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 				j->stale_pending = 0;
 				j->orphan_scan = j->ever_registered;
 			}
+			if (j->gone && j->retire_zk && !new_session) retire_zk(j);
+			if (j->gone && new_session) j->retiring = j->retire_zk = 0;   /* its ephemerals went with the session */
 			if (!j->gone && j->reg_session != zkc_session(c->z)) reg_start(j);
 			else if (!j->gone) {
+				if (j->publish) publish_now(j);
 				cj_elect(j);
 				watch_necessary(j);
 				load_assignment(j);
@@ -853,9 +897,55 @@ void coord_free(coord_t *c)
 	free(c);
 }
 
+/* A job removed from the file: it fires no more here, and the console sees it gone at once: its
+ * instance node goes, and its leadership if it had it. Its alive node (coord_failover.c) stays
+ * until the fires it still runs have ended and written their completions, so that nobody fails
+ * them over while they run; then it goes too (cx_end calls cj_retired). */
+static void retire_zk(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	zkc_t *z = j->c->z;
+	j->retire_zk = 0;
+	zkc_delete(z, cj_path(j, p, "/instances/%s", j->c->s->instance_id), -1, NULL, NULL);
+	if (j->leader) {
+		j->leader = 0;
+		zkc_delete(z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
+	}
+	if (!j->fire && !j->ffires) cj_retired(j);
+}
+
+void cj_retired(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	if (!j->gone || j->fire || j->ffires || !j->retiring) return;
+	j->retiring = 0;
+	if (zkc_state(j->c->z) == ZKC_CONNECTED)
+		zkc_delete(j->c->z, cj_path(j, p, "/leader/failover/alive/%s", j->c->s->instance_id), -1, NULL, NULL);
+	log_info("job %s: removed from the configuration: it has left the cluster here", j->name);
+}
+
+static void retire(struct cjob *j)
+{
+	/* a private copy of the config in force: the file's goes with the old configuration */
+	if (!j->node && j->local) {
+		size_t len;
+		char *y = conf_node_emit(j->local, &len);
+		j->node = y ? conf_node_parse(y, len, j->name, NULL) : NULL;
+		free(y);
+	}
+	j->local = j->node;
+	j->gone = 1;
+	j->publish = 0;
+	if (!j->reg_session) return;
+	j->reg_session = 0;
+	j->retiring = 1;
+	if (zkc_state(j->c->z) == ZKC_CONNECTED) retire_zk(j);
+	else j->retire_zk = 1;
+}
+
 int coord_set_jobs(coord_t *c, const conf_t *conf)
 {
-	for (size_t i = 0; i < c->n; i++) c->jobs[i]->gone = 1;
+	for (size_t i = 0; i < c->n; i++) c->jobs[i]->seen = 0;
 	for (size_t i = 0; i < conf->n_jobs; i++) {
 		const conf_job_t *cj = &conf->jobs[i];
 		struct cjob *j = cj_find(c, cj->name);
@@ -873,27 +963,41 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 				return -1;
 			}
 			j->c = c;
+			j->gone = 1;
 			c->jobs[c->n++] = j;
+		}
+		j->seen = 1;
+		/* the file's config before this load: none for a new job (or one back after a removal) */
+		const conf_job_t *prev = j->gone ? NULL : j->local;
+		if (j->gone && j->node) {
+			conf_job_free(j->node);     /* the retired job's copy: the node is read again */
+			j->node = NULL;
 		}
 		j->gone = 0;
 		j->local = cj;
-		if (c->connected && !j->reg_session) reg_start(j);
-		else if (j->reg_session && cj->overwrite && !conf_job_equal(cj, cj_conf(j))) {
-			/* overwrite: true: the file's config replaces the stored one now too (the watch
-			 * takes it) */
-			char p[PATH_MAX_];
-			size_t len;
-			char *y = conf_node_emit(cj, &len);
-			if (y) zkc_set(c->z, cj_path(j, p, "/config"), y, (int)len, -1, NULL, NULL);
-			free(y);
+		int changed = prev && !conf_job_equal(cj, prev);
+		if (!prev || changed) j->publish = cj->overwrite;
+		if (c->connected && !j->reg_session && !j->retiring) {
+			reg_start(j);
+		} else if (j->reg_session && changed && j->publish) {
+			/* the file is in force here from now on, and published for the others */
+			if (j->node) conf_job_free(j->node);
+			j->node = NULL;
+			if (c->connected) publish_now(j);
+		} else if (j->reg_session && changed && j->node) {
+			const char *keys[8];
+			size_t nk = conf_job_diff(cj, j->node, keys, 8);
+			char list[300] = "";
+			nk = cj_keys_list(keys, nk, list, sizeof list);
+			if (nk)
+				log_warn("job %s: the file's %s %s not in force: the config node is (overwrite: false: set overwrite: "
+				         "true to publish the file, or change the node)", j->name, list, nk == 1 ? "is" : "are");
 		}
 		/* the stored config stays in force over the file's (the scheduler just took the file's) */
 		if (j->node && c->s->sched) sched_set_job_conf(c->s->sched, j->node);
 	}
-	/* jobs no longer configured: their callbacks see `gone`; a running fire ends on its own.
-	 * (Their ephemeral instance node stays until the session ends.) */
 	for (size_t i = 0; i < c->n; i++)
-		if (c->jobs[i]->gone) c->jobs[i]->local = c->jobs[i]->node ? c->jobs[i]->node : NULL;
+		if (!c->jobs[i]->seen && !c->jobs[i]->gone) retire(c->jobs[i]);
 	return 0;
 }
 

@@ -97,12 +97,22 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
 		return -1;
 	}
 	if (conf_job_equal(cj, old)) {
-		conf_job_free(cj);
+		/* the node is what is in force, also when it says what the file says */
+		if (!j->node) j->node = cj;
+		else conf_job_free(cj);
 		return 0;
 	}
-	if (!watched)
-		log_info("job %s: using the config stored in %s (it differs from the file; overwrite: true would replace it)",
-		         j->name, path);
+	const char *keys[8];
+	size_t nk = conf_job_diff(j->local ? j->local : old, cj, keys, 8);
+	char list[300] = "";
+	nk = cj_keys_list(keys, nk, list, sizeof list);
+	if (!watched && nk)
+		log_warn("job %s: the config node %s is in force; the file's %s %s not (overwrite: false: set overwrite: true "
+		         "to publish the file, or change the node)", j->name, path, list, nk == 1 ? "is" : "are");
+	else if (j->local && j->local->overwrite && nk)
+		log_info("job %s: the config node %s changed (by an operator or another instance); it is in force here, and "
+		         "this file's %s (overwrite: true) is published again at the next start or reload that changes it",
+		         j->name, path, list);
 	else
 		log_info("job %s: the config node %s changed", j->name, path);
 	int reshard = cj->sharding_total_count != old->sharding_total_count || cj->sharding_strategy != old->sharding_strategy;
@@ -120,6 +130,21 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
 	if (reshard) zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
 	if (fo_off && j->leader) clear_failover(j);
 	return 0;
+}
+
+/* The keys of conf_job_diff that an operator cares about (overwrite is an instruction to the
+ * file's own supervisor, not part of the job), joined with commas into buf: how many. */
+size_t cj_keys_list(const char **keys, size_t n, char *buf, size_t sz)
+{
+	size_t k = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && i < 8; i++) {
+		if (!strcmp(keys[i], "overwrite")) continue;
+		snprintf(buf + strlen(buf), sz - strlen(buf), "%s%s", k ? ", " : "", keys[i]);
+		k++;
+	}
+	if (n > 8) snprintf(buf + strlen(buf), sz - strlen(buf), ", ...");
+	return k + (n > 8 ? n - 8 : 0);
 }
 
 /* ---- the watch ------------------------------------------------------------------------------------ */

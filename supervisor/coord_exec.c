@@ -41,6 +41,7 @@ static struct cfire *cx_new(struct cjob *j, uint32_t n, uint32_t total)
 	f->j = j;
 	f->started_ns = wait_now_ns();
 	f->requests0 = zkc_requests(j->c->z);
+	f->session = zkc_session(j->c->z);
 	return f;
 }
 
@@ -92,6 +93,7 @@ void cx_end(struct cfire *f)
 	int fo = f->failover;
 	cx_free(f);
 	if (!fo && !j->c->closing) sched_fire_ended(s->sched, h);
+	if (j->gone && !j->c->closing) cj_retired(j);
 }
 
 void cx_submit(struct cfire *f)
@@ -128,6 +130,7 @@ static void write_running(struct cfire *f)
 	}
 	char p[PATH_MAX_];
 	const char *id = j->c->s->instance_id;
+	f->session = zkc_session(j->c->z);
 	zkc_multi_t *m = zkc_multi_new();
 	for (uint32_t i = 0; i < f->n; i++) {
 		uint32_t it = f->items[i];
@@ -338,9 +341,11 @@ static void flush_fire(struct cfire *f)
 	if (f->flushing || !f->npending) return;
 	/* Not connected: the running nodes must still go, or the items stay "running" for ever once
 	 * the same session is back. Wait: a reconnect flushes (coord_flush_all); an expired session
-	 * took its ephemeral running nodes with it (coord_session_lost ends these fires). */
-	if (f->monitor && !j->gone && zkc_state(j->c->z) != ZKC_CONNECTED) return;
-	if (!f->monitor || !cj_live(j, j->reg_session)) {
+	 * took its ephemeral running nodes with it (coord_session_lost ends these fires). A job
+	 * removed from the file still writes the completions of its last fires. */
+	int same = f->session == zkc_session(j->c->z);
+	if (f->monitor && same && zkc_state(j->c->z) != ZKC_CONNECTED) return;
+	if (!f->monitor || !same) {
 		f->flushed += f->npending;
 		f->npending = 0;
 		if (f->flushed == f->n) cx_end(f);
@@ -384,7 +389,7 @@ static void completed_written(void *arg, const struct zkc_res *r)
 		f->flushing = 0;
 		return;
 	}
-	if (r->rc != ZOK && cj_live(j, r->session)) {
+	if (r->rc != ZOK && r->session == zkc_session(j->c->z) && zkc_state(j->c->z) == ZKC_CONNECTED) {
 		/* someone else touched those nodes: write them one by one, each as far as it goes */
 		log_info("job %s: fire %" PRIu64 ": completed nodes in one multi: %s; writing them one by one", j->name,
 		         f->fire_ms, zerror(r->rc));

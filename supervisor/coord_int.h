@@ -21,6 +21,10 @@ struct cjob {
 	const conf_job_t *local;    /* from the file (valid until the next coord_set_jobs) */
 	conf_job_t *node;           /* the stored config node in force, or NULL: local */
 	int gone;                   /* removed from the config */
+	int publish;                /* overwrite: true and the file's config not yet published (start, reload) */
+	int retiring;               /* removed: its alive node goes once its running fires have ended */
+	int retire_zk;              /* removed while disconnected: its nodes go at the reconnect */
+	int seen;                   /* coord_set_jobs: in the new config */
 	uint64_t reg_session;       /* registered in this session (0: not) */
 	int registering;
 	uint64_t reg_retry_ns;      /* a failed registration starts over then (0: not failed) */
@@ -90,6 +94,7 @@ struct cfire {
 	int flushing;
 	uint64_t started_ns;
 	uint64_t requests0;         /* zkc_requests when it started: its round trips, in its last log line */
+	uint64_t session;           /* the session its running nodes were written in */
 	int failover;               /* a side run (on the job's ffires list): items taken over from a
 	                             * crashed instance, or a misfire's run again (misfire_run) */
 	int misfire_run;            /* the run again of an item whose fire found it running */
@@ -122,7 +127,8 @@ static inline int cj_live(const struct cjob *j, uint64_t session)
 }
 
 /* coord.c */
-void cj_kick(struct cjob *j);                   /* the job can fire again: a catch-up owed starts */
+void cj_kick(struct cjob *j);
+void cj_retired(struct cjob *j);                /* a removed job's last fire has ended */                   /* the job can fire again: a catch-up owed starts */
 const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 struct cjob *cj_find(coord_t *c, const char *name);
 void cj_elect(struct cjob *j);                  /* stand for leader, or watch the one there */
@@ -145,6 +151,7 @@ void cj_watch_self(struct cjob *j);
  * stays). */
 int cj_take_node(struct cjob *j, const void *data, size_t len, int watched);
 void cj_watch_config(struct cjob *j);
+size_t cj_keys_list(const char **keys, size_t n, char *buf, size_t sz);
 
 /* coord_check.c: the clock against ZooKeeper's; the leader's reconcile */
 void cj_checks(struct cjob *j, uint64_t now_ns);    /* from coord_tick: whatever is due */

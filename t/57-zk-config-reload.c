@@ -1,0 +1,204 @@
+/* t/57-zk-config-reload.c: what a reload (SIGHUP) does to a job in the cluster (issue 10).
+ *
+ * One rule: the config node is the job's config for the whole cluster; a file with
+ * overwrite: true publishes its job's config there at the start and at a reload that changes it;
+ * otherwise the node wins (and the log says the file is not in force). Instances adopt what the
+ * node says and never write it back. Shown here:
+ *   - a with overwrite: true reloads a new cron: the node gets it (one write) and b follows;
+ *   - b with overwrite: false reloads another cron: the node does not change, b fires on it;
+ *   - c starts with a third cron and overwrite: true: the node gets c's, a and b follow, and the
+ *     node does not flip between a's and c's;
+ *   - a reload that removes a job: its instance node goes at once, its running items end and
+ *     write their completions, its alive node goes after them, and b runs every item of it. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "t/lib/tlib.h"
+#include "t/lib/tsup.h"
+#include "t/lib/tzk.h"
+#include "t/tap.h"
+
+static char rec[600], slow[600], out_cr[600], out_rm[600];
+static struct tzk_server zk;
+
+static void conf_of(struct tsup *t, const char *name, const char *cron, int overwrite, int with_rm)
+{
+	char y[4096];
+	int n = snprintf(y, sizeof y,
+	                 "regCenter: {serverLists: \"%s\", namespace: t57, sessionTimeoutMilliseconds: 4000}\n"
+	                 "supervisor: {workers: 4, attachSocket: \"@SOCK@\"}\n"
+	                 "jobs:\n"
+	                 "  cr:\n"
+	                 "    type: script\n"
+	                 "    cron: \"%s\"\n"
+	                 "    overwrite: %s\n"
+	                 "    shardingTotalCount: 2\n"
+	                 "    props: {script.command.line: \"%s %s\"}\n",
+	                 zk.connect, cron, overwrite ? "true" : "false", rec, out_cr);
+	if (with_rm)
+		snprintf(y + n, sizeof y - (size_t)n,
+		         "  rm:\n"
+		         "    type: script\n"
+		         "    cron: \"0/2 * * * * ?\"\n"
+		         "    shardingTotalCount: 2\n"
+		         "    props: {script.command.line: \"%s %s\"}\n",
+		         slow, out_rm);
+	if (t->pid) tsup_rewrite(t, y);
+	else tsup_config(t, name, y);
+}
+
+/* the config node's version, and whether it holds `cron` */
+static int node_version(zhandle_t *zh, const char *cron, int *has)
+{
+	char *data = NULL;
+	struct Stat st;
+	if (tzk_get(zh, "/t57/cr/config", &data, &st) != ZOK) return -1;
+	*has = data && strstr(data, cron) != NULL;
+	free(data);
+	return st.version;
+}
+
+/* every run of cr with a fire id after `after`: all at a multiple of `every` seconds; how many
+ * runs there were on each of the hosts named */
+static int runs_on(long long after, int every, const char *host, int *bad)
+{
+	char *t = tsup_slurp(out_cr);
+	int n = 0;
+	for (char *l = t ? strtok(t, "\n") : NULL; l; l = strtok(NULL, "\n")) {
+		long long f;
+		int item;
+		char task[200] = "";
+		if (sscanf(l, "%lld %d %199s", &f, &item, task) < 3 || f <= after) continue;
+		if (f % (every * 1000LL)) (*bad)++;
+		if (strstr(task, host)) n++;
+	}
+	free(t);
+	return n;
+}
+
+static int wait_node(zhandle_t *zh, const char *cron, unsigned ms)
+{
+	uint64_t end = tlib_now_ms() + ms;
+	int has = 0;
+	while (tlib_now_ms() < end) {
+		if (node_version(zh, cron, &has) >= 0 && has) return 1;
+		usleep(20000);
+	}
+	return 0;
+}
+
+int main(void)
+{
+	tlib_init(120);
+	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 200 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
+	snprintf(rec, sizeof rec, "%s/rec.sh", tlib_tmpdir());
+	snprintf(slow, sizeof slow, "%s/slow.sh", tlib_tmpdir());
+	static const char rec_sh[] = "#!/bin/sh\necho \"$EJOB_FIRE_ID $EJOB_ITEM $EJOB_TASK_ID\" >> \"$1\"\n";
+	static const char slow_sh[] = "#!/bin/sh\necho \"$EJOB_FIRE_ID $EJOB_ITEM $EJOB_TASK_ID\" >> \"$1\"\nsleep 1.5\n";
+	tlib_write_file(rec, rec_sh, sizeof rec_sh - 1);
+	tlib_write_file(slow, slow_sh, sizeof slow_sh - 1);
+	chmod(rec, 0755);
+	chmod(slow, 0755);
+	snprintf(out_cr, sizeof out_cr, "%s/runs.cr", tlib_tmpdir());
+	snprintf(out_rm, sizeof out_rm, "%s/runs.rm", tlib_tmpdir());
+	static struct tsup a, b, c;
+	conf_of(&a, "a", "0/2 * * * * ?", 1, 1);
+	conf_of(&b, "b", "0/2 * * * * ?", 0, 1);
+	const char *args_a[] = { "--ip", "127.0.0.2", NULL };
+	const char *args_b[] = { "--ip", "127.0.0.3", NULL };
+	const char *args_c[] = { "--ip", "127.0.0.4", NULL };
+	zhandle_t *zh = tzk_connect(zk.connect, 10000, NULL, 10000);
+	if (!zh) BAIL_OUT("cannot connect to ZooKeeper");
+	if (tsup_start(&a, args_a) <= 0) BAIL_OUT("cannot start a");
+	ok(tzk_wait_exists(zh, "/t57/rm/leader/election/instance", 1, 15000), "a registers and leads");
+	if (tsup_start(&b, args_b) <= 0) BAIL_OUT("cannot start b");
+	char ida[64], idb[64];
+	snprintf(ida, sizeof ida, "127.0.0.2@-@%d", (int)a.pid);
+	snprintf(idb, sizeof idb, "127.0.0.3@-@%d", (int)b.pid);
+	char p[256];
+	snprintf(p, sizeof p, "/t57/cr/instances/%s", idb);
+	ok(tzk_wait_exists(zh, p, 1, 15000), "b registers");
+	usleep(2500000);
+
+	/* a (overwrite: true) reloads cron 0/3 */
+	int has = 0, v0 = node_version(zh, "0/2 * * * * ?", &has);
+	ok(has, "the node holds the files' cron 0/2");
+	conf_of(&a, "a", "0/3 * * * * ?", 1, 1);
+	kill(a.pid, SIGHUP);
+	ok(wait_node(zh, "0/3 * * * * ?", 5000), "a's reload publishes cron 0/3 to the config node");
+	long long changed = tlib_wall_ns() / 1000000 + 1000;
+	usleep(6500000);
+	int v1 = node_version(zh, "0/3 * * * * ?", &has);
+	is_int(v1, v0 + 1, "in one write: nobody writes it back (version %d -> %d)", v0, v1);
+	int bad = 0;
+	int on_a = runs_on(changed, 3, ida, &bad), on_b = runs_on(changed, 3, idb, &bad);
+	ok(on_a > 0 && on_b > 0 && !bad, "a and b both fire on the new cron (%d and %d runs, %d off it)", on_a, on_b, bad);
+
+	/* b (overwrite: false) reloads cron 0/5: the node stays, and so does b */
+	conf_of(&b, "b", "0/5 * * * * ?", 0, 1);
+	kill(b.pid, SIGHUP);
+	changed = tlib_wall_ns() / 1000000 + 500;
+	usleep(7000000);
+	int v2 = node_version(zh, "0/3 * * * * ?", &has);
+	ok(has && v2 == v1, "b's reload leaves the node as it is (overwrite: false): cron 0/3, version %d", v2);
+	bad = 0;
+	on_b = runs_on(changed, 3, idb, &bad);
+	ok(on_b > 0 && !bad, "b goes on firing on the node's cron (%d runs, %d off it)", on_b, bad);
+	ok(tsup_log_count(&b, "the file's cron is not in force") == 1, "and says that its file's cron is not in force");
+
+	/* a reload that removes rm from a, while its items run there */
+	char ia[256], alive[256];
+	snprintf(ia, sizeof ia, "/t57/rm/instances/%s", ida);
+	snprintf(alive, sizeof alive, "/t57/rm/leader/failover/alive/%s", ida);
+	long long now = tlib_wall_ns() / 1000000;
+	long long fire = (now / 2000 + 1) * 2000;
+	usleep((useconds_t)((fire + 400 - now) * 1000));
+	conf_of(&a, "a", "0/3 * * * * ?", 1, 0);
+	kill(a.pid, SIGHUP);
+	uint64_t t0 = tlib_now_ms();
+	ok(tzk_wait_exists(zh, ia, 0, 1000), "a's instance node of rm goes at once (%llu ms)",
+	   (unsigned long long)(tlib_now_ms() - t0));
+	ok(tzk_exists(zh, alive, NULL) == ZOK, "while its items still run, its alive node stays (nobody fails them over)");
+	ok(tzk_wait_exists(zh, alive, 0, 4000), "then it goes");
+	int left = 0;
+	for (int i = 0; i < 2; i++) {
+		char rp[128], *data = NULL;
+		snprintf(rp, sizeof rp, "/t57/rm/sharding/%d/running", i);
+		if (tzk_get(zh, rp, &data, NULL) == ZOK && data && !strcmp(data, ida)) left++;
+		free(data);
+	}
+	is_int(left, 0, "no running node of a's is left behind");
+	long long gone = tlib_wall_ns() / 1000000;
+	int exact = 0, nf = 0;
+	uint64_t end = tlib_now_ms() + 15000;
+	while ((nf = tsup_fires_exact(out_rm, gone, 2, idb, &exact)) < 2 && tlib_now_ms() < end) usleep(100000);
+	ok(nf >= 2 && exact, "b runs every item of rm from then on (%d fires)", nf);
+
+	/* c starts with cron 0/4 and overwrite: true */
+	conf_of(&c, "c", "0/4 * * * * ?", 1, 0);
+	if (tsup_start(&c, args_c) <= 0) BAIL_OUT("cannot start c");
+	ok(wait_node(zh, "0/4 * * * * ?", 10000), "c's start publishes cron 0/4");
+	int v3 = node_version(zh, "0/4 * * * * ?", &has);
+	changed = tlib_wall_ns() / 1000000 + 1000;
+	usleep(8500000);
+	int v4 = node_version(zh, "0/4 * * * * ?", &has);
+	ok(has && v4 == v3, "the node stays c's: a (overwrite: true too) adopts it and does not write back (%d -> %d)", v3,
+	   v4);
+	bad = 0;
+	on_a = runs_on(changed, 4, ida, &bad);
+	on_b = runs_on(changed, 4, idb, &bad);
+	ok(on_a + on_b > 0 && !bad, "a and b fire on it (%d + %d runs, %d off it)", on_a, on_b, bad);
+	tzk_close(zh);
+	struct tsup *all[3] = { &a, &b, &c };
+	for (int k = 0; k < 3; k++) {
+		int st = tsup_stop(all[k], SIGTERM, 15000);
+		ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%c stops cleanly", 'a' + k);
+	}
+	tzk_stop(&zk, SIGKILL, 5000);
+	return done_testing();
+}
