@@ -120,6 +120,9 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
 	if (reshard && watched)
 		log_info("job %s: shardingTotalCount %d (was %d), %s: resharding at the next fire", j->name,
 		         cj->sharding_total_count, old->sharding_total_count, conf_strategy_name(cj->sharding_strategy));
+	conf_unacted_t u[CONF_UNACTED_MAX];
+	size_t nu = conf_job_unacted(cj, u);
+	for (size_t k = 0; k < nu; k++) log_warn("%s: %s: %s", path, u[k].key, u[k].text);
 	/* the scheduler takes the new config before the old one goes */
 	if (!j->gone && j->c->s->sched) sched_set_job_conf(j->c->s->sched, cj);
 	if (j->node) conf_job_free(j->node);
