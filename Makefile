@@ -44,6 +44,10 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -DTHREADED -I. -pthread -fPIC
 ALL_CFLAGS   = $(BASE_CFLAGS) $(OPT) $(WARNINGS) $(SANFLAGS) $(CFLAGS)
 ALL_LDFLAGS  = -pthread $(SANFLAGS) $(LDFLAGS)
 LIBS        := -lzookeeper_mt -lev -lmsgpackc -lyaml -ldl -lm
+# the supervisor drives the single-threaded ZooKeeper client from its loop (supervisor/zkc.c);
+# tools and tests use the multi-threaded one (synchronous calls). Debian's two -dev packages
+# conflict (their headers are the same), so the st library is named by its soname.
+SUP_LIBS    := -l:libzookeeper_st.so.2 -lev -lmsgpackc -lyaml -ldl -lm
 
 # ---- sources ---------------------------------------------------------------------------
 LIB_SRCS   := $(wildcard ipc/*.c conf/*.c) $(filter-out worker/worker_main.c,$(wildcard worker/*.c))
@@ -111,7 +115,10 @@ tools/ejobctl: $(CTL_SRCS:.c=.o) libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 supervisor/ejob-supervisor: $(SUP_OBJS) libejob.a
-	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(LIBS)
+	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(SUP_LIBS)
+
+# zkc.c is built for the single-threaded client: no THREADED (which declares the sync calls)
+supervisor/zkc.o: BASE_CFLAGS := $(filter-out -DTHREADED,$(BASE_CFLAGS))
 
 worker/ejob-worker: worker/worker_main.o libejob.a
 	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(LIBS)

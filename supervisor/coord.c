@@ -139,6 +139,7 @@ static void load_assignment(struct cjob *j);
 static void watch_necessary(struct cjob *j);
 static void retire_zk(struct cjob *j);
 static void publish_now(struct cjob *j);
+static void lease_back(coord_t *c, uint64_t now_ns);
 
 static const char *type_string(const conf_job_t *cj)
 {
@@ -779,6 +780,11 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 		         s->conf->reg_center.server_lists, (uint64_t)zkc_session_id(c->z), new_session ? ", new" : "",
 		         zkc_timeout_ms(c->z));
 		c->connected = 1;
+		/* the connection's lease is fresh (zkc): the workers get it before anything is
+		 * dispatched, or a catch-up item could start under the old one and be stopped at once */
+		if (new_session) c->lease_stopped = 0;
+		lease_back(c, wait_now_ns());
+		if (new_session && disp_held(s->disp)) disp_release(s->disp);
 		disp_pause(s->disp, 0);
 		/* completions that ended while ZooKeeper was away */
 		for (size_t i = 0; i < c->n; i++) {
@@ -814,19 +820,28 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 		}
 		break;
 	case ZKC_CONNECTING:
-		log_warn("zookeeper: connection lost; dispatching paused until it is back");
+		log_info("zookeeper: dispatching paused until the connection is back");
 		c->connected = 0;
 		disp_pause(s->disp, 1);
 		break;
-	case ZKC_EXPIRED:
+	case ZKC_EXPIRED: {
 		log_warn("zookeeper: session expired; starting a new one (jobs register again)");
 		c->connected = 0;
 		disp_pause(s->disp, 1);
+		/* what was held for the lease will not run here: its running nodes went with the
+		 * session (failover off), or are queued for failover once registered again (on) */
+		uint32_t q = disp_pending(s->disp);
+		if (q)
+			log_warn("zookeeper: %" PRIu32 " item%s stopped or held for the lease will not run here: the session that "
+			         "ran them is gone (with failover: true they run again elsewhere, or here, as failover items)",
+			         q, q == 1 ? "" : "s");
+		disp_drop_held(s->disp, "stopped for the lease, and the session expired");
 		for (size_t i = 0; i < c->n; i++) {
 			c->jobs[i]->reg_session = 0;
 			c->jobs[i]->leader = 0;
 		}
 		break;
+	}
 	case ZKC_AUTH_FAILED:
 		c->connected = 0;
 		disp_pause(s->disp, 1);
@@ -842,7 +857,7 @@ coord_t *coord_new(struct sup *s)
 	const conf_regcenter_t *rc = &s->conf->reg_center;
 	struct zkc_params p = {
 		.hosts = rc->server_lists, .root = rc->namespace, .session_timeout_ms = rc->session_timeout_ms,
-		.digest = rc->digest,
+		.digest = rc->digest, .base_sleep_ms = rc->base_sleep_ms, .max_sleep_ms = rc->max_sleep_ms,
 	};
 	static const struct zkc_hooks h = { .state = on_state };
 	c->z = zkc_new(s->loop, &p, &h, c);
@@ -1016,6 +1031,7 @@ static void wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 		log_error("job %s: fire %" PRIu64 " missed: the job is still not registered after %.1fs", j->name, f->fire_ms,
 		          (double)(now_ns - f->started_ns) / 1e9);
 		f->n = 0;
+		f->missed = 1;
 		cx_end(f);
 		return;
 	}
@@ -1033,6 +1049,7 @@ static void wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 	j->stale_pending = 0;
 	load_assignment(j);
 	f->n = 0;
+	f->missed = 1;
 	cx_end(f);
 }
 
@@ -1043,6 +1060,40 @@ static void wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
  * timeout ahead, so this never stops anything while ZooKeeper answers). SIGTERM at lease - B,
  * SIGKILL at lease - B/4. Both times go into shared memory too: workers stop their items
  * themselves, and kill what is left, even if this process is frozen. */
+/* The lease as the workers must see it, written into every segment (and told to the dispatcher,
+ * which takes an unasked stop after it for one made for the lease): from the tick, and at once when
+ * a connection brings a fresh one, before anything is dispatched under it. */
+static void publish_lease(coord_t *c, uint64_t *deadline_out, uint64_t *kill_out)
+{
+	struct sup *s = c->s;
+	uint64_t lease = zkc_lease_ns(c->z);
+	uint64_t timeout = (uint64_t)zkc_timeout_ms(c->z) * 1000000u;
+	uint64_t b = (uint64_t)s->conf->supervisor.kill_grace_seconds * 1000000000u + 500000000u;
+	if (timeout && b > timeout / 2) b = timeout / 2;
+	uint64_t deadline = lease > b ? lease - b : 0;
+	uint64_t kill_at = deadline ? lease - b / 4 : 0;
+	/* every tick, not only on change: an external worker may have attached since */
+	atomic_store(&seg_header(s->seg)->lease_kill_ns, kill_at);
+	atomic_store(&seg_header(s->seg)->lease_deadline_ns, deadline);
+	att_set_lease(s->att, deadline, kill_at);
+	disp_set_lease(s->disp, deadline);
+	if (deadline_out) *deadline_out = deadline;
+	if (kill_out) *kill_out = kill_at;
+}
+
+/* The lease is healthy again in the same session: what was stopped for it runs again. */
+static void lease_back(coord_t *c, uint64_t now_ns)
+{
+	uint64_t deadline;
+	publish_lease(c, &deadline, NULL);
+	if (!c->lease_stopped || !deadline || now_ns >= deadline) return;
+	c->lease_stopped = 0;
+	uint32_t q = disp_pending(c->s->disp);
+	log_info("zookeeper: the session is safe again: %" PRIu32 " item%s stopped for the lease run again", q,
+	         q == 1 ? "" : "s");
+	disp_release(c->s->disp);
+}
+
 void coord_tick(coord_t *c, uint64_t now_ns)
 {
 	struct sup *s = c->s;
@@ -1061,16 +1112,10 @@ void coord_tick(coord_t *c, uint64_t now_ns)
 		wait_bound(c->jobs[i], now_ns, timeout);
 		cj_checks(c->jobs[i], now_ns);
 	}
-	uint64_t b = (uint64_t)s->conf->supervisor.kill_grace_seconds * 1000000000u + 500000000u;
-	if (timeout && b > timeout / 2) b = timeout / 2;
-	uint64_t deadline = lease > b ? lease - b : 0;
-	uint64_t kill_at = deadline ? lease - b / 4 : 0;
-	/* every tick, not only on change: an external worker may have attached since */
-	atomic_store(&seg_header(s->seg)->lease_kill_ns, kill_at);
-	atomic_store(&seg_header(s->seg)->lease_deadline_ns, deadline);
-	att_set_lease(s->att, deadline, kill_at);
+	uint64_t deadline, kill_at;
+	publish_lease(c, &deadline, &kill_at);
 	if (!deadline || now_ns < deadline) {
-		c->lease_stopped = 0;
+		if (c->connected && deadline) lease_back(c, now_ns);
 		return;
 	}
 	if (c->lease_stopped) return;
@@ -1079,12 +1124,12 @@ void coord_tick(coord_t *c, uint64_t now_ns)
 	char when[64];
 	if (lease > now_ns) snprintf(when, sizeof when, "may expire in %.1fs", (double)(lease - now_ns) / 1e9);
 	else snprintf(when, sizeof when, "may have expired %.1fs ago", (double)(now_ns - lease) / 1e9);
-	log_error("zookeeper: no answer for %.1fs; the session %s: stopping %" PRIu32
-	          " running item%s (and %" PRIu32 " not started) so that no other instance runs them at the same time",
+	log_error("zookeeper: no answer for %.1fs; the session %s: stopping %" PRIu32 " running item%s (%" PRIu32
+	          " more not started) so that no other instance runs them at the same time; they run again here if "
+	          "the session comes back, else elsewhere (failover)",
 	          (double)(now_ns - (lease - timeout)) / 1e9, when, n, n == 1 ? "" : "s", q);
-	disp_cancel_queued(s->disp, "not started: the ZooKeeper session may have expired");
-	/* SIGTERM now, SIGKILL with a quarter of B left */
-	disp_cancel_running_by(s->disp, SHM_CANCEL_LEASE, kill_at);
+	/* SIGTERM now, SIGKILL with a quarter of B left; they wait in the queue for the verdict */
+	disp_hold(s->disp, kill_at);
 }
 
 uint64_t coord_requests(const coord_t *c)

@@ -1,21 +1,27 @@
-/* supervisor/zkc.c: libzookeeper_mt on a libev loop: async calls out, a queue and ev_async back. */
+/* supervisor/zkc.c: the single-threaded ZooKeeper client (libzookeeper_st) driven by the libev
+ * loop: its socket is an ev_io, its deadlines an ev_timer, and what it wants is asked again before
+ * the loop sleeps (ev_prepare). Completions and watch events are queued and delivered by the loop
+ * (a fault injector in a test may deliver from a thread of its own: the queue has a mutex). Being
+ * on the loop, the client decides when a connection is attempted: a lost connection is retried
+ * at once on each server, then with a jittered, bounded backoff (regCenter's base and max sleep),
+ * instead of the C client's own ten attempts a second. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ipc/wait.h"
 #include "supervisor/log.h"
 #include "supervisor/zkc.h"
 
-#define BACKOFF_MIN_MS 500
-#define BACKOFF_MAX_MS 10000
-
-enum msg_kind { M_SESSION, M_WATCH, M_RESULT };
+enum msg_kind { M_SESSION, M_WATCH, M_RESULT, M_RESOLVED };
 
 struct sess {                   /* the global watcher's context: one per handle */
 	zkc_t *z;
@@ -75,12 +81,17 @@ struct msg {
 	struct Stat stat;
 	struct String_vector kids;
 	char *created;
+	char *resolved;             /* M_RESOLVED: the server list with addresses (NULL: failed) */
+	int err;                    /* M_RESOLVED: getaddrinfo's error */
 };
 
 struct zkc {
 	struct ev_loop *loop;
 	ev_async async;
-	ev_timer ping_w, retry_w;
+	ev_io io_w;                 /* the client's socket, for what it wants (read, write) */
+	ev_timer tmo_w;             /* its next deadline (pings, timeouts), or the backoff's end */
+	ev_prepare prep_w;          /* before the loop sleeps: ask the client what it wants now */
+	ev_timer ping_w;
 	pthread_mutex_t mu;
 	struct msg *head, *tail;    /* under mu */
 	zhandle_t *zh;
@@ -92,8 +103,11 @@ struct zkc {
 	uint64_t lease_ns;
 	uint64_t requests;
 	int ping_out;
-	unsigned backoff_ms;
 	char *hosts, *root, *digest;
+	char *addrs;                /* hosts with names resolved (off the loop), as given to the client */
+	int resolving;
+	pthread_t resolver;
+	int closing;                /* zkc_free: nothing is reopened */
 	size_t rootlen;
 	int want_timeout;
 	FILE *client_log;
@@ -102,6 +116,19 @@ struct zkc {
 	struct zkc_hooks hooks;
 	void *arg;
 	struct watch watches;       /* list head */
+	/* connecting */
+	int nhosts;
+	unsigned base_ms, max_ms;   /* backoff between rounds of attempts */
+	unsigned fails;             /* attempts that failed since the last connection */
+	uint64_t gate_ns;           /* no new attempt before this (CLOCK_MONOTONIC) */
+	uint64_t attempt_ns;        /* when the current (or last) attempt began */
+	int attempting;             /* an attempt's socket is open, no session on it yet */
+	int io_fd, io_ev;           /* what io_w watches (-1: nothing) */
+	int last_errno;             /* why the last attempt or connection ended */
+	char server[64];            /* the server of the current attempt */
+	uint64_t down_ns;           /* since when there has been no connection (0: connected) */
+	struct log_cause cause;     /* the last failure to connect that was logged */
+	unsigned seed;
 };
 
 /* ---- paths ------------------------------------------------------------------------------------ */
@@ -302,13 +329,198 @@ static void set_state(zkc_t *z, enum zkc_state st, int new_session)
 	if (z->hooks.state) z->hooks.state(z->arg, st, new_session);
 }
 
+/* ---- connecting: when, to what, and what is said ------------------------------------------------ */
+
+static void pump(zkc_t *z);
+
+static double jitter(zkc_t *z)
+{
+	return 0.5 + 0.5 * ((double)rand_r(&z->seed) / ((double)RAND_MAX + 1.0));
+}
+
+/* The backoff before the next round of attempts (one attempt per server, at once, per round):
+ * base x 2^(rounds-1), at most max, jittered down to half so that many supervisors spread out.
+ * While this instance may still have a session (it had one, and no expiry was seen), the wait is
+ * also at most a third of the session timeout: the server that comes back within the session
+ * must be found in time, or the session (and every item here) is lost for a backoff. */
+static uint64_t backoff_ns(zkc_t *z)
+{
+	unsigned rounds = z->fails / (unsigned)(z->nhosts > 0 ? z->nhosts : 1);
+	if (z->fails % (unsigned)(z->nhosts > 0 ? z->nhosts : 1)) return 0;   /* the round goes on: next server */
+	double ms = z->base_ms;
+	for (unsigned k = 1; k < rounds && ms < z->max_ms; k++) ms *= 2;
+	if (ms > z->max_ms) ms = z->max_ms;
+	if (z->last_client_id && z->timeout_ms && ms > z->timeout_ms / 3.0) ms = z->timeout_ms / 3.0;
+	return (uint64_t)(ms * jitter(z) * 1e6);
+}
+
+static const char *cause_text(int e, char *buf, size_t sz)
+{
+	switch (e) {
+	case 0: return "no answer";
+	case EHOSTDOWN: return "the server closed the connection";
+	case ETIMEDOUT: return "no answer within the session's read timeout";
+	default: snprintf(buf, sz, "%s", strerror(e)); return buf;
+	}
+}
+
+/* While the session may live, two attempts are timed to its lease whatever the backoff says: one
+ * just before the items here would be stopped for it (lease - T/2, the longest they are given),
+ * one just before the session could expire (lease - T/8). A server back by then is found in
+ * time; the backoff only spaces out the attempts in between. */
+static uint64_t lease_checkpoint(const zkc_t *z, uint64_t now, uint64_t gate)
+{
+	if (!z->last_client_id || !z->lease_ns || !z->timeout_ms) return gate;
+	uint64_t t = (uint64_t)z->timeout_ms * 1000000u;
+	uint64_t marks[2] = { z->lease_ns > t / 2 + 150000000u ? z->lease_ns - t / 2 - 150000000u : 0,
+	                      z->lease_ns > t / 8 ? z->lease_ns - t / 8 : 0 };
+	for (int k = 0; k < 2; k++)
+		if (marks[k] > now && marks[k] < gate) gate = marks[k];
+	return gate;
+}
+
+/* An attempt ended without a session: say so (once per cause), and wait before the next round. */
+static void attempt_failed(zkc_t *z, uint64_t now)
+{
+	z->fails++;
+	z->gate_ns = lease_checkpoint(z, now, now + backoff_ns(z));
+	uint64_t wait = z->gate_ns - now;
+	char cb[96], key[192];
+	const char *cause = cause_text(z->last_errno, cb, sizeof cb);
+	snprintf(key, sizeof key, "%s %s", z->server, cause);
+	if (log_cause(&z->cause, LL_WARN, key, "zookeeper: cannot connect to %s: %s; retrying %s%.1fs (backoff %u-%u ms, "
+	              "jittered)", z->server, cause, wait ? "in " : "another server, then backing off ",
+	              (double)wait / 1e9, z->base_ms, z->max_ms))
+		return;
+	log_debug("zookeeper: attempt %u: cannot connect to %s: %s; next in %.1fs", z->fails, z->server, cause,
+	          (double)wait / 1e9);
+}
+
+static void io_set(zkc_t *z, int fd, int ev, int fresh)
+{
+	if (fd == z->io_fd && ev == z->io_ev && !fresh) return;
+	ev_io_stop(z->loop, &z->io_w);
+	z->io_fd = fd;
+	z->io_ev = ev;
+	if (fd < 0 || !ev) return;
+	ev_io_set(&z->io_w, fd, ev);
+	ev_io_start(z->loop, &z->io_w);
+}
+
+/* Ask the client what it wants now (its socket's events, its next deadline) and watch for that.
+ * With no connection, calling it starts an attempt: that waits for the backoff's gate. */
+static void pump(zkc_t *z)
+{
+	ev_timer_stop(z->loop, &z->tmo_w);
+	if (!z->zh) {
+		io_set(z, -1, 0, 0);
+		return;
+	}
+	uint64_t now = wait_now_ns();
+	int st = zoo_state(z->zh);
+	int idle = st == 0 || st == ZOO_NOTCONNECTED_STATE;
+	if (idle) {
+		io_set(z, -1, 0, 0);    /* the client has closed its socket: never watch a closed fd */
+		if (z->attempting) {
+			z->attempting = 0;
+			attempt_failed(z, now);
+		}
+		if (now < z->gate_ns) {
+			ev_timer_set(&z->tmo_w, (double)(z->gate_ns - now) / 1e9, 0);
+			ev_timer_start(z->loop, &z->tmo_w);
+			return;
+		}
+	}
+	int fd = -1, interest = 0;
+	struct timeval tv = { 0, 0 };
+	errno = 0;
+	int rc = zookeeper_interest(z->zh, &fd, &interest, &tv);
+	if (rc != ZOK && errno) z->last_errno = errno;
+	int fresh = 0;
+	if (idle && fd >= 0) {
+		/* an attempt began: the server it goes to, and when (the lease of a session it finds
+		 * starts no earlier) */
+		const char *srv = zoo_get_current_server(z->zh);
+		snprintf(z->server, sizeof z->server, "%s", srv ? srv : z->hosts);
+		z->attempting = 1;
+		z->attempt_ns = now;
+		z->last_errno = 0;
+		fresh = 1;
+	}
+	st = zoo_state(z->zh);
+	if (st == 0 || st == ZOO_NOTCONNECTED_STATE || fd < 0) {
+		/* no socket (the attempt failed at once, or the client waits between servers) */
+		io_set(z, -1, 0, 0);
+		if (z->attempting && fd < 0) {
+			z->attempting = 0;
+			attempt_failed(z, now);
+		}
+		double secs = z->gate_ns > now ? (double)(z->gate_ns - now) / 1e9 : (double)tv.tv_sec + tv.tv_usec / 1e6;
+		ev_timer_set(&z->tmo_w, secs > 0 ? secs : 0.001, 0);
+		ev_timer_start(z->loop, &z->tmo_w);
+		return;
+	}
+	io_set(z, fd, (interest & ZOOKEEPER_READ ? EV_READ : 0) | (interest & ZOOKEEPER_WRITE ? EV_WRITE : 0), fresh);
+	double secs = (double)tv.tv_sec + tv.tv_usec / 1e6;
+	ev_timer_set(&z->tmo_w, secs > 0 ? secs : 0.001, 0);
+	ev_timer_start(z->loop, &z->tmo_w);
+}
+
+static void drain(zkc_t *z);
+
+/* The client's socket is ready, or its deadline came: let it work, deliver what it produced. */
+static void process(zkc_t *z, int events)
+{
+	if (z->zh && events) {
+		errno = 0;
+		int rc = zookeeper_process(z->zh, events);
+		if (rc != ZOK && rc != ZNOTHING && errno) z->last_errno = errno;
+	}
+	drain(z);
+	pump(z);
+}
+
+static void io_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)loop;
+	zkc_t *z = w->data;
+	process(z, (revents & EV_READ ? ZOOKEEPER_READ : 0) | (revents & EV_WRITE ? ZOOKEEPER_WRITE : 0));
+}
+
+static void open_handle(zkc_t *z);
+
+static void tmo_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	zkc_t *z = w->data;
+	if (!z->zh) {
+		/* no client: the last start failed (resolving, init, refused credentials); again now */
+		if (!z->resolving && !z->closing) open_handle(z);
+		return;
+	}
+	process(z, 0);
+}
+
+static void prep_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	zkc_t *z = w->data;
+	/* requests sent since the last look may have left data for the socket to write */
+	pump(z);
+}
+
+/* ---- the handle --------------------------------------------------------------------------------- */
+
 static void close_handle(zkc_t *z)
 {
 	if (!z->zh) return;
 	zhandle_t *zh = z->zh;
 	z->zh = NULL;
-	/* completions of the old handle come back with ZCLOSING, some from inside this call; they
-	 * only take the queue's mutex, which is not held here */
+	io_set(z, -1, 0, 0);
+	ev_timer_stop(z->loop, &z->tmo_w);
+	/* completions of the old handle come back with ZCLOSING, from inside this call */
 	zookeeper_close(zh);
 	watches_drop_unfired(z);
 	free(z->sess);
@@ -316,36 +528,145 @@ static void close_handle(zkc_t *z)
 	z->lease_ns = 0;
 	z->timeout_ms = 0;
 	z->ping_out = 0;
+	z->attempting = 0;
 	ev_timer_stop(z->loop, &z->ping_w);
 }
 
-static void open_handle(zkc_t *z)
+/* Names in the server list are resolved off the loop (getaddrinfo may wait for DNS); the client
+ * gets addresses, so that it never resolves anything on the loop itself. */
+struct resolve {
+	zkc_t *z;
+	char *hosts;
+	uint64_t session;
+};
+
+static int numeric(const char *hosts)
 {
-	z->sess = calloc(1, sizeof *z->sess);
-	if (!z->sess) goto retry;
-	z->session++;
-	z->sess->z = z;
-	z->sess->session = z->session;
-	errno = 0;
-	z->zh = zookeeper_init(z->hosts, global_watcher, z->want_timeout, NULL, z->sess, 0);
-	if (z->zh) return;
-	log_error("zookeeper: cannot start a session with %s: %s; retrying in %ums", z->hosts,
-	          errno ? strerror(errno) : "bad server list", z->backoff_ms);
-	free(z->sess);
-	z->sess = NULL;
-retry:
-	ev_timer_set(&z->retry_w, z->backoff_ms / 1000.0, 0);
-	ev_timer_start(z->loop, &z->retry_w);
-	z->backoff_ms = z->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : z->backoff_ms * 2;
+	for (const char *p = hosts; *p; p++)
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) return 0;
+	return 1;
 }
 
-static void retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
+static void *resolver(void *arg)
 {
-	(void)loop;
-	(void)revents;
-	zkc_t *z = w->data;
-	close_handle(z);
+	struct resolve *r = arg;
+	size_t cap = strlen(r->hosts) * 4 + 256, o = 0;
+	char *out = malloc(cap);
+	int err = 0;
+	char *save = NULL, *list = strdup(r->hosts);
+	for (char *h = list ? strtok_r(list, ",", &save) : NULL; h && out; h = strtok_r(NULL, ",", &save)) {
+		char *colon = strrchr(h, ':');
+		if (!colon) continue;
+		*colon = '\0';
+		struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+		int rc = getaddrinfo(h, colon + 1, &hints, &ai);
+		if (rc) {
+			err = rc;
+			continue;
+		}
+		for (struct addrinfo *a = ai; a && o + 64 < cap; a = a->ai_next) {
+			char ip[INET_ADDRSTRLEN];
+			inet_ntop(AF_INET, &((struct sockaddr_in *)a->ai_addr)->sin_addr, ip, sizeof ip);
+			o += (size_t)snprintf(out + o, cap - o, "%s%s:%s", o ? "," : "", ip, colon + 1);
+		}
+		freeaddrinfo(ai);
+	}
+	free(list);
+	struct msg *m = calloc(1, sizeof *m);
+	if (m) {
+		m->kind = M_RESOLVED;
+		m->session = r->session;
+		m->resolved = out && o ? out : NULL;
+		if (!m->resolved) free(out);
+		m->err = err;
+		push(r->z, m);
+	} else {
+		free(out);
+	}
+	free(r->hosts);
+	free(r);
+	return NULL;
+}
+
+static void start_resolve(zkc_t *z)
+{
+	struct resolve *r = calloc(1, sizeof *r);
+	if (r && (r->hosts = strdup(z->hosts))) {
+		r->z = z;
+		r->session = z->session;
+		int rc = pthread_create(&z->resolver, NULL, resolver, r);
+		if (rc == 0) {
+			z->resolving = 1;
+			return;
+		}
+		free(r->hosts);
+	}
+	free(r);
+	log_error("zookeeper: cannot start resolving %s; the ZooKeeper client resolves it itself", z->hosts);
+	free(z->addrs);
+	z->addrs = strdup(z->hosts);
 	open_handle(z);
+}
+
+static void on_resolved(zkc_t *z, struct msg *m)
+{
+	if (z->resolving) pthread_join(z->resolver, NULL);    /* it has queued this: it is ending */
+	z->resolving = 0;
+	if (z->zh || !z->sess || z->closing) {
+		free(m->resolved);
+		return;
+	}
+	if (!m->resolved) {
+		log_error("zookeeper: cannot resolve %s: %s; retrying in %.1fs", z->hosts,
+		          m->err ? gai_strerror(m->err) : "no address", z->max_ms / 1000.0);
+		free(z->sess);
+		z->sess = NULL;
+		z->gate_ns = wait_now_ns() + (uint64_t)z->max_ms * 1000000u;
+		ev_timer_set(&z->tmo_w, z->max_ms / 1000.0, 0);
+		ev_timer_start(z->loop, &z->tmo_w);
+		return;
+	}
+	if (m->err) log_warn("zookeeper: some of %s do not resolve (%s); using %s", z->hosts, gai_strerror(m->err), m->resolved);
+	free(z->addrs);
+	z->addrs = m->resolved;
+	open_handle(z);
+}
+
+/* A new handle: its session is a new one (ZKC_CONNECTED with new_session follows). */
+static void open_handle(zkc_t *z)
+{
+	if (!z->sess) {
+		z->sess = calloc(1, sizeof *z->sess);
+		if (!z->sess) {
+			log_error("zookeeper: out of memory");
+			return;
+		}
+		z->session++;
+		z->sess->z = z;
+		z->sess->session = z->session;
+		z->last_client_id = 0;
+		z->fails = 0;
+		z->gate_ns = 0;
+		if (!numeric(z->hosts)) {
+			start_resolve(z);
+			return;
+		}
+		free(z->addrs);
+		z->addrs = strdup(z->hosts);
+	}
+	errno = 0;
+	z->zh = zookeeper_init(z->addrs ? z->addrs : z->hosts, global_watcher, z->want_timeout, NULL, z->sess, 0);
+	if (z->zh) {
+		pump(z);
+		return;
+	}
+	log_error("zookeeper: cannot start a client for %s: %s; retrying in %.1fs", z->hosts,
+	          errno ? strerror(errno) : "bad server list", z->max_ms / 1000.0);
+	free(z->sess);
+	z->sess = NULL;
+	z->gate_ns = wait_now_ns() + (uint64_t)z->max_ms * 1000000u;
+	ev_timer_set(&z->tmo_w, z->max_ms / 1000.0, 0);
+	ev_timer_start(z->loop, &z->tmo_w);
 }
 
 static void lease_from(zkc_t *z, uint64_t sent_ns, uint64_t session)
@@ -385,17 +706,27 @@ static void auth_done(int rc, const void *data)
 static void on_session(zkc_t *z, struct msg *m)
 {
 	if (m->session != z->session || !z->zh) return;       /* an older handle's news */
+	uint64_t now = wait_now_ns();
 	if (m->state == ZOO_CONNECTED_STATE) {
 		const clientid_t *id = zoo_client_id(z->zh);
 		int64_t cid = id ? id->client_id : 0;
 		int fresh = cid != z->last_client_id;
 		z->last_client_id = cid;
 		z->timeout_ms = zoo_recv_timeout(z->zh);
-		z->backoff_ms = BACKOFF_MIN_MS;
+		z->attempting = 0;
+		z->fails = 0;
+		z->gate_ns = 0;
+		if (z->down_ns && z->cause.last[0])
+			log_info("zookeeper: connected again after %.1fs without a connection", (double)(now - z->down_ns) / 1e9);
+		z->down_ns = 0;
+		log_cause_reset(&z->cause);
+		/* The server took the session's handshake after this attempt began: the session lives
+		 * at least a timeout from then. The lease is fresh the moment the connection is. */
+		lease_from(z, z->attempt_ns, z->session);
 		if (fresh && z->digest &&
 		    zoo_add_auth(z->zh, "digest", z->digest, (int)strlen(z->digest), auth_done, NULL) != ZOK)
 			log_error("zookeeper: cannot send the digest credentials");
-		/* the lease starts with the first answer: ask at once, then every sixth of the timeout */
+		/* then every sixth of the timeout */
 		double period = z->timeout_ms / 6000.0;
 		z->state = ZKC_CONNECTED;
 		z->ping_out = 0;
@@ -405,20 +736,29 @@ static void on_session(zkc_t *z, struct msg *m)
 		z->state = ZKC_CONNECTING;
 		set_state(z, ZKC_CONNECTED, fresh);
 	} else if (m->state == ZOO_CONNECTING_STATE || m->state == ZOO_ASSOCIATING_STATE) {
+		if (z->state == ZKC_CONNECTED) {
+			char cb[96];
+			log_warn("zookeeper: the connection to %s was lost (%s); reconnecting at once, then with backoff", z->server,
+			         cause_text(z->last_errno, cb, sizeof cb));
+			z->down_ns = now;
+			z->fails = 0;
+			z->gate_ns = 0;          /* the first attempt at once: it is what keeps the session */
+		}
 		set_state(z, ZKC_CONNECTING, 0);
 	} else if (m->state == ZOO_EXPIRED_SESSION_STATE) {
 		close_handle(z);
 		set_state(z, ZKC_EXPIRED, 0);
 		z->state = ZKC_CONNECTING;
+		if (!z->down_ns) z->down_ns = now;
 		open_handle(z);
 	} else if (m->state == ZOO_AUTH_FAILED_STATE) {
 		close_handle(z);
 		set_state(z, ZKC_AUTH_FAILED, 0);
 		log_error("zookeeper: the digest credentials (regCenter.digest) were refused; check the user and "
-		          "password; retrying in %ums", z->backoff_ms);
-		ev_timer_set(&z->retry_w, z->backoff_ms / 1000.0, 0);
-		ev_timer_start(z->loop, &z->retry_w);
-		z->backoff_ms = z->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : z->backoff_ms * 2;
+		          "password; retrying in %.1fs", z->max_ms / 1000.0);
+		z->gate_ns = now + (uint64_t)z->max_ms * 1000000u;
+		ev_timer_set(&z->tmo_w, z->max_ms / 1000.0, 0);
+		ev_timer_start(z->loop, &z->tmo_w);
 	}
 }
 
@@ -456,9 +796,10 @@ static void multi_free(zkc_multi_t *m)
 static void on_result(zkc_t *z, struct msg *m)
 {
 	struct req *q = m->req;
-	/* any answer from the server (not a local failure) renews the lease */
-	if (m->rc != ZCONNECTIONLOSS && m->rc != ZOPERATIONTIMEOUT && m->rc != ZCLOSING && m->rc != ZSESSIONEXPIRED &&
-	    m->rc != ZSESSIONMOVED && m->rc != ZINVALIDSTATE && m->rc != ZSYSTEMERROR)
+	/* an answer from the server renews the lease: ZOK and the API errors it sends (ZNONODE, ...);
+	 * the client's own failures (the system errors, closing, an expired session) do not */
+	if (m->rc == ZOK || (m->rc < ZAPIERROR && m->rc != ZCLOSING && m->rc != ZSESSIONEXPIRED && m->rc != ZSESSIONMOVED &&
+	                     m->rc != ZINVALIDCALLBACK))
 		lease_from(z, q->sent_ns, q->session);
 	/* the watch sent with it: the server set it (it will fire, or die with the session), or not */
 	if (q->w) {
@@ -503,11 +844,9 @@ static void on_result(zkc_t *z, struct msg *m)
 	free_kids(&m->kids);
 }
 
-static void async_cb(struct ev_loop *loop, ev_async *w, int revents)
+/* Deliver what the client (or a thread) queued: session changes, watch events, answers. */
+static void drain(zkc_t *z)
 {
-	(void)loop;
-	(void)revents;
-	zkc_t *z = w->data;
 	for (;;) {
 		pthread_mutex_lock(&z->mu);
 		struct msg *m = z->head;
@@ -530,11 +869,21 @@ static void async_cb(struct ev_loop *loop, ev_async *w, int revents)
 				break;
 			}
 			case M_RESULT: on_result(z, m); break;
+			case M_RESOLVED: on_resolved(z, m); break;
 			}
 			free(m);
 			m = n;
 		}
 	}
+}
+
+static void async_cb(struct ev_loop *loop, ev_async *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	zkc_t *z = w->data;
+	drain(z);
+	pump(z);
 }
 
 zkc_t *zkc_new(struct ev_loop *loop, const struct zkc_params *p, const struct zkc_hooks *h, void *arg)
@@ -561,7 +910,13 @@ zkc_t *zkc_new(struct ev_loop *loop, const struct zkc_params *p, const struct zk
 	z->hooks = *h;
 	z->arg = arg;
 	z->state = ZKC_CONNECTING;
-	z->backoff_ms = BACKOFF_MIN_MS;
+	z->base_ms = p->base_sleep_ms > 0 ? (unsigned)p->base_sleep_ms : 1000;
+	z->max_ms = p->max_sleep_ms > 0 ? (unsigned)p->max_sleep_ms : 3000;
+	if (z->max_ms < z->base_ms) z->max_ms = z->base_ms;
+	z->nhosts = 1;
+	for (const char *c = z->hosts; *c; c++) z->nhosts += *c == ',';
+	z->seed = (unsigned)getpid() ^ (unsigned)wait_now_ns();
+	z->io_fd = -1;
 	z->watches.next = z->watches.prev = &z->watches;
 	if (z->digest) {
 		z->acl_one = ZOO_CREATOR_ALL_ACL.data[0];
@@ -576,8 +931,13 @@ zkc_t *zkc_new(struct ev_loop *loop, const struct zkc_params *p, const struct zk
 	ev_async_start(loop, &z->async);
 	ev_timer_init(&z->ping_w, ping_cb, 1, 1);
 	z->ping_w.data = z;
-	ev_timer_init(&z->retry_w, retry_cb, 1, 0);
-	z->retry_w.data = z;
+	ev_io_init(&z->io_w, io_cb, 0, EV_READ);
+	z->io_w.data = z;
+	ev_timer_init(&z->tmo_w, tmo_cb, 1, 0);
+	z->tmo_w.data = z;
+	ev_prepare_init(&z->prep_w, prep_cb);
+	z->prep_w.data = z;
+	ev_prepare_start(loop, &z->prep_w);
 	return z;
 }
 
@@ -592,13 +952,17 @@ void zkc_free(zkc_t *z)
 {
 	if (!z) return;
 	close_handle(z);
-	ev_timer_stop(z->loop, &z->retry_w);
+	if (z->resolving) pthread_join(z->resolver, NULL);   /* it queues its answer: before the queue goes */
+	ev_timer_stop(z->loop, &z->tmo_w);
+	ev_prepare_stop(z->loop, &z->prep_w);
 	/* deliver what the close produced (ZCLOSING) so that every request's memory is freed */
-	async_cb(z->loop, &z->async, 0);
+	z->closing = 1;
+	drain(z);
 	ev_async_stop(z->loop, &z->async);
 	while (z->watches.next != &z->watches) watch_free(z->watches.next);
 	pthread_mutex_destroy(&z->mu);
 	free(z->hosts);
+	free(z->addrs);
 	free(z->root);
 	free(z->digest);
 	free(z);

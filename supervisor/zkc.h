@@ -1,23 +1,28 @@
 /* supervisor/zkc.h: the supervisor's one ZooKeeper session, on its libev loop.
  *
- * libzookeeper_mt runs its own I/O and completion threads. Nothing of theirs touches supervisor
- * state: completions and watch events are copied into a queue (under a mutex) and the loop is
- * woken with ev_async; every callback below runs on the loop thread. Only async zoo_a* calls are
- * made, from the loop thread.
+ * The single-threaded client (libzookeeper_st) is driven by the loop: its socket is an ev_io, its
+ * deadlines an ev_timer, and it is asked what it wants before the loop sleeps. Completions and
+ * watch events are queued and delivered on the loop; every callback below runs on the loop thread.
+ * A loop that hangs therefore stops the session's pings, and the session expires as the instance
+ * it stands for is gone: failover runs its items elsewhere while its workers stop them (the lease
+ * in shared memory). Names in the server list are resolved off the loop, by a thread of zkc's.
  *
  * Paths given here are relative to the namespace root ("/job/config" is /{namespace}/job/config);
  * "" is the root itself. Results and watch events give paths the same way.
  *
  * Session: zkc opens a handle and keeps one: on expiry it closes it (on the loop), opens a new one,
  * re-authenticates and tells the owner (state ZKC_EXPIRED, then ZKC_CONNECTED with new_session),
- * who re-registers and re-watches. A lost connection is retried for ever by the client library; a
- * failing start (no server reachable, bad auth) is retried with backoff. Each change of state is
- * told once.
+ * who re-registers and re-watches. A lost connection is tried again at once on each server, then
+ * with a jittered backoff from base_sleep_ms doubling to max_sleep_ms (at most a third of the
+ * session timeout while the session may live, and always an attempt just before the lease's
+ * deadlines); each failure to connect is logged once per cause. Each change of state is told once.
  *
  * Lease: the server renews the session whenever it hears from the client, so after a request sent
  * at time T is answered, the session cannot expire before T + the negotiated timeout. zkc keeps
- * that bound (CLOCK_MONOTONIC) over every answered request, and pings when idle (every third of the
- * timeout), so the owner knows until when this instance surely still owns its ephemeral nodes. */
+ * that bound (CLOCK_MONOTONIC) over every answered request, pings every sixth of the timeout, and
+ * starts it afresh from the connection attempt's start when a connection is made (the server took
+ * the handshake after that), so the owner knows until when this instance surely still owns its
+ * ephemeral nodes, and has a fresh lease the moment it is connected again. */
 #ifndef EJOB_ZKC_H
 #define EJOB_ZKC_H
 
@@ -40,6 +45,7 @@ struct zkc_params {
 	const char *root;               /* namespace, without '/' */
 	int session_timeout_ms;
 	const char *digest;             /* "user:password" or NULL */
+	int base_sleep_ms, max_sleep_ms;   /* connection retries: the backoff's first and longest wait */
 	FILE *client_log;               /* where libzookeeper logs (NULL: nowhere) */
 };
 

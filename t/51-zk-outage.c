@@ -77,7 +77,7 @@ int main(void)
 	if (tsup_start(&t, args) <= 0) BAIL_OUT("cannot start");
 	ok(tsup_wait_log(&t, "4 of 4 items here", 1, 20000), "the supervisor runs its job");
 	tzk_stop(&zk, SIGKILL, 5000);
-	ok(tsup_wait_log(&t, "connection lost", 1, 10000), "the server is killed: the supervisor sees the connection go");
+	ok(tsup_wait_log(&t, "zookeeper: the connection to", 1, 10000), "the server is killed: the supervisor sees the connection go");
 	usleep(1500000);
 	ok(tsup_alive(t.pid), "and does not exit");
 	ok(tzk_restart(&zk, 30000) == 0, "the server is back on the same port");
