@@ -90,9 +90,12 @@ void cx_end(struct cfire *f)
 	} else {
 		j->fire = NULL;
 	}
-	int fo = f->failover;
+	int fo = f->failover, missed = f->missed;
 	cx_free(f);
-	if (!fo && !j->c->closing) sched_fire_ended(s->sched, h);
+	if (!fo && !j->c->closing) {
+		if (missed) sched_fire_missed(s->sched, h);
+		else sched_fire_ended(s->sched, h);
+	}
 	if (j->gone && !j->c->closing) cj_retired(j);
 }
 
@@ -140,8 +143,10 @@ static void write_running(struct cfire *f)
 			zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), -1);
 	}
 	if (zkc_multi_commit(j->c->z, m, running_written, f) != ZOK) {
-		log_warn("job %s: fire %" PRIu64 ": cannot write its running nodes; the fire is missed", j->name, f->fire_ms);
+		log_warn("job %s: fire %" PRIu64 ": cannot write its running nodes (not connected); the fire is missed", j->name,
+		         f->fire_ms);
 		f->n = 0;
+		f->missed = 1;
 		cx_end(f);
 	}
 }
@@ -162,9 +167,11 @@ static void running_written(void *arg, const struct zkc_res *r)
 		if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT)
 			for (uint32_t i = 0; i < f->n; i++)
 				if (j->stale && f->items[i] < j->total) j->stale[f->items[i]] = 1;
-		log_warn("job %s: fire %" PRIu64 ": its running nodes could not be written (%s); the fire is missed", j->name,
-		         f->fire_ms, zerror(r->rc));
+		log_warn("job %s: fire %" PRIu64 ": its running nodes could not be written (%s); the fire is missed%s", j->name,
+		         f->fire_ms, zerror(r->rc), f->failover ? "" : cj_conf(j)->misfire ? ": its catch-up runs once the job can run"
+		         : " (misfire: false)");
 		f->n = 0;
+		f->missed = 1;
 		cx_end(f);
 		return;
 	}

@@ -98,6 +98,7 @@ struct cfire {
 	int failover;               /* a side run (on the job's ffires list): items taken over from a
 	                             * crashed instance, or a misfire's run again (misfire_run) */
 	int misfire_run;            /* the run again of an item whose fire found it running */
+	int missed;                 /* ended without running: the scheduler counts it missed */
 	struct cfire *next;         /* failover runs: the job's list */
 };
 

@@ -26,6 +26,8 @@ struct entry {
 	uint64_t published_ns, deadline_ns, cancel_ns;
 	uint64_t kill_ns;           /* kill by then (0: cancel_ns + the kill grace) */
 	uint32_t cancel, killed;
+	int lease;                  /* stopped for the lease: it runs again (disp_hold) */
+	int dropped;                /* disp_drop_held: its end is final whatever it is */
 	uint32_t kind, item, total, attempt, max_retries, timeout_s;
 	uint64_t fire_id, epoch, cookie;
 	char *job, *task_id, *item_param, *job_param, *cmd, *lib, *sym;   /* inside this allocation */
@@ -64,6 +66,8 @@ struct disp {
 	struct entry *buckets[NBUCKETS];
 	disp_target_t *targets;
 	int paused;                 /* publish nothing (ZooKeeper connection lost) */
+	int held;                   /* publish nothing: the lease ran out (disp_hold) */
+	uint64_t lease_ns;          /* the lease deadline published to the workers (0: none) */
 };
 
 /* ---- lists and the in-flight hash ----------------------------------------------------------- */
@@ -214,9 +218,17 @@ void disp_pause(disp_t *d, int on)
 	if (!on) disp_kick(d);
 }
 
+void disp_set_lease(disp_t *d, uint64_t deadline_ns)
+{
+	d->lease_ns = deadline_ns;
+}
+
 void disp_kick(disp_t *d)
 {
-	if (d->paused) return;
+	if (d->paused || d->held) return;
+	/* never publish under a lease that has passed: its worker would refuse (or stop) the item at
+	 * once, and it would come back here, again and again, until the lease is renewed */
+	if (d->lease_ns && wait_now_ns() >= d->lease_ns) return;
 	for (disp_target_t *t = d->targets; t; t = t->next) {
 		if (t->removed) continue;
 		uint32_t cap = t->ops.capacity(t->arg);
@@ -243,8 +255,16 @@ void disp_kick(disp_t *d)
 static void finish(disp_t *d, struct entry *e, uint32_t status, int32_t code, int32_t sig, uint64_t dur_us,
                    const char *error, const char *where)
 {
-	int retry = (status == FRAME_ST_FAILED || status == FRAME_ST_CRASHED || status == FRAME_ST_TIMEOUT) &&
-	            e->attempt <= e->max_retries;
+	/* stopped for the lease: not the item's failure; it runs again once the session is known to
+	 * be safe (disp_release), without using up a retry */
+	int again = e->lease && !e->dropped && status != FRAME_ST_OK;
+	int retry = again || ((status == FRAME_ST_FAILED || status == FRAME_ST_CRASHED || status == FRAME_ST_TIMEOUT) &&
+	                      e->attempt <= e->max_retries);
+	if (again) {
+		if (!error || !error[0]) error = "stopped for the ZooKeeper lease";
+		if (e->max_retries < UINT32_MAX) e->max_retries++;
+		e->lease = 0;
+	}
 	struct disp_outcome o = {
 		.xid = e->xid, .cookie = e->cookie, .fire_id = e->fire_id, .epoch = e->epoch, .job = e->job,
 		.item = e->item, .attempt = e->attempt, .status = status, .exit_code = code, .signal = sig,
@@ -275,6 +295,14 @@ static void unpublish(disp_t *d, struct entry *e)
 static uint32_t cancel_status(uint32_t reason)
 {
 	return reason == SHM_CANCEL_TIMEOUT ? FRAME_ST_TIMEOUT : FRAME_ST_CANCELLED;
+}
+
+/* An outcome the supervisor did not ask for, caused by the lease: the worker refused to start it
+ * or stopped it (cancelled), or killed what was left of it, because the lease it was given had
+ * passed; or it ended while the dispatcher holds everything for the lease. */
+static int is_lease_stop(const disp_t *d)
+{
+	return d->held || (d->lease_ns && wait_now_ns() >= d->lease_ns);
 }
 
 static void blame(disp_target_t *t, const char *why)
@@ -324,6 +352,9 @@ static void handle_completion(disp_t *d, disp_target_t *t, const struct ring_com
 	uint32_t st = c.status;
 	/* an item asked to stop reports how it ended; a kill we caused is ours to name */
 	if (e->cancel && (st == FRAME_ST_CRASHED || st == FRAME_ST_FAILED)) st = cancel_status(e->cancel);
+	/* stopped, or not started, by its worker for the lease in shared memory (the supervisor was
+	 * held up, or had not published the renewed one): as if we had stopped it */
+	if (!e->cancel && st != FRAME_ST_OK && is_lease_stop(d)) e->lease = 1;
 	finish(d, e, st, c.exit_code, c.signal, c.duration_us, c.error, where);
 }
 
@@ -382,6 +413,7 @@ void disp_lost(disp_t *d, disp_target_t *t, uint32_t worker, const void *frame, 
 	unpublish(d, e);
 	uint32_t st = e->cancel ? cancel_status(e->cancel) : FRAME_ST_CRASHED;
 	snprintf(why, sizeof why, "%s", e->cancel ? "stopped after the grace period" : "its worker died");
+	if (!e->cancel && is_lease_stop(d)) e->lease = 1;
 	finish(d, e, st, 0, e->killed ? SIGKILL : 0, (wait_now_ns() - e->published_ns) / 1000u, why, where);
 }
 
@@ -474,6 +506,45 @@ void disp_cancel_running_by(disp_t *d, uint32_t reason, uint64_t kill_at_ns)
 		e->max_retries = 0;
 		if (!e->cancel) request_cancel(d, e, reason, now);
 		if (!e->kill_ns || kill_at_ns < e->kill_ns) e->kill_ns = kill_at_ns;
+	}
+}
+
+void disp_hold(disp_t *d, uint64_t kill_at_ns)
+{
+	uint64_t now = wait_now_ns();
+	d->held = 1;
+	for (struct entry *e = d->published.head; e; e = e->next) {
+		if (!e->cancel) request_cancel(d, e, SHM_CANCEL_LEASE, now);
+		if (e->cancel == SHM_CANCEL_LEASE) e->lease = 1;
+		if (!e->kill_ns || kill_at_ns < e->kill_ns) e->kill_ns = kill_at_ns;
+	}
+}
+
+void disp_release(disp_t *d)
+{
+	d->held = 0;
+	disp_kick(d);
+}
+
+int disp_held(const disp_t *d)
+{
+	return d->held;
+}
+
+void disp_drop_held(disp_t *d, const char *why)
+{
+	struct list *queues[2] = { &d->q_pool, &d->q_ext };
+	for (int qi = 0; qi < 2; qi++)
+		while (queues[qi]->head) {
+			struct entry *e = queues[qi]->head;
+			list_del(queues[qi], e);
+			e->max_retries = 0;
+			e->dropped = 1;
+			finish(d, e, FRAME_ST_CANCELLED, 0, 0, 0, why, "queue");
+		}
+	for (struct entry *e = d->published.head; e; e = e->next) {
+		e->dropped = 1;
+		e->max_retries = 0;
 	}
 }
 

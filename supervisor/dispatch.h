@@ -87,6 +87,18 @@ void disp_cancel_job(disp_t *d, const char *job, uint32_t reason, const char *wh
  * (CLOCK_MONOTONIC) instead of a kill grace after now: for the ZooKeeper lease, which ends at a
  * fixed time. */
 void disp_cancel_running_by(disp_t *d, uint32_t reason, uint64_t kill_at_ns);
+/* The ZooKeeper lease is running out: publish nothing, and ask every running item to stop (SIGTERM
+ * now, the kill at kill_at_ns). An item that ends stopped (and one its worker stops or refuses to
+ * start for the lease in shared memory) goes back to the queue as its next attempt, without using
+ * up a retry, and waits there with the queued ones: disp_release() when the session is known to
+ * be safe again publishes them; disp_drop_held() when it is gone ends them all, final. */
+void disp_hold(disp_t *d, uint64_t kill_at_ns);
+void disp_release(disp_t *d);
+int disp_held(const disp_t *d);
+void disp_drop_held(disp_t *d, const char *why);
+/* The lease deadline given to the workers (CLOCK_MONOTONIC; 0: none): an item that ends after it
+ * without being asked to stop was stopped for the lease. */
+void disp_set_lease(disp_t *d, uint64_t deadline_ns);
 /* Report every item published to t and not yet ended with `status` (items no worker claimed
  * when the target stops). */
 void disp_abandon(disp_t *d, disp_target_t *t, uint32_t status, const char *why);

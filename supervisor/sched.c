@@ -468,6 +468,13 @@ void sched_fire_ended(sched_t *s, sched_job_t *h)
 	flush_misfire(j);
 }
 
+void sched_fire_missed(sched_t *s, sched_job_t *h)
+{
+	struct sched_job *j = h;
+	if (j->conf) note_missed(j, 1, j->running_since_s);
+	sched_fire_ended(s, h);
+}
+
 int sched_trigger(sched_t *s, const char *job)
 {
 	struct sched_job *j = find(s, job);

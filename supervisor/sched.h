@@ -90,6 +90,9 @@ int sched_set_job_conf(sched_t *s, const conf_job_t *c);
 
 /* The fire that start() started for job has ended (all of its items have final outcomes). */
 void sched_fire_ended(sched_t *s, sched_job_t *job);
+/* It has ended without running (its running nodes could not be written, it waited too long for
+ * the sharding): it counts as missed, and its catch-up follows (misfire: true) when it can run. */
+void sched_fire_missed(sched_t *s, sched_job_t *job);
 
 /* A fire now, outside the cron (a manual trigger): as a fire that comes at this second (while the
  * previous fire runs, it is a misfire). 0, or -1 for no such job. */

@@ -423,6 +423,15 @@ int ejob_next(ejob_slot *s, int timeout_ms, const ejob_context **ctx)
 			fill_context(s, &f);
 			s->busy = 1;
 			s->claimed_ns = wait_now_ns();
+			/* Published under a lease that has passed (the supervisor was held up): it must not
+			 * start, or it would run while the session may be gone. Refused, not run and then
+			 * killed: the supervisor takes it back and runs it again when it is safe. */
+			uint64_t lease = atomic_load_explicit(&h->lease_deadline_ns, memory_order_acquire);
+			if (lease && s->claimed_ns >= lease) {
+				if (ejob_done(s, EJOB_CANCELLED, 0, 0, "not started: the ZooKeeper lease it was given had passed") < 0)
+					return -1;
+				continue;
+			}
 			ring_heartbeat(s->seg, WRK_BUSY);
 			*ctx = &s->ctx;
 			return 1;
