@@ -411,11 +411,12 @@ static void io_set(zkc_t *z, int fd, int ev, int fresh)
  * With no connection, calling it starts an attempt: that waits for the backoff's gate. */
 static void pump(zkc_t *z)
 {
-	ev_timer_stop(z->loop, &z->tmo_w);
 	if (!z->zh) {
+		/* no client (resolving, or waiting to start one again): tmo_w is that wait's timer */
 		io_set(z, -1, 0, 0);
 		return;
 	}
+	ev_timer_stop(z->loop, &z->tmo_w);
 	uint64_t now = wait_now_ns();
 	int st = zoo_state(z->zh);
 	int idle = st == 0 || st == ZOO_NOTCONNECTED_STATE;
@@ -617,8 +618,10 @@ static void on_resolved(zkc_t *z, struct msg *m)
 		return;
 	}
 	if (!m->resolved) {
-		log_error("zookeeper: cannot resolve %s: %s; retrying in %.1fs", z->hosts,
-		          m->err ? gai_strerror(m->err) : "no address", z->max_ms / 1000.0);
+		const char *why = m->err ? gai_strerror(m->err) : "no address";
+		if (!log_cause(&z->cause, LL_ERROR, why, "zookeeper: cannot resolve %s: %s; retrying every %.1fs", z->hosts, why,
+		               z->max_ms / 1000.0))
+			log_debug("zookeeper: cannot resolve %s: %s", z->hosts, why);
 		free(z->sess);
 		z->sess = NULL;
 		z->gate_ns = wait_now_ns() + (uint64_t)z->max_ms * 1000000u;
