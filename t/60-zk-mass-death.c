@@ -33,7 +33,7 @@
 static int NSUP = 8, NJOB = 10, ITEMS = 8, PERIOD = 2, SESSION = 3000, KILL = 3;
 #define MAXJOB 64
 
-static char jobnames[MAXJOB][8];
+static char jobnames[MAXJOB][16];
 static const char *jobs[MAXJOB];
 
 /* every job's fires after `after` (ms): how many complete ones there are, the fewest over the
