@@ -533,15 +533,9 @@ int disp_held(const disp_t *d)
 
 void disp_drop_held(disp_t *d, const char *why)
 {
-	struct list *queues[2] = { &d->q_pool, &d->q_ext };
-	for (int qi = 0; qi < 2; qi++)
-		while (queues[qi]->head) {
-			struct entry *e = queues[qi]->head;
-			list_del(queues[qi], e);
-			e->max_retries = 0;
-			e->dropped = 1;
-			finish(d, e, FRAME_ST_CANCELLED, 0, 0, 0, why, "queue");
-		}
+	/* queued ones end now (a requeued entry no longer has its lease mark); running ones end
+	 * for good however they end */
+	disp_cancel_queued(d, why);
 	for (struct entry *e = d->published.head; e; e = e->next) {
 		e->dropped = 1;
 		e->max_retries = 0;
