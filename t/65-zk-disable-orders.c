@@ -71,7 +71,7 @@ int main(void)
 	         "jobs:\n"
 	         "  dj:\n"
 	         "    type: script\n"
-	         "    cron: \"0/2 * * * * ?\"\n"
+	         "    cron: \"* * * * * ?\"\n"
 	         "    shardingTotalCount: 3\n"
 	         "    props: {script.command.line: \"%s %s\"}\n",
 	         zk.connect, rec, runs);
@@ -85,7 +85,7 @@ int main(void)
 	char ib[128];
 	snprintf(ib, sizeof ib, "/t65/dj/instances/127.0.0.3@-@%d", (int)b.pid);
 	ok(tzk_wait_exists(zh, ib, 1, 15000), "a and b register");
-	ok(wait_exact(now_ms() + 2500, 2, 15000), "every fire runs items 0-2 exactly once");
+	ok(wait_exact(now_ms() + 1500, 2, 15000), "every fire runs items 0-2 exactly once");
 	char *owner = NULL;
 	tzk_get(zh, "/t65/dj/sharding/1/instance", &owner, NULL);
 	char ida[64];
@@ -107,7 +107,7 @@ int main(void)
 	long long t = now_ms();
 	ok(tsup_wait_log(&a, "nothing runs here: all 1 item of this instance is disabled", 1, 5000),
 	   "a's fire with its only item disabled ends at once and says why");
-	usleep(2500000);
+	usleep(1500000);
 	int exact = 0;
 	char *text = tsup_slurp(runs);
 	int ones = 0;
@@ -130,11 +130,11 @@ int main(void)
 	for (int k = 0; k < 6; k++) {
 		for (int i = 0; i < 3; i++) {
 			set(orders[k][i], 1);
-			usleep(700000);
+			usleep(400000);
 		}
 		for (int i = 2; i >= 0; i--) {
 			set(orders[k][i], 0);
-			usleep(700000);
+			usleep(400000);
 		}
 		t = now_ms() + 500;
 		exact = wait_exact(t, 2, 12000);
