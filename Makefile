@@ -117,8 +117,8 @@ tools/ejobctl: $(CTL_SRCS:.c=.o) libejob.a
 supervisor/ejob-supervisor: $(SUP_OBJS) libejob.a
 	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(SUP_LIBS)
 
-# zkc.c is built for the single-threaded client: no THREADED (which declares the sync calls)
-supervisor/zkc.o: BASE_CFLAGS := $(filter-out -DTHREADED,$(BASE_CFLAGS))
+# zkc*.c are built for the single-threaded client: no THREADED (which declares the sync calls)
+supervisor/zkc.o supervisor/zkc_req.o: BASE_CFLAGS := $(filter-out -DTHREADED,$(BASE_CFLAGS))
 
 worker/ejob-worker: worker/worker_main.o libejob.a
 	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(LIBS)

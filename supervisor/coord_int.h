@@ -1,5 +1,5 @@
-/* supervisor/coord_int.h: what coord.c (session, registration, election, the assignment),
- * coord_shard.c (the leader's sharding), coord_exec.c (fires and their execution nodes) and
+/* supervisor/coord_int.h: what coord.c (session, registration, election), coord_assign.c (the
+ * assignment in force), coord_shard.c (the leader's sharding), coord_exec.c (fires and their execution nodes) and
  * coord_failover.c share. Private to them. */
 #ifndef EJOB_COORD_INT_H
 #define EJOB_COORD_INT_H
@@ -133,6 +133,9 @@ void cj_retired(struct cjob *j);                /* a removed job's last fire has
 const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 struct cjob *cj_find(coord_t *c, const char *name);
 void cj_elect(struct cjob *j);                  /* stand for leader, or watch the one there */
+
+/* coord_assign.c: the assignment in force */
+void cj_load_assignment(struct cjob *j);       /* read it (again), watching the sharding node */
 void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch);   /* takes owner */
 void cj_free_owner(char **owner, uint32_t n);
 int cj_owned(const struct cjob *j, uint32_t i);     /* item i is ours in the assignment in force */

@@ -19,121 +19,12 @@
 
 #include "ipc/wait.h"
 #include "supervisor/log.h"
-#include "supervisor/zkc.h"
 
-enum msg_kind { M_SESSION, M_WATCH, M_RESULT, M_RESOLVED };
-
-struct sess {                   /* the global watcher's context: one per handle */
-	zkc_t *z;
-	uint64_t session;
-};
-
-struct watch {                  /* one watch registration; owned by zkc, on its list */
-	struct watch *prev, *next;
-	zkc_t *z;
-	zkc_watch_cb cb;
-	void *arg;
-	uint64_t session;
-	atomic_int fired;           /* set by the ZooKeeper thread before it queues the event */
-	int pending;                /* loop: the request that sets it has not been answered yet */
-	int armed;                  /* loop: the server set it; it fires or dies with the session */
-	int delivered;              /* loop: its event was handled while the request was pending */
-};
-
-struct req {                    /* one request in flight; freed after its callback */
-	zkc_t *z;
-	zkc_cb cb;
-	void *arg;
-	uint64_t session, sent_ns;
-	char *path;                 /* full path */
-	struct watch *w;            /* watch set with it, or NULL */
-	int exists;                 /* an exists request: its watch is set on ZNONODE too */
-};
-
-struct zkc_multi {
-	int n, cap, bad;
-	zoo_op_t *ops;
-	char **paths;               /* relative, until commit makes them full */
-	char **datas;
-	int *lens;
-	char **created;             /* create ops: buffer for the created path */
-	struct Stat *stats;         /* set ops */
-	zoo_op_result_t *results;
-};
-
-struct mreq {                   /* a multi in flight */
-	struct req r;
-	zkc_multi_t *m;
-};
-
-struct msg {
-	struct msg *next;
-	enum msg_kind kind;
-	int type, state;
-	uint64_t session;
-	struct watch *w;            /* M_WATCH */
-	char *wpath;
-	struct req *req;            /* M_RESULT */
-	int multi;
-	int rc;
-	char *data;
-	int len;
-	struct Stat stat;
-	struct String_vector kids;
-	char *created;
-	char *resolved;             /* M_RESOLVED: the server list with addresses (NULL: failed) */
-	int err;                    /* M_RESOLVED: getaddrinfo's error */
-};
-
-struct zkc {
-	struct ev_loop *loop;
-	ev_async async;
-	ev_io io_w;                 /* the client's socket, for what it wants (read, write) */
-	ev_timer tmo_w;             /* its next deadline (pings, timeouts), or the backoff's end */
-	ev_prepare prep_w;          /* before the loop sleeps: ask the client what it wants now */
-	ev_timer ping_w;
-	pthread_mutex_t mu;
-	struct msg *head, *tail;    /* under mu */
-	zhandle_t *zh;
-	struct sess *sess;
-	uint64_t session;           /* generation of zh */
-	int64_t last_client_id;
-	enum zkc_state state;
-	int timeout_ms;
-	uint64_t lease_ns;
-	uint64_t requests;
-	int ping_out;
-	char *hosts, *root, *digest;
-	char *addrs;                /* hosts with names resolved (off the loop), as given to the client */
-	int resolving;
-	pthread_t resolver;
-	int closing;                /* zkc_free: nothing is reopened */
-	size_t rootlen;
-	int want_timeout;
-	FILE *client_log;
-	struct ACL_vector acl;
-	struct ACL acl_one;
-	struct zkc_hooks hooks;
-	void *arg;
-	struct watch watches;       /* list head */
-	/* connecting */
-	int nhosts;
-	unsigned base_ms, max_ms;   /* backoff between rounds of attempts */
-	unsigned fails;             /* attempts that failed since the last connection */
-	uint64_t gate_ns;           /* no new attempt before this (CLOCK_MONOTONIC) */
-	uint64_t attempt_ns;        /* when the current (or last) attempt began */
-	int attempting;             /* an attempt's socket is open, no session on it yet */
-	int io_fd, io_ev;           /* what io_w watches (-1: nothing) */
-	int last_errno;             /* why the last attempt or connection ended */
-	char server[64];            /* the server of the current attempt */
-	uint64_t down_ns;           /* since when there has been no connection (0: connected) */
-	struct log_cause cause;     /* the last failure to connect that was logged */
-	unsigned seed;
-};
+#include "supervisor/zkc_int.h"
 
 /* ---- paths ------------------------------------------------------------------------------------ */
 
-static char *full_path(const zkc_t *z, const char *rel)
+char *zkc_full_path(const zkc_t *z, const char *rel)
 {
 	size_t n = strlen(rel);
 	char *p = malloc(z->rootlen + n + 2);
@@ -143,7 +34,7 @@ static char *full_path(const zkc_t *z, const char *rel)
 	return p;
 }
 
-static const char *rel_path(const zkc_t *z, const char *full)
+const char *zkc_rel_path(const zkc_t *z, const char *full)
 {
 	if (full && !strncmp(full, z->root, z->rootlen) && (full[z->rootlen] == '/' || !full[z->rootlen]))
 		return full + z->rootlen;
@@ -152,7 +43,7 @@ static const char *rel_path(const zkc_t *z, const char *full)
 
 /* ---- the queue: the only thing the ZooKeeper threads touch ------------------------------------ */
 
-static void push(zkc_t *z, struct msg *m)
+void zkc_push(zkc_t *z, struct msg *m)
 {
 	m->next = NULL;
 	pthread_mutex_lock(&z->mu);
@@ -174,124 +65,12 @@ static void global_watcher(zhandle_t *zh, int type, int state, const char *path,
 	m->kind = M_SESSION;
 	m->state = state;
 	m->session = s->session;
-	push(s->z, m);
-}
-
-static void path_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
-{
-	(void)zh;
-	(void)state;
-	struct watch *w = ctx;
-	if (type == ZOO_SESSION_EVENT) return;     /* the global watcher has it */
-	struct msg *m = calloc(1, sizeof *m);
-	if (!m) return;
-	m->kind = M_WATCH;
-	m->type = type;
-	m->w = w;
-	m->wpath = path ? strdup(path) : NULL;
-	atomic_store(&w->fired, 1);
-	push(w->z, m);
-}
-
-static struct msg *result_msg(const void *data, int rc)
-{
-	struct msg *m = calloc(1, sizeof *m);
-	if (!m) return NULL;        /* cannot report: the request leaks its callback; logged below */
-	m->kind = M_RESULT;
-	m->req = (struct req *)(uintptr_t)data;
-	m->rc = rc;
-	return m;
-}
-
-static void oom_in_thread(void)
-{
-	static const char msg[] = "ejob-supervisor: out of memory in a ZooKeeper completion\n";
-	if (write(2, msg, sizeof msg - 1) < 0) {}
-}
-
-static void c_stat(int rc, const struct Stat *st, const void *data)
-{
-	struct msg *m = result_msg(data, rc);
-	if (!m) return oom_in_thread();
-	if (st) m->stat = *st;
-	push(m->req->z, m);
-}
-
-static void c_data(int rc, const char *v, int len, const struct Stat *st, const void *data)
-{
-	struct msg *m = result_msg(data, rc);
-	if (!m) return oom_in_thread();
-	if (st) m->stat = *st;
-	if (v && len >= 0) {
-		m->data = malloc((size_t)len + 1);
-		if (m->data) {
-			memcpy(m->data, v, (size_t)len);
-			m->data[len] = '\0';
-			m->len = len;
-		}
-	}
-	push(m->req->z, m);
-}
-
-static void c_kids(int rc, const struct String_vector *sv, const void *data)
-{
-	struct msg *m = result_msg(data, rc);
-	if (!m) return oom_in_thread();
-	if (sv && sv->count > 0) {
-		m->kids.data = calloc((size_t)sv->count, sizeof(char *));
-		if (m->kids.data) {
-			for (int i = 0; i < sv->count; i++) {
-				m->kids.data[i] = strdup(sv->data[i]);
-				if (!m->kids.data[i]) break;
-				m->kids.count = i + 1;
-			}
-		}
-	}
-	push(m->req->z, m);
-}
-
-static void c_string(int rc, const char *v, const void *data)
-{
-	struct msg *m = result_msg(data, rc);
-	if (!m) return oom_in_thread();
-	if (v) m->created = strdup(v);
-	push(m->req->z, m);
-}
-
-static void c_void(int rc, const void *data)
-{
-	struct msg *m = result_msg(data, rc);
-	if (!m) return oom_in_thread();
-	push(m->req->z, m);
-}
-
-static void c_multi(int rc, const void *data)
-{
-	struct msg *m = result_msg(data, rc);
-	if (!m) return oom_in_thread();
-	m->multi = 1;
-	push(m->req->z, m);
+	zkc_push(s->z, m);
 }
 
 /* ---- watches ---------------------------------------------------------------------------------- */
 
-static struct watch *watch_new(zkc_t *z, zkc_watch_cb cb, void *arg)
-{
-	struct watch *w = calloc(1, sizeof *w);
-	if (!w) return NULL;
-	w->z = z;
-	w->cb = cb;
-	w->arg = arg;
-	w->session = z->session;
-	w->pending = 1;
-	w->next = z->watches.next;
-	w->prev = &z->watches;
-	z->watches.next->prev = w;
-	z->watches.next = w;
-	return w;
-}
-
-static void watch_free(struct watch *w)
+void zkc_watch_free(struct watch *w)
 {
 	w->prev->next = w->next;
 	w->next->prev = w->prev;
@@ -305,7 +84,7 @@ static void watches_drop_unfired(zkc_t *z)
 {
 	for (struct watch *w = z->watches.next, *n; w != &z->watches; w = n) {
 		n = w->next;
-		if (w->armed && !atomic_load(&w->fired)) watch_free(w);
+		if (w->armed && !atomic_load(&w->fired)) zkc_watch_free(w);
 	}
 }
 
@@ -580,7 +359,7 @@ static void *resolver(void *arg)
 		m->resolved = out && o ? out : NULL;
 		if (!m->resolved) free(out);
 		m->err = err;
-		push(r->z, m);
+		zkc_push(r->z, m);
 	} else {
 		free(out);
 	}
@@ -778,24 +557,6 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void multi_free(zkc_multi_t *m)
-{
-	if (!m) return;
-	for (int i = 0; i < m->n; i++) {
-		free(m->paths[i]);
-		free(m->datas[i]);
-		free(m->created[i]);
-	}
-	free(m->ops);
-	free(m->paths);
-	free(m->datas);
-	free(m->lens);
-	free(m->created);
-	free(m->stats);
-	free(m->results);
-	free(m);
-}
-
 static void on_result(zkc_t *z, struct msg *m)
 {
 	struct req *q = m->req;
@@ -809,23 +570,23 @@ static void on_result(zkc_t *z, struct msg *m)
 		struct watch *w = q->w;
 		int set = m->rc == ZOK || (q->exists && m->rc == ZNONODE);
 		w->pending = 0;
-		if (w->delivered) watch_free(w);
+		if (w->delivered) zkc_watch_free(w);
 		else if (set && q->session == z->session && z->zh) w->armed = 1;
-		else if (!atomic_load(&w->fired)) watch_free(w);
+		else if (!atomic_load(&w->fired)) zkc_watch_free(w);
 	}
 	if (q->cb) {
 		struct zkc_res r;
 		memset(&r, 0, sizeof r);
 		r.rc = m->rc;
 		r.session = q->session;
-		r.path = rel_path(z, q->path);
+		r.path = zkc_rel_path(z, q->path);
 		r.data = m->data;
 		r.len = m->len;
 		r.stat = m->stat;
 		if (m->kids.count > 1) qsort(m->kids.data, (size_t)m->kids.count, sizeof(char *), cmp_str);
 		r.nchildren = m->kids.count;
 		r.children = m->kids.data;
-		r.created = m->created ? rel_path(z, m->created) : NULL;
+		r.created = m->created ? zkc_rel_path(z, m->created) : NULL;
 		int op_rc[1];
 		int *rcs = op_rc;
 		if (m->multi) {
@@ -839,7 +600,7 @@ static void on_result(zkc_t *z, struct msg *m)
 		q->cb(q->arg, &r);
 		if (rcs != op_rc) free(rcs);
 	}
-	if (m->multi) multi_free(((struct mreq *)q)->m);
+	if (m->multi) zkc_multi_free(((struct mreq *)q)->m);
 	free(q->path);
 	free(q);
 	free(m->data);
@@ -866,8 +627,8 @@ static void drain(zkc_t *z)
 				void *arg = wt->arg;
 				uint64_t sess = wt->session;
 				if (wt->pending) wt->delivered = 1;     /* its request's answer frees it */
-				else watch_free(wt);
-				if (cb && sess == z->session) cb(arg, m->type, rel_path(z, m->wpath));
+				else zkc_watch_free(wt);
+				if (cb && sess == z->session) cb(arg, m->type, zkc_rel_path(z, m->wpath));
 				free(m->wpath);
 				break;
 			}
@@ -962,7 +723,7 @@ void zkc_free(zkc_t *z)
 	z->closing = 1;
 	drain(z);
 	ev_async_stop(z->loop, &z->async);
-	while (z->watches.next != &z->watches) watch_free(z->watches.next);
+	while (z->watches.next != &z->watches) zkc_watch_free(z->watches.next);
 	pthread_mutex_destroy(&z->mu);
 	free(z->hosts);
 	free(z->addrs);
@@ -978,242 +739,3 @@ int zkc_timeout_ms(const zkc_t *z) { return z->timeout_ms; }
 uint64_t zkc_lease_ns(const zkc_t *z) { return z->lease_ns; }
 const struct ACL_vector *zkc_acl(const zkc_t *z) { return &z->acl; }
 uint64_t zkc_requests(const zkc_t *z) { return z->requests; }
-
-/* ---- requests ---------------------------------------------------------------------------------- */
-
-static struct req *req_new(zkc_t *z, const char *path, zkc_cb cb, void *arg, size_t size)
-{
-	if (!z->zh) return NULL;
-	struct req *q = calloc(1, size);
-	if (!q) return NULL;
-	q->z = z;
-	q->cb = cb;
-	q->arg = arg;
-	q->session = z->session;
-	q->sent_ns = wait_now_ns();
-	if (path && !(q->path = full_path(z, path))) {
-		free(q);
-		return NULL;
-	}
-	return q;
-}
-
-static int sent(zkc_t *z, struct req *q, int rc)
-{
-	if (rc != ZOK) {
-		if (q->w) watch_free(q->w);
-		free(q->path);
-		free(q);
-		return rc;
-	}
-	z->requests++;
-	return ZOK;
-}
-
-static int no_handle(const zkc_t *z)
-{
-	return z->zh ? ZSYSTEMERROR : ZINVALIDSTATE;
-}
-
-/* A read with an optional watch. A watch the server does not set (an error, or a get/children
- * of a missing node) would never fire: those are freed when the answer comes (see on_result). */
-int zkc_get(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
-{
-	struct req *q = req_new(z, path, cb, arg, sizeof *q);
-	if (!q) return no_handle(z);
-	if (w && !(q->w = watch_new(z, w, warg))) return sent(z, q, ZSYSTEMERROR);
-	return sent(z, q, zoo_awget(z->zh, q->path, w ? path_watcher : NULL, q->w, c_data, q));
-}
-
-int zkc_exists(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
-{
-	struct req *q = req_new(z, path, cb, arg, sizeof *q);
-	if (!q) return no_handle(z);
-	q->exists = 1;
-	if (w && !(q->w = watch_new(z, w, warg))) return sent(z, q, ZSYSTEMERROR);
-	return sent(z, q, zoo_awexists(z->zh, q->path, w ? path_watcher : NULL, q->w, c_stat, q));
-}
-
-int zkc_children(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
-{
-	struct req *q = req_new(z, path, cb, arg, sizeof *q);
-	if (!q) return no_handle(z);
-	if (w && !(q->w = watch_new(z, w, warg))) return sent(z, q, ZSYSTEMERROR);
-	return sent(z, q, zoo_awget_children(z->zh, q->path, w ? path_watcher : NULL, q->w, c_kids, q));
-}
-
-int zkc_create(zkc_t *z, const char *path, const char *data, int len, int flags, zkc_cb cb, void *arg)
-{
-	struct req *q = req_new(z, path, cb, arg, sizeof *q);
-	if (!q) return no_handle(z);
-	/* "" is the root itself: full_path gives "/ns" */
-	return sent(z, q, zoo_acreate(z->zh, q->path, data, data ? len : -1, &z->acl, flags, c_string, q));
-}
-
-int zkc_set(zkc_t *z, const char *path, const char *data, int len, int version, zkc_cb cb, void *arg)
-{
-	struct req *q = req_new(z, path, cb, arg, sizeof *q);
-	if (!q) return no_handle(z);
-	return sent(z, q, zoo_aset(z->zh, q->path, data, data ? len : -1, version, c_stat, q));
-}
-
-int zkc_delete(zkc_t *z, const char *path, int version, zkc_cb cb, void *arg)
-{
-	struct req *q = req_new(z, path, cb, arg, sizeof *q);
-	if (!q) return no_handle(z);
-	return sent(z, q, zoo_adelete(z->zh, q->path, version, c_void, q));
-}
-
-/* ---- multi ------------------------------------------------------------------------------------- */
-
-zkc_multi_t *zkc_multi_new(void)
-{
-	return calloc(1, sizeof(zkc_multi_t));
-}
-
-static int multi_add(zkc_multi_t *m, const char *path, const char *data, int len)
-{
-	if (m->bad) return -1;
-	if (m->n == m->cap) {
-		int nc = m->cap ? m->cap * 2 : 8;
-		zoo_op_t *ops = realloc(m->ops, (size_t)nc * sizeof *ops);
-		if (ops) m->ops = ops;
-		char **p = realloc(m->paths, (size_t)nc * sizeof *p);
-		if (p) m->paths = p;
-		char **d = realloc(m->datas, (size_t)nc * sizeof *d);
-		if (d) m->datas = d;
-		int *l = realloc(m->lens, (size_t)nc * sizeof *l);
-		if (l) m->lens = l;
-		char **c = realloc(m->created, (size_t)nc * sizeof *c);
-		if (c) m->created = c;
-		struct Stat *s = realloc(m->stats, (size_t)nc * sizeof *s);
-		if (s) m->stats = s;
-		if (!ops || !p || !d || !l || !c || !s) {
-			m->bad = 1;
-			return -1;
-		}
-		m->cap = nc;
-	}
-	int i = m->n;
-	m->paths[i] = strdup(path);
-	m->datas[i] = NULL;
-	m->lens[i] = data ? len : -1;
-	m->created[i] = NULL;
-	memset(&m->stats[i], 0, sizeof m->stats[i]);
-	memset(&m->ops[i], 0, sizeof m->ops[i]);
-	if (!m->paths[i] || (data && !(m->datas[i] = malloc(len > 0 ? (size_t)len : 1)))) {
-		free(m->paths[i]);
-		m->bad = 1;
-		return -1;
-	}
-	if (data && len > 0) memcpy(m->datas[i], data, (size_t)len);
-	m->n++;
-	return i;
-}
-
-/* Ops are filled at commit, when the full paths and the ACL are known; type is kept in the op. */
-void zkc_multi_check(zkc_multi_t *m, const char *path, int version)
-{
-	int i = multi_add(m, path, NULL, 0);
-	if (i < 0) return;
-	m->ops[i].type = ZOO_CHECK_OP;
-	m->ops[i].check_op.version = version;
-}
-
-void zkc_multi_create(zkc_multi_t *m, const char *path, const char *data, int len, int flags)
-{
-	int i = multi_add(m, path, data ? data : "", data ? len : 0);
-	if (i < 0) return;
-	m->ops[i].type = ZOO_CREATE_OP;
-	m->ops[i].create_op.flags = flags;
-}
-
-void zkc_multi_set(zkc_multi_t *m, const char *path, const char *data, int len, int version)
-{
-	int i = multi_add(m, path, data ? data : "", data ? len : 0);
-	if (i < 0) return;
-	m->ops[i].type = ZOO_SETDATA_OP;
-	m->ops[i].set_op.version = version;
-}
-
-void zkc_multi_delete(zkc_multi_t *m, const char *path, int version)
-{
-	int i = multi_add(m, path, NULL, 0);
-	if (i < 0) return;
-	m->ops[i].type = ZOO_DELETE_OP;
-	m->ops[i].delete_op.version = version;
-}
-
-int zkc_multi_count(const zkc_multi_t *m)
-{
-	return m->n;
-}
-
-int zkc_multi_commit(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg)
-{
-	if (m->bad || !m->n) {
-		int rc = m->bad ? ZSYSTEMERROR : ZBADARGUMENTS;
-		multi_free(m);
-		return rc;
-	}
-	struct mreq *q = (struct mreq *)req_new(z, NULL, cb, arg, sizeof *q);
-	if (!q) {
-		multi_free(m);
-		return no_handle(z);
-	}
-	q->m = m;
-	m->results = calloc((size_t)m->n, sizeof *m->results);
-	int ok = m->results != NULL;
-	for (int i = 0; ok && i < m->n; i++) {
-		char *full = full_path(z, m->paths[i]);
-		if (!full) {
-			ok = 0;
-			break;
-		}
-		free(m->paths[i]);
-		m->paths[i] = full;
-		zoo_op_t *o = &m->ops[i];
-		int type = o->type;
-		switch (type) {
-		case ZOO_CHECK_OP: {
-			int v = o->check_op.version;
-			zoo_check_op_init(o, full, v);
-			break;
-		}
-		case ZOO_CREATE_OP: {
-			int fl = o->create_op.flags;
-			size_t cap = strlen(full) + 16;
-			m->created[i] = malloc(cap);
-			if (!m->created[i]) {
-				ok = 0;
-				break;
-			}
-			zoo_create_op_init(o, full, m->datas[i], m->lens[i], &z->acl, fl, m->created[i], (int)cap);
-			break;
-		}
-		case ZOO_SETDATA_OP: {
-			int v = o->set_op.version;
-			zoo_set_op_init(o, full, m->datas[i], m->lens[i], v, &m->stats[i]);
-			break;
-		}
-		case ZOO_DELETE_OP: {
-			int v = o->delete_op.version;
-			zoo_delete_op_init(o, full, v);
-			break;
-		}
-		}
-	}
-	if (!ok) {
-		multi_free(m);
-		free(q);
-		return ZSYSTEMERROR;
-	}
-	int rc = zoo_amulti(z->zh, m->n, m->ops, m->results, c_multi, q);
-	if (rc != ZOK) {
-		multi_free(m);
-		free(q);
-		return rc;
-	}
-	z->requests++;
-	return ZOK;
-}

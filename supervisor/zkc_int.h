@@ -1,0 +1,134 @@
+/* supervisor/zkc_int.h: what zkc.c (the session, the connection, delivery on the loop) and
+ * zkc_req.c (requests, multis, their completions) share. Private to them. */
+#ifndef EJOB_ZKC_INT_H
+#define EJOB_ZKC_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "supervisor/log.h"
+#include "supervisor/zkc.h"
+
+enum msg_kind { M_SESSION, M_WATCH, M_RESULT, M_RESOLVED };
+
+struct sess {                   /* the global watcher's context: one per handle */
+	zkc_t *z;
+	uint64_t session;
+};
+
+struct watch {                  /* one watch registration; owned by zkc, on its list */
+	struct watch *prev, *next;
+	zkc_t *z;
+	zkc_watch_cb cb;
+	void *arg;
+	uint64_t session;
+	atomic_int fired;           /* set by the ZooKeeper thread before it queues the event */
+	int pending;                /* loop: the request that sets it has not been answered yet */
+	int armed;                  /* loop: the server set it; it fires or dies with the session */
+	int delivered;              /* loop: its event was handled while the request was pending */
+};
+
+struct req {                    /* one request in flight; freed after its callback */
+	zkc_t *z;
+	zkc_cb cb;
+	void *arg;
+	uint64_t session, sent_ns;
+	char *path;                 /* full path */
+	struct watch *w;            /* watch set with it, or NULL */
+	int exists;                 /* an exists request: its watch is set on ZNONODE too */
+};
+
+struct zkc_multi {
+	int n, cap, bad;
+	zoo_op_t *ops;
+	char **paths;               /* relative, until commit makes them full */
+	char **datas;
+	int *lens;
+	char **created;             /* create ops: buffer for the created path */
+	struct Stat *stats;         /* set ops */
+	zoo_op_result_t *results;
+};
+
+struct mreq {                   /* a multi in flight */
+	struct req r;
+	zkc_multi_t *m;
+};
+
+struct msg {
+	struct msg *next;
+	enum msg_kind kind;
+	int type, state;
+	uint64_t session;
+	struct watch *w;            /* M_WATCH */
+	char *wpath;
+	struct req *req;            /* M_RESULT */
+	int multi;
+	int rc;
+	char *data;
+	int len;
+	struct Stat stat;
+	struct String_vector kids;
+	char *created;
+	char *resolved;             /* M_RESOLVED: the server list with addresses (NULL: failed) */
+	int err;                    /* M_RESOLVED: getaddrinfo's error */
+};
+
+struct zkc {
+	struct ev_loop *loop;
+	ev_async async;
+	ev_io io_w;                 /* the client's socket, for what it wants (read, write) */
+	ev_timer tmo_w;             /* its next deadline (pings, timeouts), or the backoff's end */
+	ev_prepare prep_w;          /* before the loop sleeps: ask the client what it wants now */
+	ev_timer ping_w;
+	pthread_mutex_t mu;
+	struct msg *head, *tail;    /* under mu */
+	zhandle_t *zh;
+	struct sess *sess;
+	uint64_t session;           /* generation of zh */
+	int64_t last_client_id;
+	enum zkc_state state;
+	int timeout_ms;
+	uint64_t lease_ns;
+	uint64_t requests;
+	int ping_out;
+	char *hosts, *root, *digest;
+	char *addrs;                /* hosts with names resolved (off the loop), as given to the client */
+	int resolving;
+	pthread_t resolver;
+	int closing;                /* zkc_free: nothing is reopened */
+	size_t rootlen;
+	int want_timeout;
+	FILE *client_log;
+	struct ACL_vector acl;
+	struct ACL acl_one;
+	struct zkc_hooks hooks;
+	void *arg;
+	struct watch watches;       /* list head */
+	/* connecting */
+	int nhosts;
+	unsigned base_ms, max_ms;   /* backoff between rounds of attempts */
+	unsigned fails;             /* attempts that failed since the last connection */
+	uint64_t gate_ns;           /* no new attempt before this (CLOCK_MONOTONIC) */
+	uint64_t attempt_ns;        /* when the current (or last) attempt began */
+	int attempting;             /* an attempt's socket is open, no session on it yet */
+	int io_fd, io_ev;           /* what io_w watches (-1: nothing) */
+	int last_errno;             /* why the last attempt or connection ended */
+	char server[64];            /* the server of the current attempt */
+	uint64_t down_ns;           /* since when there has been no connection (0: connected) */
+	struct log_cause cause;     /* the last failure to connect that was logged */
+	unsigned seed;
+};
+
+/* zkc.c */
+char *zkc_full_path(const zkc_t *z, const char *rel);      /* malloc'd: root + rel */
+const char *zkc_rel_path(const zkc_t *z, const char *full);
+void zkc_push(zkc_t *z, struct msg *m);                    /* queue for the loop (any thread) */
+void zkc_watch_free(struct watch *w);
+
+/* zkc_req.c */
+struct watch *zkc_watch_new(zkc_t *z, zkc_watch_cb cb, void *arg);
+void zkc_multi_free(zkc_multi_t *m);
+
+#endif

@@ -1,0 +1,380 @@
+/* supervisor/zkc_req.c: requests and multis of the session (see zkc.h): each request carries its
+ * callback and the watch set with it; the client's completions copy what they got into a message
+ * for the loop (zkc.c delivers it). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/wait.h"
+#include "supervisor/zkc_int.h"
+
+static void path_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+	(void)zh;
+	(void)state;
+	struct watch *w = ctx;
+	if (type == ZOO_SESSION_EVENT) return;     /* the global watcher has it */
+	struct msg *m = calloc(1, sizeof *m);
+	if (!m) return;
+	m->kind = M_WATCH;
+	m->type = type;
+	m->w = w;
+	m->wpath = path ? strdup(path) : NULL;
+	atomic_store(&w->fired, 1);
+	zkc_push(w->z, m);
+}
+
+static struct msg *result_msg(const void *data, int rc)
+{
+	struct msg *m = calloc(1, sizeof *m);
+	if (!m) return NULL;        /* cannot report: the request leaks its callback; logged below */
+	m->kind = M_RESULT;
+	m->req = (struct req *)(uintptr_t)data;
+	m->rc = rc;
+	return m;
+}
+
+static void oom_in_thread(void)
+{
+	static const char msg[] = "ejob-supervisor: out of memory in a ZooKeeper completion\n";
+	if (write(2, msg, sizeof msg - 1) < 0) {}
+}
+
+static void c_stat(int rc, const struct Stat *st, const void *data)
+{
+	struct msg *m = result_msg(data, rc);
+	if (!m) return oom_in_thread();
+	if (st) m->stat = *st;
+	zkc_push(m->req->z, m);
+}
+
+static void c_data(int rc, const char *v, int len, const struct Stat *st, const void *data)
+{
+	struct msg *m = result_msg(data, rc);
+	if (!m) return oom_in_thread();
+	if (st) m->stat = *st;
+	if (v && len >= 0) {
+		m->data = malloc((size_t)len + 1);
+		if (m->data) {
+			memcpy(m->data, v, (size_t)len);
+			m->data[len] = '\0';
+			m->len = len;
+		}
+	}
+	zkc_push(m->req->z, m);
+}
+
+static void c_kids(int rc, const struct String_vector *sv, const void *data)
+{
+	struct msg *m = result_msg(data, rc);
+	if (!m) return oom_in_thread();
+	if (sv && sv->count > 0) {
+		m->kids.data = calloc((size_t)sv->count, sizeof(char *));
+		if (m->kids.data) {
+			for (int i = 0; i < sv->count; i++) {
+				m->kids.data[i] = strdup(sv->data[i]);
+				if (!m->kids.data[i]) break;
+				m->kids.count = i + 1;
+			}
+		}
+	}
+	zkc_push(m->req->z, m);
+}
+
+static void c_string(int rc, const char *v, const void *data)
+{
+	struct msg *m = result_msg(data, rc);
+	if (!m) return oom_in_thread();
+	if (v) m->created = strdup(v);
+	zkc_push(m->req->z, m);
+}
+
+static void c_void(int rc, const void *data)
+{
+	struct msg *m = result_msg(data, rc);
+	if (!m) return oom_in_thread();
+	zkc_push(m->req->z, m);
+}
+
+static void c_multi(int rc, const void *data)
+{
+	struct msg *m = result_msg(data, rc);
+	if (!m) return oom_in_thread();
+	m->multi = 1;
+	zkc_push(m->req->z, m);
+}
+
+/* ---- watches ---------------------------------------------------------------------------------- */
+
+struct watch *zkc_watch_new(zkc_t *z, zkc_watch_cb cb, void *arg)
+{
+	struct watch *w = calloc(1, sizeof *w);
+	if (!w) return NULL;
+	w->z = z;
+	w->cb = cb;
+	w->arg = arg;
+	w->session = z->session;
+	w->pending = 1;
+	w->next = z->watches.next;
+	w->prev = &z->watches;
+	z->watches.next->prev = w;
+	z->watches.next = w;
+	return w;
+}
+
+void zkc_multi_free(zkc_multi_t *m)
+{
+	if (!m) return;
+	for (int i = 0; i < m->n; i++) {
+		free(m->paths[i]);
+		free(m->datas[i]);
+		free(m->created[i]);
+	}
+	free(m->ops);
+	free(m->paths);
+	free(m->datas);
+	free(m->lens);
+	free(m->created);
+	free(m->stats);
+	free(m->results);
+	free(m);
+}
+
+/* ---- requests ---------------------------------------------------------------------------------- */
+
+static struct req *req_new(zkc_t *z, const char *path, zkc_cb cb, void *arg, size_t size)
+{
+	if (!z->zh) return NULL;
+	struct req *q = calloc(1, size);
+	if (!q) return NULL;
+	q->z = z;
+	q->cb = cb;
+	q->arg = arg;
+	q->session = z->session;
+	q->sent_ns = wait_now_ns();
+	if (path && !(q->path = zkc_full_path(z, path))) {
+		free(q);
+		return NULL;
+	}
+	return q;
+}
+
+static int sent(zkc_t *z, struct req *q, int rc)
+{
+	if (rc != ZOK) {
+		if (q->w) zkc_watch_free(q->w);
+		free(q->path);
+		free(q);
+		return rc;
+	}
+	z->requests++;
+	return ZOK;
+}
+
+static int no_handle(const zkc_t *z)
+{
+	return z->zh ? ZSYSTEMERROR : ZINVALIDSTATE;
+}
+
+/* A read with an optional watch. A watch the server does not set (an error, or a get/children
+ * of a missing node) would never fire: those are freed when the answer comes (see on_result). */
+int zkc_get(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
+{
+	struct req *q = req_new(z, path, cb, arg, sizeof *q);
+	if (!q) return no_handle(z);
+	if (w && !(q->w = zkc_watch_new(z, w, warg))) return sent(z, q, ZSYSTEMERROR);
+	return sent(z, q, zoo_awget(z->zh, q->path, w ? path_watcher : NULL, q->w, c_data, q));
+}
+
+int zkc_exists(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
+{
+	struct req *q = req_new(z, path, cb, arg, sizeof *q);
+	if (!q) return no_handle(z);
+	q->exists = 1;
+	if (w && !(q->w = zkc_watch_new(z, w, warg))) return sent(z, q, ZSYSTEMERROR);
+	return sent(z, q, zoo_awexists(z->zh, q->path, w ? path_watcher : NULL, q->w, c_stat, q));
+}
+
+int zkc_children(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
+{
+	struct req *q = req_new(z, path, cb, arg, sizeof *q);
+	if (!q) return no_handle(z);
+	if (w && !(q->w = zkc_watch_new(z, w, warg))) return sent(z, q, ZSYSTEMERROR);
+	return sent(z, q, zoo_awget_children(z->zh, q->path, w ? path_watcher : NULL, q->w, c_kids, q));
+}
+
+int zkc_create(zkc_t *z, const char *path, const char *data, int len, int flags, zkc_cb cb, void *arg)
+{
+	struct req *q = req_new(z, path, cb, arg, sizeof *q);
+	if (!q) return no_handle(z);
+	/* "" is the root itself: full_path gives "/ns" */
+	return sent(z, q, zoo_acreate(z->zh, q->path, data, data ? len : -1, &z->acl, flags, c_string, q));
+}
+
+int zkc_set(zkc_t *z, const char *path, const char *data, int len, int version, zkc_cb cb, void *arg)
+{
+	struct req *q = req_new(z, path, cb, arg, sizeof *q);
+	if (!q) return no_handle(z);
+	return sent(z, q, zoo_aset(z->zh, q->path, data, data ? len : -1, version, c_stat, q));
+}
+
+int zkc_delete(zkc_t *z, const char *path, int version, zkc_cb cb, void *arg)
+{
+	struct req *q = req_new(z, path, cb, arg, sizeof *q);
+	if (!q) return no_handle(z);
+	return sent(z, q, zoo_adelete(z->zh, q->path, version, c_void, q));
+}
+
+/* ---- multi ------------------------------------------------------------------------------------- */
+
+zkc_multi_t *zkc_multi_new(void)
+{
+	return calloc(1, sizeof(zkc_multi_t));
+}
+
+static int multi_add(zkc_multi_t *m, const char *path, const char *data, int len)
+{
+	if (m->bad) return -1;
+	if (m->n == m->cap) {
+		int nc = m->cap ? m->cap * 2 : 8;
+		zoo_op_t *ops = realloc(m->ops, (size_t)nc * sizeof *ops);
+		if (ops) m->ops = ops;
+		char **p = realloc(m->paths, (size_t)nc * sizeof *p);
+		if (p) m->paths = p;
+		char **d = realloc(m->datas, (size_t)nc * sizeof *d);
+		if (d) m->datas = d;
+		int *l = realloc(m->lens, (size_t)nc * sizeof *l);
+		if (l) m->lens = l;
+		char **c = realloc(m->created, (size_t)nc * sizeof *c);
+		if (c) m->created = c;
+		struct Stat *s = realloc(m->stats, (size_t)nc * sizeof *s);
+		if (s) m->stats = s;
+		if (!ops || !p || !d || !l || !c || !s) {
+			m->bad = 1;
+			return -1;
+		}
+		m->cap = nc;
+	}
+	int i = m->n;
+	m->paths[i] = strdup(path);
+	m->datas[i] = NULL;
+	m->lens[i] = data ? len : -1;
+	m->created[i] = NULL;
+	memset(&m->stats[i], 0, sizeof m->stats[i]);
+	memset(&m->ops[i], 0, sizeof m->ops[i]);
+	if (!m->paths[i] || (data && !(m->datas[i] = malloc(len > 0 ? (size_t)len : 1)))) {
+		free(m->paths[i]);
+		m->bad = 1;
+		return -1;
+	}
+	if (data && len > 0) memcpy(m->datas[i], data, (size_t)len);
+	m->n++;
+	return i;
+}
+
+/* Ops are filled at commit, when the full paths and the ACL are known; type is kept in the op. */
+void zkc_multi_check(zkc_multi_t *m, const char *path, int version)
+{
+	int i = multi_add(m, path, NULL, 0);
+	if (i < 0) return;
+	m->ops[i].type = ZOO_CHECK_OP;
+	m->ops[i].check_op.version = version;
+}
+
+void zkc_multi_create(zkc_multi_t *m, const char *path, const char *data, int len, int flags)
+{
+	int i = multi_add(m, path, data ? data : "", data ? len : 0);
+	if (i < 0) return;
+	m->ops[i].type = ZOO_CREATE_OP;
+	m->ops[i].create_op.flags = flags;
+}
+
+void zkc_multi_set(zkc_multi_t *m, const char *path, const char *data, int len, int version)
+{
+	int i = multi_add(m, path, data ? data : "", data ? len : 0);
+	if (i < 0) return;
+	m->ops[i].type = ZOO_SETDATA_OP;
+	m->ops[i].set_op.version = version;
+}
+
+void zkc_multi_delete(zkc_multi_t *m, const char *path, int version)
+{
+	int i = multi_add(m, path, NULL, 0);
+	if (i < 0) return;
+	m->ops[i].type = ZOO_DELETE_OP;
+	m->ops[i].delete_op.version = version;
+}
+
+int zkc_multi_count(const zkc_multi_t *m)
+{
+	return m->n;
+}
+
+int zkc_multi_commit(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg)
+{
+	if (m->bad || !m->n) {
+		int rc = m->bad ? ZSYSTEMERROR : ZBADARGUMENTS;
+		zkc_multi_free(m);
+		return rc;
+	}
+	struct mreq *q = (struct mreq *)req_new(z, NULL, cb, arg, sizeof *q);
+	if (!q) {
+		zkc_multi_free(m);
+		return no_handle(z);
+	}
+	q->m = m;
+	m->results = calloc((size_t)m->n, sizeof *m->results);
+	int ok = m->results != NULL;
+	for (int i = 0; ok && i < m->n; i++) {
+		char *full = zkc_full_path(z, m->paths[i]);
+		if (!full) {
+			ok = 0;
+			break;
+		}
+		free(m->paths[i]);
+		m->paths[i] = full;
+		zoo_op_t *o = &m->ops[i];
+		int type = o->type;
+		switch (type) {
+		case ZOO_CHECK_OP: {
+			int v = o->check_op.version;
+			zoo_check_op_init(o, full, v);
+			break;
+		}
+		case ZOO_CREATE_OP: {
+			int fl = o->create_op.flags;
+			size_t cap = strlen(full) + 16;
+			m->created[i] = malloc(cap);
+			if (!m->created[i]) {
+				ok = 0;
+				break;
+			}
+			zoo_create_op_init(o, full, m->datas[i], m->lens[i], &z->acl, fl, m->created[i], (int)cap);
+			break;
+		}
+		case ZOO_SETDATA_OP: {
+			int v = o->set_op.version;
+			zoo_set_op_init(o, full, m->datas[i], m->lens[i], v, &m->stats[i]);
+			break;
+		}
+		case ZOO_DELETE_OP: {
+			int v = o->delete_op.version;
+			zoo_delete_op_init(o, full, v);
+			break;
+		}
+		}
+	}
+	if (!ok) {
+		zkc_multi_free(m);
+		free(q);
+		return ZSYSTEMERROR;
+	}
+	int rc = zoo_amulti(z->zh, m->n, m->ops, m->results, c_multi, q);
+	if (rc != ZOK) {
+		zkc_multi_free(m);
+		free(q);
+		return rc;
+	}
+	z->requests++;
+	return ZOK;
+}
