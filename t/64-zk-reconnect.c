@@ -112,7 +112,11 @@ int main(void)
 
 	/* ZooKeeper starts on that port: b connects within the backoff's longest wait */
 	if (tzk_restart(&zk, 30000) < 0) BAIL_OUT("cannot start ZooKeeper again");
-	ok(tsup_wait_log(&b, "zookeeper: connected to", 1, 10000), "b connects once the server is there");
+	zhandle_t *zh = tzk_connect(zk.connect, 10000, NULL, 10000);
+	char path[128];
+	snprintf(path, sizeof path, "/t64/r/instances/127.0.0.2@-@%d", (int)b.pid);
+	ok(tzk_wait_exists(zh, path, 1, 10000), "b connects once the server is there, and registers");
+	tzk_close(zh);
 	is_int(tsup_log_count(&b, "Connection refused"), 1, "and said nothing more meanwhile");
 	st = tsup_stop(&b, SIGTERM, 15000);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "b stops cleanly");
@@ -127,8 +131,7 @@ int main(void)
 	tsup_config(&c, "c", yaml);
 	const char *args_c[] = { "--ip", "127.0.0.3", NULL };
 	if (tsup_start(&c, args_c) <= 0) BAIL_OUT("cannot start c");
-	zhandle_t *zh = tzk_connect(zk.connect, 10000, NULL, 10000);
-	char path[128];
+	zh = tzk_connect(zk.connect, 10000, NULL, 10000);
 	snprintf(path, sizeof path, "/t64/r/instances/127.0.0.3@-@%d", (int)c.pid);
 	ok(tzk_wait_exists(zh, path, 1, 15000), "c registers");
 	struct Stat s0, s1;
@@ -148,7 +151,6 @@ int main(void)
 	ok(rc == ZOK && s1.ephemeralOwner == s0.ephemeralOwner,
 	   "after two outages of 0.8 of the session timeout c's instance node is the same session's");
 	tzk_close(zh);
-	is_int(tsup_log_count(&c, "session expired"), 0, "c never lost its session");
 	st = tsup_stop(&c, SIGTERM, 15000);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "c stops cleanly");
 	tzk_stop(&zk, SIGKILL, 5000);
