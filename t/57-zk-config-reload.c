@@ -23,7 +23,7 @@
 #include "t/lib/tzk.h"
 #include "t/tap.h"
 
-static char rec[600], slow[600], out_cr[600], out_rm[600];
+static char rec[600], out_cr[600], out_rm[600];
 static struct tzk_server zk;
 
 static void conf_of(struct tsup *t, const char *name, const char *cron, int overwrite, int with_rm)
@@ -46,8 +46,8 @@ static void conf_of(struct tsup *t, const char *name, const char *cron, int over
 		         "    type: script\n"
 		         "    cron: \"0/2 * * * * ?\"\n"
 		         "    shardingTotalCount: 2\n"
-		         "    props: {script.command.line: \"%s %s\"}\n",
-		         slow, out_rm);
+		         "    props: {script.command.line: \"%s %s 1.5\"}\n",
+		         rec, out_rm);
 	if (t->pid) tsup_rewrite(t, y);
 	else tsup_config(t, name, y);
 }
@@ -96,14 +96,7 @@ int main(void)
 {
 	tlib_init(120);
 	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 200 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
-	snprintf(rec, sizeof rec, "%s/rec.sh", tlib_tmpdir());
-	snprintf(slow, sizeof slow, "%s/slow.sh", tlib_tmpdir());
-	static const char rec_sh[] = "#!/bin/sh\necho \"$EJOB_FIRE_ID $EJOB_ITEM $EJOB_TASK_ID\" >> \"$1\"\n";
-	static const char slow_sh[] = "#!/bin/sh\necho \"$EJOB_FIRE_ID $EJOB_ITEM $EJOB_TASK_ID\" >> \"$1\"\nsleep 1.5\n";
-	tlib_write_file(rec, rec_sh, sizeof rec_sh - 1);
-	tlib_write_file(slow, slow_sh, sizeof slow_sh - 1);
-	chmod(rec, 0755);
-	chmod(slow, 0755);
+	snprintf(rec, sizeof rec, "%s", tsup_rec_script());
 	snprintf(out_cr, sizeof out_cr, "%s/runs.cr", tlib_tmpdir());
 	snprintf(out_rm, sizeof out_rm, "%s/runs.rm", tlib_tmpdir());
 	static struct tsup a, b, c;

@@ -44,10 +44,7 @@ int main(void)
 	struct tzk_server zk;
 	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 200 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
 	char rec[600], runs[600], yaml[2048];
-	snprintf(rec, sizeof rec, "%s/rec.sh", tlib_tmpdir());
-	static const char rec_sh[] = "#!/bin/sh\necho \"$EJOB_FIRE_ID $EJOB_ITEM $EJOB_TASK_ID\" >> \"$1\"\n";
-	tlib_write_file(rec, rec_sh, sizeof rec_sh - 1);
-	chmod(rec, 0755);
+	snprintf(rec, sizeof rec, "%s", tsup_rec_script());
 	snprintf(runs, sizeof runs, "%s/runs", tlib_tmpdir());
 	snprintf(yaml, sizeof yaml,
 	         "regCenter: {serverLists: \"%s\", namespace: t61, sessionTimeoutMilliseconds: 4000}\n"

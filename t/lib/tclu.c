@@ -12,18 +12,6 @@
 #include "t/lib/tlib.h"
 #include "t/lib/tzk.h"
 
-/* args: OUT [SLEEP] JSON. One run record per item run at its start ("FIRE ITEM TASK" in OUT);
- * with SLEEP, the item takes that long, and "start/end ITEM NS TASK FIRE" records go to OUT.se. */
-static const char rec_sh[] =
-	"#!/bin/sh\n"
-	"out=$1; shift\n"
-	"echo \"$EJOB_FIRE_ID $EJOB_ITEM $EJOB_TASK_ID\" >> \"$out\"\n"
-	"if [ $# -gt 1 ]; then\n"
-	"  echo \"start $EJOB_ITEM $(date +%s%N) $EJOB_TASK_ID $EJOB_FIRE_ID\" >> \"$out.se\"\n"
-	"  sleep \"$1\"\n"
-	"  echo \"end $EJOB_ITEM $(date +%s%N) $EJOB_TASK_ID $EJOB_FIRE_ID\" >> \"$out.se\"\n"
-	"fi\n";
-
 static char *replace_all(const char *in, const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b), n = 0;
@@ -72,9 +60,7 @@ int tclu_start(struct tclu *c, const char *connect, const char *ns, int n, int w
 	c->connect = connect;
 	c->n = n;
 	snprintf(c->ns, sizeof c->ns, "%s", ns);
-	snprintf(c->rec, sizeof c->rec, "%s/rec.sh", tlib_tmpdir());
-	tlib_write_file(c->rec, rec_sh, sizeof rec_sh - 1);
-	chmod(c->rec, 0755);
+	snprintf(c->rec, sizeof c->rec, "%s", tsup_rec_script());
 	char stem[600];
 	snprintf(stem, sizeof stem, "%s/runs", tlib_tmpdir());
 	char *a = replace_all(jobs_yaml, "@REC@", c->rec);

@@ -4,7 +4,7 @@
  * workers and their items, SIGKILL), staggered or at once; and waiting for what ZooKeeper shows.
  *
  * Jobs' scripts write run records "FIRE_ID ITEM TASK_ID" (one line per item run, t/lib/tsup.h
- * tsup_fires_exact) to tclu_runs(c, job); tclu_start writes that script. */
+ * tsup_fires_exact) to tclu_runs(c, job), with tsup_rec_script(). */
 #ifndef EJOB_TCLU_H
 #define EJOB_TCLU_H
 

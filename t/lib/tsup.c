@@ -323,3 +323,23 @@ void tsup_cron_once(char *buf, size_t len, int seconds)
 	snprintf(buf, len, "%d %d %d %d %d ? %d", tm.tm_sec, tm.tm_min, tm.tm_hour, tm.tm_mday, tm.tm_mon + 1,
 	         tm.tm_year + 1900);
 }
+
+const char *tsup_rec_script(void)
+{
+	static const char rec_sh[] =
+		"#!/bin/sh\n"
+		"out=$1; shift\n"
+		"echo \"$EJOB_FIRE_ID $EJOB_ITEM $EJOB_TASK_ID\" >> \"$out\"\n"
+		"if [ $# -gt 1 ]; then\n"
+		"  echo \"start $EJOB_ITEM $(date +%s%N) $EJOB_TASK_ID $EJOB_FIRE_ID\" >> \"$out.se\"\n"
+		"  sleep \"$1\"\n"
+		"  echo \"end $EJOB_ITEM $(date +%s%N) $EJOB_TASK_ID $EJOB_FIRE_ID\" >> \"$out.se\"\n"
+		"fi\n";
+	static char path[600];
+	if (!path[0]) {
+		snprintf(path, sizeof path, "%s/rec.sh", tlib_tmpdir());
+		tlib_write_file(path, rec_sh, sizeof rec_sh - 1);
+		chmod(path, 0755);
+	}
+	return path;
+}

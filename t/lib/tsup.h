@@ -73,6 +73,12 @@ int tsup_read_recs(const char *path, struct tsup_rec *r, int max);
  * task ids that contain host. */
 int tsup_fires_exact(const char *path, long long after, int total, const char *host, int *exact);
 
+/* A job script that records its runs, written once into the test's tmpdir; its path. Arguments:
+ * OUT [SLEEP] (then the sharding context): one run record "FIRE_ID ITEM TASK_ID" per item run,
+ * at its start, in OUT (tsup_fires_exact reads them); with SLEEP the item takes that long, and
+ * "start/end ITEM NS TASK_ID FIRE_ID" records (tsup_read_recs) go to OUT.se. */
+const char *tsup_rec_script(void);
+
 /* A Quartz cron expression (UTC, with the year) that fires exactly once, `seconds` from now:
  * a fire the test can place, with no other fire of the job in the test's lifetime. */
 void tsup_cron_once(char *buf, size_t len, int seconds);
