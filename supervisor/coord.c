@@ -1,18 +1,13 @@
 /* supervisor/coord.c: registration, election, sharding and execution nodes (see coord.h). */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipc/frame.h"
-#include "ipc/shm.h"
 #include "ipc/wait.h"
 #include "supervisor/coord.h"
-#include "supervisor/fire.h"
-#include "supervisor/sup.h"
 #include "supervisor/coord_int.h"
 #include "supervisor/zkc.h"
 
@@ -28,7 +23,7 @@ const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...)
 
 void cj_kick(struct cjob *j)
 {
-	if (j->c->s->sched && !j->gone) sched_kick(j->c->s->sched, j->name);
+	if (!j->gone) j->c->h.kick(j->c->arg, j->name);
 }
 
 struct cjob *cj_find(coord_t *c, const char *name)
@@ -78,14 +73,13 @@ struct group {
 /* A failed request, said so that an operator knows what to do. */
 static void say_rc(const struct cjob *j, const char *what, const char *path, int rc)
 {
-	const conf_regcenter_t *rc_conf = &j->c->s->conf->reg_center;
 	if (rc == ZNOAUTH)
 		log_error("job %s: %s: ZooKeeper refused access to /%s%s: %s; the nodes were created with other "
 		          "credentials: set regCenter.digest to the user:password that created them",
-		          j->name, what, rc_conf->namespace, path,
-		          rc_conf->digest ? "the digest credentials are not the right ones" : "no digest credentials given");
+		          j->name, what, j->c->ns, path,
+		          j->c->digest ? "the digest credentials are not the right ones" : "no digest credentials given");
 	else
-		log_warn("job %s: %s: /%s%s: %s", j->name, what, rc_conf->namespace, path, zerror(rc));
+		log_warn("job %s: %s: /%s%s: %s", j->name, what, j->c->ns, path, zerror(rc));
 }
 
 /* A step of the registration failed: start over a second later (coord_tick). */
@@ -154,7 +148,7 @@ static void reg_done(struct cjob *j)
 {
 	j->registering = 0;
 	j->reg_session = zkc_session(j->c->z);
-	log_info("job %s: registered as %s (%s)", j->name, j->c->s->instance_id,
+	log_info("job %s: registered as %s (%s)", j->name, j->c->id,
 	         cj_conf(j)->disabled ? "server DISABLED" : "server ENABLED");
 	j->ever_registered = 1;
 	if (j->orphan_scan) {
@@ -177,17 +171,17 @@ static void reg_done(struct cjob *j)
 static void reg_presence(struct cjob *j)
 {
 	char p[PATH_MAX_], data[256];
-	struct sup *s = j->c->s;
+	const coord_t *c = j->c;
 	struct group *g = group_new(j, "registering", reg_done);
 	if (!g) return;
-	snprintf(data, sizeof data, "jobInstanceId: %s\nserverIp: %s\n", s->instance_id, s->ip);
-	group_create(g, cj_path(j, p, "/instances/%s", s->instance_id), data, ZOO_EPHEMERAL);
+	snprintf(data, sizeof data, "jobInstanceId: %s\nserverIp: %s\n", c->id, c->ip);
+	group_create(g, cj_path(j, p, "/instances/%s", c->id), data, ZOO_EPHEMERAL);
 	/* lives exactly as long as this session, whatever an operator deletes (coord_failover.c) */
-	group_create(g, cj_path(j, p, "/leader/failover/alive/%s", s->instance_id), "", ZOO_EPHEMERAL);
+	group_create(g, cj_path(j, p, "/leader/failover/alive/%s", c->id), "", ZOO_EPHEMERAL);
 	group_create(g, cj_path(j, p, "/leader/sharding/necessary"), "", 0);
 	const char *st = cj_conf(j)->disabled ? "DISABLED" : "ENABLED";
 	/* the server node is rewritten at every start (ElasticJob does the same) */
-	if (zkc_set(j->c->z, cj_path(j, p, "/servers/%s", s->ip), st, (int)strlen(st), -1, group_cb, g) == ZOK) g->left++;
+	if (zkc_set(j->c->z, cj_path(j, p, "/servers/%s", c->ip), st, (int)strlen(st), -1, group_cb, g) == ZOK) g->left++;
 	group_go(g);
 }
 
@@ -197,7 +191,7 @@ static void reg_server(struct cjob *j)
 	char p[PATH_MAX_];
 	struct group *g = group_new(j, "registering", reg_presence);
 	if (!g) return;
-	group_create(g, cj_path(j, p, "/servers/%s", j->c->s->ip), "ENABLED", 0);
+	group_create(g, cj_path(j, p, "/servers/%s", j->c->ip), "ENABLED", 0);
 	group_go(g);
 }
 
@@ -218,7 +212,7 @@ static void published(struct cjob *j, const struct zkc_res *r)
 		if (j->node) conf_job_free(j->node);
 		j->node = NULL;
 		log_info("job %s: the file's config is published to /%s%s (overwrite: true)", j->name,
-		         j->c->s->conf->reg_center.namespace, cj_path(j, p, "/config"));
+		         j->c->ns, cj_path(j, p, "/config"));
 	} else {
 		say_rc(j, "publishing its config", r->path, r->rc);
 	}
@@ -360,7 +354,7 @@ static void leader_exists(void *arg, const struct zkc_res *r)
 	if (r->rc != ZNONODE) return;
 	if (cj_conf(j)->disabled || j->server_off || j->shut) return;   /* a disabled server does not lead */
 	char p[PATH_MAX_], q[PATH_MAX_];
-	const char *id = j->c->s->instance_id;
+	const char *id = j->c->id;
 	zkc_multi_t *m = zkc_multi_new();
 	zkc_multi_create(m, cj_path(j, p, "/leader/election/instance"), id, (int)strlen(id), ZOO_EPHEMERAL);
 	zkc_multi_set(m, cj_path(j, q, "/leader/election"), id, (int)strlen(id), -1);
@@ -524,25 +518,27 @@ static void watch_necessary(struct cjob *j)
 static void on_state(void *arg, enum zkc_state st, int new_session)
 {
 	coord_t *c = arg;
-	struct sup *s = c->s;
+	uint32_t running, queued;
+	int held;
+	c->h.counts(c->arg, &running, &queued, &held);
 	switch (st) {
 	case ZKC_CONNECTED:
 		log_info("zookeeper: connected to %s (session 0x%" PRIx64 "%s, timeout %d ms)",
-		         s->conf->reg_center.server_lists, (uint64_t)zkc_session_id(c->z), new_session ? ", new" : "",
+		         c->servers, (uint64_t)zkc_session_id(c->z), new_session ? ", new" : "",
 		         zkc_timeout_ms(c->z));
 		c->connected = 1;
 		/* the connection's lease is fresh (zkc): the workers get it before anything is
 		 * dispatched, or a catch-up item could start under the old one and be stopped at once */
 		if (new_session) c->lease_stopped = 0;
 		lease_back(c, wait_now_ns());
-		if (new_session && disp_held(s->disp)) disp_release(s->disp);
-		disp_pause(s->disp, 0);
+		if (new_session && held) c->h.release(c->arg);
+		c->h.pause(c->arg, 0);
 		/* completions that ended while ZooKeeper was away */
 		for (size_t i = 0; i < c->n; i++) {
 			if (new_session) cx_session_lost(c->jobs[i]);
 			cx_clear_stale(c->jobs[i]);
 		}
-		ev_idle_start(s->loop, &c->flush_w);
+		ev_idle_start(c->loop, &c->flush_w);
 		for (size_t i = 0; i < c->n; i++) {
 			struct cjob *j = c->jobs[i];
 			if (new_session) {
@@ -573,20 +569,20 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 	case ZKC_CONNECTING:
 		log_info("zookeeper: dispatching paused until the connection is back");
 		c->connected = 0;
-		disp_pause(s->disp, 1);
+		c->h.pause(c->arg, 1);
 		break;
 	case ZKC_EXPIRED: {
 		log_warn("zookeeper: session expired; starting a new one (jobs register again)");
 		c->connected = 0;
-		disp_pause(s->disp, 1);
+		c->h.pause(c->arg, 1);
 		/* what was held for the lease will not run here: its running nodes went with the
 		 * session (failover off), or are queued for failover once registered again (on) */
-		uint32_t q = disp_pending(s->disp);
+		uint32_t q = queued;
 		if (q)
 			log_warn("zookeeper: %" PRIu32 " item%s stopped or held for the lease will not run here: the session that "
 			         "ran them is gone (with failover: true they run again elsewhere, or here, as failover items)",
 			         q, q == 1 ? "" : "s");
-		disp_drop_held(s->disp, "stopped for the lease, and the session expired");
+		c->h.drop_held(c->arg, "stopped for the lease, and the session expired");
 		for (size_t i = 0; i < c->n; i++) {
 			c->jobs[i]->reg_session = 0;
 			c->jobs[i]->leader = 0;
@@ -595,38 +591,53 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 	}
 	case ZKC_AUTH_FAILED:
 		c->connected = 0;
-		disp_pause(s->disp, 1);
+		c->h.pause(c->arg, 1);
 		break;
 	}
 }
 
-coord_t *coord_new(struct sup *s)
+coord_t *coord_new(const struct coord_params *cp, const struct coord_hooks *h, void *arg)
 {
 	coord_t *c = calloc(1, sizeof *c);
 	if (!c) return NULL;
-	c->s = s;
-	const conf_regcenter_t *rc = &s->conf->reg_center;
+	const conf_regcenter_t *rc = &cp->conf->reg_center;
+	c->loop = cp->loop;
+	c->h = *h;
+	c->arg = arg;
+	c->fires = cp->fires;
+	c->digest = rc->digest != NULL;
+	c->kill_grace_s = (uint32_t)cp->conf->supervisor.kill_grace_seconds;
+	if (!(c->id = strdup(cp->instance_id)) || !(c->ip = strdup(cp->ip)) || !(c->ns = strdup(rc->namespace)) ||
+	    !(c->servers = strdup(rc->server_lists)))
+		goto fail;
 	struct zkc_params p = {
 		.hosts = rc->server_lists, .root = rc->namespace, .session_timeout_ms = rc->session_timeout_ms,
 		.digest = rc->digest, .base_sleep_ms = rc->base_sleep_ms, .max_sleep_ms = rc->max_sleep_ms,
 	};
-	static const struct zkc_hooks h = { .state = on_state };
-	c->z = zkc_new(s->loop, &p, &h, c);
-	if (!c->z) {
-		free(c);
-		return NULL;
-	}
+	static const struct zkc_hooks zh = { .state = on_state };
+	if (!(c->z = zkc_new(c->loop, &p, &zh, c))) goto fail;
 	ev_idle_init(&c->flush_w, cx_flush_cb);
 	c->flush_w.data = c;
 	return c;
+fail:
+	free(c->id);
+	free(c->ip);
+	free(c->ns);
+	free(c->servers);
+	free(c);
+	return NULL;
 }
 
 void coord_start(coord_t *c)
 {
-	disp_pause(c->s->disp, 1);
-	log_info("zookeeper: connecting to %s, namespace /%s", c->s->conf->reg_center.server_lists,
-	         c->s->conf->reg_center.namespace);
+	c->h.pause(c->arg, 1);
+	log_info("zookeeper: connecting to %s, namespace /%s", c->servers, c->ns);
 	zkc_start(c->z);
+}
+
+void coord_stop(coord_t *c)
+{
+	if (c) c->stopping = 1;
 }
 
 static void job_free(struct cjob *j)
@@ -649,7 +660,7 @@ void coord_free(coord_t *c)
 {
 	if (!c) return;
 	c->closing = 1;
-	ev_idle_stop(c->s->loop, &c->flush_w);
+	ev_idle_stop(c->loop, &c->flush_w);
 	zkc_free(c->z);
 	for (size_t i = 0; i < c->n; i++) {
 		if (c->jobs[i]->fire) cx_free(c->jobs[i]->fire);
@@ -660,6 +671,10 @@ void coord_free(coord_t *c)
 		job_free(c->jobs[i]);
 	}
 	free(c->jobs);
+	free(c->id);
+	free(c->ip);
+	free(c->ns);
+	free(c->servers);
 	free(c);
 }
 
@@ -672,7 +687,7 @@ static void retire_zk(struct cjob *j)
 	char p[PATH_MAX_];
 	zkc_t *z = j->c->z;
 	j->retire_zk = 0;
-	zkc_delete(z, cj_path(j, p, "/instances/%s", j->c->s->instance_id), -1, NULL, NULL);
+	zkc_delete(z, cj_path(j, p, "/instances/%s", j->c->id), -1, NULL, NULL);
 	if (j->leader) {
 		j->leader = 0;
 		zkc_delete(z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
@@ -686,7 +701,7 @@ void cj_retired(struct cjob *j)
 	if (!j->gone || j->fire || j->ffires || !j->retiring) return;
 	j->retiring = 0;
 	if (zkc_state(j->c->z) == ZKC_CONNECTED)
-		zkc_delete(j->c->z, cj_path(j, p, "/leader/failover/alive/%s", j->c->s->instance_id), -1, NULL, NULL);
+		zkc_delete(j->c->z, cj_path(j, p, "/leader/failover/alive/%s", j->c->id), -1, NULL, NULL);
 	log_info("job %s: removed from the configuration: it has left the cluster here", j->name);
 }
 
@@ -711,6 +726,7 @@ static void retire(struct cjob *j)
 
 int coord_set_jobs(coord_t *c, const conf_t *conf)
 {
+	c->kill_grace_s = (uint32_t)conf->supervisor.kill_grace_seconds;
 	for (size_t i = 0; i < c->n; i++) c->jobs[i]->seen = 0;
 	for (size_t i = 0; i < conf->n_jobs; i++) {
 		const conf_job_t *cj = &conf->jobs[i];
@@ -760,7 +776,7 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 				         "true to publish the file, or change the node)", j->name, list, nk == 1 ? "is" : "are");
 		}
 		/* the stored config stays in force over the file's (the scheduler just took the file's) */
-		if (j->node && c->s->sched) sched_set_job_conf(c->s->sched, j->node);
+		if (j->node) c->h.job_conf(c->arg, j->node);
 	}
 	for (size_t i = 0; i < c->n; i++)
 		if (!c->jobs[i]->seen && !c->jobs[i]->gone) retire(c->jobs[i]);
@@ -776,12 +792,12 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 static void wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 {
 	struct cfire *f = j->fire;
-	if (!f || f->state != F_WAIT || !timeout || now_ns - f->started_ns < 2 * timeout) return;
+	if (!f || f->state != F_WAIT || !timeout || now_ns - f->fire->started_ns < 2 * timeout) return;
 	char p[PATH_MAX_];
 	if (!j->reg_session || !cj_live(j, j->reg_session)) {
-		log_error("job %s: fire %" PRIu64 " missed: the job is still not registered after %.1fs", j->name, f->fire_ms,
-		          (double)(now_ns - f->started_ns) / 1e9);
-		f->n = 0;
+		log_error("job %s: fire %" PRIu64 " missed: the job is still not registered after %.1fs", j->name, f->fire->fire_ms,
+		          (double)(now_ns - f->fire->started_ns) / 1e9);
+		f->fire->n = 0;
 		f->missed = 1;
 		cx_end(f);
 		return;
@@ -789,8 +805,8 @@ static void wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 	const char *why = j->stale_pending ? "running nodes left by a lost connection are still being cleared"
 	                  : j->loading || j->states_loading ? "the assignment is still being read"
 	                  : "the leader has not sharded";
-	log_error("job %s: fire %" PRIu64 " missed: no assignment after %.1fs (%s); %s", j->name, f->fire_ms,
-	          (double)(now_ns - f->started_ns) / 1e9, why,
+	log_error("job %s: fire %" PRIu64 " missed: no assignment after %.1fs (%s); %s", j->name, f->fire->fire_ms,
+	          (double)(now_ns - f->fire->started_ns) / 1e9, why,
 	          j->leader ? "this instance steps down as leader" : "deposing the leader: everyone elects again");
 	/* first step down: the catch-up fire that cx_end may start must not shard with the old fence */
 	j->leader = 0;
@@ -799,7 +815,7 @@ static void wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 	j->loading = j->states_loading = 0;
 	j->stale_pending = 0;
 	cj_load_assignment(j);
-	f->n = 0;
+	f->fire->n = 0;
 	f->missed = 1;
 	cx_end(f);
 }
@@ -816,18 +832,14 @@ static void wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
  * a connection brings a fresh one, before anything is dispatched under it. */
 static void publish_lease(coord_t *c, uint64_t *deadline_out, uint64_t *kill_out)
 {
-	struct sup *s = c->s;
 	uint64_t lease = zkc_lease_ns(c->z);
 	uint64_t timeout = (uint64_t)zkc_timeout_ms(c->z) * 1000000u;
-	uint64_t b = (uint64_t)s->conf->supervisor.kill_grace_seconds * 1000000000u + 500000000u;
+	uint64_t b = (uint64_t)c->kill_grace_s * 1000000000u + 500000000u;
 	if (timeout && b > timeout / 2) b = timeout / 2;
 	uint64_t deadline = lease > b ? lease - b : 0;
 	uint64_t kill_at = deadline ? lease - b / 4 : 0;
 	/* every tick, not only on change: an external worker may have attached since */
-	atomic_store(&seg_header(s->seg)->lease_kill_ns, kill_at);
-	atomic_store(&seg_header(s->seg)->lease_deadline_ns, deadline);
-	att_set_lease(s->att, deadline, kill_at);
-	disp_set_lease(s->disp, deadline);
+	c->h.lease(c->arg, deadline, kill_at);
 	if (deadline_out) *deadline_out = deadline;
 	if (kill_out) *kill_out = kill_at;
 }
@@ -839,15 +851,16 @@ static void lease_back(coord_t *c, uint64_t now_ns)
 	publish_lease(c, &deadline, NULL);
 	if (!c->lease_stopped || !deadline || now_ns >= deadline) return;
 	c->lease_stopped = 0;
-	uint32_t q = disp_pending(c->s->disp);
+	uint32_t n, q;
+	int held;
+	c->h.counts(c->arg, &n, &q, &held);
 	log_info("zookeeper: the session is safe again: %" PRIu32 " item%s stopped for the lease run again", q,
 	         q == 1 ? "" : "s");
-	disp_release(c->s->disp);
+	c->h.release(c->arg);
 }
 
 void coord_tick(coord_t *c, uint64_t now_ns)
 {
-	struct sup *s = c->s;
 	if (c->connected)
 		for (size_t i = 0; i < c->n; i++) {
 			struct cjob *j = c->jobs[i];
@@ -858,7 +871,7 @@ void coord_tick(coord_t *c, uint64_t now_ns)
 		}
 	uint64_t lease = zkc_lease_ns(c->z);
 	uint64_t timeout = (uint64_t)zkc_timeout_ms(c->z) * 1000000u;
-	if (c->connected) ev_idle_start(s->loop, &c->flush_w);    /* completions held for their fire */
+	if (c->connected) ev_idle_start(c->loop, &c->flush_w);    /* completions held for their fire */
 	for (size_t i = 0; c->connected && i < c->n; i++) {
 		wait_bound(c->jobs[i], now_ns, timeout);
 		cj_checks(c->jobs[i], now_ns);
@@ -871,7 +884,9 @@ void coord_tick(coord_t *c, uint64_t now_ns)
 	}
 	if (c->lease_stopped) return;
 	c->lease_stopped = 1;
-	uint32_t n = disp_running(s->disp), q = disp_pending(s->disp);
+	uint32_t n, q;
+	int held;
+	c->h.counts(c->arg, &n, &q, &held);
 	char when[64];
 	if (lease > now_ns) snprintf(when, sizeof when, "may expire in %.1fs", (double)(lease - now_ns) / 1e9);
 	else snprintf(when, sizeof when, "may have expired %.1fs ago", (double)(now_ns - lease) / 1e9);
@@ -880,7 +895,7 @@ void coord_tick(coord_t *c, uint64_t now_ns)
 	          "the session comes back, else elsewhere (failover)",
 	          (double)(now_ns - (lease - timeout)) / 1e9, when, n, n == 1 ? "" : "s", q);
 	/* SIGTERM now, SIGKILL with a quarter of B left; they wait in the queue for the verdict */
-	disp_hold(s->disp, kill_at);
+	c->h.hold(c->arg, kill_at);
 }
 
 uint64_t coord_requests(const coord_t *c)

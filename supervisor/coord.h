@@ -18,24 +18,58 @@
 #ifndef EJOB_COORD_H
 #define EJOB_COORD_H
 
+#include <ev.h>
 #include <stdint.h>
 
 #include "conf/conf.h"
-#include "supervisor/dispatch.h"
+#include "supervisor/fire.h"
 #include "supervisor/sched.h"
 
-struct sup;
 typedef struct coord coord_t;
 
-coord_t *coord_new(struct sup *s);
+/* What coord asks of the rest of the supervisor: it reaches nothing else. */
+struct coord_hooks {
+	/* Dispatching: paused while ZooKeeper is away (on), going again (off). */
+	void (*pause)(void *arg, int on);
+	/* The lease as the workers must see it (CLOCK_MONOTONIC; 0: none): items stop by
+	 * deadline_ns and are killed at kill_ns. Told at every tick, and at once when a connection
+	 * brings a fresh lease, before anything is dispatched under it. */
+	void (*lease)(void *arg, uint64_t deadline_ns, uint64_t kill_ns);
+	/* The lease runs out: stop every running item (killed at kill_ns) and hold them with the
+	 * queued ones; release() when the session is safe again, drop_held() when it is gone. */
+	void (*hold)(void *arg, uint64_t kill_ns);
+	void (*release)(void *arg);
+	void (*drop_held)(void *arg, const char *why);
+	/* For the log: items running, queued (held ones among them), whether they are held. */
+	void (*counts)(void *arg, uint32_t *running, uint32_t *queued, int *held);
+	/* Stop every item of job here, queued and running (an operator shut it down or disabled
+	 * this server); why: the outcome's text for the queued ones. */
+	void (*cancel_job)(void *arg, const char *job, const char *why);
+	/* The scheduler's side: a fire it started has ended (missed: without running, its catch-up
+	 * follows); the job can fire again (a catch-up owed starts); fire it now (the trigger
+	 * node; 0, or -1 for no such job); its config in force changed (the node's). */
+	void (*fire_ended)(void *arg, sched_job_t *h, int missed);
+	void (*kick)(void *arg, const char *job);
+	int (*trigger)(void *arg, const char *job);
+	void (*job_conf)(void *arg, const conf_job_t *c);
+};
+
+struct coord_params {
+	struct ev_loop *loop;
+	const conf_t *conf;         /* regCenter (copied), and what coord_set_jobs takes */
+	const char *instance_id;    /* ElasticJob's "{ip}@-@{pid}" */
+	const char *ip;
+	fires_t *fires;             /* where its fires are tracked */
+};
+
+coord_t *coord_new(const struct coord_params *p, const struct coord_hooks *h, void *arg);
 void coord_start(coord_t *c);                   /* connect; jobs come with coord_set_jobs */
+void coord_stop(coord_t *c);                    /* shutdown: no fire starts any more */
 void coord_free(coord_t *c);
 int coord_set_jobs(coord_t *c, const conf_t *conf);
 
-/* The scheduler's start hook in ZooKeeper mode (arg: struct sup *). */
+/* The scheduler's start hook in ZooKeeper mode (arg: the coord_t). */
 int coord_fire(void *arg, const struct sched_fire_info *f);
-/* A dispatcher outcome whose cookie is a coord fire. */
-void coord_outcome(coord_t *c, const struct disp_outcome *o);
 void coord_tick(coord_t *c, uint64_t now_ns);
 
 /* For the benchmark and tests: ZooKeeper requests sent so far. */

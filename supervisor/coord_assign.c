@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "supervisor/coord_int.h"
-#include "supervisor/sup.h"
 #include "supervisor/zkc.h"
 
 /* ---- the assignment: sharding/{i}/instance under the sharding node's epoch ----------------------- */
@@ -40,7 +39,7 @@ static void owner_read(void *arg, const struct zkc_res *r)
 		/* an operator's garbage: the item has no owner, and the leader reshards at the next fire */
 		if (l->owner[i] && !cj_id_ok(l->owner[i])) {
 			log_error("job %s: /%s%s holds '%s', which is not an instance id ({ip}@-@{pid}); item %u runs nowhere "
-			          "until the leader reshards, at the next fire", l->j->name, l->j->c->s->conf->reg_center.namespace,
+			          "until the leader reshards, at the next fire", l->j->name, l->j->c->ns,
 			          r->path, cj_show(r->data, r->len, show, sizeof show), i);
 			l->owner[i][0] = '\0';
 			l->garbage = 1;
@@ -100,7 +99,7 @@ static unsigned item_of(const char *path)
 
 int cj_owned(const struct cjob *j, uint32_t i)
 {
-	return j->have && i < j->total && j->owner[i] && !strcmp(j->owner[i], j->c->s->instance_id);
+	return j->have && i < j->total && j->owner[i] && !strcmp(j->owner[i], j->c->id);
 }
 
 #define owned cj_owned
@@ -171,7 +170,7 @@ void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch)
 	j->stale = stale;
 	j->stale_n = stale ? total : 0;
 	j->have = j->completed && j->disabled;
-	const char *me = j->c->s->instance_id;
+	const char *me = j->c->id;
 	uint32_t mine = 0;
 	for (uint32_t k = 0; k < total; k++) mine += owner[k] && !strcmp(owner[k], me);
 	log_info("job %s: assignment of epoch 0x%" PRIx64 ": %" PRIu32 " of %" PRIu32 " items here", j->name, epoch, mine,

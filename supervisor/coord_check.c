@@ -16,7 +16,6 @@
 
 #include "ipc/wait.h"
 #include "supervisor/coord_int.h"
-#include "supervisor/sup.h"
 
 #define CLOCK_EVERY_NS 60000000000ull
 

@@ -14,11 +14,10 @@
 #include "conf/cron.h"
 #include "conf/tz.h"
 #include "supervisor/coord_int.h"
-#include "supervisor/sup.h"
 
 static void full_path(const struct cjob *j, char *buf, size_t sz)
 {
-	snprintf(buf, sz, "/%s/%s/config", j->c->s->conf->reg_center.namespace, j->name);
+	snprintf(buf, sz, "/%s/%s/config", j->c->ns, j->name);
 }
 
 /* Why a parsed node cannot be taken, or NULL. */
@@ -124,7 +123,7 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
 	size_t nu = conf_job_unacted(cj, u);
 	for (size_t k = 0; k < nu; k++) log_warn("%s: %s: %s", path, u[k].key, u[k].text);
 	/* the scheduler takes the new config before the old one goes */
-	if (!j->gone && j->c->s->sched) sched_set_job_conf(j->c->s->sched, cj);
+	if (!j->gone) j->c->h.job_conf(j->c->arg, cj);
 	if (j->node) conf_job_free(j->node);
 	j->node = cj;
 	if (!watched) return 0;

@@ -11,35 +11,52 @@
 #include "ipc/frame.h"
 #include "ipc/wait.h"
 #include "supervisor/coord.h"
-#include "supervisor/fire.h"
-#include "supervisor/sup.h"
 #include "supervisor/coord_int.h"
 #include "supervisor/zkc.h"
 
 /* ---- fires ----------------------------------------------------------------------------------------- */
 
+static void zk_name(const fire_t *t, char *buf, size_t len)
+{
+	snprintf(buf, len, "job %s: fire %" PRIu64, t->job, t->fire_ms);
+}
+
+/* the ZooKeeper requests sent while it ran (with one job firing: this fire's round trips) */
+static void zk_tail(const fire_t *t, int all_ok, char *buf, size_t len)
+{
+	const struct cfire *f = t->owner;
+	uint64_t rq = zkc_requests(f->j->c->z) - f->requests0;
+	if (all_ok) snprintf(buf, len, " (epoch 0x%" PRIx64 ", %" PRIu64 " zk requests)", t->epoch, rq);
+	else snprintf(buf, len, ", %" PRIu64 " zk requests", rq);
+}
+
+static void zk_item_ended(fire_t *t, uint32_t item, const struct disp_outcome *o);
+
+static const struct fire_ops zk_ops = {
+	.item_ended = zk_item_ended, .name = zk_name, .tail = zk_tail, .here = " here", .fail_level = LL_WARN,
+};
+
 void cx_free(struct cfire *f)
 {
-	free(f->items);
-	free(f->done);
+	fire_free(f->fire);
 	free(f->pending);
 	free(f);
 }
 
-/* A fire of up to n items of a job of `total` items, started now. NULL when out of memory. */
-static struct cfire *cx_new(struct cjob *j, uint32_t n, uint32_t total)
+/* A fire of a job of `total` items, started now, with no items yet. NULL when out of memory. */
+static struct cfire *cx_new(struct cjob *j, uint32_t total, uint64_t fire_ms)
 {
 	struct cfire *f = calloc(1, sizeof *f);
 	if (!f) return NULL;
-	f->items = calloc(n ? n : 1, sizeof *f->items);
-	f->done = calloc(total ? total : 1, 1);
-	f->pending = calloc(n ? n : 1, sizeof *f->pending);
-	if (!f->items || !f->done || !f->pending) {
-		cx_free(f);
+	f->pending = calloc(total ? total : 1, sizeof *f->pending);
+	f->fire = fire_new(j->c->fires, &zk_ops, f, j->name, total, fire_ms);
+	if (!f->pending || !f->fire) {
+		free(f->pending);
+		fire_free(f->fire);
+		free(f);
 		return NULL;
 	}
 	f->j = j;
-	f->started_ns = wait_now_ns();
 	f->requests0 = zkc_requests(j->c->z);
 	f->session = zkc_session(j->c->z);
 	return f;
@@ -47,18 +64,17 @@ static struct cfire *cx_new(struct cjob *j, uint32_t n, uint32_t total)
 
 struct cfire *cx_side_run(struct cjob *j, uint32_t item)
 {
-	struct cfire *f = cx_new(j, 1, j->total);
-	if (!f) return NULL;
-	f->failover = 1;
-	f->items[0] = item;
-	f->n = 1;
 	/* its own fire id: when it started, in ms, never a whole second (that is a cron fire's) and
 	 * never one an earlier side run of the job had (two can start in the same ms) */
 	uint64_t ms = (uint64_t)(wait_realtime_ns() / 1000000u);
 	if (ms <= j->side_ms) ms = j->side_ms + 1;
 	if (ms % 1000 == 0) ms++;
+	struct cfire *f = cx_new(j, j->total, ms);
+	if (!f) return NULL;
 	j->side_ms = ms;
-	f->fire_ms = ms;
+	f->failover = 1;
+	f->fire->items[0] = item;
+	f->fire->n = 1;
 	f->next = j->ffires;
 	j->ffires = f;
 	return f;
@@ -67,20 +83,9 @@ struct cfire *cx_side_run(struct cjob *j, uint32_t item)
 void cx_end(struct cfire *f)
 {
 	struct cjob *j = f->j;
-	struct sup *s = j->c->s;
+	coord_t *c = j->c;
 	sched_job_t *h = f->handle;
-	if (f->n) {
-		double secs = (double)(wait_now_ns() - f->started_ns) / 1e9;
-		/* the ZooKeeper requests sent while it ran (with one job firing: this fire's round trips) */
-		uint64_t rq = zkc_requests(j->c->z) - f->requests0;
-		if (f->ok == f->n)
-			log_info("job %s: fire %" PRIu64 ": all %" PRIu32 " item%s here succeeded in %.2fs (epoch 0x%" PRIx64
-			         ", %" PRIu64 " zk requests)",
-			         j->name, f->fire_ms, f->n, f->n == 1 ? "" : "s", secs, j->epoch, rq);
-		else
-			log_warn("job %s: fire %" PRIu64 ": %" PRIu32 " of %" PRIu32 " items here failed (%.2fs, %" PRIu64
-			         " zk requests)", j->name, f->fire_ms, f->n - f->ok, f->n, secs, rq);
-	}
+	if (f->fire->n) fire_summary(f->fire);
 	if (f->failover) {
 		for (struct cfire **pp = &j->ffires; *pp; pp = &(*pp)->next)
 			if (*pp == f) {
@@ -92,26 +97,22 @@ void cx_end(struct cfire *f)
 	}
 	int fo = f->failover, missed = f->missed;
 	cx_free(f);
-	if (!fo && !j->c->closing) {
-		if (missed) sched_fire_missed(s->sched, h);
-		else sched_fire_ended(s->sched, h);
-	}
-	if (j->gone && !j->c->closing) cj_retired(j);
+	if (!fo && !c->closing) c->h.fire_ended(c->arg, h, missed);
+	if (j->gone && !c->closing) cj_retired(j);
 }
 
 void cx_submit(struct cfire *f)
 {
 	struct cjob *j = f->j;
-	struct sup *s = j->c->s;
-	f->n = fire_queue(s, cj_conf(j), f->items, f->n, j->total, f->fire_ms, j->epoch,
-	                  (uint64_t)(uintptr_t)f);
+	uint32_t n = fire_submit(f->fire, cj_conf(j), j->epoch);
 	f->state = F_RUN;
-	if (!f->n) {
+	if (!n) {
 		cx_end(f);
 		return;
 	}
-	log_info("job %s: fire %" PRIu64 ": %" PRIu32 " item%s here, epoch 0x%" PRIx64, j->name, f->fire_ms, f->n,
-	         f->n == 1 ? "" : "s", j->epoch);
+	log_info("job %s: fire %" PRIu64 ": %" PRIu32 " item%s here, epoch 0x%" PRIx64, j->name, f->fire->fire_ms, n,
+	         n == 1 ? "" : "s", j->epoch);
+	fires_kick(j->c->fires);    /* last: outcomes may come back inside */
 }
 
 static void running_written(void *arg, const struct zkc_res *r);
@@ -121,7 +122,7 @@ static void write_running(struct cfire *f)
 {
 	struct cjob *j = f->j;
 	if (j->gone) {
-		f->n = 0;
+		f->fire->n = 0;
 		cx_end(f);
 		return;
 	}
@@ -132,11 +133,11 @@ static void write_running(struct cfire *f)
 		return;
 	}
 	char p[PATH_MAX_];
-	const char *id = j->c->s->instance_id;
+	const char *id = j->c->id;
 	f->session = zkc_session(j->c->z);
 	zkc_multi_t *m = zkc_multi_new();
-	for (uint32_t i = 0; i < f->n; i++) {
-		uint32_t it = f->items[i];
+	for (uint32_t i = 0; i < f->fire->n; i++) {
+		uint32_t it = f->fire->items[i];
 		zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), id, (int)strlen(id),
 		                 cj->failover ? 0 : ZOO_EPHEMERAL);
 		if (j->completed && it < j->total && j->completed[it])
@@ -144,8 +145,8 @@ static void write_running(struct cfire *f)
 	}
 	if (zkc_multi_commit(j->c->z, m, running_written, f) != ZOK) {
 		log_warn("job %s: fire %" PRIu64 ": cannot write its running nodes (not connected); the fire is missed", j->name,
-		         f->fire_ms);
-		f->n = 0;
+		         f->fire->fire_ms);
+		f->fire->n = 0;
 		f->missed = 1;
 		cx_end(f);
 	}
@@ -156,8 +157,8 @@ static void running_written(void *arg, const struct zkc_res *r)
 	struct cfire *f = arg;
 	struct cjob *j = f->j;
 	if (r->rc == ZOK) {
-		for (uint32_t i = 0; i < f->n; i++)
-			if (f->items[i] < j->total && j->completed) j->completed[f->items[i]] = 0;
+		for (uint32_t i = 0; i < f->fire->n; i++)
+			if (f->fire->items[i] < j->total && j->completed) j->completed[f->fire->items[i]] = 0;
 		cx_submit(f);
 		return;
 	}
@@ -165,12 +166,12 @@ static void running_written(void *arg, const struct zkc_res *r)
 		/* The multi may or may not have been applied: if it was, its running nodes would say
 		 * "running" for items that never ran. Clear ours when the connection is back. */
 		if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT)
-			for (uint32_t i = 0; i < f->n; i++)
-				if (j->stale && f->items[i] < j->total) j->stale[f->items[i]] = 1;
+			for (uint32_t i = 0; i < f->fire->n; i++)
+				if (j->stale && f->fire->items[i] < j->total) j->stale[f->fire->items[i]] = 1;
 		log_warn("job %s: fire %" PRIu64 ": its running nodes could not be written (%s); the fire is missed%s", j->name,
-		         f->fire_ms, zerror(r->rc), f->failover ? "" : cj_conf(j)->misfire ? ": its catch-up runs once the job can run"
+		         f->fire->fire_ms, zerror(r->rc), f->failover ? "" : cj_conf(j)->misfire ? ": its catch-up runs once the job can run"
 		         : " (misfire: false)");
-		f->n = 0;
+		f->fire->n = 0;
 		f->missed = 1;
 		cx_end(f);
 		return;
@@ -183,8 +184,8 @@ static void running_written(void *arg, const struct zkc_res *r)
 	const char *q = NULL;
 	/* map op k back to its item: ops are (running[, completed]) per item in order */
 	int op = 0;
-	for (uint32_t i = 0; i < f->n && !q; i++) {
-		uint32_t it = f->items[i];
+	for (uint32_t i = 0; i < f->fire->n && !q; i++) {
+		uint32_t it = f->fire->items[i];
 		if (op == k) {
 			q = "running";
 			item = it;
@@ -201,8 +202,8 @@ static void running_written(void *arg, const struct zkc_res *r)
 		}
 	}
 	if (!q) {
-		log_warn("job %s: fire %" PRIu64 ": writing running nodes: %s", j->name, f->fire_ms, zerror(r->rc));
-		f->n = 0;
+		log_warn("job %s: fire %" PRIu64 ": writing running nodes: %s", j->name, f->fire->fire_ms, zerror(r->rc));
+		f->fire->n = 0;
 		cx_end(f);
 		return;
 	}
@@ -211,11 +212,11 @@ static void running_written(void *arg, const struct zkc_res *r)
 	} else {
 		cx_misfire(j, item);
 		uint32_t w = 0;
-		for (uint32_t i = 0; i < f->n; i++)
-			if (f->items[i] != item) f->items[w++] = f->items[i];
-		f->n = w;
+		for (uint32_t i = 0; i < f->fire->n; i++)
+			if (f->fire->items[i] != item) f->fire->items[w++] = f->fire->items[i];
+		f->fire->n = w;
 	}
-	if (!f->n) {
+	if (!f->fire->n) {
 		cx_end(f);
 		return;
 	}
@@ -228,31 +229,31 @@ void cx_continue(struct cjob *j)
 	if (!f || f->state != F_WAIT) return;
 	if (j->stale_pending) return;      /* clearing running nodes left by a lost connection */
 	if (j->gone) {
-		f->n = 0;
+		f->fire->n = 0;
 		cx_end(f);
 		return;
 	}
 	if (!j->reg_session || !cj_live(j, j->reg_session)) return;   /* registering: its assignment load calls again */
 	if (j->states_loading || j->loading) return;     /* their answers call again */
 	if (j->necessary || !j->have || j->total != (uint32_t)cj_conf(j)->sharding_total_count) {
-		log_debug("job %s: fire %" PRIu64 " waits for sharding (necessary %d, assignment %s, %s)", j->name, f->fire_ms,
+		log_debug("job %s: fire %" PRIu64 " waits for sharding (necessary %d, assignment %s, %s)", j->name, f->fire->fire_ms,
 		          j->necessary, j->have ? "loaded" : "none", j->leader ? "sharding it now" : "the leader shards");
 		if (j->leader) cj_shard_now(j);
 		return;             /* the sharding node's watch (or necessary's) calls again */
 	}
-	const char *me = j->c->s->instance_id;
+	const char *me = j->c->id;
 	uint32_t owned = 0;
-	f->n = 0;
+	f->fire->n = 0;
 	for (uint32_t i = 0; i < j->total; i++) {
 		if (!j->owner[i] || strcmp(j->owner[i], me)) continue;
 		owned++;
-		if (!j->disabled[i]) f->items[f->n++] = i;
+		if (!j->disabled[i]) f->fire->items[f->fire->n++] = i;
 	}
-	if (!f->n) {
+	if (!f->fire->n) {
 		/* nothing here: the fire is over at once (the scheduler counts it ended) */
 		if (owned)
 			log_info("job %s: fire %" PRIu64 ": nothing runs here: all %" PRIu32 " item%s of this instance %s disabled "
-			         "(sharding/{i}/disabled)", j->name, f->fire_ms, owned, owned == 1 ? "" : "s", owned == 1 ? "is" : "are");
+			         "(sharding/{i}/disabled)", j->name, f->fire->fire_ms, owned, owned == 1 ? "" : "s", owned == 1 ? "is" : "are");
 		else {
 			char cause[64];
 			snprintf(cause, sizeof cause, "no items %" PRIx64, j->epoch);
@@ -286,14 +287,13 @@ static void fire_refused(struct cjob *j, const struct sched_fire_info *fi, const
 
 int coord_fire(void *arg, const struct sched_fire_info *fi)
 {
-	struct sup *s = arg;
-	coord_t *c = s->coord;
+	coord_t *c = arg;
 	struct cjob *j = cj_find(c, fi->job);
-	if (s->stopping || !j) return -1;
+	if (c->stopping || !j) return -1;
 	const conf_job_t *cj = cj_conf(j);
 	if (j->shut) {
 		fire_refused(j, fi, "shut", "the job is shut down on this instance (its instances/%s node was deleted) "
-		             "until the supervisor restarts", s->instance_id);
+		             "until the supervisor restarts", c->id);
 		return 1;
 	}
 	if (!j->clock_known && cj->max_time_diff_seconds >= 0 && zkc_state(c->z) == ZKC_CONNECTED) {
@@ -325,11 +325,9 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 		return 1;
 	}
 	log_cause_reset(&j->fire_cause);
-	uint32_t total = (uint32_t)cj->sharding_total_count;
-	struct cfire *f = cx_new(j, total, total);
+	struct cfire *f = cx_new(j, (uint32_t)cj->sharding_total_count, (uint64_t)fi->fire_s * 1000u);
 	if (!f) return -1;
 	f->handle = fi->handle;
-	f->fire_ms = (uint64_t)fi->fire_s * 1000u;
 	f->state = F_WAIT;
 	j->fire = f;
 	cx_continue(j);
@@ -347,22 +345,22 @@ static void flush_fire(struct cfire *f)
 	struct cjob *j = f->j;
 	if (f->flushing || !f->npending) return;
 	/* Not connected: the running nodes must still go, or the items stay "running" for ever once
-	 * the same session is back. Wait: a reconnect flushes (coord_flush_all); an expired session
-	 * took its ephemeral running nodes with it (coord_session_lost ends these fires). A job
+	 * the same session is back. Wait: a reconnect flushes (on_state, coord.c); an expired session
+	 * took its ephemeral running nodes with it (cx_session_lost ends these fires). A job
 	 * removed from the file still writes the completions of its last fires. */
 	int same = f->session == zkc_session(j->c->z);
 	if (f->monitor && same && zkc_state(j->c->z) != ZKC_CONNECTED) return;
 	if (!f->monitor || !same) {
 		f->flushed += f->npending;
 		f->npending = 0;
-		if (f->flushed == f->n) cx_end(f);
+		if (f->flushed == f->fire->n) cx_end(f);
 		return;
 	}
 	/* One multi for a fire whose items end close together: wait for the rest of the fire, up to
 	 * COMPLETION_HOLD_NS after the oldest completion (coord_tick comes back for it). */
-	if (f->ended < f->n && wait_now_ns() - f->pending_since_ns < COMPLETION_HOLD_NS) return;
+	if (f->fire->ended < f->fire->n && wait_now_ns() - f->pending_since_ns < COMPLETION_HOLD_NS) return;
 	char p[PATH_MAX_];
-	const char *id = j->c->s->instance_id;
+	const char *id = j->c->id;
 	zkc_multi_t *m = zkc_multi_new();
 	for (uint32_t i = 0; i < f->npending; i++) {
 		uint32_t it = f->pending[i];
@@ -372,17 +370,17 @@ static void flush_fire(struct cfire *f)
 			zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", it), -1);
 		}
 		/* completed says it ran to its end; a failed or stopped item is only no longer running */
-		if (f->done[it] == 1)
+		if (f->fire->done[it] == FIRE_OK)
 			zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), id, (int)strlen(id), 0);
 		/* stopped for a shutdown here: queued for failover (the leader names a taker) */
-		if (f->done[it] == 3) zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), "", 0, 0);
+		if (f->fire->done[it] == FIRE_HANDED_OVER) zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), "", 0, 0);
 	}
 	f->flushing = (int)f->npending;
 	if (zkc_multi_commit(j->c->z, m, completed_written, f) != ZOK) {
 		f->flushing = 0;
 		f->flushed += f->npending;
 		f->npending = 0;
-		if (f->flushed == f->n) cx_end(f);
+		if (f->flushed == f->fire->n) cx_end(f);
 	}
 }
 
@@ -399,9 +397,9 @@ static void completed_written(void *arg, const struct zkc_res *r)
 	if (r->rc != ZOK && r->session == zkc_session(j->c->z) && zkc_state(j->c->z) == ZKC_CONNECTED) {
 		/* someone else touched those nodes: write them one by one, each as far as it goes */
 		log_info("job %s: fire %" PRIu64 ": completed nodes in one multi: %s; writing them one by one", j->name,
-		         f->fire_ms, zerror(r->rc));
+		         f->fire->fire_ms, zerror(r->rc));
 		char p[PATH_MAX_];
-		const char *id = j->c->s->instance_id;
+		const char *id = j->c->id;
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t it = f->pending[i];
 			zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), -1, NULL, NULL);
@@ -409,21 +407,21 @@ static void completed_written(void *arg, const struct zkc_res *r)
 				zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failover", it), -1, NULL, NULL);
 				zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", it), -1, NULL, NULL);
 			}
-			if (f->done[it] == 3)
+			if (f->fire->done[it] == FIRE_HANDED_OVER)
 				zkc_create(j->c->z, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), "", 0, 0, NULL, NULL);
-			if (f->done[it] != 1) continue;
+			if (f->fire->done[it] != FIRE_OK) continue;
 			zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), -1, NULL, NULL);
 			zkc_create(j->c->z, p, id, (int)strlen(id), 0, NULL, NULL);
 			if (j->completed && it < j->total) j->completed[it] = 1;
 		}
 	} else if (r->rc == ZOK && j->completed)
 		for (uint32_t i = 0; i < n; i++)
-			if (f->pending[i] < j->total && f->done[f->pending[i]] == 1) j->completed[f->pending[i]] = 1;
+			if (f->pending[i] < j->total && f->fire->done[f->pending[i]] == FIRE_OK) j->completed[f->pending[i]] = 1;
 	memmove(f->pending, f->pending + n, (f->npending - n) * sizeof *f->pending);
 	f->npending -= n;
 	f->flushed += n;
 	f->flushing = 0;
-	if (f->flushed == f->n) {
+	if (f->flushed == f->fire->n) {
 		cx_end(f);
 		return;
 	}
@@ -446,7 +444,7 @@ static void stale_read(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
 	/* ours: nobody else writes our id, and no fire of ours runs meanwhile (they wait for this) */
-	if (cj_live(j, r->session) && r->rc == ZOK && r->data && !strcmp(r->data, j->c->s->instance_id) &&
+	if (cj_live(j, r->session) && r->rc == ZOK && r->data && !strcmp(r->data, j->c->id) &&
 	    zkc_delete(j->c->z, r->path, r->stat.version, stale_deleted, j) == ZOK)
 		return;
 	stale_done(j);
@@ -459,9 +457,10 @@ void cx_clear_stale(struct cjob *j)
 		if (!j->stale[i]) continue;
 		j->stale[i] = 0;
 		/* an item running here now (a later fire) keeps its node */
-		if (j->fire && j->fire->state == F_RUN && i < j->total && j->fire->done && !j->fire->done[i]) {
+		const fire_t *t = j->fire ? j->fire->fire : NULL;
+		if (j->fire && j->fire->state == F_RUN && i < t->total && !t->done[i]) {
 			int mine = 0;
-			for (uint32_t k = 0; k < j->fire->n; k++) mine |= j->fire->items[k] == i;
+			for (uint32_t k = 0; k < t->n; k++) mine |= t->items[k] == i;
 			if (mine) continue;
 		}
 		if (zkc_get(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), NULL, NULL, stale_read, j) == ZOK)
@@ -506,7 +505,7 @@ static void orphan_read(void *arg, const struct zkc_res *r)
 	struct cjob *j = arg;
 	const char *q = strstr(r->path, "/sharding/");
 	struct orphan *o = NULL;
-	if (cj_live(j, r->session) && q && r->rc == ZOK && r->data && !strcmp(r->data, j->c->s->instance_id) &&
+	if (cj_live(j, r->session) && q && r->rc == ZOK && r->data && !strcmp(r->data, j->c->id) &&
 	    (o = calloc(1, sizeof *o))) {
 		o->j = j;
 		o->item = (uint32_t)strtoul(q + 10, NULL, 10);
@@ -568,20 +567,17 @@ void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents)
 	}
 }
 
-void coord_outcome(coord_t *c, const struct disp_outcome *o)
+/* An item's final outcome (the tracker's item_ended): its completion waits to be written. */
+static void zk_item_ended(fire_t *t, uint32_t item, const struct disp_outcome *o)
 {
-	struct cfire *f = (struct cfire *)(uintptr_t)o->cookie;
-	if (!o->final || !f || o->item >= f->j->total || f->done[o->item]) return;
-	f->done[o->item] = o->status == FRAME_ST_OK ? 1 : 2;
+	struct cfire *f = t->owner;
 	/* stopped because an operator shut the job down here: it did not run to its end, and the
 	 * leader waits for us to hand it over (coord_failover.c) */
-	if (f->j->shut && o->status == FRAME_ST_CANCELLED && cj_conf(f->j)->failover) f->done[o->item] = 3;
-	f->ended++;
-	f->ok += o->status == FRAME_ST_OK;
+	if (f->j->shut && o->status == FRAME_ST_CANCELLED && cj_conf(f->j)->failover) t->done[item] = FIRE_HANDED_OVER;
 	if (!f->npending) f->pending_since_ns = wait_now_ns();
-	f->pending[f->npending++] = o->item;
+	f->pending[f->npending++] = item;
 	/* completions that end close together go in one multi: write when the loop is idle */
-	ev_idle_start(c->s->loop, &c->flush_w);
+	ev_idle_start(f->j->c->loop, &f->j->c->flush_w);
 }
 
 /* ---- misfire: an item still running from an earlier fire ------------------------------------------
@@ -613,13 +609,13 @@ static void misfire_started(void *arg, const struct zkc_res *r)
 {
 	struct cfire *f = arg;
 	struct cjob *j = f->j;
-	uint32_t i = f->items[0];
+	uint32_t i = f->fire->items[0];
 	if (r->rc == ZOK) {
 		log_info("job %s: item %" PRIu32 " runs again for its misfire", j->name, i);
 		cx_submit(f);
 		return;
 	}
-	f->n = 0;
+	f->fire->n = 0;
 	cx_end(f);
 	/* running again somewhere: wait once more; the flag gone: someone else ran it */
 	if (cj_live(j, r->session) && r->nops > 0 && r->op_rc[0] == ZNODEEXISTS) misfire_watch(j, i);
@@ -645,13 +641,13 @@ static void misfire_act(struct cjob *j, uint32_t i)
 	f->misfire_run = 1;
 	f->monitor = cj->monitor_execution;
 	f->state = F_START;
-	const char *id = j->c->s->instance_id;
+	const char *id = j->c->id;
 	zkc_multi_t *m = zkc_multi_new();
 	zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), id, (int)strlen(id),
 	                 cj->failover ? 0 : ZOO_EPHEMERAL);
 	zkc_multi_delete(m, q, -1);
 	if (zkc_multi_commit(j->c->z, m, misfire_started, f) != ZOK) {
-		f->n = 0;
+		f->fire->n = 0;
 		cx_end(f);
 	}
 }

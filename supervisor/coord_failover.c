@@ -9,7 +9,6 @@
 #include "ipc/wait.h"
 #include "supervisor/coord.h"
 #include "supervisor/fire.h"
-#include "supervisor/sup.h"
 #include "supervisor/coord_int.h"
 #include "supervisor/zkc.h"
 
@@ -308,7 +307,7 @@ static void failovering_read(void *arg, const struct zkc_res *r)
 		free(t);
 		return;
 	}
-	const char *me = j->c->s->instance_id;
+	const char *me = j->c->id;
 	if (strcmp(r->data, me)) {
 		/* the leader: queued for an instance that is gone? hand it out again */
 		int there = 0;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "supervisor/coord.h"
+#include "supervisor/fire.h"
 #include "supervisor/log.h"
 #include "supervisor/sched.h"
 #include "supervisor/zkc.h"
@@ -79,20 +80,19 @@ struct cjob {
 	int server_off;             /* servers/{ip} is DISABLED */
 };
 
+/* A fire of a job in ZooKeeper mode, or a side run (a failover take, a misfire's run again): the
+ * tracker's fire (items, outcomes, counts) and what ZooKeeper adds to it. */
 struct cfire {
+	fire_t *fire;               /* the tracker's fire (fire.h): items, outcomes, counts; its owner is this */
 	struct cjob *j;
-	sched_job_t *handle;
-	uint64_t fire_ms;
+	sched_job_t *handle;        /* the scheduler's (not for side runs) */
 	int state;                  /* F_WAIT (for sharding), F_START (running nodes), F_RUN */
 	int monitor;                /* monitorExecution when it started */
-	uint32_t n, ended, flushed, ok;
-	uint32_t *items;
-	uint8_t *done;              /* [total]: 1 ended ok, 2 ended otherwise */
+	uint32_t flushed;           /* ended items whose completion is written (or has nothing to write) */
 	uint32_t *pending;          /* ended items whose completion is not written yet */
 	uint32_t npending;
 	uint64_t pending_since_ns;  /* when the oldest unwritten completion ended */
 	int flushing;
-	uint64_t started_ns;
 	uint64_t requests0;         /* zkc_requests when it started: its round trips, in its last log line */
 	uint64_t session;           /* the session its running nodes were written in */
 	int failover;               /* a side run (on the job's ffires list): items taken over from a
@@ -105,11 +105,21 @@ struct cfire {
 enum { F_WAIT = 1, F_START, F_RUN };
 
 struct coord {
-	struct sup *s;
+	struct ev_loop *loop;
+	struct coord_hooks h;
+	void *arg;
+	fires_t *fires;
 	zkc_t *z;
+	char *id;                   /* this instance: "{ip}@-@{pid}" */
+	char *ip;
+	char *ns;                   /* regCenter.namespace, for messages */
+	char *servers;              /* regCenter.serverLists, for messages */
+	int digest;                 /* regCenter.digest is set */
+	uint32_t kill_grace_s;      /* supervisor.killGraceSeconds (coord_set_jobs) */
 	struct cjob **jobs;
 	size_t n, cap;
 	int connected;
+	int stopping;               /* coord_stop: no fire starts */
 	int closing;                /* coord_free: answers still come (ZCLOSING); tell no one */
 	int lease_stopped;          /* running items were stopped for the lease */
 	ev_idle flush_w;

@@ -9,7 +9,6 @@
 #include "ipc/shm.h"
 #include "supervisor/coord_int.h"
 #include "supervisor/dispatch.h"
-#include "supervisor/sup.h"
 
 /* ---- manual trigger: trigger/{instanceId} -------------------------------------------------------- */
 
@@ -29,14 +28,14 @@ static void trigger_known(void *arg, const struct zkc_res *r)
 	if (!cj_live(j, r->session) || r->rc != ZOK) return;
 	/* ElasticJob's contract: the instance deletes its trigger node and fires once */
 	zkc_delete(j->c->z, r->path, -1, NULL, NULL);
-	sched_trigger(j->c->s->sched, j->name);
+	j->c->h.trigger(j->c->arg, j->name);
 }
 
 void cj_watch_trigger(struct cjob *j)
 {
 	char p[PATH_MAX_];
 	int w = !j->w_trigger;
-	if (zkc_exists(j->c->z, cj_path(j, p, "/trigger/%s", j->c->s->instance_id), w ? trigger_changed : NULL, j,
+	if (zkc_exists(j->c->z, cj_path(j, p, "/trigger/%s", j->c->id), w ? trigger_changed : NULL, j,
 	               trigger_known, j) == ZOK && w)
 		j->w_trigger = 1;
 }
@@ -60,7 +59,7 @@ static void server_known(void *arg, const struct zkc_res *r)
 	int off = r->rc == ZOK && r->data && !strcmp(r->data, "DISABLED");
 	if (r->rc == ZOK && r->data && !off && strcmp(r->data, "ENABLED") && strcmp(r->data, ""))
 		log_warn("job %s: /%s%s holds '%.40s', which is neither ENABLED nor DISABLED; taking it as ENABLED", j->name,
-		         j->c->s->conf->reg_center.namespace, r->path, r->data);
+		         j->c->ns, r->path, r->data);
 	if (off == j->server_off) return;
 	j->server_off = off;
 	char p[PATH_MAX_];
@@ -68,15 +67,15 @@ static void server_known(void *arg, const struct zkc_res *r)
 	zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
 	if (off) {
 		log_warn("job %s: this server is DISABLED (servers/%s): its items here stop and it leaves the sharding",
-		         j->name, j->c->s->ip);
-		disp_cancel_job(j->c->s->disp, j->name, SHM_CANCEL_SHUTDOWN, "not started: the server was disabled");
+		         j->name, j->c->ip);
+		j->c->h.cancel_job(j->c->arg, j->name, "not started: the server was disabled");
 		if (j->leader) {
 			log_info("job %s: a disabled server does not lead: stepping down", j->name);
 			j->leader = 0;
 			zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
 		}
 	} else {
-		log_info("job %s: this server is ENABLED again (servers/%s)", j->name, j->c->s->ip);
+		log_info("job %s: this server is ENABLED again (servers/%s)", j->name, j->c->ip);
 		cj_elect(j);
 	}
 }
@@ -85,7 +84,7 @@ void cj_watch_server(struct cjob *j)
 {
 	char p[PATH_MAX_];
 	int w = !j->w_server;
-	if (zkc_get(j->c->z, cj_path(j, p, "/servers/%s", j->c->s->ip), w ? server_changed : NULL, j, server_known, j) ==
+	if (zkc_get(j->c->z, cj_path(j, p, "/servers/%s", j->c->ip), w ? server_changed : NULL, j, server_known, j) ==
 	        ZOK && w)
 		j->w_server = 1;
 }
@@ -108,7 +107,7 @@ static void self_changed(void *arg, int type, const char *path)
 	/* The event may be the session's own end, seen before the expiry (a process frozen past its
 	 * timeout): only an answer in this same session proves someone deleted the node. */
 	char p[PATH_MAX_];
-	zkc_exists(j->c->z, cj_path(j, p, "/instances/%s", j->c->s->instance_id), NULL, NULL, self_gone, j);
+	zkc_exists(j->c->z, cj_path(j, p, "/instances/%s", j->c->id), NULL, NULL, self_gone, j);
 }
 
 static void self_gone(void *arg, const struct zkc_res *r)
@@ -122,8 +121,8 @@ static void self_gone(void *arg, const struct zkc_res *r)
 	j->shut = 1;
 	log_warn("job %s: its instance node instances/%s was deleted (an operator's shutdown): the job is shut down on "
 	         "this instance: its items here stop and it fires no more here until the supervisor restarts",
-	         j->name, j->c->s->instance_id);
-	disp_cancel_job(j->c->s->disp, j->name, SHM_CANCEL_SHUTDOWN, "not started: the job was shut down on this instance");
+	         j->name, j->c->id);
+	j->c->h.cancel_job(j->c->arg, j->name, "not started: the job was shut down on this instance");
 	if (j->leader) {
 		j->leader = 0;
 		zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
@@ -136,7 +135,7 @@ void cj_watch_self(struct cjob *j)
 {
 	char p[PATH_MAX_];
 	if (j->w_self) return;
-	if (zkc_exists(j->c->z, cj_path(j, p, "/instances/%s", j->c->s->instance_id), self_changed, j, NULL, NULL) == ZOK)
+	if (zkc_exists(j->c->z, cj_path(j, p, "/instances/%s", j->c->id), self_changed, j, NULL, NULL) == ZOK)
 		j->w_self = 1;
 }
 

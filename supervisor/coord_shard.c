@@ -9,7 +9,6 @@
 
 #include "supervisor/coord_int.h"
 #include "supervisor/shard.h"
-#include "supervisor/sup.h"
 #include "supervisor/zkc.h"
 
 /* ---- sharding (the leader) ------------------------------------------------------------------------ */
@@ -265,7 +264,7 @@ static void shard_instances(void *arg, const struct zkc_res *r)
 		}
 		char show[64];
 		log_warn("job %s: /%s/%s/instances/%s is not an instance id ({ip}@-@{pid}); left out of the sharding", j->name,
-		         j->c->s->conf->reg_center.namespace, j->name,
+		         j->c->ns, j->name,
 		         cj_show(r->children[i], (int)strlen(r->children[i]), show, sizeof show));
 	}
 	o->sleft = 1;

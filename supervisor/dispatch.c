@@ -208,7 +208,13 @@ static int publish(disp_t *d, disp_target_t *t, struct entry *e)
 	t->outstanding++;
 	list_push(&d->published, e);
 	hash_add(d, e);
-	if (d->h.started) d->h.started(d->arg, e->cookie, e->xid);
+	if (d->h.started) {
+		struct disp_started st = {
+			.xid = e->xid, .cookie = e->cookie, .job = e->job, .item = e->item, .attempt = e->attempt,
+			.where = t->name,
+		};
+		d->h.started(d->arg, &st);
+	}
 	return 1;
 }
 

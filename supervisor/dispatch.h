@@ -43,9 +43,17 @@ struct disp_outcome {
 	int final;                  /* 1: no retry follows */
 };
 
+/* An attempt published to a worker. */
+struct disp_started {
+	uint64_t xid, cookie;
+	const char *job;
+	uint32_t item, attempt;
+	const char *where;          /* the target: "pool", "attach:4242" */
+};
+
 struct disp_hooks {
 	void (*outcome)(void *arg, const struct disp_outcome *o);   /* every attempt's end */
-	void (*started)(void *arg, uint64_t cookie, uint64_t xid);  /* published to a worker */
+	void (*started)(void *arg, const struct disp_started *s);   /* published to a worker */
 };
 
 /* A target's side of things, supplied by whoever owns it (pool, attachment). */

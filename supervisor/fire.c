@@ -1,5 +1,4 @@
-/* supervisor/fire.c: one fire of a job on this supervisor: its items queued to the dispatcher,
- * their outcomes counted, and the scheduler told when the last one has ended. */
+/* supervisor/fire.c: the one fire tracker (fire.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,18 +9,32 @@
 #include "ipc/frame.h"
 #include "ipc/wait.h"
 #include "supervisor/fire.h"
-#include "supervisor/sup.h"
+#include "supervisor/log.h"
 
-struct fire {
-	struct fire *prev, *next;   /* the supervisor's live fires */
-	sched_job_t *handle;
-	char *job;
-	uint64_t fire_ms;
-	uint32_t total, n, ended, ok;
-	uint8_t *done;              /* by item number: final outcome seen */
-	uint64_t started_ns;
-	int catch_up;
+struct fires {
+	disp_t *disp;
+	char *instance;
+	fire_t *list;               /* fires in progress */
 };
+
+fires_t *fires_new(disp_t *d, const char *instance)
+{
+	fires_t *fs = calloc(1, sizeof *fs);
+	if (!fs || !(fs->instance = strdup(instance))) {
+		free(fs);
+		return NULL;
+	}
+	fs->disp = d;
+	return fs;
+}
+
+void fires_free(fires_t *fs)
+{
+	if (!fs) return;
+	while (fs->list) fire_free(fs->list);
+	free(fs->instance);
+	free(fs);
+}
 
 uint32_t fire_kind(const conf_job_t *j)
 {
@@ -44,131 +57,142 @@ char *fire_task_id(const char *job, const uint32_t *items, uint32_t n, const cha
 	return task;
 }
 
-/* a fire id (ms) as the log shows it: UTC, like the log's own timestamps */
-static void fmt_fire(uint64_t ms, char *buf, size_t len)
+void fire_fmt_time(uint64_t ms, char *buf, size_t len)
 {
 	time_t t = (time_t)(ms / 1000u);
 	struct tm tm;
 	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm)) snprintf(buf, len, "%" PRIu64, ms);
 }
 
-static void fire_free(struct sup *s, struct fire *f)
+fire_t *fire_new(fires_t *fs, const struct fire_ops *ops, void *owner, const char *job, uint32_t total,
+                 uint64_t fire_ms)
 {
+	fire_t *f = calloc(1, sizeof *f);
+	if (!f || !(f->job = strdup(job)) || !(f->items = calloc(total ? total : 1, sizeof *f->items)) ||
+	    !(f->done = calloc(total ? total : 1, 1))) {
+		log_error("job %s: out of memory starting a fire", job);
+		if (f) {
+			free(f->items);
+			free(f->job);
+		}
+		free(f);
+		return NULL;
+	}
+	f->ops = ops;
+	f->owner = owner;
+	f->fs = fs;
+	f->total = total;
+	f->fire_ms = fire_ms;
+	f->started_ns = wait_now_ns();
+	f->next = fs->list;
+	if (fs->list) fs->list->prev = f;
+	fs->list = f;
+	return f;
+}
+
+void fire_free(fire_t *f)
+{
+	if (!f) return;
 	if (f->prev) f->prev->next = f->next;
-	else s->fires = f->next;
+	else f->fs->list = f->next;
 	if (f->next) f->next->prev = f->prev;
 	free(f->done);
+	free(f->items);
 	free(f->job);
 	free(f);
 }
 
-uint32_t fire_queue(struct sup *s, const conf_job_t *j, const uint32_t *items, uint32_t n, uint32_t total,
-                    uint64_t fire_ms, uint64_t epoch, uint64_t cookie)
+uint32_t fire_submit(fire_t *f, const conf_job_t *j, uint64_t epoch)
 {
-	uint32_t kind = fire_kind(j);
+	uint32_t kind = fire_kind(j), n = f->n;
+	f->n = 0;
+	f->epoch = epoch;
 	if (kind == FRAME_KIND_NONE) {
 		log_error("job %s: no type (script, native or external): it cannot run", j->name);
 		return 0;
 	}
-	char *task = fire_task_id(j->name, items, n, s->instance_id);
+	char *task = fire_task_id(j->name, f->items, n, f->fs->instance);
 	if (!task) {
 		log_error("job %s: out of memory starting a fire", j->name);
 		return 0;
 	}
-	uint32_t queued = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		struct disp_req q = {
 			.job = j->name, .kind = kind, .cmd = j->script_command_line, .lib = j->native_library,
 			.sym = j->native_symbol, .job_param = j->job_parameter,
-			.item_param = conf_job_item_param(j, (int)items[i]), .task_id = task, .item = items[i],
-			.total = total, .fire_id = fire_ms, .epoch = epoch, .timeout_s = (uint32_t)j->timeout_seconds,
-			.max_retries = (uint32_t)j->max_retries, .cookie = cookie,
+			.item_param = conf_job_item_param(j, (int)f->items[i]), .task_id = task, .item = f->items[i],
+			.total = f->total, .fire_id = f->fire_ms, .epoch = epoch, .timeout_s = (uint32_t)j->timeout_seconds,
+			.max_retries = (uint32_t)j->max_retries, .cookie = (uint64_t)(uintptr_t)f,
 		};
-		if (!disp_submit(s->disp, &q)) {
+		if (!disp_submit(f->fs->disp, &q)) {
 			/* only a malformed request fails, and then every item would */
-			log_error("job %s item %" PRIu32 ": cannot queue it: %s", j->name, items[i], strerror(errno));
+			log_error("job %s item %" PRIu32 ": cannot queue it: %s", j->name, f->items[i], strerror(errno));
 			break;
 		}
-		queued++;
+		f->n++;
 	}
 	free(task);
-	if (queued) disp_kick(s->disp);
-	return queued;
+	return f->n;
 }
 
-/* Queue items[0..n) of job as one fire. Returns the fire, or NULL (logged). */
-static struct fire *submit(struct sup *s, const conf_job_t *j, sched_job_t *h, uint64_t fire_ms, const uint32_t *items,
-                           uint32_t n, uint64_t epoch)
+void fires_kick(fires_t *fs)
 {
-	struct fire *f = calloc(1, sizeof *f);
-	if (!f || !(f->job = strdup(j->name)) || !(f->done = calloc((size_t)j->sharding_total_count, 1))) {
-		log_error("job %s: out of memory starting a fire", j->name);
-		if (f) free(f->job);
-		free(f);
-		return NULL;
-	}
-	f->handle = h;
-	f->fire_ms = fire_ms;
-	f->total = (uint32_t)j->sharding_total_count;
-	f->started_ns = wait_now_ns();
-	f->next = s->fires;
-	if (s->fires) s->fires->prev = f;
-	s->fires = f;
-	f->n = fire_queue(s, j, items, n, f->total, fire_ms, epoch, (uint64_t)(uintptr_t)f);
-	if (!f->n) {
-		fire_free(s, f);
-		return NULL;
-	}
-	return f;
+	disp_kick(fs->disp);
 }
 
-int fire_start(void *arg, const struct sched_fire_info *fi)
+void fire_summary(const fire_t *f)
 {
-	struct sup *s = arg;
-	const conf_job_t *j = fi->conf;
-	if (s->stopping) return -1;
-	/* without ZooKeeper every item of the job runs here */
-	uint32_t total = (uint32_t)j->sharding_total_count;
-	uint32_t *items = malloc(total * sizeof *items);
-	if (!items) {
-		log_error("job %s: out of memory starting a fire", j->name);
-		return -1;
-	}
-	for (uint32_t i = 0; i < total; i++) items[i] = i;
-	struct fire *f = submit(s, j, fi->handle, (uint64_t)fi->fire_s * 1000u, items, total, 0);
-	free(items);
-	if (!f) return -1;
-	f->catch_up = fi->catch_up;
-	char when[32];
-	fmt_fire(f->fire_ms, when, sizeof when);
-	log_info("job %s: %s %s: %" PRIu32 " item%s", j->name, fi->catch_up ? "catch-up run for fire" : "fire", when, f->n,
-	         f->n == 1 ? "" : "s");
-	return 0;
+	const struct fire_ops *ops = f->ops;
+	double secs = (double)(wait_now_ns() - f->started_ns) / 1e9;
+	char name[300], tail[128] = "";
+	ops->name(f, name, sizeof name);
+	int all = f->ok == f->n;
+	if (ops->tail) ops->tail(f, all, tail, sizeof tail);
+	const char *here = ops->here ? ops->here : "";
+	if (all)
+		log_info("%s: all %" PRIu32 " item%s%s succeeded in %.2fs%s", name, f->n, f->n == 1 ? "" : "s", here, secs, tail);
+	else
+		log_msg((enum log_level)ops->fail_level, "%s: %" PRIu32 " of %" PRIu32 " items%s failed (%.2fs%s)", name,
+		        f->n - f->ok, f->n, here, secs, tail);
 }
 
-void fire_outcome(struct sup *s, const struct disp_outcome *o)
+/* ---- the events: an item starts, an attempt ends ---------------------------------------------- */
+
+static void item_started(fire_t *f, const struct disp_started *s)
 {
-	struct fire *f = (struct fire *)(uintptr_t)o->cookie;
+	(void)f;
+	log_debug("job %s item %" PRIu32 " attempt %" PRIu32 ": started on %s", s->job, s->item, s->attempt, s->where);
+}
+
+static void item_ended(fire_t *f, const struct disp_outcome *o)
+{
+	char took[32];
+	snprintf(took, sizeof took, "%.1fms", (double)o->duration_us / 1000.0);
+	char detail[64] = "";
+	if (o->status != FRAME_ST_OK) {
+		if (o->signal) snprintf(detail, sizeof detail, " (signal %d)", o->signal);
+		else if (o->exit_code) snprintf(detail, sizeof detail, " (exit %d)", o->exit_code);
+	}
+	enum log_level lvl = o->status == FRAME_ST_OK ? LL_INFO : o->final ? LL_ERROR : LL_WARN;
+	log_msg(lvl, "job %s item %" PRIu32 " attempt %" PRIu32 ": %s%s in %s on %s%s%s%s", o->job, o->item,
+	        o->attempt, frame_status_name(o->status), detail, took, o->where, o->error[0] ? ": " : "", o->error,
+	        o->status != FRAME_ST_OK && !o->final ? "; it will run again" : "");
 	if (!o->final || !f || o->item >= f->total || f->done[o->item]) return;
-	f->done[o->item] = 1;
+	f->done[o->item] = o->status == FRAME_ST_OK ? FIRE_OK : FIRE_FAILED;
 	f->ended++;
 	f->ok += o->status == FRAME_ST_OK;
-	if (f->ended < f->n) return;
-	double secs = (double)(wait_now_ns() - f->started_ns) / 1e9;
-	char when[32];
-	fmt_fire(f->fire_ms, when, sizeof when);
-	if (f->ok == f->n)
-		log_info("job %s: fire %s: all %" PRIu32 " item%s succeeded in %.2fs", f->job, when, f->n,
-		         f->n == 1 ? "" : "s", secs);
-	else
-		log_warn("job %s: fire %s: %" PRIu32 " of %" PRIu32 " items failed (%.2fs)", f->job, when,
-		         f->n - f->ok, f->n, secs);
-	sched_job_t *h = f->handle;
-	fire_free(s, f);
-	sched_fire_ended(s->sched, h);
+	if (f->ops->item_ended) f->ops->item_ended(f, o->item, o);
+	if (f->ended == f->n && f->ops->all_ended) f->ops->all_ended(f);
 }
 
-void fire_free_all(struct sup *s)
+void fires_started(fires_t *fs, const struct disp_started *s)
 {
-	while (s->fires) fire_free(s, s->fires);
+	(void)fs;
+	item_started((fire_t *)(uintptr_t)s->cookie, s);
+}
+
+void fires_outcome(fires_t *fs, const struct disp_outcome *o)
+{
+	(void)fs;
+	item_ended((fire_t *)(uintptr_t)o->cookie, o);
 }

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <net/if.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 
 #include "ipc/frame.h"
 #include "ipc/ring.h"
+#include "ipc/shm.h"
 #include "ipc/wait.h"
 #include "supervisor/sup.h"
 
@@ -195,24 +197,97 @@ static void on_pool_stopped(void *arg)
 	maybe_exit(s, wait_now_ns());
 }
 
+/* the dispatcher's hooks: every request is an item of a fire (fire.h) */
 static void on_outcome(void *arg, const struct disp_outcome *o)
 {
 	struct sup *s = arg;
-	char took[32];
-	snprintf(took, sizeof took, "%.1fms", (double)o->duration_us / 1000.0);
-	char detail[64] = "";
-	if (o->status != FRAME_ST_OK) {
-		if (o->signal) snprintf(detail, sizeof detail, " (signal %d)", o->signal);
-		else if (o->exit_code) snprintf(detail, sizeof detail, " (exit %d)", o->exit_code);
-	}
-	enum log_level lvl = o->status == FRAME_ST_OK ? LL_INFO : o->final ? LL_ERROR : LL_WARN;
-	log_msg(lvl, "job %s item %" PRIu32 " attempt %" PRIu32 ": %s%s in %s on %s%s%s%s", o->job, o->item,
-	        o->attempt, frame_status_name(o->status), detail, took, o->where, o->error[0] ? ": " : "", o->error,
-	        o->status != FRAME_ST_OK && !o->final ? "; it will run again" : "");
-	if (s->run) run_outcome(s, o);
-	else if (s->coord) coord_outcome(s->coord, o);
-	else fire_outcome(s, o);
+	fires_outcome(s->fires, o);
 }
+
+static void on_started(void *arg, const struct disp_started *st)
+{
+	struct sup *s = arg;
+	fires_started(s->fires, st);
+}
+
+/* coord's hooks (coord.h): what ZooKeeper asks of the dispatcher, the workers and the scheduler */
+static void co_pause(void *arg, int on)
+{
+	struct sup *s = arg;
+	disp_pause(s->disp, on);
+}
+
+static void co_lease(void *arg, uint64_t deadline, uint64_t kill_at)
+{
+	struct sup *s = arg;
+	atomic_store(&seg_header(s->seg)->lease_kill_ns, kill_at);
+	atomic_store(&seg_header(s->seg)->lease_deadline_ns, deadline);
+	att_set_lease(s->att, deadline, kill_at);
+	disp_set_lease(s->disp, deadline);
+}
+
+static void co_hold(void *arg, uint64_t kill_at)
+{
+	struct sup *s = arg;
+	disp_hold(s->disp, kill_at);
+}
+
+static void co_release(void *arg)
+{
+	struct sup *s = arg;
+	disp_release(s->disp);
+}
+
+static void co_drop_held(void *arg, const char *why)
+{
+	struct sup *s = arg;
+	disp_drop_held(s->disp, why);
+}
+
+static void co_counts(void *arg, uint32_t *running, uint32_t *queued, int *held)
+{
+	struct sup *s = arg;
+	*running = disp_running(s->disp);
+	*queued = disp_pending(s->disp);
+	*held = disp_held(s->disp);
+}
+
+static void co_cancel_job(void *arg, const char *job, const char *why)
+{
+	struct sup *s = arg;
+	disp_cancel_job(s->disp, job, SHM_CANCEL_SHUTDOWN, why);
+}
+
+static void co_fire_ended(void *arg, sched_job_t *h, int missed)
+{
+	struct sup *s = arg;
+	if (missed) sched_fire_missed(s->sched, h);
+	else sched_fire_ended(s->sched, h);
+}
+
+static void co_kick(void *arg, const char *job)
+{
+	struct sup *s = arg;
+	if (s->sched) sched_kick(s->sched, job);
+}
+
+static int co_trigger(void *arg, const char *job)
+{
+	struct sup *s = arg;
+	return s->sched ? sched_trigger(s->sched, job) : -1;
+}
+
+static void co_job_conf(void *arg, const conf_job_t *c)
+{
+	struct sup *s = arg;
+	if (s->sched) sched_set_job_conf(s->sched, c);
+}
+
+static const struct coord_hooks coord_hooks = {
+	.pause = co_pause, .lease = co_lease, .hold = co_hold, .release = co_release, .drop_held = co_drop_held,
+	.counts = co_counts, .cancel_job = co_cancel_job, .fire_ended = co_fire_ended, .kick = co_kick,
+	.trigger = co_trigger, .job_conf = co_job_conf,
+};
 
 /* pool target operations */
 static uint32_t pool_capacity(void *arg)
@@ -290,7 +365,7 @@ static void shutdown_grace_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	disp_cancel_running(s->disp, SHM_CANCEL_SHUTDOWN);
 }
 
-void sup_shutdown(struct sup *s, int exit_code)
+static void sup_shutdown(struct sup *s, int exit_code)
 {
 	if (s->stopping) return;
 	s->stopping = 1;
@@ -300,6 +375,8 @@ void sup_shutdown(struct sup *s, int exit_code)
 	/* nothing new starts; what is running may finish within the grace, then is asked to stop,
 	 * then killed kill_grace later */
 	if (s->sched) sched_stop(s->sched);
+	local_stop(s->local);
+	coord_stop(s->coord);
 	disp_cancel_queued(s->disp, "not started: the supervisor is stopping");
 	att_shutdown(s->att);
 	s->stop_by_ns = wait_now_ns() + (uint64_t)(grace + kill_grace + 2) * 1000000000u;
@@ -372,7 +449,7 @@ static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	if (s->coord) coord_tick(s->coord, now);
 	/* an attached worker binds its slots after the welcome: capacity can grow without an event */
 	if (!s->stopping && disp_pending(s->disp)) disp_kick(s->disp);
-	if (s->run) run_tick(s);
+	local_tick(s->local, now, s->stopping);
 	maybe_exit(s, now);
 	(void)loop;
 }
@@ -444,6 +521,37 @@ static int parse_args(struct sup *s, int argc, char **argv)
 	return 0;
 }
 
+/* --run: every item has its final outcome */
+static void run_finished(void *arg, int code)
+{
+	sup_shutdown(arg, code);
+}
+
+/* The scheduler, and without --standalone ZooKeeper's coordination, which starts its fires. */
+static int start_scheduling(struct sup *s)
+{
+	static const struct sched_hooks local = { .start = local_fire }, zk = { .start = coord_fire };
+	if (!s->opts.standalone) {
+		struct coord_params cp = {
+			.loop = s->loop, .conf = s->conf, .instance_id = s->instance_id, .ip = s->ip, .fires = s->fires,
+		};
+		s->coord = coord_new(&cp, &coord_hooks, s);
+		if (!s->coord || coord_set_jobs(s->coord, s->conf) < 0) {
+			log_error("zookeeper: out of memory");
+			return -1;
+		}
+		coord_start(s->coord);
+	}
+	s->sched = sched_new(s->loop, s->coord ? &zk : &local, s->coord ? (void *)s->coord : (void *)s->local);
+	if (!s->sched) {
+		log_error("scheduler: %s", strerror(errno));
+		return -1;
+	}
+	local_set_sched(s->local, s->sched);
+	sched_set_jobs(s->sched, s->conf);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct sup sup;
@@ -475,7 +583,7 @@ int main(int argc, char **argv)
 		log_error("shared memory: %s", err);
 		return 1;
 	}
-	struct disp_hooks dh = { .outcome = on_outcome };
+	struct disp_hooks dh = { .outcome = on_outcome, .started = on_started };
 	s->disp = disp_new(s->loop, &dh, s, (uint32_t)s->conf->supervisor.kill_grace_seconds * 1000u);
 	struct pool_params pp = {
 		.nworkers = nworkers, .worker_bin = s->worker_bin, .log_level = log_get_level(),
@@ -489,7 +597,8 @@ int main(int argc, char **argv)
 		.capacity = pool_capacity, .accepts = pool_accepts, .worker_pid = pool_worker_pid,
 		.kill_worker = pool_kill_worker, .bad_frame = pool_bad_frame,
 	};
-	if (!s->disp || !s->pool || !(s->pool_target = disp_add_target(s->disp, s->seg, "pool", &pool_ops, s))) {
+	if (!s->disp || !s->pool || !(s->pool_target = disp_add_target(s->disp, s->seg, "pool", &pool_ops, s)) ||
+	    !(s->fires = fires_new(s->disp, s->instance_id))) {
 		log_error("out of memory");
 		return 1;
 	}
@@ -530,39 +639,34 @@ int main(int argc, char **argv)
 	log_info("ejob-supervisor %s starting: instance %s, %" PRIu32 " workers (%s)", EJOB_VERSION, s->instance_id,
 	         nworkers, s->worker_bin);
 	pool_start(s->pool);
+	struct local_params lp = {
+		.fires = s->fires, .pool = s->pool, .att = s->att, .config = s->opts.config, .finished = run_finished,
+		.arg = s,
+	};
+	if (!(s->local = local_new(&lp))) {
+		log_error("out of memory");
+		return 1;
+	}
 	if (s->opts.run) {
-		if (run_start(s, s->opts.run) < 0) {
+		if (local_run(s->local, s->conf, s->opts.run) < 0) {
 			s->exit_code = 2;
 			pool_stop(s->pool, 0);
 		}
-	} else {
-		static const struct sched_hooks local = { .start = fire_start }, zk = { .start = coord_fire };
-		if (!s->opts.standalone) {
-			s->coord = coord_new(s);
-			if (!s->coord || coord_set_jobs(s->coord, s->conf) < 0) {
-				log_error("zookeeper: out of memory");
-				return 1;
-			}
-			coord_start(s->coord);
-		}
-		s->sched = sched_new(s->loop, s->coord ? &zk : &local, s);
-		if (!s->sched) {
-			log_error("scheduler: %s", strerror(errno));
-			return 1;
-		}
-		sched_set_jobs(s->sched, s->conf);
+	} else if (start_scheduling(s) < 0) {
+		return 1;
 	}
 	ev_run(s->loop, 0);
 
 	/* --run: its items decide, not what stopped the loop (a signal asks for a clean stop, 0) */
 	int code = s->exit_code;
-	if (s->run) {
-		int rc = run_finish(s);
+	if (local_is_run(s->local)) {
+		int rc = local_run_finish(s->local);
 		if (rc > code) code = rc;
 	}
 	coord_free(s->coord);
 	sched_free(s->sched);
-	fire_free_all(s);
+	local_free(s->local);
+	fires_free(s->fires);
 	att_free(s->att);
 	disp_free(s->disp);
 	pool_free(s->pool);

@@ -1,4 +1,5 @@
-/* supervisor/sup.h: the supervisor's one context, created in main and passed down. */
+/* supervisor/sup.h: the supervisor's one context, main.c's: it creates the modules and wires
+ * them together with hooks. No other file includes this one. */
 #ifndef EJOB_SUP_H
 #define EJOB_SUP_H
 
@@ -11,6 +12,7 @@
 #include "supervisor/coord.h"
 #include "supervisor/dispatch.h"
 #include "supervisor/fire.h"
+#include "supervisor/local.h"
 #include "supervisor/log.h"
 #include "supervisor/pool.h"
 #include "supervisor/sched.h"
@@ -50,21 +52,10 @@ struct sup {
 	ev_child child_w;
 	ev_timer tick_w;
 	ev_timer shutdown_w;        /* grace before running items are asked to stop */
-	struct run *run;            /* --run state, or NULL */
+	fires_t *fires;             /* every fire's items and outcomes (the dispatcher reports here) */
+	local_t *local;             /* fires without ZooKeeper: --standalone, --run */
 	sched_t *sched;             /* the jobs' fire times (not with --run) */
-	struct fire *fires;         /* fires with items not yet ended (standalone) */
 	coord_t *coord;             /* ZooKeeper coordination, or NULL (--standalone, --run) */
 };
-
-/* supervisor/run.c: --run JOB[:ITEMS] */
-int run_start(struct sup *s, const char *spec);
-void run_outcome(struct sup *s, const struct disp_outcome *o);
-void run_tick(struct sup *s);
-/* After the loop: --run's exit status, 0 only if every item ended ok (items that never ended,
- * because a signal or a failure stopped the supervisor first, did not); says which did not. */
-int run_finish(struct sup *s);
-
-/* supervisor/main.c */
-void sup_shutdown(struct sup *s, int exit_code);
 
 #endif

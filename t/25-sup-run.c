@@ -240,7 +240,7 @@ static void test_interrupted(void)
 	st = tsup_stop(&t, SIGINT, 15000);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	   "SIGINT during --run whose item still ends ok within the grace: exit 0 (status 0x%x)", st);
-	is_int(tsup_log_count(&t, "--run: job short: all 1 items succeeded"), 1, "the log says it succeeded");
+	is_int(tsup_log_count(&t, "--run: job short: all 1 item succeeded"), 1, "the log says it succeeded");
 }
 
 /* A chatty script: 5000 short lines, then one line of 1 MiB, all on stdout. */
