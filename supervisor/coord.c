@@ -1,4 +1,6 @@
-/* supervisor/coord.c: registration, election, sharding and execution nodes (see coord.h). */
+/* supervisor/coord.c: the jobs of this supervisor in ZooKeeper (coord.h): the session's changes
+ * told to every concern, the jobs a config brings and removes, the tick. What each concern owns
+ * is in coord_int.h. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -60,460 +62,9 @@ const char *cj_show(const char *data, int len, char *buf, size_t sz)
 	return buf;
 }
 
-/* ---- a group of requests sent together ---------------------------------------------------------- */
-
-struct group {
-	struct cjob *j;
-	uint64_t session;
-	int left, failed;
-	void (*next)(struct cjob *j);
-	const char *what;
-};
-
-/* A failed request, said so that an operator knows what to do. */
-static void say_rc(const struct cjob *j, const char *what, const char *path, int rc)
-{
-	if (rc == ZNOAUTH)
-		log_error("job %s: %s: ZooKeeper refused access to /%s%s: %s; the nodes were created with other "
-		          "credentials: set regCenter.digest to the user:password that created them",
-		          j->name, what, j->c->ns, path,
-		          j->c->digest ? "the digest credentials are not the right ones" : "no digest credentials given");
-	else
-		log_warn("job %s: %s: /%s%s: %s", j->name, what, j->c->ns, path, zerror(rc));
-}
-
-/* A step of the registration failed: start over a second later (coord_tick). */
-static void reg_failed(struct cjob *j)
-{
-	j->registering = 0;
-	j->reg_retry_ns = wait_now_ns() + 1000000000u;
-}
-
-static void group_cb(void *arg, const struct zkc_res *r)
-{
-	struct group *g = arg;
-	if (r->rc != ZOK && r->rc != ZNODEEXISTS && !g->failed) {
-		g->failed = r->rc;
-		say_rc(g->j, g->what, r->path, r->rc);
-	}
-	if (--g->left) return;
-	struct cjob *j = g->j;
-	if (!g->failed && cj_live(j, g->session)) g->next(j);
-	else reg_failed(j);
-	free(g);
-}
-
-static struct group *group_new(struct cjob *j, const char *what, void (*next)(struct cjob *))
-{
-	struct group *g = calloc(1, sizeof *g);
-	if (!g) return NULL;
-	g->j = j;
-	g->session = zkc_session(j->c->z);
-	g->next = next;
-	g->what = what;
-	g->left = 1;                        /* held until group_go */
-	return g;
-}
-
-static void group_create(struct group *g, const char *path, const char *data, int flags)
-{
-	if (zkc_create(g->j->c->z, path, data, data ? (int)strlen(data) : 0, flags, group_cb, g) == ZOK) g->left++;
-	else g->failed = ZCONNECTIONLOSS;
-}
-
-static void group_go(struct group *g)
-{
-	struct zkc_res r = { .rc = ZOK, .path = "" };
-	group_cb(g, &r);
-}
-
-/* ---- registration ------------------------------------------------------------------------------- */
-
-static void watch_necessary(struct cjob *j);
-static void retire_zk(struct cjob *j);
-static void publish_now(struct cjob *j);
-static void lease_back(coord_t *c, uint64_t now_ns);
-
-static const char *type_string(const conf_job_t *cj)
-{
-	switch (cj->type) {
-	case CONF_JOB_SCRIPT: return "SCRIPT";
-	case CONF_JOB_NATIVE: return "NATIVE";
-	case CONF_JOB_EXTERNAL: return "EXTERNAL";
-	default: return "";
-	}
-}
-
-static void reg_done(struct cjob *j)
-{
-	j->registering = 0;
-	j->reg_session = zkc_session(j->c->z);
-	log_info("job %s: registered as %s (%s)", j->name, j->c->id,
-	         cj_conf(j)->disabled ? "server DISABLED" : "server ENABLED");
-	j->ever_registered = 1;
-	if (j->orphan_scan) {
-		j->orphan_scan = 0;
-		cx_rejoined(j);     /* before the assignment's load: fires wait for it */
-	}
-	watch_necessary(j);
-	cj_load_assignment(j);
-	cj_elect(j);
-	cf_scan(j);
-	cj_watch_trigger(j);
-	j->server_off = cj_conf(j)->disabled;
-	cj_watch_server(j);
-	cj_watch_config(j);
-	cj_watch_self(j);
-	cj_kick(j);    /* fires that could not run meanwhile: their catch-up */
-}
-
-/* servers/{ip}, instances/{id}, and the resharding flag, as ElasticJob's startup writes them */
-static void reg_presence(struct cjob *j)
-{
-	char p[PATH_MAX_], data[256];
-	const coord_t *c = j->c;
-	struct group *g = group_new(j, "registering", reg_done);
-	if (!g) return;
-	snprintf(data, sizeof data, "jobInstanceId: %s\nserverIp: %s\n", c->id, c->ip);
-	group_create(g, cj_path(j, p, "/instances/%s", c->id), data, ZOO_EPHEMERAL);
-	/* lives exactly as long as this session, whatever an operator deletes (coord_failover.c) */
-	group_create(g, cj_path(j, p, "/leader/failover/alive/%s", c->id), "", ZOO_EPHEMERAL);
-	group_create(g, cj_path(j, p, "/leader/sharding/necessary"), "", 0);
-	const char *st = cj_conf(j)->disabled ? "DISABLED" : "ENABLED";
-	/* the server node is rewritten at every start (ElasticJob does the same) */
-	if (zkc_set(j->c->z, cj_path(j, p, "/servers/%s", c->ip), st, (int)strlen(st), -1, group_cb, g) == ZOK) g->left++;
-	group_go(g);
-}
-
-/* servers/{ip} may not exist yet: create it, then reg_presence sets it */
-static void reg_server(struct cjob *j)
-{
-	char p[PATH_MAX_];
-	struct group *g = group_new(j, "registering", reg_presence);
-	if (!g) return;
-	group_create(g, cj_path(j, p, "/servers/%s", j->c->ip), "ENABLED", 0);
-	group_go(g);
-}
-
-static void reg_config(struct cjob *j);
-
-/* The config rule (docs/config.md): the config node is the job's config for the whole cluster.
- * A file with overwrite: true publishes its job's config there when the supervisor starts and
- * when a reload changes it (j->publish); otherwise the node wins, and what the file says
- * differently is logged as not in force. Instances adopt what the node says (its watch) and never
- * write it back, so two files that differ cannot make the node flip between them. */
-
-static void published(struct cjob *j, const struct zkc_res *r)
-{
-	char p[PATH_MAX_];
-	if (r->rc == ZOK) {
-		j->publish = 0;
-		/* the file is the node now; the watch will bring the same back */
-		if (j->node) conf_job_free(j->node);
-		j->node = NULL;
-		log_info("job %s: the file's config is published to /%s%s (overwrite: true)", j->name,
-		         j->c->ns, cj_path(j, p, "/config"));
-	} else {
-		say_rc(j, "publishing its config", r->path, r->rc);
-	}
-}
-
-static void config_written(void *arg, const struct zkc_res *r)
-{
-	struct cjob *j = arg;
-	if (r->rc == ZNODEEXISTS && cj_live(j, r->session)) {
-		reg_config(j);      /* another instance created it first: read it again, then publish */
-		return;
-	}
-	if (r->rc != ZOK) {
-		published(j, r);
-		reg_failed(j);
-		return;
-	}
-	published(j, r);
-	if (cj_live(j, r->session)) reg_server(j);
-}
-
-/* A reload with overwrite: true changed the job: publish the file's config now. */
-static void republished(void *arg, const struct zkc_res *r)
-{
-	struct cjob *j = arg;
-	if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) return;     /* j->publish stays: at the reconnect */
-	if (cj_live(j, r->session)) published(j, r);
-}
-
-static void publish_now(struct cjob *j)
-{
-	char p[PATH_MAX_];
-	size_t len;
-	char *y = conf_node_emit(j->local, &len);
-	if (!y) return;
-	if (zkc_set(j->c->z, cj_path(j, p, "/config"), y, (int)len, -1, republished, j) != ZOK)
-		log_warn("job %s: cannot publish its config now; it will be at the next connection", j->name);
-	free(y);
-}
-
-static void config_read(void *arg, const struct zkc_res *r)
-{
-	struct cjob *j = arg;
-	if (!cj_live(j, r->session)) {
-		reg_failed(j);
-		return;
-	}
-	char p[PATH_MAX_];
-	cj_path(j, p, "/config");
-	if (r->rc == ZOK && !(j->local->overwrite && j->publish)) {
-		cj_take_node(j, r->data, (size_t)(r->len > 0 ? r->len : 0), 0);
-		reg_server(j);
-		return;
-	}
-	if (r->rc != ZOK && r->rc != ZNONODE) {
-		say_rc(j, "reading its config", p, r->rc);
-		reg_failed(j);
-		return;
-	}
-	size_t len;
-	char *y = conf_node_emit(j->local, &len);
-	if (!y) {
-		reg_failed(j);
-		return;
-	}
-	int rc = r->rc == ZNONODE ? zkc_create(j->c->z, p, y, (int)len, 0, config_written, j)
-	                          : zkc_set(j->c->z, p, y, (int)len, -1, config_written, j);
-	free(y);
-	if (rc != ZOK) reg_failed(j);
-}
-
-static void reg_config(struct cjob *j)
-{
-	char p[PATH_MAX_];
-	if (zkc_get(j->c->z, cj_path(j, p, "/config"), NULL, NULL, config_read, j) != ZOK) reg_failed(j);
-}
-
-static void reg_start(struct cjob *j)
-{
-	if (j->registering || j->gone || j->shut) return;
-	j->registering = 1;
-	j->leader = 0;
-	char p[PATH_MAX_];
-	struct group *g = group_new(j, "creating its nodes", reg_config);
-	if (!g) return;
-	static const char *const dirs[] = { "/servers", "/instances", "/sharding", "/leader", "/leader/election",
-	                                    "/leader/sharding", "/leader/failover", "/leader/failover/items",
-	                                    "/leader/failover/alive", "/trigger" };
-	group_create(g, "", "", 0);
-	group_create(g, cj_path(j, p, "%s", ""), type_string(j->local), 0);
-	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) group_create(g, cj_path(j, p, "%s", dirs[i]), "", 0);
-	group_go(g);
-}
-
-/* ---- election ------------------------------------------------------------------------------------ */
-
-static void leader_watch(void *arg, int type, const char *path);
-static void leader_watch_instances(struct cjob *j);
-
-static void elected(void *arg, const struct zkc_res *r)
-{
-	struct cjob *j = arg;
-	if (!cj_live(j, r->session)) return;
-	if (r->rc == ZOK) {
-		j->leader = 1;
-		j->fence = r->nops > 1 ? r->op_stat[1].version : -1;
-		/* a new term: the first listing of instances looks for items orphaned before it */
-		for (int k = 0; k < j->nlive; k++) free(j->live[k]);
-		free(j->live);
-		j->live = NULL;
-		j->nlive = 0;
-		j->w_instances = 0;
-		log_info("job %s: this instance is the leader", j->name);
-		leader_watch_instances(j);
-		if (j->fire && j->fire->state == F_WAIT) cx_continue(j);    /* a fire waiting for sharding */
-		return;
-	}
-	/* someone else won (ZNODEEXISTS at the first op): follow, watching their node */
-	cj_elect(j);
-}
-
-static void leader_exists(void *arg, const struct zkc_res *r)
-{
-	struct cjob *j = arg;
-	if (!cj_live(j, r->session)) return;
-	if (r->rc == ZOK) {
-		/* a leader exists (maybe us: our own create fires the creation watch); the watch
-		 * tells when it goes */
-		if ((int64_t)r->stat.ephemeralOwner != zkc_session_id(j->c->z)) {
-			j->leader = 0;
-		} else if (!j->leader) {
-			/* ours, but we stepped down (a sharding refused): without its fence we cannot
-			 * write as leader; give it up and stand again */
-			char p[PATH_MAX_];
-			zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), r->stat.version, NULL, NULL);
-		}
-		return;
-	}
-	if (r->rc != ZNONODE) return;
-	if (cj_conf(j)->disabled || j->server_off || j->shut) return;   /* a disabled server does not lead */
-	char p[PATH_MAX_], q[PATH_MAX_];
-	const char *id = j->c->id;
-	zkc_multi_t *m = zkc_multi_new();
-	zkc_multi_create(m, cj_path(j, p, "/leader/election/instance"), id, (int)strlen(id), ZOO_EPHEMERAL);
-	zkc_multi_set(m, cj_path(j, q, "/leader/election"), id, (int)strlen(id), -1);
-	zkc_multi_commit(j->c->z, m, elected, j);
-}
-
-static void leader_watch(void *arg, int type, const char *path)
-{
-	struct cjob *j = arg;
-	(void)path;
-	j->w_leader = 0;
-	if (j->gone) return;
-	if (type == ZOO_DELETED_EVENT) {
-		if (j->leader) log_warn("job %s: this instance's leader node went away; electing again", j->name);
-		j->leader = 0;
-	}
-	cj_elect(j);
-}
-
-void cj_elect(struct cjob *j)
-{
-	char p[PATH_MAX_];
-	if (zkc_state(j->c->z) != ZKC_CONNECTED) return;
-	int w = !j->w_leader;
-	if (zkc_exists(j->c->z, cj_path(j, p, "/leader/election/instance"), w ? leader_watch : NULL, j, leader_exists, j) == ZOK &&
-	    w)
-		j->w_leader = 1;
-}
-
-/* ---- the leader keeps the resharding flag ------------------------------------------------------- */
-
-struct flag {
-	struct cjob *j;
-	char why[300];
-};
-
-static void necessary_set(void *arg, const struct zkc_res *r)
-{
-	struct flag *fl = arg;
-	struct cjob *j = fl->j;
-	if (r->rc == ZOK)
-		log_info("job %s: resharding at the next fire: %s", j->name, fl->why);
-	else if (r->nops > 1 && r->op_rc[1] == ZNODEEXISTS)
-		log_debug("job %s: resharding is already due (%s)", j->name, fl->why);
-	else if (cj_live(j, r->session))
-		log_warn("job %s: cannot raise the resharding flag (%s): %s%s", j->name, fl->why, zerror(r->rc),
-		         r->nops > 0 && r->op_rc[0] == ZBADVERSION ? ": this instance is no longer the leader" : "");
-	free(fl);
-}
-
-void cj_set_necessary(struct cjob *j, const char *why)
-{
-	if (!j->leader) return;
-	struct flag *fl = calloc(1, sizeof *fl);
-	if (!fl) return;
-	fl->j = j;
-	snprintf(fl->why, sizeof fl->why, "%s", why);
-	char p[PATH_MAX_], q[PATH_MAX_];
-	zkc_multi_t *m = zkc_multi_new();
-	zkc_multi_check(m, cj_path(j, q, "/leader/election"), j->fence);
-	zkc_multi_create(m, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0);
-	if (zkc_multi_commit(j->c->z, m, necessary_set, fl) != ZOK) free(fl);
-}
-
-void cj_check_owners(struct cjob *j)
-{
-	if (!j->leader || !j->live || !j->have || j->necessary || j->sharding) return;
-	for (uint32_t i = 0; i < j->total; i++) {
-		int live = 0;
-		for (int k = 0; k < j->nlive && !live; k++) live = j->owner[i] && !strcmp(j->owner[i], j->live[k]);
-		if (live) continue;
-		char why[300];
-		snprintf(why, sizeof why, "item %u is assigned to %.200s, which is not online", i,
-		         j->owner[i] && j->owner[i][0] ? j->owner[i] : "no instance");
-		cj_set_necessary(j, why);
-		return;
-	}
-}
-
-static void instances_changed(void *arg, int type, const char *path)
-{
-	struct cjob *j = arg;
-	(void)type;
-	(void)path;
-	j->w_instances = 0;
-	if (j->gone || !j->leader) return;
-	j->inst_gen++;
-	cj_set_necessary(j, "the instances changed");
-	leader_watch_instances(j);
-}
-
-/* the listing r says the same as live[] (descending, instance ids only, as cf_instances keeps it) */
-static int same_as_live(const struct cjob *j, const struct zkc_res *r)
-{
-	int k = 0;
-	for (int i = r->nchildren - 1; i >= 0; i--) {
-		if (!cj_id_ok(r->children[i])) continue;
-		if (k >= j->nlive || strcmp(r->children[i], j->live[k])) return 0;
-		k++;
-	}
-	return k == j->nlive;
-}
-
-static void instances_listed(void *arg, const struct zkc_res *r)
-{
-	struct cjob *j = arg;
-	if (!cj_live(j, r->session) || r->rc != ZOK || !j->leader) return;
-	/* a change between two watched listings that no event told (the watch is re-armed by the
-	 * listing after each event): the leader's sharding in between must not miss it */
-	if (j->live && !same_as_live(j, r)) j->inst_gen++;
-	cf_instances(j, r);
-	/* A new term: instances that went while no one led (the old leader among them) were seen by
-	 * no one; an item owned by an instance that is not online now would run nowhere. Checked at
-	 * every listing, not only the first: it costs nothing while the assignment is sound. */
-	cj_check_owners(j);
-}
-
-static void leader_watch_instances(struct cjob *j)
-{
-	char p[PATH_MAX_];
-	if (j->w_instances) return;
-	if (zkc_children(j->c->z, cj_path(j, p, "/instances"), instances_changed, j, instances_listed, j) == ZOK)
-		j->w_instances = 1;
-}
-
-/* ---- the resharding flag, for everyone ------------------------------------------------------------ */
-
-
-static void necessary_changed(void *arg, int type, const char *path)
-{
-	struct cjob *j = arg;
-	(void)type;
-	(void)path;
-	j->w_necessary = 0;
-	if (!j->gone) watch_necessary(j);
-}
-
-static void necessary_known(void *arg, const struct zkc_res *r)
-{
-	struct cjob *j = arg;
-	if (!cj_live(j, r->session)) return;
-	int was = j->necessary;
-	j->necessary = r->rc == ZOK;
-	/* gone: the leader's multi that removed it also wrote the new assignment; read it before a
-	 * waiting fire goes on with the old one */
-	if (was && !j->necessary) cj_load_assignment(j);
-	if (j->fire && j->fire->state == F_WAIT) cx_continue(j);
-}
-
-static void watch_necessary(struct cjob *j)
-{
-	char p[PATH_MAX_];
-	int w = !j->w_necessary;
-	if (zkc_exists(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), w ? necessary_changed : NULL, j, necessary_known,
-	               j) == ZOK && w)
-		j->w_necessary = 1;
-}
-
 /* ---- session -------------------------------------------------------------------------------------- */
+
+static void retire_zk(struct cjob *j);
 
 static void on_state(void *arg, enum zkc_state st, int new_session)
 {
@@ -530,7 +81,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 		/* the connection's lease is fresh (zkc): the workers get it before anything is
 		 * dispatched, or a catch-up item could start under the old one and be stopped at once */
 		if (new_session) c->lease_stopped = 0;
-		lease_back(c, wait_now_ns());
+		cl_lease_back(c, wait_now_ns());
 		if (new_session && held) c->h.release(c->arg);
 		c->h.pause(c->arg, 0);
 		/* completions that ended while ZooKeeper was away */
@@ -556,11 +107,11 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 			}
 			if (j->gone && j->retire_zk && !new_session) retire_zk(j);
 			if (j->gone && new_session) j->retiring = j->retire_zk = 0;   /* its ephemerals went with the session */
-			if (!j->gone && j->reg_session != zkc_session(c->z)) reg_start(j);
+			if (!j->gone && j->reg_session != zkc_session(c->z)) cj_reg_start(j);
 			else if (!j->gone) {
-				if (j->publish) publish_now(j);
+				if (j->publish) cj_publish_now(j);
 				cj_elect(j);
-				watch_necessary(j);
+				cj_watch_necessary(j);
 				cj_load_assignment(j);
 				cj_kick(j);     /* fires missed while the connection was away */
 			}
@@ -760,12 +311,12 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 		int changed = prev && !conf_job_equal(cj, prev);
 		if (!prev || changed) j->publish = cj->overwrite;
 		if (c->connected && !j->reg_session && !j->retiring) {
-			reg_start(j);
+			cj_reg_start(j);
 		} else if (j->reg_session && changed && j->publish) {
 			/* the file is in force here from now on, and published for the others */
 			if (j->node) conf_job_free(j->node);
 			j->node = NULL;
-			if (c->connected) publish_now(j);
+			if (c->connected) cj_publish_now(j);
 		} else if (j->reg_session && changed && j->node) {
 			const char *keys[8];
 			size_t nk = conf_job_diff(cj, j->node, keys, 8);
@@ -783,82 +334,6 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 	return 0;
 }
 
-/* A fire waits for the assignment for at most twice the session timeout (ElasticJob's followers
- * can wait for ever on a leader that never shards). Past it the fire is missed, and the leader is
- * deposed: its election node is deleted, so that everyone elects again. A leader whose loop hangs
- * while its client library keeps the session alive, or that cannot write its sharding, no longer
- * blocks the job; a leader that is merely slow elects itself or another again and goes on (its
- * old fence fails its writes). */
-static void wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
-{
-	struct cfire *f = j->fire;
-	if (!f || f->state != F_WAIT || !timeout || now_ns - f->fire->started_ns < 2 * timeout) return;
-	char p[PATH_MAX_];
-	if (!j->reg_session || !cj_live(j, j->reg_session)) {
-		log_error("job %s: fire %" PRIu64 " missed: the job is still not registered after %.1fs", j->name, f->fire->fire_ms,
-		          (double)(now_ns - f->fire->started_ns) / 1e9);
-		f->fire->n = 0;
-		f->missed = 1;
-		cx_end(f);
-		return;
-	}
-	const char *why = j->stale_pending ? "running nodes left by a lost connection are still being cleared"
-	                  : j->loading || j->states_loading ? "the assignment is still being read"
-	                  : "the leader has not sharded";
-	log_error("job %s: fire %" PRIu64 " missed: no assignment after %.1fs (%s); %s", j->name, f->fire->fire_ms,
-	          (double)(now_ns - f->fire->started_ns) / 1e9, why,
-	          j->leader ? "this instance steps down as leader" : "deposing the leader: everyone elects again");
-	/* first step down: the catch-up fire that cx_end may start must not shard with the old fence */
-	j->leader = 0;
-	zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
-	/* a request that never got its answer would hold the flags: read again from scratch */
-	j->loading = j->states_loading = 0;
-	j->stale_pending = 0;
-	cj_load_assignment(j);
-	f->fire->n = 0;
-	f->missed = 1;
-	cx_end(f);
-}
-
-/* The session lease: while ZooKeeper answers, the session surely lives until `lease`; items must
- * be gone before then if it stops answering, since at expiry this instance's nodes vanish and
- * another one may take its items. B, the time they get to stop, is the kill grace plus half a
- * second, but at most half the session timeout (a healthy lease is always more than 2/3 of the
- * timeout ahead, so this never stops anything while ZooKeeper answers). SIGTERM at lease - B,
- * SIGKILL at lease - B/4. Both times go into shared memory too: workers stop their items
- * themselves, and kill what is left, even if this process is frozen. */
-/* The lease as the workers must see it, written into every segment (and told to the dispatcher,
- * which takes an unasked stop after it for one made for the lease): from the tick, and at once when
- * a connection brings a fresh one, before anything is dispatched under it. */
-static void publish_lease(coord_t *c, uint64_t *deadline_out, uint64_t *kill_out)
-{
-	uint64_t lease = zkc_lease_ns(c->z);
-	uint64_t timeout = (uint64_t)zkc_timeout_ms(c->z) * 1000000u;
-	uint64_t b = (uint64_t)c->kill_grace_s * 1000000000u + 500000000u;
-	if (timeout && b > timeout / 2) b = timeout / 2;
-	uint64_t deadline = lease > b ? lease - b : 0;
-	uint64_t kill_at = deadline ? lease - b / 4 : 0;
-	/* every tick, not only on change: an external worker may have attached since */
-	c->h.lease(c->arg, deadline, kill_at);
-	if (deadline_out) *deadline_out = deadline;
-	if (kill_out) *kill_out = kill_at;
-}
-
-/* The lease is healthy again in the same session: what was stopped for it runs again. */
-static void lease_back(coord_t *c, uint64_t now_ns)
-{
-	uint64_t deadline;
-	publish_lease(c, &deadline, NULL);
-	if (!c->lease_stopped || !deadline || now_ns >= deadline) return;
-	c->lease_stopped = 0;
-	uint32_t n, q;
-	int held;
-	c->h.counts(c->arg, &n, &q, &held);
-	log_info("zookeeper: the session is safe again: %" PRIu32 " item%s stopped for the lease run again", q,
-	         q == 1 ? "" : "s");
-	c->h.release(c->arg);
-}
-
 void coord_tick(coord_t *c, uint64_t now_ns)
 {
 	if (c->connected)
@@ -866,36 +341,16 @@ void coord_tick(coord_t *c, uint64_t now_ns)
 			struct cjob *j = c->jobs[i];
 			if (!j->gone && !j->reg_session && !j->registering && j->reg_retry_ns && now_ns >= j->reg_retry_ns) {
 				j->reg_retry_ns = 0;
-				reg_start(j);
+				cj_reg_start(j);
 			}
 		}
-	uint64_t lease = zkc_lease_ns(c->z);
 	uint64_t timeout = (uint64_t)zkc_timeout_ms(c->z) * 1000000u;
 	if (c->connected) ev_idle_start(c->loop, &c->flush_w);    /* completions held for their fire */
 	for (size_t i = 0; c->connected && i < c->n; i++) {
-		wait_bound(c->jobs[i], now_ns, timeout);
+		cj_wait_bound(c->jobs[i], now_ns, timeout);
 		cj_checks(c->jobs[i], now_ns);
 	}
-	uint64_t deadline, kill_at;
-	publish_lease(c, &deadline, &kill_at);
-	if (!deadline || now_ns < deadline) {
-		if (c->connected && deadline) lease_back(c, now_ns);
-		return;
-	}
-	if (c->lease_stopped) return;
-	c->lease_stopped = 1;
-	uint32_t n, q;
-	int held;
-	c->h.counts(c->arg, &n, &q, &held);
-	char when[64];
-	if (lease > now_ns) snprintf(when, sizeof when, "may expire in %.1fs", (double)(lease - now_ns) / 1e9);
-	else snprintf(when, sizeof when, "may have expired %.1fs ago", (double)(now_ns - lease) / 1e9);
-	log_error("zookeeper: no answer for %.1fs; the session %s: stopping %" PRIu32 " running item%s (%" PRIu32
-	          " more not started) so that no other instance runs them at the same time; they run again here if "
-	          "the session comes back, else elsewhere (failover)",
-	          (double)(now_ns - (lease - timeout)) / 1e9, when, n, n == 1 ? "" : "s", q);
-	/* SIGTERM now, SIGKILL with a quarter of B left; they wait in the queue for the verdict */
-	c->h.hold(c->arg, kill_at);
+	cl_lease_tick(c, now_ns);
 }
 
 uint64_t coord_requests(const coord_t *c)

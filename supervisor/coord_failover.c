@@ -38,7 +38,7 @@ static void failover_crashed(struct cjob *j, const char *gone);
 
 /* An instance whose node went while its session lives (an operator deleted instances/{id}) is
  * still stopping its items: they are not handed out now, or they would run twice. It queues them
- * itself once they have stopped (coord_exec.c); if it dies first, its alive node goes with its
+ * itself once they have stopped (coord_running.c); if it dies first, its alive node goes with its
  * session, and this watch hands them out then. */
 struct alive_wait {
 	struct cjob *j;
@@ -289,7 +289,7 @@ static void failovering_read(void *arg, const struct zkc_res *r)
 	uint32_t i = t->item;
 	if (cj_live(j, r->session) && r->rc == ZNONODE && j->leader && j->nlive) {
 		/* queued without a taker: by the instance that ran it, back under the same id in a new
-		 * session (coord_exec.c). The leader names one; the entry is queued again in the same
+		 * session (coord_running.c). The leader names one; the entry is queued again in the same
 		 * multi, so every instance's watch on the queue sees a change and reads the taker. */
 		char p[PATH_MAX_];
 		const char *to = j->live[i % (uint32_t)j->nlive];

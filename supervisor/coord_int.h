@@ -1,6 +1,18 @@
-/* supervisor/coord_int.h: what coord.c (session, registration, election), coord_assign.c (the
- * assignment in force), coord_shard.c (the leader's sharding), coord_exec.c (fires and their execution nodes) and
- * coord_failover.c share. Private to them. */
+/* supervisor/coord_int.h: what the coord*.c files share; private to them. Who owns what:
+ *   coord.c           the session's changes told to every concern; the jobs a config brings and
+ *                     removes (retirement); the tick
+ *   coord_reg.c       registration in each session, and the config rule's publishing
+ *   coord_config.c    the config node: taken, watched
+ *   coord_lead.c      election and fence; the resharding flag; the leader's instance listing; the
+ *                     bounded wait for sharding (deposing)
+ *   coord_shard.c     the leader's sharding multi
+ *   coord_assign.c    the assignment in force, and the state of our items (completed, disabled)
+ *   coord_fire.c      fires and side runs: running nodes, the completion multi
+ *   coord_running.c   running nodes that outlive their run: stale, orphaned, misfire flags
+ *   coord_failover.c  failover: hand-out (leader) and takes
+ *   coord_lease.c     the lease told to the workers; items stopped and released for it
+ *   coord_check.c     the clock against ZooKeeper's; the leader's reconcile
+ *   coord_ops.c       the operator's nodes: trigger, servers/{ip}, instances/{id} deleted */
 #ifndef EJOB_COORD_INT_H
 #define EJOB_COORD_INT_H
 
@@ -137,12 +149,25 @@ static inline int cj_live(const struct cjob *j, uint64_t session)
 	return !j->gone && session == zkc_session(j->c->z) && zkc_state(j->c->z) == ZKC_CONNECTED;
 }
 
-/* coord.c */
+/* coord.c: the session, the jobs of the config */
 void cj_kick(struct cjob *j);
 void cj_retired(struct cjob *j);                /* a removed job's last fire has ended */                   /* the job can fire again: a catch-up owed starts */
 const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 struct cjob *cj_find(coord_t *c, const char *name);
+
+/* coord_reg.c: registration in each session */
+void cj_reg_start(struct cjob *j);              /* register (once at a time); its end arms the watches */
+void cj_publish_now(struct cjob *j);            /* overwrite: true and the file changed: publish it */
+
+/* coord_lead.c: election, the resharding flag, the leader's instances, the bounded wait */
 void cj_elect(struct cjob *j);                  /* stand for leader, or watch the one there */
+void cj_watch_necessary(struct cjob *j);        /* everyone: leader/sharding/necessary, watched */
+/* A fire that waited for the assignment for 2 session timeouts is missed and the leader deposed. */
+void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout_ns);
+
+/* coord_lease.c: the lease as the workers see it */
+void cl_lease_back(coord_t *c, uint64_t now_ns);   /* fresh (connected): told now; held items run */
+void cl_lease_tick(coord_t *c, uint64_t now_ns);
 
 /* coord_assign.c: the assignment in force */
 void cj_load_assignment(struct cjob *j);       /* read it (again), watching the sharding node */
@@ -179,7 +204,7 @@ void cj_check_owners(struct cjob *j);
 /* coord_shard.c */
 void cj_shard_now(struct cjob *j);              /* the leader: shard at once (once at a time) */
 
-/* coord_exec.c: fires */
+/* coord_fire.c: fires */
 void cx_continue(struct cjob *j);             /* a waiting fire: go on if the assignment allows */
 void cx_submit(struct cfire *f);              /* queue its items (running nodes written) */
 void cx_end(struct cfire *f);
@@ -189,6 +214,8 @@ void cx_free(struct cfire *f);
 struct cfire *cx_side_run(struct cjob *j, uint32_t item);
 void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents);
 void cx_session_lost(struct cjob *j);
+
+/* coord_running.c: running nodes that outlive their run */
 void cx_misfire(struct cjob *j, uint32_t item);   /* item still running elsewhere: flag it, run it again after */
 void cx_clear_stale(struct cjob *j);             /* connection back: clear unanswered running nodes */
 /* Registered again in a new session: queue for failover the items whose running node still

@@ -1,6 +1,6 @@
 /* supervisor/fire.h: the one fire tracker. Every run of a job's items on this supervisor is a
  * fire here, whatever started it: the scheduler without ZooKeeper (local.c), --run (local.c), a
- * fire in ZooKeeper mode, a failover take or a misfire's run again (coord_exec.c). A fire keeps
+ * fire in ZooKeeper mode, a failover take or a misfire's run again (coord_fire.c). A fire keeps
  * its items, how each ended and the counts; it builds the dispatcher's requests; and every
  * outcome the dispatcher reports comes back through one entry point, fires_outcome().
  *

@@ -521,6 +521,82 @@ static int parse_args(struct sup *s, int argc, char **argv)
 	return 0;
 }
 
+/* The shared memory, the dispatcher, the pool and the fires. 0, or the exit status (logged). */
+static int start_workers(struct sup *s)
+{
+	char err[512];
+	uint32_t nworkers = (uint32_t)s->conf->supervisor.workers;
+	struct seg_params sp = { .nworkers = nworkers, .name = "pool" };
+	if (seg_create(&sp, &s->seg, err, sizeof err) < 0) {
+		log_error("shared memory: %s", err);
+		return 1;
+	}
+	struct disp_hooks dh = { .outcome = on_outcome, .started = on_started };
+	s->disp = disp_new(s->loop, &dh, s, (uint32_t)s->conf->supervisor.kill_grace_seconds * 1000u);
+	struct pool_params pp = {
+		.nworkers = nworkers, .worker_bin = s->worker_bin, .log_level = log_get_level(),
+		.heartbeat_timeout_ms = 5000, .backoff_max_ms = 30000,
+		.script_output_max_lines = (uint32_t)s->conf->supervisor.script_output_max_lines,
+		.script_output_max_bytes = (uint32_t)s->conf->supervisor.script_output_max_bytes,
+	};
+	struct pool_hooks ph = { .lost_item = on_lost, .ready = on_ready, .stopped = on_pool_stopped };
+	s->pool = pool_new(s->loop, s->seg, &pp, &ph, s);
+	static const struct disp_target_ops pool_ops = {
+		.capacity = pool_capacity, .accepts = pool_accepts, .worker_pid = pool_worker_pid,
+		.kill_worker = pool_kill_worker, .bad_frame = pool_bad_frame,
+	};
+	if (!s->disp || !s->pool || !(s->pool_target = disp_add_target(s->disp, s->seg, "pool", &pool_ops, s)) ||
+	    !(s->fires = fires_new(s->disp, s->instance_id))) {
+		log_error("out of memory");
+		return 1;
+	}
+
+	return 0;
+}
+
+/* The attach socket for external workers. 0, or the exit status (logged). */
+static int start_attach(struct sup *s)
+{
+	char err[512];
+	char path[108];
+	const char *sock = s->opts.socket ? s->opts.socket : s->conf->supervisor.attach_socket;
+	if (!sock) {
+		if (att_default_path(s->conf->reg_center.namespace, path, sizeof path) < 0) {
+			log_error("attach socket path for namespace %s is too long: set supervisor.attachSocket",
+			          s->conf->reg_center.namespace);
+			return 2;
+		}
+		sock = path;
+	}
+	uint32_t uids[256], gids[256];
+	struct att_policy pol;
+	fill_policy(s, &pol, uids, gids);
+	s->att = att_new(s->loop, s->disp, sock, &pol, err, sizeof err);
+	if (!s->att) {
+		log_error("%s", err);
+		return 1;
+	}
+
+	return 0;
+}
+
+static void start_signals(struct sup *s)
+{
+	ev_signal_init(&s->sig_term, sig_cb, SIGTERM);
+	ev_signal_init(&s->sig_int, sig_cb, SIGINT);
+	ev_signal_init(&s->sig_hup, sig_cb, SIGHUP);
+	s->sig_term.data = s->sig_int.data = s->sig_hup.data = s;
+	ev_signal_start(s->loop, &s->sig_term);
+	ev_signal_start(s->loop, &s->sig_int);
+	ev_signal_start(s->loop, &s->sig_hup);
+	ev_child_init(&s->child_w, child_cb, 0, 0);
+	s->child_w.data = s;
+	ev_child_start(s->loop, &s->child_w);
+	ev_timer_init(&s->tick_w, tick_cb, 0.1, 0.1);
+	s->tick_w.data = s;
+	ev_timer_start(s->loop, &s->tick_w);
+}
+
 /* --run: every item has its final outcome */
 static void run_finished(void *arg, int code)
 {
@@ -576,69 +652,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	char err[512];
-	uint32_t nworkers = (uint32_t)s->conf->supervisor.workers;
-	struct seg_params sp = { .nworkers = nworkers, .name = "pool" };
-	if (seg_create(&sp, &s->seg, err, sizeof err) < 0) {
-		log_error("shared memory: %s", err);
-		return 1;
-	}
-	struct disp_hooks dh = { .outcome = on_outcome, .started = on_started };
-	s->disp = disp_new(s->loop, &dh, s, (uint32_t)s->conf->supervisor.kill_grace_seconds * 1000u);
-	struct pool_params pp = {
-		.nworkers = nworkers, .worker_bin = s->worker_bin, .log_level = log_get_level(),
-		.heartbeat_timeout_ms = 5000, .backoff_max_ms = 30000,
-		.script_output_max_lines = (uint32_t)s->conf->supervisor.script_output_max_lines,
-		.script_output_max_bytes = (uint32_t)s->conf->supervisor.script_output_max_bytes,
-	};
-	struct pool_hooks ph = { .lost_item = on_lost, .ready = on_ready, .stopped = on_pool_stopped };
-	s->pool = pool_new(s->loop, s->seg, &pp, &ph, s);
-	static const struct disp_target_ops pool_ops = {
-		.capacity = pool_capacity, .accepts = pool_accepts, .worker_pid = pool_worker_pid,
-		.kill_worker = pool_kill_worker, .bad_frame = pool_bad_frame,
-	};
-	if (!s->disp || !s->pool || !(s->pool_target = disp_add_target(s->disp, s->seg, "pool", &pool_ops, s)) ||
-	    !(s->fires = fires_new(s->disp, s->instance_id))) {
-		log_error("out of memory");
-		return 1;
-	}
-
-	char path[108];
-	const char *sock = s->opts.socket ? s->opts.socket : s->conf->supervisor.attach_socket;
-	if (!sock) {
-		if (att_default_path(s->conf->reg_center.namespace, path, sizeof path) < 0) {
-			log_error("attach socket path for namespace %s is too long: set supervisor.attachSocket",
-			          s->conf->reg_center.namespace);
-			return 2;
-		}
-		sock = path;
-	}
-	uint32_t uids[256], gids[256];
-	struct att_policy pol;
-	fill_policy(s, &pol, uids, gids);
-	s->att = att_new(s->loop, s->disp, sock, &pol, err, sizeof err);
-	if (!s->att) {
-		log_error("%s", err);
-		return 1;
-	}
-
-	ev_signal_init(&s->sig_term, sig_cb, SIGTERM);
-	ev_signal_init(&s->sig_int, sig_cb, SIGINT);
-	ev_signal_init(&s->sig_hup, sig_cb, SIGHUP);
-	s->sig_term.data = s->sig_int.data = s->sig_hup.data = s;
-	ev_signal_start(s->loop, &s->sig_term);
-	ev_signal_start(s->loop, &s->sig_int);
-	ev_signal_start(s->loop, &s->sig_hup);
-	ev_child_init(&s->child_w, child_cb, 0, 0);
-	s->child_w.data = s;
-	ev_child_start(s->loop, &s->child_w);
-	ev_timer_init(&s->tick_w, tick_cb, 0.1, 0.1);
-	s->tick_w.data = s;
-	ev_timer_start(s->loop, &s->tick_w);
+	if ((r = start_workers(s)) || (r = start_attach(s))) return r;
+	start_signals(s);
 
 	log_info("ejob-supervisor %s starting: instance %s, %" PRIu32 " workers (%s)", EJOB_VERSION, s->instance_id,
-	         nworkers, s->worker_bin);
+	         (uint32_t)s->conf->supervisor.workers, s->worker_bin);
 	pool_start(s->pool);
+
 	struct local_params lp = {
 		.fires = s->fires, .pool = s->pool, .att = s->att, .config = s->opts.config, .finished = run_finished,
 		.arg = s,

@@ -118,15 +118,58 @@ static void notify_cb(struct ev_loop *loop, ev_io *w, int revents)
 	close_notify(s);   /* EOF or garbage: its exit will tell the rest */
 }
 
+/* A worker's environment: ours, minus any stale EJOB_ worker variables, plus the two of this
+ * worker (malloc'd array; the strings are not copied). NULL: out of memory. */
+static char **worker_env(char *index_env, char *pid_env)
+{
+	size_t ne = 0;
+	while (environ[ne]) ne++;
+	char **env = calloc(ne + 3, sizeof *env);
+	if (!env) return NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < ne; i++)
+		if (strncmp(environ[i], "EJOB_WORKER_INDEX=", 18) && strncmp(environ[i], "EJOB_SUPERVISOR_PID=", 20))
+			env[k++] = environ[i];
+	env[k++] = index_env;
+	env[k++] = pid_env;
+	env[k] = NULL;
+	return env;
+}
+
+/* posix_spawn the worker binary with its fds in place (3 memfd, 4 eventfd, 5 the life pipe, 6
+ * its notify pipe), default signals, an empty mask, its own process group. 0 or an errno. */
+static int spawn_worker(pool_t *p, char **argv, char **env, int notify_fd, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t all, none;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, 2, 1);
+	posix_spawn_file_actions_adddup2(&fa, p->memfd, 3);
+	posix_spawn_file_actions_adddup2(&fa, p->efd, 4);
+	posix_spawn_file_actions_adddup2(&fa, p->life_r, 5);
+	posix_spawn_file_actions_adddup2(&fa, notify_fd, 6);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 7);
+	posix_spawnattr_init(&at);
+	sigfillset(&all);
+	sigemptyset(&none);
+	posix_spawnattr_setsigdefault(&at, &all);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setpgroup(&at, 0);   /* terminal signals reach the supervisor only */
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+	int r = posix_spawn(pid, p->p.worker_bin, &fa, &at, argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	return r;
+}
+
 static void spawn(struct slot *s)
 {
 	pool_t *p = s->pool;
 	struct shm_worker *w = seg_worker(p->seg, s->index);
 	int np[2] = { -1, -1 };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
 	char idx[16], lvl[16], maxl[16], maxb[16], cause[128];
-	sigset_t all, none;
 	pid_t pid = 0;
 	int r;
 
@@ -160,42 +203,14 @@ static void spawn(struct slot *s)
 	char pidenv[40];
 	snprintf(pidenv, sizeof pidenv, "EJOB_SUPERVISOR_PID=%d", (int)getpid());
 
-	/* environment: ours, minus any stale EJOB_ worker variables, plus the two of this worker */
-	size_t ne = 0;
-	while (environ[ne]) ne++;
-	char **env = calloc(ne + 3, sizeof *env);
+	char **env = worker_env(p->index_env, pidenv);
 	if (!env) {
 		snprintf(cause, sizeof cause, "out of memory");
 		goto failed;
 	}
-	size_t k = 0;
-	for (size_t i = 0; i < ne; i++)
-		if (strncmp(environ[i], "EJOB_WORKER_INDEX=", 18) && strncmp(environ[i], "EJOB_SUPERVISOR_PID=", 20))
-			env[k++] = environ[i];
-	env[k++] = p->index_env;
-	env[k++] = pidenv;
-	env[k] = NULL;
-
 	char *argv[] = { (char *)p->p.worker_bin, (char *)"--index", idx, (char *)"--log-level", lvl,
 	                 (char *)"--script-output-max-lines", maxl, (char *)"--script-output-max-bytes", maxb, NULL };
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, 2, 1);
-	posix_spawn_file_actions_adddup2(&fa, p->memfd, 3);
-	posix_spawn_file_actions_adddup2(&fa, p->efd, 4);
-	posix_spawn_file_actions_adddup2(&fa, p->life_r, 5);
-	posix_spawn_file_actions_adddup2(&fa, np[1], 6);
-	posix_spawn_file_actions_addclosefrom_np(&fa, 7);
-	posix_spawnattr_init(&at);
-	sigfillset(&all);
-	sigemptyset(&none);
-	posix_spawnattr_setsigdefault(&at, &all);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setpgroup(&at, 0);   /* terminal signals reach the supervisor only */
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
-	r = posix_spawn(&pid, p->p.worker_bin, &fa, &at, argv, env);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
+	r = spawn_worker(p, argv, env, np[1], &pid);
 	free(env);
 	close(np[1]);
 	np[1] = -1;

@@ -1,0 +1,256 @@
+/* supervisor/coord_lead.c: leadership of a job: the election (fenced: every leader write checks
+ * the version of leader/election its election wrote), the resharding flag the leader raises and
+ * everyone watches, the leader's listing of instances, and the bound on a fire's wait for the
+ * leader's sharding (past it, the leader is deposed). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/wait.h"
+#include "supervisor/coord_int.h"
+#include "supervisor/zkc.h"
+
+/* ---- election ------------------------------------------------------------------------------------ */
+
+static void leader_watch(void *arg, int type, const char *path);
+static void leader_watch_instances(struct cjob *j);
+
+static void elected(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!cj_live(j, r->session)) return;
+	if (r->rc == ZOK) {
+		j->leader = 1;
+		j->fence = r->nops > 1 ? r->op_stat[1].version : -1;
+		/* a new term: the first listing of instances looks for items orphaned before it */
+		for (int k = 0; k < j->nlive; k++) free(j->live[k]);
+		free(j->live);
+		j->live = NULL;
+		j->nlive = 0;
+		j->w_instances = 0;
+		log_info("job %s: this instance is the leader", j->name);
+		leader_watch_instances(j);
+		if (j->fire && j->fire->state == F_WAIT) cx_continue(j);    /* a fire waiting for sharding */
+		return;
+	}
+	/* someone else won (ZNODEEXISTS at the first op): follow, watching their node */
+	cj_elect(j);
+}
+
+static void leader_exists(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!cj_live(j, r->session)) return;
+	if (r->rc == ZOK) {
+		/* a leader exists (maybe us: our own create fires the creation watch); the watch
+		 * tells when it goes */
+		if ((int64_t)r->stat.ephemeralOwner != zkc_session_id(j->c->z)) {
+			j->leader = 0;
+		} else if (!j->leader) {
+			/* ours, but we stepped down (a sharding refused): without its fence we cannot
+			 * write as leader; give it up and stand again */
+			char p[PATH_MAX_];
+			zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), r->stat.version, NULL, NULL);
+		}
+		return;
+	}
+	if (r->rc != ZNONODE) return;
+	if (cj_conf(j)->disabled || j->server_off || j->shut) return;   /* a disabled server does not lead */
+	char p[PATH_MAX_], q[PATH_MAX_];
+	const char *id = j->c->id;
+	zkc_multi_t *m = zkc_multi_new();
+	zkc_multi_create(m, cj_path(j, p, "/leader/election/instance"), id, (int)strlen(id), ZOO_EPHEMERAL);
+	zkc_multi_set(m, cj_path(j, q, "/leader/election"), id, (int)strlen(id), -1);
+	zkc_multi_commit(j->c->z, m, elected, j);
+}
+
+static void leader_watch(void *arg, int type, const char *path)
+{
+	struct cjob *j = arg;
+	(void)path;
+	j->w_leader = 0;
+	if (j->gone) return;
+	if (type == ZOO_DELETED_EVENT) {
+		if (j->leader) log_warn("job %s: this instance's leader node went away; electing again", j->name);
+		j->leader = 0;
+	}
+	cj_elect(j);
+}
+
+void cj_elect(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	if (zkc_state(j->c->z) != ZKC_CONNECTED) return;
+	int w = !j->w_leader;
+	if (zkc_exists(j->c->z, cj_path(j, p, "/leader/election/instance"), w ? leader_watch : NULL, j, leader_exists, j) == ZOK &&
+	    w)
+		j->w_leader = 1;
+}
+
+/* ---- the leader keeps the resharding flag ------------------------------------------------------- */
+
+struct flag {
+	struct cjob *j;
+	char why[300];
+};
+
+static void necessary_set(void *arg, const struct zkc_res *r)
+{
+	struct flag *fl = arg;
+	struct cjob *j = fl->j;
+	if (r->rc == ZOK)
+		log_info("job %s: resharding at the next fire: %s", j->name, fl->why);
+	else if (r->nops > 1 && r->op_rc[1] == ZNODEEXISTS)
+		log_debug("job %s: resharding is already due (%s)", j->name, fl->why);
+	else if (cj_live(j, r->session))
+		log_warn("job %s: cannot raise the resharding flag (%s): %s%s", j->name, fl->why, zerror(r->rc),
+		         r->nops > 0 && r->op_rc[0] == ZBADVERSION ? ": this instance is no longer the leader" : "");
+	free(fl);
+}
+
+void cj_set_necessary(struct cjob *j, const char *why)
+{
+	if (!j->leader) return;
+	struct flag *fl = calloc(1, sizeof *fl);
+	if (!fl) return;
+	fl->j = j;
+	snprintf(fl->why, sizeof fl->why, "%s", why);
+	char p[PATH_MAX_], q[PATH_MAX_];
+	zkc_multi_t *m = zkc_multi_new();
+	zkc_multi_check(m, cj_path(j, q, "/leader/election"), j->fence);
+	zkc_multi_create(m, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0);
+	if (zkc_multi_commit(j->c->z, m, necessary_set, fl) != ZOK) free(fl);
+}
+
+void cj_check_owners(struct cjob *j)
+{
+	if (!j->leader || !j->live || !j->have || j->necessary || j->sharding) return;
+	for (uint32_t i = 0; i < j->total; i++) {
+		int live = 0;
+		for (int k = 0; k < j->nlive && !live; k++) live = j->owner[i] && !strcmp(j->owner[i], j->live[k]);
+		if (live) continue;
+		char why[300];
+		snprintf(why, sizeof why, "item %u is assigned to %.200s, which is not online", i,
+		         j->owner[i] && j->owner[i][0] ? j->owner[i] : "no instance");
+		cj_set_necessary(j, why);
+		return;
+	}
+}
+
+static void instances_changed(void *arg, int type, const char *path)
+{
+	struct cjob *j = arg;
+	(void)type;
+	(void)path;
+	j->w_instances = 0;
+	if (j->gone || !j->leader) return;
+	j->inst_gen++;
+	cj_set_necessary(j, "the instances changed");
+	leader_watch_instances(j);
+}
+
+/* the listing r says the same as live[] (descending, instance ids only, as cf_instances keeps it) */
+static int same_as_live(const struct cjob *j, const struct zkc_res *r)
+{
+	int k = 0;
+	for (int i = r->nchildren - 1; i >= 0; i--) {
+		if (!cj_id_ok(r->children[i])) continue;
+		if (k >= j->nlive || strcmp(r->children[i], j->live[k])) return 0;
+		k++;
+	}
+	return k == j->nlive;
+}
+
+static void instances_listed(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!cj_live(j, r->session) || r->rc != ZOK || !j->leader) return;
+	/* a change between two watched listings that no event told (the watch is re-armed by the
+	 * listing after each event): the leader's sharding in between must not miss it */
+	if (j->live && !same_as_live(j, r)) j->inst_gen++;
+	cf_instances(j, r);
+	/* A new term: instances that went while no one led (the old leader among them) were seen by
+	 * no one; an item owned by an instance that is not online now would run nowhere. Checked at
+	 * every listing, not only the first: it costs nothing while the assignment is sound. */
+	cj_check_owners(j);
+}
+
+static void leader_watch_instances(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	if (j->w_instances) return;
+	if (zkc_children(j->c->z, cj_path(j, p, "/instances"), instances_changed, j, instances_listed, j) == ZOK)
+		j->w_instances = 1;
+}
+
+/* ---- the resharding flag, for everyone ------------------------------------------------------------ */
+
+
+static void necessary_changed(void *arg, int type, const char *path)
+{
+	struct cjob *j = arg;
+	(void)type;
+	(void)path;
+	j->w_necessary = 0;
+	if (!j->gone) cj_watch_necessary(j);
+}
+
+static void necessary_known(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!cj_live(j, r->session)) return;
+	int was = j->necessary;
+	j->necessary = r->rc == ZOK;
+	/* gone: the leader's multi that removed it also wrote the new assignment; read it before a
+	 * waiting fire goes on with the old one */
+	if (was && !j->necessary) cj_load_assignment(j);
+	if (j->fire && j->fire->state == F_WAIT) cx_continue(j);
+}
+
+void cj_watch_necessary(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	int w = !j->w_necessary;
+	if (zkc_exists(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), w ? necessary_changed : NULL, j, necessary_known,
+	               j) == ZOK && w)
+		j->w_necessary = 1;
+}
+
+
+/* A fire waits for the assignment for at most twice the session timeout (ElasticJob's followers
+ * can wait for ever on a leader that never shards). Past it the fire is missed, and the leader is
+ * deposed: its election node is deleted, so that everyone elects again. A leader whose loop hangs
+ * while its client library keeps the session alive, or that cannot write its sharding, no longer
+ * blocks the job; a leader that is merely slow elects itself or another again and goes on (its
+ * old fence fails its writes). */
+void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
+{
+	struct cfire *f = j->fire;
+	if (!f || f->state != F_WAIT || !timeout || now_ns - f->fire->started_ns < 2 * timeout) return;
+	char p[PATH_MAX_];
+	if (!j->reg_session || !cj_live(j, j->reg_session)) {
+		log_error("job %s: fire %" PRIu64 " missed: the job is still not registered after %.1fs", j->name, f->fire->fire_ms,
+		          (double)(now_ns - f->fire->started_ns) / 1e9);
+		f->fire->n = 0;
+		f->missed = 1;
+		cx_end(f);
+		return;
+	}
+	const char *why = j->stale_pending ? "running nodes left by a lost connection are still being cleared"
+	                  : j->loading || j->states_loading ? "the assignment is still being read"
+	                  : "the leader has not sharded";
+	log_error("job %s: fire %" PRIu64 " missed: no assignment after %.1fs (%s); %s", j->name, f->fire->fire_ms,
+	          (double)(now_ns - f->fire->started_ns) / 1e9, why,
+	          j->leader ? "this instance steps down as leader" : "deposing the leader: everyone elects again");
+	/* first step down: the catch-up fire that cx_end may start must not shard with the old fence */
+	j->leader = 0;
+	zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
+	/* a request that never got its answer would hold the flags: read again from scratch */
+	j->loading = j->states_loading = 0;
+	j->stale_pending = 0;
+	cj_load_assignment(j);
+	f->fire->n = 0;
+	f->missed = 1;
+	cx_end(f);
+}

@@ -1,0 +1,255 @@
+/* supervisor/coord_reg.c: a job's registration in each session, as ElasticJob's startup writes
+ * it: its nodes, the config rule (the node or the file's, published), servers/{ip}, the ephemeral
+ * instances/{id} and leader/failover/alive/{id}, the resharding flag; then the watches of every
+ * concern (reg_done). A step that fails starts over a second later (coord_tick). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/wait.h"
+#include "supervisor/coord_int.h"
+#include "supervisor/zkc.h"
+
+/* ---- a group of requests sent together ---------------------------------------------------------- */
+
+struct group {
+	struct cjob *j;
+	uint64_t session;
+	int left, failed;
+	void (*next)(struct cjob *j);
+	const char *what;
+};
+
+/* A failed request, said so that an operator knows what to do. */
+static void say_rc(const struct cjob *j, const char *what, const char *path, int rc)
+{
+	if (rc == ZNOAUTH)
+		log_error("job %s: %s: ZooKeeper refused access to /%s%s: %s; the nodes were created with other "
+		          "credentials: set regCenter.digest to the user:password that created them",
+		          j->name, what, j->c->ns, path,
+		          j->c->digest ? "the digest credentials are not the right ones" : "no digest credentials given");
+	else
+		log_warn("job %s: %s: /%s%s: %s", j->name, what, j->c->ns, path, zerror(rc));
+}
+
+/* A step of the registration failed: start over a second later (coord_tick). */
+static void reg_failed(struct cjob *j)
+{
+	j->registering = 0;
+	j->reg_retry_ns = wait_now_ns() + 1000000000u;
+}
+
+static void group_cb(void *arg, const struct zkc_res *r)
+{
+	struct group *g = arg;
+	if (r->rc != ZOK && r->rc != ZNODEEXISTS && !g->failed) {
+		g->failed = r->rc;
+		say_rc(g->j, g->what, r->path, r->rc);
+	}
+	if (--g->left) return;
+	struct cjob *j = g->j;
+	if (!g->failed && cj_live(j, g->session)) g->next(j);
+	else reg_failed(j);
+	free(g);
+}
+
+static struct group *group_new(struct cjob *j, const char *what, void (*next)(struct cjob *))
+{
+	struct group *g = calloc(1, sizeof *g);
+	if (!g) return NULL;
+	g->j = j;
+	g->session = zkc_session(j->c->z);
+	g->next = next;
+	g->what = what;
+	g->left = 1;                        /* held until group_go */
+	return g;
+}
+
+static void group_create(struct group *g, const char *path, const char *data, int flags)
+{
+	if (zkc_create(g->j->c->z, path, data, data ? (int)strlen(data) : 0, flags, group_cb, g) == ZOK) g->left++;
+	else g->failed = ZCONNECTIONLOSS;
+}
+
+static void group_go(struct group *g)
+{
+	struct zkc_res r = { .rc = ZOK, .path = "" };
+	group_cb(g, &r);
+}
+
+/* ---- registration ------------------------------------------------------------------------------- */
+
+
+static const char *type_string(const conf_job_t *cj)
+{
+	switch (cj->type) {
+	case CONF_JOB_SCRIPT: return "SCRIPT";
+	case CONF_JOB_NATIVE: return "NATIVE";
+	case CONF_JOB_EXTERNAL: return "EXTERNAL";
+	default: return "";
+	}
+}
+
+static void reg_done(struct cjob *j)
+{
+	j->registering = 0;
+	j->reg_session = zkc_session(j->c->z);
+	log_info("job %s: registered as %s (%s)", j->name, j->c->id,
+	         cj_conf(j)->disabled ? "server DISABLED" : "server ENABLED");
+	j->ever_registered = 1;
+	if (j->orphan_scan) {
+		j->orphan_scan = 0;
+		cx_rejoined(j);     /* before the assignment's load: fires wait for it */
+	}
+	cj_watch_necessary(j);
+	cj_load_assignment(j);
+	cj_elect(j);
+	cf_scan(j);
+	cj_watch_trigger(j);
+	j->server_off = cj_conf(j)->disabled;
+	cj_watch_server(j);
+	cj_watch_config(j);
+	cj_watch_self(j);
+	cj_kick(j);    /* fires that could not run meanwhile: their catch-up */
+}
+
+/* servers/{ip}, instances/{id}, and the resharding flag, as ElasticJob's startup writes them */
+static void reg_presence(struct cjob *j)
+{
+	char p[PATH_MAX_], data[256];
+	const coord_t *c = j->c;
+	struct group *g = group_new(j, "registering", reg_done);
+	if (!g) return;
+	snprintf(data, sizeof data, "jobInstanceId: %s\nserverIp: %s\n", c->id, c->ip);
+	group_create(g, cj_path(j, p, "/instances/%s", c->id), data, ZOO_EPHEMERAL);
+	/* lives exactly as long as this session, whatever an operator deletes (coord_failover.c) */
+	group_create(g, cj_path(j, p, "/leader/failover/alive/%s", c->id), "", ZOO_EPHEMERAL);
+	group_create(g, cj_path(j, p, "/leader/sharding/necessary"), "", 0);
+	const char *st = cj_conf(j)->disabled ? "DISABLED" : "ENABLED";
+	/* the server node is rewritten at every start (ElasticJob does the same) */
+	if (zkc_set(j->c->z, cj_path(j, p, "/servers/%s", c->ip), st, (int)strlen(st), -1, group_cb, g) == ZOK) g->left++;
+	group_go(g);
+}
+
+/* servers/{ip} may not exist yet: create it, then reg_presence sets it */
+static void reg_server(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	struct group *g = group_new(j, "registering", reg_presence);
+	if (!g) return;
+	group_create(g, cj_path(j, p, "/servers/%s", j->c->ip), "ENABLED", 0);
+	group_go(g);
+}
+
+static void reg_config(struct cjob *j);
+
+/* The config rule (docs/config.md): the config node is the job's config for the whole cluster.
+ * A file with overwrite: true publishes its job's config there when the supervisor starts and
+ * when a reload changes it (j->publish); otherwise the node wins, and what the file says
+ * differently is logged as not in force. Instances adopt what the node says (its watch) and never
+ * write it back, so two files that differ cannot make the node flip between them. */
+
+static void published(struct cjob *j, const struct zkc_res *r)
+{
+	char p[PATH_MAX_];
+	if (r->rc == ZOK) {
+		j->publish = 0;
+		/* the file is the node now; the watch will bring the same back */
+		if (j->node) conf_job_free(j->node);
+		j->node = NULL;
+		log_info("job %s: the file's config is published to /%s%s (overwrite: true)", j->name,
+		         j->c->ns, cj_path(j, p, "/config"));
+	} else {
+		say_rc(j, "publishing its config", r->path, r->rc);
+	}
+}
+
+static void config_written(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (r->rc == ZNODEEXISTS && cj_live(j, r->session)) {
+		reg_config(j);      /* another instance created it first: read it again, then publish */
+		return;
+	}
+	if (r->rc != ZOK) {
+		published(j, r);
+		reg_failed(j);
+		return;
+	}
+	published(j, r);
+	if (cj_live(j, r->session)) reg_server(j);
+}
+
+/* A reload with overwrite: true changed the job: publish the file's config now. */
+static void republished(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) return;     /* j->publish stays: at the reconnect */
+	if (cj_live(j, r->session)) published(j, r);
+}
+
+void cj_publish_now(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	size_t len;
+	char *y = conf_node_emit(j->local, &len);
+	if (!y) return;
+	if (zkc_set(j->c->z, cj_path(j, p, "/config"), y, (int)len, -1, republished, j) != ZOK)
+		log_warn("job %s: cannot publish its config now; it will be at the next connection", j->name);
+	free(y);
+}
+
+static void config_read(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!cj_live(j, r->session)) {
+		reg_failed(j);
+		return;
+	}
+	char p[PATH_MAX_];
+	cj_path(j, p, "/config");
+	if (r->rc == ZOK && !(j->local->overwrite && j->publish)) {
+		cj_take_node(j, r->data, (size_t)(r->len > 0 ? r->len : 0), 0);
+		reg_server(j);
+		return;
+	}
+	if (r->rc != ZOK && r->rc != ZNONODE) {
+		say_rc(j, "reading its config", p, r->rc);
+		reg_failed(j);
+		return;
+	}
+	size_t len;
+	char *y = conf_node_emit(j->local, &len);
+	if (!y) {
+		reg_failed(j);
+		return;
+	}
+	int rc = r->rc == ZNONODE ? zkc_create(j->c->z, p, y, (int)len, 0, config_written, j)
+	                          : zkc_set(j->c->z, p, y, (int)len, -1, config_written, j);
+	free(y);
+	if (rc != ZOK) reg_failed(j);
+}
+
+static void reg_config(struct cjob *j)
+{
+	char p[PATH_MAX_];
+	if (zkc_get(j->c->z, cj_path(j, p, "/config"), NULL, NULL, config_read, j) != ZOK) reg_failed(j);
+}
+
+void cj_reg_start(struct cjob *j)
+{
+	if (j->registering || j->gone || j->shut) return;
+	j->registering = 1;
+	j->leader = 0;
+	char p[PATH_MAX_];
+	struct group *g = group_new(j, "creating its nodes", reg_config);
+	if (!g) return;
+	static const char *const dirs[] = { "/servers", "/instances", "/sharding", "/leader", "/leader/election",
+	                                    "/leader/sharding", "/leader/failover", "/leader/failover/items",
+	                                    "/leader/failover/alive", "/trigger" };
+	group_create(g, "", "", 0);
+	group_create(g, cj_path(j, p, "%s", ""), type_string(j->local), 0);
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) group_create(g, cj_path(j, p, "%s", dirs[i]), "", 0);
+	group_go(g);
+}
