@@ -1,4 +1,5 @@
 /* ipc/seg.c: create, check and attach shared-memory segments. */
+#include "ipc/errf.h"
 #include "ipc/seg.h"
 
 #include <errno.h>
@@ -15,16 +16,6 @@
 
 #include "ipc/seg_priv.h"
 #include "ipc/wait.h"
-
-static void fmt_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fmt_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen) return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static int is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
@@ -44,41 +35,41 @@ int seg_check(const void *buf, size_t len, char *err, size_t errlen)
 	const struct shm_header *h = buf;
 
 	if (len < SHM_HDR_SIZE) {
-		fmt_err(err, errlen, "truncated: %zu bytes is smaller than a segment header (%u)", len, SHM_HDR_SIZE);
+		ejob_errf(err, errlen, "truncated: %zu bytes is smaller than a segment header (%u)", len, SHM_HDR_SIZE);
 		return -1;
 	}
 	if (h->magic != SHM_MAGIC) {
-		fmt_err(err, errlen, "not an ejob segment (magic 0x%016" PRIx64 ")", h->magic);
+		ejob_errf(err, errlen, "not an ejob segment (magic 0x%016" PRIx64 ")", h->magic);
 		return -1;
 	}
 	if (h->version != SHM_VERSION) {
-		fmt_err(err, errlen, "segment layout version %" PRIu32 ", this build reads version %u: "
+		ejob_errf(err, errlen, "segment layout version %" PRIu32 ", this build reads version %u: "
 		        "use binaries from the same ejob release as the supervisor", h->version, SHM_VERSION);
 		return -1;
 	}
 	if (h->header_size != SHM_HDR_SIZE || h->worker_size != sizeof(struct shm_worker)) {
-		fmt_err(err, errlen, "header size %" PRIu32 " / worker size %" PRIu32 ", expected %u / %zu",
+		ejob_errf(err, errlen, "header size %" PRIu32 " / worker size %" PRIu32 ", expected %u / %zu",
 		        h->header_size, h->worker_size, SHM_HDR_SIZE, sizeof(struct shm_worker));
 		return -1;
 	}
 	if (h->total_size != len) {
-		fmt_err(err, errlen, "%s: header says %" PRIu64 " bytes, the segment has %zu",
+		ejob_errf(err, errlen, "%s: header says %" PRIu64 " bytes, the segment has %zu",
 		        h->total_size > len ? "truncated" : "size mismatch", h->total_size, len);
 		return -1;
 	}
 	if (h->nworkers < 1 || h->nworkers > SHM_MAX_WORKERS) {
-		fmt_err(err, errlen, "worker count %" PRIu32 " out of range 1..%u", h->nworkers, SHM_MAX_WORKERS);
+		ejob_errf(err, errlen, "worker count %" PRIu32 " out of range 1..%u", h->nworkers, SHM_MAX_WORKERS);
 		return -1;
 	}
 	if (!is_pow2(h->sub_slots) || h->sub_slots > SEG_MAX_SLOTS || !is_pow2(h->comp_slots) ||
 	    h->comp_slots > SEG_MAX_SLOTS) {
-		fmt_err(err, errlen, "ring slot counts %" PRIu32 "/%" PRIu32 " must be powers of two up to %u",
+		ejob_errf(err, errlen, "ring slot counts %" PRIu32 "/%" PRIu32 " must be powers of two up to %u",
 		        h->sub_slots, h->comp_slots, SEG_MAX_SLOTS);
 		return -1;
 	}
 	if (!is_pow2(h->sub_slot_size) || h->sub_slot_size < SEG_MIN_SLOT || h->sub_slot_size > SEG_MAX_SLOT ||
 	    !is_pow2(h->comp_slot_size) || h->comp_slot_size < SEG_MIN_SLOT || h->comp_slot_size > SEG_MAX_SLOT) {
-		fmt_err(err, errlen, "slot sizes %" PRIu32 "/%" PRIu32 " must be powers of two in %u..%u",
+		ejob_errf(err, errlen, "slot sizes %" PRIu32 "/%" PRIu32 " must be powers of two in %u..%u",
 		        h->sub_slot_size, h->comp_slot_size, SEG_MIN_SLOT, SEG_MAX_SLOT);
 		return -1;
 	}
@@ -92,7 +83,7 @@ int seg_check(const void *buf, size_t len, char *err, size_t errlen)
 	    h->sub_off < held_end || h->comp_off < sub_end || comp_end > h->total_size ||
 	    h->workers_off > SEG_MAX_SIZE || h->held_off > SEG_MAX_SIZE || h->sub_off > SEG_MAX_SIZE ||
 	    h->comp_off > SEG_MAX_SIZE) {
-		fmt_err(err, errlen, "corrupt geometry: regions at %" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64
+		ejob_errf(err, errlen, "corrupt geometry: regions at %" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64
 		        " do not fit in order in %" PRIu64 " bytes",
 		        h->workers_off, h->held_off, h->sub_off, h->comp_off, h->total_size);
 		return -1;
@@ -133,7 +124,7 @@ int seg_create(const struct seg_params *p, seg_t **out, char *err, size_t errlen
 {
 	uint32_t n = p->nworkers;
 	if (n < 1 || n > SHM_MAX_WORKERS) {
-		fmt_err(err, errlen, "workers: %" PRIu32 " out of range 1..%u", n, SHM_MAX_WORKERS);
+		ejob_errf(err, errlen, "workers: %" PRIu32 " out of range 1..%u", n, SHM_MAX_WORKERS);
 		errno = EINVAL;
 		return -1;
 	}
@@ -142,14 +133,14 @@ int seg_create(const struct seg_params *p, seg_t **out, char *err, size_t errlen
 	uint32_t sub_size = p->sub_slot_size ? p->sub_slot_size : SEG_DEFAULT_SLOT;
 	uint32_t comp_size = p->comp_slot_size ? p->comp_slot_size : sub_size;
 	if (sub_slots < 2 || sub_slots > SEG_MAX_SLOTS || comp_slots < 2 || comp_slots > SEG_MAX_SLOTS) {
-		fmt_err(err, errlen, "ring slots: %" PRIu32 "/%" PRIu32 " out of range 2..%u", sub_slots, comp_slots,
+		ejob_errf(err, errlen, "ring slots: %" PRIu32 "/%" PRIu32 " out of range 2..%u", sub_slots, comp_slots,
 		        SEG_MAX_SLOTS);
 		errno = EINVAL;
 		return -1;
 	}
 	if (!is_pow2(sub_size) || sub_size < SEG_MIN_SLOT || sub_size > SEG_MAX_SLOT || !is_pow2(comp_size) ||
 	    comp_size < SEG_MIN_SLOT || comp_size > SEG_MAX_SLOT) {
-		fmt_err(err, errlen, "slot size: %" PRIu32 "/%" PRIu32 " must be a power of two in %u..%u", sub_size,
+		ejob_errf(err, errlen, "slot size: %" PRIu32 "/%" PRIu32 " must be a power of two in %u..%u", sub_size,
 		        comp_size, SEG_MIN_SLOT, SEG_MAX_SLOT);
 		errno = EINVAL;
 		return -1;
@@ -160,7 +151,7 @@ int seg_create(const struct seg_params *p, seg_t **out, char *err, size_t errlen
 	uint64_t comp_off = align_up(sub_off + (uint64_t)sub_slots * sub_size, 4096);
 	uint64_t total = align_up(comp_off + (uint64_t)comp_slots * comp_size, 4096);
 	if (total > SEG_MAX_SIZE) {
-		fmt_err(err, errlen, "segment of %" PRIu64 " bytes exceeds %llu: fewer workers, slots or smaller slots",
+		ejob_errf(err, errlen, "segment of %" PRIu64 " bytes exceeds %llu: fewer workers, slots or smaller slots",
 		        total, SEG_MAX_SIZE);
 		errno = EINVAL;
 		return -1;
@@ -170,32 +161,32 @@ int seg_create(const struct seg_params *p, seg_t **out, char *err, size_t errlen
 	snprintf(name, sizeof name, SEG_MEMFD_PREFIX "%.31s", p->name ? p->name : "pool");
 	struct seg *s = calloc(1, sizeof *s);
 	if (!s) {
-		fmt_err(err, errlen, "out of memory");
+		ejob_errf(err, errlen, "out of memory");
 		return -1;
 	}
 	s->fd = s->efd = -1;
 	s->fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (s->fd < 0) {
-		fmt_err(err, errlen, "memfd_create(%s) failed: %s", name, strerror(errno));
+		ejob_errf(err, errlen, "memfd_create(%s) failed: %s", name, strerror(errno));
 		goto fail;
 	}
 	if (fchmod(s->fd, 0600) < 0 || ftruncate(s->fd, (off_t)total) < 0) {
-		fmt_err(err, errlen, "sizing segment to %" PRIu64 " bytes failed: %s", total, strerror(errno));
+		ejob_errf(err, errlen, "sizing segment to %" PRIu64 " bytes failed: %s", total, strerror(errno));
 		goto fail;
 	}
 	if (fcntl(s->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
-		fmt_err(err, errlen, "sealing segment failed: %s", strerror(errno));
+		ejob_errf(err, errlen, "sealing segment failed: %s", strerror(errno));
 		goto fail;
 	}
 	s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->efd < 0) {
-		fmt_err(err, errlen, "eventfd failed: %s", strerror(errno));
+		ejob_errf(err, errlen, "eventfd failed: %s", strerror(errno));
 		goto fail;
 	}
 	s->base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
 	if (s->base == MAP_FAILED) {
 		s->base = NULL;
-		fmt_err(err, errlen, "mmap of %" PRIu64 " bytes failed: %s", total, strerror(errno));
+		ejob_errf(err, errlen, "mmap of %" PRIu64 " bytes failed: %s", total, strerror(errno));
 		goto fail;
 	}
 	s->size = total;
@@ -243,24 +234,24 @@ int seg_attach(int memfd, int efd, seg_t **out, char *err, size_t errlen)
 {
 	struct stat st;
 	if (fstat(memfd, &st) < 0) {
-		fmt_err(err, errlen, "segment fd %d: %s", memfd, strerror(errno));
+		ejob_errf(err, errlen, "segment fd %d: %s", memfd, strerror(errno));
 		return -1;
 	}
 	int seals = fcntl(memfd, F_GET_SEALS);
 	if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
-		fmt_err(err, errlen, "segment fd %d is not a memfd sealed against shrinking: "
+		ejob_errf(err, errlen, "segment fd %d is not a memfd sealed against shrinking: "
 		        "attach only to segments a supervisor created", memfd);
 		errno = EINVAL;
 		return -1;
 	}
 	if (st.st_size < (off_t)SHM_HDR_SIZE || (uint64_t)st.st_size > SEG_MAX_SIZE) {
-		fmt_err(err, errlen, "segment fd %d: size %lld is not a segment's", memfd, (long long)st.st_size);
+		ejob_errf(err, errlen, "segment fd %d: size %lld is not a segment's", memfd, (long long)st.st_size);
 		errno = EINVAL;
 		return -1;
 	}
 	struct seg *s = calloc(1, sizeof *s);
 	if (!s) {
-		fmt_err(err, errlen, "out of memory");
+		ejob_errf(err, errlen, "out of memory");
 		return -1;
 	}
 	s->fd = memfd;
@@ -269,7 +260,7 @@ int seg_attach(int memfd, int efd, seg_t **out, char *err, size_t errlen)
 	s->base = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
 	if (s->base == MAP_FAILED) {
 		int e = errno;
-		fmt_err(err, errlen, "mmap of segment fd %d failed: %s", memfd, strerror(e));
+		ejob_errf(err, errlen, "mmap of segment fd %d failed: %s", memfd, strerror(e));
 		free(s);
 		errno = e;
 		return -1;
@@ -277,7 +268,7 @@ int seg_attach(int memfd, int efd, seg_t **out, char *err, size_t errlen)
 	s->hdr = (struct shm_header *)s->base;
 	char why[200];
 	if (seg_check(s->base, s->size, why, sizeof why) < 0) {
-		fmt_err(err, errlen, "segment fd %d: %s", memfd, why);
+		ejob_errf(err, errlen, "segment fd %d: %s", memfd, why);
 		munmap(s->base, s->size);
 		free(s);
 		errno = EINVAL;

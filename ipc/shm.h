@@ -25,7 +25,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define SHM_MAGIC    0x004d48534a424f45ULL   /* "EOBJSHM\0" read as little-endian bytes "EJOBSHM" */
+#define SHM_MAGIC    0x004d48534a424f45ULL   /* in memory (little-endian) the bytes "EOBJSHM\0" */
 #define SHM_VERSION  2u
 #define SHM_LINE     64u
 #define SHM_HDR_SIZE 4096u

@@ -15,10 +15,10 @@
 
 const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...)
 {
-	int k = snprintf(buf, PATH_MAX_, "/%s", j->name);
+	int k = snprintf(buf, CJ_PATH_MAX, "/%s", j->name);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf + k, PATH_MAX_ - (size_t)k, fmt, ap);
+	vsnprintf(buf + k, CJ_PATH_MAX - (size_t)k, fmt, ap);
 	va_end(ap);
 	return buf;
 }
@@ -235,7 +235,7 @@ void coord_free(coord_t *c)
  * them over while they run; then it goes too (cx_end calls cj_retired). */
 static void retire_zk(struct cjob *j)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	zkc_t *z = j->c->z;
 	j->retire_zk = 0;
 	zkc_delete(z, cj_path(j, p, "/instances/%s", j->c->id), -1, NULL, NULL);
@@ -248,7 +248,7 @@ static void retire_zk(struct cjob *j)
 
 void cj_retired(struct cjob *j)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	if (!j->gone || j->fire || j->ffires || !j->retiring) return;
 	j->retiring = 0;
 	if (zkc_state(j->c->z) == ZKC_CONNECTED)

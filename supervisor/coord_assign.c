@@ -51,7 +51,7 @@ static void owner_read(void *arg, const struct zkc_res *r)
 	struct cjob *j = l->j;
 	if (j->loading > 0) j->loading--;
 	if (!l->failed && cj_live(j, l->session)) {
-		char p[PATH_MAX_];
+		char p[CJ_PATH_MAX];
 		if (l->garbage) zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
 		cj_install(j, l->owner, l->total, l->epoch);
 		l->owner = NULL;
@@ -102,7 +102,6 @@ int cj_owned(const struct cjob *j, uint32_t i)
 	return j->have && i < j->total && j->owner[i] && !strcmp(j->owner[i], j->c->id);
 }
 
-#define owned cj_owned
 
 static void disabled_changed(void *arg, int type, const char *path)
 {
@@ -111,14 +110,14 @@ static void disabled_changed(void *arg, int type, const char *path)
 	unsigned i = item_of(path);
 	if (i < j->w_disabled_n) j->w_disabled[i] = 0;
 	if (j->gone || zkc_state(j->c->z) != ZKC_CONNECTED) return;
-	if (owned(j, i)) watch_disabled(j, i);    /* an item that moved away is no longer our business */
+	if (cj_owned(j, i)) watch_disabled(j, i);    /* an item that moved away is no longer our business */
 }
 
 static void disabled_known(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
 	unsigned i = item_of(r->path);
-	if (!cj_live(j, r->session) || (r->rc != ZOK && r->rc != ZNONODE) || !owned(j, i)) return;
+	if (!cj_live(j, r->session) || (r->rc != ZOK && r->rc != ZNONODE) || !cj_owned(j, i)) return;
 	int was = j->disabled[i];
 	j->disabled[i] = r->rc == ZOK;
 	if (was != j->disabled[i])
@@ -135,7 +134,7 @@ static void watch_disabled(struct cjob *j, uint32_t i)
 		j->w_disabled = v;
 		j->w_disabled_n = n;
 	}
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	int w = !j->w_disabled[i];
 	if (zkc_exists(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/disabled", i), w ? disabled_changed : NULL, j,
 	               disabled_known, j) == ZOK && w)
@@ -186,7 +185,7 @@ void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch)
 	st->epoch = epoch;
 	st->left = 1;
 	j->states_loading = 1;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	for (uint32_t k = 0; k < total; k++)
 		if (owner[k] && !strcmp(owner[k], me) &&
 		    zkc_children(j->c->z, cj_path(j, p, "/sharding/%" PRIu32, k), NULL, NULL, item_state, st) == ZOK) {
@@ -237,7 +236,7 @@ static void sharding_read(void *arg, const struct zkc_res *r)
 	l->epoch = (uint64_t)r->stat.mzxid;
 	l->total = total;
 	l->left = total + 1;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	for (uint32_t i = 0; i < total; i++)
 		if (zkc_get(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/instance", i), NULL, NULL, owner_read, l) != ZOK) {
 			l->failed = 1;
@@ -249,7 +248,7 @@ static void sharding_read(void *arg, const struct zkc_res *r)
 
 void cj_load_assignment(struct cjob *j)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	int w = !j->w_sharding;
 	if (zkc_get(j->c->z, cj_path(j, p, "/sharding"), w ? sharding_changed : NULL, j, sharding_read, j) == ZOK) {
 		j->loading++;

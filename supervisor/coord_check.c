@@ -36,7 +36,7 @@ static void clock_answer(void *arg, const struct zkc_res *r)
 		free(q);
 		return;
 	}
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	if (r->rc == ZNONODE && !q->created) {
 		/* ElasticJob creates it on its first check: so do we (parents first) */
 		q->created = 1;
@@ -86,7 +86,7 @@ static void clock_check(struct cjob *j, uint64_t now_ns)
 	q->j = j;
 	q->session = zkc_session(j->c->z);
 	q->sent_ms = (int64_t)(wait_realtime_ns() / 1000000u);
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	j->clock_next_ns = now_ns + CLOCK_EVERY_NS;
 	if (zkc_set(j->c->z, cj_path(j, p, "/systemTime/current"), "", 0, -1, clock_answer, q) == ZOK) j->clock_inflight = 1;
 	else free(q);
@@ -149,7 +149,7 @@ static void reconcile(struct cjob *j, uint64_t now_ns)
 	rc->session = zkc_session(j->c->z);
 	rc->left = 1;
 	j->reconciling = 1;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	uint32_t total = (uint32_t)cj_conf(j)->sharding_total_count;
 	for (uint32_t i = 0; i < total; i++)
 		if (zkc_get(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/instance", i), NULL, NULL, owner_known, rc) == ZOK)

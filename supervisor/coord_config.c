@@ -56,14 +56,14 @@ static void items_listed(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
 	if (!cj_live(j, r->session) || r->rc != ZOK) return;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	for (int k = 0; k < r->nchildren; k++)
 		zkc_delete(j->c->z, cj_path(j, p, "/leader/failover/items/%s", r->children[k]), -1, NULL, NULL);
 }
 
 static void clear_failover(struct cjob *j)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	uint32_t total = (uint32_t)cj_conf(j)->sharding_total_count;
 	log_info("job %s: failover is off: clearing the failover queue and the items' failover nodes", j->name);
 	zkc_children(j->c->z, cj_path(j, p, "/leader/failover/items"), NULL, NULL, items_listed, j);
@@ -75,7 +75,7 @@ static void clear_failover(struct cjob *j)
 
 int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
 {
-	char path[PATH_MAX_ + 64], why[600];
+	char path[CJ_PATH_MAX + 64], why[600];
 	full_path(j, path, sizeof path);
 	conf_diags_t *d = NULL;
 	conf_job_t *cj = conf_node_parse(data ? data : "", len, path, &d);
@@ -127,7 +127,7 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
 	if (j->node) conf_job_free(j->node);
 	j->node = cj;
 	if (!watched) return 0;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	/* any instance may raise the flag, as in ElasticJob */
 	if (reshard) zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
 	if (fo_off && j->leader) clear_failover(j);
@@ -170,7 +170,7 @@ static void config_known(void *arg, const struct zkc_res *r)
 	}
 	if (r->rc != ZNONODE) return;
 	/* deleted: a get sets no watch on a missing node; wait for it with exists */
-	char p[PATH_MAX_], path[PATH_MAX_ + 64];
+	char p[CJ_PATH_MAX], path[CJ_PATH_MAX + 64];
 	full_path(j, path, sizeof path);
 	log_warn("job %s: the config node %s was deleted; going on with the config in force until it is written again",
 	         j->name, path);
@@ -180,7 +180,7 @@ static void config_known(void *arg, const struct zkc_res *r)
 
 void cj_watch_config(struct cjob *j)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	int w = !j->w_config;
 	if (zkc_get(j->c->z, cj_path(j, p, "/config"), w ? config_changed : NULL, j, config_known, j) == ZOK && w)
 		j->w_config = 1;

@@ -81,7 +81,7 @@ static void hand_out_done(void *arg, const struct zkc_res *r)
 	else if (r->nops > 2 && r->op_rc[1] == ZNODEEXISTS && cj_live(j, r->session) && j->leader) {
 		log_info("job %s: failover: instance %s is gone from instances/ but its session lives (an operator's shutdown): "
 		         "its items are handed out once it has stopped them", j->name, w->who);
-		char p[PATH_MAX_];
+		char p[CJ_PATH_MAX];
 		w->session = r->session;
 		if (zkc_exists(j->c->z, cj_path(j, p, "/leader/failover/alive/%s", w->who), alive_gone, w, alive_known, w) == ZOK)
 			return;
@@ -99,7 +99,7 @@ static void hand_out(struct cjob *j, const char *gone, const uint32_t *items, co
 		return;
 	}
 	w->j = j;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	zkc_multi_t *m = zkc_multi_new();
 	zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->fence);
 	/* only if its session is over: creating its alive node fails while that lives */
@@ -193,7 +193,7 @@ static void crashed_running(void *arg, const struct zkc_res *r)
 	/* the items found: is a taker named for any (one that died running it)? */
 	struct cjob *j = cr->j;
 	cr->left = 1;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	for (uint32_t a = 0; cj_live(j, cr->session) && a < cr->n; a++)
 		if (zkc_exists(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", cr->items[a]), NULL, NULL,
 		               crashed_failovering, cr) == ZOK)
@@ -217,7 +217,7 @@ static void failover_crashed(struct cjob *j, const char *gone)
 	cr->j = j;
 	cr->session = zkc_session(j->c->z);
 	cr->left = 1;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	/* every item: the crashed instance may run an item it owned, or one it had taken over */
 	for (uint32_t i = 0; i < j->total; i++)
 		if (zkc_get(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), NULL, NULL, crashed_running, cr) == ZOK)
@@ -291,7 +291,7 @@ static void failovering_read(void *arg, const struct zkc_res *r)
 		/* queued without a taker: by the instance that ran it, back under the same id in a new
 		 * session (coord_running.c). The leader names one; the entry is queued again in the same
 		 * multi, so every instance's watch on the queue sees a change and reads the taker. */
-		char p[PATH_MAX_];
+		char p[CJ_PATH_MAX];
 		const char *to = j->live[i % (uint32_t)j->nlive];
 		zkc_multi_t *m = zkc_multi_new();
 		zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->fence);
@@ -315,7 +315,7 @@ static void failovering_read(void *arg, const struct zkc_res *r)
 		if (j->leader && j->nlive && !there) {
 			/* named again, and queued again in the same multi so that every instance's watch on
 			 * the queue sees a change and reads its new taker */
-			char p[PATH_MAX_];
+			char p[CJ_PATH_MAX];
 			const char *to = j->live[i % (uint32_t)j->nlive];
 			zkc_multi_t *m = zkc_multi_new();
 			zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->fence);
@@ -334,7 +334,7 @@ static void failovering_read(void *arg, const struct zkc_res *r)
 		return;
 	}
 	j->taking[i] = 1;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	zkc_multi_t *m = zkc_multi_new();
 	zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/failover", i), me, (int)strlen(me), ZOO_EPHEMERAL);
 	zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), me, (int)strlen(me), 0);
@@ -372,7 +372,7 @@ static void failover_listed(void *arg, const struct zkc_res *r)
 		j->taking = calloc(j->total ? j->total : 1, 1);
 		j->taking_total = j->taking ? j->total : 0;
 	}
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	for (int k = 0; k < r->nchildren; k++) {
 		struct take *t = calloc(1, sizeof *t);
 		if (!t) return;
@@ -394,7 +394,7 @@ static void failover_changed(void *arg, int type, const char *path)
 
 void cf_scan(struct cjob *j)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	int w = !j->w_failover;
 	if (zkc_children(j->c->z, cj_path(j, p, "/leader/failover/items"), w ? failover_changed : NULL, j, failover_listed, j) ==
 	        ZOK && w)

@@ -133,7 +133,7 @@ static void write_running(struct cfire *f)
 		cx_submit(f);
 		return;
 	}
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	const char *id = j->c->id;
 	f->session = zkc_session(j->c->z);
 	zkc_multi_t *m = zkc_multi_new();
@@ -360,7 +360,7 @@ static void flush_fire(struct cfire *f)
 	/* One multi for a fire whose items end close together: wait for the rest of the fire, up to
 	 * COMPLETION_HOLD_NS after the oldest completion (coord_tick comes back for it). */
 	if (f->fire->ended < f->fire->n && wait_now_ns() - f->pending_since_ns < COMPLETION_HOLD_NS) return;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	const char *id = j->c->id;
 	zkc_multi_t *m = zkc_multi_new();
 	for (uint32_t i = 0; i < f->npending; i++) {
@@ -399,7 +399,7 @@ static void completed_written(void *arg, const struct zkc_res *r)
 		/* someone else touched those nodes: write them one by one, each as far as it goes */
 		log_info("job %s: fire %" PRIu64 ": completed nodes in one multi: %s; writing them one by one", j->name,
 		         f->fire->fire_ms, zerror(r->rc));
-		char p[PATH_MAX_];
+		char p[CJ_PATH_MAX];
 		const char *id = j->c->id;
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t it = f->pending[i];

@@ -24,7 +24,7 @@
 #include "supervisor/sched.h"
 #include "supervisor/zkc.h"
 
-#define PATH_MAX_ 600
+#define CJ_PATH_MAX 600            /* a job node's path (cj_path), relative to the namespace */
 
 struct cfire;
 

@@ -50,14 +50,14 @@ static void leader_exists(void *arg, const struct zkc_res *r)
 		} else if (!j->leader) {
 			/* ours, but we stepped down (a sharding refused): without its fence we cannot
 			 * write as leader; give it up and stand again */
-			char p[PATH_MAX_];
+			char p[CJ_PATH_MAX];
 			zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), r->stat.version, NULL, NULL);
 		}
 		return;
 	}
 	if (r->rc != ZNONODE) return;
 	if (cj_conf(j)->disabled || j->server_off || j->shut) return;   /* a disabled server does not lead */
-	char p[PATH_MAX_], q[PATH_MAX_];
+	char p[CJ_PATH_MAX], q[CJ_PATH_MAX];
 	const char *id = j->c->id;
 	zkc_multi_t *m = zkc_multi_new();
 	zkc_multi_create(m, cj_path(j, p, "/leader/election/instance"), id, (int)strlen(id), ZOO_EPHEMERAL);
@@ -80,7 +80,7 @@ static void leader_watch(void *arg, int type, const char *path)
 
 void cj_elect(struct cjob *j)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	if (zkc_state(j->c->z) != ZKC_CONNECTED) return;
 	int w = !j->w_leader;
 	if (zkc_exists(j->c->z, cj_path(j, p, "/leader/election/instance"), w ? leader_watch : NULL, j, leader_exists, j) == ZOK &&
@@ -116,7 +116,7 @@ void cj_set_necessary(struct cjob *j, const char *why)
 	if (!fl) return;
 	fl->j = j;
 	snprintf(fl->why, sizeof fl->why, "%s", why);
-	char p[PATH_MAX_], q[PATH_MAX_];
+	char p[CJ_PATH_MAX], q[CJ_PATH_MAX];
 	zkc_multi_t *m = zkc_multi_new();
 	zkc_multi_check(m, cj_path(j, q, "/leader/election"), j->fence);
 	zkc_multi_create(m, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0);
@@ -178,7 +178,7 @@ static void instances_listed(void *arg, const struct zkc_res *r)
 
 static void leader_watch_instances(struct cjob *j)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	if (j->w_instances) return;
 	if (zkc_children(j->c->z, cj_path(j, p, "/instances"), instances_changed, j, instances_listed, j) == ZOK)
 		j->w_instances = 1;
@@ -210,7 +210,7 @@ static void necessary_known(void *arg, const struct zkc_res *r)
 
 void cj_watch_necessary(struct cjob *j)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	int w = !j->w_necessary;
 	if (zkc_exists(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), w ? necessary_changed : NULL, j, necessary_known,
 	               j) == ZOK && w)
@@ -228,7 +228,7 @@ void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 {
 	struct cfire *f = j->fire;
 	if (!f || f->state != F_WAIT || !timeout || now_ns - f->fire->started_ns < 2 * timeout) return;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	if (!j->reg_session || !cj_live(j, j->reg_session)) {
 		log_error("job %s: fire %" PRIu64 " missed: the job is still not registered after %.1fs", j->name, f->fire->fire_ms,
 		          (double)(now_ns - f->fire->started_ns) / 1e9);

@@ -33,7 +33,7 @@ static void trigger_known(void *arg, const struct zkc_res *r)
 
 void cj_watch_trigger(struct cjob *j)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	int w = !j->w_trigger;
 	if (zkc_exists(j->c->z, cj_path(j, p, "/trigger/%s", j->c->id), w ? trigger_changed : NULL, j,
 	               trigger_known, j) == ZOK && w)
@@ -62,7 +62,7 @@ static void server_known(void *arg, const struct zkc_res *r)
 		         j->c->ns, r->path, r->data);
 	if (off == j->server_off) return;
 	j->server_off = off;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	/* either way the sharding changes: any instance may raise the flag, as in ElasticJob */
 	zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
 	if (off) {
@@ -82,7 +82,7 @@ static void server_known(void *arg, const struct zkc_res *r)
 
 void cj_watch_server(struct cjob *j)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	int w = !j->w_server;
 	if (zkc_get(j->c->z, cj_path(j, p, "/servers/%s", j->c->ip), w ? server_changed : NULL, j, server_known, j) ==
 	        ZOK && w)
@@ -106,7 +106,7 @@ static void self_changed(void *arg, int type, const char *path)
 	}
 	/* The event may be the session's own end, seen before the expiry (a process frozen past its
 	 * timeout): only an answer in this same session proves someone deleted the node. */
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	zkc_exists(j->c->z, cj_path(j, p, "/instances/%s", j->c->id), NULL, NULL, self_gone, j);
 }
 
@@ -117,7 +117,7 @@ static void self_gone(void *arg, const struct zkc_res *r)
 		if (!j->shut && cj_live(j, j->reg_session)) cj_watch_self(j);
 		return;
 	}
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	j->shut = 1;
 	log_warn("job %s: its instance node instances/%s was deleted (an operator's shutdown): the job is shut down on "
 	         "this instance: its items here stop and it fires no more here until the supervisor restarts",
@@ -133,7 +133,7 @@ static void self_gone(void *arg, const struct zkc_res *r)
 
 void cj_watch_self(struct cjob *j)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	if (j->w_self) return;
 	if (zkc_exists(j->c->z, cj_path(j, p, "/instances/%s", j->c->id), self_changed, j, NULL, NULL) == ZOK)
 		j->w_self = 1;

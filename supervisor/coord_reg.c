@@ -117,10 +117,13 @@ static void reg_done(struct cjob *j)
 /* servers/{ip}, instances/{id}, and the resharding flag, as ElasticJob's startup writes them */
 static void reg_presence(struct cjob *j)
 {
-	char p[PATH_MAX_], data[256];
+	char p[CJ_PATH_MAX], data[256];
 	const coord_t *c = j->c;
 	struct group *g = group_new(j, "registering", reg_done);
-	if (!g) return;
+	if (!g) {
+		reg_failed(j);      /* out of memory: the tick starts it over */
+		return;
+	}
 	snprintf(data, sizeof data, "jobInstanceId: %s\nserverIp: %s\n", c->id, c->ip);
 	group_create(g, cj_path(j, p, "/instances/%s", c->id), data, ZOO_EPHEMERAL);
 	/* lives exactly as long as this session, whatever an operator deletes (coord_failover.c) */
@@ -135,9 +138,12 @@ static void reg_presence(struct cjob *j)
 /* servers/{ip} may not exist yet: create it, then reg_presence sets it */
 static void reg_server(struct cjob *j)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	struct group *g = group_new(j, "registering", reg_presence);
-	if (!g) return;
+	if (!g) {
+		reg_failed(j);      /* out of memory: the tick starts it over */
+		return;
+	}
 	group_create(g, cj_path(j, p, "/servers/%s", j->c->ip), "ENABLED", 0);
 	group_go(g);
 }
@@ -152,7 +158,7 @@ static void reg_config(struct cjob *j);
 
 static void published(struct cjob *j, const struct zkc_res *r)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	if (r->rc == ZOK) {
 		j->publish = 0;
 		/* the file is the node now; the watch will bring the same back */
@@ -191,7 +197,7 @@ static void republished(void *arg, const struct zkc_res *r)
 
 void cj_publish_now(struct cjob *j)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	size_t len;
 	char *y = conf_node_emit(j->local, &len);
 	if (!y) return;
@@ -207,7 +213,7 @@ static void config_read(void *arg, const struct zkc_res *r)
 		reg_failed(j);
 		return;
 	}
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	cj_path(j, p, "/config");
 	if (r->rc == ZOK && !(j->local->overwrite && j->publish)) {
 		cj_take_node(j, r->data, (size_t)(r->len > 0 ? r->len : 0), 0);
@@ -233,7 +239,7 @@ static void config_read(void *arg, const struct zkc_res *r)
 
 static void reg_config(struct cjob *j)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	if (zkc_get(j->c->z, cj_path(j, p, "/config"), NULL, NULL, config_read, j) != ZOK) reg_failed(j);
 }
 
@@ -242,9 +248,14 @@ void cj_reg_start(struct cjob *j)
 	if (j->registering || j->gone || j->shut) return;
 	j->registering = 1;
 	j->leader = 0;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	struct group *g = group_new(j, "creating its nodes", reg_config);
-	if (!g) return;
+	if (!g) {
+		/* out of memory: not registering, so that the tick starts it over */
+		log_error("job %s: out of memory registering; trying again in a second", j->name);
+		reg_failed(j);
+		return;
+	}
 	static const char *const dirs[] = { "/servers", "/instances", "/sharding", "/leader", "/leader/election",
 	                                    "/leader/sharding", "/leader/failover", "/leader/failover/items",
 	                                    "/leader/failover/alive", "/trigger" };

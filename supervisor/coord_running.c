@@ -38,7 +38,7 @@ static void stale_read(void *arg, const struct zkc_res *r)
 
 void cx_clear_stale(struct cjob *j)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	for (uint32_t i = 0; j->stale && i < j->total; i++) {
 		if (!j->stale[i]) continue;
 		j->stale[i] = 0;
@@ -75,7 +75,7 @@ static void orphan_queued(void *arg, const struct zkc_res *r)
 {
 	struct orphan *o = arg;
 	struct cjob *j = o->j;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	if (r->rc == ZOK)
 		log_info("job %s: item %" PRIu32 " was running here when the last session was lost; stopped then, it is "
 		         "queued for failover now", j->name, o->item);
@@ -96,7 +96,7 @@ static void orphan_read(void *arg, const struct zkc_res *r)
 		o->j = j;
 		o->item = (uint32_t)strtoul(q + 10, NULL, 10);
 		o->version = r->stat.version;
-		char p[PATH_MAX_];
+		char p[CJ_PATH_MAX];
 		zkc_multi_t *m = zkc_multi_new();
 		zkc_multi_delete(m, r->path, r->stat.version);
 		zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, o->item), "", 0, 0);
@@ -110,7 +110,7 @@ static void misfire_flag(void *arg, const struct zkc_res *r);
 
 void cx_rejoined(struct cjob *j)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	const conf_job_t *cj = cj_conf(j);
 	if (cj->failover) {
 		uint32_t n = (uint32_t)cj->sharding_total_count;
@@ -167,7 +167,7 @@ static void misfire_started(void *arg, const struct zkc_res *r)
 
 static void misfire_act(struct cjob *j, uint32_t i)
 {
-	char p[PATH_MAX_], q[PATH_MAX_];
+	char p[CJ_PATH_MAX], q[CJ_PATH_MAX];
 	if (i < j->mis_wait_n) j->mis_wait[i] = 0;
 	const conf_job_t *cj = cj_conf(j);
 	cj_path(j, q, "/sharding/%" PRIu32 "/misfire", i);
@@ -229,14 +229,14 @@ static void misfire_watch(struct cjob *j, uint32_t i)
 		j->mis_wait_n = n;
 	}
 	if (j->mis_wait[i]) return;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	if (zkc_exists(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), misfire_event, j, misfire_known, j) == ZOK)
 		j->mis_wait[i] = 1;
 }
 
 void cx_misfire(struct cjob *j, uint32_t item)
 {
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	log_info("job %s: item %" PRIu32 " is still running from an earlier fire: misfire (sharding/%" PRIu32
 	         "/misfire)%s", j->name, item, item, cj_conf(j)->misfire ? "; it runs again here when that run ends" : "");
 	zkc_create(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/misfire", item), "", 0, 0, NULL, NULL);

@@ -77,7 +77,7 @@ static void sharded(void *arg, const struct zkc_res *r)
 	}
 	int k = 0;
 	while (k < r->nops && r->op_rc[k] == ZOK) k++;
-	char what[PATH_MAX_] = "";
+	char what[CJ_PATH_MAX] = "";
 	if (r->rc != ZOK && k >= 1 && k <= cm->nchecks) snprintf(what, sizeof what, "%s", cm->checked[k - 1]);
 	commit_free(cm);
 	if (!cj_live(j, r->session)) return;
@@ -126,7 +126,7 @@ static void shard_commit(struct shardop *o)
 		j->sharding = 0;
 		return;
 	}
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	struct commit *cm = calloc(1, sizeof *cm);
 	if (!cm || !(cm->owner = calloc(total ? total : 1, sizeof *cm->owner)) ||
 	    !(cm->checked = calloc((size_t)(n + o->nsrv) + 1, sizeof *cm->checked))) {
@@ -195,7 +195,7 @@ static void shard_make_nodes(struct shardop *o)
 		return;
 	}
 	uint32_t total = (uint32_t)cj_conf(j)->sharding_total_count;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	o->left = 1;
 	if (zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/processing"), "", 0, ZOO_EPHEMERAL, shard_nodes_made, o) == ZOK)
 		o->left++;
@@ -268,7 +268,7 @@ static void shard_instances(void *arg, const struct zkc_res *r)
 		         cj_show(r->children[i], (int)strlen(r->children[i]), show, sizeof show));
 	}
 	o->sleft = 1;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	for (int i = 0; i < o->nids; i++) {
 		const char *sep = strstr(o->ids[i], "@-@");
 		int n = sep ? (int)(sep - o->ids[i]) : (int)strlen(o->ids[i]);
@@ -282,7 +282,7 @@ static void shard_instances(void *arg, const struct zkc_res *r)
 void cj_shard_now(struct cjob *j)
 {
 	if (j->sharding) return;
-	char p[PATH_MAX_];
+	char p[CJ_PATH_MAX];
 	j->sharding = 1;
 	if (zkc_children(j->c->z, cj_path(j, p, "/instances"), NULL, NULL, shard_instances, j) != ZOK) j->sharding = 0;
 }

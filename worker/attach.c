@@ -1,4 +1,5 @@
 /* worker/attach.c: the client side of the attach socket (see attach.h). */
+#include "ipc/errf.h"
 #include "worker/attach.h"
 
 #include <errno.h>
@@ -17,16 +18,6 @@
 #define ANSWER_MAX 8192u     /* a welcome or refuse is far smaller; a longer answer is garbage */
 #define HELLO_MAX  (FRAME_LIST_MAX * (FRAME_JOB_MAX + 8) + 1024)
 #define MAX_FDS    8         /* room for more fds than expected, so extras are seen and closed */
-
-static void fmt_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fmt_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen) return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);   /* a cut message is still a message */
-	va_end(ap);
-}
 
 int attach_socket_path(const char *ns, const char *runtime_dir, const char *xdg_runtime_dir,
                        uid_t euid, char *buf, size_t len)
@@ -120,7 +111,7 @@ static int answer(const char *path, const unsigned char *buf, size_t len, int *f
 {
 	frame_decoder_t *d = frame_decoder_new(ANSWER_MAX);
 	if (!d) {
-		fmt_err(err, errlen, "out of memory");
+		ejob_errf(err, errlen, "out of memory");
 		errno = ENOMEM;
 		return -1;
 	}
@@ -133,20 +124,20 @@ static int answer(const char *path, const unsigned char *buf, size_t len, int *f
 			char why[FRAME_ERRTXT_MAX + 1];
 			snprintf(why, sizeof why, "%s", f.error);
 			sanitize(why);
-			fmt_err(err, errlen, "the supervisor at %s refused this worker: %s", path, why);
+			ejob_errf(err, errlen, "the supervisor at %s refused this worker: %s", path, why);
 			errno = ECONNREFUSED;
 		} else {
-			fmt_err(err, errlen, "bad answer from the supervisor at %s: refuse frame: %s "
+			ejob_errf(err, errlen, "bad answer from the supervisor at %s: refuse frame: %s "
 			        "(a supervisor of another ejob version?)", path, fe.msg);
 			errno = EPROTO;
 		}
 	} else if (type == FRAME_WELCOME) {
 		if (frame_decode_welcome(d, buf, len, &r->welcome, &fe) < 0) {
-			fmt_err(err, errlen, "bad answer from the supervisor at %s: welcome frame: %s "
+			ejob_errf(err, errlen, "bad answer from the supervisor at %s: welcome frame: %s "
 			        "(a supervisor of another ejob version?)", path, fe.msg);
 			errno = EPROTO;
 		} else if (nfds != 2) {
-			fmt_err(err, errlen, "bad answer from the supervisor at %s: the welcome carried %d "
+			ejob_errf(err, errlen, "bad answer from the supervisor at %s: the welcome carried %d "
 			        "file descriptors, expected 2 (segment memfd, eventfd)", path, nfds);
 			errno = EPROTO;
 		} else {
@@ -159,7 +150,7 @@ static int answer(const char *path, const unsigned char *buf, size_t len, int *f
 		/* decoding as a welcome names what is wrong with it (length, checksum, type...) */
 		if (frame_decode_welcome(d, buf, len, &r->welcome, &fe) == 0)
 			snprintf(fe.msg, sizeof fe.msg, "unexpected frame type %u", type);
-		fmt_err(err, errlen, "bad answer from the supervisor at %s (%zu bytes): %s: "
+		ejob_errf(err, errlen, "bad answer from the supervisor at %s (%zu bytes): %s: "
 		        "is this an ejob attach socket?", path, len, fe.msg);
 		errno = EPROTO;
 	}
@@ -172,7 +163,7 @@ int attach_handshake(const char *path, const struct frame_hello *hello, int time
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof sa.sun_path) {
-		fmt_err(err, errlen, "socket path %s is longer than %zu bytes", path, sizeof sa.sun_path - 1);
+		ejob_errf(err, errlen, "socket path %s is longer than %zu bytes", path, sizeof sa.sun_path - 1);
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -181,7 +172,7 @@ int attach_handshake(const char *path, const struct frame_hello *hello, int time
 
 	unsigned char *buf = malloc(HELLO_MAX > ANSWER_MAX ? HELLO_MAX : ANSWER_MAX);
 	if (!buf) {
-		fmt_err(err, errlen, "out of memory");
+		ejob_errf(err, errlen, "out of memory");
 		errno = ENOMEM;
 		return -1;
 	}
@@ -189,29 +180,29 @@ int attach_handshake(const char *path, const struct frame_hello *hello, int time
 	int nfds = 0;
 	int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (sock < 0) {
-		fmt_err(err, errlen, "socket(AF_UNIX, SOCK_SEQPACKET) failed: %s", strerror(errno));
+		ejob_errf(err, errlen, "socket(AF_UNIX, SOCK_SEQPACKET) failed: %s", strerror(errno));
 		goto fail;
 	}
 	if (connect_retry(sock, &sa) < 0) {
-		fmt_err(err, errlen, "connect(%s) failed: %s: is the supervisor running, with this "
+		ejob_errf(err, errlen, "connect(%s) failed: %s: is the supervisor running, with this "
 		        "namespace or --socket?", path, strerror(errno));
 		goto fail;
 	}
 	struct ucred cred;
 	socklen_t cl = sizeof cred;
 	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
-		fmt_err(err, errlen, "getsockopt(%s, SO_PEERCRED) failed: %s", path, strerror(errno));
+		ejob_errf(err, errlen, "getsockopt(%s, SO_PEERCRED) failed: %s", path, strerror(errno));
 		goto fail;
 	}
 	if (cred.uid != geteuid() && cred.uid != 0) {
-		fmt_err(err, errlen, "%s is served by uid %u, neither us (uid %u) nor root: not attaching "
+		ejob_errf(err, errlen, "%s is served by uid %u, neither us (uid %u) nor root: not attaching "
 		        "(check the socket path)", path, (unsigned)cred.uid, (unsigned)geteuid());
 		errno = EPERM;
 		goto fail;
 	}
 	long hl = frame_encode_hello(hello, buf, HELLO_MAX);
 	if (hl < 0) {
-		fmt_err(err, errlen, "cannot encode the hello: name 1..%u bytes, 1..%u jobs of 1..%u bytes, "
+		ejob_errf(err, errlen, "cannot encode the hello: name 1..%u bytes, 1..%u jobs of 1..%u bytes, "
 		        "slots 1..%u", FRAME_NAME_MAX, FRAME_LIST_MAX, FRAME_JOB_MAX, FRAME_SLOTS_MAX);
 		errno = EINVAL;
 		goto fail;
@@ -220,7 +211,7 @@ int attach_handshake(const char *path, const struct frame_hello *hello, int time
 	while ((sent = send(sock, buf, (size_t)hl, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
 	if (sent != hl) {
 		if (sent >= 0) errno = EMSGSIZE;
-		fmt_err(err, errlen, "send(%s) of the hello failed: %s", path, strerror(errno));
+		ejob_errf(err, errlen, "send(%s) of the hello failed: %s", path, strerror(errno));
 		goto fail;
 	}
 	if (timeout_ms <= 0) timeout_ms = 5000;
@@ -228,9 +219,9 @@ int attach_handshake(const char *path, const struct frame_hello *hello, int time
 	if (w <= 0) {
 		if (w == 0) {
 			errno = ETIMEDOUT;
-			fmt_err(err, errlen, "no answer from the supervisor at %s within %d ms", path, timeout_ms);
+			ejob_errf(err, errlen, "no answer from the supervisor at %s within %d ms", path, timeout_ms);
 		} else {
-			fmt_err(err, errlen, "poll(%s) failed: %s", path, strerror(errno));
+			ejob_errf(err, errlen, "poll(%s) failed: %s", path, strerror(errno));
 		}
 		goto fail;
 	}
@@ -244,7 +235,7 @@ int attach_handshake(const char *path, const struct frame_hello *hello, int time
 	ssize_t got;
 	while ((got = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
 	if (got < 0) {
-		fmt_err(err, errlen, "recvmsg(%s) failed: %s", path, strerror(errno));
+		ejob_errf(err, errlen, "recvmsg(%s) failed: %s", path, strerror(errno));
 		goto fail;
 	}
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
@@ -254,13 +245,13 @@ int attach_handshake(const char *path, const struct frame_hello *hello, int time
 			memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
 	}
 	if (got == 0) {
-		fmt_err(err, errlen, "the supervisor at %s closed the connection without answering "
+		ejob_errf(err, errlen, "the supervisor at %s closed the connection without answering "
 		        "(see its log for why)", path);
 		errno = ECONNRESET;
 		goto fail;
 	}
 	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
-		fmt_err(err, errlen, "bad answer from the supervisor at %s: %s", path,
+		ejob_errf(err, errlen, "bad answer from the supervisor at %s: %s", path,
 		        (mh.msg_flags & MSG_TRUNC) ? "longer than any welcome or refuse" : "too many fds");
 		errno = EPROTO;
 		goto fail;

@@ -3,6 +3,7 @@
  * Each slot maps the segment on its own (seg_attach of the same memfd): a seg_t handle carries
  * one worker binding, and a mapping per slot keeps the slots of one attachment independent of
  * each other (no shared mutable state between their threads but the stop flag). */
+#include "ipc/errf.h"
 #include "ejob.h"
 
 #include <errno.h>
@@ -60,16 +61,6 @@ struct ejob_slot {
 	char err[256];
 };
 
-static void fmt_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fmt_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen) return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static void slot_err(ejob_slot *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void slot_err(ejob_slot *s, const char *fmt, ...)
 {
@@ -97,7 +88,7 @@ static ejob_worker *worker_new(int memfd, int efd, int sock, char *err, size_t e
 {
 	ejob_worker *w = calloc(1, sizeof *w);
 	if (!w) {
-		fmt_err(err, errlen, "out of memory");
+		ejob_errf(err, errlen, "out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -107,7 +98,7 @@ static ejob_worker *worker_new(int memfd, int efd, int sock, char *err, size_t e
 	char why[256];
 	if (seg_attach(memfd, efd, &w->seg, why, sizeof why) < 0) {
 		int e = errno;
-		fmt_err(err, errlen, "%s", why);
+		ejob_errf(err, errlen, "%s", why);
 		free(w);
 		errno = e;
 		return NULL;
@@ -136,16 +127,16 @@ int ejob_attach(const struct ejob_attach_opts *o, ejob_worker **out, char *err, 
 	if (o->socket_path) {
 		int n = snprintf(path, sizeof path, "%s", o->socket_path);
 		if (n < 0 || (size_t)n >= sizeof path) {
-			fmt_err(err, errlen, "socket path %.64s... is too long", o->socket_path);
+			ejob_errf(err, errlen, "socket path %.64s... is too long", o->socket_path);
 			errno = ENAMETOOLONG;
 			return -1;
 		}
 	} else if (ejob_socket_path(o->ns, path, sizeof path) < 0) {
 		if (errno == EINVAL)
-			fmt_err(err, errlen, "namespace '%s': must be 1..255 bytes without '/' (or give a socket path)",
+			ejob_errf(err, errlen, "namespace '%s': must be 1..255 bytes without '/' (or give a socket path)",
 			        o->ns ? o->ns : "");
 		else
-			fmt_err(err, errlen, "the socket path for namespace '%s' is too long: set EJOB_RUNTIME_DIR "
+			ejob_errf(err, errlen, "the socket path for namespace '%s' is too long: set EJOB_RUNTIME_DIR "
 			        "to a shorter directory, or give a socket path", o->ns);
 		return -1;
 	}
@@ -160,14 +151,14 @@ int ejob_attach(const struct ejob_attach_opts *o, ejob_worker **out, char *err, 
 	name[nl] = '\0';
 	h.name = name;
 	if (h.slots > FRAME_SLOTS_MAX) {
-		fmt_err(err, errlen, "slots: %u is more than %u", h.slots, FRAME_SLOTS_MAX);
+		ejob_errf(err, errlen, "slots: %u is more than %u", h.slots, FRAME_SLOTS_MAX);
 		errno = EINVAL;
 		return -1;
 	}
 	for (const char *const *j = o->jobs; j && *j; j++) {
 		size_t l = strlen(*j);
 		if (h.jobs.n == FRAME_LIST_MAX || l == 0 || l > FRAME_JOB_MAX) {
-			fmt_err(err, errlen, h.jobs.n == FRAME_LIST_MAX ? "more than %u jobs" : "job name %u: must be 1..255 bytes",
+			ejob_errf(err, errlen, h.jobs.n == FRAME_LIST_MAX ? "more than %u jobs" : "job name %u: must be 1..255 bytes",
 			        h.jobs.n == FRAME_LIST_MAX ? FRAME_LIST_MAX : h.jobs.n + 1);
 			errno = EINVAL;
 			return -1;
@@ -175,7 +166,7 @@ int ejob_attach(const struct ejob_attach_opts *o, ejob_worker **out, char *err, 
 		h.jobs.v[h.jobs.n++] = *j;
 	}
 	if (!h.jobs.n) {
-		fmt_err(err, errlen, "no job names: an external worker serves 1..%u jobs", FRAME_LIST_MAX);
+		ejob_errf(err, errlen, "no job names: an external worker serves 1..%u jobs", FRAME_LIST_MAX);
 		errno = EINVAL;
 		return -1;
 	}
@@ -185,7 +176,7 @@ int ejob_attach(const struct ejob_attach_opts *o, ejob_worker **out, char *err, 
 	char why[256];
 	ejob_worker *w = worker_new(r.memfd, r.efd, r.sock, why, sizeof why);
 	if (!w) {
-		fmt_err(err, errlen, "the segment the supervisor at %s sent is unusable: %s", path, why);
+		ejob_errf(err, errlen, "the segment the supervisor at %s sent is unusable: %s", path, why);
 		close(r.memfd);
 		close(r.efd);
 		close(r.sock);
@@ -193,7 +184,7 @@ int ejob_attach(const struct ejob_attach_opts *o, ejob_worker **out, char *err, 
 		return -1;
 	}
 	if (r.welcome.slots > w->nslots) {
-		fmt_err(err, errlen, "the supervisor at %s welcomed %u slots into a segment of %u entries",
+		ejob_errf(err, errlen, "the supervisor at %s welcomed %u slots into a segment of %u entries",
 		        path, r.welcome.slots, w->nslots);
 		ejob_detach(w);
 		errno = EPROTO;
@@ -226,23 +217,23 @@ int ejob_attach_inherited(int argc, char *const argv[], ejob_worker **wout, ejob
 	}
 	unsigned idx, eidx;
 	if (!arg && (!env || !*env)) {
-		fmt_err(err, errlen, "no worker index: give --index I (the supervisor does)");
+		ejob_errf(err, errlen, "no worker index: give --index I (the supervisor does)");
 		errno = EINVAL;
 		return -1;
 	}
 	if ((arg && parse_index(arg, &idx) < 0) || (env && *env && parse_index(env, &eidx) < 0)) {
-		fmt_err(err, errlen, "bad worker index '%s': a number below %u", arg ? arg : env, SHM_MAX_WORKERS);
+		ejob_errf(err, errlen, "bad worker index '%s': a number below %u", arg ? arg : env, SHM_MAX_WORKERS);
 		errno = EINVAL;
 		return -1;
 	}
 	if (!arg) idx = eidx;
 	else if (env && *env && eidx != idx) {
-		fmt_err(err, errlen, "--index %u disagrees with EJOB_WORKER_INDEX=%u", idx, eidx);
+		ejob_errf(err, errlen, "--index %u disagrees with EJOB_WORKER_INDEX=%u", idx, eidx);
 		errno = EINVAL;
 		return -1;
 	}
 	if (fcntl(4, F_GETFD) < 0) {
-		fmt_err(err, errlen, "fd 4 (the segment's eventfd) is not open: ejob-worker is started by "
+		ejob_errf(err, errlen, "fd 4 (the segment's eventfd) is not open: ejob-worker is started by "
 		        "ejob-supervisor, with the segment at fds 3 and 4");
 		errno = EINVAL;
 		return -1;
@@ -250,7 +241,7 @@ int ejob_attach_inherited(int argc, char *const argv[], ejob_worker **wout, ejob
 	char why[256];
 	ejob_worker *w = worker_new(3, 4, -1, why, sizeof why);
 	if (!w) {
-		fmt_err(err, errlen, "%s (ejob-worker is started by ejob-supervisor, with the segment at fd 3)", why);
+		ejob_errf(err, errlen, "%s (ejob-worker is started by ejob-supervisor, with the segment at fd 3)", why);
 		errno = EINVAL;
 		return -1;
 	}
@@ -258,7 +249,7 @@ int ejob_attach_inherited(int argc, char *const argv[], ejob_worker **wout, ejob
 	fcntl(4, F_SETFD, FD_CLOEXEC);
 	if (ejob_bind(w, idx, sout) < 0) {
 		int e = errno;
-		fmt_err(err, errlen, "worker index %u: %s", idx,
+		ejob_errf(err, errlen, "worker index %u: %s", idx,
 		        e == EINVAL ? "out of range for this segment's worker table" : strerror(e));
 		ejob_detach(w);
 		errno = EINVAL;

@@ -1,4 +1,5 @@
 /* worker/script.c: script jobs (see script.h). */
+#include "ipc/errf.h"
 #include "worker/script.h"
 
 #include <errno.h>
@@ -21,16 +22,6 @@
 
 #include "ipc/wait.h"
 
-static void fmt_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fmt_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen) return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* ---- argv (pure) ------------------------------------------------------------------------------ */
 
 static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\n'; }
@@ -52,7 +43,7 @@ static int split_pass(const char *cmd, char *out, char **argv, size_t *nwords, s
 			if (c == '\'') {
 				const char *close = strchr(cmd + i + 1, '\'');
 				if (!close) {
-					fmt_err(err, errlen, "unterminated single quote starting at column %zu", i + 1);
+					ejob_errf(err, errlen, "unterminated single quote starting at column %zu", i + 1);
 					return -1;
 				}
 				for (i++; cmd + i < close; i++) EMIT(cmd[i]);
@@ -62,7 +53,7 @@ static int split_pass(const char *cmd, char *out, char **argv, size_t *nwords, s
 				for (;;) {
 					c = cmd[i];
 					if (!c) {
-						fmt_err(err, errlen, "unterminated double quote starting at column %zu", open + 1);
+						ejob_errf(err, errlen, "unterminated double quote starting at column %zu", open + 1);
 						return -1;
 					}
 					if (c == '"') {
@@ -81,7 +72,7 @@ static int split_pass(const char *cmd, char *out, char **argv, size_t *nwords, s
 				}
 			} else if (c == '\\') {
 				if (!cmd[i + 1]) {
-					fmt_err(err, errlen, "trailing backslash at column %zu: nothing to escape", i + 1);
+					ejob_errf(err, errlen, "trailing backslash at column %zu: nothing to escape", i + 1);
 					return -1;
 				}
 				if (cmd[i + 1] != '\n') EMIT(cmd[i + 1]);
@@ -108,19 +99,19 @@ int script_split(const char *cmd, size_t reserve, char ***argv_out, char *err, s
 		return -1;
 	}
 	if (nw == 0) {
-		fmt_err(err, errlen, "empty command line");
+		ejob_errf(err, errlen, "empty command line");
 		errno = EINVAL;
 		return -1;
 	}
 	if (nw > INT_MAX - 1 || reserve > 1024) {
-		fmt_err(err, errlen, "too many words");
+		ejob_errf(err, errlen, "too many words");
 		errno = EINVAL;
 		return -1;
 	}
 	size_t nptr = nw + reserve + 1;
 	char **argv = calloc(1, nptr * sizeof(char *) + nb);
 	if (!argv) {
-		fmt_err(err, errlen, "out of memory");
+		ejob_errf(err, errlen, "out of memory");
 		errno = ENOMEM;
 		return -1;
 	}
