@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "conf/cron.h"
+#include "cron/cron.h"
 #include "supervisor/log.h"
 #include "supervisor/sched.h"
 #include "supervisor/wtimer.h"

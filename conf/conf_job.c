@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "conf/conf_int.h"
-#include "conf/cron.h"
+#include "cron/cron.h"
 
 enum {
 	K_CRON, K_TIMEZONE, K_TOTAL, K_SIP, K_JOBPARAM, K_MONITOR, K_FAILOVER, K_MISFIRE,

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "conf/conf_int.h"
-#include "conf/tz.h"
+#include "cron/tz.h"
 
 static int lookup_user(const char *name, uint32_t *id, void *arg)
 {

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf/cron.h"
-#include "conf/tz.h"
+#include "cron/cron.h"
+#include "cron/tz.h"
 #include "supervisor/coord_int.h"
 #include "supervisor/sup.h"
 

@@ -22,8 +22,8 @@
 #include <stdint.h>
 
 #include "conf/conf.h"
-#include "conf/cron.h"
-#include "conf/tz.h"
+#include "cron/cron.h"
+#include "cron/tz.h"
 #include "supervisor/wtimer.h"
 
 #define SCHED_TOLERANCE_NS 1000000000ll   /* a fire this late still runs as itself */

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "conf/cron.h"
-#include "conf/tz.h"
+#include "cron/cron.h"
+#include "cron/tz.h"
 #include "t/cron_cases.h"
 #include "t/tap.h"
 

@@ -14,8 +14,8 @@
 #include <time.h>
 
 #include "conf/conf.h"
-#include "conf/cron.h"
-#include "conf/tz.h"
+#include "cron/cron.h"
+#include "cron/tz.h"
 #include "tools/ejobctl.h"
 #include "tools/ejobctl_paths.h"
 

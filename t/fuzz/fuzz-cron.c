@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf/cron.h"
-#include "conf/tz.h"
+#include "cron/cron.h"
+#include "cron/tz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

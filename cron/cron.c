@@ -1,4 +1,4 @@
-/* conf/cron.c: parse a Quartz 2.3 cron expression (see cron.h).
+/* cron/cron.c: parse a Quartz 2.3 cron expression (see cron.h).
  *
  * Acceptance must be exactly Quartz's, so this parser walks the upper-cased UTF-16 text the
  * way org.quartz.CronExpression.buildExpression does and reaches the same verdict on every
@@ -8,7 +8,7 @@
  * comments name the Quartz behaviour each branch reproduces. t/31-cron-quartz.t checks the
  * verdicts against Quartz on thousands of generated expressions.
  */
-#include "conf/cron_impl.h"
+#include "cron/cron_impl.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf/jstr.h"
+#include "cron/jstr.h"
 
 static const char *const field_name[CRON_FIELDS] = {
 	"seconds", "minutes", "hours", "day-of-month", "month", "day-of-week", "year",

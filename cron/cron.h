@@ -1,4 +1,4 @@
-/* conf/cron.h: Quartz 2.3 CronExpression, in C.
+/* cron/cron.h: Quartz 2.3 CronExpression, in C.
  *
  * "SEC MIN HOUR DAY-OF-MONTH MONTH DAY-OF-WEEK [YEAR]", e.g. "0 0/5 8-18 ? * MON-FRI".
  * ejob accepts exactly the expressions org.quartz.CronExpression 2.3.2 accepts (its quirks
@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "conf/tz.h"
+#include "cron/tz.h"
 
 typedef struct cron cron_t;
 

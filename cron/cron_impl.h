@@ -1,4 +1,4 @@
-/* conf/cron_impl.h: what a parsed expression holds; shared by cron.c (parser) and
+/* cron/cron_impl.h: what a parsed expression holds; shared by cron.c (parser) and
  * cron_next.c (evaluator) only. Not part of the API.
  *
  * Each field is the set of integers Quartz's parser would put in that field's TreeSet,
@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "conf/cron.h"
+#include "cron/cron.h"
 
 #define CRON_ALL    99         /* Quartz's ALL_SPEC_INT, '*' */
 #define CRON_NOSPEC 98         /* Quartz's NO_SPEC_INT, '?' */
