@@ -318,6 +318,9 @@ char *conf_node_emit(const conf_job_t *j, size_t *len)
 
 /* ---- parse ------------------------------------------------------------------------------- */
 
+/* A node's zone loads from this host's zoneinfo; a node has no other host lookups. */
+static const conf_opts_t node_opts = { .load_zone = conf_sys_load_zone };
+
 conf_job_t *conf_node_parse(const void *buf, size_t len, const char *name, conf_diags_t **diags)
 {
 	conf_diags_t *d = conf_diags_new();
@@ -327,7 +330,7 @@ conf_job_t *conf_node_parse(const void *buf, size_t len, const char *name, conf_
 	if (!d || !tmp || !out) goto nomem;
 	if (!name) name = "(config node)";
 	conf_ctx_t cx = { .file = name, .buf = buf, .len = len, .tmp = tmp, .out = out, .diags = d,
-	                  .node_mode = true };
+	                  .node_mode = true, .opts = &node_opts };
 	j = conf_arena_alloc(out, sizeof *j);
 	if (!j) goto nomem;
 	if (len > CONF_MAX_FILE_BYTES) {
