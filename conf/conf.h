@@ -150,7 +150,7 @@ typedef struct conf_job {
 	                                          NULL), or from a node whose zone does not load here */
 	const char *tz_error;                  /* config node only: why time_zone does not load on this
 	                                          host (not an error of the node), else NULL */
-	int sharding_total_count;              /* 1-10000 */
+	uint32_t sharding_total_count;         /* 1-10000 */
 	const char *sharding_item_parameters;  /* as written; "" when none (ElasticJob's default) */
 	size_t n_item_params;                  /* parsed, sorted by item; see conf_job_item_param() */
 	const conf_item_param_t *item_params;

@@ -560,15 +560,17 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		         CONF_MAX_ITEMS);
 		b.errors++;
 	} else {
-		get_int(&b, v[K_TOTAL], keys[K_TOTAL], "shardingTotalCount", 1, CONF_MAX_ITEMS, NULL,
-		        &j->sharding_total_count);
+		int total = 0;                 /* stays 0 when it is not valid */
+		get_int(&b, v[K_TOTAL], keys[K_TOTAL], "shardingTotalCount", 1, CONF_MAX_ITEMS, NULL, &total);
+		j->sharding_total_count = total;     /* 0-CONF_MAX_ITEMS */
 	}
 	get_str(&b, v[K_SIP], keys[K_SIP], "shardingItemParameters", &j->sharding_item_parameters, false);
 	if (*j->sharding_item_parameters) {
 		kpath(&b, p, sizeof p, "shardingItemParameters");
 		conf_item_param_t *ip;
 		struct sip_arg a = { &b, v[K_SIP], p };
-		int total = j->sharding_total_count > 0 ? j->sharding_total_count : -1;
+		/* 1-CONF_MAX_ITEMS when it was valid */
+		int total = j->sharding_total_count ? (int)j->sharding_total_count : -1;
 		int r = conf_sip_parse(cx->out, j->sharding_item_parameters, total, &ip,
 		                       &j->n_item_params, sip_err, &a);
 		if (r < 0) return -1;

@@ -7,6 +7,7 @@
  * Exit 0 valid, 2 invalid (or usage), 1 when the file cannot be read.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,7 +156,7 @@ int ejobctl_validate(int argc, char **argv)
 		const conf_job_t *j = &c->jobs[i];
 		char next[640], zone[300];
 		next_fire(j, now, next, sizeof next, zone, sizeof zone);
-		printf("%s: %s, cron \"%s\" (%s), next %s, %d item%s%s\n", j->name,
+		printf("%s: %s, cron \"%s\" (%s), next %s, %" PRIu32 " item%s%s\n", j->name,
 		       conf_job_type_name(j->type), j->cron, zone, next, j->sharding_total_count,
 		       j->sharding_total_count == 1 ? "" : "s", j->disabled ? ", disabled" : "");
 	}
