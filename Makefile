@@ -9,7 +9,7 @@
 #   make install PREFIX=/usr/local DESTDIR=
 #   make clean
 #
-# Sources are found by folder: ipc/*.c, conf/*.c and worker/*.c (but worker/worker_main.c)
+# Sources are found by folder: ipc/*.c, cron/*.c, conf/*.c and worker/*.c (but worker/worker_main.c)
 # make libejob.a; every t/NN-name.c is a test t/NN-name.t, every bench/NAME.c a program
 # bench/NAME (linked with t/lib/*.o), every t/native/libNAME.c a test job library t/native/libNAME.so,
 # every t/fuzz/fuzz-NAME.c a fuzzer. Adding a file needs no edit here.
@@ -50,7 +50,7 @@ LIBS        := -lzookeeper_mt -lev -lmsgpackc -lyaml -ldl -lm
 SUP_LIBS    := -l:libzookeeper_st.so.2 -lev -lmsgpackc -lyaml -ldl -lm
 
 # ---- sources ---------------------------------------------------------------------------
-LIB_SRCS   := $(wildcard ipc/*.c conf/*.c) $(filter-out worker/worker_main.c,$(wildcard worker/*.c))
+LIB_SRCS   := $(wildcard ipc/*.c cron/*.c conf/*.c) $(filter-out worker/worker_main.c,$(wildcard worker/*.c))
 LIB_OBJS   := $(LIB_SRCS:.c=.o)
 TLIB_SRCS  := $(wildcard t/lib/*.c)
 TLIB_OBJS  := $(TLIB_SRCS:.c=.o)

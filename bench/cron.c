@@ -23,8 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "conf/cron.h"
-#include "conf/tz.h"
+#include "cron/cron.h"
+#include "cron/tz.h"
 
 #define ZONE "America/New_York"
 #define NSTART 20000

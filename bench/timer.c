@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "conf/cron.h"
+#include "cron/cron.h"
 #include "supervisor/log.h"
 #include "supervisor/sched.h"
 #include "supervisor/wtimer.h"
@@ -185,7 +185,9 @@ int main(void)
 		snprintf(names[i], sizeof names[i], "job%d", i);
 		jobs[i].name = names[i];
 		jobs[i].cron = "* * * * * ?";
+		jobs[i].cron_compiled = S.cron;     /* what conf_parse would have compiled */
 		jobs[i].time_zone = "UTC";
+		jobs[i].tz = S.tz;
 		jobs[i].sharding_total_count = 1;
 		jobs[i].misfire = true;
 	}

@@ -7,8 +7,9 @@
  * is allowed" (docs/config.md).
  *
  * What a load returns is a read-only struct family: conf_t owns every string and array it points
- * to, all freed by conf_free(). Nothing in it changes after the load; a reload builds a new conf_t
- * and the supervisor compares jobs with conf_job_equal().
+ * to, and each job's compiled cron and loaded zone, all freed by conf_free(). Nothing in it
+ * changes after the load; a reload builds a new conf_t and the supervisor compares jobs with
+ * conf_job_equal().
  */
 #ifndef EJOB_CONF_H
 #define EJOB_CONF_H
@@ -16,6 +17,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "cron/cron.h"
+#include "cron/tz.h"
 
 /* Limits (docs/config.md). */
 #define CONF_MAX_FILE_BYTES   (4u << 20) /* a bigger file is refused with a clear error */
@@ -136,7 +140,17 @@ typedef struct conf_job {
 	conf_job_type_t type;                  /* ejob: type */
 	const char *cron;                      /* Quartz; NULL only from a config node without one */
 	const char *time_zone;                 /* NULL: the machine's zone */
-	int sharding_total_count;              /* 1-10000 */
+	/* What validation made of cron and time_zone, owned by the job's config (conf_free,
+	 * conf_job_free); conf_job_equal compares the text. */
+	const cron_t *cron_compiled;           /* cron parsed (year limit CRON_MAX_YEAR_DEFAULT; run it
+	                                          with Quartz's of the day: cron_with_max_year);
+	                                          NULL exactly when cron is NULL */
+	const tz_t *tz;                        /* time_zone loaded; NULL when time_zone is NULL, when
+	                                          zones were not looked up (conf_opts_t.load_zone
+	                                          NULL), or from a node whose zone does not load here */
+	const char *tz_error;                  /* config node only: why time_zone does not load on this
+	                                          host (not an error of the node), else NULL */
+	uint32_t sharding_total_count;         /* 1-10000 */
 	const char *sharding_item_parameters;  /* as written; "" when none (ElasticJob's default) */
 	size_t n_item_params;                  /* parsed, sorted by item; see conf_job_item_param() */
 	const conf_item_param_t *item_params;
@@ -187,9 +201,10 @@ typedef struct conf_opts {
 	int (*lookup_user)(const char *name, uint32_t *id, void *arg);
 	int (*lookup_group)(const char *name, uint32_t *id, void *arg);
 	void *lookup_arg;
-	/* Time zones for timeZone: return 0 when the zone loads, else -1 and the reason in why.
-	 * NULL: zone names are not checked (they depend on the host's tzdata). */
-	int (*lookup_zone)(const char *name, char *why, size_t whysz, void *arg);
+	/* Time zones for timeZone: return the loaded zone (the job owns it), else NULL and the
+	 * reason in why. NULL: zone names are not checked (they depend on the host's tzdata) and
+	 * jobs have no tz. */
+	tz_t *(*load_zone)(const char *name, char *why, size_t whysz, void *arg);
 	/* Command-line overrides, checked like the keys they replace (NULL/0: not given). */
 	const char *server_lists;              /* --zk */
 	const char *namespace;                 /* --namespace */
@@ -256,7 +271,9 @@ const char *conf_log_level_name(conf_log_level_t l);         /* "error" ... */
 char *conf_node_emit(const conf_job_t *j, size_t *len);
 
 /* Parse a config node. Keys it does not know are ignored; wrong types are errors, reported as by
- * conf_parse (name labels the messages, e.g. "/ns/job/config"). Free the job with
+ * conf_parse (name labels the messages, e.g. "/ns/job/config"). The cron is compiled as in a
+ * file; timeZone is loaded from this host's zoneinfo (tz_load), and a zone that does not load
+ * here is no error of the node: tz is NULL and tz_error says why. Free the job with
  * conf_job_free(). */
 conf_job_t *conf_node_parse(const void *buf, size_t len, const char *name, conf_diags_t **diags);
 void conf_job_free(conf_job_t *j);                           /* only for conf_node_parse jobs */

@@ -1,5 +1,6 @@
 /* conf/conf_arena.c: a bounded arena. A config and everything it points to live in one arena
- * and go with one free; the limit keeps an alias bomb from taking the machine's memory. */
+ * and go with one free; the limit keeps an alias bomb from taking the machine's memory. What
+ * lives outside it (a job's compiled cron and zone) is handed to it and freed with it. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +16,15 @@ struct chunk {
 	_Alignas(16) unsigned char data[];
 };
 
+struct owned {
+	struct owned *next;
+	void (*release)(void *);
+	void *p;
+};
+
 struct conf_arena {
 	struct chunk *head;
+	struct owned *owned;    /* the latest first */
 	size_t total, limit;
 	bool exhausted;
 };
@@ -32,6 +40,7 @@ void conf_arena_free(conf_arena_t *a)
 {
 	if (!a) return;
 	int saved = errno;
+	for (struct owned *o = a->owned; o; o = o->next) o->release(o->p);
 	struct chunk *c = a->head;
 	while (c) {
 		struct chunk *next = c->next;
@@ -97,4 +106,18 @@ char *conf_arena_strdup(conf_arena_t *a, const char *s)
 bool conf_arena_exhausted(const conf_arena_t *a)
 {
 	return a->exhausted;
+}
+
+int conf_arena_own(conf_arena_t *a, void (*release)(void *), void *p)
+{
+	struct owned *o = conf_arena_alloc(a, sizeof *o);
+	if (!o) {
+		int saved = errno;
+		release(p);
+		errno = saved;
+		return -1;
+	}
+	*o = (struct owned){ a->owned, release, p };
+	a->owned = o;
+	return 0;
 }

@@ -7,7 +7,7 @@
  *   conf_sip.c     shardingItemParameters, parsed as ElasticJob parses it
  *   conf_job.c     one job's keys (file and config-node forms)
  *   conf_load.c    the file: regCenter, supervisor, jobs; conf_parse, conf_load_file
- *   conf_sys.c     the host: CPU count, user and group lookups, reading a file
+ *   conf_sys.c     the host: CPU count, user, group and zone lookups, reading a file
  *   conf_util.c    lookups, conf_job_equal, names of enums
  *   conf_snake.c   SnakeYAML's emitter rules (scalar analysis, implicit types, scalar writers)
  *   conf_node.c    ElasticJob's config node: emit (with java.util.Properties order) and parse
@@ -35,6 +35,9 @@ void *conf_arena_alloc(conf_arena_t *a, size_t n);           /* zeroed; NULL pas
 char *conf_arena_strndup(conf_arena_t *a, const char *s, size_t n);
 char *conf_arena_strdup(conf_arena_t *a, const char *s);
 bool conf_arena_exhausted(const conf_arena_t *a);
+/* p goes with the arena: conf_arena_free() calls release(p) (the latest handed first). When
+ * the arena is full, release(p) at once, and -1 (the arena counts as exhausted). */
+int conf_arena_own(conf_arena_t *a, void (*release)(void *), void *p);
 
 /* ---- diagnostics ------------------------------------------------------------------------ */
 
@@ -160,6 +163,11 @@ typedef void conf_sip_err_fn(void *arg, size_t off, const char *msg);
 /* total < 0: the count is unknown (itself invalid); check only the form and duplicates. */
 int conf_sip_parse(conf_arena_t *a, const char *s, int total, conf_item_param_t **out,
                    size_t *n, conf_sip_err_fn *cb, void *arg);
+
+/* ---- the host (conf_sys.c) -------------------------------------------------------------- */
+
+/* conf_opts_t.load_zone of conf_opts_system(): tz_load(), its message into why. */
+tz_t *conf_sys_load_zone(const char *name, char *why, size_t whysz, void *arg);
 
 /* ---- jobs (conf_job.c) ------------------------------------------------------------------ */
 

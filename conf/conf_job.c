@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "conf/conf_int.h"
-#include "conf/cron.h"
+#include "cron/cron.h"
 
 enum {
 	K_CRON, K_TIMEZONE, K_TOTAL, K_SIP, K_JOBPARAM, K_MONITOR, K_FAILOVER, K_MISFIRE,
@@ -419,16 +419,26 @@ static void sip_err(void *arg, size_t off, const char *msg)
 	a->b->errors++;
 }
 
-/* The cron expression, as Quartz 2.3 (so ElasticJob) reads it: its error's column, counted in
- * characters of the expression, becomes a column in the file when the value is written there
- * as it is (otherwise the message says where in the expression). */
+static void release_cron(void *p)
+{
+	cron_free(p);
+}
+
+static void release_tz(void *p)
+{
+	tz_free(p);
+}
+
+/* The cron expression, as Quartz 2.3 (so ElasticJob) reads it, compiled into the job: its
+ * error's column, counted in characters of the expression, becomes a column in the file when
+ * the value is written there as it is (otherwise the message says where in the expression). */
 static void check_cron(jb_t *b, const conf_tnode_t *v, const char *expr)
 {
 	cron_err_t e;
 	errno = 0;
 	cron_t *c = cron_parse(expr, &e);
 	if (c) {
-		cron_free(c);
+		if (conf_arena_own(b->cx->out, release_cron, c) == 0) b->j->cron_compiled = c;
 		return;
 	}
 	char p[512];
@@ -529,9 +539,15 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	}
 	get_str(&b, v[K_TIMEZONE], keys[K_TIMEZONE], "timeZone", &j->time_zone, true);
 	const conf_opts_t *o = cx->opts;
-	if (j->time_zone && o && o->lookup_zone) {
+	if (j->time_zone && o && o->load_zone) {
 		char why[512];
-		if (o->lookup_zone(j->time_zone, why, sizeof why, o->lookup_arg) < 0) {
+		tz_t *tz = o->load_zone(j->time_zone, why, sizeof why, o->lookup_arg);
+		if (tz) {
+			if (conf_arena_own(cx->out, release_tz, tz) == 0) j->tz = tz;
+		} else if (node) {
+			/* the node is what it is; whether this host can run its zone is the caller's call */
+			j->tz_error = conf_arena_strdup(cx->out, why);
+		} else {
 			kpath(&b, p, sizeof p, "timeZone");
 			conf_err(cx, keys[K_TIMEZONE], p, "%s", why);
 			b.errors++;
@@ -544,15 +560,17 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		         CONF_MAX_ITEMS);
 		b.errors++;
 	} else {
-		get_int(&b, v[K_TOTAL], keys[K_TOTAL], "shardingTotalCount", 1, CONF_MAX_ITEMS, NULL,
-		        &j->sharding_total_count);
+		int total = 0;                 /* stays 0 when it is not valid */
+		get_int(&b, v[K_TOTAL], keys[K_TOTAL], "shardingTotalCount", 1, CONF_MAX_ITEMS, NULL, &total);
+		j->sharding_total_count = total;     /* 0-CONF_MAX_ITEMS */
 	}
 	get_str(&b, v[K_SIP], keys[K_SIP], "shardingItemParameters", &j->sharding_item_parameters, false);
 	if (*j->sharding_item_parameters) {
 		kpath(&b, p, sizeof p, "shardingItemParameters");
 		conf_item_param_t *ip;
 		struct sip_arg a = { &b, v[K_SIP], p };
-		int total = j->sharding_total_count > 0 ? j->sharding_total_count : -1;
+		/* 1-CONF_MAX_ITEMS when it was valid */
+		int total = j->sharding_total_count ? (int)j->sharding_total_count : -1;
 		int r = conf_sip_parse(cx->out, j->sharding_item_parameters, total, &ip,
 		                       &j->n_item_params, sip_err, &a);
 		if (r < 0) return -1;

@@ -15,6 +15,7 @@
  * order of a ConcurrentHashMap. conf_props_order() computes that order (docs/config.md).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +221,14 @@ static void kv_int(conf_out_t *o, const char *k, int v)
 	conf_snake_plain(o, b);
 }
 
+static void kv_u32(conf_out_t *o, const char *k, uint32_t v)
+{
+	char b[16];
+	conf_fmt(b, sizeof b, "%" PRIu32, v);
+	key(o, k);
+	conf_snake_plain(o, b);
+}
+
 static int emit_props(conf_out_t *o, const conf_job_t *j)
 {
 	size_t n = j->n_props + (j->type != CONF_JOB_NONE ? 3 : 0);
@@ -301,7 +310,7 @@ char *conf_node_emit(const conf_job_t *j, size_t *len)
 	if (emit_props(&o, j) < 0) o.oom = true;
 	kv_int(&o, "reconcileIntervalMinutes", j->reconcile_interval_minutes);
 	kv_str(&o, "shardingItemParameters", j->sharding_item_parameters);
-	kv_int(&o, "shardingTotalCount", j->sharding_total_count);
+	kv_u32(&o, "shardingTotalCount", j->sharding_total_count);
 	kv_bool(&o, "staticSharding", j->static_sharding);
 	kv_str(&o, "timeZone", j->time_zone);
 	conf_snake_map_end(&o);
@@ -318,6 +327,9 @@ char *conf_node_emit(const conf_job_t *j, size_t *len)
 
 /* ---- parse ------------------------------------------------------------------------------- */
 
+/* A node's zone loads from this host's zoneinfo; a node has no other host lookups. */
+static const conf_opts_t node_opts = { .load_zone = conf_sys_load_zone };
+
 conf_job_t *conf_node_parse(const void *buf, size_t len, const char *name, conf_diags_t **diags)
 {
 	conf_diags_t *d = conf_diags_new();
@@ -327,7 +339,7 @@ conf_job_t *conf_node_parse(const void *buf, size_t len, const char *name, conf_
 	if (!d || !tmp || !out) goto nomem;
 	if (!name) name = "(config node)";
 	conf_ctx_t cx = { .file = name, .buf = buf, .len = len, .tmp = tmp, .out = out, .diags = d,
-	                  .node_mode = true };
+	                  .node_mode = true, .opts = &node_opts };
 	j = conf_arena_alloc(out, sizeof *j);
 	if (!j) goto nomem;
 	if (len > CONF_MAX_FILE_BYTES) {

@@ -1,5 +1,5 @@
 /* conf/conf_sys.c: what the loader needs from the host, kept apart from the pure parser:
- * the CPU count, user and group lookups, and reading the file. */
+ * the CPU count, user, group and zone lookups, and reading the file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "conf/conf_int.h"
-#include "conf/tz.h"
+#include "cron/tz.h"
 
 static int lookup_user(const char *name, uint32_t *id, void *arg)
 {
@@ -37,17 +37,13 @@ static int lookup_group(const char *name, uint32_t *id, void *arg)
 	return 0;
 }
 
-static int lookup_zone(const char *name, char *why, size_t whysz, void *arg)
+tz_t *conf_sys_load_zone(const char *name, char *why, size_t whysz, void *arg)
 {
 	(void)arg;
 	tz_err_t err;
 	tz_t *tz = tz_load(name, &err);
-	if (tz) {
-		tz_free(tz);
-		return 0;
-	}
-	snprintf(why, whysz, "%s", err.msg);   /* a reason cut short is still a reason */
-	return -1;
+	if (!tz) snprintf(why, whysz, "%s", err.msg);   /* a reason cut short is still a reason */
+	return tz;
 }
 
 void conf_opts_system(conf_opts_t *o)
@@ -57,7 +53,7 @@ void conf_opts_system(conf_opts_t *o)
 	o->cpus = n > 0 ? (int)(n > 1024 ? 1024 : n) : 1;
 	o->lookup_user = lookup_user;
 	o->lookup_group = lookup_group;
-	o->lookup_zone = lookup_zone;
+	o->load_zone = conf_sys_load_zone;
 }
 
 int conf_read_file(const char *path, char **bufp, size_t *lenp)

@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf/cron.h"
-#include "conf/tz.h"
 #include "supervisor/coord_int.h"
 
 static void full_path(const struct cjob *j, char *buf, size_t sz)
@@ -31,22 +29,14 @@ static const char *unusable(const struct cjob *j, const conf_job_t *cj, char *wh
 		snprintf(why, sz, "props has no ejob.type (script, native or external)");
 		return why;
 	}
-	cron_err_t ce;
-	cron_t *cr = cj->cron ? cron_parse(cj->cron, &ce) : NULL;
-	if (!cr) {
-		if (cj->cron) snprintf(why, sz, "cron '%s': column %d: %s", cj->cron, ce.column, ce.msg);
-		else snprintf(why, sz, "it has no cron");
+	/* conf_node_parse compiled the cron (refusing one that does not parse) and loaded the zone */
+	if (!cj->cron_compiled) {
+		snprintf(why, sz, "it has no cron");
 		return why;
 	}
-	cron_free(cr);
-	if (cj->time_zone) {
-		tz_err_t te;
-		tz_t *tz = tz_load(cj->time_zone, &te);
-		if (!tz) {
-			snprintf(why, sz, "timeZone: %.200s", te.msg);
-			return why;
-		}
-		tz_free(tz);
+	if (cj->time_zone && !cj->tz) {
+		snprintf(why, sz, "timeZone: %.200s", cj->tz_error ? cj->tz_error : "not loaded");
+		return why;
 	}
 	return NULL;
 }

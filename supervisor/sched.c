@@ -86,10 +86,9 @@ void sched_decide(const cron_t *cron, const tz_t *tz, int64_t last_s, int64_t no
 
 struct sched_job {
 	char *name;
-	const conf_job_t *conf;     /* NULL once removed from the config */
-	char *cron_text, *tz_text;  /* what cron and tz were made from */
-	cron_t *cron;
-	tz_t *tz;                   /* NULL: the supervisor's zone */
+	const conf_job_t *conf;     /* NULL once removed from the config; owns the zone (conf->tz) */
+	char *cron_text, *tz_text;  /* the config's cron and timeZone when cron was made */
+	cron_t *cron;               /* the config's compiled cron with Quartz's year limit of that day */
 	int64_t last_s;             /* latest fire time handled */
 	wtimer_t timer;
 	int running;                /* a fire started (start() returned 0) and has not ended */
@@ -118,9 +117,10 @@ static void fmt_time(int64_t s, const tz_t *tz, char *buf, size_t len)
 	if (tz_format_iso(tz, s, buf, len) < 0) snprintf(buf, len, "%" PRId64, s);
 }
 
+/* The job's zone: its config's (loaded with it), else the supervisor's. */
 static const tz_t *job_tz(const struct sched_job *j)
 {
-	return j->tz ? j->tz : j->s->local;
+	return j->conf && j->conf->tz ? j->conf->tz : j->s->local;
 }
 
 static void arm_next(struct sched_job *j)
@@ -290,7 +290,6 @@ static void job_free(struct sched_job *j)
 	if (!j) return;
 	wtimer_disarm(j->s->timers, &j->timer);
 	cron_free(j->cron);
-	tz_free(j->tz);
 	free(j->cron_text);
 	free(j->tz_text);
 	free(j->name);
@@ -320,15 +319,14 @@ static int year_of(int64_t s)
 	return tm.tm_year + 1900;
 }
 
-/* (Re)build a job's cron and zone from its config; 0, or -1 (logged; the job will not fire). */
+/* (Re)build a job's cron from its config, which compiled it and loaded its zone; 0, or -1
+ * (logged; the job will not fire). */
 static int job_load(struct sched_job *j, const conf_job_t *c, int64_t now_s)
 {
 	cron_free(j->cron);
-	tz_free(j->tz);
 	free(j->cron_text);
 	free(j->tz_text);
 	j->cron = NULL;
-	j->tz = NULL;
 	j->said_never = 0;
 	j->cron_text = c->cron ? strdup(c->cron) : NULL;
 	j->tz_text = c->time_zone ? strdup(c->time_zone) : NULL;
@@ -340,17 +338,19 @@ static int job_load(struct sched_job *j, const conf_job_t *c, int64_t now_s)
 		log_error("job %s: no cron; it will not fire until its config has one", j->name);
 		return -1;
 	}
-	if (c->time_zone) {
-		tz_err_t te;
-		j->tz = tz_load(c->time_zone, &te);
-		if (!j->tz) {
-			log_error("job %s: timeZone: %s; it will not fire until this is fixed", j->name, te.msg);
-			return -1;
-		}
+	if (c->time_zone && !c->tz) {
+		log_error("job %s: timeZone: %s; it will not fire until this is fixed", j->name,
+		          c->tz_error ? c->tz_error : "not loaded (its config was read without zone lookups)");
+		return -1;
+	}
+	if (!c->cron_compiled) {
+		log_error("job %s: cron '%s' was not compiled (its config did not come from conf_parse or "
+		          "conf_node_parse); it will not fire", j->name, c->cron);
+		return -1;
 	}
 	cron_err_t ce;
 	/* Quartz bounds years at its current year + 100 */
-	j->cron = cron_parse_max_year(c->cron, year_of(now_s) + 100, &ce);
+	j->cron = cron_with_max_year(c->cron_compiled, year_of(now_s) + 100, &ce);
 	if (!j->cron) {
 		log_error("job %s: cron '%s': column %d: %s; it will not fire until this is fixed", j->name, c->cron,
 		          ce.column, ce.msg);
@@ -380,6 +380,9 @@ static int job_take(sched_t *s, struct sched_job *j, const conf_job_t *c, int fr
 		if (job_load(j, c, now_s) < 0) rc = -1;
 		/* a new cron starts from now: the old cron's past is not the new one's missed fires */
 		if (j->last_s < now_s) j->last_s = now_s;
+	} else if (j->cron && c->time_zone && !c->tz) {
+		/* the same text, but this config has no zone to run it in: stop as job_load says why */
+		if (job_load(j, c, now_s) < 0) rc = -1;
 	} else if (was_off && j->last_s < now_s) {
 		j->last_s = now_s;          /* enabled again: what passed while disabled is not missed */
 	}

@@ -22,8 +22,8 @@
 #include <stdint.h>
 
 #include "conf/conf.h"
-#include "conf/cron.h"
-#include "conf/tz.h"
+#include "cron/cron.h"
+#include "cron/tz.h"
 #include "supervisor/wtimer.h"
 
 #define SCHED_TOLERANCE_NS 1000000000ll   /* a fire this late still runs as itself */
@@ -75,17 +75,21 @@ sched_t *sched_new(struct ev_loop *loop, const struct sched_hooks *h, void *arg)
 void sched_free(sched_t *s);
 
 /* Take the jobs of a (new) config: new jobs start waiting for their first fire after now;
- * jobs with a changed cron or time zone keep `last` (no time already handled fires again) and
- * wait for the new cron's next fire; removed and disabled jobs stop firing (a running fire
- * ends normally). The config must outlive its use here: call again before freeing it.
- * Returns 0, or -1 if some job's cron or time zone could not be loaded (logged; that job stops
- * firing until a config fixes it). */
+ * jobs with a changed cron or time zone (their text) keep `last` (no time already handled fires
+ * again) and wait for the new cron's next fire; removed and disabled jobs stop firing (a running
+ * fire ends normally). Each job runs on the cron and zone its config compiled (cron_compiled,
+ * tz: conf_parse with zone lookups, or conf_node_parse), the cron under Quartz's year limit of
+ * the day it is taken; nothing is parsed here. The config must outlive its use here (it owns
+ * the zones): call again before freeing it.
+ * Returns 0, or -1 if some job has no cron, or a cron or time zone its config did not compile
+ * or load, or a cron the year limit refuses (logged; that job stops firing until a config fixes
+ * it). */
 int sched_set_jobs(sched_t *s, const conf_t *conf);
 
 /* One job of the config takes another config (the one stored in ZooKeeper, say): as
  * sched_set_jobs does for a job whose config changed. c must outlive its use (until the next
  * call for this job, or sched_set_jobs). 0; -1 when there is no such job or its cron or time zone
- * cannot be loaded (logged). */
+ * cannot be used (logged, as sched_set_jobs). */
 int sched_set_job_conf(sched_t *s, const conf_job_t *c);
 
 /* The fire that start() started for job has ended (all of its items have final outcomes). */

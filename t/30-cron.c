@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "conf/cron.h"
-#include "conf/tz.h"
+#include "cron/cron.h"
+#include "cron/tz.h"
 #include "t/cron_cases.h"
 #include "t/tap.h"
 
@@ -135,6 +135,84 @@ static void test_api_edges(void)
 	tz_free(u);
 }
 
+/* cron_with_max_year(cron_parse(e), y) is cron_parse_max_year(e, y): the same verdict, error
+ * and fire times, for every table expression and year-field forms under limits around each. */
+static const char *const year_exprs[] = {
+	"0 0 0 1 1 ? *", "0 0 0 1 1 ? 2030/5", "0 0 12 * * ? 2100/7", "0 0 0 1 1 ? 2150/5",
+	"0 0 0 1 1 ? 2126", "0 0 0 1 1 ? 2127/1", "0 0 0 1 1 ? */10", "0 0 0 1 1 ? 2020-2025,2190/3",
+	"0 0 0 1 1 ? 2024/1,2150/5,2199/2", "0 0 0 1 1 ? 2000/2147483000", "0 0 0 1 1 ? 1970/2147483647",
+	"0 0 0 ? * MON 2030-2040/3", "0 0 0 ? * MON 2199", "0 0 12 * * ? 2200/5",
+};
+
+static int same_cron(const char *e, int y, const tz_t *u)
+{
+	cron_err_t ea, eb;
+	cron_t *base = cron_parse(e, NULL);
+	if (!base)
+		return 1;                    /* nothing to derive from */
+	errno = 0;
+	cron_t *a = cron_parse_max_year(e, y, &ea);
+	int errno_a = errno;
+	errno = 0;
+	cron_t *b = cron_with_max_year(base, y, &eb);
+	int errno_b = errno;
+	int same = !a == !b;
+	if (same && !a)
+		same = errno_a == errno_b && ea.column == eb.column && !strcmp(ea.msg, eb.msg);
+	if (same && a) {
+		same = !strcmp(cron_expr(a), cron_expr(b));
+		static const int64_t from[] = { -2208988800, 0, 1735689600, 4102444799, 7258118400 };
+		for (size_t i = 0; same && i < sizeof from / sizeof from[0]; i++) {
+			int64_t ta = from[i], tb = from[i];
+			for (int k = 0; same && k < 8 && ta >= 0; k++) {
+				ta = cron_next(a, u, ta);
+				tb = cron_next(b, u, tb);
+				same = ta == tb;
+			}
+		}
+		int64_t na, nb;                 /* the last fire before the limit, and what follows */
+		int fa = cron_after(a, u, utc(y < 1971 ? 1970 : y - 1, 12, 31, 0, 0, 0), &na);
+		int fb = cron_after(b, u, utc(y < 1971 ? 1970 : y - 1, 12, 31, 0, 0, 0), &nb);
+		same = same && fa == fb && (!fa || na == nb);
+	}
+	if (!same)
+		diag("'%s' with limit %d: cron_parse_max_year %s (%d: %s), cron_with_max_year %s (%d: %s)", e, y,
+		     a ? "accepts" : "refuses", a ? 0 : ea.column, a ? "" : ea.msg, b ? "accepts" : "refuses",
+		     b ? 0 : eb.column, b ? "" : eb.msg);
+	cron_free(a);
+	cron_free(b);
+	cron_free(base);
+	return same;
+}
+
+static void test_with_max_year(void)
+{
+	static const int limits[] = { 1969, 1970, 2030, 2125, 2126, 2127, 2150, 2199, 2200, 2300, 3000 };
+	tz_t *u = tz_load("UTC", NULL);
+	int all = 1;
+	size_t n = 0;
+	for (size_t l = 0; l < sizeof limits / sizeof limits[0]; l++) {
+		for (size_t i = 0; i < sizeof year_exprs / sizeof year_exprs[0]; i++, n++)
+			all &= same_cron(year_exprs[i], limits[l], u);
+		for (size_t i = 0; i < sizeof cron_cases / sizeof cron_cases[0]; i++, n++)
+			all &= same_cron(cron_cases[i].expr, limits[l], u);
+	}
+	ok(all, "cron_with_max_year gives what cron_parse_max_year gives (%zu expressions and limits)", n);
+
+	cron_err_t err;
+	cron_t *c = cron_parse("0 0 0 1 1 ? 2024/1,2150/5", NULL);
+	errno = 0;
+	cron_t *d = cron_with_max_year(c, 2126, &err);
+	ok(d == NULL && errno == EINVAL, "a year step starting after the new limit is refused");
+	is_int(err.column, 20, "... at its column");
+	is_str(err.msg, "year: 2150 is after the last year Quartz schedules (2126)", "... with the parser's message");
+	d = cron_with_max_year(c, 2300, &err);
+	is_int(cron_next(d, u, utc(2299, 6, 1, 0, 0, 0)), utc(2300, 1, 1, 0, 0, 0), "a later limit reaches further");
+	cron_free(d);
+	cron_free(c);
+	tz_free(u);
+}
+
 /* One expression and one zone, many threads: the same answers as one thread. */
 struct job {
 	const cron_t *c;
@@ -182,6 +260,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof cron_bad / sizeof cron_bad[0]; i++)
 		run_bad(&cron_bad[i]);
 	test_api_edges();
+	test_with_max_year();
 	test_threads();
 	return done_testing();
 }

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "conf/cron.h"
-#include "conf/tz.h"
+#include "cron/cron.h"
+#include "cron/tz.h"
 #include "t/cron_cases.h"
 #include "t/lib/oracle.h"
 #include "t/tap.h"

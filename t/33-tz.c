@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "conf/tz.h"
+#include "cron/tz.h"
 #include "t/lib/oracle.h"
 #include "t/tap.h"
 

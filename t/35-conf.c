@@ -602,11 +602,23 @@ static void test_cron(void)
 	conf_t *c = parse_opts(zones, &sys, &d);
 	ok(c != NULL, "IANA names, Java's custom ids and legacy ids load");
 	if (!c) for (size_t i = 0; i < conf_diags_count(d); i++) diag("%s", conf_diags_get(d, i)->text);
+	if (c) {
+		/* validation keeps what it made: each job's cron compiled and zone loaded */
+		int all = c->n_jobs == 4;
+		for (size_t i = 0; all && i < c->n_jobs; i++)
+			all = c->jobs[i].cron_compiled && !strcmp(cron_expr(c->jobs[i].cron_compiled), c->jobs[i].cron) &&
+			      c->jobs[i].tz && !c->jobs[i].tz_error;
+		ok(all, "each job keeps its compiled cron and its loaded zone");
+		is_str(tz_name(c->jobs[2].tz), "Asia/Shanghai", "CTT loaded as Java's alias");
+		is_int(tz_offset_at(c->jobs[1].tz, 0), 8 * 3600, "GMT+8 loaded as +08:00");
+	}
 	conf_free(c);
 	conf_diags_free(d);
 	c = parse(HEAD "jobs:\n  a: {type: external, cron: '0 * * * * ?', shardingTotalCount: 1, "
 	          "timeZone: Mars/Olympus}\n", &d);
 	ok(c != NULL, "without a zone lookup in the options, zones are not checked");
+	ok(c && c->jobs[0].cron_compiled && !c->jobs[0].tz && !c->jobs[0].tz_error,
+	   "... nor loaded; the cron is compiled all the same");
 	conf_free(c);
 	conf_diags_free(d);
 }

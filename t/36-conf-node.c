@@ -532,6 +532,59 @@ static void test_tolerance_and_errors(void)
 	            "parsing a flow node at line 2, column 1)");
 }
 
+/* A node comes with its cron compiled and its zone loaded: the same fire times as the text
+ * parsed and the zone loaded by hand. A zone this host cannot load is no error of the node. */
+static void test_compiled(void)
+{
+	static const char y[] =
+		"cron: 0 30 2 * * ?\n"
+		"jobName: tz\n"
+		"props:\n"
+		"  ejob.type: script\n"
+		"  script.command.line: /bin/true\n"
+		"shardingTotalCount: 1\n"
+		"timeZone: America/New_York\n";
+	conf_diags_t *d;
+	conf_job_t *j = node(y, &d);
+	if (ok(j != NULL && j->cron_compiled && j->tz, "a node has its cron compiled and its zone loaded")) {
+		cron_t *c = cron_parse(j->cron, NULL);
+		tz_t *tz = tz_load(j->time_zone, NULL);
+		int64_t t = 1741400000;          /* 2025-03-08: New York springs forward the next night */
+		int same = c && tz;
+		for (int i = 0; same && i < 4; i++) {
+			int64_t a = cron_next(j->cron_compiled, j->tz, t), b = cron_next(c, tz, t);
+			same = a == b && a > t;
+			t = a;
+		}
+		ok(same, "its compiled cron, in its zone, fires as the text parsed and the zone loaded by hand");
+		is_str(tz_name(j->tz), "America/New_York", "the zone is the node's");
+		ok(j->tz_error == NULL, "no zone error");
+		cron_free(c);
+		tz_free(tz);
+	}
+	conf_job_free(j);
+	conf_diags_free(d);
+
+	static const char bad_zone[] =
+		"cron: 0 * * * * ?\n"
+		"jobName: tz\n"
+		"shardingTotalCount: 1\n"
+		"timeZone: Mars/Olympus_Mons\n";
+	j = node(bad_zone, &d);
+	if (ok(j != NULL, "a node whose zone does not load here still parses")) {
+		ok(j->tz == NULL && j->tz_error && strstr(j->tz_error, "Mars/Olympus_Mons"),
+		   "no zone, and tz_error says why (%s)", j->tz_error ? j->tz_error : "NULL");
+	}
+	conf_job_free(j);
+	conf_diags_free(d);
+
+	j = node("jobName: nocron\nshardingTotalCount: 1\n", &d);
+	ok(j != NULL && !j->cron && !j->cron_compiled && !j->tz && !j->tz_error,
+	   "a node without cron or zone has neither compiled");
+	conf_job_free(j);
+	conf_diags_free(d);
+}
+
 static void test_java_facts(void)
 {
 	/* ELASTICJOB.md: "job1" hashes to 3267604; "Aa" and "BB" collide (2112) */
@@ -553,6 +606,7 @@ int main(void)
 	test_ejob_jobs();
 	test_strings();
 	test_tolerance_and_errors();
+	test_compiled();
 	test_java_facts();
 	return done_testing();
 }

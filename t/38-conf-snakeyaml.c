@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,13 +98,13 @@ static void gen_job(conf_job_t *j, int idx)
 	j->type = (conf_job_type_t)(idx % 4);            /* NONE too: a node ElasticJob wrote */
 	j->cron = crons[rnd(5)];
 	j->time_zone = rnd(2) ? zones[rnd(4)] : NULL;
-	j->sharding_total_count = 1 + (int)rnd(20);
+	j->sharding_total_count = 1 + rnd(20);
 	j->sharding_item_parameters = "";
 	if (rnd(2)) {
 		char sip[512];
 		size_t o = 0;
-		for (int i = 0; i < j->sharding_total_count && o < 400; i++)
-			if (rnd(2)) o += (size_t)snprintf(sip + o, sizeof sip - o, "%s%d=%s", o ? "," : "", i,
+		for (uint32_t i = 0; i < j->sharding_total_count && o < 400; i++)
+			if (rnd(2)) o += (size_t)snprintf(sip + o, sizeof sip - o, "%s%" PRIu32 "=%s", o ? "," : "", i,
 			                                  rnd(2) ? "p" : "x y");
 		sip[o] = '\0';
 		j->sharding_item_parameters = keep(strdup(sip));

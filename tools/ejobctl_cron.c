@@ -6,8 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "conf/cron.h"
-#include "conf/tz.h"
+#include "cron/cron.h"
+#include "cron/tz.h"
 #include "tools/ejobctl.h"
 
 ejobctl_cmd_fn ejobctl_cron;

@@ -7,6 +7,7 @@
  * Exit 0 valid, 2 invalid (or usage), 1 when the file cannot be read.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,8 @@
 #include <time.h>
 
 #include "conf/conf.h"
-#include "conf/cron.h"
-#include "conf/tz.h"
+#include "cron/cron.h"
+#include "cron/tz.h"
 #include "tools/ejobctl.h"
 #include "tools/ejobctl_paths.h"
 
@@ -46,14 +47,16 @@ static void iso8601(char *out, size_t n, int64_t t, int32_t offset)
 }
 
 /* The next fire time of a job after now, in its zone, as text; the zone's name into zone.
- * The year limit is Quartz's: the current year + 100 (docs/cron.md). */
+ * The cron and zone are what validation made (conf_opts_system loads zones); the year limit
+ * is Quartz's: the current year + 100 (docs/cron.md). */
 static void next_fire(const conf_job_t *j, int64_t now, char *out, size_t n, char *zone, size_t zn)
 {
 	tz_err_t terr;
 	cron_err_t cerr;
-	tz_t *tz = j->time_zone ? tz_load(j->time_zone, &terr) : tz_load_default(&terr);
+	tz_t *local = NULL;
+	const tz_t *tz = j->time_zone ? j->tz : (local = tz_load_default(&terr));
 	if (!tz) {
-		snprintf(out, n, "unknown (%s)", terr.msg);
+		snprintf(out, n, "unknown (%s)", j->time_zone ? "the zone was not loaded" : terr.msg);
 		snprintf(zone, zn, "%s", j->time_zone ? j->time_zone : "local time");
 		return;
 	}
@@ -62,13 +65,13 @@ static void next_fire(const conf_job_t *j, int64_t now, char *out, size_t n, cha
 	time_t t = (time_t)now;
 	struct tm tm;
 	gmtime_r(&t, &tm);
-	cron_t *c = cron_parse_max_year(j->cron, tm.tm_year + 1900 + 100, &cerr);
+	cron_t *c = cron_with_max_year(j->cron_compiled, tm.tm_year + 1900 + 100, &cerr);
 	int64_t next = c ? cron_next(c, tz, now) : -1;
 	if (!c) snprintf(out, n, "unknown (%s)", cerr.msg);
 	else if (next < 0) snprintf(out, n, "never");
 	else iso8601(out, n, next, tz_offset_at(tz, next));
 	cron_free(c);
-	tz_free(tz);
+	tz_free(local);
 }
 
 /* What a valid file may still hold that will not work as its author expects: warnings on
@@ -153,7 +156,7 @@ int ejobctl_validate(int argc, char **argv)
 		const conf_job_t *j = &c->jobs[i];
 		char next[640], zone[300];
 		next_fire(j, now, next, sizeof next, zone, sizeof zone);
-		printf("%s: %s, cron \"%s\" (%s), next %s, %d item%s%s\n", j->name,
+		printf("%s: %s, cron \"%s\" (%s), next %s, %" PRIu32 " item%s%s\n", j->name,
 		       conf_job_type_name(j->type), j->cron, zone, next, j->sharding_total_count,
 		       j->sharding_total_count == 1 ? "" : "s", j->disabled ? ", disabled" : "");
 	}

@@ -3,15 +3,17 @@
  * Any bytes are an expression. A refusal must come with a column inside the expression (or
  * just past its end) and a message; an accepted expression must give, in a few zones and from
  * a few instants, fire times strictly after the start (or -1), the same from cron_after(),
- * and must not crash or trip ASan/UBSan on the way. `make fuzz` runs it.
+ * and must not crash or trip ASan/UBSan on the way; checked with the fixed year limit and
+ * moved to another (cron_with_max_year), it must be what parsing with that limit makes.
+ * `make fuzz` runs it.
  */
 #include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf/cron.h"
-#include "conf/tz.h"
+#include "cron/cron.h"
+#include "cron/tz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,8 +48,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s[size] = '\0';
 	size_t len = strlen(s);
 
-	cron_err_t err;
+	cron_err_t err, err2;
 	cron_t *c = cron_parse_max_year(s, 2126, &err);
+	/* the same expression checked with the fixed limit, then moved to 2126: the same verdict */
+	cron_t *base = cron_parse(s, NULL);
+	cron_t *moved = base ? cron_with_max_year(base, 2126, &err2) : NULL;
+	if (base) {
+		assert(!moved == !c);
+		assert(c || (err2.column == err.column && !strcmp(err2.msg, err.msg)));
+	}
+	cron_free(base);
 	if (!c) {
 		assert(err.column >= 1 && (size_t)err.column <= len + 1);
 		assert(err.msg[0] != '\0' && memchr(err.msg, '\0', sizeof err.msg));
@@ -68,7 +78,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int64_t v;
 		int found = cron_after(c, tz, after, &v);
 		assert(found ? (v == t || (t == -1 && v == -1)) : t == -1);
+		assert(!moved || cron_next(moved, tz, after) == t);
 	}
+	cron_free(moved);
 	cron_free(c);
 	free(s);
 	return 0;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf/tz.h"
+#include "cron/tz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
-/* conf/tz_iso.c: ISO 8601 text for instants in a zone (part of the tz module, see tz.h). */
-#include "conf/tz.h"
+/* cron/tz_iso.c: ISO 8601 text for instants in a zone (part of the tz module, see tz.h). */
+#include "cron/tz.h"
 
 #include <errno.h>
 #include <stdio.h>

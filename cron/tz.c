@@ -1,4 +1,4 @@
-/* conf/tz.c: IANA time zones from TZif files and POSIX TZ rules (see tz.h).
+/* cron/tz.c: IANA time zones from TZif files and POSIX TZ rules (see tz.h).
  *
  * A zone is a table of transitions (instant, offset from then on), built at load time from
  * the file's transitions followed by the footer rule's transitions through TABLE_LAST_YEAR.
@@ -6,7 +6,7 @@
  * dates reach them) evaluate the rule for the few years around the date. Nothing is cached or
  * mutated after load, so queries are thread-safe.
  */
-#include "conf/tz.h"
+#include "cron/tz.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* conf/cron.h: Quartz 2.3 CronExpression, in C.
+/* cron/cron.h: Quartz 2.3 CronExpression, in C.
  *
  * "SEC MIN HOUR DAY-OF-MONTH MONTH DAY-OF-WEEK [YEAR]", e.g. "0 0/5 8-18 ? * MON-FRI".
  * ejob accepts exactly the expressions org.quartz.CronExpression 2.3.2 accepts (its quirks
@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "conf/tz.h"
+#include "cron/tz.h"
 
 typedef struct cron cron_t;
 
@@ -37,6 +37,12 @@ typedef struct cron_err {
  * and errno = EINVAL on a bad expression, ENOMEM when out of memory. */
 cron_t *cron_parse(const char *expr, cron_err_t *err);
 cron_t *cron_parse_max_year(const char *expr, int max_year, cron_err_t *err);
+
+/* A parsed expression under another year limit, without reading its text again: the same
+ * result (the cron, or NULL with the same *err and errno) as
+ * cron_parse_max_year(cron_expr(c), max_year, err). For a configuration checked once with
+ * the fixed limit and run with Quartz's limit of the day. Free it with cron_free(). */
+cron_t *cron_with_max_year(const cron_t *c, int max_year, cron_err_t *err);
 
 /* The first fire time strictly after `after` (epoch seconds), in zone tz, as Quartz's
  * getTimeAfter() gives it; -1 when there is none: never again ("0 0 0 30 2 ?"), nothing

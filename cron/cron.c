@@ -1,4 +1,4 @@
-/* conf/cron.c: parse a Quartz 2.3 cron expression (see cron.h).
+/* cron/cron.c: parse a Quartz 2.3 cron expression (see cron.h).
  *
  * Acceptance must be exactly Quartz's, so this parser walks the upper-cased UTF-16 text the
  * way org.quartz.CronExpression.buildExpression does and reaches the same verdict on every
@@ -8,7 +8,7 @@
  * comments name the Quartz behaviour each branch reproduces. t/31-cron-quartz.t checks the
  * verdicts against Quartz on thousands of generated expressions.
  */
-#include "conf/cron_impl.h"
+#include "cron/cron_impl.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf/jstr.h"
+#include "cron/jstr.h"
 
 static const char *const field_name[CRON_FIELDS] = {
 	"seconds", "minutes", "hours", "day-of-month", "month", "day-of-week", "year",
@@ -36,7 +36,7 @@ struct parser {
 	cron_t *c;
 	cron_err_t *err;
 	int field;           /* the field being parsed */
-	size_t cap_years;
+	size_t cap_years, cap_open;
 	bool nomem;
 };
 
@@ -46,22 +46,39 @@ struct elem {
 	size_t b, len;
 };
 
+/* Messages that the year limit decides, shared by the parser and cron_with_max_year(). */
+#define MSG_AFTER_MAX_YEAR "%lld is after the last year Quartz schedules (%lld)"
+#define MSG_RANGE_END      "range end %lld too large"
+
+/* The 1-based column of unit (just past the end for unit >= n). */
+static int column_of(const struct parser *p, size_t unit)
+{
+	return (int)(unit < p->n ? p->col[unit] : (p->n ? p->col[p->n - 1] + 1 : 1));
+}
+
+static void err_vset(cron_err_t *err, int field, int column, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+static void err_vset(cron_err_t *err, int field, int column, const char *fmt, va_list ap)
+{
+	err->column = column;
+	int k = 0;
+	if (field >= 0)
+		k = snprintf(err->msg, sizeof err->msg, "%s: ", field_name[field]);
+	int r = vsnprintf(err->msg + k, sizeof err->msg - (size_t)k, fmt, ap);
+	if (k + r >= (int)sizeof err->msg)
+		memcpy(err->msg + sizeof err->msg - 4, "...", 4);
+}
+
 static int fail(struct parser *p, size_t unit, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int fail(struct parser *p, size_t unit, const char *fmt, ...)
 {
 	if (!p->err)
 		return -1;
-	p->err->column = (int)(unit < p->n ? p->col[unit] : (p->n ? p->col[p->n - 1] + 1 : 1));
-	int k = 0;
-	if (p->field >= 0)
-		k = snprintf(p->err->msg, sizeof p->err->msg, "%s: ", field_name[p->field]);
 	va_list ap;
 	va_start(ap, fmt);
-	int r = vsnprintf(p->err->msg + k, sizeof p->err->msg - (size_t)k, fmt, ap);
+	err_vset(p->err, p->field, column_of(p, unit), fmt, ap);
 	va_end(ap);
-	if (k + r >= (int)sizeof p->err->msg)
-		memcpy(p->err->msg + sizeof p->err->msg - 4, "...", 4);
 	return -1;
 }
 
@@ -150,6 +167,25 @@ static int years_add(struct parser *p, int64_t lo, int64_t hi, int64_t step)
 	return 0;
 }
 
+/* The year element at unit `at` had no end: its progression (the last one added) ends at
+ * max_year, which cron_with_max_year() may change. */
+static int open_add(struct parser *p, size_t at, int64_t start, int64_t step)
+{
+	cron_t *c = p->c;
+	if (c->nopen == p->cap_open) {
+		size_t cap = p->cap_open ? 2 * p->cap_open : 2;
+		struct cron_open *o = realloc(c->open, cap * sizeof *o);
+		if (!o) {
+			p->nomem = true;
+			return fail(p, 0, "out of memory");
+		}
+		c->open = o;
+		p->cap_open = cap;
+	}
+	c->open[c->nopen++] = (struct cron_open){ c->nyears - 1, start, step, column_of(p, at) };
+	return 0;
+}
+
 static int add_one(struct parser *p, int64_t v)
 {
 	if (p->field == CRON_YEAR)
@@ -202,8 +238,7 @@ static int add_to_set(struct parser *p, size_t at, int64_t val, int64_t end, int
 		start = field_lo[f];
 	if (stop < start) {
 		if (f == CRON_YEAR && end == -1)
-			return fail(p, at, "%lld is after the last year Quartz schedules (%lld)",
-			            (long long)start, (long long)p->c->max_year);
+			return fail(p, at, MSG_AFTER_MAX_YEAR, (long long)start, (long long)p->c->max_year);
 		if (f == CRON_YEAR)
 			return fail(p, at, "range %lld-%lld runs backwards", (long long)start,
 			            (long long)stop);
@@ -218,9 +253,12 @@ static int add_to_set(struct parser *p, size_t at, int64_t val, int64_t end, int
 	}
 	/* Quartz counts with a Java int: past INT32_MAX its loop never ends. */
 	if (start + (stop - start) / incr * incr + incr > INT32_MAX)
-		return fail(p, at, "range end %lld too large", (long long)stop);
-	if (f == CRON_YEAR)
-		return years_add(p, start, stop, incr);
+		return fail(p, at, MSG_RANGE_END, (long long)stop);
+	if (f == CRON_YEAR) {
+		if (years_add(p, start, stop, incr) < 0)
+			return -1;
+		return end == -1 ? open_add(p, at, start, incr) : 0;
+	}
 	set_add_prog(&p->c->set[f], start, stop, incr);
 	return 0;
 }
@@ -629,6 +667,71 @@ cron_t *cron_parse(const char *expr, cron_err_t *err)
 	return parse(expr, CRON_MAX_YEAR_DEFAULT, err);
 }
 
+/* A year element refused under another limit: as fail() in the year field. */
+static cron_t *refuse_year(cron_err_t *err, int column, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static cron_t *refuse_year(cron_err_t *err, int column, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		err_vset(err, CRON_YEAR, column, fmt, ap);
+		va_end(ap);
+	}
+	errno = EINVAL;
+	return NULL;
+}
+
+/* Parsing with another limit changes only what depends on it (the "stop = hi" of an element
+ * without an end, in add_to_set): the years those elements reach, and whether such an element
+ * starts after the limit or runs past INT32_MAX (the parser's checks, in the order written).
+ * Everything else is the same, so this copy is what cron_parse_max_year() would make. */
+cron_t *cron_with_max_year(const cron_t *c, int max_year, cron_err_t *err)
+{
+	if (err)
+		memset(err, 0, sizeof *err);
+	for (size_t i = 0; i < c->nopen; i++) {
+		const struct cron_open *o = &c->open[i];
+		if (o->start > max_year)
+			return refuse_year(err, o->column, MSG_AFTER_MAX_YEAR, (long long)o->start,
+			                   (long long)max_year);
+		if (o->start + (max_year - o->start) / o->step * o->step + o->step > INT32_MAX)
+			return refuse_year(err, o->column, MSG_RANGE_END, (long long)max_year);
+	}
+	cron_t *d = malloc(sizeof *d);
+	if (!d)
+		goto nomem;
+	*d = *c;
+	d->years = NULL;
+	d->open = NULL;
+	d->expr = strdup(c->expr);
+	if (c->nyears)
+		d->years = malloc(c->nyears * sizeof *d->years);
+	if (c->nopen)
+		d->open = malloc(c->nopen * sizeof *d->open);
+	if (!d->expr || (c->nyears && !d->years) || (c->nopen && !d->open)) {
+		cron_free(d);
+		goto nomem;
+	}
+	if (c->nyears)
+		memcpy(d->years, c->years, c->nyears * sizeof *d->years);
+	if (c->nopen)
+		memcpy(d->open, c->open, c->nopen * sizeof *d->open);
+	d->max_year = max_year;
+	for (size_t i = 0; i < d->nopen; i++) {
+		const struct cron_open *o = &d->open[i];
+		d->years[o->prog].hi = o->start + (max_year - o->start) / o->step * o->step;
+	}
+	return d;
+nomem:
+	if (err) {
+		err->column = 1;
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+	}
+	errno = ENOMEM;
+	return NULL;
+}
+
 const char *cron_expr(const cron_t *c)
 {
 	return c->expr;
@@ -640,6 +743,7 @@ void cron_free(cron_t *c)
 		return;
 	int saved = errno;
 	free(c->years);
+	free(c->open);
 	free(c->expr);
 	free(c);
 	errno = saved;

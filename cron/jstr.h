@@ -1,4 +1,4 @@
-/* conf/jstr.h: the bits of java.lang.String, Character and Integer that Quartz's cron parser
+/* cron/jstr.h: the bits of java.lang.String, Character and Integer that Quartz's cron parser
  * leans on, so that ejob accepts exactly the strings Quartz accepts.
  *
  * Quartz upper-cases the whole expression with String.toUpperCase(Locale.US) (which turns

@@ -1,4 +1,4 @@
-/* conf/tz.h: IANA time zones from the system zoneinfo, without the process-global TZ state.
+/* cron/tz.h: IANA time zones from the system zoneinfo, without the process-global TZ state.
  *
  * A tz_t is immutable once loaded: every query is a pure function of (zone, instant), so one
  * zone may be shared by any number of threads. Nothing here calls tzset(), localtime() or reads

@@ -1,4 +1,4 @@
-/* conf/cron_next.c: the next fire time of a parsed expression (see cron.h).
+/* cron/cron_next.c: the next fire time of a parsed expression (see cron.h).
  *
  * Quartz finds it with CronExpression.getTimeAfter, a field-by-field walk over a lenient
  * java.util.GregorianCalendar: it sets fields to the next allowed value (a minute of 60 or a
@@ -10,7 +10,7 @@
  * and writes behave as GregorianCalendar's, with the field sets as bitmasks: the next allowed
  * value is a count-trailing-zeros, and a typical next-fire time takes a few loop turns.
  */
-#include "conf/cron_impl.h"
+#include "cron/cron_impl.h"
 
 #include <stdbool.h>
 

@@ -1,4 +1,4 @@
-/* conf/cron_impl.h: what a parsed expression holds; shared by cron.c (parser) and
+/* cron/cron_impl.h: what a parsed expression holds; shared by cron.c (parser) and
  * cron_next.c (evaluator) only. Not part of the API.
  *
  * Each field is the set of integers Quartz's parser would put in that field's TreeSet,
@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "conf/cron.h"
+#include "cron/cron.h"
 
 #define CRON_ALL    99         /* Quartz's ALL_SPEC_INT, '*' */
 #define CRON_NOSPEC 98         /* Quartz's NO_SPEC_INT, '?' */
@@ -36,10 +36,20 @@ struct cron_prog {
 	int64_t lo, hi, step;
 };
 
+/* A year element written without an end ('*', "2030/5", a missing year field): its
+ * progression runs to max_year, so cron_with_max_year() recomputes it. */
+struct cron_open {
+	size_t prog;       /* its entry in years */
+	int64_t start, step;
+	int column;        /* where the parser points an error about it */
+};
+
 struct cron {
 	struct cron_set set[CRON_DOW + 1]; /* seconds .. day-of-week */
 	struct cron_prog *years;
 	size_t nyears;
+	struct cron_open *open;            /* in the order written */
+	size_t nopen;
 	bool last_dom;     /* 'L' in day-of-month (Quartz lastdayOfMonth) */
 	bool nearest_wd;   /* 'W' (nearestWeekday) */
 	int64_t last_off;  /* "L-3": 3 (lastdayOffset) */

@@ -1,9 +1,9 @@
-/* conf/jstr.c: Java string semantics for the cron parser (see jstr.h).
+/* cron/jstr.c: Java string semantics for the cron parser (see jstr.h).
  *
  * The tables are facts of Java 17's Unicode data (Unicode 13), taken by running Java's own
  * String.toUpperCase(Locale.US) and Character.digit over every code point.
  */
-#include "conf/jstr.h"
+#include "cron/jstr.h"
 
 #include <errno.h>
 
