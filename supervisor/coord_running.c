@@ -113,7 +113,7 @@ void cx_rejoined(struct cjob *j)
 	char p[CJ_PATH_MAX];
 	const conf_job_t *cj = cj_conf(j);
 	if (cj->failover) {
-		uint32_t n = (uint32_t)cj->sharding_total_count;
+		uint32_t n = cj->sharding_total_count;
 		if (j->total > n) n = j->total;
 		for (uint32_t i = 0; i < n; i++)
 			if (zkc_get(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), NULL, NULL, orphan_read, j) == ZOK)

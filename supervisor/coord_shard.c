@@ -111,7 +111,7 @@ static void shard_commit(struct shardop *o)
 	char **ids = o->ids;
 	int n = o->nids;
 	const conf_job_t *cj = cj_conf(j);
-	uint32_t total = (uint32_t)cj->sharding_total_count;
+	uint32_t total = cj->sharding_total_count;
 	uint32_t *owner = calloc(total ? total : 1, sizeof *owner);
 	if (!owner) {
 		j->sharding = 0;

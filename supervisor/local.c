@@ -88,7 +88,7 @@ int local_fire(void *arg, const struct sched_fire_info *fi)
 	const conf_job_t *j = fi->conf;
 	if (l->stopping) return -1;
 	struct sfire *sf = calloc(1, sizeof *sf);
-	fire_t *f = sf ? fire_new(l->p.fires, &standalone_ops, sf, j->name, (uint32_t)j->sharding_total_count,
+	fire_t *f = sf ? fire_new(l->p.fires, &standalone_ops, sf, j->name, j->sharding_total_count,
 	                          (uint64_t)fi->fire_s * 1000u) : NULL;
 	if (!f) {
 		free(sf);
@@ -219,7 +219,7 @@ int local_run(local_t *l, const conf_t *conf, const char *spec)
 	name[nl] = '\0';
 	const conf_job_t *j = run_job(l, conf, name);
 	if (!j) return -1;
-	uint32_t total = (uint32_t)j->sharding_total_count;
+	uint32_t total = j->sharding_total_count;
 	uint32_t kind = fire_kind(j);
 	if (kind == FRAME_KIND_NONE) {
 		log_error("--run %s: the job has no type (script, native or external)", name);
