@@ -451,7 +451,7 @@ static void open_handle(zkc_t *z)
 	ev_timer_start(z->loop, &z->tmo_w);
 }
 
-static void lease_from(zkc_t *z, uint64_t sent_ns, uint64_t session)
+void zkc_lease_from(zkc_t *z, uint64_t sent_ns, uint64_t session)
 {
 	if (session != z->session || !z->timeout_ms) return;
 	uint64_t until = sent_ns + (uint64_t)z->timeout_ms * 1000000u;
@@ -504,7 +504,7 @@ static void on_session(zkc_t *z, struct msg *m)
 		log_cause_reset(&z->cause);
 		/* The server took the session's handshake after this attempt began: the session lives
 		 * at least a timeout from then. The lease is fresh the moment the connection is. */
-		lease_from(z, z->attempt_ns, z->session);
+		zkc_lease_from(z, z->attempt_ns, z->session);
 		if (fresh && z->digest &&
 		    zoo_add_auth(z->zh, "digest", z->digest, (int)strlen(z->digest), auth_done, NULL) != ZOK)
 			log_error("zookeeper: cannot send the digest credentials");
@@ -544,70 +544,6 @@ static void on_session(zkc_t *z, struct msg *m)
 	}
 }
 
-static void free_kids(struct String_vector *sv)
-{
-	for (int i = 0; i < sv->count; i++) free(sv->data[i]);
-	free(sv->data);
-	sv->data = NULL;
-	sv->count = 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void on_result(zkc_t *z, struct msg *m)
-{
-	struct req *q = m->req;
-	/* an answer from the server renews the lease: ZOK and the API errors it sends (ZNONODE, ...);
-	 * the client's own failures (the system errors, closing, an expired session) do not */
-	if (m->rc == ZOK || (m->rc < ZAPIERROR && m->rc != ZCLOSING && m->rc != ZSESSIONEXPIRED && m->rc != ZSESSIONMOVED &&
-	                     m->rc != ZINVALIDCALLBACK))
-		lease_from(z, q->sent_ns, q->session);
-	/* the watch sent with it: the server set it (it will fire, or die with the session), or not */
-	if (q->w) {
-		struct watch *w = q->w;
-		int set = m->rc == ZOK || (q->exists && m->rc == ZNONODE);
-		w->pending = 0;
-		if (w->delivered) zkc_watch_free(w);
-		else if (set && q->session == z->session && z->zh) w->armed = 1;
-		else if (!atomic_load(&w->fired)) zkc_watch_free(w);
-	}
-	if (q->cb) {
-		struct zkc_res r;
-		memset(&r, 0, sizeof r);
-		r.rc = m->rc;
-		r.session = q->session;
-		r.path = zkc_rel_path(z, q->path);
-		r.data = m->data;
-		r.len = m->len;
-		r.stat = m->stat;
-		if (m->kids.count > 1) qsort(m->kids.data, (size_t)m->kids.count, sizeof(char *), cmp_str);
-		r.nchildren = m->kids.count;
-		r.children = m->kids.data;
-		r.created = m->created ? zkc_rel_path(z, m->created) : NULL;
-		int op_rc[1];
-		int *rcs = op_rc;
-		if (m->multi) {
-			zkc_multi_t *mm = ((struct mreq *)q)->m;
-			rcs = calloc((size_t)mm->n + 1, sizeof *rcs);
-			if (rcs) for (int i = 0; i < mm->n; i++) rcs[i] = mm->results[i].err;
-			r.nops = rcs ? mm->n : 0;
-			r.op_rc = rcs;
-			r.op_stat = mm->stats;
-		}
-		q->cb(q->arg, &r);
-		if (rcs != op_rc) free(rcs);
-	}
-	if (m->multi) zkc_multi_free(((struct mreq *)q)->m);
-	free(q->path);
-	free(q);
-	free(m->data);
-	free(m->created);
-	free_kids(&m->kids);
-}
-
 /* Deliver what the client (or a thread) queued: session changes, watch events, answers. */
 static void drain(zkc_t *z)
 {
@@ -632,7 +568,7 @@ static void drain(zkc_t *z)
 				free(m->wpath);
 				break;
 			}
-			case M_RESULT: on_result(z, m); break;
+			case M_RESULT: zkc_on_result(z, m); break;
 			case M_RESOLVED: on_resolved(z, m); break;
 			}
 			free(m);

@@ -54,11 +54,16 @@ struct zkc_hooks {
 	void (*state)(void *arg, enum zkc_state st, int new_session);
 };
 
+/* No item: what r->item says for a request sent without one. */
+#define ZKC_NO_ITEM UINT32_MAX
+
 /* The answer to one request. Strings are valid during the callback only. */
 struct zkc_res {
 	int rc;                     /* ZOK, ZNONODE, ZNODEEXISTS, ZBADVERSION, ZCONNECTIONLOSS, ... */
 	uint64_t session;           /* the session generation the request was sent on */
 	const char *path;           /* the request's path (relative) */
+	uint32_t item;              /* the item it was sent with (zkc_*_item, zkc_multi_item), else
+	                               ZKC_NO_ITEM */
 	const char *data;           /* get: the data (NUL-terminated copy), len bytes; NULL if none */
 	int len;
 	struct Stat stat;           /* get, exists, set */
@@ -87,9 +92,10 @@ int zkc_timeout_ms(const zkc_t *z);            /* negotiated session timeout (0 
 uint64_t zkc_lease_ns(const zkc_t *z);         /* CLOCK_MONOTONIC until which the session surely lives; 0 = none */
 const struct ACL_vector *zkc_acl(const zkc_t *z);   /* for nodes ejob creates: CREATOR_ALL with a digest */
 
-/* Requests: 0 when sent (cb follows exactly once, also for a closed session, with rc
+/* Requests: ZOK when sent (cb follows exactly once, also for a closed session, with rc
  * ZCLOSING/ZSESSIONEXPIRED/ZCONNECTIONLOSS), else a ZooKeeper error code (cb not called). A watch
- * callback may be NULL (no watch). cb may be NULL (fire and forget). */
+ * callback may be NULL (no watch). cb may be NULL (fire and forget). Each watched read registers
+ * a watch of its own: two watched reads of one path fire twice. r->item is ZKC_NO_ITEM. */
 int zkc_get(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg);
 int zkc_exists(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg);
 int zkc_children(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg);
@@ -97,13 +103,21 @@ int zkc_create(zkc_t *z, const char *path, const char *data, int len, int flags,
 int zkc_set(zkc_t *z, const char *path, const char *data, int len, int version, zkc_cb cb, void *arg);
 int zkc_delete(zkc_t *z, const char *path, int version, zkc_cb cb, void *arg);
 
-/* A multi: build, then commit (which takes it, sent or not). */
+/* The same reads with an item of the caller's (a shard item, say) that comes back in r->item:
+ * a callback shared by many requests knows which one answered without parsing r->path. */
+int zkc_get_item(zkc_t *z, const char *path, uint32_t item, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg);
+int zkc_exists_item(zkc_t *z, const char *path, uint32_t item, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg);
+int zkc_children_item(zkc_t *z, const char *path, uint32_t item, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg);
+
+/* A multi: build, then commit (which takes it, sent or not). zkc_multi_item sets the r->item of
+ * its answer (ZKC_NO_ITEM if not set). */
 typedef struct zkc_multi zkc_multi_t;
 zkc_multi_t *zkc_multi_new(void);
 void zkc_multi_check(zkc_multi_t *m, const char *path, int version);
 void zkc_multi_create(zkc_multi_t *m, const char *path, const char *data, int len, int flags);
 void zkc_multi_set(zkc_multi_t *m, const char *path, const char *data, int len, int version);
 void zkc_multi_delete(zkc_multi_t *m, const char *path, int version);
+void zkc_multi_item(zkc_multi_t *m, uint32_t item);
 int zkc_multi_count(const zkc_multi_t *m);
 int zkc_multi_commit(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg);
 

@@ -38,10 +38,25 @@ struct req {                    /* one request in flight; freed after its callba
 	char *path;                 /* full path */
 	struct watch *w;            /* watch set with it, or NULL */
 	int exists;                 /* an exists request: its watch is set on ZNONODE too */
+	uint32_t item;              /* r->item of its answer */
+};
+
+/* A read to send (zkc_read). */
+enum zkc_read_op { ZKC_READ_EXISTS, ZKC_READ_GET, ZKC_READ_CHILDREN };
+struct read {
+	enum zkc_read_op op;
+	const char *path;           /* relative */
+	uint32_t item;
+	int watch;                  /* set a watch with it: wcb's */
+	zkc_watch_cb wcb;
+	void *warg;
+	zkc_cb cb;                  /* the answer */
+	void *arg;
 };
 
 struct zkc_multi {
 	int n, cap, bad;
+	uint32_t item;              /* r->item of its answer */
 	zoo_op_t *ops;
 	char **paths;               /* relative, until commit makes them full */
 	char **datas;
@@ -126,9 +141,12 @@ char *zkc_full_path(const zkc_t *z, const char *rel);      /* malloc'd: root + r
 const char *zkc_rel_path(const zkc_t *z, const char *full);
 void zkc_push(zkc_t *z, struct msg *m);                    /* queue for the loop (any thread) */
 void zkc_watch_free(struct watch *w);
+void zkc_lease_from(zkc_t *z, uint64_t sent_ns, uint64_t session);
 
 /* zkc_req.c */
 struct watch *zkc_watch_new(zkc_t *z, zkc_watch_cb cb, void *arg);
+int zkc_read(zkc_t *z, const struct read *rd);             /* ZOK when sent */
+void zkc_on_result(zkc_t *z, struct msg *m);               /* an answer: bookkeeping, then its cb */
 void zkc_multi_free(zkc_multi_t *m);
 
 #endif
