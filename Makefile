@@ -118,7 +118,8 @@ supervisor/ejob-supervisor: $(SUP_OBJS) libejob.a
 	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(SUP_LIBS)
 
 # zkc*.c are built for the single-threaded client: no THREADED (which declares the sync calls)
-supervisor/zkc.o supervisor/zkc_req.o: BASE_CFLAGS := $(filter-out -DTHREADED,$(BASE_CFLAGS))
+ZKC_OBJS := $(filter supervisor/zkc%.o,$(SUP_OBJS))
+$(ZKC_OBJS): BASE_CFLAGS := $(filter-out -DTHREADED,$(BASE_CFLAGS))
 
 worker/ejob-worker: worker/worker_main.o libejob.a
 	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(LIBS)

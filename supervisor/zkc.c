@@ -72,6 +72,7 @@ static void global_watcher(zhandle_t *zh, int type, int state, const char *path,
 
 void zkc_watch_free(struct watch *w)
 {
+	if (w->keep && w->keep->w == w) w->keep->w = NULL;
 	w->prev->next = w->next;
 	w->next->prev = w->prev;
 	free(w);
@@ -424,6 +425,7 @@ static void open_handle(zkc_t *z)
 			return;
 		}
 		z->session++;
+		zkc_keeps_new_session(z);       /* armed in no session yet: their owners arm them */
 		z->sess->z = z;
 		z->sess->session = z->session;
 		z->last_client_id = 0;
@@ -516,6 +518,7 @@ static void on_session(zkc_t *z, struct msg *m)
 		ev_timer_set(&z->ping_w, period, period);
 		ev_timer_again(z->loop, &z->ping_w);
 		z->state = ZKC_CONNECTING;
+		zkc_keeps_reconnected(z);       /* reads lost with a connection (of this session), again */
 		set_state(z, ZKC_CONNECTED, fresh);
 	} else if (m->state == ZOO_CONNECTING_STATE || m->state == ZOO_ASSOCIATING_STATE) {
 		if (z->state == ZKC_CONNECTED) {
@@ -544,6 +547,26 @@ static void on_session(zkc_t *z, struct msg *m)
 	}
 }
 
+/* A watch fired: to its callback, or to its kept watch, which reads again (neither if it was set
+ * in an earlier session; no kept watch from zkc_free on). */
+static void on_watch(zkc_t *z, struct msg *m)
+{
+	struct watch *wt = m->w;
+	zkc_watch_cb cb = wt->cb;
+	void *arg = wt->arg;
+	uint64_t sess = wt->session;
+	struct zkc_keep *k = wt->keep;
+	if (k) {
+		k->w = NULL;            /* fired: the client holds it no more */
+		wt->keep = NULL;
+	}
+	if (wt->pending) wt->delivered = 1;     /* its request's answer frees it */
+	else zkc_watch_free(wt);
+	if (sess == z->session && k && !z->closing) zkc_keep_event(k, m->type);
+	else if (sess == z->session && cb) cb(arg, m->type, zkc_rel_path(z, m->wpath));
+	free(m->wpath);
+}
+
 /* Deliver what the client (or a thread) queued: session changes, watch events, answers. */
 static void drain(zkc_t *z)
 {
@@ -557,17 +580,7 @@ static void drain(zkc_t *z)
 			struct msg *n = m->next;
 			switch (m->kind) {
 			case M_SESSION: on_session(z, m); break;
-			case M_WATCH: {
-				struct watch *wt = m->w;
-				zkc_watch_cb cb = wt->cb;
-				void *arg = wt->arg;
-				uint64_t sess = wt->session;
-				if (wt->pending) wt->delivered = 1;     /* its request's answer frees it */
-				else zkc_watch_free(wt);
-				if (cb && sess == z->session) cb(arg, m->type, zkc_rel_path(z, m->wpath));
-				free(m->wpath);
-				break;
-			}
+			case M_WATCH: on_watch(z, m); break;
 			case M_RESULT: zkc_on_result(z, m); break;
 			case M_RESOLVED: on_resolved(z, m); break;
 			}
@@ -618,6 +631,7 @@ zkc_t *zkc_new(struct ev_loop *loop, const struct zkc_params *p, const struct zk
 	z->seed = (unsigned)getpid() ^ (unsigned)wait_now_ns();
 	z->io_fd = -1;
 	z->watches.next = z->watches.prev = &z->watches;
+	z->keeps.next = z->keeps.prev = &z->keeps;
 	if (z->digest) {
 		z->acl_one = ZOO_CREATOR_ALL_ACL.data[0];
 		z->acl.count = 1;
@@ -658,6 +672,7 @@ void zkc_free(zkc_t *z)
 	/* deliver what the close produced (ZCLOSING) so that every request's memory is freed */
 	z->closing = 1;
 	drain(z);
+	zkc_keeps_detach(z);
 	ev_async_stop(z->loop, &z->async);
 	while (z->watches.next != &z->watches) zkc_watch_free(z->watches.next);
 	pthread_mutex_destroy(&z->mu);

@@ -1,6 +1,6 @@
 /* supervisor/zkc_req.c: requests and multis of the session (see zkc.h): each request carries its
  * callback, its item and the watch set with it; the client's completions copy what they got into
- * a message for the loop, and the loop hands the answer to the callback. */
+ * a message for the loop, and the loop hands the answer to the callback or to its kept watch. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,25 +179,36 @@ static int no_handle(const zkc_t *z)
 }
 
 /* A read with an optional watch. A watch the server does not set (an error, or a get/children
- * of a missing node) would never fire: those are freed when the answer comes (zkc_on_result). */
+ * of a missing node) would never fire: those are freed when the answer comes (zkc_on_result).
+ * A kept watch's watch is its registration from now on (freed, it lets go of it). */
 int zkc_read(zkc_t *z, const struct read *rd)
 {
 	struct req *q = req_new(z, rd->path, rd->cb, rd->arg, sizeof *q);
 	if (!q) return no_handle(z);
 	q->item = rd->item;
-	q->exists = rd->op == ZKC_READ_EXISTS;
-	if (rd->watch && !(q->w = zkc_watch_new(z, rd->wcb, rd->warg))) return sent(z, q, ZSYSTEMERROR);
+	q->keep = rd->keep;
+	q->event = rd->event;
+	q->probe = rd->probe;
+	q->exists = rd->op == ZKC_KEEP_EXISTS;
+	if (rd->watch) {
+		if (!(q->w = zkc_watch_new(z, rd->wcb, rd->warg))) return sent(z, q, ZSYSTEMERROR);
+		if (rd->keep) {
+			q->w->keep = rd->keep;
+			rd->keep->w = q->w;
+		}
+	}
 	watcher_fn wf = q->w ? path_watcher : NULL;
 	int rc;
 	switch (rd->op) {
-	case ZKC_READ_EXISTS: rc = zoo_awexists(z->zh, q->path, wf, q->w, c_stat, q); break;
-	case ZKC_READ_GET: rc = zoo_awget(z->zh, q->path, wf, q->w, c_data, q); break;
+	case ZKC_KEEP_EXISTS: rc = zoo_awexists(z->zh, q->path, wf, q->w, c_stat, q); break;
+	case ZKC_KEEP_DATA: rc = zoo_awget(z->zh, q->path, wf, q->w, c_data, q); break;
 	default: rc = zoo_awget_children(z->zh, q->path, wf, q->w, c_kids, q); break;
 	}
-	return sent(z, q, rc);
+	if ((rc = sent(z, q, rc)) == ZOK && rd->keep) rd->keep->inflight++;
+	return rc;
 }
 
-static int read_item(zkc_t *z, enum zkc_read_op op, const char *path, uint32_t item, zkc_watch_cb w, void *warg,
+static int read_item(zkc_t *z, enum zkc_keep_kind op, const char *path, uint32_t item, zkc_watch_cb w, void *warg,
                      zkc_cb cb, void *arg)
 {
 	struct read rd = { .op = op, .path = path, .item = item, .watch = w != NULL, .wcb = w, .warg = warg, .cb = cb,
@@ -207,32 +218,32 @@ static int read_item(zkc_t *z, enum zkc_read_op op, const char *path, uint32_t i
 
 int zkc_get_item(zkc_t *z, const char *path, uint32_t item, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
 {
-	return read_item(z, ZKC_READ_GET, path, item, w, warg, cb, arg);
+	return read_item(z, ZKC_KEEP_DATA, path, item, w, warg, cb, arg);
 }
 
 int zkc_exists_item(zkc_t *z, const char *path, uint32_t item, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
 {
-	return read_item(z, ZKC_READ_EXISTS, path, item, w, warg, cb, arg);
+	return read_item(z, ZKC_KEEP_EXISTS, path, item, w, warg, cb, arg);
 }
 
 int zkc_children_item(zkc_t *z, const char *path, uint32_t item, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
 {
-	return read_item(z, ZKC_READ_CHILDREN, path, item, w, warg, cb, arg);
+	return read_item(z, ZKC_KEEP_CHILDREN, path, item, w, warg, cb, arg);
 }
 
 int zkc_get(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
 {
-	return read_item(z, ZKC_READ_GET, path, ZKC_NO_ITEM, w, warg, cb, arg);
+	return read_item(z, ZKC_KEEP_DATA, path, ZKC_NO_ITEM, w, warg, cb, arg);
 }
 
 int zkc_exists(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
 {
-	return read_item(z, ZKC_READ_EXISTS, path, ZKC_NO_ITEM, w, warg, cb, arg);
+	return read_item(z, ZKC_KEEP_EXISTS, path, ZKC_NO_ITEM, w, warg, cb, arg);
 }
 
 int zkc_children(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
 {
-	return read_item(z, ZKC_READ_CHILDREN, path, ZKC_NO_ITEM, w, warg, cb, arg);
+	return read_item(z, ZKC_KEEP_CHILDREN, path, ZKC_NO_ITEM, w, warg, cb, arg);
 }
 
 int zkc_create(zkc_t *z, const char *path, const char *data, int len, int flags, zkc_cb cb, void *arg)
@@ -272,7 +283,8 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* An answer, on the loop: the lease it renews, the watch it set (or not), then its callback. */
+/* An answer, on the loop: the lease it renews, the watch it set (or not), then its callback or its
+ * kept watch. */
 void zkc_on_result(zkc_t *z, struct msg *m)
 {
 	struct req *q = m->req;
@@ -290,13 +302,14 @@ void zkc_on_result(zkc_t *z, struct msg *m)
 		else if (set && q->session == z->session && z->zh) w->armed = 1;
 		else if (!atomic_load(&w->fired)) zkc_watch_free(w);
 	}
-	if (q->cb) {
+	if (q->cb || q->keep) {
 		struct zkc_res r;
 		memset(&r, 0, sizeof r);
 		r.rc = m->rc;
 		r.session = q->session;
 		r.path = zkc_rel_path(z, q->path);
 		r.item = q->item;
+		r.event = q->event;
 		r.data = m->data;
 		r.len = m->len;
 		r.stat = m->stat;
@@ -314,7 +327,8 @@ void zkc_on_result(zkc_t *z, struct msg *m)
 			r.op_rc = rcs;
 			r.op_stat = mm->stats;
 		}
-		q->cb(q->arg, &r);
+		if (q->keep) zkc_keep_answer(q, &r);
+		else q->cb(q->arg, &r);
 		if (rcs != op_rc) free(rcs);
 	}
 	if (m->multi) zkc_multi_free(((struct mreq *)q)->m);
