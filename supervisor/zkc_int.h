@@ -1,6 +1,6 @@
 /* supervisor/zkc_int.h: what zkc.c (the session, the connection, delivery on the loop),
  * zkc_req.c (requests, multis, their completions) and zkc_keep.c (kept watches) share. Private
- * to them. */
+ * to them (and to t/native/zkc-probe, which looks inside for t/42). */
 #ifndef EJOB_ZKC_INT_H
 #define EJOB_ZKC_INT_H
 
