@@ -12,7 +12,7 @@
 # Sources are found by folder: ipc/*.c, cron/*.c, conf/*.c and worker/*.c (but worker/worker_main.c)
 # make libejob.a; every t/NN-name.c is a test t/NN-name.t, every bench/NAME.c a program
 # bench/NAME (linked with t/lib/*.o), every t/native/libNAME.c a test job library t/native/libNAME.so,
-# every t/fuzz/fuzz-NAME.c a fuzzer. Adding a file needs no edit here.
+# every t/fuzz/fuzz-NAME.c a fuzzer. Adding a file needs no edit here (t/native/zkc-probe has a rule).
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -68,6 +68,7 @@ FUZZ_SRCS  := $(wildcard t/fuzz/fuzz-*.c)
 EX_LIB_SRCS := $(wildcard examples/lib*.c)
 T_NATIVE_SRCS := $(wildcard t/native/lib*.c)
 T_NATIVE   := $(T_NATIVE_SRCS:.c=.so)
+T_PROBE    := $(if $(wildcard t/native/zkc-probe.c),t/native/zkc-probe)
 EX_LIBS    := $(EX_LIB_SRCS:.c=.so)
 EX_BIN_SRCS := $(filter-out $(EX_LIB_SRCS),$(wildcard examples/*.c))
 EX_BINS    := $(EX_BIN_SRCS:.c=)
@@ -87,10 +88,10 @@ PROGRAMS += worker/ejob-worker
 endif
 
 ALL_SRCS := $(LIB_SRCS) $(TLIB_SRCS) $(SUP_SRCS) $(CTL_SRCS) $(TEST_SRCS) $(BENCH_SRCS) $(wildcard bench/lib*.c) \
-            $(EX_LIB_SRCS) $(EX_BIN_SRCS) $(T_NATIVE_SRCS) $(wildcard tools/shmdump.c worker/worker_main.c)
+            $(EX_LIB_SRCS) $(EX_BIN_SRCS) $(T_NATIVE_SRCS) $(wildcard tools/shmdump.c worker/worker_main.c t/native/zkc-probe.c)
 DEPS := $(ALL_SRCS:.c=.d)
 
-all: $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS) $(T_NATIVE)
+all: $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS) $(T_NATIVE) $(T_PROBE)
 
 # Rebuild everything when the flags change (SANITIZE=..., OPT=...): objects depend on this file.
 .build-flags: FORCE
@@ -118,7 +119,13 @@ supervisor/ejob-supervisor: $(SUP_OBJS) libejob.a
 	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(SUP_LIBS)
 
 # zkc*.c are built for the single-threaded client: no THREADED (which declares the sync calls)
-supervisor/zkc.o supervisor/zkc_req.o: BASE_CFLAGS := $(filter-out -DTHREADED,$(BASE_CFLAGS))
+ZKC_OBJS := $(filter supervisor/zkc%.o,$(SUP_OBJS))
+$(ZKC_OBJS) t/native/zkc-probe.o: BASE_CFLAGS := $(filter-out -DTHREADED,$(BASE_CFLAGS))
+
+# t/42's probe drives zkc on a libev loop, linked as the supervisor is (the st client: a process
+# cannot hold both ZooKeeper libraries, and the tests link the mt one)
+t/native/zkc-probe: t/native/zkc-probe.o $(ZKC_OBJS) supervisor/log.o libejob.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(SUP_LIBS)
 
 worker/ejob-worker: worker/worker_main.o libejob.a
 	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(LIBS)
@@ -205,7 +212,7 @@ install: all
 	install -m 644 worker/ejob.h $(DESTDIR)$(INCDIR)/ejob.h
 
 clean:
-	rm -f libejob.a supervisor/libsup.a .build-flags $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS) $(T_NATIVE)
+	rm -f libejob.a supervisor/libsup.a .build-flags $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS) $(T_NATIVE) $(T_PROBE)
 	find . -path ./.git -prune -o \( -name '*.o' -o -name '*.d' \) -type f -print | xargs rm -f
 	rm -rf build
 

@@ -72,6 +72,7 @@ static void global_watcher(zhandle_t *zh, int type, int state, const char *path,
 
 void zkc_watch_free(struct watch *w)
 {
+	if (w->keep && w->keep->w == w) w->keep->w = NULL;
 	w->prev->next = w->next;
 	w->next->prev = w->prev;
 	free(w);
@@ -424,6 +425,7 @@ static void open_handle(zkc_t *z)
 			return;
 		}
 		z->session++;
+		zkc_keeps_new_session(z);       /* armed in no session yet: their owners arm them */
 		z->sess->z = z;
 		z->sess->session = z->session;
 		z->last_client_id = 0;
@@ -451,7 +453,7 @@ static void open_handle(zkc_t *z)
 	ev_timer_start(z->loop, &z->tmo_w);
 }
 
-static void lease_from(zkc_t *z, uint64_t sent_ns, uint64_t session)
+void zkc_lease_from(zkc_t *z, uint64_t sent_ns, uint64_t session)
 {
 	if (session != z->session || !z->timeout_ms) return;
 	uint64_t until = sent_ns + (uint64_t)z->timeout_ms * 1000000u;
@@ -504,7 +506,7 @@ static void on_session(zkc_t *z, struct msg *m)
 		log_cause_reset(&z->cause);
 		/* The server took the session's handshake after this attempt began: the session lives
 		 * at least a timeout from then. The lease is fresh the moment the connection is. */
-		lease_from(z, z->attempt_ns, z->session);
+		zkc_lease_from(z, z->attempt_ns, z->session);
 		if (fresh && z->digest &&
 		    zoo_add_auth(z->zh, "digest", z->digest, (int)strlen(z->digest), auth_done, NULL) != ZOK)
 			log_error("zookeeper: cannot send the digest credentials");
@@ -516,6 +518,7 @@ static void on_session(zkc_t *z, struct msg *m)
 		ev_timer_set(&z->ping_w, period, period);
 		ev_timer_again(z->loop, &z->ping_w);
 		z->state = ZKC_CONNECTING;
+		zkc_keeps_reconnected(z);       /* reads lost with a connection (of this session), again */
 		set_state(z, ZKC_CONNECTED, fresh);
 	} else if (m->state == ZOO_CONNECTING_STATE || m->state == ZOO_ASSOCIATING_STATE) {
 		if (z->state == ZKC_CONNECTED) {
@@ -544,68 +547,24 @@ static void on_session(zkc_t *z, struct msg *m)
 	}
 }
 
-static void free_kids(struct String_vector *sv)
+/* A watch fired: to its callback, or to its kept watch, which reads again (neither if it was set
+ * in an earlier session; no kept watch from zkc_free on). */
+static void on_watch(zkc_t *z, struct msg *m)
 {
-	for (int i = 0; i < sv->count; i++) free(sv->data[i]);
-	free(sv->data);
-	sv->data = NULL;
-	sv->count = 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void on_result(zkc_t *z, struct msg *m)
-{
-	struct req *q = m->req;
-	/* an answer from the server renews the lease: ZOK and the API errors it sends (ZNONODE, ...);
-	 * the client's own failures (the system errors, closing, an expired session) do not */
-	if (m->rc == ZOK || (m->rc < ZAPIERROR && m->rc != ZCLOSING && m->rc != ZSESSIONEXPIRED && m->rc != ZSESSIONMOVED &&
-	                     m->rc != ZINVALIDCALLBACK))
-		lease_from(z, q->sent_ns, q->session);
-	/* the watch sent with it: the server set it (it will fire, or die with the session), or not */
-	if (q->w) {
-		struct watch *w = q->w;
-		int set = m->rc == ZOK || (q->exists && m->rc == ZNONODE);
-		w->pending = 0;
-		if (w->delivered) zkc_watch_free(w);
-		else if (set && q->session == z->session && z->zh) w->armed = 1;
-		else if (!atomic_load(&w->fired)) zkc_watch_free(w);
+	struct watch *wt = m->w;
+	zkc_watch_cb cb = wt->cb;
+	void *arg = wt->arg;
+	uint64_t sess = wt->session;
+	struct zkc_keep *k = wt->keep;
+	if (k) {
+		k->w = NULL;            /* fired: the client holds it no more */
+		wt->keep = NULL;
 	}
-	if (q->cb) {
-		struct zkc_res r;
-		memset(&r, 0, sizeof r);
-		r.rc = m->rc;
-		r.session = q->session;
-		r.path = zkc_rel_path(z, q->path);
-		r.data = m->data;
-		r.len = m->len;
-		r.stat = m->stat;
-		if (m->kids.count > 1) qsort(m->kids.data, (size_t)m->kids.count, sizeof(char *), cmp_str);
-		r.nchildren = m->kids.count;
-		r.children = m->kids.data;
-		r.created = m->created ? zkc_rel_path(z, m->created) : NULL;
-		int op_rc[1];
-		int *rcs = op_rc;
-		if (m->multi) {
-			zkc_multi_t *mm = ((struct mreq *)q)->m;
-			rcs = calloc((size_t)mm->n + 1, sizeof *rcs);
-			if (rcs) for (int i = 0; i < mm->n; i++) rcs[i] = mm->results[i].err;
-			r.nops = rcs ? mm->n : 0;
-			r.op_rc = rcs;
-			r.op_stat = mm->stats;
-		}
-		q->cb(q->arg, &r);
-		if (rcs != op_rc) free(rcs);
-	}
-	if (m->multi) zkc_multi_free(((struct mreq *)q)->m);
-	free(q->path);
-	free(q);
-	free(m->data);
-	free(m->created);
-	free_kids(&m->kids);
+	if (wt->pending) wt->delivered = 1;     /* its request's answer frees it */
+	else zkc_watch_free(wt);
+	if (sess == z->session && k && !z->closing) zkc_keep_event(k, m->type);
+	else if (sess == z->session && cb) cb(arg, m->type, zkc_rel_path(z, m->wpath));
+	free(m->wpath);
 }
 
 /* Deliver what the client (or a thread) queued: session changes, watch events, answers. */
@@ -621,18 +580,8 @@ static void drain(zkc_t *z)
 			struct msg *n = m->next;
 			switch (m->kind) {
 			case M_SESSION: on_session(z, m); break;
-			case M_WATCH: {
-				struct watch *wt = m->w;
-				zkc_watch_cb cb = wt->cb;
-				void *arg = wt->arg;
-				uint64_t sess = wt->session;
-				if (wt->pending) wt->delivered = 1;     /* its request's answer frees it */
-				else zkc_watch_free(wt);
-				if (cb && sess == z->session) cb(arg, m->type, zkc_rel_path(z, m->wpath));
-				free(m->wpath);
-				break;
-			}
-			case M_RESULT: on_result(z, m); break;
+			case M_WATCH: on_watch(z, m); break;
+			case M_RESULT: zkc_on_result(z, m); break;
 			case M_RESOLVED: on_resolved(z, m); break;
 			}
 			free(m);
@@ -682,6 +631,7 @@ zkc_t *zkc_new(struct ev_loop *loop, const struct zkc_params *p, const struct zk
 	z->seed = (unsigned)getpid() ^ (unsigned)wait_now_ns();
 	z->io_fd = -1;
 	z->watches.next = z->watches.prev = &z->watches;
+	z->keeps.next = z->keeps.prev = &z->keeps;
 	if (z->digest) {
 		z->acl_one = ZOO_CREATOR_ALL_ACL.data[0];
 		z->acl.count = 1;
@@ -722,6 +672,7 @@ void zkc_free(zkc_t *z)
 	/* deliver what the close produced (ZCLOSING) so that every request's memory is freed */
 	z->closing = 1;
 	drain(z);
+	zkc_keeps_detach(z);
 	ev_async_stop(z->loop, &z->async);
 	while (z->watches.next != &z->watches) zkc_watch_free(z->watches.next);
 	pthread_mutex_destroy(&z->mu);

@@ -12,7 +12,7 @@
  *
  * Session: zkc opens a handle and keeps one: on expiry it closes it (on the loop), opens a new one,
  * re-authenticates and tells the owner (state ZKC_EXPIRED, then ZKC_CONNECTED with new_session),
- * who re-registers and re-watches. A lost connection is tried again at once on each server, then
+ * who re-registers and arms its kept watches again (below: they are unarmed by a new session). A lost connection is tried again at once on each server, then
  * with a jittered backoff from base_sleep_ms doubling to max_sleep_ms (at most a third of the
  * session timeout while the session may live, and always an attempt just before the lease's
  * deadlines); each failure to connect is logged once per cause. Each change of state is told once.
@@ -54,11 +54,18 @@ struct zkc_hooks {
 	void (*state)(void *arg, enum zkc_state st, int new_session);
 };
 
+/* No item: what r->item says for a request sent without one. */
+#define ZKC_NO_ITEM UINT32_MAX
+
 /* The answer to one request. Strings are valid during the callback only. */
 struct zkc_res {
 	int rc;                     /* ZOK, ZNONODE, ZNODEEXISTS, ZBADVERSION, ZCONNECTIONLOSS, ... */
 	uint64_t session;           /* the session generation the request was sent on */
 	const char *path;           /* the request's path (relative) */
+	uint32_t item;              /* the item it was sent with (zkc_*_item, zkc_multi_item, a kept
+	                               watch's), else ZKC_NO_ITEM */
+	int event;                  /* a kept watch's answer: the event that made zkc read again
+	                               (ZOO_CREATED_EVENT, ...); 0: the owner's read (arm, read) */
 	const char *data;           /* get: the data (NUL-terminated copy), len bytes; NULL if none */
 	int len;
 	struct Stat stat;           /* get, exists, set */
@@ -87,9 +94,11 @@ int zkc_timeout_ms(const zkc_t *z);            /* negotiated session timeout (0 
 uint64_t zkc_lease_ns(const zkc_t *z);         /* CLOCK_MONOTONIC until which the session surely lives; 0 = none */
 const struct ACL_vector *zkc_acl(const zkc_t *z);   /* for nodes ejob creates: CREATOR_ALL with a digest */
 
-/* Requests: 0 when sent (cb follows exactly once, also for a closed session, with rc
+/* Requests: ZOK when sent (cb follows exactly once, also for a closed session, with rc
  * ZCLOSING/ZSESSIONEXPIRED/ZCONNECTIONLOSS), else a ZooKeeper error code (cb not called). A watch
- * callback may be NULL (no watch). cb may be NULL (fire and forget). */
+ * callback may be NULL (no watch). cb may be NULL (fire and forget). Each watched read registers
+ * a watch of its own: two watched reads of one path fire twice (a kept watch, below, keeps one).
+ * r->item is ZKC_NO_ITEM. */
 int zkc_get(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg);
 int zkc_exists(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg);
 int zkc_children(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg);
@@ -97,15 +106,67 @@ int zkc_create(zkc_t *z, const char *path, const char *data, int len, int flags,
 int zkc_set(zkc_t *z, const char *path, const char *data, int len, int version, zkc_cb cb, void *arg);
 int zkc_delete(zkc_t *z, const char *path, int version, zkc_cb cb, void *arg);
 
-/* A multi: build, then commit (which takes it, sent or not). */
+/* The same reads with an item of the caller's (a shard item, say) that comes back in r->item:
+ * a callback shared by many requests knows which one answered without parsing r->path. */
+int zkc_get_item(zkc_t *z, const char *path, uint32_t item, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg);
+int zkc_exists_item(zkc_t *z, const char *path, uint32_t item, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg);
+int zkc_children_item(zkc_t *z, const char *path, uint32_t item, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg);
+
+/* A multi: build, then commit (which takes it, sent or not). zkc_multi_item sets the r->item of
+ * its answer (ZKC_NO_ITEM if not set). */
 typedef struct zkc_multi zkc_multi_t;
 zkc_multi_t *zkc_multi_new(void);
 void zkc_multi_check(zkc_multi_t *m, const char *path, int version);
 void zkc_multi_create(zkc_multi_t *m, const char *path, const char *data, int len, int flags);
 void zkc_multi_set(zkc_multi_t *m, const char *path, const char *data, int len, int version);
 void zkc_multi_delete(zkc_multi_t *m, const char *path, int version);
+void zkc_multi_item(zkc_multi_t *m, uint32_t item);
 int zkc_multi_count(const zkc_multi_t *m);
 int zkc_multi_commit(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg);
+
+/* A kept watch: "watch armed in this session" kept by zkc for its owner, on one path.
+ *
+ *   zkc_keep_new    a kept watch of a kind, on path, not armed: nothing is sent (NULL: out of
+ *                   memory). Each answer of its reads goes to cb with r->item = item (any
+ *                   number of the owner's) and r->path = path.
+ *   zkc_keep_arm    arm it in this session: its watched read goes out (r->event 0). Armed
+ *                   already: nothing is sent. ZOK, or the error that kept the read from going
+ *                   out (ZINVALIDSTATE with no handle: arm it again at ZKC_CONNECTED).
+ *   zkc_keep_read   an answer now (r->event 0): while armed, a read without a watch (the one
+ *                   registration stays); not armed, the same as zkc_keep_arm. ZOK or an error.
+ *   zkc_keep_armed  1 if armed in this session.
+ *   zkc_keep_free   cb is never called after it; safe from inside cb and with reads in flight
+ *                   (they hold it until answered), before or after zkc_free. NULL: nothing.
+ *
+ * Armed, it re-arms itself: after each event zkc reads again and the answer comes with r->event
+ * = the event's type (ZOO_CREATED_EVENT, ZOO_DELETED_EVENT, ZOO_CHANGED_EVENT, ZOO_CHILD_EVENT).
+ * It holds one registration at a time in the client, whatever is read in between, so every
+ * change is told once. A DATA or CHILDREN read of a missing node (ZNONODE, told) sets no watch:
+ * zkc waits for the node with an exists watch and reads it when it comes (r->event
+ * ZOO_CREATED_EVENT). A read lost with a connection (ZCONNECTIONLOSS, ZOPERATIONTIMEOUT,
+ * ZSESSIONMOVED; also one made before the session's first connection) is sent again when the
+ * session is connected; a registration the server had survives a lost connection (the client
+ * sets it again and the server fires what changed meanwhile).
+ *
+ * cb gets definite answers only: ZOK, ZNONODE and the server's other errors (one that leaves no
+ * watch, as ZNOAUTH on a get, unarms the keep; an error that unarms one is logged). Never a lost
+ * read, never ZCLOSING, ZSESSIONEXPIRED, ZAUTHFAILED or ZINVALIDSTATE, never an answer of an
+ * earlier session (also one that comes after the new session began), nothing from zkc_free on.
+ *
+ * A new session (the first, after an expiry, after refused credentials) unarms every kept watch
+ * and sends nothing: its owner registers again what it must, then arms them (on ZKC_CONNECTED
+ * with new_session). */
+typedef struct zkc_keep zkc_keep_t;
+enum zkc_keep_kind {
+	ZKC_KEEP_EXISTS,            /* exists: ZOK with r->stat, or ZNONODE */
+	ZKC_KEEP_DATA,              /* get: r->data, r->len, r->stat */
+	ZKC_KEEP_CHILDREN,          /* children: r->children; told too when the node itself goes or comes */
+};
+zkc_keep_t *zkc_keep_new(zkc_t *z, enum zkc_keep_kind kind, const char *path, uint32_t item, zkc_cb cb, void *arg);
+int zkc_keep_arm(zkc_keep_t *k);
+int zkc_keep_read(zkc_keep_t *k);
+int zkc_keep_armed(const zkc_keep_t *k);
+void zkc_keep_free(zkc_keep_t *k);
 
 /* Requests sent since start, pings not counted (round trips, for the benchmark). */
 uint64_t zkc_requests(const zkc_t *z);

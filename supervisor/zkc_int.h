@@ -1,5 +1,6 @@
-/* supervisor/zkc_int.h: what zkc.c (the session, the connection, delivery on the loop) and
- * zkc_req.c (requests, multis, their completions) share. Private to them. */
+/* supervisor/zkc_int.h: what zkc.c (the session, the connection, delivery on the loop),
+ * zkc_req.c (requests, multis, their completions) and zkc_keep.c (kept watches) share. Private
+ * to them (and to t/native/zkc-probe, which looks inside for t/42). */
 #ifndef EJOB_ZKC_INT_H
 #define EJOB_ZKC_INT_H
 
@@ -28,6 +29,8 @@ struct watch {                  /* one watch registration; owned by zkc, on its 
 	int pending;                /* loop: the request that sets it has not been answered yet */
 	int armed;                  /* loop: the server set it; it fires or dies with the session */
 	int delivered;              /* loop: its event was handled while the request was pending */
+	struct zkc_keep *keep;      /* loop: the kept watch whose registration it is (its event goes
+	                               there), NULL for a plain one or one its keep let go */
 };
 
 struct req {                    /* one request in flight; freed after its callback */
@@ -38,10 +41,46 @@ struct req {                    /* one request in flight; freed after its callba
 	char *path;                 /* full path */
 	struct watch *w;            /* watch set with it, or NULL */
 	int exists;                 /* an exists request: its watch is set on ZNONODE too */
+	uint32_t item;              /* r->item of its answer */
+	struct zkc_keep *keep;      /* a kept watch's read: the answer goes there, not to cb */
+	int event;                  /* keep: r->event of its answer */
+	int probe;                  /* keep: an exists that waits for a missing node */
+};
+
+/* A read to send (zkc_read): exists, get or children, as the kinds of kept watch. */
+struct read {
+	enum zkc_keep_kind op;
+	const char *path;           /* relative */
+	uint32_t item;
+	int watch;                  /* set a watch with it: wcb's, or keep's registration */
+	zkc_watch_cb wcb;
+	void *warg;
+	zkc_cb cb;                  /* the answer (not called for a keep's read) */
+	void *arg;
+	struct zkc_keep *keep;      /* a kept watch's read (req's keep, event and probe) */
+	int event, probe;
+};
+
+struct zkc_keep {               /* a kept watch (zkc.h); on its zkc's list until freed */
+	struct zkc_keep *prev, *next;
+	zkc_t *z;                   /* NULL after zkc_free */
+	enum zkc_keep_kind kind;
+	char *path;                 /* relative */
+	uint32_t item;
+	zkc_cb cb;
+	void *arg;
+	int on;                     /* armed in this session (a new session clears it) */
+	struct watch *w;            /* its one registration, set or with its read in flight; NULL: none */
+	int want, want_event;       /* a read was lost with the connection: send it when it is back */
+	int want_probe;             /* what was lost is the wait for a missing node (an exists) */
+	int inflight;               /* its requests not answered yet (each holds a pointer to it) */
+	int busy;                   /* inside cb */
+	int dead;                   /* zkc_keep_free: freed when nothing holds it any more */
 };
 
 struct zkc_multi {
 	int n, cap, bad;
+	uint32_t item;              /* r->item of its answer */
 	zoo_op_t *ops;
 	char **paths;               /* relative, until commit makes them full */
 	char **datas;
@@ -106,6 +145,7 @@ struct zkc {
 	struct zkc_hooks hooks;
 	void *arg;
 	struct watch watches;       /* list head */
+	struct zkc_keep keeps;      /* list head */
 	/* connecting */
 	int nhosts;
 	unsigned base_ms, max_ms;   /* backoff between rounds of attempts */
@@ -125,10 +165,20 @@ struct zkc {
 char *zkc_full_path(const zkc_t *z, const char *rel);      /* malloc'd: root + rel */
 const char *zkc_rel_path(const zkc_t *z, const char *full);
 void zkc_push(zkc_t *z, struct msg *m);                    /* queue for the loop (any thread) */
-void zkc_watch_free(struct watch *w);
+void zkc_watch_free(struct watch *w);                      /* and its keep lets go of it */
+void zkc_lease_from(zkc_t *z, uint64_t sent_ns, uint64_t session);
 
 /* zkc_req.c */
 struct watch *zkc_watch_new(zkc_t *z, zkc_watch_cb cb, void *arg);
+int zkc_read(zkc_t *z, const struct read *rd);             /* ZOK when sent */
+void zkc_on_result(zkc_t *z, struct msg *m);               /* an answer: bookkeeping, then cb or keep */
 void zkc_multi_free(zkc_multi_t *m);
+
+/* zkc_keep.c */
+void zkc_keep_answer(struct req *q, const struct zkc_res *r);
+void zkc_keep_event(struct zkc_keep *k, int type);         /* its registration fired (let go already) */
+void zkc_keeps_new_session(zkc_t *z);                      /* unarm every one */
+void zkc_keeps_reconnected(zkc_t *z);                      /* connected: send what was lost */
+void zkc_keeps_detach(zkc_t *z);                           /* zkc_free */
 
 #endif

@@ -1,9 +1,10 @@
 /* supervisor/zkc_req.c: requests and multis of the session (see zkc.h): each request carries its
- * callback and the watch set with it; the client's completions copy what they got into a message
- * for the loop (zkc.c delivers it). */
+ * callback, its item and the watch set with it; the client's completions copy what they got into
+ * a message for the loop, and the loop hands the answer to the callback or to its kept watch. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ipc/wait.h"
 #include "supervisor/zkc_int.h"
@@ -152,6 +153,7 @@ static struct req *req_new(zkc_t *z, const char *path, zkc_cb cb, void *arg, siz
 	q->arg = arg;
 	q->session = z->session;
 	q->sent_ns = wait_now_ns();
+	q->item = ZKC_NO_ITEM;
 	if (path && !(q->path = zkc_full_path(z, path))) {
 		free(q);
 		return NULL;
@@ -177,30 +179,71 @@ static int no_handle(const zkc_t *z)
 }
 
 /* A read with an optional watch. A watch the server does not set (an error, or a get/children
- * of a missing node) would never fire: those are freed when the answer comes (see on_result). */
+ * of a missing node) would never fire: those are freed when the answer comes (zkc_on_result).
+ * A kept watch's watch is its registration from now on (freed, it lets go of it). */
+int zkc_read(zkc_t *z, const struct read *rd)
+{
+	struct req *q = req_new(z, rd->path, rd->cb, rd->arg, sizeof *q);
+	if (!q) return no_handle(z);
+	q->item = rd->item;
+	q->keep = rd->keep;
+	q->event = rd->event;
+	q->probe = rd->probe;
+	q->exists = rd->op == ZKC_KEEP_EXISTS;
+	if (rd->watch) {
+		if (!(q->w = zkc_watch_new(z, rd->wcb, rd->warg))) return sent(z, q, ZSYSTEMERROR);
+		if (rd->keep) {
+			q->w->keep = rd->keep;
+			rd->keep->w = q->w;
+		}
+	}
+	watcher_fn wf = q->w ? path_watcher : NULL;
+	int rc;
+	switch (rd->op) {
+	case ZKC_KEEP_EXISTS: rc = zoo_awexists(z->zh, q->path, wf, q->w, c_stat, q); break;
+	case ZKC_KEEP_DATA: rc = zoo_awget(z->zh, q->path, wf, q->w, c_data, q); break;
+	default: rc = zoo_awget_children(z->zh, q->path, wf, q->w, c_kids, q); break;
+	}
+	if ((rc = sent(z, q, rc)) == ZOK && rd->keep) rd->keep->inflight++;
+	return rc;
+}
+
+static int read_item(zkc_t *z, enum zkc_keep_kind op, const char *path, uint32_t item, zkc_watch_cb w, void *warg,
+                     zkc_cb cb, void *arg)
+{
+	struct read rd = { .op = op, .path = path, .item = item, .watch = w != NULL, .wcb = w, .warg = warg, .cb = cb,
+	                   .arg = arg };
+	return zkc_read(z, &rd);
+}
+
+int zkc_get_item(zkc_t *z, const char *path, uint32_t item, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
+{
+	return read_item(z, ZKC_KEEP_DATA, path, item, w, warg, cb, arg);
+}
+
+int zkc_exists_item(zkc_t *z, const char *path, uint32_t item, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
+{
+	return read_item(z, ZKC_KEEP_EXISTS, path, item, w, warg, cb, arg);
+}
+
+int zkc_children_item(zkc_t *z, const char *path, uint32_t item, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
+{
+	return read_item(z, ZKC_KEEP_CHILDREN, path, item, w, warg, cb, arg);
+}
+
 int zkc_get(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
 {
-	struct req *q = req_new(z, path, cb, arg, sizeof *q);
-	if (!q) return no_handle(z);
-	if (w && !(q->w = zkc_watch_new(z, w, warg))) return sent(z, q, ZSYSTEMERROR);
-	return sent(z, q, zoo_awget(z->zh, q->path, w ? path_watcher : NULL, q->w, c_data, q));
+	return read_item(z, ZKC_KEEP_DATA, path, ZKC_NO_ITEM, w, warg, cb, arg);
 }
 
 int zkc_exists(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
 {
-	struct req *q = req_new(z, path, cb, arg, sizeof *q);
-	if (!q) return no_handle(z);
-	q->exists = 1;
-	if (w && !(q->w = zkc_watch_new(z, w, warg))) return sent(z, q, ZSYSTEMERROR);
-	return sent(z, q, zoo_awexists(z->zh, q->path, w ? path_watcher : NULL, q->w, c_stat, q));
+	return read_item(z, ZKC_KEEP_EXISTS, path, ZKC_NO_ITEM, w, warg, cb, arg);
 }
 
 int zkc_children(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
 {
-	struct req *q = req_new(z, path, cb, arg, sizeof *q);
-	if (!q) return no_handle(z);
-	if (w && !(q->w = zkc_watch_new(z, w, warg))) return sent(z, q, ZSYSTEMERROR);
-	return sent(z, q, zoo_awget_children(z->zh, q->path, w ? path_watcher : NULL, q->w, c_kids, q));
+	return read_item(z, ZKC_KEEP_CHILDREN, path, ZKC_NO_ITEM, w, warg, cb, arg);
 }
 
 int zkc_create(zkc_t *z, const char *path, const char *data, int len, int flags, zkc_cb cb, void *arg)
@@ -225,11 +268,89 @@ int zkc_delete(zkc_t *z, const char *path, int version, zkc_cb cb, void *arg)
 	return sent(z, q, zoo_adelete(z->zh, q->path, version, c_void, q));
 }
 
+/* ---- answers ---------------------------------------------------------------------------------- */
+
+static void free_kids(struct String_vector *sv)
+{
+	for (int i = 0; i < sv->count; i++) free(sv->data[i]);
+	free(sv->data);
+	sv->data = NULL;
+	sv->count = 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* An answer, on the loop: the lease it renews, the watch it set (or not), then its callback or its
+ * kept watch. */
+void zkc_on_result(zkc_t *z, struct msg *m)
+{
+	struct req *q = m->req;
+	/* an answer from the server renews the lease: ZOK and the API errors it sends (ZNONODE, ...);
+	 * the client's own failures (the system errors, closing, an expired session) do not */
+	if (m->rc == ZOK || (m->rc < ZAPIERROR && m->rc != ZCLOSING && m->rc != ZSESSIONEXPIRED && m->rc != ZSESSIONMOVED &&
+	                     m->rc != ZINVALIDCALLBACK))
+		zkc_lease_from(z, q->sent_ns, q->session);
+	/* the watch sent with it: the server set it (it will fire, or die with the session), or not */
+	if (q->w) {
+		struct watch *w = q->w;
+		int set = m->rc == ZOK || (q->exists && m->rc == ZNONODE);
+		w->pending = 0;
+		if (w->delivered) zkc_watch_free(w);
+		else if (set && q->session == z->session && z->zh) w->armed = 1;
+		else if (!atomic_load(&w->fired)) zkc_watch_free(w);
+	}
+	if (q->cb || q->keep) {
+		struct zkc_res r;
+		memset(&r, 0, sizeof r);
+		r.rc = m->rc;
+		r.session = q->session;
+		r.path = zkc_rel_path(z, q->path);
+		r.item = q->item;
+		r.event = q->event;
+		r.data = m->data;
+		r.len = m->len;
+		r.stat = m->stat;
+		if (m->kids.count > 1) qsort(m->kids.data, (size_t)m->kids.count, sizeof(char *), cmp_str);
+		r.nchildren = m->kids.count;
+		r.children = m->kids.data;
+		r.created = m->created ? zkc_rel_path(z, m->created) : NULL;
+		int op_rc[1];
+		int *rcs = op_rc;
+		if (m->multi) {
+			zkc_multi_t *mm = ((struct mreq *)q)->m;
+			rcs = calloc((size_t)mm->n + 1, sizeof *rcs);
+			if (rcs) for (int i = 0; i < mm->n; i++) rcs[i] = mm->results[i].err;
+			r.nops = rcs ? mm->n : 0;
+			r.op_rc = rcs;
+			r.op_stat = mm->stats;
+		}
+		if (q->keep) zkc_keep_answer(q, &r);
+		else q->cb(q->arg, &r);
+		if (rcs != op_rc) free(rcs);
+	}
+	if (m->multi) zkc_multi_free(((struct mreq *)q)->m);
+	free(q->path);
+	free(q);
+	free(m->data);
+	free(m->created);
+	free_kids(&m->kids);
+}
+
 /* ---- multi ------------------------------------------------------------------------------------- */
 
 zkc_multi_t *zkc_multi_new(void)
 {
-	return calloc(1, sizeof(zkc_multi_t));
+	zkc_multi_t *m = calloc(1, sizeof(zkc_multi_t));
+	if (m) m->item = ZKC_NO_ITEM;
+	return m;
+}
+
+void zkc_multi_item(zkc_multi_t *m, uint32_t item)
+{
+	m->item = item;
 }
 
 static int multi_add(zkc_multi_t *m, const char *path, const char *data, int len)
@@ -323,6 +444,7 @@ int zkc_multi_commit(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg)
 		return no_handle(z);
 	}
 	q->m = m;
+	q->r.item = m->item;
 	m->results = calloc((size_t)m->n, sizeof *m->results);
 	int ok = m->results != NULL;
 	for (int i = 0; ok && i < m->n; i++) {

@@ -1,0 +1,341 @@
+/* t/native/zkc-probe.c: supervisor/zkc* on a libev loop, driven line by line, for t/42-zkc-keep.
+ * It is linked as the supervisor is (libzookeeper_st), which a test cannot be (tests link the mt
+ * library, and one process cannot hold both).
+ *
+ *   zkc-probe HOSTS ROOT SESSION_MS [CLIENT_LOG]
+ *
+ * Commands on stdin, one per line (EOF: as quit); what happens on stdout, one line each:
+ *   keep ID KIND PATH ITEM    a kept watch (KIND exists|data|children, ID 0-15)  "keep id=ID"
+ *   arm ID | read ID          zkc_keep_arm | zkc_keep_read                        "arm id=ID rc=RC"
+ *   armed ID                  zkc_keep_armed                                      "armed id=ID v=V"
+ *   inflight ID               its reads not answered yet (a look inside)          "inflight id=ID n=N"
+ *   free ID                   zkc_keep_free                                       "free id=ID"
+ *   freecb ID                 zkc_keep_free from inside its next callback         "freed id=ID" then
+ *   readfree ID               zkc_keep_read, zkc_keep_free at once (read in flight) "readfree id=ID rc=RC"
+ *   get|exists|children PATH ITEM   zkc_*_item (ITEM "-": the plain call)          "sent req=OP rc=RC"
+ *   multi ITEM PATH           a multi creating PATH, with zkc_multi_item          "sent req=multi rc=RC"
+ *   holdexists                hold the next exists with a watch (zkc waiting for a missing node)
+ *                             until "release": the test changes the node in between
+ *                                                             "held exists path=P", "released"
+ *   sync                      four round trips one after the other                "sync"
+ *   session                   the session's id and password, to take it over      "session id=X passwd=X"
+ *   quit                      zkc_free, then zkc_keep_free of every keep left     "bye"
+ * Answers:
+ *   answer keep=ID item=I event=E rc=RC[ ver=V][ data=D][ kids=A,B]
+ *   answer req=OP item=I event=E rc=RC[ ...]
+ * and the session's changes: "state connected new=N", "state connecting", "state expired", ... */
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "supervisor/log.h"
+#include "supervisor/zkc_int.h"
+
+#define NKEEPS 16
+
+struct slot {
+	zkc_keep_t *k;
+	int id;
+	enum zkc_keep_kind kind;
+	int free_in_cb;
+};
+
+static struct ev_loop *loop;
+static zkc_t *z;
+static struct slot slots[NKEEPS];
+static char inbuf[8192];
+static size_t inlen;
+static ev_io in_w;
+
+static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* holdexists: zkc is linked into this program, so this definition takes the client's place for it;
+ * the real one is found with dlsym(RTLD_NEXT). A held request is sent at "release" (zkc thinks it
+ * sent: its path and context live until the answer). */
+typedef int (*awexists_fn)(zhandle_t *, const char *, watcher_fn, void *, stat_completion_t, const void *);
+static struct {
+	int armed, held;
+	zhandle_t *zh;
+	const char *path;
+	watcher_fn w;
+	void *wctx;
+	stat_completion_t cb;
+	const void *data;
+} hold;
+
+static awexists_fn real_awexists(void)
+{
+	static awexists_fn real;
+	if (!real) real = (awexists_fn)dlsym(RTLD_NEXT, "zoo_awexists");
+	return real;
+}
+
+int zoo_awexists(zhandle_t *zh, const char *path, watcher_fn watcher, void *wctx, stat_completion_t cb,
+                 const void *data)
+{
+	if (!hold.armed || !watcher) return real_awexists()(zh, path, watcher, wctx, cb, data);
+	hold.armed = 0;
+	hold.held = 1;
+	hold.zh = zh;
+	hold.path = path;
+	hold.w = watcher;
+	hold.wctx = wctx;
+	hold.cb = cb;
+	hold.data = data;
+	out("held exists path=%s", path);
+	return ZOK;
+}
+
+static void release(void)
+{
+	if (!hold.held) {
+		out("error nothing held");
+		return;
+	}
+	hold.held = 0;
+	int rc = real_awexists()(hold.zh, hold.path, hold.w, hold.wctx, hold.cb, hold.data);
+	out("released rc=%d", rc);
+}
+static void out(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static void print_answer(const char *who, const struct zkc_res *r, int kind)
+{
+	char line[2048];
+	int n = snprintf(line, sizeof line, "answer %s item=%" PRIu32 " event=%d rc=%d", who, r->item, r->event, r->rc);
+	if (r->rc == ZOK && (kind == ZKC_KEEP_EXISTS || kind == ZKC_KEEP_DATA)) n += snprintf(line + n, sizeof line - (size_t)n, " ver=%d", r->stat.version);
+	if (r->rc == ZOK && kind == ZKC_KEEP_DATA)
+		n += snprintf(line + n, sizeof line - (size_t)n, " data=%.*s", r->data ? r->len : 0, r->data ? r->data : "");
+	if (r->rc == ZOK && kind == ZKC_KEEP_CHILDREN) {
+		n += snprintf(line + n, sizeof line - (size_t)n, " kids=");
+		for (int i = 0; i < r->nchildren && n < (int)sizeof line - 64; i++)
+			n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", i ? "," : "", r->children[i]);
+	}
+	out("%s", line);
+}
+
+static void keep_cb(void *arg, const struct zkc_res *r)
+{
+	struct slot *s = arg;
+	char who[32];
+	snprintf(who, sizeof who, "keep=%d", s->id);
+	print_answer(who, r, (int)s->kind);
+	if (s->free_in_cb) {
+		zkc_keep_free(s->k);
+		s->k = NULL;
+		s->free_in_cb = 0;
+		out("freed id=%d", s->id);
+	}
+}
+
+static const char *const ops[] = { "exists", "get", "children", "multi" };
+
+static void req_cb(void *arg, const struct zkc_res *r)
+{
+	int op = (int)(intptr_t)arg;
+	char who[32];
+	snprintf(who, sizeof who, "req=%s", ops[op]);
+	print_answer(who, r, op == 3 ? -1 : op);
+}
+
+static void sync_cb(void *arg, const struct zkc_res *r)
+{
+	int left = (int)(intptr_t)arg;
+	if (r->rc == ZOK && left > 1 && zkc_exists(z, "", NULL, NULL, sync_cb, (void *)(intptr_t)(left - 1)) == ZOK) return;
+	if (r->rc == ZOK) out("sync");
+	else out("sync rc=%d", r->rc);
+}
+
+static void on_state(void *arg, enum zkc_state st, int new_session)
+{
+	(void)arg;
+	switch (st) {
+	case ZKC_CONNECTED: out("state connected new=%d", new_session); break;
+	case ZKC_CONNECTING: out("state connecting"); break;
+	case ZKC_EXPIRED: out("state expired"); break;
+	case ZKC_AUTH_FAILED: out("state auth-failed"); break;
+	}
+}
+
+static struct slot *slot_of(const char *id)
+{
+	int i = atoi(id);
+	if (i < 0 || i >= NKEEPS || !slots[i].k) {
+		out("error no keep %s", id);
+		return NULL;
+	}
+	return &slots[i];
+}
+
+static void quit(void)
+{
+	zkc_free(z);
+	z = NULL;
+	for (int i = 0; i < NKEEPS; i++) {
+		zkc_keep_free(slots[i].k);      /* after zkc_free: allowed */
+		slots[i].k = NULL;
+	}
+	ev_io_stop(loop, &in_w);
+	out("bye");
+}
+
+static void cmd_keep(char **a, int n)
+{
+	static const char *const kinds[] = { "exists", "data", "children" };
+	int id = n == 5 ? atoi(a[1]) : -1, kind = -1;
+	for (int i = 0; i < 3 && n == 5; i++)
+		if (!strcmp(a[2], kinds[i])) kind = i;
+	if (id < 0 || id >= NKEEPS || kind < 0 || slots[id].k) {
+		out("error bad keep");
+		return;
+	}
+	slots[id].id = id;
+	slots[id].kind = (enum zkc_keep_kind)kind;
+	slots[id].k = zkc_keep_new(z, (enum zkc_keep_kind)kind, a[3], (uint32_t)strtoul(a[4], NULL, 10), keep_cb, &slots[id]);
+	out("keep id=%d", id);
+}
+
+static void cmd_keep_op(char **a)
+{
+	struct slot *s = slot_of(a[1]);
+	if (!s) return;
+	if (!strcmp(a[0], "arm")) {
+		out("arm id=%d rc=%d", s->id, zkc_keep_arm(s->k));
+	} else if (!strcmp(a[0], "read")) {
+		out("read id=%d rc=%d", s->id, zkc_keep_read(s->k));
+	} else if (!strcmp(a[0], "armed")) {
+		out("armed id=%d v=%d", s->id, zkc_keep_armed(s->k));
+	} else if (!strcmp(a[0], "inflight")) {
+		out("inflight id=%d n=%d", s->id, s->k->inflight);
+	} else if (!strcmp(a[0], "free")) {
+		zkc_keep_free(s->k);
+		s->k = NULL;
+		out("free id=%d", s->id);
+	} else if (!strcmp(a[0], "freecb")) {
+		s->free_in_cb = 1;
+	} else if (!strcmp(a[0], "readfree")) {
+		int rc = zkc_keep_read(s->k);
+		zkc_keep_free(s->k);
+		s->k = NULL;
+		out("readfree id=%d rc=%d", s->id, rc);
+	}
+}
+
+static void cmd_req(char **a, int n)
+{
+	int op = 0;
+	while (op < 4 && strcmp(a[0], ops[op])) op++;
+	if (op == 4 || n != 3) {
+		out("error bad request");
+		return;
+	}
+	int rc;
+	if (op == 3) {
+		zkc_multi_t *m = zkc_multi_new();
+		zkc_multi_create(m, a[2], "m", 1, 0);
+		zkc_multi_item(m, (uint32_t)strtoul(a[1], NULL, 10));
+		rc = zkc_multi_commit(z, m, req_cb, (void *)(intptr_t)op);
+	} else {
+		void *arg = (void *)(intptr_t)op;
+		int plain = !strcmp(a[2], "-");
+		uint32_t item = (uint32_t)strtoul(a[2], NULL, 10);
+		if (op == 0) rc = plain ? zkc_exists(z, a[1], NULL, NULL, req_cb, arg) : zkc_exists_item(z, a[1], item, NULL, NULL, req_cb, arg);
+		else if (op == 1) rc = plain ? zkc_get(z, a[1], NULL, NULL, req_cb, arg) : zkc_get_item(z, a[1], item, NULL, NULL, req_cb, arg);
+		else rc = plain ? zkc_children(z, a[1], NULL, NULL, req_cb, arg) : zkc_children_item(z, a[1], item, NULL, NULL, req_cb, arg);
+	}
+	out("sent req=%s rc=%d", ops[op], rc);
+}
+
+static void command(char *line)
+{
+	char *a[8], *save = NULL;
+	int n = 0;
+	for (char *t = strtok_r(line, " ", &save); t && n < 8; t = strtok_r(NULL, " ", &save)) a[n++] = t;
+	if (!n) return;
+	if (!z) {
+		out("error closed");
+	} else if (!strcmp(a[0], "keep")) {
+		cmd_keep(a, n);
+	} else if (n == 2 && (!strcmp(a[0], "arm") || !strcmp(a[0], "read") || !strcmp(a[0], "armed") ||
+	                      !strcmp(a[0], "inflight") || !strcmp(a[0], "free") || !strcmp(a[0], "freecb") ||
+	                      !strcmp(a[0], "readfree"))) {
+		cmd_keep_op(a);
+	} else if (!strcmp(a[0], "holdexists")) {
+		hold.armed = 1;
+	} else if (!strcmp(a[0], "release")) {
+		release();
+	} else if (!strcmp(a[0], "sync")) {
+		int rc = zkc_exists(z, "", NULL, NULL, sync_cb, (void *)(intptr_t)4);
+		if (rc != ZOK) out("sync rc=%d", rc);
+	} else if (!strcmp(a[0], "session")) {
+		const clientid_t *id = z->zh ? zoo_client_id(z->zh) : NULL;
+		char pw[33] = "";
+		for (int i = 0; id && i < 16; i++) snprintf(pw + 2 * i, 3, "%02x", (unsigned char)id->passwd[i]);
+		out("session id=%" PRIx64 " passwd=%s", id ? (uint64_t)id->client_id : 0, pw);
+	} else if (!strcmp(a[0], "quit")) {
+		quit();
+	} else {
+		cmd_req(a, n);
+	}
+}
+
+static void in_cb(struct ev_loop *l, ev_io *w, int revents)
+{
+	(void)l;
+	(void)revents;
+	ssize_t r = read(w->fd, inbuf + inlen, sizeof inbuf - 1 - inlen);
+	if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
+	if (r <= 0) {
+		if (z) quit();
+		return;
+	}
+	inlen += (size_t)r;
+	char *nl;
+	while (z && (nl = memchr(inbuf, '\n', inlen))) {
+		*nl = '\0';
+		command(inbuf);
+		size_t used = (size_t)(nl + 1 - inbuf);
+		memmove(inbuf, nl + 1, inlen - used);
+		inlen -= used;
+	}
+	if (inlen == sizeof inbuf - 1) inlen = 0;      /* a line too long: dropped */
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4) {
+		fprintf(stderr, "usage: zkc-probe HOSTS ROOT SESSION_MS [CLIENT_LOG]\n");
+		return 2;
+	}
+	prctl(PR_SET_PDEATHSIG, SIGKILL);      /* gone with the test */
+	if (getppid() == 1) return 1;
+	signal(SIGPIPE, SIG_IGN);
+	log_init("zkc-probe");
+	FILE *clog = argc > 4 ? fopen(argv[4], "ae") : NULL;
+	loop = ev_default_loop(0);
+	struct zkc_params p = { .hosts = argv[1], .root = argv[2], .session_timeout_ms = atoi(argv[3]),
+	                        .base_sleep_ms = 100, .max_sleep_ms = 500, .client_log = clog };
+	static const struct zkc_hooks h = { .state = on_state };
+	z = zkc_new(loop, &p, &h, NULL);
+	if (!z) return 1;
+	ev_io_init(&in_w, in_cb, 0, EV_READ);
+	ev_io_start(loop, &in_w);
+	zkc_start(z);
+	ev_run(loop, 0);
+	if (clog) fclose(clog);
+	return 0;
+}
