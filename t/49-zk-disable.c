@@ -73,9 +73,13 @@ int main(void)
 	is_int(runs_after(out, t0, -1, idb), 0, "b runs none");
 
 	/* garbage, then ENABLED again */
+	long long garbage = tlib_wall_ns() / 1000000;
 	is_int(zoo_set(zh, "/t49/dis/servers/127.0.0.2", "b\x01gus", 5, -1), ZOK, "garbage written to servers/127.0.0.2");
 	ok(tsup_wait_log(&b, "/t49/dis/servers/127.0.0.2 holds", 1, 5000), "b logs the node and what is wrong with it");
 	ok(tzkup_wait_owned(&u, "dis", 4, idb, 2, 5000), "and takes it as ENABLED: b is back in the sharding");
+	uint64_t end = tlib_now_ms() + 3000;
+	while (!runs_after(out, garbage, -1, idb) && tlib_now_ms() < end) usleep(20000);
+	ok(runs_after(out, garbage, -1, idb) > 0, "  and runs its items");
 	is_int(zoo_set(zh, "/t49/dis/servers/127.0.0.2", "ENABLED", 7, -1), ZOK, "servers/127.0.0.2 set to ENABLED");
 	ok(tzkup_wait_owned(&u, "dis", 4, idb, 2, 5000), "b stays in the sharding");
 	t0 = tlib_wall_ns() / 1000000 + 1500;
