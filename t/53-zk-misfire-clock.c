@@ -178,7 +178,7 @@ int main(void)
 		tzkup_run(&uf, &f, "127.0.0.5");
 	}
 	if (have_faketime) {
-		ok(tsup_wait_log(&f, "job clk: this machine's clock is 1", 1, 10000), "f measures its clock against ZooKeeper's");
+		ok(tsup_wait_log(&f, "job clk: this machine's clock is ", 1, 10000), "f measures its clock against ZooKeeper's");
 		char *log = tsup_log_text(&f);
 		const char *m = log ? strstr(log, "job clk: this machine's clock is ") : NULL;
 		double off = m ? strtod(m + strlen("job clk: this machine's clock is "), NULL) : 0;
