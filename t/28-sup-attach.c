@@ -62,7 +62,7 @@ static void test_example(void)
 	snprintf(wlog, sizeof wlog, "%s/worker.log", t.dir);
 	const char *args[] = { "--run", "ext", NULL };
 	tsup_start(&t, args);
-	ok(tsup_wait_log(&t, "attach: external workers attach on", 1, 5000), "supervisor listening");
+	ok(tsup_wait_listening(&t, 5000), "supervisor listening");
 	pid_t w = start_example(t.sock, wlog);
 	int st = tsup_stop(&t, 0, 15000);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the external job's run ends: exit 0");
@@ -122,7 +122,7 @@ static void test_other_uid(void)
 	chmod(tlib_tmpdir(), 0711);   /* let uid 65534 reach the socket: the supervisor decides */
 	chmod(t.dir, 0711);
 	tsup_start(&t, NULL);
-	ok(tsup_wait_log(&t, "attach: external workers attach on", 1, 5000), "supervisor listening");
+	ok(tsup_wait_listening(&t, 5000), "supervisor listening");
 	int e = attach_as_nobody(t.sock, msg, sizeof msg);
 	ok(e == ECONNREFUSED, "uid 65534 is refused (errno %d)", e);
 	ok(strstr(msg, "uid 65534 may not attach to this supervisor (uid 0): add it to supervisor.attachAllowUids") != NULL,
@@ -134,7 +134,7 @@ static void test_other_uid(void)
 	tsup_config(&t, "uid2", y);
 	chmod(t.dir, 0711);
 	tsup_start(&t, NULL);
-	tsup_wait_log(&t, "attach: external workers attach on", 1, 5000);
+	tsup_wait_listening(&t, 5000);
 	e = attach_as_nobody(t.sock, msg, sizeof msg);
 	ok(e == 0, "once allowed in attachAllowUids, uid 65534 attaches (%s)", msg + 2);
 	tsup_stop(&t, SIGTERM, 10000);
@@ -185,7 +185,7 @@ static void test_garbage(void)
 	snprintf(wlog, sizeof wlog, "%s/worker.log", t.dir);
 	const char *args[] = { "--run", "ext", NULL };
 	tsup_start(&t, args);
-	tsup_wait_log(&t, "attach: external workers attach on", 1, 5000);
+	tsup_wait_listening(&t, 5000);
 	pid_t r = tlib_fork();
 	if (r == 0) rogue(t.sock);
 	char want[160];
@@ -239,7 +239,7 @@ static void test_dies_mid_item(void)
 	snprintf(mark, sizeof mark, "%s/held", t.dir);
 	const char *args[] = { "--run", "ext", NULL };
 	tsup_start(&t, args);
-	tsup_wait_log(&t, "attach: external workers attach on", 1, 5000);
+	tsup_wait_listening(&t, 5000);
 	pid_t d = tlib_fork();
 	if (d == 0) hang_on_first(t.sock, mark);
 	uint64_t end = tlib_now_ms() + 10000;
@@ -281,7 +281,7 @@ static void test_stop_mid_item(void)
 	snprintf(wlog, sizeof wlog, "%s/worker.log", t.dir);
 	const char *args[] = { "--run", "ext", NULL };
 	tsup_start(&t, args);
-	tsup_wait_log(&t, "attach: external workers attach on", 1, 5000);
+	tsup_wait_listening(&t, 5000);
 	pid_t w = start_example(t.sock, wlog);
 	ok(tsup_wait_lines(wlog, "external-worker[0]: job=ext item=0", 1, 5000), "an external worker runs a 1.5 s item");
 	uint64_t t0 = tlib_now_ms();

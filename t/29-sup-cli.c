@@ -119,7 +119,7 @@ int main(void)
 	            "supervisor: {workers: 1, attachSocket: \"@SOCK@\"}\n"
 	            "jobs: {}\n");
 	tsup_start(&t, NULL);
-	ok(tsup_wait_log(&t, "attach: external workers attach on", 1, 5000), "a supervisor running");
+	ok(tsup_wait_listening(&t, 5000) && tsup_wait_handles(&t, SIGHUP, 5000), "a supervisor running, taking SIGHUP");
 	tlib_write_file(t.conf, "jobs: [not, a, map\n", 19);
 	kill(t.pid, SIGHUP);
 	ok(tsup_wait_log(&t, "reload failed; keeping the previous configuration", 1, 5000), "SIGHUP with a broken file: kept");

@@ -393,7 +393,7 @@ static void test_reload(void)
 	snprintf(out, sizeof out, "%s/hup", t.dir);
 	const char *args[] = { "--standalone", NULL };
 	if (tsup_start(&t, args) <= 0) BAIL_OUT("cannot start the supervisor");
-	ok(tsup_wait_log(&t, "ejob-supervisor " , 1, 10000), "started");
+	ok(tsup_wait_handles(&t, SIGHUP, 10000), "started: it takes SIGHUP");
 
 	hup_yaml(yaml, sizeof yaml, "* * * * * ?");
 	tsup_rewrite(&t, yaml);

@@ -18,6 +18,7 @@
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
 #include "t/tap.h"
 
 /* data of a node (malloc'd; NULL if none), its stat and the return code */
@@ -49,21 +50,18 @@ static int read_recs(const char *path, struct rec *r)
 	return n;
 }
 
-static void config(struct tsup *t, const char *name, const char *zk, const char *out)
+static void config(struct tzkup *u, struct tsup *t, const char *name, const char *out)
 {
-	char yaml[2048];
-	snprintf(yaml, sizeof yaml,
-	         "regCenter: {serverLists: \"%s\", namespace: t45, sessionTimeoutMilliseconds: 4000}\n"
-	         "supervisor: {workers: 2, attachSocket: \"@SOCK@\"}\n"
-	         "jobs:\n"
+	char jobs[2048];
+	snprintf(jobs, sizeof jobs,
 	         "  shared:\n"
 	         "    type: script\n"
 	         "    cron: \"* * * * * ?\"\n"
 	         "    shardingTotalCount: 4\n"
 	         "    shardingItemParameters: \"0=a,1=b\"\n"
 	         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s/rec.sh\"}\n",
-	         zk, out, tlib_tmpdir());
-	tsup_config(t, name, yaml);
+	         out, tlib_tmpdir());
+	tzkup_config(u, t, name, "workers: 2", jobs);
 }
 
 struct have { zhandle_t *zh; const char *path; const char *want; };
@@ -81,8 +79,8 @@ static int node_is(void *arg)
 int main(void)
 {
 	tlib_init(120);
-	struct tzk_server zk;
-	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 500 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
+	struct tzkup u;
+	tzkup_start(&u, 500, "t45", 4000);
 	char sh[600], out[600];
 	snprintf(sh, sizeof sh, "%s/rec.sh", tlib_tmpdir());
 	tlib_write_file(sh, rec_sh, sizeof rec_sh - 1);
@@ -90,22 +88,19 @@ int main(void)
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
 
 	struct tsup a, b;
-	config(&a, "a", zk.connect, out);
-	config(&b, "b", zk.connect, out);
-	const char *args_a[] = { "--ip", "127.0.0.1", NULL };
-	const char *args_b[] = { "--ip", "127.0.0.2", NULL };
-	if (tsup_start(&a, args_a) <= 0) BAIL_OUT("cannot start supervisor a");
-	ok(tsup_wait_log(&a, "job shared: this instance is the leader", 1, 15000), "the first supervisor leads the job");
-	if (tsup_start(&b, args_b) <= 0) BAIL_OUT("cannot start supervisor b");
-	ok(tsup_wait_log(&b, "job shared: registered", 1, 15000), "the second registers");
-	ok(tsup_wait_log(&a, "2 of 4 items here", 1, 15000) && tsup_wait_log(&b, "2 of 4 items here", 1, 15000),
-	   "after a reshard each runs 2 of the 4 items");
+	config(&u, &a, "a", out);
+	config(&u, &b, "b", out);
+	tzkup_run(&u, &a, "127.0.0.1");
+	ok(tzkup_wait_leader(&u, "shared", a.id, 15000), "the first supervisor leads the job");
+	tzkup_run(&u, &b, "127.0.0.2");
+	ok(tzkup_wait_registered(&u, "shared", b.id, 0, 15000), "the second registers");
+	ok(tzkup_wait_owned(&u, "shared", 4, a.id, 2, 15000) && tzkup_wait_owned(&u, "shared", 4, b.id, 2, 15000),
+	   "after a reshard each owns 2 of the 4 items");
 
 	/* the layout, read with the plain client */
-	zhandle_t *zh = tzk_connect(zk.connect, 10000, NULL, 10000);
-	char ida[128], idb[128], p[256];
-	snprintf(ida, sizeof ida, "127.0.0.1@-@%d", (int)a.pid);
-	snprintf(idb, sizeof idb, "127.0.0.2@-@%d", (int)b.pid);
+	zhandle_t *zh = u.zh;
+	const char *ida = a.id, *idb = b.id;
+	char p[256];
 	char *d = zget(zh, "/t45/shared", NULL, NULL);
 	is_str(d, "SCRIPT", "/t45/shared holds the job type");
 	free(d);
@@ -196,10 +191,9 @@ int main(void)
 	is_int(bad_epoch, 0, "with EJOB_EPOCH = the sharding node's mzxid (0x%" PRIx64 ")", (uint64_t)sst.mzxid);
 
 	/* one leaves */
-	int all4 = tsup_log_count(&a, "4 of 4 items here");
 	int s = tsup_stop(&b, SIGTERM, 15000);
 	ok(WIFEXITED(s) && WEXITSTATUS(s) == 0, "the second supervisor stops cleanly");
-	ok(tsup_wait_log(&a, "4 of 4 items here", all4 + 1, 15000), "the first reshards to all 4 items");
+	ok(tzkup_wait_owned(&u, "shared", 4, a.id, 4, 15000), "the first reshards to all 4 items");
 	snprintf(p, sizeof p, "/t45/shared/instances/%s", idb);
 	int rc = 0;
 	d = zget(zh, p, NULL, &rc);
@@ -213,7 +207,6 @@ int main(void)
 	is_int(dup, 0, "over the whole run no item of a fire ran twice (%d runs)", n);
 	s = tsup_stop(&a, SIGTERM, 15000);
 	ok(WIFEXITED(s) && WEXITSTATUS(s) == 0, "the first supervisor stops cleanly");
-	tzk_close(zh);
-	tzk_stop(&zk, SIGKILL, 5000);
+	tzkup_end(&u);
 	return done_testing();
 }

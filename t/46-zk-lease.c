@@ -15,6 +15,7 @@
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
 #include "t/tap.h"
 
 static const char long_sh[] =
@@ -53,33 +54,29 @@ static int has_stamp(void *arg)
 int main(void)
 {
 	tlib_init(90);
-	struct tzk_server zk;
-	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 500 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
-	char sh[600], out[600], yaml[2048];
+	struct tzkup u;
+	tzkup_start(&u, 500, "t46", 4000);
+	char sh[600], out[600], jobs[2048];
 	snprintf(sh, sizeof sh, "%s/long.sh", tlib_tmpdir());
 	tlib_write_file(sh, long_sh, sizeof long_sh - 1);
 	chmod(sh, 0755);
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
-	snprintf(yaml, sizeof yaml,
-	         "regCenter: {serverLists: \"%s\", namespace: t46, sessionTimeoutMilliseconds: 4000}\n"
-	         "supervisor: {workers: 1, attachSocket: \"@SOCK@\", killGraceSeconds: 1}\n"
-	         "jobs:\n"
+	snprintf(jobs, sizeof jobs,
 	         "  long:\n"
 	         "    type: script\n"
 	         "    cron: \"* * * * * ?\"\n"
 	         "    shardingTotalCount: 1\n"
 	         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n",
-	         zk.connect, out, sh);
+	         out, sh);
 	struct tsup t;
-	tsup_config(&t, "sup", yaml);
-	const char *args[] = { "--ip", "127.0.0.1", NULL };
-	if (tsup_start(&t, args) <= 0) BAIL_OUT("cannot start the supervisor");
+	tzkup_config(&u, &t, "sup", "workers: 1, killGraceSeconds: 1", jobs);
+	tzkup_run(&u, &t, "127.0.0.1");
 	struct st started = { out, "start", 0 };
 	ok(tlib_wait_for(has_stamp, &started, 20000), "the long item started");
 	usleep(300000);   /* a ping or two answered */
 
 	int64_t frozen = tlib_wall_ns();
-	kill(zk.pid, SIGSTOP);
+	kill(u.zk.pid, SIGSTOP);
 	struct st termed = { out, "term", 0 };
 	ok(tlib_wait_for(has_stamp, &termed, 10000), "the item was stopped while ZooKeeper did not answer");
 	int64_t term = stamp_of(out, "term", 0);
@@ -87,15 +84,15 @@ int main(void)
 	   "before the session could expire: %.2fs after the server froze (session timeout 4s)",
 	   (double)(term - frozen) / 1e9);
 	/* the worker acts on the deadline in shared memory itself; the supervisor says so too */
-	ok(tsup_wait_log(&t, "the session may expire in", 1, 5000), "the supervisor logs that the lease ran out");
+	ok(tsup_wait_log(&t, "the session may expire", 1, 5000), "the supervisor logs that the lease ran out");
 	ok(tsup_wait_log(&t, "dispatching paused", 1, 5000), "and that dispatching is paused");
 
-	kill(zk.pid, SIGCONT);
+	kill(u.zk.pid, SIGCONT);
 	struct st again = { out, "end", 0 };
 	ok(tlib_wait_for(has_stamp, &again, 20000), "after the server thaws, the job runs again to its end");
 	ok(tsup_alive(t.pid), "the supervisor never exited");
 	int s = tsup_stop(&t, SIGTERM, 15000);
 	ok(WIFEXITED(s) && WEXITSTATUS(s) == 0, "stops cleanly");
-	tzk_stop(&zk, SIGKILL, 5000);
+	tzkup_end(&u);
 	return done_testing();
 }

@@ -14,6 +14,7 @@
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
 #include "t/tap.h"
 
 static const char item_sh[] =
@@ -27,9 +28,9 @@ static const char item_sh[] =
 int main(void)
 {
 	tlib_init(120);
-	struct tzk_server zk;
-	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 500 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
-	char sh[600], out[600], yaml[2048];
+	struct tzkup u;
+	tzkup_start(&u, 500, "t47", 4000);
+	char sh[600], out[600], jobs[2048];
 	snprintf(sh, sizeof sh, "%s/item.sh", tlib_tmpdir());
 	tlib_write_file(sh, item_sh, sizeof item_sh - 1);
 	chmod(sh, 0755);
@@ -38,28 +39,22 @@ int main(void)
 	/* one fire, 8 s from now (UTC), so that both supervisors are up and nothing else fires */
 	char cron[64];
 	tsup_cron_once(cron, sizeof cron, 8);
+	snprintf(jobs, sizeof jobs,
+	         "  fo:\n"
+	         "    type: script\n"
+	         "    cron: \"%s\"\n"
+	         "    timeZone: UTC\n"
+	         "    failover: true\n"
+	         "    shardingTotalCount: 6\n"
+	         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n",
+	         cron, out, sh);
 	struct tsup a, b;
-	for (int k = 0; k < 2; k++) {
-		snprintf(yaml, sizeof yaml,
-		         "regCenter: {serverLists: \"%s\", namespace: t47, sessionTimeoutMilliseconds: 4000}\n"
-		         "supervisor: {workers: 4, attachSocket: \"@SOCK@\"}\n"
-		         "jobs:\n"
-		         "  fo:\n"
-		         "    type: script\n"
-		         "    cron: \"%s\"\n"
-		         "    timeZone: UTC\n"
-		         "    failover: true\n"
-		         "    shardingTotalCount: 6\n"
-		         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n",
-		         zk.connect, cron, out, sh);
-		tsup_config(k ? &b : &a, k ? "b" : "a", yaml);
-	}
-	const char *args_a[] = { "--ip", "127.0.0.1", NULL };
-	const char *args_b[] = { "--ip", "127.0.0.2", NULL };
-	if (tsup_start(&a, args_a) <= 0) BAIL_OUT("cannot start a");
-	ok(tsup_wait_log(&a, "job fo: this instance is the leader", 1, 15000), "a leads");
-	if (tsup_start(&b, args_b) <= 0) BAIL_OUT("cannot start b");
-	ok(tsup_wait_log(&b, "job fo: registered", 1, 15000), "b registers");
+	tzkup_config(&u, &a, "a", "workers: 4", jobs);
+	tzkup_config(&u, &b, "b", "workers: 4", jobs);
+	tzkup_run(&u, &a, "127.0.0.1");
+	ok(tzkup_wait_leader(&u, "fo", a.id, 15000), "a leads");
+	tzkup_run(&u, &b, "127.0.0.2");
+	ok(tzkup_wait_registered(&u, "fo", b.id, 0, 15000), "b registers");
 
 	/* the fire: 6 items, 3 each; kill b while its items run */
 	ok(tsup_wait_lines(out, "start", 6, 20000), "the fire started all 6 items");
@@ -73,11 +68,20 @@ int main(void)
 	tlib_untrack(b.pid);
 
 	ok(tsup_wait_lines(out, "start", 9, 15000), "b's 3 items started again");
+	/* while they run (3 s), each one's failovering node names its taker: the transaction that
+	 * handed them out wrote them all */
+	int handed = 0;
+	int64_t zxid[6] = { 0 };
+	for (int i = 0; i < 6; i++) {
+		struct Stat st;
+		if (tzk_exists(u.zh, tzkup_path(&u, "fo", "sharding/%d/failovering", i), &st) == ZOK) zxid[handed++] = st.mzxid;
+	}
+	int one_step = handed == 3;
+	for (int k = 1; k < handed; k++) one_step &= zxid[k] == zxid[0];
 	usleep(4000000);   /* let them finish; nothing more may start */
 	static struct tsup_rec r[MAXR];
 	int n = tsup_read_recs(out, r, MAXR);
-	char idb[64];
-	snprintf(idb, sizeof idb, "127.0.0.2@-@%d", (int)b.pid);
+	const char *idb = b.id;
 	int b_items[6] = { 0 }, starts[6] = { 0 }, late = 0, on_a_after = 0;
 	int64_t last_takeover = 0;
 	long long fo_fire[6];
@@ -109,10 +113,10 @@ int main(void)
 	for (int x = 0; x < nfo; x++) distinct &= fo_fire[x] % 1000 != 0;
 	ok(distinct, "the 3 runs taken over have fire ids of their own (%lld %lld %lld): none twice, none a cron fire's",
 	   nfo > 0 ? fo_fire[0] : 0, nfo > 1 ? fo_fire[1] : 0, nfo > 2 ? fo_fire[2] : 0);
-	ok(tsup_log_count(&a, "failover: 3 items of a crashed instance handed out") == 1,
-	   "the leader handed all 3 out at once, in one step");
+	ok(one_step, "the leader handed all 3 out at once, in one step: their failovering nodes come from one "
+	   "transaction (%d of them, zxid 0x%llx)", handed, (unsigned long long)zxid[0]);
 
-	zhandle_t *zh = tzk_connect(zk.connect, 10000, NULL, 10000);
+	zhandle_t *zh = u.zh;
 	char *left = tzk_ls(zh, "/t47/fo/leader/failover/items", NULL);
 	is_str(left, "", "no failover item is left queued");
 	free(left);
@@ -125,9 +129,8 @@ int main(void)
 		free(kids_s);
 	}
 	is_int(stale, 0, "no running, failover or failovering node is left behind");
-	tzk_close(zh);
 	int s = tsup_stop(&a, SIGTERM, 15000);
 	ok(WIFEXITED(s) && WEXITSTATUS(s) == 0, "a stops cleanly");
-	tzk_stop(&zk, SIGKILL, 5000);
+	tzkup_end(&u);
 	return done_testing();
 }

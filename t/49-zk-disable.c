@@ -15,6 +15,7 @@
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
 #include "t/tap.h"
 
 static const char rec_sh[] = "#!/bin/sh\necho \"$EJOB_FIRE_ID $EJOB_ITEM $EJOB_TASK_ID\" >> \"$OUT\"\n";
@@ -38,55 +39,49 @@ static int runs_after(const char *path, long long after, int item, const char *h
 int main(void)
 {
 	tlib_init(120);
-	struct tzk_server zk;
-	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 500 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
-	char sh[600], out[600], yaml[2048];
+	struct tzkup u;
+	tzkup_start(&u, 500, "t49", 4000);
+	char sh[600], out[600], jobs[2048];
 	snprintf(sh, sizeof sh, "%s/rec.sh", tlib_tmpdir());
 	tlib_write_file(sh, rec_sh, sizeof rec_sh - 1);
 	chmod(sh, 0755);
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
+	snprintf(jobs, sizeof jobs,
+	         "  dis:\n"
+	         "    type: script\n"
+	         "    cron: \"* * * * * ?\"\n"
+	         "    shardingTotalCount: 4\n"
+	         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n",
+	         out, sh);
 	struct tsup a, b;
-	for (int k = 0; k < 2; k++) {
-		snprintf(yaml, sizeof yaml,
-		         "regCenter: {serverLists: \"%s\", namespace: t49, sessionTimeoutMilliseconds: 4000}\n"
-		         "supervisor: {workers: 2, attachSocket: \"@SOCK@\"}\n"
-		         "jobs:\n"
-		         "  dis:\n"
-		         "    type: script\n"
-		         "    cron: \"* * * * * ?\"\n"
-		         "    shardingTotalCount: 4\n"
-		         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n",
-		         zk.connect, out, sh);
-		tsup_config(k ? &b : &a, k ? "b" : "a", yaml);
-	}
-	const char *args_a[] = { "--ip", "127.0.0.1", NULL };
-	const char *args_b[] = { "--ip", "127.0.0.2", NULL };
-	if (tsup_start(&a, args_a) <= 0 || tsup_start(&b, args_b) <= 0) BAIL_OUT("cannot start");
-	ok(tsup_wait_log(&a, "2 of 4 items here", 1, 20000) && tsup_wait_log(&b, "2 of 4 items here", 1, 20000),
+	tzkup_config(&u, &a, "a", "workers: 2", jobs);
+	tzkup_config(&u, &b, "b", "workers: 2", jobs);
+	tzkup_run(&u, &a, "127.0.0.1");
+	tzkup_run(&u, &b, "127.0.0.2");
+	ok(tzkup_wait_owned(&u, "dis", 4, a.id, 2, 20000) && tzkup_wait_owned(&u, "dis", 4, b.id, 2, 20000),
 	   "two supervisors share the 4 items");
-	char ida[64], idb[64];
-	snprintf(ida, sizeof ida, "127.0.0.1@-@%d", (int)a.pid);
-	snprintf(idb, sizeof idb, "127.0.0.2@-@%d", (int)b.pid);
-	zhandle_t *zh = tzk_connect(zk.connect, 10000, NULL, 10000);
+	const char *ida = a.id, *idb = b.id;
+	zhandle_t *zh = u.zh;
 
 	/* disable b's server */
-	int n4 = tsup_log_count(&a, "4 of 4 items here");
 	is_int(zoo_set(zh, "/t49/dis/servers/127.0.0.2", "DISABLED", 8, -1), ZOK, "servers/127.0.0.2 set to DISABLED");
-	ok(tsup_wait_log(&b, "job dis: this server is DISABLED", 1, 5000), "b sees its server disabled");
-	ok(tsup_wait_log(&a, "4 of 4 items here", n4 + 1, 5000), "a reshards to all 4 items");
+	ok(tsup_wait_log(&b, "job dis: this server is DISABLED", 1, 5000), "b says its server is disabled");
+	ok(tzkup_wait_owned(&u, "dis", 4, ida, 4, 5000), "a reshards to all 4 items");
 	long long t0 = tlib_wall_ns() / 1000000 + 500;
 	usleep(2500000);
 	ok(runs_after(out, t0, -1, ida) >= 8, "a runs every item since (%d runs)", runs_after(out, t0, -1, ida));
 	is_int(runs_after(out, t0, -1, idb), 0, "b runs none");
 
 	/* garbage, then ENABLED again */
+	long long garbage = tlib_wall_ns() / 1000000;
 	is_int(zoo_set(zh, "/t49/dis/servers/127.0.0.2", "b\x01gus", 5, -1), ZOK, "garbage written to servers/127.0.0.2");
 	ok(tsup_wait_log(&b, "/t49/dis/servers/127.0.0.2 holds", 1, 5000), "b logs the node and what is wrong with it");
-	ok(tsup_wait_log(&b, "ENABLED again", 1, 5000), "and takes it as ENABLED");
+	ok(tzkup_wait_owned(&u, "dis", 4, idb, 2, 5000), "and takes it as ENABLED: b is back in the sharding");
+	uint64_t end = tlib_now_ms() + 3000;
+	while (!runs_after(out, garbage, -1, idb) && tlib_now_ms() < end) usleep(20000);
+	ok(runs_after(out, garbage, -1, idb) > 0, "  and runs its items");
 	is_int(zoo_set(zh, "/t49/dis/servers/127.0.0.2", "ENABLED", 7, -1), ZOK, "servers/127.0.0.2 set to ENABLED");
-	int n2 = tsup_log_count(&b, "2 of 4 items here");
-	ok(tsup_wait_log(&b, "2 of 4 items here", n2 + 1, 5000) || tsup_log_count(&b, "2 of 4 items here") >= 2,
-	   "b is back in the sharding");
+	ok(tzkup_wait_owned(&u, "dis", 4, idb, 2, 5000), "b stays in the sharding");
 	t0 = tlib_wall_ns() / 1000000 + 1500;
 	usleep(3000000);
 	ok(runs_after(out, t0, -1, idb) >= 2, "and runs its items again");
@@ -105,9 +100,8 @@ int main(void)
 	usleep(2000000);
 	ok(runs_after(out, t0, 0, NULL) >= 1, "item 0 runs again");
 	ok(tsup_alive(a.pid) && tsup_alive(b.pid), "both supervisors are still running");
-	tzk_close(zh);
 	int s1 = tsup_stop(&a, SIGTERM, 15000), s2 = tsup_stop(&b, SIGTERM, 15000);
 	ok(WIFEXITED(s1) && !WEXITSTATUS(s1) && WIFEXITED(s2) && !WEXITSTATUS(s2), "both stop cleanly");
-	tzk_stop(&zk, SIGKILL, 5000);
+	tzkup_end(&u);
 	return done_testing();
 }

@@ -17,6 +17,7 @@
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
 #include "t/tap.h"
 
 /* first run of each item: long (stopped by SIGTERM); later runs: quick */
@@ -39,9 +40,9 @@ static const char deaf_sh[] =
 int main(void)
 {
 	tlib_init(120);
-	struct tzk_server zk;
-	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 500 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
-	char sh[600], out[600], dsh[600], dout[600], yaml[4096];
+	struct tzkup u;
+	tzkup_start(&u, 500, "t50", 4000);
+	char sh[600], out[600], dsh[600], dout[600], jobs[4096];
 	snprintf(sh, sizeof sh, "%s/item.sh", tlib_tmpdir());
 	tlib_write_file(sh, item_sh, sizeof item_sh - 1);
 	chmod(sh, 0755);
@@ -52,41 +53,33 @@ int main(void)
 	snprintf(dout, sizeof dout, "%s/deaf", tlib_tmpdir());
 	char cron[64];
 	tsup_cron_once(cron, sizeof cron, 7);
+	snprintf(jobs, sizeof jobs,
+	         "  frz:\n"
+	         "    type: script\n"
+	         "    cron: \"%s\"\n"
+	         "    timeZone: UTC\n"
+	         "    failover: true\n"
+	         "    shardingTotalCount: 2\n"
+	         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n"
+	         "  deaf:\n"
+	         "    type: script\n"
+	         "    cron: \"%s\"\n"
+	         "    timeZone: UTC\n"
+	         "    failover: true\n"
+	         "    shardingTotalCount: 2\n"
+	         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n",
+	         cron, out, sh, cron, dout, dsh);
 	struct tsup a, b;
-	for (int k = 0; k < 2; k++) {
-		snprintf(yaml, sizeof yaml,
-		         "regCenter: {serverLists: \"%s\", namespace: t50, sessionTimeoutMilliseconds: 4000}\n"
-		         "supervisor: {workers: 4, attachSocket: \"@SOCK@\", killGraceSeconds: 1}\n"
-		         "jobs:\n"
-		         "  frz:\n"
-		         "    type: script\n"
-		         "    cron: \"%s\"\n"
-		         "    timeZone: UTC\n"
-		         "    failover: true\n"
-		         "    shardingTotalCount: 2\n"
-		         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n"
-		         "  deaf:\n"
-		         "    type: script\n"
-		         "    cron: \"%s\"\n"
-		         "    timeZone: UTC\n"
-		         "    failover: true\n"
-		         "    shardingTotalCount: 2\n"
-		         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n",
-		         zk.connect, cron, out, sh, cron, dout, dsh);
-		tsup_config(k ? &b : &a, k ? "b" : "a", yaml);
-	}
-	const char *args_a[] = { "--ip", "127.0.0.1", NULL };
-	const char *args_b[] = { "--ip", "127.0.0.2", NULL };
-	if (tsup_start(&a, args_a) <= 0) BAIL_OUT("cannot start a");
-	ok(tsup_wait_log(&a, "job frz: this instance is the leader", 1, 15000), "a leads");
-	if (tsup_start(&b, args_b) <= 0) BAIL_OUT("cannot start b");
-	ok(tsup_wait_log(&b, "job frz: registered", 1, 15000), "b registers");
+	tzkup_config(&u, &a, "a", "workers: 4, killGraceSeconds: 1", jobs);
+	tzkup_config(&u, &b, "b", "workers: 4, killGraceSeconds: 1", jobs);
+	tzkup_run(&u, &a, "127.0.0.1");
+	ok(tzkup_wait_leader(&u, "frz", a.id, 15000), "a leads");
+	tzkup_run(&u, &b, "127.0.0.2");
+	ok(tzkup_wait_registered(&u, "frz", b.id, 0, 15000), "b registers");
 	ok(tsup_wait_lines(out, "start", 2, 20000), "the fire started both items, one on each");
 	ok(tsup_wait_lines(dout, "start", 2, 5000), "and both of the deaf job's");
 	usleep(300000);
-	char idb[64], ida[64];
-	snprintf(idb, sizeof idb, "127.0.0.2@-@%d", (int)b.pid);
-	snprintf(ida, sizeof ida, "127.0.0.1@-@%d", (int)a.pid);
+	const char *idb = b.id, *ida = a.id;
 	int deaf_pid = 0;
 	{
 		char *t = tsup_slurp(dout);
@@ -100,6 +93,7 @@ int main(void)
 	}
 	ok(deaf_pid > 0, "b runs one of the deaf job's items (pid %d)", deaf_pid);
 
+	int64_t b_session = tzkup_session(&u, "frz", idb);
 	kill(b.pid, SIGSTOP);     /* b's supervisor only: its workers keep running */
 	/* watch the deaf script die while b is frozen (its worker reaps it: it vanishes at once) */
 	int64_t deaf_dead = 0;
@@ -142,10 +136,10 @@ int main(void)
 	free(blog);
 
 	kill(b.pid, SIGCONT);
-	ok(tsup_wait_log(&b, "job frz: registered", 2, 15000), "after SIGCONT b registers again in a new session");
+	ok(tzkup_wait_registered(&u, "frz", idb, b_session, 15000), "after SIGCONT b registers again in a new session");
 	ok(tsup_alive(b.pid) && tsup_alive(a.pid), "both are running");
 	int s1 = tsup_stop(&a, SIGTERM, 15000), s2 = tsup_stop(&b, SIGTERM, 15000);
 	ok(WIFEXITED(s1) && !WEXITSTATUS(s1) && WIFEXITED(s2) && !WEXITSTATUS(s2), "both stop cleanly");
-	tzk_stop(&zk, SIGKILL, 5000);
+	tzkup_end(&u);
 	return done_testing();
 }

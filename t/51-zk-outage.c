@@ -15,6 +15,7 @@
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
 #include "t/tap.h"
 
 static const char rec_sh[] = "#!/bin/sh\necho \"$EJOB_FIRE_ID $EJOB_ITEM $EJOB_TASK_ID\" >> \"$OUT\"\n";
@@ -41,21 +42,17 @@ static int runs_after(const char *path, long long after, int *dups)
 	return n;
 }
 
-static void config(struct tsup *t, const char *name, const char *hosts, const char *ns, const char *out,
-                   const char *sh)
+static void config(struct tzkup *u, struct tsup *t, const char *name, const char *out, const char *sh)
 {
-	char yaml[2048];
-	snprintf(yaml, sizeof yaml,
-	         "regCenter: {serverLists: \"%s\", namespace: %s, sessionTimeoutMilliseconds: 6000}\n"
-	         "supervisor: {workers: 2, attachSocket: \"@SOCK@\"}\n"
-	         "jobs:\n"
+	char jobs[2048];
+	snprintf(jobs, sizeof jobs,
 	         "  out:\n"
 	         "    type: script\n"
 	         "    cron: \"* * * * * ?\"\n"
 	         "    shardingTotalCount: 4\n"
 	         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n",
-	         hosts, ns, out, sh);
-	tsup_config(t, name, yaml);
+	         out, sh);
+	tzkup_config(u, t, name, "workers: 2", jobs);
 }
 
 int main(void)
@@ -69,38 +66,39 @@ int main(void)
 	snprintf(out2, sizeof out2, "%s/runs2", tlib_tmpdir());
 
 	/* ---- restart of the only server ---- */
-	struct tzk_server zk;
-	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 500 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
+	struct tzkup u;
+	tzkup_start(&u, 500, "t51", 6000);
 	struct tsup t;
-	config(&t, "one", zk.connect, "t51", out1, sh);
-	const char *args[] = { "--ip", "127.0.0.1", NULL };
-	if (tsup_start(&t, args) <= 0) BAIL_OUT("cannot start");
-	ok(tsup_wait_log(&t, "4 of 4 items here", 1, 20000), "the supervisor runs its job");
-	tzk_stop(&zk, SIGKILL, 5000);
-	ok(tsup_wait_log(&t, "zookeeper: the connection to", 1, 10000), "the server is killed: the supervisor sees the connection go");
+	config(&u, &t, "one", out1, sh);
+	tzkup_run(&u, &t, "127.0.0.1");
+	ok(tzkup_wait_owned(&u, "out", 4, t.id, 4, 20000), "the supervisor runs its job");
+	tzk_stop(&u.zk, SIGKILL, 5000);
+	ok(tsup_wait_log(&t, "the connection to", 1, 10000), "the server is killed: the supervisor sees the connection go");
 	usleep(1500000);
 	ok(tsup_alive(t.pid), "and does not exit");
-	ok(tzk_restart(&zk, 30000) == 0, "the server is back on the same port");
+	ok(tzk_restart(&u.zk, 30000) == 0, "the server is back on the same port");
 	long long back = tlib_wall_ns() / 1000000 + 1000;
 	usleep(4000000);
 	ok(runs_after(out1, back, NULL) >= 4, "fires resume (%d runs since)", runs_after(out1, back, NULL));
 	ok(tsup_alive(t.pid), "the supervisor never exited");
 	int s = tsup_stop(&t, SIGTERM, 15000);
 	ok(WIFEXITED(s) && WEXITSTATUS(s) == 0, "stops cleanly");
-	tzk_stop(&zk, SIGKILL, 5000);
+	tzkup_end(&u);
 
 	/* ---- one member of three ---- */
 	struct tzk_ensemble e;
 	if (tzk_ensemble_start(&e, "ens", 3, &(struct tzk_opts){ .tick_ms = 500 }, 60000) < 0)
 		BAIL_OUT("cannot start a 3-server ensemble");
+	struct tzkup ue;
+	tzkup_on(&ue, e.connect, "t51e", 6000);
 	struct tsup a, b;
-	config(&a, "ea", e.connect, "t51e", out2, sh);
-	config(&b, "eb", e.connect, "t51e", out2, sh);
-	const char *args_b[] = { "--ip", "127.0.0.2", NULL };
-	if (tsup_start(&a, args) <= 0 || tsup_start(&b, args_b) <= 0) BAIL_OUT("cannot start");
-	ok(tsup_wait_log(&a, "2 of 4 items here", 1, 20000) && tsup_wait_log(&b, "2 of 4 items here", 1, 20000),
+	config(&ue, &a, "ea", out2, sh);
+	config(&ue, &b, "eb", out2, sh);
+	tzkup_run(&ue, &a, "127.0.0.1");
+	tzkup_run(&ue, &b, "127.0.0.2");
+	ok(tzkup_wait_owned(&ue, "out", 4, a.id, 2, 20000) && tzkup_wait_owned(&ue, "out", 4, b.id, 2, 20000),
 	   "two supervisors share the job over the ensemble");
-	int ra = tsup_log_count(&a, "assignment of epoch"), rb = tsup_log_count(&b, "assignment of epoch");
+	uint64_t epoch = tzkup_epoch(&ue, "out");
 	int lead = tzk_ensemble_leader(&e);
 	int victim = lead >= 0 ? lead : 0;
 	tzk_stop(&e.m[victim], SIGKILL, 5000);
@@ -110,11 +108,13 @@ int main(void)
 	int dups = 0;
 	ok(runs_after(out2, after, &dups) >= 16, "fires go on (%d runs since)", runs_after(out2, after, NULL));
 	is_int(dups, 0, "no item of any fire ran twice");
-	is_int(tsup_log_count(&a, "assignment of epoch") - ra + tsup_log_count(&b, "assignment of epoch") - rb, 0,
-	       "no reshard");
+	uint64_t now_epoch = tzkup_epoch(&ue, "out");
+	ok(now_epoch == epoch, "no reshard: the assignment's epoch is still 0x%llx (now 0x%llx)", (unsigned long long)epoch,
+	   (unsigned long long)now_epoch);
 	ok(tsup_alive(a.pid) && tsup_alive(b.pid), "both supervisors are still running");
 	int s1 = tsup_stop(&a, SIGTERM, 15000), s2 = tsup_stop(&b, SIGTERM, 15000);
 	ok(WIFEXITED(s1) && !WEXITSTATUS(s1) && WIFEXITED(s2) && !WEXITSTATUS(s2), "both stop cleanly");
+	tzkup_end(&ue);
 	tzk_ensemble_stop(&e, SIGKILL, 5000);
 	return done_testing();
 }

@@ -19,6 +19,7 @@
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
 #include "t/tap.h"
 
 #define FAKETIME_LIB "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
@@ -45,6 +46,17 @@ static int runs(const char *path, long long after, int item, int *odd)
 	return n;
 }
 
+/* item ran in a fire after `after` (ms); with misfire, in a misfire's run (a fire id of its own) */
+struct since { const char *path; long long after; int item, misfire; };
+static int ran_since(void *arg)
+{
+	const struct since *w = arg;
+	int odd = 0, n = runs(w->path, w->after, w->item, &odd);
+	int yes = w->misfire ? odd > 0 : n > 0;
+	if (!yes) usleep(20000);
+	return yes;
+}
+
 /* create a foreign running node for item 0, between the job's own fires */
 static int hold_running(zhandle_t *zh, const char *path)
 {
@@ -59,10 +71,11 @@ static int hold_running(zhandle_t *zh, const char *path)
 int main(void)
 {
 	tlib_init(240);
-	struct tzk_server zk, zkf;
-	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 200 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
+	struct tzkup u;
+	struct tzk_server zkf;
+	tzkup_start(&u, 200, "t53", 3000);
 	int have_faketime = access(FAKETIME_LIB, R_OK) == 0;
-	char sh[300], out_mis[300], out_nom[300], out_rec[300], out_clk[300], out_noc[300], yaml[4096];
+	char sh[300], out_mis[300], out_nom[300], out_rec[300], out_clk[300], out_noc[300], jobs[4096];
 	snprintf(sh, sizeof sh, "%s/rec.sh", tlib_tmpdir());
 	tlib_write_file(sh, rec_sh, sizeof rec_sh - 1);
 	chmod(sh, 0755);
@@ -71,10 +84,7 @@ int main(void)
 	snprintf(out_rec, sizeof out_rec, "%s/rec", tlib_tmpdir());
 	snprintf(out_clk, sizeof out_clk, "%s/clk", tlib_tmpdir());
 	snprintf(out_noc, sizeof out_noc, "%s/noclk", tlib_tmpdir());
-	snprintf(yaml, sizeof yaml,
-	         "regCenter: {serverLists: \"%s\", namespace: t53, sessionTimeoutMilliseconds: 3000}\n"
-	         "supervisor: {workers: 3, attachSocket: \"@SOCK@\"}\n"
-	         "jobs:\n"
+	snprintf(jobs, sizeof jobs,
 	         "  mis:\n"
 	         "    type: script\n"
 	         "    cron: \"0/3 * * * * ?\"\n"
@@ -93,19 +103,17 @@ int main(void)
 	         "    shardingTotalCount: 2\n"
 	         "    reconcileIntervalMinutes: 1\n"
 	         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n",
-	         zk.connect, out_mis, sh, out_nom, sh, out_rec, sh);
+	         out_mis, sh, out_nom, sh, out_rec, sh);
 	struct tsup a, f;
-	tsup_config(&a, "a", yaml);
-	const char *args_a[] = { "--ip", "127.0.0.1", NULL };
-	if (tsup_start(&a, args_a) <= 0) BAIL_OUT("cannot start");
+	tzkup_config(&u, &a, "a", "workers: 3", jobs);
+	tzkup_run(&u, &a, "127.0.0.1");
 	long long start_ms = now_ms();
-	zhandle_t *zh = tzk_connect(zk.connect, 10000, NULL, 10000);
-	if (!zh) BAIL_OUT("cannot connect");
-	char id[64];
-	snprintf(id, sizeof id, "127.0.0.1@-@%d", (int)a.pid);
+	zhandle_t *zh = u.zh;
+	const char *id = a.id;
 
-	/* reconcile: item 1 of rec assigned to an instance that is not online, behind everyone's back */
-	ok(tsup_wait_log(&a, "job rec: assignment of epoch", 1, 15000), "rec is sharded");
+	/* reconcile: item 1 of rec assigned to an instance that is not online, behind everyone's back
+	 * (once it runs here: this instance has read the assignment) */
+	ok(tsup_wait_lines(out_rec, " 1", 1, 15000), "rec is sharded and runs here");
 	is_int(zoo_set(zh, "/t53/rec/sharding/1/instance", "10.9.9.9@-@1", 12, -1), ZOK,
 	       "rec's sharding/1/instance set to an instance that is not online");
 
@@ -114,9 +122,9 @@ int main(void)
 	is_int(hold_running(zh, "/t53/mis/sharding/0/running"), ZOK, "a foreign running node holds mis's item 0");
 	is_int(hold_running(zh, "/t53/nomis/sharding/0/running"), ZOK, "and nomis's item 0");
 	long long t0 = now_ms();
-	ok(tsup_wait_log(&a, "job mis: item 0 is still running from an earlier fire: misfire", 1, 5000),
-	   "mis's next fire finds item 0 running: misfire");
-	ok(tsup_wait_log(&a, "job nomis: item 0 is still running from an earlier fire: misfire", 1, 5000), "nomis's too");
+	ok(tsup_wait_log(&a, "job mis: item 0 is still running from an earlier fire", 1, 5000),
+	   "mis's next fire finds item 0 running: misfire, and says so");
+	ok(tsup_wait_log(&a, "job nomis: item 0 is still running from an earlier fire", 1, 5000), "nomis's too");
 	/* (the log line comes before the create's answer) */
 	ok(tzk_wait_exists(zh, "/t53/mis/sharding/0/misfire", 1, 3000), "sharding/0/misfire is set");
 	ok(tzk_wait_exists(zh, "/t53/nomis/sharding/0/misfire", 1, 3000), "for nomis too");
@@ -127,8 +135,8 @@ int main(void)
 	long long t1 = now_ms();
 	is_int(zoo_delete(zh, "/t53/mis/sharding/0/running", -1), ZOK, "the foreign run of mis's item 0 ends");
 	is_int(zoo_delete(zh, "/t53/nomis/sharding/0/running", -1), ZOK, "and nomis's");
-	ok(tsup_wait_log(&a, "job mis: item 0 runs again for its misfire", 1, 3000), "mis's item 0 runs again at once");
-	ok(tsup_wait_log(&a, "job nomis: item 0: its misfire is dropped (misfire: false)", 1, 3000), "nomis's is dropped");
+	ok(tlib_wait_for(ran_since, &(struct since){ out_mis, t1, 0, 1 }, 3000), "mis's item 0 runs again at once");
+	ok(tsup_wait_log(&a, "job nomis: item 0: its misfire is dropped", 1, 3000), "nomis's is dropped, saying so");
 	ok(tzk_wait_exists(zh, "/t53/mis/sharding/0/misfire", 0, 3000), "mis's misfire flag is deleted");
 	ok(tzk_wait_exists(zh, "/t53/nomis/sharding/0/misfire", 0, 3000), "nomis's too");
 	usleep(300000);
@@ -150,11 +158,10 @@ int main(void)
 		unsetenv("FAKETIME_DONT_FAKE_MONOTONIC");
 		if (rc < 0) BAIL_OUT("cannot start ZooKeeper under libfaketime");
 	}
+	struct tzkup uf;
 	if (have_faketime) {
-		snprintf(yaml, sizeof yaml,
-		         "regCenter: {serverLists: \"%s\", namespace: t53f, sessionTimeoutMilliseconds: 3000}\n"
-		         "supervisor: {workers: 2, attachSocket: \"@SOCK@\"}\n"
-		         "jobs:\n"
+		tzkup_on(&uf, zkf.connect, "t53f", 3000);
+		snprintf(jobs, sizeof jobs,
 		         "  clk:\n"
 		         "    type: script\n"
 		         "    cron: \"* * * * * ?\"\n"
@@ -166,24 +173,24 @@ int main(void)
 		         "    cron: \"* * * * * ?\"\n"
 		         "    shardingTotalCount: 1\n"
 		         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n",
-		         zkf.connect, out_clk, sh, out_noc, sh);
-		tsup_config(&f, "f", yaml);
-		const char *args_f[] = { "--ip", "127.0.0.5", NULL };
-		if (tsup_start(&f, args_f) <= 0) BAIL_OUT("cannot start");
+		         out_clk, sh, out_noc, sh);
+		tzkup_config(&uf, &f, "f", "workers: 2", jobs);
+		tzkup_run(&uf, &f, "127.0.0.5");
 	}
 	if (have_faketime) {
-		ok(tsup_wait_log(&f, "job clk: this machine's clock is 1", 1, 10000), "f measures its clock against ZooKeeper's");
+		ok(tsup_wait_log(&f, "job clk: this machine's clock is ", 1, 10000), "f measures its clock against ZooKeeper's");
 		char *log = tsup_log_text(&f);
 		const char *m = log ? strstr(log, "job clk: this machine's clock is ") : NULL;
 		double off = m ? strtod(m + strlen("job clk: this machine's clock is "), NULL) : 0;
 		ok(off > 118 && off < 122, "%.1fs behind (ZooKeeper's clock runs 120 s ahead)", off);
 		ok(m && strstr(m, "behind ZooKeeper's (maxTimeDiffSeconds: 60): its fires are refused"), "and says why");
 		free(log);
-		ok(tsup_wait_log(&f, "does not run here: this machine's clock is 1", 1, 5000), "fires of clk are refused, each saying why");
+		ok(tsup_wait_log(&f, "does not run here: this machine's clock is", 1, 5000), "fires of clk are refused, each saying why");
 		ok(tsup_wait_lines(out_noc, " 0", 2, 8000), "noclk (no check) runs on the same server");
 		is_int(tsup_count_lines(out_clk, " "), 0, "clk never ran");
 		int st = tsup_stop(&f, SIGTERM, 15000);
 		ok(WIFEXITED(st) && !WEXITSTATUS(st), "f stops cleanly");
+		tzkup_end(&uf);
 		tzk_stop(&zkf, SIGKILL, 5000);
 	} else {
 		skip(7, "libfaketime is not installed (tools/install-deps installs faketime)");
@@ -192,24 +199,14 @@ int main(void)
 
 	/* ---- reconcile ---- */
 	long long left = 75000 - (now_ms() - start_ms);
-	ok(tsup_wait_log(&a, "job rec: reconcile: item 1 is assigned to '10.9.9.9@-@1', which is not online", 1,
-	                 left > 0 ? (unsigned)left : 1),
-	   "the leader's reconcile finds item 1 assigned to an instance that is not online");
-	char *owner = NULL;
-	for (int k = 0; k < 30; k++) {
-		free(owner);
-		owner = NULL;
-		tzk_get(zh, "/t53/rec/sharding/1/instance", &owner, NULL);
-		if (owner && !strcmp(owner, id)) break;
-		usleep(100000);
-	}
-	is_str(owner, id, "and reshards it at the next fire");
-	free(owner);
+	ok(tzk_wait_data(zh, "/t53/rec/sharding/1/instance", id, left > 0 ? (unsigned)left : 1),
+	   "the leader's reconcile finds item 1 assigned to an instance that is not online, and reshards it");
+	long long t2 = now_ms();
+	ok(tlib_wait_for(ran_since, &(struct since){ out_rec, t2, 1, 0 }, 3000), "item 1 runs here again at the next fire");
 
 	ok(tsup_alive(a.pid), "a is still running");
-	tzk_close(zh);
 	int st = tsup_stop(&a, SIGTERM, 15000);
 	ok(WIFEXITED(st) && !WEXITSTATUS(st), "a stops cleanly");
-	tzk_stop(&zk, SIGKILL, 5000);
+	tzkup_end(&u);
 	return done_testing();
 }

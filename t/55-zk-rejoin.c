@@ -19,15 +19,34 @@
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
 #include "t/tap.h"
 
 /* first run of each item: long (stopped for the lease); later runs: quick */
 static const char item_sh[] =
 	"#!/bin/sh\n"
-	"echo \"start $EJOB_ITEM $EJOB_TASK_ID\" >> \"$OUT\"\n"
+	"echo \"start $EJOB_ITEM $EJOB_TASK_ID $EJOB_FIRE_ID\" >> \"$OUT\"\n"
 	"if mkdir \"$OUT.$EJOB_ITEM\" 2>/dev/null; then sleep 60; fi\n";
 
 static const char rec_sh[] = "#!/bin/sh\necho \"$EJOB_FIRE_ID $EJOB_ITEM\" >> \"$OUT\"\n";
+
+/* the fire id of the nth (0, 1, ...) start of item, -1 if there is none */
+static long long fire_of(const char *path, int item, int nth)
+{
+	char *t = tsup_slurp(path);
+	long long v = -1;
+	int k = 0;
+	for (char *l = t ? strtok(t, "\n") : NULL; l; l = strtok(NULL, "\n")) {
+		int it;
+		long long f;
+		if (sscanf(l, "start %d %*s %lld", &it, &f) == 2 && it == item && k++ == nth) {
+			v = f;
+			break;
+		}
+	}
+	free(t);
+	return v;
+}
 
 static int starts(const char *path, int item)
 {
@@ -39,9 +58,9 @@ static int starts(const char *path, int item)
 int main(void)
 {
 	tlib_init(120);
-	struct tzk_server zk;
-	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 200 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
-	char sh[600], rsh[600], out[600], mout[600], cron[64], yaml[4096];
+	struct tzkup u;
+	tzkup_start(&u, 200, "t55", 2000);
+	char sh[600], rsh[600], out[600], mout[600], cron[64], jobs[4096];
 	snprintf(sh, sizeof sh, "%s/item.sh", tlib_tmpdir());
 	tlib_write_file(sh, item_sh, sizeof item_sh - 1);
 	chmod(sh, 0755);
@@ -51,10 +70,7 @@ int main(void)
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
 	snprintf(mout, sizeof mout, "%s/mis", tlib_tmpdir());
 	tsup_cron_once(cron, sizeof cron, 4);
-	snprintf(yaml, sizeof yaml,
-	         "regCenter: {serverLists: \"%s\", namespace: t55, sessionTimeoutMilliseconds: 2000}\n"
-	         "supervisor: {workers: 4, attachSocket: \"@SOCK@\", killGraceSeconds: 1}\n"
-	         "jobs:\n"
+	snprintf(jobs, sizeof jobs,
 	         "  rj:\n"
 	         "    type: script\n"
 	         "    cron: \"%s\"\n"
@@ -67,17 +83,14 @@ int main(void)
 	         "    cron: \"0 0 0 1 1 ? 2099\"\n"
 	         "    shardingTotalCount: 1\n"
 	         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n",
-	         zk.connect, cron, out, sh, mout, rsh);
+	         cron, out, sh, mout, rsh);
 	struct tsup a;
-	tsup_config(&a, "a", yaml);
-	const char *args[] = { "--ip", "127.0.0.1", NULL };
-	if (tsup_start(&a, args) <= 0) BAIL_OUT("cannot start");
-	zhandle_t *zh = tzk_connect(zk.connect, 10000, NULL, 10000);
-	if (!zh) BAIL_OUT("cannot connect");
-	char id[64];
-	snprintf(id, sizeof id, "127.0.0.1@-@%d", (int)a.pid);
+	tzkup_config(&u, &a, "a", "workers: 4, killGraceSeconds: 1", jobs);
+	tzkup_run(&u, &a, "127.0.0.1");
+	zhandle_t *zh = u.zh;
+	const char *id = a.id;
 
-	ok(tsup_wait_log(&a, "job mf: registered", 1, 15000), "registered");
+	ok(tzkup_wait_registered(&u, "mf", id, 0, 15000), "registered");
 	char trig[128];
 	snprintf(trig, sizeof trig, "/t55/mf/trigger/%s", id);
 	is_int(zoo_create(zh, trig, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK, "mf triggered");
@@ -92,7 +105,7 @@ int main(void)
 	is_int(rc, ZOK, "a foreign running node holds mf's item 0");
 	tzk_wait_exists(zh, trig, 0, 3000);
 	is_int(zoo_create(zh, trig, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK, "mf triggered again");
-	ok(tsup_wait_log(&a, "job mf: item 0 is still running from an earlier fire: misfire", 1, 5000), "mf misfires");
+	ok(tsup_wait_log(&a, "job mf: item 0 is still running from an earlier fire", 1, 5000), "mf misfires, saying why");
 	ok(tzk_wait_exists(zh, "/t55/mf/sharding/0/misfire", 1, 3000), "its flag is set");
 	char *d = NULL;
 	is_int(tzk_get(zh, "/t55/rj/sharding/0/running", &d, NULL), ZOK, "rj's item 0 has a running node");
@@ -101,37 +114,36 @@ int main(void)
 
 	/* frozen past the session timeout: the workers stop rj's items for the lease, the session
 	 * expires, and nobody is there to see it go */
+	int64_t old_session = tzkup_session(&u, "rj", id);
 	kill(a.pid, SIGSTOP);
 	usleep(4000000);
 	int n0 = starts(out, 0), n1 = starts(out, 1);
 	kill(a.pid, SIGCONT);
-	ok(tsup_wait_log(&a, "job rj: registered", 2, 15000), "SIGCONT: registered again in a new session, same id");
-	ok(tsup_wait_log(&a, "job rj: item 0 was running here when the last session was lost", 1, 5000) &&
-	   tsup_wait_log(&a, "job rj: item 1 was running here when the last session was lost", 1, 5000),
-	   "both items it was running are queued for failover");
-	ok(tsup_wait_log(&a, "job rj: failover: took item 0", 1, 5000) && tsup_wait_log(&a, "job rj: failover: took item 1", 1, 5000),
-	   "and taken over (here: the only instance)");
-	ok(tsup_wait_lines(out, "start 0 ", n0 + 1, 5000) && tsup_wait_lines(out, "start 1 ", n1 + 1, 5000),
+	ok(tzkup_wait_registered(&u, "rj", id, old_session, 15000), "SIGCONT: registered again in a new session, same id");
+	ok(tsup_wait_lines(out, "start 0 ", n0 + 1, 10000) && tsup_wait_lines(out, "start 1 ", n1 + 1, 5000),
 	   "each runs again");
+	long long cron_fire = fire_of(out, 0, 0), fo0 = fire_of(out, 0, n0), fo1 = fire_of(out, 1, n1);
+	ok(cron_fire > 0 && fo0 > 0 && fo1 > 0 && fo0 != cron_fire && fo1 != cron_fire && fo0 != fo1,
+	   "as failover runs: both items it was running were queued for failover and taken over (here: the only "
+	   "instance), each with a fire id of its own (%lld, %lld; the cron's was %lld)", fo0, fo1, cron_fire);
 	usleep(1500000);
 	is_int(starts(out, 0), n0 + 1, "item 0 exactly once");
 	is_int(starts(out, 1), n1 + 1, "item 1 exactly once");
-	ok(tzk_wait_exists(zh, "/t55/rj/sharding/0/running", 0, 3000) && tzk_wait_exists(zh, "/t55/rj/sharding/1/running", 0, 3000),
-	   "no running node is left behind");
+	ok(tzkup_wait_ended(&u, "rj", 0, 3000) && tzkup_wait_ended(&u, "rj", 1, 3000),
+	   "both runs ended: completed written, no running node left behind");
 	ok(tzk_wait_exists(zh, "/t55/rj/leader/failover/items/0", 0, 3000) &&
 	   tzk_wait_exists(zh, "/t55/rj/leader/failover/items/1", 0, 3000), "nor a queued item");
 
 	/* the misfire flag from the old session */
-	ok(tsup_wait_log(&a, "job mf: item 0 has a misfire flag (sharding/0/misfire)", 1, 5000),
+	ok(tsup_wait_log(&a, "job mf: item 0 has a misfire flag", 1, 5000),
 	   "mf's misfire flag is seen again in the new session");
-	int m0 = tsup_log_count(&a, "job mf: item 0 runs again for its misfire");
+	int m0 = tsup_count_lines(mout, " 0");
 	is_int(zoo_delete(zh, "/t55/mf/sharding/0/running", -1), ZOK, "the foreign run of mf's item 0 ends");
-	ok(tsup_wait_log(&a, "job mf: item 0 runs again for its misfire", m0 + 1, 4000), "mf's item 0 runs again at once");
+	ok(tsup_wait_lines(mout, " 0", m0 + 1, 4000), "mf's item 0 runs again at once");
 	ok(tzk_wait_exists(zh, "/t55/mf/sharding/0/misfire", 0, 3000), "and its flag is deleted");
 
 	int st = tsup_stop(&a, SIGTERM, 15000);
 	ok(WIFEXITED(st) && !WEXITSTATUS(st), "a stops cleanly");
-	zookeeper_close(zh);
-	tzk_stop(&zk, SIGKILL, 5000);
+	tzkup_end(&u);
 	return done_testing();
 }

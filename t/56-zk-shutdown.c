@@ -16,6 +16,7 @@
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
 #include "t/tap.h"
 
 /* first run of each item: long, and a second to stop on SIGTERM; later runs: quick */
@@ -28,52 +29,68 @@ static const char item_sh[] =
 
 #define MAXR 64
 
+/* the runs file has an end record of item on the instance id */
+static int ended_on(const char *path, int item, const char *id)
+{
+	static struct tsup_rec r[MAXR];
+	int n = tsup_read_recs(path, r, MAXR), yes = 0;
+	for (int i = 0; i < n; i++) yes |= !strcmp(r[i].kind, "end") && r[i].item == item && strstr(r[i].task, id);
+	return yes;
+}
+
 int main(void)
 {
 	tlib_init(120);
-	struct tzk_server zk;
-	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 200 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
-	char sh[600], out[600], cron[64], yaml[2048];
+	struct tzkup u;
+	tzkup_start(&u, 200, "t56", 4000);
+	char sh[600], out[600], cron[64], jobs[2048];
 	snprintf(sh, sizeof sh, "%s/item.sh", tlib_tmpdir());
 	tlib_write_file(sh, item_sh, sizeof item_sh - 1);
 	chmod(sh, 0755);
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
 	tsup_cron_once(cron, sizeof cron, 6);
+	snprintf(jobs, sizeof jobs,
+	         "  sd:\n"
+	         "    type: script\n"
+	         "    cron: \"%s\"\n"
+	         "    timeZone: UTC\n"
+	         "    failover: true\n"
+	         "    shardingTotalCount: 2\n"
+	         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n",
+	         cron, out, sh);
 	struct tsup a, b;
-	for (int k = 0; k < 2; k++) {
-		snprintf(yaml, sizeof yaml,
-		         "regCenter: {serverLists: \"%s\", namespace: t56, sessionTimeoutMilliseconds: 4000}\n"
-		         "supervisor: {workers: 2, attachSocket: \"@SOCK@\", killGraceSeconds: 5}\n"
-		         "jobs:\n"
-		         "  sd:\n"
-		         "    type: script\n"
-		         "    cron: \"%s\"\n"
-		         "    timeZone: UTC\n"
-		         "    failover: true\n"
-		         "    shardingTotalCount: 2\n"
-		         "    props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}\n",
-		         zk.connect, cron, out, sh);
-		tsup_config(k ? &b : &a, k ? "b" : "a", yaml);
-	}
-	const char *args_a[] = { "--ip", "127.0.0.1", NULL };
-	const char *args_b[] = { "--ip", "127.0.0.2", NULL };
-	if (tsup_start(&a, args_a) <= 0) BAIL_OUT("cannot start a");
-	ok(tsup_wait_log(&a, "job sd: this instance is the leader", 1, 15000), "a leads");
-	if (tsup_start(&b, args_b) <= 0) BAIL_OUT("cannot start b");
-	ok(tsup_wait_log(&b, "job sd: registered", 1, 15000), "b registers");
+	tzkup_config(&u, &a, "a", "workers: 2, killGraceSeconds: 5", jobs);
+	tzkup_config(&u, &b, "b", "workers: 2, killGraceSeconds: 5", jobs);
+	tzkup_run(&u, &a, "127.0.0.1");
+	ok(tzkup_wait_leader(&u, "sd", a.id, 15000), "a leads");
+	tzkup_run(&u, &b, "127.0.0.2");
+	ok(tzkup_wait_registered(&u, "sd", b.id, 0, 15000), "b registers");
 	ok(tsup_wait_lines(out, "start", 2, 20000), "the fire started both items, one on each");
 	usleep(300000);
-	char idb[64], ida[64], path[128];
-	snprintf(idb, sizeof idb, "127.0.0.2@-@%d", (int)b.pid);
-	snprintf(ida, sizeof ida, "127.0.0.1@-@%d", (int)a.pid);
-	zhandle_t *zh = tzk_connect(zk.connect, 10000, NULL, 10000);
-	if (!zh) BAIL_OUT("cannot connect");
-	snprintf(path, sizeof path, "/t56/sd/instances/%s", idb);
-	is_int(zoo_delete(zh, path, -1), ZOK, "an operator deletes b's instance node");
-	ok(tsup_wait_log(&b, "job sd: its instance node instances/", 1, 5000), "b shuts the job down");
-	ok(tsup_wait_log(&a, "its session lives (an operator's shutdown): its items are handed out once it has stopped them",
-	                 1, 5000),
-	   "the leader sees b's session still alive and waits");
+	const char *idb = b.id, *ida = a.id;
+	zhandle_t *zh = u.zh;
+	int running_b = -1;
+	for (int i = 0; i < 2; i++) {
+		char *d = NULL;
+		if (tzk_get(zh, tzkup_path(&u, "sd", "sharding/%d/running", i), &d, NULL) == ZOK && d && !strcmp(d, idb))
+			running_b = i;
+		free(d);
+	}
+	ok(running_b >= 0, "b's running node is sharding/%d/running", running_b);
+	is_int(zoo_delete(zh, tzkup_path(&u, "sd", "instances/%s", idb), -1), ZOK, "an operator deletes b's instance node");
+	ok(tsup_wait_log(&b, "job sd: its instance node", 1, 5000), "b shuts the job down, saying why");
+	/* b's session lives: until b has stopped the item, the leader hands nothing of it out (no
+	 * failovering node, no queue entry); ZooKeeper is read before the runs file, so a hand-out
+	 * seen before b's end record is one that came before it */
+	int early = 0;
+	uint64_t end = tlib_now_ms() + 10000;
+	while (tsup_count_lines(out, "start") < 3 && tlib_now_ms() < end) {
+		int handed = tzk_exists(zh, tzkup_path(&u, "sd", "sharding/%d/failovering", running_b), NULL) == ZOK ||
+		             tzk_exists(zh, tzkup_path(&u, "sd", "leader/failover/items/%d", running_b), NULL) == ZOK;
+		if (handed && !ended_on(out, running_b, idb)) early = 1;
+		usleep(5000);
+	}
+	is_int(early, 0, "the leader sees b's session still alive and waits: nothing is handed out before b's run ended");
 	ok(tsup_wait_lines(out, "start", 3, 10000), "b's item started again");
 	tsup_wait_lines(out, "end", 2, 5000);
 	usleep(1000000);
@@ -98,15 +115,15 @@ int main(void)
 	is_int(runs_a_of_b, 1, "a ran it exactly once");
 	ok(b_end > 0 && a_start > b_end, "no overlap: b's run ended %.2fs before a's began",
 	   (double)(a_start - (b_end ? b_end : a_start)) / 1e9);
-	ok(tsup_log_count(&b, "failover: took item") == 0, "b, shut down, took nothing");
-	snprintf(path, sizeof path, "/t56/sd/sharding/%d/running", item_b < 0 ? 0 : item_b);
-	ok(tzk_wait_exists(zh, path, 0, 3000), "no running node is left");
-	snprintf(path, sizeof path, "/t56/sd/leader/failover/items/%d", item_b < 0 ? 0 : item_b);
-	ok(tzk_wait_exists(zh, path, 0, 3000), "nor a queued item");
+	int b_starts = 0;
+	for (int i = 0; i < n; i++) b_starts += !strcmp(r[i].kind, "start") && strstr(r[i].task, idb);
+	is_int(b_starts, 1, "b, shut down, took nothing: its only run is the one it stopped");
+	ok(tzkup_wait_ended(&u, "sd", item_b < 0 ? 0 : item_b, 3000), "a's run of it ended: completed, no running node left");
+	ok(tzk_wait_exists(zh, tzkup_path(&u, "sd", "leader/failover/items/%d", item_b < 0 ? 0 : item_b), 0, 3000),
+	   "nor a queued item");
 
-	zookeeper_close(zh);
 	int s1 = tsup_stop(&a, SIGTERM, 15000), s2 = tsup_stop(&b, SIGTERM, 15000);
 	ok(WIFEXITED(s1) && !WEXITSTATUS(s1) && WIFEXITED(s2) && !WEXITSTATUS(s2), "both stop cleanly");
-	tzk_stop(&zk, SIGKILL, 5000);
+	tzkup_end(&u);
 	return done_testing();
 }

@@ -21,35 +21,33 @@
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
 #include "t/tap.h"
 
 static char rec[600], out_cr[600], out_rm[600];
-static struct tzk_server zk;
+static struct tzkup u;
 
 static void conf_of(struct tsup *t, const char *name, const char *cron, int overwrite, int with_rm)
 {
-	char y[4096];
-	int n = snprintf(y, sizeof y,
-	                 "regCenter: {serverLists: \"%s\", namespace: t57, sessionTimeoutMilliseconds: 4000}\n"
-	                 "supervisor: {workers: 4, attachSocket: \"@SOCK@\"}\n"
-	                 "jobs:\n"
+	char jobs[4096];
+	int n = snprintf(jobs, sizeof jobs,
 	                 "  cr:\n"
 	                 "    type: script\n"
 	                 "    cron: \"%s\"\n"
 	                 "    overwrite: %s\n"
 	                 "    shardingTotalCount: 2\n"
 	                 "    props: {script.command.line: \"%s %s\"}\n",
-	                 zk.connect, cron, overwrite ? "true" : "false", rec, out_cr);
+	                 cron, overwrite ? "true" : "false", rec, out_cr);
 	if (with_rm)
-		snprintf(y + n, sizeof y - (size_t)n,
+		snprintf(jobs + n, sizeof jobs - (size_t)n,
 		         "  rm:\n"
 		         "    type: script\n"
 		         "    cron: \"0/2 * * * * ?\"\n"
 		         "    shardingTotalCount: 2\n"
 		         "    props: {script.command.line: \"%s %s 1.5\"}\n",
 		         rec, out_rm);
-	if (t->pid) tsup_rewrite(t, y);
-	else tsup_config(t, name, y);
+	if (t->pid) tzkup_reconfig(&u, t, "workers: 4", jobs);
+	else tzkup_config(&u, t, name, "workers: 4", jobs);
 }
 
 /* the config node's version, and whether it holds `cron` */
@@ -95,27 +93,19 @@ static int wait_node(zhandle_t *zh, const char *cron, unsigned ms)
 int main(void)
 {
 	tlib_init(120);
-	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 200 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
+	tzkup_start(&u, 200, "t57", 4000);
 	snprintf(rec, sizeof rec, "%s", tsup_rec_script());
 	snprintf(out_cr, sizeof out_cr, "%s/runs.cr", tlib_tmpdir());
 	snprintf(out_rm, sizeof out_rm, "%s/runs.rm", tlib_tmpdir());
 	static struct tsup a, b, c;
 	conf_of(&a, "a", "0/2 * * * * ?", 1, 1);
 	conf_of(&b, "b", "0/2 * * * * ?", 0, 1);
-	const char *args_a[] = { "--ip", "127.0.0.2", NULL };
-	const char *args_b[] = { "--ip", "127.0.0.3", NULL };
-	const char *args_c[] = { "--ip", "127.0.0.4", NULL };
-	zhandle_t *zh = tzk_connect(zk.connect, 10000, NULL, 10000);
-	if (!zh) BAIL_OUT("cannot connect to ZooKeeper");
-	if (tsup_start(&a, args_a) <= 0) BAIL_OUT("cannot start a");
-	ok(tzk_wait_exists(zh, "/t57/rm/leader/election/instance", 1, 15000), "a registers and leads");
-	if (tsup_start(&b, args_b) <= 0) BAIL_OUT("cannot start b");
-	char ida[64], idb[64];
-	snprintf(ida, sizeof ida, "127.0.0.2@-@%d", (int)a.pid);
-	snprintf(idb, sizeof idb, "127.0.0.3@-@%d", (int)b.pid);
-	char p[256];
-	snprintf(p, sizeof p, "/t57/cr/instances/%s", idb);
-	ok(tzk_wait_exists(zh, p, 1, 15000), "b registers");
+	zhandle_t *zh = u.zh;
+	tzkup_run(&u, &a, "127.0.0.2");
+	ok(tzkup_wait_leader(&u, "rm", a.id, 15000), "a registers and leads");
+	tzkup_run(&u, &b, "127.0.0.3");
+	const char *ida = a.id, *idb = b.id;
+	ok(tzkup_wait_registered(&u, "cr", idb, 0, 15000), "b registers");
 	usleep(2500000);
 
 	/* a (overwrite: true) reloads cron 0/3 */
@@ -174,7 +164,7 @@ int main(void)
 
 	/* c starts with cron 0/4 and overwrite: true */
 	conf_of(&c, "c", "0/4 * * * * ?", 1, 0);
-	if (tsup_start(&c, args_c) <= 0) BAIL_OUT("cannot start c");
+	tzkup_run(&u, &c, "127.0.0.4");
 	ok(wait_node(zh, "0/4 * * * * ?", 10000), "c's start publishes cron 0/4");
 	int v3 = node_version(zh, "0/4 * * * * ?", &has);
 	changed = tlib_wall_ns() / 1000000 + 1000;
@@ -186,12 +176,11 @@ int main(void)
 	on_a = runs_on(changed, 4, ida, &bad);
 	on_b = runs_on(changed, 4, idb, &bad);
 	ok(on_a + on_b > 0 && !bad, "a and b fire on it (%d + %d runs, %d off it)", on_a, on_b, bad);
-	tzk_close(zh);
 	struct tsup *all[3] = { &a, &b, &c };
 	for (int k = 0; k < 3; k++) {
 		int st = tsup_stop(all[k], SIGTERM, 15000);
 		ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%c stops cleanly", 'a' + k);
 	}
-	tzk_stop(&zk, SIGKILL, 5000);
+	tzkup_end(&u);
 	return done_testing();
 }

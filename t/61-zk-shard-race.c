@@ -25,6 +25,7 @@
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
 #include "t/tap.h"
 
 #define ITEMS 6
@@ -41,28 +42,24 @@ static int nkids(zhandle_t *zh, const char *path)
 int main(void)
 {
 	tlib_init(120);
-	struct tzk_server zk;
-	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 200 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
-	char rec[600], runs[600], yaml[2048];
+	struct tzkup u;
+	tzkup_start(&u, 200, "t61", 4000);
+	char rec[600], runs[600], jobs[2048];
 	snprintf(rec, sizeof rec, "%s", tsup_rec_script());
 	snprintf(runs, sizeof runs, "%s/runs", tlib_tmpdir());
-	snprintf(yaml, sizeof yaml,
-	         "regCenter: {serverLists: \"%s\", namespace: t61, sessionTimeoutMilliseconds: 4000}\n"
-	         "supervisor: {workers: 2, attachSocket: \"@SOCK@\"}\n"
-	         "jobs:\n"
+	snprintf(jobs, sizeof jobs,
 	         "  sr:\n"
 	         "    type: script\n"
 	         "    cron: \"0/3 * * * * ?\"\n"
 	         "    shardingTotalCount: %d\n"
 	         "    props: {script.command.line: \"%s %s\"}\n",
-	         zk.connect, ITEMS, rec, runs);
+	         ITEMS, rec, runs);
 	static struct tsup a, b, v, d;
 	struct tsup *all[4] = { &a, &b, &v, &d };
 	const char *names[4] = { "a", "b", "v", "d" };
 	const char *ips[4] = { "127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5" };
-	for (int k = 0; k < 4; k++) tsup_config(all[k], names[k], yaml);
-	zhandle_t *zh = tzk_connect(zk.connect, 10000, NULL, 10000);
-	if (!zh) BAIL_OUT("cannot connect to ZooKeeper");
+	for (int k = 0; k < 4; k++) tzkup_config(&u, all[k], names[k], "workers: 2", jobs);
+	zhandle_t *zh = u.zh;
 
 	/* a leads, and its ZooKeeper answers the sharding's listing of instances/ 800 ms late */
 	char slow[PATH_MAX];
@@ -71,16 +68,12 @@ int main(void)
 	/* a sanitizer build wants its runtime first; the fault library only wraps one call */
 	setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
 	setenv("EJOB_ZKSLOW_MS", "800", 1);
-	const char *args_a[] = { "--ip", ips[0], NULL };
-	if (tsup_start(&a, args_a) <= 0) BAIL_OUT("cannot start a");
+	tzkup_run(&u, &a, ips[0]);
 	unsetenv("LD_PRELOAD");
 	unsetenv("ASAN_OPTIONS");
 	unsetenv("EJOB_ZKSLOW_MS");
-	ok(tzk_wait_exists(zh, "/t61/sr/leader/election/instance", 1, 15000), "a is elected");
-	for (int k = 1; k < 3; k++) {
-		const char *args[] = { "--ip", ips[k], NULL };
-		if (tsup_start(all[k], args) <= 0) BAIL_OUT("cannot start %s", names[k]);
-	}
+	ok(tzkup_wait_leader(&u, "sr", a.id, 15000), "a is elected");
+	for (int k = 1; k < 3; k++) tzkup_run(&u, all[k], ips[k]);
 	uint64_t end = tlib_now_ms() + 15000;
 	while (nkids(zh, "/t61/sr/instances") != 3 && tlib_now_ms() < end) usleep(20000);
 	long long t0 = tlib_wall_ns() / 1000000;
@@ -95,12 +88,11 @@ int main(void)
 	long long fire = (now / 3000 + 1) * 3000;
 	if (fire - now < 2000) fire += 3000;
 	usleep((useconds_t)((fire - 1500 - now) * 1000));
-	const char *args_d[] = { "--ip", ips[3], NULL };
-	if (tsup_start(&d, args_d) <= 0) BAIL_OUT("cannot start d");
+	tzkup_run(&u, &d, ips[3]);
 	now = tlib_wall_ns() / 1000000;
 	if (fire + 200 > now) usleep((useconds_t)((fire + 200 - now) * 1000));
-	char vid[64];
-	snprintf(vid, sizeof vid, "/t61/sr/instances/%s@-@%d", ips[2], (int)v.pid);
+	char vid[128];
+	snprintf(vid, sizeof vid, "%s", tzkup_path(&u, "sr", "instances/%s", v.id));
 	int st = tsup_stop(&v, SIGTERM, 10000);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "v stops cleanly (a rolling restart)");
 	long long gone = tlib_wall_ns() / 1000000;
@@ -116,12 +108,11 @@ int main(void)
 	ok(dump && !strstr(dump, vid + strlen("/t61/sr/instances/")), "no item is assigned to v");
 	if (dump && strstr(dump, vid + strlen("/t61/sr/instances/"))) diag("%s", dump);
 	free(dump);
-	tzk_close(zh);
 	for (int k = 0; k < 4; k++) {
 		if (k == 2) continue;
 		st = tsup_stop(all[k], SIGTERM, 15000);
 		ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s stops cleanly", names[k]);
 	}
-	tzk_stop(&zk, SIGKILL, 5000);
+	tzkup_end(&u);
 	return done_testing();
 }

@@ -20,6 +20,7 @@
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
 #include "t/tap.h"
 
 #define ITEMS 6
@@ -102,18 +103,15 @@ static void sleep_until(long long at_ms)
 int main(void)
 {
 	tlib_init(150);
-	struct tzk_server zk;
-	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 200 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
-	char sh[600], yaml[4096];
+	struct tzkup u;
+	tzkup_start(&u, 200, "t63", 4000);
+	char sh[600], jobs[4096];
 	snprintf(sh, sizeof sh, "%s/item.sh", tlib_tmpdir());
 	tlib_write_file(sh, item_sh, sizeof item_sh - 1);
 	chmod(sh, 0755);
 	snprintf(out_cut, sizeof out_cut, "%s/runs.cut", tlib_tmpdir());
 	snprintf(out_span, sizeof out_span, "%s/runs.span", tlib_tmpdir());
-	snprintf(yaml, sizeof yaml,
-	         "regCenter: {serverLists: \"%s\", namespace: t63, sessionTimeoutMilliseconds: 4000}\n"
-	         "supervisor: {workers: 4, attachSocket: \"@SOCK@\"}\n"
-	         "jobs:\n"
+	snprintf(jobs, sizeof jobs,
 	         "  cut:\n"
 	         "    type: script\n"
 	         "    cron: \"0/4 * * * * ?\"\n"
@@ -124,26 +122,20 @@ int main(void)
 	         "    cron: \"0/4 * * * * ?\"\n"
 	         "    shardingTotalCount: %d\n"
 	         "    props: {script.command.line: \"%s %s 0.5\"}\n",
-	         zk.connect, ITEMS, sh, out_cut, ITEMS, sh, out_span);
+	         ITEMS, sh, out_cut, ITEMS, sh, out_span);
 	static struct tsup s[3];
 	char name[8], ip[32];
 	for (int k = 0; k < 3; k++) {
 		snprintf(name, sizeof name, "s%d", k);
 		snprintf(ip, sizeof ip, "127.0.0.%d", k + 2);
-		tsup_config(&s[k], name, yaml);
-		const char *args[] = { "--ip", ip, NULL };
-		if (tsup_start(&s[k], args) <= 0) BAIL_OUT("cannot start %s", name);
+		tzkup_config(&u, &s[k], name, "workers: 4", jobs);
+		tzkup_run(&u, &s[k], ip);
 	}
-	zhandle_t *zh = tzk_connect(zk.connect, 10000, NULL, 10000);
-	uint64_t end = tlib_now_ms() + 20000;
-	struct String_vector sv = { 0, NULL };
-	while (tlib_now_ms() < end) {
-		int n = tzk_children(zh, "/t63/span/instances", &sv) == ZOK ? sv.count : 0;
-		deallocate_String_vector(&sv);
-		if (n == 3) break;
-		usleep(20000);
-	}
-	tzk_close(zh);
+	uint64_t end = 0;
+	for (int k = 0; k < 3; k++)
+		if (!tzkup_wait_registered(&u, "span", s[k].id, 0, 20000)) BAIL_OUT("s%d does not register", k);
+	tzk_close(u.zh);   /* the outages below are the supervisors' alone */
+	u.zh = NULL;
 	/* a full fire after every instance is there: the steady state the checks start from */
 	long long steady = (now_ms() / 4000 + 2) * 4000;
 
@@ -151,9 +143,9 @@ int main(void)
 	 * 2 s of silence, run again when the same session answers */
 	long long f1 = steady;
 	sleep_until(f1 + 600);
-	tzk_pause(&zk);
+	tzk_pause(&u.zk);
 	usleep(2400000);
-	tzk_resume(&zk);
+	tzk_resume(&u.zk);
 	end = tlib_now_ms() + 15000;
 	int done = 0, cut = 0, att = 0;
 	while (tlib_now_ms() < end) {
@@ -171,9 +163,9 @@ int main(void)
 	long long f2 = (now_ms() / 4000 + 3) * 4000;
 	sleep_until(f2 + 2200);
 	long long down = now_ms();
-	tzk_stop(&zk, SIGKILL, 5000);
+	tzk_stop(&u.zk, SIGKILL, 5000);
 	usleep(2200000);
-	if (tzk_restart(&zk, 20000) < 0) BAIL_OUT("ZooKeeper does not start again");
+	if (tzk_restart(&u.zk, 20000) < 0) BAIL_OUT("ZooKeeper does not start again");
 	long long up = now_ms();
 	diag("ZooKeeper was down %.2f s (%.2f of the session timeout), over the fire at %lld ms", (up - down) / 1000.0,
 	     (up - down) / 4000.0, f2 + 4000);
@@ -200,6 +192,6 @@ int main(void)
 		int st = tsup_stop(&s[k], SIGTERM, 15000);
 		ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "s%d stops cleanly", k);
 	}
-	tzk_stop(&zk, SIGKILL, 5000);
+	tzkup_end(&u);
 	return done_testing();
 }

@@ -18,6 +18,7 @@
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
 #include "t/tap.h"
 
 static char runs[600];
@@ -57,36 +58,30 @@ static void set(enum op o, int off)
 int main(void)
 {
 	tlib_init(240);
-	struct tzk_server zk;
-	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 200 }, 30000) < 0) BAIL_OUT("cannot start ZooKeeper");
-	char rec[600], yaml[2048];
+	struct tzkup u;
+	tzkup_start(&u, 200, "t65", 4000);
+	char rec[600], jobs[2048];
 	snprintf(rec, sizeof rec, "%s", tsup_rec_script());
 	snprintf(runs, sizeof runs, "%s/runs", tlib_tmpdir());
-	snprintf(yaml, sizeof yaml,
-	         "regCenter: {serverLists: \"%s\", namespace: t65, sessionTimeoutMilliseconds: 4000}\n"
-	         "supervisor: {workers: 2, attachSocket: \"@SOCK@\"}\n"
-	         "jobs:\n"
+	snprintf(jobs, sizeof jobs,
 	         "  dj:\n"
 	         "    type: script\n"
 	         "    cron: \"* * * * * ?\"\n"
 	         "    shardingTotalCount: 3\n"
 	         "    props: {script.command.line: \"%s %s\"}\n",
-	         zk.connect, rec, runs);
+	         rec, runs);
 	static struct tsup a, b;
-	tsup_config(&a, "a", yaml);
-	tsup_config(&b, "b", yaml);
-	zh = tzk_connect(zk.connect, 10000, NULL, 10000);
-	const char *args_a[] = { "--ip", "127.0.0.2", NULL };
-	const char *args_b[] = { "--ip", "127.0.0.3", NULL };
-	if (tsup_start(&a, args_a) <= 0 || tsup_start(&b, args_b) <= 0) BAIL_OUT("cannot start the supervisors");
-	char ib[128];
-	snprintf(ib, sizeof ib, "/t65/dj/instances/127.0.0.3@-@%d", (int)b.pid);
-	ok(tzk_wait_exists(zh, ib, 1, 15000), "a and b register");
+	tzkup_config(&u, &a, "a", "workers: 2", jobs);
+	tzkup_config(&u, &b, "b", "workers: 2", jobs);
+	zh = u.zh;
+	tzkup_run(&u, &a, "127.0.0.2");
+	tzkup_run(&u, &b, "127.0.0.3");
+	ok(tzkup_wait_registered(&u, "dj", a.id, 0, 15000) && tzkup_wait_registered(&u, "dj", b.id, 0, 15000),
+	   "a and b register");
 	ok(wait_exact(now_ms() + 1500, 2, 15000), "every fire runs items 0-2 exactly once");
+	const char *ida = a.id;
 	char *owner = NULL;
 	tzk_get(zh, "/t65/dj/sharding/1/instance", &owner, NULL);
-	char ida[64];
-	snprintf(ida, sizeof ida, "127.0.0.2@-@%d", (int)a.pid);
 	is_str(owner, ida, "item 1 is a's, its only one");
 	free(owner);
 	char *cfg = NULL;
@@ -148,9 +143,8 @@ int main(void)
 	ok(n >= 2 && exact, "a, alone, leads, reshards and runs every item");
 	st = tsup_stop(&a, SIGTERM, 15000);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a stops");
-	tzk_close(zh);
 	free(config_on);
 	free(config_off);
-	tzk_stop(&zk, SIGKILL, 5000);
+	tzkup_end(&u);
 	return done_testing();
 }

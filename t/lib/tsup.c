@@ -133,6 +133,9 @@ pid_t tsup_start(struct tsup *t, const char *const *args)
 	for (int i = 0; args && args[i] && n < 30; i++) argv[n++] = args[i];
 	argv[n] = NULL;
 	t->reaped = 0;
+	t->ip[0] = t->id[0] = '\0';
+	for (int i = 0; args && args[i] && args[i + 1]; i++)
+		if (!strcmp(args[i], "--ip")) snprintf(t->ip, sizeof t->ip, "%s", args[i + 1]);
 	pid_t p = tlib_fork();
 	if (p == 0) {
 		int fd = open(t->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -144,7 +147,85 @@ pid_t tsup_start(struct tsup *t, const char *const *args)
 		_exit(127);
 	}
 	t->pid = p;
+	if (p > 0 && t->ip[0]) snprintf(t->id, sizeof t->id, "%s@-@%d", t->ip, (int)p);
 	return p;
+}
+
+/* the hex mask of a "Name:\tHEX" line of /proc/PID/status */
+static unsigned long long status_mask(const char *status, const char *name)
+{
+	const char *p = strstr(status, name);
+	return p ? strtoull(p + strlen(name), NULL, 16) : 0;
+}
+
+struct handles_want {
+	pid_t pid;
+	int sig;
+};
+
+static int handles(void *arg)
+{
+	const struct handles_want *w = arg;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)w->pid);
+	char *s = tsup_slurp(path);
+	unsigned long long bit = 1ull << (w->sig - 1);
+	/* the supervisor itself, not the test's fork before its exec (which has the test's handlers) */
+	int yes = s && !strncmp(s, "Name:\tejob-supervisor\n", 22) &&
+	          ((status_mask(s, "\nSigBlk:") | status_mask(s, "\nSigCgt:")) & bit);
+	free(s);
+	if (!yes) usleep(5000);
+	return yes;
+}
+
+int tsup_wait_handles(struct tsup *t, int sig, unsigned timeout_ms)
+{
+	struct handles_want w = { t->pid, sig };
+	return sig > 0 && sig <= 64 && tlib_wait_for(handles, &w, timeout_ms);
+}
+
+static int taken(void *arg)
+{
+	const struct handles_want *w = arg;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)w->pid);
+	char *s = tsup_slurp(path);
+	unsigned long long bit = 1ull << (w->sig - 1);
+	int yes = s && !((status_mask(s, "\nShdPnd:") | status_mask(s, "\nSigPnd:")) & bit);
+	free(s);
+	if (!yes) usleep(5000);
+	return yes;
+}
+
+int tsup_wait_taken(struct tsup *t, int sig, unsigned timeout_ms)
+{
+	struct handles_want w = { t->pid, sig };
+	return sig > 0 && sig <= 64 && tlib_wait_for(taken, &w, timeout_ms);
+}
+
+/* /proc/net/unix: "Num RefCount Protocol Flags Type St Inode Path"; a listening socket has
+ * __SO_ACCEPTCON (1 << 16) in its flags */
+static int listening(void *arg)
+{
+	const char *path = arg;
+	char *s = tsup_slurp("/proc/net/unix");
+	int yes = 0;
+	size_t pl = strlen(path);
+	for (char *l = s ? strtok(s, "\n") : NULL; l && !yes; l = strtok(NULL, "\n")) {
+		size_t ll = strlen(l);
+		unsigned long flags;
+		if (ll > pl && !strcmp(l + ll - pl, path) && l[ll - pl - 1] == ' ' &&
+		    sscanf(l, "%*s %*s %*s %lx", &flags) == 1 && (flags & 0x10000))
+			yes = 1;
+	}
+	free(s);
+	if (!yes) usleep(5000);
+	return yes;
+}
+
+int tsup_wait_listening(struct tsup *t, unsigned timeout_ms)
+{
+	return tlib_wait_for(listening, t->sock, timeout_ms);
 }
 
 /* A sanitizer report from the supervisor or any worker (they share its stderr) fails the test. */

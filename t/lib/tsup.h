@@ -15,6 +15,8 @@ struct tsup {
 	char sock[600];      /* DIR/attach.sock */
 	int status;          /* wait status once reaped */
 	int reaped;
+	char ip[32];         /* its --ip, when started with one ("" if not) */
+	char id[80];         /* then its instance id, "{ip}@-@{pid}" (ElasticJob's) */
 };
 
 /* Write `yaml` to DIR/ejob.yaml. In it, "@DIR@" becomes the directory and "@SOCK@" the socket
@@ -25,14 +27,32 @@ int tsup_config(struct tsup *t, const char *name, const char *yaml);
  * same substitutions; nothing else in t changes. */
 int tsup_rewrite(struct tsup *t, const char *yaml);
 
-/* Start tools' build of supervisor/ejob-supervisor -c CONF with extra arguments (NULL-terminated). */
+/* Start tools' build of supervisor/ejob-supervisor -c CONF with extra arguments (NULL-terminated).
+ * With "--ip IP" among them, t->ip and t->id say who it is in ZooKeeper. */
 pid_t tsup_start(struct tsup *t, const char *const *args);
 
 /* Run it to the end (e.g. --run): waits at most timeout_ms; returns the wait status (-1 if it
  * had to be killed). */
 int tsup_run(struct tsup *t, const char *const *args, unsigned timeout_ms);
 
-/* Wait until the log contains `needle` (at least `count` times); 1 if it did within timeout_ms. */
+/* Wait until it takes signal sig: blocked (libev reads it from a signalfd, so one sent now waits
+ * for the loop) or caught, per /proc/PID/status; before that, sig's default action applies (a
+ * SIGHUP would end it). 1 if so within timeout_ms. */
+int tsup_wait_handles(struct tsup *t, int sig, unsigned timeout_ms);
+
+/* Wait until a sig sent to it has been taken: no longer pending (/proc/PID/status ShdPnd, SigPnd),
+ * so that the next one sent is a signal of its own, not merged into this one. 1 if so within
+ * timeout_ms. */
+int tsup_wait_taken(struct tsup *t, int sig, unsigned timeout_ms);
+
+/* Wait until its attach socket (t->sock) is listening, per the kernel's table (/proc/net/unix):
+ * external workers can attach. 1 if so within timeout_ms. */
+int tsup_wait_listening(struct tsup *t, unsigned timeout_ms);
+
+/* Its log, for what only the log says: the reasons and reports a user reads there (a fire that
+ * does not run says why; an item's outcome in a --run). Wait for a state elsewhere (ZooKeeper,
+ * records the job writes, /proc), never for a sentence.
+ * Wait until the log contains `needle` (at least `count` times); 1 if it did within timeout_ms. */
 int tsup_wait_log(struct tsup *t, const char *needle, int count, unsigned timeout_ms);
 int tsup_log_count(struct tsup *t, const char *needle);
 char *tsup_log_text(struct tsup *t);   /* malloc'd, NUL-terminated */

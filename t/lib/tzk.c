@@ -734,6 +734,20 @@ int tzk_wait_exists(zhandle_t *zh, const char *path, int want, unsigned timeout_
 	}
 }
 
+int tzk_wait_data(zhandle_t *zh, const char *path, const char *want, unsigned timeout_ms)
+{
+	uint64_t end = tlib_now_ms() + timeout_ms;
+	for (;;) {
+		char *d = NULL;
+		int rc = tzk_get(zh, path, &d, NULL);
+		int yes = rc == ZOK && (!want || !strcmp(d ? d : "", want));
+		free(d);
+		if (yes) return 1;
+		if (tlib_now_ms() >= end) return 0;
+		sleep_ms(5);
+	}
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

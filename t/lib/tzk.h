@@ -149,6 +149,10 @@ int tzk_exists(zhandle_t *zh, const char *path, struct Stat *st);
 /* Wait until the node exists (want=1) or not (want=0). 1 if it did within timeout_ms. */
 int tzk_wait_exists(zhandle_t *zh, const char *path, int want, unsigned timeout_ms);
 
+/* Wait until the node's data is want (NULL: until it exists, with any data). 1 if so within
+ * timeout_ms. */
+int tzk_wait_data(zhandle_t *zh, const char *path, const char *want, unsigned timeout_ms);
+
 /* Children, sorted (strcmp). Free with deallocate_String_vector(). */
 int tzk_children(zhandle_t *zh, const char *path, struct String_vector *out);
 /* The same joined with commas ("0,1,10,2"), malloc'd; NULL on error (and *rc set if rc). */

@@ -1,0 +1,194 @@
+/* t/lib/tzkup.c: a ZooKeeper, supervisors on it, and waits on what it shows (see tzkup.h). */
+#include "t/lib/tzkup.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "t/lib/tlib.h"
+
+/* A preamble that fails ends the test: TAP's bail out, and tlib's exit handler kills every
+ * process it started. */
+__attribute__((noreturn, format(printf, 1, 2)))
+static void bail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fflush(stdout);
+	printf("Bail out! tzkup: ");
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+	va_end(ap);
+	exit(255);
+}
+
+static void pause_ms(unsigned ms)
+{
+	struct timespec ts = { 0, (long)ms * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static void attach(struct tzkup *u, const char *connect, const char *ns, int session_ms)
+{
+	snprintf(u->connect, sizeof u->connect, "%s", connect);
+	snprintf(u->ns, sizeof u->ns, "%s", ns);
+	u->session_ms = session_ms;
+	u->regcenter = NULL;
+	u->zh = tzk_connect(connect, 10000, NULL, 10000);
+	if (!u->zh) bail("cannot connect to ZooKeeper at %s", connect);
+}
+
+void tzkup_on(struct tzkup *u, const char *connect, const char *ns, int session_ms)
+{
+	memset(u, 0, sizeof *u);
+	attach(u, connect, ns, session_ms);
+}
+
+void tzkup_start(struct tzkup *u, unsigned tick_ms, const char *ns, int session_ms)
+{
+	memset(u, 0, sizeof *u);
+	if (tzk_start(&u->zk, "zk", &(struct tzk_opts){ .tick_ms = tick_ms }, 30000) < 0)
+		bail("cannot start ZooKeeper (see above)");
+	attach(u, u->zk.connect, ns, session_ms);
+}
+
+static char *yaml_of(const struct tzkup *u, const char *supervisor, const char *jobs)
+{
+	size_t len = strlen(jobs) + 1024;
+	char *y = malloc(len);
+	if (!y) bail("out of memory");
+	int n = snprintf(y, len,
+	                 "regCenter: {serverLists: \"%s\", namespace: %s, sessionTimeoutMilliseconds: %d%s%s}\n"
+	                 "supervisor: {attachSocket: \"@SOCK@\"%s%s}\n"
+	                 "jobs:\n%s",
+	                 u->connect, u->ns, u->session_ms, u->regcenter ? ", " : "", u->regcenter ? u->regcenter : "",
+	                 supervisor ? ", " : "", supervisor ? supervisor : "", jobs);
+	if (n < 0 || (size_t)n >= len) bail("a config too long for its buffer");
+	return y;
+}
+
+void tzkup_config(const struct tzkup *u, struct tsup *t, const char *name, const char *supervisor, const char *jobs)
+{
+	char *y = yaml_of(u, supervisor, jobs);
+	if (tsup_config(t, name, y) < 0) bail("cannot write the config of %s", name);
+	free(y);
+}
+
+void tzkup_reconfig(const struct tzkup *u, struct tsup *t, const char *supervisor, const char *jobs)
+{
+	char *y = yaml_of(u, supervisor, jobs);
+	if (tsup_rewrite(t, y) < 0) bail("cannot write the config in %s", t->dir);
+	free(y);
+}
+
+void tzkup_run(struct tzkup *u, struct tsup *t, const char *ip)
+{
+	(void)u;
+	const char *args[] = { "--ip", ip, NULL };
+	if (tsup_start(t, args) <= 0) bail("cannot start the supervisor in %s", t->dir);
+}
+
+void tzkup_end(struct tzkup *u)
+{
+	if (u->zh) tzk_close(u->zh);
+	u->zh = NULL;
+	if (u->zk.pid) tzk_stop(&u->zk, SIGKILL, 5000);
+}
+
+const char *tzkup_path(const struct tzkup *u, const char *job, const char *rel, ...)
+{
+	static char buf[8][512];
+	static unsigned next;
+	char *b = buf[next++ % 8];
+	int n = snprintf(b, sizeof buf[0], "/%s/%s%s", u->ns, job, rel[0] ? "/" : "");
+	va_list ap;
+	va_start(ap, rel);
+	vsnprintf(b + n, sizeof buf[0] - (size_t)n, rel, ap);
+	va_end(ap);
+	return b;
+}
+
+int64_t tzkup_session(const struct tzkup *u, const char *job, const char *id)
+{
+	struct Stat st;
+	if (tzk_exists(u->zh, tzkup_path(u, job, "instances/%s", id), &st) != ZOK) return 0;
+	return st.ephemeralOwner;
+}
+
+int tzkup_wait_registered(const struct tzkup *u, const char *job, const char *id, int64_t not_session,
+                          unsigned timeout_ms)
+{
+	uint64_t end = tlib_now_ms() + timeout_ms;
+	for (;;) {
+		int64_t s = tzkup_session(u, job, id);
+		if (s && s != not_session) return 1;
+		if (tlib_now_ms() >= end) return 0;
+		pause_ms(10);
+	}
+}
+
+int tzkup_wait_leader(const struct tzkup *u, const char *job, const char *id, unsigned timeout_ms)
+{
+	return tzk_wait_data(u->zh, tzkup_path(u, job, "leader/election/instance"), id, timeout_ms);
+}
+
+int tzkup_owned(const struct tzkup *u, const char *job, int total, const char *id)
+{
+	int n = 0;
+	for (int i = 0; i < total; i++) {
+		char *d = NULL;
+		if (tzk_get(u->zh, tzkup_path(u, job, "sharding/%d/instance", i), &d, NULL) == ZOK && d && !strcmp(d, id)) n++;
+		free(d);
+	}
+	return n;
+}
+
+static int pending(const struct tzkup *u, const char *job)
+{
+	return tzk_exists(u->zh, tzkup_path(u, job, "leader/sharding/necessary"), NULL) != ZNONODE;
+}
+
+int tzkup_wait_owned(const struct tzkup *u, const char *job, int total, const char *id, int count,
+                     unsigned timeout_ms)
+{
+	uint64_t end = tlib_now_ms() + timeout_ms;
+	for (;;) {
+		if (tzkup_owned(u, job, total, id) == count && !pending(u, job)) return 1;
+		if (tlib_now_ms() >= end) return 0;
+		pause_ms(10);
+	}
+}
+
+uint64_t tzkup_epoch(const struct tzkup *u, const char *job)
+{
+	struct Stat st;
+	if (tzk_exists(u->zh, tzkup_path(u, job, "sharding"), &st) != ZOK || st.mzxid == st.czxid) return 0;
+	return (uint64_t)st.mzxid;
+}
+
+int tzkup_wait_epoch(const struct tzkup *u, const char *job, uint64_t not_epoch, unsigned timeout_ms)
+{
+	uint64_t end = tlib_now_ms() + timeout_ms;
+	for (;;) {
+		uint64_t e = tzkup_epoch(u, job);
+		if (e && e != not_epoch && !pending(u, job)) return 1;
+		if (tlib_now_ms() >= end) return 0;
+		pause_ms(10);
+	}
+}
+
+int tzkup_wait_ended(const struct tzkup *u, const char *job, int item, unsigned timeout_ms)
+{
+	uint64_t end = tlib_now_ms() + timeout_ms;
+	for (;;) {
+		if (tzk_exists(u->zh, tzkup_path(u, job, "sharding/%d/running", item), NULL) == ZNONODE &&
+		    tzk_exists(u->zh, tzkup_path(u, job, "sharding/%d/completed", item), NULL) == ZOK)
+			return 1;
+		if (tlib_now_ms() >= end) return 0;
+		pause_ms(10);
+	}
+}
