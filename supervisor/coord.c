@@ -23,6 +23,35 @@ const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...)
 	return buf;
 }
 
+zkc_keep_t *cj_keep(struct cjob *j, zkc_keep_t **slot, enum zkc_keep_kind kind, const char *path, uint32_t item,
+                    zkc_cb cb)
+{
+	if (!*slot && !(*slot = zkc_keep_new(j->c->z, kind, path, item, cb, j)))
+		log_error("job %s: out of memory: cannot watch /%s%s", j->name, j->c->ns, path);
+	return *slot;
+}
+
+zkc_keep_t **cj_keep_at(zkc_keep_t ***v, uint32_t *n, uint32_t i)
+{
+	if (i >= *n) {
+		uint32_t m = i + 1 > 2 * *n ? i + 1 : 2 * *n;
+		zkc_keep_t **w = realloc(*v, m * sizeof *w);
+		if (!w) return NULL;
+		memset(w + *n, 0, (m - *n) * sizeof *w);
+		*v = w;
+		*n = m;
+	}
+	return &(*v)[i];
+}
+
+void cj_keeps_free(zkc_keep_t **v, uint32_t n)
+{
+	for (uint32_t i = 0; v && i < n; i++) {
+		zkc_keep_free(v[i]);
+		v[i] = NULL;
+	}
+}
+
 void cj_kick(struct cjob *j)
 {
 	if (!j->gone) j->c->h.kick(j->c->arg, j->name);
@@ -66,6 +95,17 @@ const char *cj_show(const char *data, int len, char *buf, size_t sz)
 
 static void retire_zk(struct cjob *j);
 
+/* A new session: what each concern knew of the old one is void, and zkc has unarmed its kept
+ * watches; each concern starts over (registration arms the watches again). */
+static void session_new(struct cjob *j)
+{
+	cj_reg_session(j);
+	cj_lead_session(j);
+	cj_assign_session(j);
+	cx_running_session(j);
+	cj_check_session(j);
+}
+
 static void on_state(void *arg, enum zkc_state st, int new_session)
 {
 	coord_t *c = arg;
@@ -92,24 +132,12 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 		ev_idle_start(c->loop, &c->flush_w);
 		for (size_t i = 0; i < c->n; i++) {
 			struct cjob *j = c->jobs[i];
-			if (new_session) {
-				j->reg_session = 0;
-				j->registering = 0;
-				j->leader = 0;
-				j->w_sharding = j->w_necessary = j->w_leader = j->w_instances = j->w_failover = j->w_trigger = j->w_server = j->w_config = j->w_self = 0;
-				j->loading = j->states_loading = 0;
-				if (j->w_disabled) memset(j->w_disabled, 0, j->w_disabled_n);
-				if (j->mis_wait) memset(j->mis_wait, 0, j->mis_wait_n);
-				j->clock_inflight = j->reconciling = 0;
-				j->clock_next_ns = j->reconcile_next_ns = 0;
-				j->stale_pending = 0;
-				j->orphan_scan = j->ever_registered;
-			}
+			if (new_session) session_new(j);
 			if (j->gone && j->retire_zk && !new_session) retire_zk(j);
 			if (j->gone && new_session) j->retiring = j->retire_zk = 0;   /* its ephemerals went with the session */
-			if (!j->gone && j->reg_session != zkc_session(c->z)) cj_reg_start(j);
+			if (!j->gone && j->reg.session != zkc_session(c->z)) cj_reg_start(j);
 			else if (!j->gone) {
-				if (j->publish) cj_publish_now(j);
+				if (j->reg.publish) cj_publish_now(j);
 				cj_elect(j);
 				cj_watch_necessary(j);
 				cj_load_assignment(j);
@@ -135,8 +163,8 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 			         q, q == 1 ? "" : "s");
 		c->h.drop_held(c->arg, "stopped for the lease, and the session expired");
 		for (size_t i = 0; i < c->n; i++) {
-			c->jobs[i]->reg_session = 0;
-			c->jobs[i]->leader = 0;
+			cj_reg_session(c->jobs[i]);
+			cj_lead_session(c->jobs[i]);
 		}
 		break;
 	}
@@ -193,16 +221,12 @@ void coord_stop(coord_t *c)
 
 static void job_free(struct cjob *j)
 {
-	if (j->node) conf_job_free(j->node);
-	cj_free_owner(j->owner, j->total);
-	free(j->completed);
-	free(j->disabled);
-	free(j->stale);
-	free(j->taking);
-	free(j->w_disabled);
-	free(j->mis_wait);
-	for (int k = 0; k < j->nlive; k++) free(j->live[k]);
-	free(j->live);
+	cj_config_free(j);
+	cj_lead_free(j);
+	cj_assign_free(j);
+	cx_running_free(j);
+	cf_free(j);
+	cj_ops_free(j);
 	free(j->name);
 	free(j);
 }
@@ -214,8 +238,8 @@ void coord_free(coord_t *c)
 	ev_idle_stop(c->loop, &c->flush_w);
 	zkc_free(c->z);
 	for (size_t i = 0; i < c->n; i++) {
-		if (c->jobs[i]->fire) cx_free(c->jobs[i]->fire);
-		for (struct cfire *g = c->jobs[i]->ffires, *n; g; g = n) {
+		if (c->jobs[i]->fx.fire) cx_free(c->jobs[i]->fx.fire);
+		for (struct cfire *g = c->jobs[i]->fx.side, *n; g; g = n) {
 			n = g->next;
 			cx_free(g);
 		}
@@ -239,17 +263,14 @@ static void retire_zk(struct cjob *j)
 	zkc_t *z = j->c->z;
 	j->retire_zk = 0;
 	zkc_delete(z, cj_path(j, p, "/instances/%s", j->c->id), -1, NULL, NULL);
-	if (j->leader) {
-		j->leader = 0;
-		zkc_delete(z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
-	}
-	if (!j->fire && !j->ffires) cj_retired(j);
+	cj_step_down(j);
+	if (!j->fx.fire && !j->fx.side) cj_retired(j);
 }
 
 void cj_retired(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
-	if (!j->gone || j->fire || j->ffires || !j->retiring) return;
+	if (!j->gone || j->fx.fire || j->fx.side || !j->retiring) return;
 	j->retiring = 0;
 	if (zkc_state(j->c->z) == ZKC_CONNECTED)
 		zkc_delete(j->c->z, cj_path(j, p, "/leader/failover/alive/%s", j->c->id), -1, NULL, NULL);
@@ -259,17 +280,10 @@ void cj_retired(struct cjob *j)
 static void retire(struct cjob *j)
 {
 	/* a private copy of the config in force: the file's goes with the old configuration */
-	if (!j->node && j->local) {
-		size_t len;
-		char *y = conf_node_emit(j->local, &len);
-		j->node = y ? conf_node_parse(y, len, j->name, NULL) : NULL;
-		free(y);
-	}
-	j->local = j->node;
+	j->local = cj_node_pin(j);
 	j->gone = 1;
-	j->publish = 0;
-	if (!j->reg_session) return;
-	j->reg_session = 0;
+	cj_publish_due(j, 0);
+	if (!cj_reg_leave(j)) return;
 	j->retiring = 1;
 	if (zkc_state(j->c->z) == ZKC_CONNECTED) retire_zk(j);
 	else j->retire_zk = 1;
@@ -302,24 +316,20 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 		j->seen = 1;
 		/* the file's config before this load: none for a new job (or one back after a removal) */
 		const conf_job_t *prev = j->gone ? NULL : j->local;
-		if (j->gone && j->node) {
-			conf_job_free(j->node);     /* the retired job's copy: the node is read again */
-			j->node = NULL;
-		}
+		if (j->gone) cj_node_drop(j);     /* the retired job's copy: the node is read again */
 		j->gone = 0;
 		j->local = cj;
 		int changed = prev && !conf_job_equal(cj, prev);
-		if (!prev || changed) j->publish = cj->overwrite;
-		if (c->connected && !j->reg_session && !j->retiring) {
+		if (!prev || changed) cj_publish_due(j, cj->overwrite);
+		if (c->connected && !j->reg.session && !j->retiring) {
 			cj_reg_start(j);
-		} else if (j->reg_session && changed && j->publish) {
+		} else if (j->reg.session && changed && j->reg.publish) {
 			/* the file is in force here from now on, and published for the others */
-			if (j->node) conf_job_free(j->node);
-			j->node = NULL;
+			cj_node_drop(j);
 			if (c->connected) cj_publish_now(j);
-		} else if (j->reg_session && changed && j->node) {
+		} else if (j->reg.session && changed && j->cfg.node) {
 			const char *keys[8];
-			size_t nk = conf_job_diff(cj, j->node, keys, 8);
+			size_t nk = conf_job_diff(cj, j->cfg.node, keys, 8);
 			char list[300] = "";
 			nk = cj_keys_list(keys, nk, list, sizeof list);
 			if (nk)
@@ -327,7 +337,7 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 				         "true to publish the file, or change the node)", j->name, list, nk == 1 ? "is" : "are");
 		}
 		/* the stored config stays in force over the file's (the scheduler just took the file's) */
-		if (j->node) c->h.job_conf(c->arg, j->node);
+		if (j->cfg.node) c->h.job_conf(c->arg, j->cfg.node);
 	}
 	for (size_t i = 0; i < c->n; i++)
 		if (!c->jobs[i]->seen && !c->jobs[i]->gone) retire(c->jobs[i]);
@@ -336,14 +346,7 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 
 void coord_tick(coord_t *c, uint64_t now_ns)
 {
-	if (c->connected)
-		for (size_t i = 0; i < c->n; i++) {
-			struct cjob *j = c->jobs[i];
-			if (!j->gone && !j->reg_session && !j->registering && j->reg_retry_ns && now_ns >= j->reg_retry_ns) {
-				j->reg_retry_ns = 0;
-				cj_reg_start(j);
-			}
-		}
+	for (size_t i = 0; c->connected && i < c->n; i++) cj_reg_tick(c->jobs[i], now_ns);
 	uint64_t timeout = (uint64_t)zkc_timeout_ms(c->z) * 1000000u;
 	if (c->connected) ev_idle_start(c->loop, &c->flush_w);    /* completions held for their fire */
 	for (size_t i = 0; c->connected && i < c->n; i++) {

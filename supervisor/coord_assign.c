@@ -30,9 +30,7 @@ void cj_free_owner(char **o, uint32_t n)
 static void owner_read(void *arg, const struct zkc_res *r)
 {
 	struct load *l = arg;
-	unsigned i = 0;
-	const char *q = strstr(r->path, "/sharding/");
-	if (q) i = (unsigned)strtoul(q + 10, NULL, 10);
+	uint32_t i = r->item;
 	if (r->rc == ZOK && i < l->total) {
 		char show[64];
 		l->owner[i] = strdup(r->data ? r->data : "");
@@ -49,13 +47,13 @@ static void owner_read(void *arg, const struct zkc_res *r)
 	}
 	if (--l->left) return;
 	struct cjob *j = l->j;
-	if (j->loading > 0) j->loading--;
+	if (j->as.loading > 0) j->as.loading--;
 	if (!l->failed && cj_live(j, l->session)) {
 		char p[CJ_PATH_MAX];
 		if (l->garbage) zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
 		cj_install(j, l->owner, l->total, l->epoch);
 		l->owner = NULL;
-	} else if (j->fire && j->fire->state == F_WAIT) {
+	} else if (j->fx.fire && j->fx.fire->state == F_WAIT) {
 		cx_continue(j);
 	}
 	cj_free_owner(l->owner, l->total);
@@ -71,104 +69,79 @@ struct states {
 
 static void item_read(struct cjob *j, const struct zkc_res *r)
 {
-	const char *q = strstr(r->path, "/sharding/");
-	unsigned i = q ? (unsigned)strtoul(q + 10, NULL, 10) : 0;
-	if (!q || r->rc != ZOK || i >= j->total || !j->have) return;
-	int was = j->disabled[i];
-	j->completed[i] = 0;
-	j->disabled[i] = 0;
+	uint32_t i = r->item;
+	if (r->rc != ZOK || i >= j->as.total || !j->as.have) return;
+	int was = j->as.disabled[i];
+	j->as.completed[i] = 0;
+	j->as.disabled[i] = 0;
 	for (int k = 0; k < r->nchildren; k++) {
-		if (!strcmp(r->children[k], "completed")) j->completed[i] = 1;
-		if (!strcmp(r->children[k], "disabled")) j->disabled[i] = 1;
+		if (!strcmp(r->children[k], "completed")) j->as.completed[i] = 1;
+		if (!strcmp(r->children[k], "disabled")) j->as.disabled[i] = 1;
 		if (!strcmp(r->children[k], "misfire")) cx_misfire_found(j, i);   /* flagged before it came here */
 	}
-	if (was != j->disabled[i])
-		log_info("job %s: item %u is %s (sharding/%u/disabled)", j->name, i, j->disabled[i] ? "disabled" : "enabled again", i);
+	if (was != j->as.disabled[i])
+		log_info("job %s: item %" PRIu32 " is %s (sharding/%" PRIu32 "/disabled)", j->name, i,
+		         j->as.disabled[i] ? "disabled" : "enabled again", i);
 }
 
 /* sharding/{i}/disabled of an item we own, watched: an operator disables or enables it. Only that
  * node is watched, not the item's children, so a fire's own running/completed writes cost no
  * re-reads. */
-static void watch_disabled(struct cjob *j, uint32_t i);
-
-static unsigned item_of(const char *path)
-{
-	const char *q = strstr(path, "/sharding/");
-	return q ? (unsigned)strtoul(q + 10, NULL, 10) : (unsigned)-1;
-}
-
 int cj_owned(const struct cjob *j, uint32_t i)
 {
-	return j->have && i < j->total && j->owner[i] && !strcmp(j->owner[i], j->c->id);
-}
-
-
-static void disabled_changed(void *arg, int type, const char *path)
-{
-	struct cjob *j = arg;
-	(void)type;
-	unsigned i = item_of(path);
-	if (i < j->w_disabled_n) j->w_disabled[i] = 0;
-	if (j->gone || zkc_state(j->c->z) != ZKC_CONNECTED) return;
-	if (cj_owned(j, i)) watch_disabled(j, i);    /* an item that moved away is no longer our business */
+	return j->as.have && i < j->as.total && j->as.owner[i] && !strcmp(j->as.owner[i], j->c->id);
 }
 
 static void disabled_known(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
-	unsigned i = item_of(r->path);
-	if (!cj_live(j, r->session) || (r->rc != ZOK && r->rc != ZNONODE) || !cj_owned(j, i)) return;
-	int was = j->disabled[i];
-	j->disabled[i] = r->rc == ZOK;
-	if (was != j->disabled[i])
-		log_info("job %s: item %u is %s (sharding/%u/disabled)", j->name, i, j->disabled[i] ? "disabled" : "enabled again", i);
+	uint32_t i = r->item;
+	if (!cj_owned(j, i)) {
+		/* an item that moved away is no longer our business */
+		zkc_keep_t **k = i < j->as.nw_disabled ? &j->as.w_disabled[i] : NULL;
+		if (k && *k) {
+			zkc_keep_free(*k);
+			*k = NULL;
+		}
+		return;
+	}
+	if (!cj_live(j, r->session) || (r->rc != ZOK && r->rc != ZNONODE)) return;
+	int was = j->as.disabled[i];
+	j->as.disabled[i] = r->rc == ZOK;
+	if (was != j->as.disabled[i])
+		log_info("job %s: item %" PRIu32 " is %s (sharding/%" PRIu32 "/disabled)", j->name, i,
+		         j->as.disabled[i] ? "disabled" : "enabled again", i);
 }
 
 static void watch_disabled(struct cjob *j, uint32_t i)
 {
-	if (i >= j->w_disabled_n) {
-		uint32_t n = i + 1 > 2 * j->w_disabled_n ? i + 1 : 2 * j->w_disabled_n;
-		uint8_t *v = realloc(j->w_disabled, n);
-		if (!v) return;
-		memset(v + j->w_disabled_n, 0, n - j->w_disabled_n);
-		j->w_disabled = v;
-		j->w_disabled_n = n;
-	}
+	zkc_keep_t **k = cj_keep_at(&j->as.w_disabled, &j->as.nw_disabled, i);
 	char p[CJ_PATH_MAX];
-	int w = !j->w_disabled[i];
-	if (zkc_exists(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/disabled", i), w ? disabled_changed : NULL, j,
-	               disabled_known, j) == ZOK && w)
-		j->w_disabled[i] = 1;
+	if (k) zkc_keep_read(cj_keep(j, k, ZKC_KEEP_EXISTS, cj_path(j, p, "/sharding/%" PRIu32 "/disabled", i), i, disabled_known));
 }
 
 static void item_state(void *arg, const struct zkc_res *r)
 {
 	struct states *st = arg;
 	struct cjob *j = st->j;
-	if (st->epoch == j->epoch) item_read(j, r);
+	if (st->epoch == j->as.epoch) item_read(j, r);
 	if (--st->left) return;
-	if (st->epoch == j->epoch) j->states_loading = 0;
+	if (st->epoch == j->as.epoch) j->as.states_loading = 0;
 	free(st);
-	if (j->fire && j->fire->state == F_WAIT) cx_continue(j);
+	if (j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
 }
 
 void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch)
 {
-	cj_free_owner(j->owner, j->total);
-	free(j->completed);
-	free(j->disabled);
-	j->owner = owner;
-	j->total = total;
-	j->epoch = epoch;
-	j->completed = calloc(total ? total : 1, 1);
-	j->disabled = calloc(total ? total : 1, 1);
-	uint8_t *stale = calloc(total ? total : 1, 1);
-	/* flags of the old assignment's items carry over (same item numbers) */
-	if (stale && j->stale) memcpy(stale, j->stale, total < j->stale_n ? total : j->stale_n);
-	free(j->stale);
-	j->stale = stale;
-	j->stale_n = stale ? total : 0;
-	j->have = j->completed && j->disabled;
+	cj_free_owner(j->as.owner, j->as.total);
+	free(j->as.completed);
+	free(j->as.disabled);
+	j->as.owner = owner;
+	j->as.total = total;
+	j->as.epoch = epoch;
+	j->as.completed = calloc(total ? total : 1, 1);
+	j->as.disabled = calloc(total ? total : 1, 1);
+	j->as.have = j->as.completed && j->as.disabled;
 	const char *me = j->c->id;
 	uint32_t mine = 0;
 	for (uint32_t k = 0; k < total; k++) mine += owner[k] && !strcmp(owner[k], me);
@@ -176,19 +149,19 @@ void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch)
 	         total);
 	cj_check_owners(j);
 	struct states *st = calloc(1, sizeof *st);
-	if (!st || !j->have) {
+	if (!st || !j->as.have) {
 		free(st);
-		j->have = 0;
+		j->as.have = 0;
 		return;
 	}
 	st->j = j;
 	st->epoch = epoch;
 	st->left = 1;
-	j->states_loading = 1;
+	j->as.states_loading = 1;
 	char p[CJ_PATH_MAX];
 	for (uint32_t k = 0; k < total; k++)
 		if (owner[k] && !strcmp(owner[k], me) &&
-		    zkc_children(j->c->z, cj_path(j, p, "/sharding/%" PRIu32, k), NULL, NULL, item_state, st) == ZOK) {
+		    zkc_children_item(j->c->z, cj_path(j, p, "/sharding/%" PRIu32, k), k, NULL, NULL, item_state, st) == ZOK) {
 			st->left++;
 			watch_disabled(j, k);
 		}
@@ -196,41 +169,29 @@ void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch)
 	item_state(st, &go);
 }
 
-static void sharding_changed(void *arg, int type, const char *path)
-{
-	struct cjob *j = arg;
-	(void)type;
-	(void)path;
-	j->w_sharding = 0;
-	if (!j->gone) cj_load_assignment(j);
-}
-
+/* sharding, kept: an owner's read (r->event 0, counted in loading) or a change */
 static void sharding_read(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
-	if (!cj_live(j, r->session)) {
-		if (j->loading > 0) j->loading--;
-		return;
-	}
+	if (!r->event && j->as.loading > 0) j->as.loading--;
+	if (!cj_live(j, r->session)) return;
 	uint32_t total = (uint32_t)cj_conf(j)->sharding_total_count;
 	if (r->rc != ZOK || r->stat.mzxid == r->stat.czxid || total == 0) {
 		/* never sharded (the node only created): nothing assigned yet */
-		if (j->loading > 0) j->loading--;
-		j->have = 0;
-		if (j->fire && j->fire->state == F_WAIT) cx_continue(j);
+		j->as.have = 0;
+		if (j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
 		return;
 	}
-	if (j->have && (uint64_t)r->stat.mzxid == j->epoch) {
-		if (j->loading > 0) j->loading--;
-		if (j->fire && j->fire->state == F_WAIT) cx_continue(j);
+	if (j->as.have && (uint64_t)r->stat.mzxid == j->as.epoch) {
+		if (j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
 		return;
 	}
 	struct load *l = calloc(1, sizeof *l);
 	if (!l || !(l->owner = calloc(total, sizeof *l->owner))) {
 		free(l);
-		if (j->loading > 0) j->loading--;
 		return;
 	}
+	j->as.loading++;            /* the owners' reads */
 	l->j = j;
 	l->session = r->session;
 	l->epoch = (uint64_t)r->stat.mzxid;
@@ -238,7 +199,7 @@ static void sharding_read(void *arg, const struct zkc_res *r)
 	l->left = total + 1;
 	char p[CJ_PATH_MAX];
 	for (uint32_t i = 0; i < total; i++)
-		if (zkc_get(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/instance", i), NULL, NULL, owner_read, l) != ZOK) {
+		if (zkc_get_item(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/instance", i), i, NULL, NULL, owner_read, l) != ZOK) {
 			l->failed = 1;
 			l->left--;
 		}
@@ -249,10 +210,33 @@ static void sharding_read(void *arg, const struct zkc_res *r)
 void cj_load_assignment(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
-	int w = !j->w_sharding;
-	if (zkc_get(j->c->z, cj_path(j, p, "/sharding"), w ? sharding_changed : NULL, j, sharding_read, j) == ZOK) {
-		j->loading++;
-		if (w) j->w_sharding = 1;
-	}
+	if (zkc_keep_read(cj_keep(j, &j->as.w_sharding, ZKC_KEEP_DATA, cj_path(j, p, "/sharding"), ZKC_NO_ITEM,
+	                          sharding_read)) == ZOK)
+		j->as.loading++;
 }
 
+void cj_assign_reload(struct cjob *j)
+{
+	j->as.loading = j->as.states_loading = 0;
+	cj_load_assignment(j);
+}
+
+void cj_assign_session(struct cjob *j)
+{
+	j->as.loading = j->as.states_loading = 0;   /* their answers never come in the new session */
+}
+
+void cj_set_completed(struct cjob *j, uint32_t i, int on)
+{
+	if (j->as.completed && i < j->as.total) j->as.completed[i] = (uint8_t)on;
+}
+
+void cj_assign_free(struct cjob *j)
+{
+	zkc_keep_free(j->as.w_sharding);
+	cj_keeps_free(j->as.w_disabled, j->as.nw_disabled);
+	free(j->as.w_disabled);
+	cj_free_owner(j->as.owner, j->as.total);
+	free(j->as.completed);
+	free(j->as.disabled);
+}

@@ -87,7 +87,7 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
 	}
 	if (conf_job_equal(cj, old)) {
 		/* the node is what is in force, also when it says what the file says */
-		if (!j->node) j->node = cj;
+		if (!j->cfg.node) j->cfg.node = cj;
 		else conf_job_free(cj);
 		return 0;
 	}
@@ -114,13 +114,13 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
 	for (size_t k = 0; k < nu; k++) log_warn("%s: %s: %s", path, u[k].key, u[k].text);
 	/* the scheduler takes the new config before the old one goes */
 	if (!j->gone) j->c->h.job_conf(j->c->arg, cj);
-	if (j->node) conf_job_free(j->node);
-	j->node = cj;
+	if (j->cfg.node) conf_job_free(j->cfg.node);
+	j->cfg.node = cj;
 	if (!watched) return 0;
 	char p[CJ_PATH_MAX];
 	/* any instance may raise the flag, as in ElasticJob */
 	if (reshard) zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
-	if (fo_off && j->leader) clear_failover(j);
+	if (fo_off && j->lead.leader) clear_failover(j);
 	return 0;
 }
 
@@ -141,15 +141,6 @@ size_t cj_keys_list(const char **keys, size_t n, char *buf, size_t sz)
 
 /* ---- the watch ------------------------------------------------------------------------------------ */
 
-static void config_changed(void *arg, int type, const char *path)
-{
-	struct cjob *j = arg;
-	(void)type;
-	(void)path;
-	j->w_config = 0;
-	if (!j->gone && zkc_state(j->c->z) == ZKC_CONNECTED) cj_watch_config(j);
-}
-
 static void config_known(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
@@ -159,19 +150,40 @@ static void config_known(void *arg, const struct zkc_res *r)
 		return;
 	}
 	if (r->rc != ZNONODE) return;
-	/* deleted: a get sets no watch on a missing node; wait for it with exists */
-	char p[CJ_PATH_MAX], path[CJ_PATH_MAX + 64];
+	/* deleted: the kept watch waits for it to come back */
+	char path[CJ_PATH_MAX + 64];
 	full_path(j, path, sizeof path);
 	log_warn("job %s: the config node %s was deleted; going on with the config in force until it is written again",
 	         j->name, path);
-	j->w_config = 0;
-	if (zkc_exists(j->c->z, cj_path(j, p, "/config"), config_changed, j, NULL, NULL) == ZOK) j->w_config = 1;
 }
 
 void cj_watch_config(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
-	int w = !j->w_config;
-	if (zkc_get(j->c->z, cj_path(j, p, "/config"), w ? config_changed : NULL, j, config_known, j) == ZOK && w)
-		j->w_config = 1;
+	zkc_keep_arm(cj_keep(j, &j->cfg.watch, ZKC_KEEP_DATA, cj_path(j, p, "/config"), ZKC_NO_ITEM, config_known));
+}
+
+/* ---- the node in force ----------------------------------------------------------------------------- */
+
+void cj_node_drop(struct cjob *j)
+{
+	if (j->cfg.node) conf_job_free(j->cfg.node);
+	j->cfg.node = NULL;
+}
+
+const conf_job_t *cj_node_pin(struct cjob *j)
+{
+	if (!j->cfg.node && j->local) {
+		size_t len;
+		char *y = conf_node_emit(j->local, &len);
+		j->cfg.node = y ? conf_node_parse(y, len, j->name, NULL) : NULL;
+		free(y);
+	}
+	return j->cfg.node;
+}
+
+void cj_config_free(struct cjob *j)
+{
+	zkc_keep_free(j->cfg.watch);
+	cj_node_drop(j);
 }

@@ -53,7 +53,7 @@ static void alive_gone(void *arg, int type, const char *path)
 	struct alive_wait *w = arg;
 	struct cjob *j = w->j;
 	(void)path;
-	if (type == ZOO_DELETED_EVENT && cj_live(j, w->session) && j->leader) {
+	if (type == ZOO_DELETED_EVENT && cj_live(j, w->session) && j->lead.leader) {
 		log_info("job %s: failover: instance %s has ended its session", j->name, w->who);
 		failover_crashed(j, w->who);
 	}
@@ -67,7 +67,7 @@ static void alive_known(void *arg, const struct zkc_res *r)
 	if (r->rc == ZOK) return;      /* the watch is armed: alive_gone frees */
 	/* gone already (or the request failed): the watch will not fire, hand out now */
 	struct cjob *j = w->j;
-	if (r->rc == ZNONODE && cj_live(j, w->session) && j->leader) failover_crashed(j, w->who);
+	if (r->rc == ZNONODE && cj_live(j, w->session) && j->lead.leader) failover_crashed(j, w->who);
 	/* a NONODE answer arms a creation watch, which fires only if the node comes back */
 }
 
@@ -78,7 +78,7 @@ static void hand_out_done(void *arg, const struct zkc_res *r)
 	if (r->rc == ZOK)
 		log_info("job %s: failover: %" PRIu32 " item%s of a crashed instance handed out to %d instance%s at once", j->name,
 		         w->n, w->n == 1 ? "" : "s", w->to, w->to == 1 ? "" : "s");
-	else if (r->nops > 2 && r->op_rc[1] == ZNODEEXISTS && cj_live(j, r->session) && j->leader) {
+	else if (r->nops > 2 && r->op_rc[1] == ZNODEEXISTS && cj_live(j, r->session) && j->lead.leader) {
 		log_info("job %s: failover: instance %s is gone from instances/ but its session lives (an operator's shutdown): "
 		         "its items are handed out once it has stopped them", j->name, w->who);
 		char p[CJ_PATH_MAX];
@@ -92,7 +92,7 @@ static void hand_out_done(void *arg, const struct zkc_res *r)
 
 static void hand_out(struct cjob *j, const char *gone, const uint32_t *items, const uint8_t *fo_exists, uint32_t n)
 {
-	if (!j->leader || !j->nlive || !n) return;
+	if (!j->lead.leader || !j->lead.nlive || !n) return;
 	struct alive_wait *w = calloc(1, sizeof *w);
 	if (!w || !(w->who = strdup(gone))) {
 		free(w);
@@ -101,14 +101,14 @@ static void hand_out(struct cjob *j, const char *gone, const uint32_t *items, co
 	w->j = j;
 	char p[CJ_PATH_MAX];
 	zkc_multi_t *m = zkc_multi_new();
-	zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->fence);
+	zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->lead.fence);
 	/* only if its session is over: creating its alive node fails while that lives */
 	zkc_multi_create(m, cj_path(j, p, "/leader/failover/alive/%s", gone), "", 0, 0);
 	zkc_multi_delete(m, p, -1);
 	for (uint32_t k = 0; k < n; k++) {
 		/* round robin over the instances there, going on from the last hand-out's end, so that
 		 * the items of several instances that went at once spread out too */
-		const char *to = j->live[(j->fo_rr + k) % (uint32_t)j->nlive];
+		const char *to = j->lead.live[(j->fo.rr + k) % (uint32_t)j->lead.nlive];
 		zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, items[k]), "", 0, 0);
 		/* an item the instance had itself taken over still names it as its taker */
 		if (fo_exists[k])
@@ -117,9 +117,9 @@ static void hand_out(struct cjob *j, const char *gone, const uint32_t *items, co
 			zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", items[k]), to, (int)strlen(to), 0);
 		zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", items[k]), -1);
 	}
-	j->fo_rr += n;
+	j->fo.rr += n;
 	w->n = n;
-	w->to = j->nlive < (int)n ? j->nlive : (int)n;
+	w->to = j->lead.nlive < (int)n ? j->lead.nlive : (int)n;
 	if (zkc_multi_commit(j->c->z, m, hand_out_done, w) != ZOK) {
 		free(w->who);
 		free(w);
@@ -165,12 +165,9 @@ static void crash_hand_out(struct crash *cr)
 static void crashed_failovering(void *arg, const struct zkc_res *r)
 {
 	struct crash *cr = arg;
-	const char *q = strstr(r->path, "/sharding/");
-	if (q && r->rc == ZOK) {
-		uint32_t i = (uint32_t)strtoul(q + 10, NULL, 10);
+	if (r->rc == ZOK)
 		for (uint32_t a = 0; a < cr->n; a++)
-			if (cr->items[a] == i) cr->fo_exists[a] = 1;
-	}
+			if (cr->items[a] == r->item) cr->fo_exists[a] = 1;
 	if (--cr->left) return;
 	crash_hand_out(cr);
 }
@@ -178,24 +175,23 @@ static void crashed_failovering(void *arg, const struct zkc_res *r)
 static void crashed_running(void *arg, const struct zkc_res *r)
 {
 	struct crash *cr = arg;
-	const char *q = strstr(r->path, "/sharding/");
 	int hit = 0;
-	if (q && r->rc == ZOK && r->data) {
+	if (r->rc == ZOK && r->data) {
 		if (cr->gone) {
 			hit = !strcmp(r->data, cr->gone);
 		} else {            /* a new leader: any running node of an instance that is not there */
 			hit = 1;
-			for (int k = 0; k < cr->j->nlive && hit; k++) hit = strcmp(r->data, cr->j->live[k]) != 0;
+			for (int k = 0; k < cr->j->lead.nlive && hit; k++) hit = strcmp(r->data, cr->j->lead.live[k]) != 0;
 		}
 	}
-	if (hit && (cr->owner[cr->n] = strdup(r->data))) cr->items[cr->n++] = (uint32_t)strtoul(q + 10, NULL, 10);
+	if (hit && (cr->owner[cr->n] = strdup(r->data))) cr->items[cr->n++] = r->item;
 	if (--cr->left) return;
 	/* the items found: is a taker named for any (one that died running it)? */
 	struct cjob *j = cr->j;
 	cr->left = 1;
 	char p[CJ_PATH_MAX];
 	for (uint32_t a = 0; cj_live(j, cr->session) && a < cr->n; a++)
-		if (zkc_exists(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", cr->items[a]), NULL, NULL,
+		if (zkc_exists_item(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", cr->items[a]), cr->items[a], NULL, NULL,
 		               crashed_failovering, cr) == ZOK)
 			cr->left++;
 	struct zkc_res go = { .rc = ZNONODE, .path = "" };
@@ -205,9 +201,9 @@ static void crashed_running(void *arg, const struct zkc_res *r)
 /* the leader: instance `gone` left; which of its items were running? */
 static void failover_crashed(struct cjob *j, const char *gone)
 {
-	if (!cj_conf(j)->failover || !j->have) return;
+	if (!cj_conf(j)->failover || !j->as.have) return;
 	struct crash *cr = calloc(1, sizeof *cr);
-	size_t cap = j->total ? j->total : 1;
+	size_t cap = j->as.total ? j->as.total : 1;
 	if (!cr || (gone && !(cr->gone = strdup(gone))) || !(cr->items = calloc(cap, sizeof *cr->items)) ||
 	    !(cr->owner = calloc(cap, sizeof *cr->owner)) || !(cr->fo_exists = calloc(cap, 1))) {
 		if (cr) crash_free(cr);
@@ -219,56 +215,27 @@ static void failover_crashed(struct cjob *j, const char *gone)
 	cr->left = 1;
 	char p[CJ_PATH_MAX];
 	/* every item: the crashed instance may run an item it owned, or one it had taken over */
-	for (uint32_t i = 0; i < j->total; i++)
-		if (zkc_get(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), NULL, NULL, crashed_running, cr) == ZOK)
+	for (uint32_t i = 0; i < j->as.total; i++)
+		if (zkc_get_item(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), i, NULL, NULL, crashed_running, cr) ==
+		    ZOK)
 			cr->left++;
 	struct zkc_res go = { .rc = ZNONODE, .path = "" };
 	crashed_running(cr, &go);
 }
 
-void cf_instances(struct cjob *j, const struct zkc_res *r)
+void cf_instances(struct cjob *j, char *const *old, int nold)
 {
-	int first = j->live == NULL;
-	/* who went since the last listing */
-	for (int k = 0; k < j->nlive; k++) {
+	/* who went since the last listing (lead.live is the new one, where items are handed out) */
+	for (int k = 0; k < nold; k++) {
 		int still = 0;
-		for (int i = 0; i < r->nchildren && !still; i++) still = !strcmp(j->live[k], r->children[i]);
-		if (!still) {
-			log_info("job %s: instance %s went away", j->name, j->live[k]);
-			/* live[] must be the new list when items are handed out: copy the name */
-			char *gone = strdup(j->live[k]);
-			if (gone) {
-				char **old = j->live;
-				int nold = j->nlive;
-				j->live = NULL;
-				j->nlive = 0;
-				char **nl = calloc((size_t)r->nchildren + 1, sizeof *nl);
-				if (nl) {
-					/* descending, as ElasticJob orders instances */
-					for (int i = r->nchildren - 1; i >= 0; i--)
-						if (cj_id_ok(r->children[i])) nl[j->nlive++] = strdup(r->children[i]);
-					j->live = nl;
-				}
-				failover_crashed(j, gone);
-				free(gone);
-				j->live = old;
-				j->nlive = nold;
-				if (nl) {
-					for (int i = 0; i < r->nchildren; i++) free(nl[i]);     /* calloc'd: the rest NULL */
-					free(nl);
-				}
-			}
-		}
+		for (int i = 0; i < j->lead.nlive && !still; i++) still = !strcmp(old[k], j->lead.live[i]);
+		if (still) continue;
+		log_info("job %s: instance %s went away", j->name, old[k]);
+		failover_crashed(j, old[k]);
 	}
-	for (int k = 0; k < j->nlive; k++) free(j->live[k]);
-	free(j->live);
-	j->live = calloc((size_t)r->nchildren + 1, sizeof *j->live);
-	j->nlive = 0;
-	for (int i = r->nchildren - 1; j->live && i >= 0; i--)
-		if (cj_id_ok(r->children[i])) j->live[j->nlive++] = strdup(r->children[i]);   /* garbage is no taker */
 	/* a new leader does not know who was there before: items running for an instance that is
 	 * not there now crashed with it (it may have been the old leader) */
-	if (first) failover_crashed(j, NULL);
+	if (!old) failover_crashed(j, NULL);
 	/* queued items whose taker is gone: hand them out again */
 	if (cj_conf(j)->failover) cf_scan(j);
 }
@@ -287,14 +254,14 @@ static void failovering_read(void *arg, const struct zkc_res *r)
 	struct take *t = arg;
 	struct cjob *j = t->j;
 	uint32_t i = t->item;
-	if (cj_live(j, r->session) && r->rc == ZNONODE && j->leader && j->nlive) {
+	if (cj_live(j, r->session) && r->rc == ZNONODE && j->lead.leader && j->lead.nlive) {
 		/* queued without a taker: by the instance that ran it, back under the same id in a new
 		 * session (coord_running.c). The leader names one; the entry is queued again in the same
 		 * multi, so every instance's watch on the queue sees a change and reads the taker. */
 		char p[CJ_PATH_MAX];
-		const char *to = j->live[i % (uint32_t)j->nlive];
+		const char *to = j->lead.live[i % (uint32_t)j->lead.nlive];
 		zkc_multi_t *m = zkc_multi_new();
-		zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->fence);
+		zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->lead.fence);
 		zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", i), to, (int)strlen(to), 0);
 		zkc_multi_delete(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, i), -1);
 		zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, i), "", 0, 0);
@@ -311,14 +278,14 @@ static void failovering_read(void *arg, const struct zkc_res *r)
 	if (strcmp(r->data, me)) {
 		/* the leader: queued for an instance that is gone? hand it out again */
 		int there = 0;
-		for (int k = 0; k < j->nlive && !there; k++) there = !strcmp(j->live[k], r->data);
-		if (j->leader && j->nlive && !there) {
+		for (int k = 0; k < j->lead.nlive && !there; k++) there = !strcmp(j->lead.live[k], r->data);
+		if (j->lead.leader && j->lead.nlive && !there) {
 			/* named again, and queued again in the same multi so that every instance's watch on
 			 * the queue sees a change and reads its new taker */
 			char p[CJ_PATH_MAX];
-			const char *to = j->live[i % (uint32_t)j->nlive];
+			const char *to = j->lead.live[i % (uint32_t)j->lead.nlive];
 			zkc_multi_t *m = zkc_multi_new();
-			zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->fence);
+			zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->lead.fence);
 			zkc_multi_set(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", i), to, (int)strlen(to), r->stat.version);
 			zkc_multi_delete(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, i), -1);
 			zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, i), "", 0, 0);
@@ -329,18 +296,18 @@ static void failovering_read(void *arg, const struct zkc_res *r)
 		free(t);
 		return;
 	}
-	if (i >= j->taking_total || j->taking[i]) {
+	if (i >= j->fo.ntaking || j->fo.taking[i]) {
 		free(t);
 		return;
 	}
-	j->taking[i] = 1;
+	j->fo.taking[i] = 1;
 	char p[CJ_PATH_MAX];
 	zkc_multi_t *m = zkc_multi_new();
 	zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/failover", i), me, (int)strlen(me), ZOO_EPHEMERAL);
 	zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), me, (int)strlen(me), 0);
 	zkc_multi_delete(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, i), -1);
 	if (zkc_multi_commit(j->c->z, m, taken, t) != ZOK) {
-		j->taking[i] = 0;
+		j->fo.taking[i] = 0;
 		free(t);
 	}
 }
@@ -351,7 +318,7 @@ static void taken(void *arg, const struct zkc_res *r)
 	struct cjob *j = t->j;
 	uint32_t i = t->item;
 	free(t);
-	if (i < j->taking_total) j->taking[i] = 0;
+	if (i < j->fo.ntaking) j->fo.taking[i] = 0;
 	if (r->rc != ZOK || !cj_live(j, r->session)) {
 		if (r->rc != ZOK) log_warn("job %s: failover: taking item %" PRIu32 ": %s", j->name, i, zerror(r->rc));
 		return;
@@ -366,11 +333,11 @@ static void taken(void *arg, const struct zkc_res *r)
 static void failover_listed(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
-	if (!cj_live(j, r->session) || r->rc != ZOK || !j->have || j->shut) return;   /* shut down here: no taking */
-	if (j->taking_total != j->total) {
-		free(j->taking);
-		j->taking = calloc(j->total ? j->total : 1, 1);
-		j->taking_total = j->taking ? j->total : 0;
+	if (!cj_live(j, r->session) || r->rc != ZOK || !j->as.have || j->ops.shut) return;   /* shut down here: no taking */
+	if (j->fo.ntaking != j->as.total) {
+		free(j->fo.taking);
+		j->fo.taking = calloc(j->as.total ? j->as.total : 1, 1);
+		j->fo.ntaking = j->fo.taking ? j->as.total : 0;
 	}
 	char p[CJ_PATH_MAX];
 	for (int k = 0; k < r->nchildren; k++) {
@@ -383,20 +350,15 @@ static void failover_listed(void *arg, const struct zkc_res *r)
 	}
 }
 
-static void failover_changed(void *arg, int type, const char *path)
-{
-	struct cjob *j = arg;
-	(void)type;
-	(void)path;
-	j->w_failover = 0;
-	if (!j->gone) cf_scan(j);
-}
-
 void cf_scan(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
-	int w = !j->w_failover;
-	if (zkc_children(j->c->z, cj_path(j, p, "/leader/failover/items"), w ? failover_changed : NULL, j, failover_listed, j) ==
-	        ZOK && w)
-		j->w_failover = 1;
+	zkc_keep_read(cj_keep(j, &j->fo.w_items, ZKC_KEEP_CHILDREN, cj_path(j, p, "/leader/failover/items"), ZKC_NO_ITEM,
+	                      failover_listed));
+}
+
+void cf_free(struct cjob *j)
+{
+	zkc_keep_free(j->fo.w_items);
+	free(j->fo.taking);
 }

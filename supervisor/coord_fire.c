@@ -68,16 +68,16 @@ struct cfire *cx_side_run(struct cjob *j, uint32_t item)
 	/* its own fire id: when it started, in ms, never a whole second (that is a cron fire's) and
 	 * never one an earlier side run of the job had (two can start in the same ms) */
 	uint64_t ms = (uint64_t)(wait_realtime_ns() / 1000000u);
-	if (ms <= j->side_ms) ms = j->side_ms + 1;
+	if (ms <= j->fx.side_ms) ms = j->fx.side_ms + 1;
 	if (ms % 1000 == 0) ms++;
-	struct cfire *f = cx_new(j, j->total, ms);
+	struct cfire *f = cx_new(j, j->as.total, ms);
 	if (!f) return NULL;
-	j->side_ms = ms;
+	j->fx.side_ms = ms;
 	f->failover = 1;
 	f->fire->items[0] = item;
 	f->fire->n = 1;
-	f->next = j->ffires;
-	j->ffires = f;
+	f->next = j->fx.side;
+	j->fx.side = f;
 	return f;
 }
 
@@ -88,13 +88,13 @@ void cx_end(struct cfire *f)
 	sched_job_t *h = f->handle;
 	if (f->fire->n) fire_summary(f->fire);
 	if (f->failover) {
-		for (struct cfire **pp = &j->ffires; *pp; pp = &(*pp)->next)
+		for (struct cfire **pp = &j->fx.side; *pp; pp = &(*pp)->next)
 			if (*pp == f) {
 				*pp = f->next;
 				break;
 			}
 	} else {
-		j->fire = NULL;
+		j->fx.fire = NULL;
 	}
 	int fo = f->failover, missed = f->missed;
 	cx_free(f);
@@ -105,14 +105,14 @@ void cx_end(struct cfire *f)
 void cx_submit(struct cfire *f)
 {
 	struct cjob *j = f->j;
-	uint32_t n = fire_submit(f->fire, cj_conf(j), j->epoch);
+	uint32_t n = fire_submit(f->fire, cj_conf(j), j->as.epoch);
 	f->state = F_RUN;
 	if (!n) {
 		cx_end(f);
 		return;
 	}
 	log_info("job %s: fire %" PRIu64 ": %" PRIu32 " item%s here, epoch 0x%" PRIx64, j->name, f->fire->fire_ms, n,
-	         n == 1 ? "" : "s", j->epoch);
+	         n == 1 ? "" : "s", j->as.epoch);
 	fires_kick(j->c->fires);    /* last: outcomes may come back inside */
 }
 
@@ -141,7 +141,7 @@ static void write_running(struct cfire *f)
 		uint32_t it = f->fire->items[i];
 		zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), id, (int)strlen(id),
 		                 cj->failover ? 0 : ZOO_EPHEMERAL);
-		if (j->completed && it < j->total && j->completed[it])
+		if (cj_is_completed(j, it))
 			zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), -1);
 	}
 	if (zkc_multi_commit(j->c->z, m, running_written, f) != ZOK) {
@@ -159,7 +159,7 @@ static void running_written(void *arg, const struct zkc_res *r)
 	struct cjob *j = f->j;
 	if (r->rc == ZOK) {
 		for (uint32_t i = 0; i < f->fire->n; i++)
-			if (f->fire->items[i] < j->total && j->completed) j->completed[f->fire->items[i]] = 0;
+			cj_set_completed(j, f->fire->items[i], 0);
 		cx_submit(f);
 		return;
 	}
@@ -168,7 +168,7 @@ static void running_written(void *arg, const struct zkc_res *r)
 		 * "running" for items that never ran. Clear ours when the connection is back. */
 		if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT)
 			for (uint32_t i = 0; i < f->fire->n; i++)
-				if (j->stale && f->fire->items[i] < j->total) j->stale[f->fire->items[i]] = 1;
+				cx_mark_stale(j, f->fire->items[i]);
 		log_warn("job %s: fire %" PRIu64 ": its running nodes could not be written (%s); the fire is missed%s", j->name,
 		         f->fire->fire_ms, zerror(r->rc), f->failover ? "" : cj_conf(j)->misfire ? ": its catch-up runs once the job can run"
 		         : " (misfire: false)");
@@ -193,7 +193,7 @@ static void running_written(void *arg, const struct zkc_res *r)
 			break;
 		}
 		op++;
-		if (j->completed && it < j->total && j->completed[it]) {
+		if (cj_is_completed(j, it)) {
 			if (op == k) {
 				q = "completed";
 				item = it;
@@ -209,7 +209,7 @@ static void running_written(void *arg, const struct zkc_res *r)
 		return;
 	}
 	if (!strcmp(q, "completed")) {
-		j->completed[item] = 0;
+		cj_set_completed(j, item, 0);
 	} else {
 		cx_misfire(j, item);
 		uint32_t w = 0;
@@ -224,31 +224,41 @@ static void running_written(void *arg, const struct zkc_res *r)
 	write_running(f);
 }
 
+enum cj_wait cj_ready(const struct cjob *j)
+{
+	if (!cx_running_settled(j)) return CJ_WAIT_STALE;
+	if (!cj_registered(j)) return CJ_WAIT_REG;
+	if (!cj_assign_settled(j)) return CJ_WAIT_READING;
+	if (j->lead.necessary || !cj_assign_current(j)) return CJ_WAIT_SHARDING;
+	return CJ_READY;
+}
+
 void cx_continue(struct cjob *j)
 {
-	struct cfire *f = j->fire;
+	struct cfire *f = j->fx.fire;
 	if (!f || f->state != F_WAIT) return;
-	if (j->stale_pending) return;      /* clearing running nodes left by a lost connection */
+	enum cj_wait w = cj_ready(j);
+	if (w == CJ_WAIT_STALE) return;     /* clearing running nodes left by a lost connection */
 	if (j->gone) {
 		f->fire->n = 0;
 		cx_end(f);
 		return;
 	}
-	if (!j->reg_session || !cj_live(j, j->reg_session)) return;   /* registering: its assignment load calls again */
-	if (j->states_loading || j->loading) return;     /* their answers call again */
-	if (j->necessary || !j->have || j->total != (uint32_t)cj_conf(j)->sharding_total_count) {
+	/* registering: its assignment load calls again; reading: their answers call again */
+	if (w == CJ_WAIT_REG || w == CJ_WAIT_READING) return;
+	if (w == CJ_WAIT_SHARDING) {
 		log_debug("job %s: fire %" PRIu64 " waits for sharding (necessary %d, assignment %s, %s)", j->name, f->fire->fire_ms,
-		          j->necessary, j->have ? "loaded" : "none", j->leader ? "sharding it now" : "the leader shards");
-		if (j->leader) cj_shard_now(j);
+		          j->lead.necessary, j->as.have ? "loaded" : "none", j->lead.leader ? "sharding it now" : "the leader shards");
+		if (j->lead.leader) cj_shard_now(j);
 		return;             /* the sharding node's watch (or necessary's) calls again */
 	}
 	const char *me = j->c->id;
 	uint32_t owned = 0;
 	f->fire->n = 0;
-	for (uint32_t i = 0; i < j->total; i++) {
-		if (!j->owner[i] || strcmp(j->owner[i], me)) continue;
+	for (uint32_t i = 0; i < j->as.total; i++) {
+		if (!j->as.owner[i] || strcmp(j->as.owner[i], me)) continue;
 		owned++;
-		if (!j->disabled[i]) f->fire->items[f->fire->n++] = i;
+		if (!j->as.disabled[i]) f->fire->items[f->fire->n++] = i;
 	}
 	if (!f->fire->n) {
 		/* nothing here: the fire is over at once (the scheduler counts it ended) */
@@ -257,14 +267,14 @@ void cx_continue(struct cjob *j)
 			         "(sharding/{i}/disabled)", j->name, f->fire->fire_ms, owned, owned == 1 ? "" : "s", owned == 1 ? "is" : "are");
 		else {
 			char cause[64];
-			snprintf(cause, sizeof cause, "no items %" PRIx64, j->epoch);
-			log_cause(&j->idle_cause, LL_INFO, cause, "job %s: no item of the assignment of epoch 0x%" PRIx64
-			          " is this instance's: its fires run nothing here", j->name, j->epoch);
+			snprintf(cause, sizeof cause, "no items %" PRIx64, j->as.epoch);
+			log_cause(&j->fx.idle_cause, LL_INFO, cause, "job %s: no item of the assignment of epoch 0x%" PRIx64
+			          " is this instance's: its fires run nothing here", j->name, j->as.epoch);
 		}
 		cx_end(f);
 		return;
 	}
-	log_cause_reset(&j->idle_cause);
+	log_cause_reset(&j->fx.idle_cause);
 	f->state = F_START;
 	write_running(f);
 }
@@ -281,7 +291,7 @@ static void fire_refused(struct cjob *j, const struct sched_fire_info *fi, const
 	vsnprintf(why, sizeof why, fmt, ap);
 	va_end(ap);
 	int64_t ms = fi->fire_s * 1000;
-	if (!log_cause(&j->fire_cause, LL_WARN, cause, "job %s: %sfire %" PRId64 " does not run here: %s", j->name,
+	if (!log_cause(&j->fx.fire_cause, LL_WARN, cause, "job %s: %sfire %" PRId64 " does not run here: %s", j->name,
 	               fi->catch_up ? "catch-up " : "", ms, why))
 		log_info("job %s: %sfire %" PRId64 " does not run here: %s", j->name, fi->catch_up ? "catch-up " : "", ms, why);
 }
@@ -292,12 +302,12 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	struct cjob *j = cj_find(c, fi->job);
 	if (c->stopping || !j) return -1;
 	const conf_job_t *cj = cj_conf(j);
-	if (j->shut) {
+	if (j->ops.shut) {
 		fire_refused(j, fi, "shut", "the job is shut down on this instance (its instances/%s node was deleted) "
 		             "until the supervisor restarts", c->id);
 		return 1;
 	}
-	if (!j->clock_known && cj->max_time_diff_seconds >= 0 && zkc_state(c->z) == ZKC_CONNECTED) {
+	if (!j->chk.clock_known && cj->max_time_diff_seconds >= 0 && zkc_state(c->z) == ZKC_CONNECTED) {
 		/* not a fire on a clock nobody looked at: the first comparison is one round trip, sent
 		 * as soon as the session is there, so this only happens when ZooKeeper is slow */
 		fire_refused(j, fi, "clock unknown", "this machine's clock has not been compared with ZooKeeper's yet "
@@ -305,32 +315,32 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 		             cj->misfire ? "it runs once it has been (misfire: true)" : "it is dropped (misfire: false)");
 		return -1;
 	}
-	if (j->clock_bad && cj->max_time_diff_seconds >= 0) {
-		int64_t off = j->clock_off_ms;
+	if (j->chk.clock_bad && cj->max_time_diff_seconds >= 0) {
+		int64_t off = j->chk.clock_off_ms;
 		fire_refused(j, fi, "clock", "this machine's clock is %.1fs %s ZooKeeper's, over maxTimeDiffSeconds (%d)",
 		             (double)(off < 0 ? -off : off) / 1000.0, off < 0 ? "behind" : "ahead of", cj->max_time_diff_seconds);
 		return 1;
 	}
 	/* a fire while the job registers (the first one after a start, say) waits for it, bounded
 	 * like any wait (coord_lead.c cj_wait_bound) */
-	if ((!cj_live(j, j->reg_session) || !j->reg_session) && !(j->registering && zkc_state(c->z) == ZKC_CONNECTED)) {
+	if (!cj_registered(j) && !(j->reg.busy && zkc_state(c->z) == ZKC_CONNECTED)) {
 		int conn = zkc_state(c->z) == ZKC_CONNECTED;
 		fire_refused(j, fi, conn ? "not registered" : "not connected",
 		             "%s; %s", conn ? "the job is not registered yet" : "not connected to ZooKeeper",
 		             cj->misfire ? "it runs once the job can run again (misfire: true)" : "it is dropped (misfire: false)");
 		return -1;
 	}
-	if (cj->disabled || j->server_off) {
+	if (cj->disabled || j->ops.server_off) {
 		fire_refused(j, fi, "disabled", "%s", cj->disabled ? "the job is disabled (disabled: true)"
 		             : "this server is DISABLED (servers/{ip})");
 		return 1;
 	}
-	log_cause_reset(&j->fire_cause);
+	log_cause_reset(&j->fx.fire_cause);
 	struct cfire *f = cx_new(j, cj->sharding_total_count, (uint64_t)fi->fire_s * 1000u);
 	if (!f) return -1;
 	f->handle = fi->handle;
 	f->state = F_WAIT;
-	j->fire = f;
+	j->fx.fire = f;
 	cx_continue(j);
 	return 0;
 }
@@ -413,11 +423,11 @@ static void completed_written(void *arg, const struct zkc_res *r)
 			if (f->fire->done[it] != FIRE_OK) continue;
 			zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), -1, NULL, NULL);
 			zkc_create(j->c->z, p, id, (int)strlen(id), 0, NULL, NULL);
-			if (j->completed && it < j->total) j->completed[it] = 1;
+			cj_set_completed(j, it, 1);
 		}
-	} else if (r->rc == ZOK && j->completed)
+	} else if (r->rc == ZOK)
 		for (uint32_t i = 0; i < n; i++)
-			if (f->pending[i] < j->total && f->fire->done[f->pending[i]] == FIRE_OK) j->completed[f->pending[i]] = 1;
+			if (f->fire->done[f->pending[i]] == FIRE_OK) cj_set_completed(j, f->pending[i], 1);
 	memmove(f->pending, f->pending + n, (f->npending - n) * sizeof *f->pending);
 	f->npending -= n;
 	f->flushed += n;
@@ -433,14 +443,14 @@ static void completed_written(void *arg, const struct zkc_res *r)
  * completions have nothing left to write. */
 void cx_session_lost(struct cjob *j)
 {
-	for (struct cfire *f = j->ffires, *n; f; f = n) {
+	for (struct cfire *f = j->fx.side, *n; f; f = n) {
 		n = f->next;
 		f->monitor = 0;
 		flush_fire(f);
 	}
-	if (j->fire && j->fire->state == F_RUN) {
-		j->fire->monitor = 0;
-		flush_fire(j->fire);
+	if (j->fx.fire && j->fx.fire->state == F_RUN) {
+		j->fx.fire->monitor = 0;
+		flush_fire(j->fx.fire);
 	}
 }
 
@@ -450,8 +460,8 @@ void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents)
 	coord_t *c = w->data;
 	ev_idle_stop(loop, w);
 	for (size_t i = 0; i < c->n; i++) {
-		if (c->jobs[i]->fire && c->jobs[i]->fire->state == F_RUN) flush_fire(c->jobs[i]->fire);
-		for (struct cfire *f = c->jobs[i]->ffires, *n; f; f = n) {
+		if (c->jobs[i]->fx.fire && c->jobs[i]->fx.fire->state == F_RUN) flush_fire(c->jobs[i]->fx.fire);
+		for (struct cfire *f = c->jobs[i]->fx.side, *n; f; f = n) {
 			n = f->next;        /* flush_fire may end (free) f */
 			flush_fire(f);
 		}
@@ -464,7 +474,7 @@ static void zk_item_ended(fire_t *t, uint32_t item, const struct disp_outcome *o
 	struct cfire *f = t->owner;
 	/* stopped because an operator shut the job down here: it did not run to its end, and the
 	 * leader waits for us to hand it over (coord_failover.c) */
-	if (f->j->shut && o->status == FRAME_ST_CANCELLED && cj_conf(f->j)->failover) t->done[item] = FIRE_HANDED_OVER;
+	if (f->j->ops.shut && o->status == FRAME_ST_CANCELLED && cj_conf(f->j)->failover) t->done[item] = FIRE_HANDED_OVER;
 	if (!f->npending) f->pending_since_ns = wait_now_ns();
 	f->pending[f->npending++] = item;
 	/* completions that end close together go in one multi: write when the loop is idle */

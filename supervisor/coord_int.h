@@ -28,68 +28,114 @@
 
 struct cfire;
 
-struct cjob {
-	coord_t *c;
-	char *name;
-	const conf_job_t *local;    /* from the file (valid until the next coord_set_jobs) */
-	conf_job_t *node;           /* the stored config node in force, or NULL: local */
-	int gone;                   /* removed from the config */
+/* Each concern's part of a job, owned by (written only in) its file; the others read it. A
+ * watch is a kept watch of zkc (zkc_keep_*): armed in a session, re-armed by zkc after each event,
+ * unarmed by zkc on a new session (each concern arms its own again in cj_*_session). */
+
+struct cj_reg {                 /* coord_reg.c: registration in each session */
+	uint64_t session;           /* registered in this session (0: not) */
+	int busy;                   /* registering now */
+	uint64_t retry_ns;          /* a failed registration starts over then (0: not failed) */
+	int ever;                   /* registered in some session of this process */
+	int rejoin;                 /* a new session after one we registered in: look for our running
+	                               nodes left from it (failover on) and queue them */
 	int publish;                /* overwrite: true and the file's config not yet published (start, reload) */
-	int retiring;               /* removed: its alive node goes once its running fires have ended */
-	int retire_zk;              /* removed while disconnected: its nodes go at the reconnect */
-	int seen;                   /* coord_set_jobs: in the new config */
-	uint64_t reg_session;       /* registered in this session (0: not) */
-	int registering;
-	uint64_t reg_retry_ns;      /* a failed registration starts over then (0: not failed) */
-	struct log_cause fire_cause;   /* why fires cannot run, said once per change */
-	struct log_cause idle_cause;   /* "no item of this epoch is ours", said once per epoch */
+};
+
+struct cj_cfg {                 /* coord_config.c: the config node */
+	conf_job_t *node;           /* the stored config node in force, or NULL: local */
+	zkc_keep_t *watch;          /* config (data) */
+};
+
+struct cj_lead {                /* coord_lead.c: election, the resharding flag, the instances */
 	int leader;
 	int fence;                  /* leader: version of leader/election after our write */
 	int necessary;              /* leader/sharding/necessary exists */
-	int sharding;               /* the leader is sharding */
-	/* the assignment in force */
+	char **live;                /* leader: the instances at the last listing, descending */
+	int nlive;
+	uint64_t inst_gen;          /* leader: changes of instances/ seen (events, listings that differ) */
+	zkc_keep_t *w_leader;       /* leader/election/instance (exists) */
+	zkc_keep_t *w_necessary;    /* leader/sharding/necessary (exists) */
+	zkc_keep_t *w_instances;    /* instances (children), the leader's */
+};
+
+struct cj_shard {               /* coord_shard.c: the leader's sharding */
+	int busy;                   /* sharding now */
+};
+
+struct cj_assign {              /* coord_assign.c: the assignment in force, our items' state */
 	uint64_t epoch;             /* mzxid of the sharding node */
 	uint32_t total;
 	char **owner;               /* [total] instance ids */
 	int have;                   /* owner[] loaded for epoch */
-	int loading;
+	int loading;                /* reads of the sharding node in flight */
+	int states_loading;         /* reading the nodes under our items */
 	uint8_t *completed;         /* [total]: sharding/i/completed exists (items we own) */
 	uint8_t *disabled;          /* [total]: sharding/i/disabled exists (items we own) */
-	uint8_t *stale;             /* [stale_n]: a running node of ours may exist for an item not running */
-	uint32_t stale_n;
-	int stale_pending;          /* their reads and deletes in flight: fires wait */
-	int ever_registered;        /* registered in some session of this process */
-	int orphan_scan;            /* a new session after one we registered in: look for our running
-	                               nodes left from it (failover on) and queue them */
-	int states_loading;         /* reading the nodes under our items */
-	uint8_t *w_disabled;        /* [w_disabled_n]: exists watch on sharding/i/disabled armed */
-	uint32_t w_disabled_n;
-	int w_sharding, w_necessary, w_leader, w_instances;   /* watch armed (this session) */
+	zkc_keep_t *w_sharding;     /* sharding (data) */
+	zkc_keep_t **w_disabled;    /* [nw_disabled]: sharding/i/disabled (exists) of items we own */
+	uint32_t nw_disabled;
+};
+
+struct cj_fires {               /* coord_fire.c: fires and side runs */
 	struct cfire *fire;         /* the fire in progress, or NULL */
-	struct cfire *ffires;       /* failover runs in progress (list) */
-	uint64_t side_ms;           /* the fire id of the latest failover or misfire run */
-	char **live;                /* leader: the instances at the last listing, sorted */
-	int nlive;
-	uint64_t inst_gen;
-	uint32_t fo_rr;             /* leader: where the next failover hand-out's round robin starts */          /* leader: changes of instances/ seen (watch events, listings that differ) */
-	uint8_t *taking;            /* [total]: a failover item being taken here */
-	uint32_t taking_total;
-	int w_failover;             /* watch on leader/failover/items armed */
-	int w_trigger;              /* watch on trigger/{instance} armed */
-	int w_server;               /* watch on servers/{ip} armed */
-	int w_config;               /* watch on config armed */
+	struct cfire *side;         /* side runs in progress: failover takes, misfire runs (list) */
+	uint64_t side_ms;           /* the fire id of the latest side run */
+	struct log_cause fire_cause;   /* why fires cannot run, said once per change */
+	struct log_cause idle_cause;   /* "no item of this epoch is ours", said once per epoch */
+};
+
+struct cj_running {             /* coord_running.c: running nodes that outlive their run */
+	uint8_t *stale;             /* [nstale]: a running node of ours may exist for an item not running */
+	uint32_t nstale;
+	int stale_pending;          /* their reads and deletes in flight: fires wait */
+	zkc_keep_t **w_misfire;     /* [nw_misfire]: sharding/i/running (exists) of a misfired item */
+	uint32_t nw_misfire;
+};
+
+struct cj_failover {            /* coord_failover.c */
+	uint8_t *taking;            /* [ntaking]: a failover item being taken here */
+	uint32_t ntaking;
+	uint32_t rr;                /* leader: where the next hand-out's round robin starts */
+	zkc_keep_t *w_items;        /* leader/failover/items (children) */
+};
+
+struct cj_ops {                 /* coord_ops.c: the operator's nodes */
+	int shut;                   /* instances/{our id} deleted by an operator: the job is shut down here */
+	int server_off;             /* servers/{ip} is DISABLED */
+	zkc_keep_t *w_trigger;      /* trigger/{our id} (exists) */
+	zkc_keep_t *w_server;       /* servers/{ip} (data) */
+	zkc_keep_t *w_self;         /* instances/{our id} (exists) */
+};
+
+struct cj_check {               /* coord_check.c: the clock, the leader's reconcile */
 	uint64_t clock_next_ns;     /* maxTimeDiffSeconds: the next check of the clock (0: at once) */
-	int clock_inflight;
+	uint64_t clock_session;     /* the session of the check in flight (0: none) */
 	int64_t clock_off_ms;       /* the last measured difference: local - ZooKeeper */
 	int clock_bad;              /* over maxTimeDiffSeconds: fires are refused */
 	int clock_known;            /* the clock was compared at least once (fires wait for that) */
 	uint64_t reconcile_next_ns; /* the leader's next reconcile (0: not scheduled) */
-	int reconciling;
-	uint8_t *mis_wait;          /* [mis_wait_n]: a misfired item waits for its running node to go */
-	uint32_t mis_wait_n;
-	int w_self;                 /* watch on instances/{our id} armed */
-	int shut;                   /* instances/{our id} deleted by an operator: the job is shut down here */
-	int server_off;             /* servers/{ip} is DISABLED */
+	uint64_t reconcile_session; /* the session of the reconcile in flight (0: none) */
+};
+
+struct cjob {                   /* coord.c: a job of the config, and what each concern keeps of it */
+	coord_t *c;
+	char *name;
+	const conf_job_t *local;    /* from the file (valid until the next coord_set_jobs) */
+	int gone;                   /* removed from the config */
+	int retiring;               /* removed: its alive node goes once its running fires have ended */
+	int retire_zk;              /* removed while disconnected: its nodes go at the reconnect */
+	int seen;                   /* coord_set_jobs: in the new config */
+	struct cj_reg reg;
+	struct cj_cfg cfg;
+	struct cj_lead lead;
+	struct cj_shard shard;
+	struct cj_assign as;
+	struct cj_fires fx;
+	struct cj_running run;
+	struct cj_failover fo;
+	struct cj_ops ops;
+	struct cj_check chk;
 };
 
 /* A fire of a job in ZooKeeper mode, or a side run (a failover take, a misfire's run again): the
@@ -139,7 +185,7 @@ struct coord {
 
 static inline const conf_job_t *cj_conf(const struct cjob *j)
 {
-	return j->node ? j->node : j->local;
+	return j->cfg.node ? j->cfg.node : j->local;
 }
 
 
@@ -149,19 +195,82 @@ static inline int cj_live(const struct cjob *j, uint64_t session)
 	return !j->gone && session == zkc_session(j->c->z) && zkc_state(j->c->z) == ZKC_CONNECTED;
 }
 
-/* coord.c: the session, the jobs of the config */
+/* ---- each concern's readiness, read by the fires (coord_fire.c cj_ready composes them) -------- */
+
+static inline int cj_registered(const struct cjob *j)         /* coord_reg.c: in this session */
+{
+	return j->reg.session && cj_live(j, j->reg.session);
+}
+
+static inline int cx_running_settled(const struct cjob *j)    /* coord_running.c: no stale node being cleared */
+{
+	return !j->run.stale_pending;
+}
+
+static inline int cj_assign_settled(const struct cjob *j)     /* coord_assign.c: no read in flight */
+{
+	return !j->as.loading && !j->as.states_loading;
+}
+
+static inline int cj_assign_current(const struct cjob *j)     /* coord_assign.c: an assignment of the config's size */
+{
+	return j->as.have && j->as.total == cj_conf(j)->sharding_total_count;
+}
+
+static inline int cj_is_completed(const struct cjob *j, uint32_t i)   /* coord_assign.c */
+{
+	return j->as.completed && i < j->as.total && j->as.completed[i];
+}
+
+/* Why a fire waits (the first unmet of the concerns' readiness), or CJ_READY: it may take the
+ * assignment in force. */
+enum cj_wait { CJ_READY, CJ_WAIT_STALE, CJ_WAIT_REG, CJ_WAIT_READING, CJ_WAIT_SHARDING };
+enum cj_wait cj_ready(const struct cjob *j);
+
+/* coord.c: the session, the jobs of the config; kept watches for every concern */
 void cj_kick(struct cjob *j);
-void cj_retired(struct cjob *j);                /* a removed job's last fire has ended */                   /* the job can fire again: a catch-up owed starts */
+void cj_retired(struct cjob *j);                /* a removed job's last fire has ended */
 const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 struct cjob *cj_find(coord_t *c, const char *name);
+/* The kept watch in *slot, made on first use (cb gets the job, r->item = item); NULL when out of
+ * memory (logged; zkc_keep_arm/read of NULL send nothing). */
+zkc_keep_t *cj_keep(struct cjob *j, zkc_keep_t **slot, enum zkc_keep_kind kind, const char *path, uint32_t item,
+                    zkc_cb cb);
+zkc_keep_t **cj_keep_at(zkc_keep_t ***v, uint32_t *n, uint32_t i);   /* slot i of a growing array (NULL: no memory) */
+void cj_keeps_free(zkc_keep_t **v, uint32_t n);                        /* each freed, its slot NULL */
 
 /* coord_reg.c: registration in each session */
 void cj_reg_start(struct cjob *j);              /* register (once at a time); its end arms the watches */
 void cj_publish_now(struct cjob *j);            /* overwrite: true and the file changed: publish it */
+void cj_publish_due(struct cjob *j, int due);   /* the file's config is (not) to be published */
+void cj_reg_tick(struct cjob *j, uint64_t now_ns);   /* a failed registration starts over when due */
+void cj_reg_session(struct cjob *j);            /* a new session (or the old one expired): not registered */
+int cj_reg_leave(struct cjob *j);               /* removed: 1 if it was registered (its nodes go) */
+
+/* coord_config.c: the config node */
+/* Take a config node's text as the job's config (watched: an operator's change, acted on; else
+ * the one found at registration). 0 taken (or the same), -1 refused (logged: the config in force
+ * stays). */
+int cj_take_node(struct cjob *j, const void *data, size_t len, int watched);
+void cj_watch_config(struct cjob *j);
+void cj_node_drop(struct cjob *j);              /* the file's config is in force again */
+const conf_job_t *cj_node_pin(struct cjob *j);  /* a private copy of the config in force, kept */
+void cj_config_free(struct cjob *j);
+size_t cj_keys_list(const char **keys, size_t n, char *buf, size_t sz);
 
 /* coord_lead.c: election, the resharding flag, the leader's instances, the bounded wait */
 void cj_elect(struct cjob *j);                  /* stand for leader, or watch the one there */
 void cj_watch_necessary(struct cjob *j);        /* everyone: leader/sharding/necessary, watched */
+/* The leader raises leader/sharding/necessary (fenced); logged once it is set. */
+void cj_set_necessary(struct cjob *j, const char *why);
+/* The leader: an item assigned to an instance that is not online (in its last listing) raises
+ * the flag; costs nothing while the assignment is sound. */
+void cj_check_owners(struct cjob *j);
+void cj_lead_session(struct cjob *j);           /* not the leader (a new session, a registration) */
+void cj_step_down(struct cjob *j);              /* the leader gives it up: its election node goes */
+void cj_deposed(struct cjob *j);                /* its fence failed: not the leader; elect again */
+void cj_sharded(struct cjob *j);                /* its sharding multi deleted the flag */
+void cj_lead_free(struct cjob *j);
 /* A fire that waited for the assignment for 2 session timeouts is missed and the leader deposed. */
 void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout_ns);
 
@@ -169,9 +278,16 @@ void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout_ns);
 void cl_lease_back(coord_t *c, uint64_t now_ns);   /* fresh (connected): told now; held items run */
 void cl_lease_tick(coord_t *c, uint64_t now_ns);
 
+/* coord_shard.c */
+void cj_shard_now(struct cjob *j);              /* the leader: shard at once (once at a time) */
+
 /* coord_assign.c: the assignment in force */
 void cj_load_assignment(struct cjob *j);       /* read it (again), watching the sharding node */
+void cj_assign_reload(struct cjob *j);         /* from scratch: reads in flight are forgotten */
 void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch);   /* takes owner */
+void cj_set_completed(struct cjob *j, uint32_t i, int on);   /* sharding/i/completed written, deleted */
+void cj_assign_session(struct cjob *j);
+void cj_assign_free(struct cjob *j);
 void cj_free_owner(char **owner, uint32_t n);
 int cj_owned(const struct cjob *j, uint32_t i);     /* item i is ours in the assignment in force */
 /* An instance id as ElasticJob writes them: {ip}@-@{pid}. */
@@ -179,53 +295,43 @@ int cj_id_ok(const char *id);
 /* Text an operator wrote, fit for a log line: at most 40 bytes, non-printable bytes as '?'. */
 const char *cj_show(const char *data, int len, char *buf, size_t sz);
 
-/* coord_ops.c: the operator's nodes for this instance, watched */
-void cj_watch_trigger(struct cjob *j);
-void cj_watch_server(struct cjob *j);
-void cj_watch_self(struct cjob *j);
-
-/* coord_config.c */
-/* Take a config node's text as the job's config (watched: an operator's change, acted on; else
- * the one found at registration). 0 taken (or the same), -1 refused (logged: the config in force
- * stays). */
-int cj_take_node(struct cjob *j, const void *data, size_t len, int watched);
-void cj_watch_config(struct cjob *j);
-size_t cj_keys_list(const char **keys, size_t n, char *buf, size_t sz);
+/* coord_ops.c: the operator's nodes for this instance, watched from registration on */
+void cj_watch_ops(struct cjob *j);
+void cj_ops_free(struct cjob *j);
 
 /* coord_check.c: the clock against ZooKeeper's; the leader's reconcile */
 void cj_checks(struct cjob *j, uint64_t now_ns);    /* from coord_tick: whatever is due */
-
-/* The leader raises leader/sharding/necessary (fenced); logged once it is set. */
-void cj_set_necessary(struct cjob *j, const char *why);
-/* The leader: an item assigned to an instance that is not online (in its last listing) raises
- * the flag; costs nothing while the assignment is sound. */
-void cj_check_owners(struct cjob *j);
-
-/* coord_shard.c */
-void cj_shard_now(struct cjob *j);              /* the leader: shard at once (once at a time) */
+void cj_check_session(struct cjob *j);               /* a new session: both are due at once */
 
 /* coord_fire.c: fires */
 void cx_continue(struct cjob *j);             /* a waiting fire: go on if the assignment allows */
 void cx_submit(struct cfire *f);              /* queue its items (running nodes written) */
 void cx_end(struct cfire *f);
 void cx_free(struct cfire *f);
-/* A one-item run outside the fires (a failover take, a misfire's run again), on the job's
- * ffires list, started now; NULL when out of memory. */
+/* A one-item run outside the fires (a failover take, a misfire's run again), on the job's side
+ * list, started now; NULL when out of memory. */
 struct cfire *cx_side_run(struct cjob *j, uint32_t item);
 void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents);
 void cx_session_lost(struct cjob *j);
 
 /* coord_running.c: running nodes that outlive their run */
 void cx_misfire(struct cjob *j, uint32_t item);   /* item still running elsewhere: flag it, run it again after */
+void cx_mark_stale(struct cjob *j, uint32_t item);   /* its running node's creation went unanswered */
 void cx_clear_stale(struct cjob *j);             /* connection back: clear unanswered running nodes */
+void cx_stale_forget(struct cjob *j);            /* reads and deletes in flight are not waited for */
 /* Registered again in a new session: queue for failover the items whose running node still
  * names us from the old one (they were stopped for the lease), and watch again the misfire
  * flags of our items. */
 void cx_rejoined(struct cjob *j);
 void cx_misfire_found(struct cjob *j, uint32_t item);   /* sharding/{i}/misfire seen on an item we own */
+void cx_running_session(struct cjob *j);
+void cx_running_free(struct cjob *j);
 
 /* coord_failover.c */
 void cf_scan(struct cjob *j);                 /* read leader/failover/items, take ours */
-void cf_instances(struct cjob *j, const struct zkc_res *r);   /* the leader's listing of instances */
+/* The leader's new listing is in lead.live; old (nold) is the one before it, NULL in a new term:
+ * the items of who went are handed out. */
+void cf_instances(struct cjob *j, char *const *old, int nold);
+void cf_free(struct cjob *j);
 
 #endif

@@ -13,41 +13,50 @@
 
 /* ---- election ------------------------------------------------------------------------------------ */
 
-static void leader_watch(void *arg, int type, const char *path);
 static void leader_watch_instances(struct cjob *j);
+
+static void free_live(struct cjob *j)
+{
+	for (int k = 0; k < j->lead.nlive; k++) free(j->lead.live[k]);
+	free(j->lead.live);
+	j->lead.live = NULL;
+	j->lead.nlive = 0;
+}
 
 static void elected(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
 	if (!cj_live(j, r->session)) return;
 	if (r->rc == ZOK) {
-		j->leader = 1;
-		j->fence = r->nops > 1 ? r->op_stat[1].version : -1;
+		j->lead.leader = 1;
+		j->lead.fence = r->nops > 1 ? r->op_stat[1].version : -1;
 		/* a new term: the first listing of instances looks for items orphaned before it */
-		for (int k = 0; k < j->nlive; k++) free(j->live[k]);
-		free(j->live);
-		j->live = NULL;
-		j->nlive = 0;
-		j->w_instances = 0;
+		free_live(j);
 		log_info("job %s: this instance is the leader", j->name);
 		leader_watch_instances(j);
-		if (j->fire && j->fire->state == F_WAIT) cx_continue(j);    /* a fire waiting for sharding */
+		if (j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);    /* a fire waiting for sharding */
 		return;
 	}
 	/* someone else won (ZNODEEXISTS at the first op): follow, watching their node */
 	cj_elect(j);
 }
 
-static void leader_exists(void *arg, const struct zkc_res *r)
+/* leader/election/instance, kept: who leads, and when it goes */
+static void leader_known(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
+	if (j->gone) return;
+	if (r->event == ZOO_DELETED_EVENT) {
+		if (j->lead.leader) log_warn("job %s: this instance's leader node went away; electing again", j->name);
+		j->lead.leader = 0;
+	}
 	if (!cj_live(j, r->session)) return;
 	if (r->rc == ZOK) {
 		/* a leader exists (maybe us: our own create fires the creation watch); the watch
 		 * tells when it goes */
 		if ((int64_t)r->stat.ephemeralOwner != zkc_session_id(j->c->z)) {
-			j->leader = 0;
-		} else if (!j->leader) {
+			j->lead.leader = 0;
+		} else if (!j->lead.leader) {
 			/* ours, but we stepped down (a sharding refused): without its fence we cannot
 			 * write as leader; give it up and stand again */
 			char p[CJ_PATH_MAX];
@@ -56,7 +65,7 @@ static void leader_exists(void *arg, const struct zkc_res *r)
 		return;
 	}
 	if (r->rc != ZNONODE) return;
-	if (cj_conf(j)->disabled || j->server_off || j->shut) return;   /* a disabled server does not lead */
+	if (cj_conf(j)->disabled || j->ops.server_off || j->ops.shut) return;   /* a disabled server does not lead */
 	char p[CJ_PATH_MAX], q[CJ_PATH_MAX];
 	const char *id = j->c->id;
 	zkc_multi_t *m = zkc_multi_new();
@@ -65,27 +74,12 @@ static void leader_exists(void *arg, const struct zkc_res *r)
 	zkc_multi_commit(j->c->z, m, elected, j);
 }
 
-static void leader_watch(void *arg, int type, const char *path)
-{
-	struct cjob *j = arg;
-	(void)path;
-	j->w_leader = 0;
-	if (j->gone) return;
-	if (type == ZOO_DELETED_EVENT) {
-		if (j->leader) log_warn("job %s: this instance's leader node went away; electing again", j->name);
-		j->leader = 0;
-	}
-	cj_elect(j);
-}
-
 void cj_elect(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
 	if (zkc_state(j->c->z) != ZKC_CONNECTED) return;
-	int w = !j->w_leader;
-	if (zkc_exists(j->c->z, cj_path(j, p, "/leader/election/instance"), w ? leader_watch : NULL, j, leader_exists, j) == ZOK &&
-	    w)
-		j->w_leader = 1;
+	zkc_keep_read(cj_keep(j, &j->lead.w_leader, ZKC_KEEP_EXISTS, cj_path(j, p, "/leader/election/instance"), ZKC_NO_ITEM,
+	                      leader_known));
 }
 
 /* ---- the leader keeps the resharding flag ------------------------------------------------------- */
@@ -111,65 +105,76 @@ static void necessary_set(void *arg, const struct zkc_res *r)
 
 void cj_set_necessary(struct cjob *j, const char *why)
 {
-	if (!j->leader) return;
+	if (!j->lead.leader) return;
 	struct flag *fl = calloc(1, sizeof *fl);
 	if (!fl) return;
 	fl->j = j;
 	snprintf(fl->why, sizeof fl->why, "%s", why);
 	char p[CJ_PATH_MAX], q[CJ_PATH_MAX];
 	zkc_multi_t *m = zkc_multi_new();
-	zkc_multi_check(m, cj_path(j, q, "/leader/election"), j->fence);
+	zkc_multi_check(m, cj_path(j, q, "/leader/election"), j->lead.fence);
 	zkc_multi_create(m, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0);
 	if (zkc_multi_commit(j->c->z, m, necessary_set, fl) != ZOK) free(fl);
 }
 
 void cj_check_owners(struct cjob *j)
 {
-	if (!j->leader || !j->live || !j->have || j->necessary || j->sharding) return;
-	for (uint32_t i = 0; i < j->total; i++) {
+	if (!j->lead.leader || !j->lead.live || !j->as.have || j->lead.necessary || j->shard.busy) return;
+	for (uint32_t i = 0; i < j->as.total; i++) {
 		int live = 0;
-		for (int k = 0; k < j->nlive && !live; k++) live = j->owner[i] && !strcmp(j->owner[i], j->live[k]);
+		for (int k = 0; k < j->lead.nlive && !live; k++) live = j->as.owner[i] && !strcmp(j->as.owner[i], j->lead.live[k]);
 		if (live) continue;
 		char why[300];
 		snprintf(why, sizeof why, "item %u is assigned to %.200s, which is not online", i,
-		         j->owner[i] && j->owner[i][0] ? j->owner[i] : "no instance");
+		         j->as.owner[i] && j->as.owner[i][0] ? j->as.owner[i] : "no instance");
 		cj_set_necessary(j, why);
 		return;
 	}
 }
 
-static void instances_changed(void *arg, int type, const char *path)
-{
-	struct cjob *j = arg;
-	(void)type;
-	(void)path;
-	j->w_instances = 0;
-	if (j->gone || !j->leader) return;
-	j->inst_gen++;
-	cj_set_necessary(j, "the instances changed");
-	leader_watch_instances(j);
-}
-
-/* the listing r says the same as live[] (descending, instance ids only, as cf_instances keeps it) */
+/* the listing r says the same as live[] (descending, instance ids only) */
 static int same_as_live(const struct cjob *j, const struct zkc_res *r)
 {
 	int k = 0;
 	for (int i = r->nchildren - 1; i >= 0; i--) {
 		if (!cj_id_ok(r->children[i])) continue;
-		if (k >= j->nlive || strcmp(r->children[i], j->live[k])) return 0;
+		if (k >= j->lead.nlive || strcmp(r->children[i], j->lead.live[k])) return 0;
 		k++;
 	}
-	return k == j->nlive;
+	return k == j->lead.nlive;
 }
 
+/* instances/, kept while leading: the listing after each change (r->event), or the new term's */
 static void instances_listed(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
-	if (!cj_live(j, r->session) || r->rc != ZOK || !j->leader) return;
-	/* a change between two watched listings that no event told (the watch is re-armed by the
-	 * listing after each event): the leader's sharding in between must not miss it */
-	if (j->live && !same_as_live(j, r)) j->inst_gen++;
-	cf_instances(j, r);
+	if (!cj_live(j, r->session) || r->rc != ZOK) return;
+	if (!j->lead.leader) {
+		/* no longer the leader: its listings are no business of ours until we lead again */
+		zkc_keep_free(j->lead.w_instances);
+		j->lead.w_instances = NULL;
+		return;
+	}
+	if (r->event) {
+		j->lead.inst_gen++;
+		cj_set_necessary(j, "the instances changed");
+	} else if (j->lead.live && !same_as_live(j, r)) {
+		/* a change that no event told (between two listings): the sharding must not miss it */
+		j->lead.inst_gen++;
+	}
+	char **nl = calloc((size_t)r->nchildren + 1, sizeof *nl);
+	if (!nl) return;
+	int n = 0;
+	/* descending, as ElasticJob orders instances; garbage is no taker */
+	for (int i = r->nchildren - 1; i >= 0; i--)
+		if (cj_id_ok(r->children[i]) && (nl[n] = strdup(r->children[i]))) n++;
+	char **old = j->lead.live;
+	int nold = j->lead.nlive;
+	j->lead.live = nl;
+	j->lead.nlive = n;
+	cf_instances(j, old, nold);
+	for (int k = 0; k < nold; k++) free(old[k]);
+	free(old);
 	/* A new term: instances that went while no one led (the old leader among them) were seen by
 	 * no one; an item owned by an instance that is not online now would run nowhere. Checked at
 	 * every listing, not only the first: it costs nothing while the assignment is sound. */
@@ -179,44 +184,64 @@ static void instances_listed(void *arg, const struct zkc_res *r)
 static void leader_watch_instances(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
-	if (j->w_instances) return;
-	if (zkc_children(j->c->z, cj_path(j, p, "/instances"), instances_changed, j, instances_listed, j) == ZOK)
-		j->w_instances = 1;
+	zkc_keep_read(cj_keep(j, &j->lead.w_instances, ZKC_KEEP_CHILDREN, cj_path(j, p, "/instances"), ZKC_NO_ITEM,
+	                      instances_listed));
 }
 
 /* ---- the resharding flag, for everyone ------------------------------------------------------------ */
-
-
-static void necessary_changed(void *arg, int type, const char *path)
-{
-	struct cjob *j = arg;
-	(void)type;
-	(void)path;
-	j->w_necessary = 0;
-	if (!j->gone) cj_watch_necessary(j);
-}
 
 static void necessary_known(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
 	if (!cj_live(j, r->session)) return;
-	int was = j->necessary;
-	j->necessary = r->rc == ZOK;
+	int was = j->lead.necessary;
+	j->lead.necessary = r->rc == ZOK;
 	/* gone: the leader's multi that removed it also wrote the new assignment; read it before a
 	 * waiting fire goes on with the old one */
-	if (was && !j->necessary) cj_load_assignment(j);
-	if (j->fire && j->fire->state == F_WAIT) cx_continue(j);
+	if (was && !j->lead.necessary) cj_load_assignment(j);
+	if (j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
 }
 
 void cj_watch_necessary(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
-	int w = !j->w_necessary;
-	if (zkc_exists(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), w ? necessary_changed : NULL, j, necessary_known,
-	               j) == ZOK && w)
-		j->w_necessary = 1;
+	zkc_keep_read(cj_keep(j, &j->lead.w_necessary, ZKC_KEEP_EXISTS, cj_path(j, p, "/leader/sharding/necessary"),
+	                      ZKC_NO_ITEM, necessary_known));
 }
 
+/* ---- leadership lost, given up, or void -------------------------------------------------------- */
+
+void cj_lead_session(struct cjob *j)
+{
+	j->lead.leader = 0;
+}
+
+void cj_step_down(struct cjob *j)
+{
+	char p[CJ_PATH_MAX];
+	if (!j->lead.leader) return;
+	j->lead.leader = 0;
+	zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
+}
+
+void cj_deposed(struct cjob *j)
+{
+	j->lead.leader = 0;
+	cj_elect(j);
+}
+
+void cj_sharded(struct cjob *j)
+{
+	j->lead.necessary = 0;      /* the sharding multi deleted it */
+}
+
+void cj_lead_free(struct cjob *j)
+{
+	zkc_keep_free(j->lead.w_leader);
+	zkc_keep_free(j->lead.w_necessary);
+	zkc_keep_free(j->lead.w_instances);
+	free_live(j);
+}
 
 /* A fire waits for the assignment for at most twice the session timeout (ElasticJob's followers
  * can wait for ever on a leader that never shards). Past it the fire is missed, and the leader is
@@ -226,10 +251,10 @@ void cj_watch_necessary(struct cjob *j)
  * old fence fails its writes). */
 void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 {
-	struct cfire *f = j->fire;
+	struct cfire *f = j->fx.fire;
 	if (!f || f->state != F_WAIT || !timeout || now_ns - f->fire->started_ns < 2 * timeout) return;
 	char p[CJ_PATH_MAX];
-	if (!j->reg_session || !cj_live(j, j->reg_session)) {
+	if (!cj_registered(j)) {
 		log_error("job %s: fire %" PRIu64 " missed: the job is still not registered after %.1fs", j->name, f->fire->fire_ms,
 		          (double)(now_ns - f->fire->started_ns) / 1e9);
 		f->fire->n = 0;
@@ -237,19 +262,19 @@ void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 		cx_end(f);
 		return;
 	}
-	const char *why = j->stale_pending ? "running nodes left by a lost connection are still being cleared"
-	                  : j->loading || j->states_loading ? "the assignment is still being read"
+	enum cj_wait w = cj_ready(j);
+	const char *why = w == CJ_WAIT_STALE ? "running nodes left by a lost connection are still being cleared"
+	                  : w == CJ_WAIT_READING ? "the assignment is still being read"
 	                  : "the leader has not sharded";
 	log_error("job %s: fire %" PRIu64 " missed: no assignment after %.1fs (%s); %s", j->name, f->fire->fire_ms,
 	          (double)(now_ns - f->fire->started_ns) / 1e9, why,
-	          j->leader ? "this instance steps down as leader" : "deposing the leader: everyone elects again");
+	          j->lead.leader ? "this instance steps down as leader" : "deposing the leader: everyone elects again");
 	/* first step down: the catch-up fire that cx_end may start must not shard with the old fence */
-	j->leader = 0;
+	j->lead.leader = 0;
 	zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
 	/* a request that never got its answer would hold the flags: read again from scratch */
-	j->loading = j->states_loading = 0;
-	j->stale_pending = 0;
-	cj_load_assignment(j);
+	cx_stale_forget(j);
+	cj_assign_reload(j);
 	f->fire->n = 0;
 	f->missed = 1;
 	cx_end(f);

@@ -12,16 +12,6 @@
 
 /* ---- manual trigger: trigger/{instanceId} -------------------------------------------------------- */
 
-
-static void trigger_changed(void *arg, int type, const char *path)
-{
-	struct cjob *j = arg;
-	(void)type;
-	(void)path;
-	j->w_trigger = 0;
-	if (!j->gone) cj_watch_trigger(j);
-}
-
 static void trigger_known(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
@@ -31,26 +21,7 @@ static void trigger_known(void *arg, const struct zkc_res *r)
 	j->c->h.trigger(j->c->arg, j->name);
 }
 
-void cj_watch_trigger(struct cjob *j)
-{
-	char p[CJ_PATH_MAX];
-	int w = !j->w_trigger;
-	if (zkc_exists(j->c->z, cj_path(j, p, "/trigger/%s", j->c->id), w ? trigger_changed : NULL, j,
-	               trigger_known, j) == ZOK && w)
-		j->w_trigger = 1;
-}
-
 /* ---- servers/{ip}: ENABLED or DISABLED, as an operator sets it ---------------------------------- */
-
-
-static void server_changed(void *arg, int type, const char *path)
-{
-	struct cjob *j = arg;
-	(void)type;
-	(void)path;
-	j->w_server = 0;
-	if (!j->gone) cj_watch_server(j);
-}
 
 static void server_known(void *arg, const struct zkc_res *r)
 {
@@ -60,8 +31,8 @@ static void server_known(void *arg, const struct zkc_res *r)
 	if (r->rc == ZOK && r->data && !off && strcmp(r->data, "ENABLED") && strcmp(r->data, ""))
 		log_warn("job %s: /%s%s holds '%.40s', which is neither ENABLED nor DISABLED; taking it as ENABLED", j->name,
 		         j->c->ns, r->path, r->data);
-	if (off == j->server_off) return;
-	j->server_off = off;
+	if (off == j->ops.server_off) return;
+	j->ops.server_off = off;
 	char p[CJ_PATH_MAX];
 	/* either way the sharding changes: any instance may raise the flag, as in ElasticJob */
 	zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
@@ -69,73 +40,56 @@ static void server_known(void *arg, const struct zkc_res *r)
 		log_warn("job %s: this server is DISABLED (servers/%s): its items here stop and it leaves the sharding",
 		         j->name, j->c->ip);
 		j->c->h.cancel_job(j->c->arg, j->name, "not started: the server was disabled");
-		if (j->leader) {
-			log_info("job %s: a disabled server does not lead: stepping down", j->name);
-			j->leader = 0;
-			zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
-		}
+		if (j->lead.leader) log_info("job %s: a disabled server does not lead: stepping down", j->name);
+		cj_step_down(j);
 	} else {
 		log_info("job %s: this server is ENABLED again (servers/%s)", j->name, j->c->ip);
 		cj_elect(j);
 	}
 }
 
-void cj_watch_server(struct cjob *j)
-{
-	char p[CJ_PATH_MAX];
-	int w = !j->w_server;
-	if (zkc_get(j->c->z, cj_path(j, p, "/servers/%s", j->c->ip), w ? server_changed : NULL, j, server_known, j) ==
-	        ZOK && w)
-		j->w_server = 1;
-}
-
 /* ---- instances/{our id}: an operator deleting it shuts the job down here (ElasticJob's console
  * "shutdown") ---------------------------------------------------------------------------------- */
 
-static void self_gone(void *arg, const struct zkc_res *r);
-
-static void self_changed(void *arg, int type, const char *path)
+static void self_known(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
-	(void)path;
-	j->w_self = 0;
-	if (j->gone || j->shut) return;
-	if (type != ZOO_DELETED_EVENT || !cj_live(j, j->reg_session)) {
-		if (zkc_state(j->c->z) == ZKC_CONNECTED) cj_watch_self(j);
-		return;
-	}
-	/* The event may be the session's own end, seen before the expiry (a process frozen past its
-	 * timeout): only an answer in this same session proves someone deleted the node. */
+	/* Registration made the node in this session: its absence in an answer of this same session
+	 * proves someone deleted it (the event alone may be the session's own end, seen before the
+	 * expiry, in a process frozen past its timeout). */
+	if (r->rc != ZNONODE || !cj_live(j, r->session) || r->session != j->reg.session || j->ops.shut) return;
 	char p[CJ_PATH_MAX];
-	zkc_exists(j->c->z, cj_path(j, p, "/instances/%s", j->c->id), NULL, NULL, self_gone, j);
-}
-
-static void self_gone(void *arg, const struct zkc_res *r)
-{
-	struct cjob *j = arg;
-	if (r->rc != ZNONODE || !cj_live(j, r->session) || r->session != j->reg_session || j->shut) {
-		if (!j->shut && cj_live(j, j->reg_session)) cj_watch_self(j);
-		return;
-	}
-	char p[CJ_PATH_MAX];
-	j->shut = 1;
+	j->ops.shut = 1;
+	zkc_keep_free(j->ops.w_self);       /* for good: nothing undoes a shutdown but a restart */
+	j->ops.w_self = NULL;
 	log_warn("job %s: its instance node instances/%s was deleted (an operator's shutdown): the job is shut down on "
 	         "this instance: its items here stop and it fires no more here until the supervisor restarts",
 	         j->name, j->c->id);
 	j->c->h.cancel_job(j->c->arg, j->name, "not started: the job was shut down on this instance");
-	if (j->leader) {
-		j->leader = 0;
-		zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
-	}
+	cj_step_down(j);
 	/* the others reshard without us: their leader sees the instance go */
 	zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
 }
 
-void cj_watch_self(struct cjob *j)
+/* ---- all three, from registration on ----------------------------------------------------------- */
+
+void cj_watch_ops(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
-	if (j->w_self) return;
-	if (zkc_exists(j->c->z, cj_path(j, p, "/instances/%s", j->c->id), self_changed, j, NULL, NULL) == ZOK)
-		j->w_self = 1;
+	coord_t *c = j->c;
+	j->ops.server_off = cj_conf(j)->disabled;   /* as registration wrote servers/{ip} */
+	zkc_keep_arm(cj_keep(j, &j->ops.w_trigger, ZKC_KEEP_EXISTS, cj_path(j, p, "/trigger/%s", c->id), ZKC_NO_ITEM,
+	                     trigger_known));
+	zkc_keep_arm(cj_keep(j, &j->ops.w_server, ZKC_KEEP_DATA, cj_path(j, p, "/servers/%s", c->ip), ZKC_NO_ITEM,
+	                     server_known));
+	if (!j->ops.shut)
+		zkc_keep_arm(cj_keep(j, &j->ops.w_self, ZKC_KEEP_EXISTS, cj_path(j, p, "/instances/%s", c->id), ZKC_NO_ITEM,
+		                     self_known));
 }
 
+void cj_ops_free(struct cjob *j)
+{
+	zkc_keep_free(j->ops.w_trigger);
+	zkc_keep_free(j->ops.w_server);
+	zkc_keep_free(j->ops.w_self);
+}

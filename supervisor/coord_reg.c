@@ -36,8 +36,8 @@ static void say_rc(const struct cjob *j, const char *what, const char *path, int
 /* A step of the registration failed: start over a second later (coord_tick). */
 static void reg_failed(struct cjob *j)
 {
-	j->registering = 0;
-	j->reg_retry_ns = wait_now_ns() + 1000000000u;
+	j->reg.busy = 0;
+	j->reg.retry_ns = wait_now_ns() + 1000000000u;
 }
 
 static void group_cb(void *arg, const struct zkc_res *r)
@@ -93,24 +93,21 @@ static const char *type_string(const conf_job_t *cj)
 
 static void reg_done(struct cjob *j)
 {
-	j->registering = 0;
-	j->reg_session = zkc_session(j->c->z);
+	j->reg.busy = 0;
+	j->reg.session = zkc_session(j->c->z);
 	log_info("job %s: registered as %s (%s)", j->name, j->c->id,
 	         cj_conf(j)->disabled ? "server DISABLED" : "server ENABLED");
-	j->ever_registered = 1;
-	if (j->orphan_scan) {
-		j->orphan_scan = 0;
+	j->reg.ever = 1;
+	if (j->reg.rejoin) {
+		j->reg.rejoin = 0;
 		cx_rejoined(j);     /* before the assignment's load: fires wait for it */
 	}
 	cj_watch_necessary(j);
 	cj_load_assignment(j);
 	cj_elect(j);
 	cf_scan(j);
-	cj_watch_trigger(j);
-	j->server_off = cj_conf(j)->disabled;
-	cj_watch_server(j);
+	cj_watch_ops(j);
 	cj_watch_config(j);
-	cj_watch_self(j);
 	cj_kick(j);    /* fires that could not run meanwhile: their catch-up */
 }
 
@@ -152,7 +149,7 @@ static void reg_config(struct cjob *j);
 
 /* The config rule (docs/config.md): the config node is the job's config for the whole cluster.
  * A file with overwrite: true publishes its job's config there when the supervisor starts and
- * when a reload changes it (j->publish); otherwise the node wins, and what the file says
+ * when a reload changes it (j->reg.publish); otherwise the node wins, and what the file says
  * differently is logged as not in force. Instances adopt what the node says (its watch) and never
  * write it back, so two files that differ cannot make the node flip between them. */
 
@@ -160,10 +157,8 @@ static void published(struct cjob *j, const struct zkc_res *r)
 {
 	char p[CJ_PATH_MAX];
 	if (r->rc == ZOK) {
-		j->publish = 0;
-		/* the file is the node now; the watch will bring the same back */
-		if (j->node) conf_job_free(j->node);
-		j->node = NULL;
+		j->reg.publish = 0;
+		cj_node_drop(j);    /* the file is the node now; the watch will bring the same back */
 		log_info("job %s: the file's config is published to /%s%s (overwrite: true)", j->name,
 		         j->c->ns, cj_path(j, p, "/config"));
 	} else {
@@ -191,7 +186,7 @@ static void config_written(void *arg, const struct zkc_res *r)
 static void republished(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
-	if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) return;     /* j->publish stays: at the reconnect */
+	if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) return;     /* j->reg.publish stays: at the reconnect */
 	if (cj_live(j, r->session)) published(j, r);
 }
 
@@ -215,7 +210,7 @@ static void config_read(void *arg, const struct zkc_res *r)
 	}
 	char p[CJ_PATH_MAX];
 	cj_path(j, p, "/config");
-	if (r->rc == ZOK && !(j->local->overwrite && j->publish)) {
+	if (r->rc == ZOK && !(j->local->overwrite && j->reg.publish)) {
 		cj_take_node(j, r->data, (size_t)(r->len > 0 ? r->len : 0), 0);
 		reg_server(j);
 		return;
@@ -245,9 +240,9 @@ static void reg_config(struct cjob *j)
 
 void cj_reg_start(struct cjob *j)
 {
-	if (j->registering || j->gone || j->shut) return;
-	j->registering = 1;
-	j->leader = 0;
+	if (j->reg.busy || j->gone || j->ops.shut) return;
+	j->reg.busy = 1;
+	cj_lead_session(j);     /* not the leader until elected in this registration */
 	char p[CJ_PATH_MAX];
 	struct group *g = group_new(j, "creating its nodes", reg_config);
 	if (!g) {
@@ -263,4 +258,31 @@ void cj_reg_start(struct cjob *j)
 	group_create(g, cj_path(j, p, "%s", ""), type_string(j->local), 0);
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) group_create(g, cj_path(j, p, "%s", dirs[i]), "", 0);
 	group_go(g);
+}
+
+void cj_reg_session(struct cjob *j)
+{
+	j->reg.session = 0;
+	j->reg.busy = 0;
+	j->reg.rejoin = j->reg.ever;
+}
+
+int cj_reg_leave(struct cjob *j)
+{
+	if (!j->reg.session) return 0;
+	j->reg.session = 0;
+	return 1;
+}
+
+void cj_publish_due(struct cjob *j, int due)
+{
+	j->reg.publish = due;
+}
+
+void cj_reg_tick(struct cjob *j, uint64_t now_ns)
+{
+	if (!j->gone && !j->reg.session && !j->reg.busy && j->reg.retry_ns && now_ns >= j->reg.retry_ns) {
+		j->reg.retry_ns = 0;
+		cj_reg_start(j);
+	}
 }

@@ -17,7 +17,7 @@
 /* Running nodes of ours whose creation went unanswered: delete each that names this instance. */
 static void stale_done(struct cjob *j)
 {
-	if (j->stale_pending > 0 && --j->stale_pending == 0 && j->fire && j->fire->state == F_WAIT) cx_continue(j);
+	if (j->run.stale_pending > 0 && --j->run.stale_pending == 0 && j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
 }
 
 static void stale_deleted(void *arg, const struct zkc_res *r)
@@ -36,21 +36,39 @@ static void stale_read(void *arg, const struct zkc_res *r)
 	stale_done(j);
 }
 
+void cx_mark_stale(struct cjob *j, uint32_t item)
+{
+	if (item >= j->run.nstale) {
+		uint32_t n = item + 1 > 2 * j->run.nstale ? item + 1 : 2 * j->run.nstale;
+		uint8_t *v = realloc(j->run.stale, n);
+		if (!v) return;
+		memset(v + j->run.nstale, 0, n - j->run.nstale);
+		j->run.stale = v;
+		j->run.nstale = n;
+	}
+	j->run.stale[item] = 1;
+}
+
+void cx_stale_forget(struct cjob *j)
+{
+	j->run.stale_pending = 0;
+}
+
 void cx_clear_stale(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
-	for (uint32_t i = 0; j->stale && i < j->total; i++) {
-		if (!j->stale[i]) continue;
-		j->stale[i] = 0;
+	for (uint32_t i = 0; i < j->run.nstale; i++) {
+		if (!j->run.stale[i]) continue;
+		j->run.stale[i] = 0;
 		/* an item running here now (a later fire) keeps its node */
-		const fire_t *t = j->fire ? j->fire->fire : NULL;
-		if (j->fire && j->fire->state == F_RUN && i < t->total && !t->done[i]) {
+		const fire_t *t = j->fx.fire ? j->fx.fire->fire : NULL;
+		if (j->fx.fire && j->fx.fire->state == F_RUN && i < t->total && !t->done[i]) {
 			int mine = 0;
 			for (uint32_t k = 0; k < t->n; k++) mine |= t->items[k] == i;
 			if (mine) continue;
 		}
 		if (zkc_get(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), NULL, NULL, stale_read, j) == ZOK)
-			j->stale_pending++;
+			j->run.stale_pending++;
 	}
 }
 
@@ -89,12 +107,11 @@ static void orphan_queued(void *arg, const struct zkc_res *r)
 static void orphan_read(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
-	const char *q = strstr(r->path, "/sharding/");
 	struct orphan *o = NULL;
-	if (cj_live(j, r->session) && q && r->rc == ZOK && r->data && !strcmp(r->data, j->c->id) &&
+	if (cj_live(j, r->session) && r->rc == ZOK && r->data && !strcmp(r->data, j->c->id) &&
 	    (o = calloc(1, sizeof *o))) {
 		o->j = j;
-		o->item = (uint32_t)strtoul(q + 10, NULL, 10);
+		o->item = r->item;
 		o->version = r->stat.version;
 		char p[CJ_PATH_MAX];
 		zkc_multi_t *m = zkc_multi_new();
@@ -114,14 +131,16 @@ void cx_rejoined(struct cjob *j)
 	const conf_job_t *cj = cj_conf(j);
 	if (cj->failover) {
 		uint32_t n = cj->sharding_total_count;
-		if (j->total > n) n = j->total;
+		if (j->as.total > n) n = j->as.total;
 		for (uint32_t i = 0; i < n; i++)
-			if (zkc_get(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), NULL, NULL, orphan_read, j) == ZOK)
-				j->stale_pending++;
+			if (zkc_get_item(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), i, NULL, NULL, orphan_read, j) ==
+			    ZOK)
+				j->run.stale_pending++;
 	}
 	/* misfire flags of our items: their watches went with the old session */
-	for (uint32_t i = 0; i < j->total; i++)
-		if (cj_owned(j, i)) zkc_exists(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/misfire", i), NULL, NULL, misfire_flag, j);
+	for (uint32_t i = 0; i < j->as.total; i++)
+		if (cj_owned(j, i))
+			zkc_exists_item(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/misfire", i), i, NULL, NULL, misfire_flag, j);
 }
 
 /* ---- misfire: an item still running from an earlier fire ------------------------------------------
@@ -136,7 +155,7 @@ static void misfire_watch(struct cjob *j, uint32_t i);
 
 void cx_misfire_found(struct cjob *j, uint32_t item)
 {
-	if (item < j->mis_wait_n && j->mis_wait[item]) return;
+	if (item < j->run.nw_misfire && j->run.w_misfire[item]) return;    /* waiting already */
 	log_info("job %s: item %" PRIu32 " has a misfire flag (sharding/%" PRIu32 "/misfire): it runs again here when "
 	         "its running node goes", j->name, item, item);
 	misfire_watch(j, item);
@@ -145,8 +164,7 @@ void cx_misfire_found(struct cjob *j, uint32_t item)
 static void misfire_flag(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
-	const char *q = strstr(r->path, "/sharding/");
-	if (cj_live(j, r->session) && q && r->rc == ZOK) cx_misfire_found(j, (uint32_t)strtoul(q + 10, NULL, 10));
+	if (cj_live(j, r->session) && r->rc == ZOK) cx_misfire_found(j, r->item);
 }
 
 static void misfire_started(void *arg, const struct zkc_res *r)
@@ -168,10 +186,13 @@ static void misfire_started(void *arg, const struct zkc_res *r)
 static void misfire_act(struct cjob *j, uint32_t i)
 {
 	char p[CJ_PATH_MAX], q[CJ_PATH_MAX];
-	if (i < j->mis_wait_n) j->mis_wait[i] = 0;
+	if (i < j->run.nw_misfire) {
+		zkc_keep_free(j->run.w_misfire[i]);     /* its wait is over */
+		j->run.w_misfire[i] = NULL;
+	}
 	const conf_job_t *cj = cj_conf(j);
 	cj_path(j, q, "/sharding/%" PRIu32 "/misfire", i);
-	if (j->gone || j->shut || j->server_off || cj->disabled || !cj_owned(j, i) || (i < j->total && j->disabled[i])) {
+	if (j->gone || j->ops.shut || j->ops.server_off || cj->disabled || !cj_owned(j, i) || (i < j->as.total && j->as.disabled[i])) {
 		zkc_delete(j->c->z, q, -1, NULL, NULL);
 		return;
 	}
@@ -196,42 +217,21 @@ static void misfire_act(struct cjob *j, uint32_t i)
 	}
 }
 
-static void misfire_event(void *arg, int type, const char *path)
-{
-	struct cjob *j = arg;
-	const char *q = strstr(path, "/sharding/");
-	uint32_t i = q ? (uint32_t)strtoul(q + 10, NULL, 10) : UINT32_MAX;
-	if (i >= j->mis_wait_n || !j->mis_wait[i]) return;
-	if (type == ZOO_DELETED_EVENT && zkc_state(j->c->z) == ZKC_CONNECTED) misfire_act(j, i);
-	else if (zkc_state(j->c->z) == ZKC_CONNECTED) {
-		j->mis_wait[i] = 0;
-		misfire_watch(j, i);
-	}
-}
-
+/* sharding/{i}/running of a misfired item, kept until it goes */
 static void misfire_known(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
-	const char *q = strstr(r->path, "/sharding/");
-	uint32_t i = q ? (uint32_t)strtoul(q + 10, NULL, 10) : UINT32_MAX;
-	if (!cj_live(j, r->session) || i >= j->mis_wait_n || !j->mis_wait[i]) return;
-	if (r->rc == ZNONODE) misfire_act(j, i);     /* already gone (its watch, on creation, is ignored) */
+	uint32_t i = r->item;
+	if (!cj_live(j, r->session) || i >= j->run.nw_misfire || !j->run.w_misfire[i]) return;
+	if (r->rc == ZNONODE) misfire_act(j, i);
 }
 
 static void misfire_watch(struct cjob *j, uint32_t i)
 {
-	if (i >= j->mis_wait_n) {
-		uint32_t n = i + 1 > 2 * j->mis_wait_n ? i + 1 : 2 * j->mis_wait_n;
-		uint8_t *v = realloc(j->mis_wait, n);
-		if (!v) return;
-		memset(v + j->mis_wait_n, 0, n - j->mis_wait_n);
-		j->mis_wait = v;
-		j->mis_wait_n = n;
-	}
-	if (j->mis_wait[i]) return;
+	zkc_keep_t **k = cj_keep_at(&j->run.w_misfire, &j->run.nw_misfire, i);
+	if (!k || *k) return;
 	char p[CJ_PATH_MAX];
-	if (zkc_exists(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), misfire_event, j, misfire_known, j) == ZOK)
-		j->mis_wait[i] = 1;
+	zkc_keep_arm(cj_keep(j, k, ZKC_KEEP_EXISTS, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), i, misfire_known));
 }
 
 void cx_misfire(struct cjob *j, uint32_t item)
@@ -241,4 +241,18 @@ void cx_misfire(struct cjob *j, uint32_t item)
 	         "/misfire)%s", j->name, item, item, cj_conf(j)->misfire ? "; it runs again here when that run ends" : "");
 	zkc_create(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/misfire", item), "", 0, 0, NULL, NULL);
 	misfire_watch(j, item);
+}
+
+void cx_running_session(struct cjob *j)
+{
+	j->run.stale_pending = 0;
+	/* the misfire waits went with the old session: rejoining reads the flags again */
+	cj_keeps_free(j->run.w_misfire, j->run.nw_misfire);
+}
+
+void cx_running_free(struct cjob *j)
+{
+	cj_keeps_free(j->run.w_misfire, j->run.nw_misfire);
+	free(j->run.w_misfire);
+	free(j->run.stale);
 }

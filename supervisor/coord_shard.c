@@ -26,7 +26,7 @@ struct server_seen {
 struct shardop {
 	struct cjob *j;
 	uint64_t session;
-	uint64_t gen;               /* j->inst_gen at the listing */
+	uint64_t gen;               /* j->lead.inst_gen at the listing */
 	int left, failed;
 	int sleft;                  /* servers/{ip} reads outstanding */
 	char **ids;                 /* instances listed (the disabled ones dropped after the reads) */
@@ -43,7 +43,7 @@ struct commit {
 	char **checked;             /* [nchecks]: the node each check is on (relative to the job) */
 	int sharding_op;            /* index of the set of the sharding node */
 	int fence;                  /* the fence it was written under */
-	uint64_t gen;               /* j->inst_gen at the listing */
+	uint64_t gen;               /* j->lead.inst_gen at the listing */
 };
 
 static void shardop_free(struct shardop *o)
@@ -68,10 +68,10 @@ static void sharded(void *arg, const struct zkc_res *r)
 	struct commit *cm = arg;
 	struct cjob *j = cm->j;
 	int fence = cm->fence;
-	int changed = cm->gen != j->inst_gen;
-	j->sharding = 0;
+	int changed = cm->gen != j->lead.inst_gen;
+	j->shard.busy = 0;
 	if (r->rc == ZOK && cj_live(j, r->session) && cm->sharding_op < r->nops) {
-		j->necessary = 0;
+		cj_sharded(j);
 		cj_install(j, cm->owner, cm->total, (uint64_t)r->op_stat[cm->sharding_op].mzxid);
 		cm->owner = NULL;
 	}
@@ -84,10 +84,10 @@ static void sharded(void *arg, const struct zkc_res *r)
 	if (r->rc == ZOK) {
 		/* an instance that came (or went) after the listing: its watch's flag was refused (it
 		 * still existed) and the commit has just removed it; raise it again */
-		if (changed && j->leader) cj_set_necessary(j, "the instances changed while sharding");
+		if (changed && j->lead.leader) cj_set_necessary(j, "the instances changed while sharding");
 		return;
 	}
-	if (what[0] && j->leader) {
+	if (what[0] && j->lead.leader) {
 		/* an input changed under the sharding (an instance went, a server was disabled): nothing
 		 * was written; shard again from fresh reads */
 		log_info("job %s: %s changed while sharding (%s); sharding again", j->name, what, zerror(r->rc));
@@ -97,10 +97,9 @@ static void sharded(void *arg, const struct zkc_res *r)
 	log_warn("job %s: sharding failed: %s (op %d)%s", j->name, zerror(r->rc), k,
 	         k == 0 && r->rc == ZBADVERSION ? ": this instance is no longer the leader" : "");
 	/* deposed, unless it was an older term's fence and we lead again since */
-	if (k == 0 && r->rc == ZBADVERSION && fence == j->fence) {
-		j->leader = 0;
-		cj_elect(j);
-	} else if (j->leader && j->fire && j->fire->state == F_WAIT) {
+	if (k == 0 && r->rc == ZBADVERSION && fence == j->lead.fence) {
+		cj_deposed(j);
+	} else if (j->lead.leader && j->fx.fire && j->fx.fire->state == F_WAIT) {
 		cx_continue(j);     /* still the leader: a waiting fire shards again */
 	}
 }
@@ -114,7 +113,7 @@ static void shard_commit(struct shardop *o)
 	uint32_t total = cj->sharding_total_count;
 	uint32_t *owner = calloc(total ? total : 1, sizeof *owner);
 	if (!owner) {
-		j->sharding = 0;
+		j->shard.busy = 0;
 		return;
 	}
 	if (shard_assign(cj->sharding_strategy, j->name, (const char *const *)ids, (size_t)n, total, owner) < 0) {
@@ -123,7 +122,7 @@ static void shard_commit(struct shardop *o)
 		          errno == EDOM ? "ElasticJob's ROUND_ROBIN_BY_NAME fails for this job name with this many instances; "
 		                          "choose another jobShardingStrategyType" : strerror(errno));
 		free(owner);
-		j->sharding = 0;
+		j->shard.busy = 0;
 		return;
 	}
 	char p[CJ_PATH_MAX];
@@ -133,15 +132,15 @@ static void shard_commit(struct shardop *o)
 		if (cm) free(cm->owner);
 		free(cm);
 		free(owner);
-		j->sharding = 0;
+		j->shard.busy = 0;
 		return;
 	}
 	cm->j = j;
 	cm->total = total;
 	cm->gen = o->gen;
 	zkc_multi_t *m = zkc_multi_new();
-	cm->fence = j->fence;
-	zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->fence);
+	cm->fence = j->lead.fence;
+	zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->lead.fence);
 	/* the inputs: every instance sharded over still there (version -1: it exists), every server
 	 * as it was read */
 	for (int i = 0; i < n; i++) {
@@ -161,12 +160,12 @@ static void shard_commit(struct shardop *o)
 	}
 	cm->sharding_op = zkc_multi_count(m);
 	zkc_multi_set(m, cj_path(j, p, "/sharding"), "", 0, -1);     /* its mzxid is the epoch */
-	if (j->necessary) zkc_multi_delete(m, cj_path(j, p, "/leader/sharding/necessary"), -1);
+	if (j->lead.necessary) zkc_multi_delete(m, cj_path(j, p, "/leader/sharding/necessary"), -1);
 	zkc_multi_delete(m, cj_path(j, p, "/leader/sharding/processing"), -1);
 	free(owner);
 	if (zkc_multi_commit(j->c->z, m, sharded, cm) != ZOK) {
 		commit_free(cm);
-		j->sharding = 0;
+		j->shard.busy = 0;
 	}
 }
 
@@ -180,7 +179,7 @@ static void shard_nodes_made(void *arg, const struct zkc_res *r)
 	if (--o->left) return;
 	struct cjob *j = o->j;
 	if (!o->failed && cj_live(j, o->session)) shard_commit(o);
-	else j->sharding = 0;
+	else j->shard.busy = 0;
 	shardop_free(o);
 }
 
@@ -191,7 +190,7 @@ static void shard_make_nodes(struct shardop *o)
 	if (o->nids == 0) {
 		log_warn("job %s: no enabled instance to shard over", j->name);
 		shardop_free(o);
-		j->sharding = 0;
+		j->shard.busy = 0;
 		return;
 	}
 	uint32_t total = (uint32_t)cj_conf(j)->sharding_total_count;
@@ -232,7 +231,7 @@ static void shard_server(void *arg, const struct zkc_res *r)
 	o->nids = k;
 	if (!cj_live(j, o->session)) {
 		shardop_free(o);
-		j->sharding = 0;
+		j->shard.busy = 0;
 		return;
 	}
 	shard_make_nodes(o);
@@ -242,7 +241,7 @@ static void shard_instances(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
 	if (!cj_live(j, r->session) || r->rc != ZOK) {
-		j->sharding = 0;
+		j->shard.busy = 0;
 		return;
 	}
 	struct shardop *o = calloc(1, sizeof *o);
@@ -250,13 +249,13 @@ static void shard_instances(void *arg, const struct zkc_res *r)
 	    !(o->srv = calloc((size_t)r->nchildren + 1, sizeof *o->srv))) {
 		if (o) free(o->ids);
 		free(o);
-		j->sharding = 0;
+		j->shard.busy = 0;
 		return;
 	}
 	o->j = j;
 	o->session = r->session;
 	/* the instances' watch events processed from here on are changes the listing missed */
-	o->gen = j->inst_gen;
+	o->gen = j->lead.inst_gen;
 	for (int i = 0; i < r->nchildren; i++) {
 		if (cj_id_ok(r->children[i])) {
 			o->ids[o->nids++] = strdup(r->children[i]);
@@ -281,8 +280,8 @@ static void shard_instances(void *arg, const struct zkc_res *r)
 
 void cj_shard_now(struct cjob *j)
 {
-	if (j->sharding) return;
+	if (j->shard.busy) return;
 	char p[CJ_PATH_MAX];
-	j->sharding = 1;
-	if (zkc_children(j->c->z, cj_path(j, p, "/instances"), NULL, NULL, shard_instances, j) != ZOK) j->sharding = 0;
+	j->shard.busy = 1;
+	if (zkc_children(j->c->z, cj_path(j, p, "/instances"), NULL, NULL, shard_instances, j) != ZOK) j->shard.busy = 0;
 }

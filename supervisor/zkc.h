@@ -137,6 +137,7 @@ int zkc_multi_commit(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg);
  *   zkc_keep_armed  1 if armed in this session.
  *   zkc_keep_free   cb is never called after it; safe from inside cb and with reads in flight
  *                   (they hold it until answered), before or after zkc_free. NULL: nothing.
+ * arm, read and armed take NULL (a keep that could not be made): ZBADARGUMENTS, 0.
  *
  * Armed, it re-arms itself: after each event zkc reads again and the answer comes with r->event
  * = the event's type (ZOO_CREATED_EVENT, ZOO_DELETED_EVENT, ZOO_CHANGED_EVENT, ZOO_CHILD_EVENT).

@@ -93,12 +93,14 @@ static int arm(struct zkc_keep *k)
 
 int zkc_keep_arm(zkc_keep_t *k)
 {
+	if (!k) return ZBADARGUMENTS;
 	if (!k->z || k->dead) return ZINVALIDSTATE;
 	return k->on ? ZOK : arm(k);
 }
 
 int zkc_keep_read(zkc_keep_t *k)
 {
+	if (!k) return ZBADARGUMENTS;
 	if (!k->z || k->dead) return ZINVALIDSTATE;
 	if (!k->on) return arm(k);
 	int rc = send_read(k, 0, 0);
@@ -108,7 +110,7 @@ int zkc_keep_read(zkc_keep_t *k)
 
 int zkc_keep_armed(const zkc_keep_t *k)
 {
-	return k->z && !k->dead && k->on;
+	return k && k->z && !k->dead && k->on;
 }
 
 void zkc_keep_free(zkc_keep_t *k)
