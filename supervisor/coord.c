@@ -238,11 +238,7 @@ void coord_free(coord_t *c)
 	ev_idle_stop(c->loop, &c->flush_w);
 	zkc_free(c->z);
 	for (size_t i = 0; i < c->n; i++) {
-		if (c->jobs[i]->fx.fire) cx_free(c->jobs[i]->fx.fire);
-		for (struct cfire *g = c->jobs[i]->fx.side, *n; g; g = n) {
-			n = g->next;
-			cx_free(g);
-		}
+		cx_fires_free(c->jobs[i]);
 		job_free(c->jobs[i]);
 	}
 	free(c->jobs);

@@ -44,6 +44,16 @@ void cx_free(struct cfire *f)
 	free(f);
 }
 
+void cx_fires_free(struct cjob *j)
+{
+	if (j->fx.fire) cx_free(j->fx.fire);
+	for (struct cfire *f = j->fx.side, *n; f; f = n) {
+		n = f->next;
+		cx_free(f);
+	}
+	j->fx.fire = j->fx.side = NULL;
+}
+
 /* A fire of a job of `total` items, started now, with no items yet. NULL when out of memory. */
 static struct cfire *cx_new(struct cjob *j, uint32_t total, uint64_t fire_ms)
 {

@@ -308,6 +308,7 @@ void cx_continue(struct cjob *j);             /* a waiting fire: go on if the as
 void cx_submit(struct cfire *f);              /* queue its items (running nodes written) */
 void cx_end(struct cfire *f);
 void cx_free(struct cfire *f);
+void cx_fires_free(struct cjob *j);            /* coord_free: every fire of the job, told to no one */
 /* A one-item run outside the fires (a failover take, a misfire's run again), on the job's side
  * list, started now; NULL when out of memory. */
 struct cfire *cx_side_run(struct cjob *j, uint32_t item);
