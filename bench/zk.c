@@ -542,7 +542,7 @@ int main(int argc, char **argv)
 	       (double)after[nall - 1] / 1e6);
 	printf("| first to last of the %d items in one run, worst run | %.1f ms | | |\n", FO_ITEMS / 2, spread);
 	printf("\nThe session expires a timeout after ZooKeeper last heard from the killed supervisor (its last\n"
-	       "request or ping, up to a third of the timeout before the kill), rounded up to a tick (%d ms);\n"
+	       "request or ping: it pings every sixth of the timeout), rounded up to a tick (%d ms);\n"
 	       "the surviving leader handed the items out in %d step%s over %d runs.\n",
 	       TICK_MS, handouts, handouts == 1 ? "" : "s", FO_REPS);
 	printf("\nbench/zk: %.0f s in all\n", (double)(tlib_now_ms() - t_start) / 1e3);
