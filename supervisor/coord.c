@@ -9,9 +9,7 @@
 #include <string.h>
 
 #include "ipc/wait.h"
-#include "supervisor/coord.h"
 #include "supervisor/coord_int.h"
-#include "supervisor/zkc.h"
 
 const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...)
 {

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "supervisor/coord_int.h"
-#include "supervisor/zkc.h"
 
 /* ---- the assignment: sharding/{i}/instance under the sharding node's epoch ----------------------- */
 

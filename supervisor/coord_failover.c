@@ -5,12 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipc/frame.h"
-#include "ipc/wait.h"
-#include "supervisor/coord.h"
-#include "supervisor/fire.h"
 #include "supervisor/coord_int.h"
-#include "supervisor/zkc.h"
 
 /* ---- failover ---------------------------------------------------------------------------------------
  *

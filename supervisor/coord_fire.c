@@ -11,9 +11,7 @@
 
 #include "ipc/frame.h"
 #include "ipc/wait.h"
-#include "supervisor/coord.h"
 #include "supervisor/coord_int.h"
-#include "supervisor/zkc.h"
 
 /* ---- fires ----------------------------------------------------------------------------------------- */
 

@@ -7,9 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipc/wait.h"
 #include "supervisor/coord_int.h"
-#include "supervisor/zkc.h"
 
 /* ---- election ------------------------------------------------------------------------------------ */
 

@@ -5,9 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipc/wait.h"
 #include "supervisor/coord_int.h"
-#include "supervisor/zkc.h"
 
 /* The session lease: while ZooKeeper answers, the session surely lives until `lease`; items must
  * be gone before then if it stops answering, since at expiry this instance's nodes vanish and

@@ -6,9 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipc/shm.h"
 #include "supervisor/coord_int.h"
-#include "supervisor/dispatch.h"
 
 /* ---- manual trigger: trigger/{instanceId} -------------------------------------------------------- */
 

@@ -9,7 +9,6 @@
 
 #include "ipc/wait.h"
 #include "supervisor/coord_int.h"
-#include "supervisor/zkc.h"
 
 /* ---- a group of requests sent together ---------------------------------------------------------- */
 

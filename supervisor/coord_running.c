@@ -8,11 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipc/frame.h"
-#include "ipc/wait.h"
-#include "supervisor/coord.h"
 #include "supervisor/coord_int.h"
-#include "supervisor/zkc.h"
 
 /* Running nodes of ours whose creation went unanswered: delete each that names this instance. */
 static void stale_done(struct cjob *j)

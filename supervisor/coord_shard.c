@@ -9,7 +9,6 @@
 
 #include "supervisor/coord_int.h"
 #include "supervisor/shard.h"
-#include "supervisor/zkc.h"
 
 /* ---- sharding (the leader) ------------------------------------------------------------------------ */
 
