@@ -68,6 +68,7 @@ struct disp {
 	int paused;                 /* publish nothing (ZooKeeper connection lost) */
 	int held;                   /* publish nothing: the lease ran out (disp_hold) */
 	uint64_t lease_ns;          /* the lease deadline published to the workers (0: none) */
+	int closing;                /* disp_free: no one hears outcomes any more (their fires are freed) */
 };
 
 /* ---- lists and the in-flight hash ----------------------------------------------------------- */
@@ -231,7 +232,7 @@ void disp_set_lease(disp_t *d, uint64_t deadline_ns)
 
 void disp_kick(disp_t *d)
 {
-	if (d->paused || d->held) return;
+	if (d->paused || d->held || d->closing) return;
 	/* never publish under a lease that has passed: its worker would refuse (or stop) the item at
 	 * once, and it would come back here, again and again, until the lease is renewed */
 	if (d->lease_ns && wait_now_ns() >= d->lease_ns) return;
@@ -276,7 +277,7 @@ static void finish(disp_t *d, struct entry *e, uint32_t status, int32_t code, in
 		.item = e->item, .attempt = e->attempt, .status = status, .exit_code = code, .signal = sig,
 		.duration_us = dur_us, .error = error ? error : "", .where = where ? where : "", .final = !retry,
 	};
-	d->h.outcome(d->arg, &o);
+	if (!d->closing) d->h.outcome(d->arg, &o);
 	if (retry) {
 		/* a new xid per attempt: a cancel meant for this attempt (its timeout, say) names its
 		 * xid in the worker's entry, and must not stop the next one */
@@ -632,6 +633,7 @@ disp_t *disp_new(struct ev_loop *loop, const struct disp_hooks *h, void *arg, ui
 void disp_free(disp_t *d)
 {
 	if (!d) return;
+	d->closing = 1;
 	while (d->targets) disp_remove_target(d, d->targets);
 	struct list *lists[3] = { &d->q_pool, &d->q_ext, &d->published };
 	for (int i = 0; i < 3; i++)

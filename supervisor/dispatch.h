@@ -68,7 +68,7 @@ struct disp_target_ops {
 };
 
 disp_t *disp_new(struct ev_loop *loop, const struct disp_hooks *h, void *arg, uint32_t kill_grace_ms);
-void disp_free(disp_t *d);
+void disp_free(disp_t *d);    /* items still out end untold: their fires are freed before it */
 
 disp_target_t *disp_add_target(disp_t *d, seg_t *seg, const char *name, const struct disp_target_ops *ops,
                                void *arg);
