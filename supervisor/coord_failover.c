@@ -37,21 +37,21 @@ static void failover_crashed(struct cjob *j, const char *gone);
  * session, and this watch hands them out then. */
 struct alive_wait {
 	struct cjob *j;
-	uint64_t session;
+	zkc_keep_t *k;              /* leader/failover/alive/{who} (exists) */
 	char *who;
 	uint32_t n;                 /* items handed out */
 	int to;                     /* to that many instances */
+	struct alive_wait *next;    /* the job's fo.alive list */
 };
 
-static void alive_gone(void *arg, int type, const char *path)
+static void alive_free(struct alive_wait *w)
 {
-	struct alive_wait *w = arg;
-	struct cjob *j = w->j;
-	(void)path;
-	if (type == ZOO_DELETED_EVENT && cj_live(j, w->session) && j->lead.leader) {
-		log_info("job %s: failover: instance %s has ended its session", j->name, w->who);
-		failover_crashed(j, w->who);
-	}
+	for (struct alive_wait **pp = &w->j->fo.alive; *pp; pp = &(*pp)->next)
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	zkc_keep_free(w->k);        /* also from inside its own callback */
 	free(w->who);
 	free(w);
 }
@@ -59,11 +59,13 @@ static void alive_gone(void *arg, int type, const char *path)
 static void alive_known(void *arg, const struct zkc_res *r)
 {
 	struct alive_wait *w = arg;
-	if (r->rc == ZOK) return;      /* the watch is armed: alive_gone frees */
-	/* gone already (or the request failed): the watch will not fire, hand out now */
 	struct cjob *j = w->j;
-	if (r->rc == ZNONODE && cj_live(j, w->session) && j->lead.leader) failover_crashed(j, w->who);
-	/* a NONODE answer arms a creation watch, which fires only if the node comes back */
+	if (r->rc == ZOK) return;      /* alive: its kept watch tells when it goes */
+	if (r->rc == ZNONODE && cj_live(j, r->session) && j->lead.leader) {
+		if (r->event) log_info("job %s: failover: instance %s has ended its session", j->name, w->who);
+		failover_crashed(j, w->who);
+	}
+	alive_free(w);
 }
 
 static void hand_out_done(void *arg, const struct zkc_res *r)
@@ -77,9 +79,12 @@ static void hand_out_done(void *arg, const struct zkc_res *r)
 		log_info("job %s: failover: instance %s is gone from instances/ but its session lives (an operator's shutdown): "
 		         "its items are handed out once it has stopped them", j->name, w->who);
 		char p[CJ_PATH_MAX];
-		w->session = r->session;
-		if (zkc_exists(j->c->z, cj_path(j, p, "/leader/failover/alive/%s", w->who), alive_gone, w, alive_known, w) == ZOK)
-			return;
+		w->next = j->fo.alive;
+		j->fo.alive = w;
+		w->k = zkc_keep_new(j->c->z, ZKC_KEEP_EXISTS, cj_path(j, p, "/leader/failover/alive/%s", w->who), ZKC_NO_ITEM,
+		                    alive_known, w);
+		if (zkc_keep_arm(w->k) != ZOK) alive_free(w);
+		return;
 	}
 	free(w->who);
 	free(w);
@@ -354,6 +359,7 @@ void cf_scan(struct cjob *j)
 
 void cf_free(struct cjob *j)
 {
+	while (j->fo.alive) alive_free(j->fo.alive);
 	zkc_keep_free(j->fo.w_items);
 	free(j->fo.taking);
 }

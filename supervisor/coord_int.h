@@ -27,6 +27,7 @@
 #define CJ_PATH_MAX 600            /* a job node's path (cj_path), relative to the namespace */
 
 struct cfire;
+struct alive_wait;
 
 /* Each concern's part of a job, owned by (written only in) its file; the others read it. A
  * watch is a kept watch of zkc (zkc_keep_*): armed in a session, re-armed by zkc after each event,
@@ -98,6 +99,7 @@ struct cj_failover {            /* coord_failover.c */
 	uint32_t ntaking;
 	uint32_t rr;                /* leader: where the next hand-out's round robin starts */
 	zkc_keep_t *w_items;        /* leader/failover/items (children) */
+	struct alive_wait *alive;   /* leader: shut instances whose session's end it waits for (list) */
 };
 
 struct cj_ops {                 /* coord_ops.c: the operator's nodes */
