@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,9 +56,7 @@ int main(void)
 	struct tzkup u;
 	tzkup_start(&u, 500, "t46", 4000);
 	char sh[600], out[600], jobs[2048];
-	snprintf(sh, sizeof sh, "%s/long.sh", tlib_tmpdir());
-	tlib_write_file(sh, long_sh, sizeof long_sh - 1);
-	chmod(sh, 0755);
+	tlib_script(sh, sizeof sh, "long.sh", long_sh);
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
 	snprintf(jobs, sizeof jobs,
 	         "  long:\n"

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,9 +30,7 @@ int main(void)
 	struct tzkup u;
 	tzkup_start(&u, 500, "t47", 4000);
 	char sh[600], out[600], jobs[2048];
-	snprintf(sh, sizeof sh, "%s/item.sh", tlib_tmpdir());
-	tlib_write_file(sh, item_sh, sizeof item_sh - 1);
-	chmod(sh, 0755);
+	tlib_script(sh, sizeof sh, "item.sh", item_sh);
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
 
 	/* one fire, 8 s from now (UTC), so that both supervisors are up and nothing else fires */

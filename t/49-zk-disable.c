@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,9 +41,7 @@ int main(void)
 	struct tzkup u;
 	tzkup_start(&u, 500, "t49", 4000);
 	char sh[600], out[600], jobs[2048];
-	snprintf(sh, sizeof sh, "%s/rec.sh", tlib_tmpdir());
-	tlib_write_file(sh, rec_sh, sizeof rec_sh - 1);
-	chmod(sh, 0755);
+	tlib_script(sh, sizeof sh, "rec.sh", rec_sh);
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
 	snprintf(jobs, sizeof jobs,
 	         "  dis:\n"

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,13 +42,9 @@ int main(void)
 	struct tzkup u;
 	tzkup_start(&u, 500, "t50", 4000);
 	char sh[600], out[600], dsh[600], dout[600], jobs[4096];
-	snprintf(sh, sizeof sh, "%s/item.sh", tlib_tmpdir());
-	tlib_write_file(sh, item_sh, sizeof item_sh - 1);
-	chmod(sh, 0755);
+	tlib_script(sh, sizeof sh, "item.sh", item_sh);
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
-	snprintf(dsh, sizeof dsh, "%s/deaf.sh", tlib_tmpdir());
-	tlib_write_file(dsh, deaf_sh, sizeof deaf_sh - 1);
-	chmod(dsh, 0755);
+	tlib_script(dsh, sizeof dsh, "deaf.sh", deaf_sh);
 	snprintf(dout, sizeof dout, "%s/deaf", tlib_tmpdir());
 	char cron[64];
 	tsup_cron_once(cron, sizeof cron, 7);

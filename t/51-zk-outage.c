@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,9 +58,7 @@ int main(void)
 {
 	tlib_init(150);
 	char sh[600], out1[600], out2[600];
-	snprintf(sh, sizeof sh, "%s/rec.sh", tlib_tmpdir());
-	tlib_write_file(sh, rec_sh, sizeof rec_sh - 1);
-	chmod(sh, 0755);
+	tlib_script(sh, sizeof sh, "rec.sh", rec_sh);
 	snprintf(out1, sizeof out1, "%s/runs1", tlib_tmpdir());
 	snprintf(out2, sizeof out2, "%s/runs2", tlib_tmpdir());
 

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -81,9 +80,7 @@ int main(void)
 	struct tzkup u;
 	tzkup_start(&u, 200, "t52", 2000);
 	char sh[300], out_cfg[300], out_oth[300], out_stk[300], jobs[4096];
-	snprintf(sh, sizeof sh, "%s/rec.sh", tlib_tmpdir());
-	tlib_write_file(sh, rec_sh, sizeof rec_sh - 1);
-	chmod(sh, 0755);
+	tlib_script(sh, sizeof sh, "rec.sh", rec_sh);
 	snprintf(out_cfg, sizeof out_cfg, "%s/cfg", tlib_tmpdir());
 	snprintf(out_oth, sizeof out_oth, "%s/other", tlib_tmpdir());
 	snprintf(out_stk, sizeof out_stk, "%s/stuck", tlib_tmpdir());

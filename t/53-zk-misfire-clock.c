@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,9 +75,7 @@ int main(void)
 	tzkup_start(&u, 200, "t53", 3000);
 	int have_faketime = access(FAKETIME_LIB, R_OK) == 0;
 	char sh[300], out_mis[300], out_nom[300], out_rec[300], out_clk[300], out_noc[300], jobs[4096];
-	snprintf(sh, sizeof sh, "%s/rec.sh", tlib_tmpdir());
-	tlib_write_file(sh, rec_sh, sizeof rec_sh - 1);
-	chmod(sh, 0755);
+	tlib_script(sh, sizeof sh, "rec.sh", rec_sh);
 	snprintf(out_mis, sizeof out_mis, "%s/mis", tlib_tmpdir());
 	snprintf(out_nom, sizeof out_nom, "%s/nomis", tlib_tmpdir());
 	snprintf(out_rec, sizeof out_rec, "%s/rec", tlib_tmpdir());

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,12 +60,8 @@ int main(void)
 	struct tzkup u;
 	tzkup_start(&u, 200, "t55", 2000);
 	char sh[600], rsh[600], out[600], mout[600], cron[64], jobs[4096];
-	snprintf(sh, sizeof sh, "%s/item.sh", tlib_tmpdir());
-	tlib_write_file(sh, item_sh, sizeof item_sh - 1);
-	chmod(sh, 0755);
-	snprintf(rsh, sizeof rsh, "%s/rec.sh", tlib_tmpdir());
-	tlib_write_file(rsh, rec_sh, sizeof rec_sh - 1);
-	chmod(rsh, 0755);
+	tlib_script(sh, sizeof sh, "item.sh", item_sh);
+	tlib_script(rsh, sizeof rsh, "rec.sh", rec_sh);
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
 	snprintf(mout, sizeof mout, "%s/mis", tlib_tmpdir());
 	tsup_cron_once(cron, sizeof cron, 4);

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,9 +43,7 @@ int main(void)
 	struct tzkup u;
 	tzkup_start(&u, 200, "t56", 4000);
 	char sh[600], out[600], cron[64], jobs[2048];
-	snprintf(sh, sizeof sh, "%s/item.sh", tlib_tmpdir());
-	tlib_write_file(sh, item_sh, sizeof item_sh - 1);
-	chmod(sh, 0755);
+	tlib_script(sh, sizeof sh, "item.sh", item_sh);
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
 	tsup_cron_once(cron, sizeof cron, 6);
 	snprintf(jobs, sizeof jobs,

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -106,9 +105,7 @@ int main(void)
 	struct tzkup u;
 	tzkup_start(&u, 200, "t63", 4000);
 	char sh[600], jobs[4096];
-	snprintf(sh, sizeof sh, "%s/item.sh", tlib_tmpdir());
-	tlib_write_file(sh, item_sh, sizeof item_sh - 1);
-	chmod(sh, 0755);
+	tlib_script(sh, sizeof sh, "item.sh", item_sh);
 	snprintf(out_cut, sizeof out_cut, "%s/runs.cut", tlib_tmpdir());
 	snprintf(out_span, sizeof out_span, "%s/runs.span", tlib_tmpdir());
 	snprintf(jobs, sizeof jobs,

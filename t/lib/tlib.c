@@ -199,6 +199,17 @@ int tlib_write_file(const char *path, const void *data, size_t len)
 	return close(fd);
 }
 
+const char *tlib_script(char *path, size_t len, const char *name, const char *text)
+{
+	snprintf(path, len, "%s/%s", tlib_tmpdir(), name);
+	if (tlib_write_file(path, text, strlen(text)) < 0 || chmod(path, 0755) < 0) {
+		printf("Bail out!  cannot write the script %s: %s\n", path, strerror(errno));
+		fflush(stdout);
+		exit(255);
+	}
+	return path;
+}
+
 int64_t tlib_wall_ns(void)
 {
 	struct timespec ts;

@@ -32,5 +32,8 @@ int64_t tlib_wall_ns(void);          /* CLOCK_REALTIME, as job scripts' `date +%
 
 /* Write a file (mode 0644). 0 or -1. */
 int tlib_write_file(const char *path, const void *data, size_t len);
+/* An executable script tlib_tmpdir()/name holding text; its path in path. Ends the test (TAP's
+ * bail out, exit 255) if it cannot be written. */
+const char *tlib_script(char *path, size_t len, const char *name, const char *text);
 
 #endif
