@@ -217,6 +217,17 @@ void coord_stop(coord_t *c)
 	if (c) c->stopping = 1;
 }
 
+/* A removed job watches nothing (registration, if it comes back, arms every watch again). */
+static void unwatch(struct cjob *j)
+{
+	cj_config_unwatch(j);
+	cj_lead_unwatch(j);
+	cj_assign_unwatch(j);
+	cx_running_unwatch(j);
+	cf_unwatch(j);
+	cj_ops_unwatch(j);
+}
+
 static void job_free(struct cjob *j)
 {
 	cj_config_free(j);
@@ -224,7 +235,7 @@ static void job_free(struct cjob *j)
 	cj_assign_free(j);
 	cx_running_free(j);
 	cf_free(j);
-	cj_ops_free(j);
+	cj_ops_unwatch(j);
 	free(j->name);
 	free(j);
 }
@@ -276,6 +287,7 @@ static void retire(struct cjob *j)
 	/* a private copy of the config in force: the file's goes with the old configuration */
 	j->local = cj_node_pin(j);
 	j->gone = 1;
+	unwatch(j);
 	cj_publish_due(j, 0);
 	if (!cj_reg_leave(j)) return;
 	j->retiring = 1;

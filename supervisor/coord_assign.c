@@ -230,10 +230,16 @@ void cj_set_completed(struct cjob *j, uint32_t i, int on)
 	if (j->as.completed && i < j->as.total) j->as.completed[i] = (uint8_t)on;
 }
 
-void cj_assign_free(struct cjob *j)
+void cj_assign_unwatch(struct cjob *j)
 {
 	zkc_keep_free(j->as.w_sharding);
+	j->as.w_sharding = NULL;
 	cj_keeps_free(j->as.w_disabled, j->as.nw_disabled);
+}
+
+void cj_assign_free(struct cjob *j)
+{
+	cj_assign_unwatch(j);
 	free(j->as.w_disabled);
 	cj_free_owner(j->as.owner, j->as.total);
 	free(j->as.completed);

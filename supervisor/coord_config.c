@@ -182,8 +182,14 @@ const conf_job_t *cj_node_pin(struct cjob *j)
 	return j->cfg.node;
 }
 
-void cj_config_free(struct cjob *j)
+void cj_config_unwatch(struct cjob *j)
 {
 	zkc_keep_free(j->cfg.watch);
+	j->cfg.watch = NULL;
+}
+
+void cj_config_free(struct cjob *j)
+{
+	cj_config_unwatch(j);
 	cj_node_drop(j);
 }

@@ -357,9 +357,15 @@ void cf_scan(struct cjob *j)
 	                      failover_listed));
 }
 
-void cf_free(struct cjob *j)
+void cf_unwatch(struct cjob *j)
 {
 	while (j->fo.alive) alive_free(j->fo.alive);
 	zkc_keep_free(j->fo.w_items);
+	j->fo.w_items = NULL;
+}
+
+void cf_free(struct cjob *j)
+{
+	cf_unwatch(j);
 	free(j->fo.taking);
 }

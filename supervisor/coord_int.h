@@ -257,6 +257,7 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched);
 void cj_watch_config(struct cjob *j);
 void cj_node_drop(struct cjob *j);              /* the file's config is in force again */
 const conf_job_t *cj_node_pin(struct cjob *j);  /* a private copy of the config in force, kept */
+void cj_config_unwatch(struct cjob *j);          /* its kept watch freed (a removed job) */
 void cj_config_free(struct cjob *j);
 size_t cj_keys_list(const char **keys, size_t n, char *buf, size_t sz);
 
@@ -272,6 +273,7 @@ void cj_lead_session(struct cjob *j);           /* not the leader (a new session
 void cj_step_down(struct cjob *j);              /* the leader gives it up: its election node goes */
 void cj_deposed(struct cjob *j);                /* its fence failed: not the leader; elect again */
 void cj_sharded(struct cjob *j);                /* its sharding multi deleted the flag */
+void cj_lead_unwatch(struct cjob *j);
 void cj_lead_free(struct cjob *j);
 /* A fire that waited for the assignment for 2 session timeouts is missed and the leader deposed. */
 void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout_ns);
@@ -289,6 +291,7 @@ void cj_assign_reload(struct cjob *j);         /* from scratch: reads in flight 
 void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch);   /* takes owner */
 void cj_set_completed(struct cjob *j, uint32_t i, int on);   /* sharding/i/completed written, deleted */
 void cj_assign_session(struct cjob *j);
+void cj_assign_unwatch(struct cjob *j);
 void cj_assign_free(struct cjob *j);
 void cj_free_owner(char **owner, uint32_t n);
 int cj_owned(const struct cjob *j, uint32_t i);     /* item i is ours in the assignment in force */
@@ -299,7 +302,7 @@ const char *cj_show(const char *data, int len, char *buf, size_t sz);
 
 /* coord_ops.c: the operator's nodes for this instance, watched from registration on */
 void cj_watch_ops(struct cjob *j);
-void cj_ops_free(struct cjob *j);
+void cj_ops_unwatch(struct cjob *j);           /* also what cj_ops_free is */
 
 /* coord_check.c: the clock against ZooKeeper's; the leader's reconcile */
 void cj_checks(struct cjob *j, uint64_t now_ns);    /* from coord_tick: whatever is due */
@@ -328,6 +331,7 @@ void cx_stale_forget(struct cjob *j);            /* reads and deletes in flight 
 void cx_rejoined(struct cjob *j);
 void cx_misfire_found(struct cjob *j, uint32_t item);   /* sharding/{i}/misfire seen on an item we own */
 void cx_running_session(struct cjob *j);
+void cx_running_unwatch(struct cjob *j);
 void cx_running_free(struct cjob *j);
 
 /* coord_failover.c */
@@ -335,6 +339,7 @@ void cf_scan(struct cjob *j);                 /* read leader/failover/items, tak
 /* The leader's new listing is in lead.live; old (nold) is the one before it, NULL in a new term:
  * the items of who went are handed out. */
 void cf_instances(struct cjob *j, char *const *old, int nold);
+void cf_unwatch(struct cjob *j);
 void cf_free(struct cjob *j);
 
 #endif

@@ -233,11 +233,17 @@ void cj_sharded(struct cjob *j)
 	j->lead.necessary = 0;      /* the sharding multi deleted it */
 }
 
-void cj_lead_free(struct cjob *j)
+void cj_lead_unwatch(struct cjob *j)
 {
 	zkc_keep_free(j->lead.w_leader);
 	zkc_keep_free(j->lead.w_necessary);
 	zkc_keep_free(j->lead.w_instances);
+	j->lead.w_leader = j->lead.w_necessary = j->lead.w_instances = NULL;
+}
+
+void cj_lead_free(struct cjob *j)
+{
+	cj_lead_unwatch(j);
 	free_live(j);
 }
 

@@ -85,9 +85,10 @@ void cj_watch_ops(struct cjob *j)
 		                     self_known));
 }
 
-void cj_ops_free(struct cjob *j)
+void cj_ops_unwatch(struct cjob *j)
 {
 	zkc_keep_free(j->ops.w_trigger);
 	zkc_keep_free(j->ops.w_server);
 	zkc_keep_free(j->ops.w_self);
+	j->ops.w_trigger = j->ops.w_server = j->ops.w_self = NULL;
 }

@@ -246,9 +246,14 @@ void cx_running_session(struct cjob *j)
 	cj_keeps_free(j->run.w_misfire, j->run.nw_misfire);
 }
 
-void cx_running_free(struct cjob *j)
+void cx_running_unwatch(struct cjob *j)
 {
 	cj_keeps_free(j->run.w_misfire, j->run.nw_misfire);
+}
+
+void cx_running_free(struct cjob *j)
+{
+	cx_running_unwatch(j);
 	free(j->run.w_misfire);
 	free(j->run.stale);
 }

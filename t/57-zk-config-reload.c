@@ -161,6 +161,13 @@ int main(void)
 	uint64_t end = tlib_now_ms() + 15000;
 	while ((nf = tsup_fires_exact(out_rm, gone, 2, idb, &exact)) < 2 && tlib_now_ms() < end) usleep(100000);
 	ok(nf >= 2 && exact, "b runs every item of rm from then on (%d fires)", nf);
+	/* removed: a watches nothing of rm any more, its trigger included */
+	char tr[256];
+	snprintf(tr, sizeof tr, "/t57/rm/trigger/%s", ida);
+	is_int(zoo_create(zh, tr, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK, "rm triggered on a");
+	usleep(1500000);
+	ok(tzk_exists(zh, tr, NULL) == ZOK, "a, which no longer has rm, leaves the trigger node alone");
+	zoo_delete(zh, tr, -1);
 
 	/* c starts with cron 0/4 and overwrite: true */
 	conf_of(&c, "c", "0/4 * * * * ?", 1, 0);
