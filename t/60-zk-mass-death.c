@@ -90,7 +90,18 @@ static void say_fires(struct tclu *c, const char *job, long long after)
 int main(void)
 {
 	const char *size = getenv("EJOB_T60");
+	/* the delayed listing: a period late, so that the reshard at the first fire after the
+	 * expiries ends just before the next fire */
+	int slow_ms = PERIOD * 1000 - 100;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* A sanitizer makes every supervisor several times slower: that reshard would run into the
+	 * next fire, which then (misfire: true) is one catch-up with the fire after it on some
+	 * instances and not others. The same race, with a period of room around it. */
+	PERIOD = 4;
+	slow_ms = 1900;
+#endif
 	if (size) sscanf(size, "%d %d %d %d %d %d", &NSUP, &NJOB, &ITEMS, &PERIOD, &SESSION, &KILL);
+	if (size) slow_ms = PERIOD * 1000 - 100;
 	if (NSUP > TCLU_MAX || NJOB > MAXJOB || ITEMS > 64) BAIL_OUT("EJOB_T60: too big");
 	for (int j = 0; j < NJOB; j++) {
 		snprintf(jobnames[j], sizeof jobnames[j], "j%d", j);
@@ -113,7 +124,7 @@ int main(void)
 	char slow[PATH_MAX];
 	if (!realpath("t/native/libzkslow.so", slow)) BAIL_OUT("t/native/libzkslow.so: %s (run make)", strerror(errno));
 	char ms[32];
-	snprintf(ms, sizeof ms, "%d", PERIOD * 1000 - 100);
+	snprintf(ms, sizeof ms, "%d", slow_ms);
 	/* EJOB_T60_SLOW=MS: another delay for that answer (0: none, ZooKeeper as it is) */
 	if (getenv("EJOB_T60_SLOW")) snprintf(ms, sizeof ms, "%s", getenv("EJOB_T60_SLOW"));
 	setenv("LD_PRELOAD", slow, 1);
