@@ -106,6 +106,7 @@ static void set_state(zkc_t *z, enum zkc_state st, int new_session)
 {
 	if (st == z->state && !new_session) return;
 	z->state = st;
+	if (st == ZKC_CONNECTED) zkc_window_pump(z);     /* what waited for the connection, first */
 	if (z->hooks.state) z->hooks.state(z->arg, st, new_session);
 }
 
@@ -303,6 +304,7 @@ static void close_handle(zkc_t *z)
 	ev_timer_stop(z->loop, &z->tmo_w);
 	/* completions of the old handle come back with ZCLOSING, from inside this call */
 	zookeeper_close(zh);
+	zkc_window_fail(z);         /* what never went: ZCLOSING too, after the client's */
 	watches_drop_unfired(z);
 	free(z->sess);
 	z->sess = NULL;
@@ -474,7 +476,9 @@ static void ping_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	zkc_t *z = w->data;
 	if (z->state != ZKC_CONNECTED || z->ping_out) return;
 	/* any answered request renews the lease; this one makes sure there is one every period */
-	if (zkc_exists(z, "", NULL, NULL, ping_done, z) == ZOK) {
+	/* past the window: behind at most a window of requests at the server */
+	struct read rd = { .op = ZKC_KEEP_EXISTS, .path = "", .item = ZKC_NO_ITEM, .cb = ping_done, .arg = z, .urgent = 1 };
+	if (zkc_read(z, &rd) == ZOK) {
 		z->ping_out = 1;
 		z->requests--;          /* a ping is not work: zkc_requests counts the rest */
 	}
@@ -626,6 +630,7 @@ zkc_t *zkc_new(struct ev_loop *loop, const struct zkc_params *p, const struct zk
 	z->base_ms = p->base_sleep_ms > 0 ? (unsigned)p->base_sleep_ms : 1000;
 	z->max_ms = p->max_sleep_ms > 0 ? (unsigned)p->max_sleep_ms : 3000;
 	if (z->max_ms < z->base_ms) z->max_ms = z->base_ms;
+	z->window = p->window > 0 ? (unsigned)p->window : ZKC_WINDOW;
 	z->nhosts = 1;
 	for (const char *c = z->hosts; *c; c++) z->nhosts += *c == ',';
 	z->seed = (unsigned)getpid() ^ (unsigned)wait_now_ns();
@@ -688,5 +693,6 @@ uint64_t zkc_session(const zkc_t *z) { return z->session; }
 int64_t zkc_session_id(const zkc_t *z) { return z->state == ZKC_CONNECTED ? z->last_client_id : 0; }
 int zkc_timeout_ms(const zkc_t *z) { return z->timeout_ms; }
 uint64_t zkc_lease_ns(const zkc_t *z) { return z->lease_ns; }
+unsigned zkc_inflight_max(const zkc_t *z) { return z->inflight_max; }
 const struct ACL_vector *zkc_acl(const zkc_t *z) { return &z->acl; }
 uint64_t zkc_requests(const zkc_t *z) { return z->requests; }

@@ -47,7 +47,15 @@ struct zkc_params {
 	const char *digest;             /* "user:password" or NULL */
 	int base_sleep_ms, max_sleep_ms;   /* connection retries: the backoff's first and longest wait */
 	FILE *client_log;               /* where libzookeeper logs (NULL: nowhere) */
+	int window;                     /* requests at the server at once (0: ZKC_WINDOW) */
 };
+
+/* The window: ZooKeeper answers a session's requests in order, its pings included, so a burst of
+ * thousands would hold the ping's answer (and the lease, which counts from when an answered
+ * request was sent) for as long as the server takes to answer them all. At most this many are at
+ * the server at once; the rest wait in zkc, in order, and go as answers come, each counting for
+ * the lease from when it really went. The ping goes past the window. */
+#define ZKC_WINDOW 256
 
 struct zkc_hooks {
 	/* new_session: CONNECTED with a session other than the last one (first connect, after expiry) */
@@ -92,10 +100,13 @@ uint64_t zkc_session(const zkc_t *z);          /* generation of the current sess
 int64_t zkc_session_id(const zkc_t *z);        /* the server's id of the session, 0 if none */
 int zkc_timeout_ms(const zkc_t *z);            /* negotiated session timeout (0 before) */
 uint64_t zkc_lease_ns(const zkc_t *z);         /* CLOCK_MONOTONIC until which the session surely lives; 0 = none */
+unsigned zkc_inflight_max(const zkc_t *z);    /* the most requests ever at the server at once */
 const struct ACL_vector *zkc_acl(const zkc_t *z);   /* for nodes ejob creates: CREATOR_ALL with a digest */
 
-/* Requests: ZOK when sent (cb follows exactly once, also for a closed session, with rc
- * ZCLOSING/ZSESSIONEXPIRED/ZCONNECTIONLOSS), else a ZooKeeper error code (cb not called). A watch
+/* Requests: ZOK when sent or waiting for the window (cb follows exactly once, also for a closed
+ * session, with rc ZCLOSING/ZSESSIONEXPIRED/ZCONNECTIONLOSS), else a ZooKeeper error code (cb not
+ * called). Requests go to the server in the order they were made; one made while not connected
+ * waits for the connection (its session's end fails it with ZCLOSING). A watch
  * callback may be NULL (no watch). cb may be NULL (fire and forget). Each watched read registers
  * a watch of its own: two watched reads of one path fire twice (a kept watch, below, keeps one).
  * r->item is ZKC_NO_ITEM. */

@@ -33,11 +33,18 @@ struct watch {                  /* one watch registration; owned by zkc, on its 
 	                               there), NULL for a plain one or one its keep let go */
 };
 
-struct req {                    /* one request in flight; freed after its callback */
+enum req_op { R_EXISTS, R_GET, R_CHILDREN, R_CREATE, R_SET, R_DELETE, R_MULTI };
+
+struct req {                    /* one request, waiting for the window or in flight; freed after its callback */
 	zkc_t *z;
 	zkc_cb cb;
 	void *arg;
-	uint64_t session, sent_ns;
+	uint64_t session, sent_ns;  /* sent_ns: when it went to the client (the lease counts from it) */
+	enum req_op op;             /* what to send */
+	char *data;                 /* create, set: a copy until sent */
+	int len, flags, version;    /* create (len, flags), set (len, version), delete (version) */
+	int sent;                   /* handed to the client: counted in zkc's inflight */
+	struct req *wnext;          /* zkc's window queue */
 	char *path;                 /* full path */
 	struct watch *w;            /* watch set with it, or NULL */
 	int exists;                 /* an exists request: its watch is set on ZNONODE too */
@@ -59,6 +66,7 @@ struct read {
 	void *arg;
 	struct zkc_keep *keep;      /* a kept watch's read (req's keep, event and probe) */
 	int event, probe;
+	int urgent;                 /* past the window (the ping) */
 };
 
 struct zkc_keep {               /* a kept watch (zkc.h); on its zkc's list until freed */
@@ -131,6 +139,13 @@ struct zkc {
 	int timeout_ms;
 	uint64_t lease_ns;
 	uint64_t requests;
+	/* the window: at most `window` requests at the server at once; the rest wait here, in order,
+	 * and go as answers come (or fail with ZCLOSING with the handle) */
+	unsigned window;
+	unsigned inflight;          /* sent on this handle, not answered */
+	unsigned inflight_max;      /* the most there ever were (zkc_inflight_max) */
+	struct req *wait_head, *wait_tail;
+	unsigned nwait;
 	int ping_out;
 	char *hosts, *root, *digest;
 	char *addrs;                /* hosts with names resolved (off the loop), as given to the client */
@@ -173,6 +188,8 @@ struct watch *zkc_watch_new(zkc_t *z, zkc_watch_cb cb, void *arg);
 int zkc_read(zkc_t *z, const struct read *rd);             /* ZOK when sent */
 void zkc_on_result(zkc_t *z, struct msg *m);               /* an answer: bookkeeping, then cb or keep */
 void zkc_multi_free(zkc_multi_t *m);
+void zkc_window_pump(zkc_t *z);                            /* send what waits, as far as the window allows */
+void zkc_window_fail(zkc_t *z);                            /* the handle closed: what waits ends with ZCLOSING */
 
 /* zkc_keep.c */
 void zkc_keep_answer(struct req *q, const struct zkc_res *r);

@@ -161,16 +161,100 @@ static struct req *req_new(zkc_t *z, const char *path, zkc_cb cb, void *arg, siz
 	return q;
 }
 
-static int sent(zkc_t *z, struct req *q, int rc)
+static void req_drop(struct req *q)
 {
-	if (rc != ZOK) {
-		if (q->w) zkc_watch_free(q->w);
-		free(q->path);
-		free(q);
+	if (q->w) zkc_watch_free(q->w);
+	free(q->data);
+	free(q->path);
+	free(q);
+}
+
+/* Hand q to the client now. */
+static int send_now(zkc_t *z, struct req *q)
+{
+	watcher_fn wf = q->w ? path_watcher : NULL;
+	zkc_multi_t *m;
+	int rc;
+	q->sent_ns = wait_now_ns();
+	switch (q->op) {
+	case R_EXISTS: rc = zoo_awexists(z->zh, q->path, wf, q->w, c_stat, q); break;
+	case R_GET: rc = zoo_awget(z->zh, q->path, wf, q->w, c_data, q); break;
+	case R_CHILDREN: rc = zoo_awget_children(z->zh, q->path, wf, q->w, c_kids, q); break;
+	/* "" is the root itself: full_path gives "/ns" */
+	case R_CREATE: rc = zoo_acreate(z->zh, q->path, q->data, q->data ? q->len : -1, &z->acl, q->flags, c_string, q); break;
+	case R_SET: rc = zoo_aset(z->zh, q->path, q->data, q->data ? q->len : -1, q->version, c_stat, q); break;
+	case R_DELETE: rc = zoo_adelete(z->zh, q->path, q->version, c_void, q); break;
+	default:
+		m = ((struct mreq *)q)->m;
+		rc = zoo_amulti(z->zh, m->n, m->ops, m->results, c_multi, q);
+		break;
+	}
+	if (rc != ZOK) return rc;
+	free(q->data);              /* the client has its own copy */
+	q->data = NULL;
+	q->sent = 1;
+	z->requests++;
+	if (++z->inflight > z->inflight_max) z->inflight_max = z->inflight;
+	return ZOK;
+}
+
+/* q goes now if nothing waits and the window has room (or it is urgent), else it waits its turn:
+ * ZOK either way (its callback follows exactly once). Not sent: the error, q freed. */
+static int submit(zkc_t *z, struct req *q, int urgent)
+{
+	if (urgent || (!z->wait_head && z->inflight < z->window && z->state == ZKC_CONNECTED)) {
+		int rc = send_now(z, q);
+		if (rc != ZOK) {
+			if (q->op == R_MULTI) zkc_multi_free(((struct mreq *)q)->m);
+			req_drop(q);
+		}
 		return rc;
 	}
-	z->requests++;
+	q->wnext = NULL;
+	if (z->wait_tail) z->wait_tail->wnext = q;
+	else z->wait_head = q;
+	z->wait_tail = q;
+	z->nwait++;
 	return ZOK;
+}
+
+/* An answer for q that the client never gave: delivered on the loop like the client's. */
+static void fail_waiting(zkc_t *z, struct req *q, int rc)
+{
+	struct msg *m = calloc(1, sizeof *m);
+	if (!m) {
+		log_error("zookeeper: out of memory failing a request; its callback is lost");
+		return;
+	}
+	m->kind = M_RESULT;
+	m->req = q;
+	m->rc = rc;
+	m->multi = q->op == R_MULTI;
+	zkc_push(z, m);
+}
+
+void zkc_window_pump(zkc_t *z)
+{
+	while (z->wait_head && z->inflight < z->window && z->state == ZKC_CONNECTED && z->zh) {
+		struct req *q = z->wait_head;
+		z->wait_head = q->wnext;
+		if (!z->wait_head) z->wait_tail = NULL;
+		z->nwait--;
+		int rc = send_now(z, q);
+		if (rc != ZOK) fail_waiting(z, q, rc);
+	}
+}
+
+void zkc_window_fail(zkc_t *z)
+{
+	while (z->wait_head) {
+		struct req *q = z->wait_head;
+		z->wait_head = q->wnext;
+		fail_waiting(z, q, ZCLOSING);
+	}
+	z->wait_tail = NULL;
+	z->nwait = 0;
+	z->inflight = 0;
 }
 
 static int no_handle(const zkc_t *z)
@@ -190,21 +274,19 @@ int zkc_read(zkc_t *z, const struct read *rd)
 	q->event = rd->event;
 	q->probe = rd->probe;
 	q->exists = rd->op == ZKC_KEEP_EXISTS;
+	q->op = rd->op == ZKC_KEEP_EXISTS ? R_EXISTS : rd->op == ZKC_KEEP_DATA ? R_GET : R_CHILDREN;
 	if (rd->watch) {
-		if (!(q->w = zkc_watch_new(z, rd->wcb, rd->warg))) return sent(z, q, ZSYSTEMERROR);
+		if (!(q->w = zkc_watch_new(z, rd->wcb, rd->warg))) {
+			req_drop(q);
+			return ZSYSTEMERROR;
+		}
 		if (rd->keep) {
 			q->w->keep = rd->keep;
 			rd->keep->w = q->w;
 		}
 	}
-	watcher_fn wf = q->w ? path_watcher : NULL;
-	int rc;
-	switch (rd->op) {
-	case ZKC_KEEP_EXISTS: rc = zoo_awexists(z->zh, q->path, wf, q->w, c_stat, q); break;
-	case ZKC_KEEP_DATA: rc = zoo_awget(z->zh, q->path, wf, q->w, c_data, q); break;
-	default: rc = zoo_awget_children(z->zh, q->path, wf, q->w, c_kids, q); break;
-	}
-	if ((rc = sent(z, q, rc)) == ZOK && rd->keep) rd->keep->inflight++;
+	int rc = submit(z, q, rd->urgent);
+	if (rc == ZOK && rd->keep) rd->keep->inflight++;
 	return rc;
 }
 
@@ -246,26 +328,38 @@ int zkc_children(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb 
 	return read_item(z, ZKC_KEEP_CHILDREN, path, ZKC_NO_ITEM, w, warg, cb, arg);
 }
 
-int zkc_create(zkc_t *z, const char *path, const char *data, int len, int flags, zkc_cb cb, void *arg)
+static int write_req(zkc_t *z, enum req_op op, const char *path, const char *data, int len, int flags, int version,
+                     zkc_cb cb, void *arg)
 {
 	struct req *q = req_new(z, path, cb, arg, sizeof *q);
 	if (!q) return no_handle(z);
-	/* "" is the root itself: full_path gives "/ns" */
-	return sent(z, q, zoo_acreate(z->zh, q->path, data, data ? len : -1, &z->acl, flags, c_string, q));
+	q->op = op;
+	q->flags = flags;
+	q->version = version;
+	if (data) {
+		q->len = len > 0 ? len : 0;
+		if (!(q->data = malloc(q->len ? (size_t)q->len : 1))) {
+			req_drop(q);
+			return ZSYSTEMERROR;
+		}
+		memcpy(q->data, data, (size_t)q->len);
+	}
+	return submit(z, q, 0);
+}
+
+int zkc_create(zkc_t *z, const char *path, const char *data, int len, int flags, zkc_cb cb, void *arg)
+{
+	return write_req(z, R_CREATE, path, data, len, flags, 0, cb, arg);
 }
 
 int zkc_set(zkc_t *z, const char *path, const char *data, int len, int version, zkc_cb cb, void *arg)
 {
-	struct req *q = req_new(z, path, cb, arg, sizeof *q);
-	if (!q) return no_handle(z);
-	return sent(z, q, zoo_aset(z->zh, q->path, data, data ? len : -1, version, c_stat, q));
+	return write_req(z, R_SET, path, data, len, 0, version, cb, arg);
 }
 
 int zkc_delete(zkc_t *z, const char *path, int version, zkc_cb cb, void *arg)
 {
-	struct req *q = req_new(z, path, cb, arg, sizeof *q);
-	if (!q) return no_handle(z);
-	return sent(z, q, zoo_adelete(z->zh, q->path, version, c_void, q));
+	return write_req(z, R_DELETE, path, NULL, 0, 0, version, cb, arg);
 }
 
 /* ---- answers ---------------------------------------------------------------------------------- */
@@ -288,6 +382,7 @@ static int cmp_str(const void *a, const void *b)
 void zkc_on_result(zkc_t *z, struct msg *m)
 {
 	struct req *q = m->req;
+	if (q->sent && q->session == z->session && z->inflight > 0) z->inflight--;
 	/* an answer from the server renews the lease: ZOK and the API errors it sends (ZNONODE, ...);
 	 * the client's own failures (the system errors, closing, an expired session) do not */
 	if (m->rc == ZOK || (m->rc < ZAPIERROR && m->rc != ZCLOSING && m->rc != ZSESSIONEXPIRED && m->rc != ZSESSIONMOVED &&
@@ -332,11 +427,13 @@ void zkc_on_result(zkc_t *z, struct msg *m)
 		if (rcs != op_rc) free(rcs);
 	}
 	if (m->multi) zkc_multi_free(((struct mreq *)q)->m);
+	free(q->data);
 	free(q->path);
 	free(q);
 	free(m->data);
 	free(m->created);
 	free_kids(&m->kids);
+	zkc_window_pump(z);         /* its place in the window is free */
 }
 
 /* ---- multi ------------------------------------------------------------------------------------- */
@@ -491,12 +588,6 @@ int zkc_multi_commit(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg)
 		free(q);
 		return ZSYSTEMERROR;
 	}
-	int rc = zoo_amulti(z->zh, m->n, m->ops, m->results, c_multi, q);
-	if (rc != ZOK) {
-		zkc_multi_free(m);
-		free(q);
-		return rc;
-	}
-	z->requests++;
-	return ZOK;
+	q->r.op = R_MULTI;
+	return submit(z, &q->r, 0);
 }

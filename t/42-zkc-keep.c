@@ -13,7 +13,7 @@
  *     registration).
  *   - zkc_keep_free from inside its own callback, and right after a read (in flight): nothing
  *     more is delivered (and nothing touches freed memory: run under make SANITIZE=address).
- *   - A read made before the first connection and failed with the attempt is sent again when the
+ *   - A read made before the first connection waits in zkc (the window's queue) and goes when the
  *     session is there.
  *   - A read lost when the server dies is sent again when it is back (same session), a lost wait
  *     for a missing node is sent again as a wait (nothing told twice), and the watches still
@@ -21,6 +21,10 @@
  *   - A session taken over and closed (expired for the probe): every kept watch is unarmed, a
  *     change is not told, an answer of the old session that arrives late (t/native/libzkslow
  *     holds it back) is not delivered; arming again works.
+ *   - The window: a burst of 20000 has at most ZKC_WINDOW requests at the server at once, all are
+ *     answered in the order made, and the lease never falls under half the session timeout; a
+ *     connection lost with the window full loses at most the window's requests, the rest wait and
+ *     go after the reconnect, in order.
  *
  * "sync" in the probe is four round trips one after the other: every read sent before it, and the
  * read an event caused, is answered before it, so "sync" as the next line means nothing else came. */
@@ -37,6 +41,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "supervisor/zkc.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
@@ -163,25 +168,20 @@ static void zdelete(zhandle_t *zh, const char *path)
 	if (tzk_delete_r(zh, path) != ZOK) BAIL_OUT("delete %s failed", path);
 }
 
-/* Armed before the first connection: its read fails with the attempt, and goes again when the
- * session is there. */
+/* Armed before the first connection: its read waits for the connection, and goes when the session
+ * is there. */
 static void test_first_connect(struct tzk_server *zk, zhandle_t *zh)
 {
 	say("keep 0 data /d 0");
 	say("arm 0");
 	expect("keep id=0", "a kept watch made before the first connection (the server is down)");
-	expect("arm id=0 rc=0", "  armed: its read waits in the client");
-	int n = 1;
-	for (uint64_t end = tlib_now_ms() + 10000; n && tlib_now_ms() < end;) {
-		say("inflight 0");
-		const char *l = next_line(5000);
-		if (!l || sscanf(l, "inflight id=0 n=%d", &n) != 1) break;
-		if (n) usleep(20000);
-	}
-	is_int(n, 0, "  the read failed with the attempt to connect");
+	expect("arm id=0 rc=0", "  armed: its read waits for the connection");
+	usleep(1500000);
+	say("inflight 0");
+	expect("inflight id=0 n=1", "  in zkc (the window's queue), not failed with the attempts to connect");
 	if (tzk_restart(zk, 30000) < 0) BAIL_OUT("cannot start the server again");
 	if (!expect("state connected new=1", "the server up: the probe connects")) BAIL_OUT("the probe did not connect");
-	expect("answer keep=0 item=0 event=0 rc=0 ver=0 data=v0", "  the lost read goes again and is answered");
+	expect("answer keep=0 item=0 event=0 rc=0 ver=0 data=v0", "  the read goes and is answered");
 	say("free 0");
 	expect("free id=0", "  (freed)");
 	if (!tzk_wait_state(zh, ZOO_CONNECTED_STATE, 10000)) BAIL_OUT("the test's own client did not reconnect");
@@ -377,6 +377,62 @@ static void test_lost_read(struct tzk_server *zk, zhandle_t *zh)
 	quiet("  each once");
 }
 
+/* The next line that starts with prefix, within timeout_ms (others are skipped); NULL if none. */
+static const char *line_with(const char *prefix, unsigned timeout_ms)
+{
+	uint64_t end = tlib_now_ms() + timeout_ms;
+	const char *l;
+	while (tlib_now_ms() < end && (l = next_line((unsigned)(end - tlib_now_ms()))))
+		if (!strncmp(l, prefix, strlen(prefix))) return l;
+	return NULL;
+}
+
+struct burst {
+	unsigned n, inflight_max;
+	int failed, inorder;
+	long lease_min_ms, ms;
+};
+
+static int burst_done(struct burst *b, unsigned timeout_ms)
+{
+	const char *l = line_with("burst n=", timeout_ms);
+	return l && sscanf(l, "burst n=%u failed=%d inorder=%d inflight_max=%u lease_min_ms=%ld ms=%ld", &b->n, &b->failed,
+	                   &b->inorder, &b->inflight_max, &b->lease_min_ms, &b->ms) == 6;
+}
+
+/* The window: a burst never has more than ZKC_WINDOW requests at the server, so the ping's
+ * answer (and the lease) is never held behind thousands; they are answered in the order made. */
+static void test_window(struct tzk_server *zk, zhandle_t *zh)
+{
+	struct burst b;
+	say("burst 20000 /w");
+	ok(line_with("burst sent n=20000", 5000) != NULL, "20000 requests made at once");
+	int done = burst_done(&b, 60000);
+	ok(done, "all answered (in %ld ms)", done ? b.ms : -1L);
+	is_int(b.failed, 0, "  each with the server's answer");
+	ok(b.inorder, "  in the order they were made");
+	ok(b.inflight_max <= ZKC_WINDOW + 1, "  never more than the window (%d, and the ping) at the server at once: %u",
+	   ZKC_WINDOW, b.inflight_max);
+	ok(b.lease_min_ms >= 4000, "  the lease never fell under half the 8 s session timeout: %ld ms left at the worst answer",
+	   b.lease_min_ms);
+
+	/* the connection lost with a window of them at the server and the rest waiting */
+	if (tzk_pause(zk) < 0) BAIL_OUT("cannot pause the server");
+	say("burst 1000 /w");
+	ok(line_with("burst sent n=1000", 5000) != NULL, "the server frozen, 1000 more made");
+	tzk_stop(zk, SIGKILL, 5000);
+	ok(line_with("state connecting", 10000) != NULL, "the server killed: the connection is lost");
+	if (tzk_restart(zk, 30000) < 0) BAIL_OUT("cannot restart the server");
+	ok(line_with("state connected new=0", 20000) != NULL, "it restarts: connected again, same session");
+	ok(burst_done(&b, 20000), "all 1000 answered");
+	ok(b.failed >= 1 && b.failed <= ZKC_WINDOW,
+	   "  those at the server when it went are lost (ZCONNECTIONLOSS: %d, at most the window), the rest waited in zkc "
+	   "and went after the reconnect", b.failed);
+	ok(b.inorder, "  in the order they were made");
+	if (!tzk_wait_state(zh, ZOO_CONNECTED_STATE, 10000)) BAIL_OUT("the test's own client did not reconnect");
+	quiet("  nothing else");
+}
+
 static void no_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
 {
 	(void)zh, (void)type, (void)state, (void)path, (void)ctx;
@@ -504,6 +560,7 @@ int main(void)
 	test_free(zh);
 	test_lost_read(&zk, zh);
 	test_expiry(&zk, zh);
+	test_window(&zk, zh);
 
 	say("read 2");
 	say("read 3");

@@ -17,6 +17,10 @@
  *   holdexists                hold the next exists with a watch (zkc waiting for a missing node)
  *                             until "release": the test changes the node in between
  *                                                             "held exists path=P", "released"
+ *   burst N PATH              N exists of PATH at once (items 0..N-1): once all are answered
+ *                             "burst n=N failed=F inorder=0|1 inflight_max=M lease_min_ms=L ms=T"
+ *                             (inorder: answered in the order sent; lease_min_ms: the least
+ *                             lease left at an answer). ZKC_PROBE_WINDOW=W sets zkc's window.
  *   sync                      four round trips one after the other                "sync"
  *   session                   the session's id and password, to take it over      "session id=X passwd=X"
  *   quit                      zkc_free, then zkc_keep_free of every keep left     "bye"
@@ -35,6 +39,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "ipc/wait.h"
 #include "supervisor/log.h"
 #include "supervisor/zkc_int.h"
 
@@ -160,6 +165,41 @@ static void sync_cb(void *arg, const struct zkc_res *r)
 	else out("sync rc=%d", r->rc);
 }
 
+/* burst: N requests at once, each answer checked for its place and the lease it leaves */
+static struct {
+	uint32_t n, got, next;
+	int inorder, failed;
+	int64_t lease_min_ms;
+	uint64_t t0;
+} burst;
+
+static void burst_cb(void *arg, const struct zkc_res *r)
+{
+	(void)arg;
+	if (r->item != burst.next++) burst.inorder = 0;
+	if (r->rc != ZOK && r->rc != ZNONODE) burst.failed++;
+	int64_t margin = (int64_t)(zkc_lease_ns(z) - wait_now_ns()) / 1000000;
+	if (burst.got == 0 || margin < burst.lease_min_ms) burst.lease_min_ms = margin;
+	if (++burst.got < burst.n) return;
+	out("burst n=%" PRIu32 " failed=%d inorder=%d inflight_max=%u lease_min_ms=%" PRId64 " ms=%" PRIu64, burst.n,
+	    burst.failed, burst.inorder, zkc_inflight_max(z), burst.lease_min_ms, (wait_now_ns() - burst.t0) / 1000000);
+}
+
+static void cmd_burst(uint32_t n, const char *path)
+{
+	burst.n = n;
+	burst.got = burst.next = 0;
+	burst.inorder = 1;
+	burst.failed = 0;
+	burst.t0 = wait_now_ns();
+	for (uint32_t i = 0; i < n; i++)
+		if (zkc_exists_item(z, path, i, NULL, NULL, burst_cb, NULL) != ZOK) {
+			out("burst rc=error at %" PRIu32, i);
+			return;
+		}
+	out("burst sent n=%" PRIu32 " (%" PRIu64 " ms)", n, (wait_now_ns() - burst.t0) / 1000000);
+}
+
 static void on_state(void *arg, enum zkc_state st, int new_session)
 {
 	(void)arg;
@@ -278,6 +318,8 @@ static void command(char *line)
 		hold.armed = 1;
 	} else if (!strcmp(a[0], "release")) {
 		release();
+	} else if (!strcmp(a[0], "burst") && n == 3) {
+		cmd_burst((uint32_t)strtoul(a[1], NULL, 10), a[2]);
 	} else if (!strcmp(a[0], "sync")) {
 		int rc = zkc_exists(z, "", NULL, NULL, sync_cb, (void *)(intptr_t)4);
 		if (rc != ZOK) out("sync rc=%d", rc);
@@ -328,7 +370,8 @@ int main(int argc, char **argv)
 	FILE *clog = argc > 4 ? fopen(argv[4], "ae") : NULL;
 	loop = ev_default_loop(0);
 	struct zkc_params p = { .hosts = argv[1], .root = argv[2], .session_timeout_ms = atoi(argv[3]),
-	                        .base_sleep_ms = 100, .max_sleep_ms = 500, .client_log = clog };
+	                        .base_sleep_ms = 100, .max_sleep_ms = 500, .client_log = clog,
+	                        .window = getenv("ZKC_PROBE_WINDOW") ? atoi(getenv("ZKC_PROBE_WINDOW")) : 0 };
 	static const struct zkc_hooks h = { .state = on_state };
 	z = zkc_new(loop, &p, &h, NULL);
 	if (!z) return 1;
