@@ -26,14 +26,23 @@ struct conf_arena {
 	struct chunk *head;
 	struct owned *owned;    /* the latest first */
 	size_t total, limit;
+	size_t chunk;           /* the least a new chunk holds */
 	bool exhausted;
 };
 
 conf_arena_t *conf_arena_new(size_t limit)
 {
 	conf_arena_t *a = calloc(1, sizeof *a);
-	if (a) a->limit = limit;
+	if (a) {
+		a->limit = limit;
+		a->chunk = CHUNK_MIN;
+	}
 	return a;
+}
+
+void conf_arena_chunk(conf_arena_t *a, size_t chunk)
+{
+	a->chunk = chunk >= ALIGN ? chunk : ALIGN;
 }
 
 void conf_arena_free(conf_arena_t *a)
@@ -58,7 +67,7 @@ void *conf_arena_alloc(conf_arena_t *a, size_t n)
 	n = (n + ALIGN - 1) & ~(ALIGN - 1);
 	struct chunk *c = a->head;
 	if (!c || c->size - c->used < n) {
-		size_t size = n > CHUNK_MIN ? n : CHUNK_MIN;
+		size_t size = n > a->chunk ? n : a->chunk;
 		if (a->total + size > a->limit) goto full;
 		c = malloc(sizeof *c + size);
 		if (!c) {
@@ -69,7 +78,7 @@ void *conf_arena_alloc(conf_arena_t *a, size_t n)
 		c->size = size;
 		a->total += size;
 		/* A big block goes behind the current chunk, whose free space stays usable. */
-		if (a->head && size > CHUNK_MIN && a->head->size - a->head->used >= ALIGN) {
+		if (a->head && size > a->chunk && a->head->size - a->head->used >= ALIGN) {
 			c->next = a->head->next;
 			a->head->next = c;
 		} else {

@@ -337,6 +337,7 @@ conf_job_t *conf_node_parse(const void *buf, size_t len, const char *name, conf_
 	conf_job_t *j = NULL;
 	if (diags) *diags = NULL;
 	if (!d || !tmp || !out) goto nomem;
+	conf_arena_chunk(out, 1024);    /* it is kept, one per job: a node takes about 1 KB */
 	if (!name) name = "(config node)";
 	conf_ctx_t cx = { .file = name, .buf = buf, .len = len, .tmp = tmp, .out = out, .diags = d,
 	                  .node_mode = true, .opts = &node_opts };
