@@ -237,11 +237,9 @@ static void reg_config(struct cjob *j)
 	if (zkc_get(j->c->z, cj_path(j, p, "/config"), NULL, NULL, config_read, j) != ZOK) reg_failed(j);
 }
 
-void cj_reg_start(struct cjob *j)
+/* The job's nodes, as ElasticJob's layout has them (made once per namespace and job). */
+static void reg_dirs(struct cjob *j)
 {
-	if (j->reg.busy || j->gone || j->ops.shut) return;
-	j->reg.busy = 1;
-	cj_lead_session(j);     /* not the leader until elected in this registration */
 	char p[CJ_PATH_MAX];
 	struct group *g = group_new(j, "creating its nodes", reg_config);
 	if (!g) {
@@ -257,6 +255,28 @@ void cj_reg_start(struct cjob *j)
 	group_create(g, cj_path(j, p, "%s", ""), type_string(j->local), 0);
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) group_create(g, cj_path(j, p, "%s", dirs[i]), "", 0);
 	group_go(g);
+}
+
+static void dirs_known(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!cj_live(j, r->session)) {
+		reg_failed(j);
+		return;
+	}
+	/* trigger is the last of them made, in one batch the server takes in order: there, all of
+	 * them are (a restart's case: 1 request instead of 12) */
+	if (r->rc == ZOK) reg_config(j);
+	else reg_dirs(j);
+}
+
+void cj_reg_start(struct cjob *j)
+{
+	if (j->reg.busy || j->gone || j->ops.shut) return;
+	j->reg.busy = 1;
+	cj_lead_session(j);     /* not the leader until elected in this registration */
+	char p[CJ_PATH_MAX];
+	if (zkc_exists(j->c->z, cj_path(j, p, "/trigger"), NULL, NULL, dirs_known, j) != ZOK) reg_failed(j);
 }
 
 void cj_reg_session(struct cjob *j)
