@@ -116,7 +116,9 @@ static void watch_disabled(struct cjob *j, uint32_t i)
 {
 	zkc_keep_t **k = cj_keep_at(&j->as.w_disabled, &j->as.nw_disabled, i);
 	char p[CJ_PATH_MAX];
-	if (k) zkc_keep_read(cj_keep(j, k, ZKC_KEEP_EXISTS, cj_path(j, p, "/sharding/%" PRIu32 "/disabled", i), i, disabled_known));
+	if (k)
+		zkc_keep_read(cj_keep(j, k, ZKC_KEEP_EXISTS, cj_path(j, p, "/sharding/%" PRIu32 "/disabled", i), i,
+		                      disabled_known));
 }
 
 static void item_state(void *arg, const struct zkc_res *r)

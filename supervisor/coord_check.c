@@ -94,7 +94,8 @@ static void clock_check(struct cjob *j, uint64_t now_ns)
 	q->sent_ms = (int64_t)(wait_realtime_ns() / 1000000u);
 	char p[CJ_PATH_MAX];
 	j->chk.clock_next_ns = now_ns + CLOCK_EVERY_NS;
-	if (zkc_set(j->c->z, cj_path(j, p, "/systemTime/current"), "", 0, -1, clock_answer, q) == ZOK) j->chk.clock_session = q->session;
+	if (zkc_set(j->c->z, cj_path(j, p, "/systemTime/current"), "", 0, -1, clock_answer, q) == ZOK)
+		j->chk.clock_session = q->session;
 	else free(q);
 }
 
@@ -146,7 +147,9 @@ static void reconcile(struct cjob *j, uint64_t now_ns)
 		j->chk.reconcile_next_ns = now_ns + (uint64_t)mins * 60000000000ull;
 		return;
 	}
-	if (now_ns < j->chk.reconcile_next_ns || in_flight(j, j->chk.reconcile_session) || j->lead.necessary || j->shard.busy) return;
+	if (now_ns < j->chk.reconcile_next_ns || in_flight(j, j->chk.reconcile_session) || j->lead.necessary ||
+	    j->shard.busy)
+		return;
 	j->chk.reconcile_next_ns = now_ns + (uint64_t)mins * 60000000000ull;
 	struct recon *rc = calloc(1, sizeof *rc);
 	if (!rc) return;

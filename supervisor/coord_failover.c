@@ -191,8 +191,8 @@ static void crashed_running(void *arg, const struct zkc_res *r)
 	cr->left = 1;
 	char p[CJ_PATH_MAX];
 	for (uint32_t a = 0; cj_live(j, cr->session) && a < cr->n; a++)
-		if (zkc_exists_item(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", cr->items[a]), cr->items[a], NULL, NULL,
-		               crashed_failovering, cr) == ZOK)
+		if (zkc_exists_item(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", cr->items[a]), cr->items[a],
+		                    NULL, NULL, crashed_failovering, cr) == ZOK)
 			cr->left++;
 	struct zkc_res go = { .rc = ZNONODE, .path = "" };
 	crashed_failovering(cr, &go);

@@ -57,7 +57,7 @@ static int leader_is(const char *id)
 	return is;
 }
 
-/* until leader_is(id) has held for hold_ms, within timeout_ms */
+/* until there has been no leader for hold_ms on end, within timeout_ms */
 static int wait_no_leader(unsigned hold_ms, unsigned timeout_ms)
 {
 	long long t0 = tlib_now_ms(), since = -1;
