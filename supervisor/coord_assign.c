@@ -170,12 +170,15 @@ void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch)
 	item_state(st, &go);
 }
 
-/* sharding, kept: an owner's read (r->event 0, counted in loading) or a change */
+/* sharding's data: its mzxid is the epoch of the assignment. Read, not watched: every sharding
+ * commit deletes leader/sharding/necessary (creating it first if it was not there), which every
+ * instance watches (coord_lead.c), and each change of that flag reads the assignment again. A lost
+ * answer leaves what we have; the connection's return reads again (coord.c). */
 static void sharding_read(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
-	if (!r->event && j->as.loading > 0) j->as.loading--;
-	if (!cj_live(j, r->session)) return;
+	if (j->as.loading > 0) j->as.loading--;
+	if (!cj_live(j, r->session) || (r->rc != ZOK && r->rc != ZNONODE)) return;
 	uint32_t total = (uint32_t)cj_conf(j)->sharding_total_count;
 	if (r->rc != ZOK || r->stat.mzxid == r->stat.czxid || total == 0) {
 		/* never sharded (the node only created): nothing assigned yet */
@@ -211,9 +214,7 @@ static void sharding_read(void *arg, const struct zkc_res *r)
 void cj_load_assignment(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
-	if (zkc_keep_read(cj_keep(j, &j->as.w_sharding, ZKC_KEEP_DATA, cj_path(j, p, "/sharding"), ZKC_NO_ITEM,
-	                          sharding_read)) == ZOK)
-		j->as.loading++;
+	if (zkc_get(j->c->z, cj_path(j, p, "/sharding"), NULL, NULL, sharding_read, j) == ZOK) j->as.loading++;
 }
 
 void cj_assign_reload(struct cjob *j)
@@ -234,8 +235,6 @@ void cj_set_completed(struct cjob *j, uint32_t i, int on)
 
 void cj_assign_unwatch(struct cjob *j)
 {
-	zkc_keep_free(j->as.w_sharding);
-	j->as.w_sharding = NULL;
 	cj_keeps_free(j->as.w_disabled, j->as.nw_disabled);
 }
 

@@ -105,7 +105,7 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
 	else
 		log_info("job %s: the config node %s changed", j->name, path);
 	int reshard = cj->sharding_total_count != old->sharding_total_count || cj->sharding_strategy != old->sharding_strategy;
-	int fo_off = old->failover && !cj->failover;
+	int fo_off = old->failover && !cj->failover, fo_changed = old->failover != cj->failover;
 	if (reshard && watched)
 		log_info("job %s: shardingTotalCount %d (was %d), %s: resharding at the next fire", j->name,
 		         cj->sharding_total_count, old->sharding_total_count, conf_strategy_name(cj->sharding_strategy));
@@ -121,6 +121,7 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
 	/* any instance may raise the flag, as in ElasticJob */
 	if (reshard) zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
 	if (fo_off && j->lead.leader) clear_failover(j);
+	if (fo_changed) cf_scan(j);     /* the queue is watched while failover is on */
 	return 0;
 }
 

@@ -237,7 +237,7 @@ void cf_instances(struct cjob *j, char *const *old, int nold)
 	 * not there now crashed with it (it may have been the old leader) */
 	if (!old) failover_crashed(j, NULL);
 	/* queued items whose taker is gone: hand them out again */
-	if (cj_conf(j)->failover) cf_scan(j);
+	cf_scan(j);
 }
 
 /* ---- taking over ---- */
@@ -350,9 +350,16 @@ static void failover_listed(void *arg, const struct zkc_res *r)
 	}
 }
 
+/* leader/failover/items, kept while the job fails over (a job with failover: false watches
+ * nothing here: no one queues its items) */
 void cf_scan(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
+	if (!cj_conf(j)->failover) {
+		zkc_keep_free(j->fo.w_items);
+		j->fo.w_items = NULL;
+		return;
+	}
 	zkc_keep_read(cj_keep(j, &j->fo.w_items, ZKC_KEEP_CHILDREN, cj_path(j, p, "/leader/failover/items"), ZKC_NO_ITEM,
 	                      failover_listed));
 }

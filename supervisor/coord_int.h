@@ -73,7 +73,6 @@ struct cj_assign {              /* coord_assign.c: the assignment in force, our 
 	int states_loading;         /* reading the nodes under our items */
 	uint8_t *completed;         /* [total]: sharding/i/completed exists (items we own) */
 	uint8_t *disabled;          /* [total]: sharding/i/disabled exists (items we own) */
-	zkc_keep_t *w_sharding;     /* sharding (data) */
 	zkc_keep_t **w_disabled;    /* [nw_disabled]: sharding/i/disabled (exists) of items we own */
 	uint32_t nw_disabled;
 };
@@ -286,7 +285,7 @@ void cl_lease_tick(coord_t *c, uint64_t now_ns);
 void cj_shard_now(struct cjob *j);              /* the leader: shard at once (once at a time) */
 
 /* coord_assign.c: the assignment in force */
-void cj_load_assignment(struct cjob *j);       /* read it (again), watching the sharding node */
+void cj_load_assignment(struct cjob *j);       /* read it (again): the sharding node, then its owners */
 void cj_assign_reload(struct cjob *j);         /* from scratch: reads in flight are forgotten */
 void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch);   /* takes owner */
 void cj_set_completed(struct cjob *j, uint32_t i, int on);   /* sharding/i/completed written, deleted */
@@ -335,7 +334,7 @@ void cx_running_unwatch(struct cjob *j);
 void cx_running_free(struct cjob *j);
 
 /* coord_failover.c */
-void cf_scan(struct cjob *j);                 /* read leader/failover/items, take ours */
+void cf_scan(struct cjob *j);                 /* read leader/failover/items, take ours (failover on) */
 /* The leader's new listing is in lead.live; old (nold) is the one before it, NULL in a new term:
  * the items of who went are handed out. */
 void cf_instances(struct cjob *j, char *const *old, int nold);

@@ -194,9 +194,10 @@ static void necessary_known(void *arg, const struct zkc_res *r)
 	if (!cj_live(j, r->session)) return;
 	int was = j->lead.necessary;
 	j->lead.necessary = r->rc == ZOK;
-	/* gone: the leader's multi that removed it also wrote the new assignment; read it before a
-	 * waiting fire goes on with the old one */
-	if (was && !j->lead.necessary) cj_load_assignment(j);
+	/* gone (or come and gone between two reads: r->event): the leader's multi that removed it
+	 * also wrote the new assignment; read it before a waiting fire goes on with the old one. This
+	 * is how every instance learns of a reshard: the sharding node itself is not watched. */
+	if (!j->lead.necessary && (was || r->event)) cj_load_assignment(j);
 	if (j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
 }
 

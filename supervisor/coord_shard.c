@@ -41,6 +41,7 @@ struct commit {
 	int nchecks;                /* ops 1..nchecks: the inputs' checks */
 	char **checked;             /* [nchecks]: the node each check is on (relative to the job) */
 	int sharding_op;            /* index of the set of the sharding node */
+	int flag_op;                /* index of the create of leader/sharding/necessary, or -1 */
 	int fence;                  /* the fence it was written under */
 	uint64_t gen;               /* j->lead.inst_gen at the listing */
 };
@@ -76,6 +77,7 @@ static void sharded(void *arg, const struct zkc_res *r)
 	}
 	int k = 0;
 	while (k < r->nops && r->op_rc[k] == ZOK) k++;
+	int cm_flag_op = cm->flag_op;
 	char what[CJ_PATH_MAX] = "";
 	if (r->rc != ZOK && k >= 1 && k <= cm->nchecks) snprintf(what, sizeof what, "%s", cm->checked[k - 1]);
 	commit_free(cm);
@@ -91,6 +93,12 @@ static void sharded(void *arg, const struct zkc_res *r)
 		 * was written; shard again from fresh reads */
 		log_info("job %s: %s changed while sharding (%s); sharding again", j->name, what, zerror(r->rc));
 		cj_shard_now(j);
+		return;
+	}
+	if (k == cm_flag_op && r->rc == ZNODEEXISTS) {
+		/* the flag was raised after we last saw it gone: its watch tells us, then we shard again */
+		log_info("job %s: the resharding flag was raised while sharding; sharding again", j->name);
+		if (j->lead.leader && j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
 		return;
 	}
 	log_warn("job %s: sharding failed: %s (op %d)%s", j->name, zerror(r->rc), k,
@@ -159,7 +167,11 @@ static void shard_commit(struct shardop *o)
 	}
 	cm->sharding_op = zkc_multi_count(m);
 	zkc_multi_set(m, cj_path(j, p, "/sharding"), "", 0, -1);     /* its mzxid is the epoch */
-	if (j->lead.necessary) zkc_multi_delete(m, cj_path(j, p, "/leader/sharding/necessary"), -1);
+	/* the flag goes in the same commit, and is made first if it was not raised (a job with no
+	 * assignment yet): its watch is how every instance learns that the assignment changed */
+	cm->flag_op = j->lead.necessary ? -1 : zkc_multi_count(m);
+	if (!j->lead.necessary) zkc_multi_create(m, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0);
+	zkc_multi_delete(m, cj_path(j, p, "/leader/sharding/necessary"), -1);
 	zkc_multi_delete(m, cj_path(j, p, "/leader/sharding/processing"), -1);
 	free(owner);
 	if (zkc_multi_commit(j->c->z, m, sharded, cm) != ZOK) {
