@@ -237,6 +237,10 @@ static void reg_config(struct cjob *j)
 	if (zkc_get(j->c->z, cj_path(j, p, "/config"), NULL, NULL, config_read, j) != ZOK) reg_failed(j);
 }
 
+static const char *const job_dirs[] = { "/servers", "/instances", "/sharding", "/leader", "/leader/election",
+                                        "/leader/sharding", "/leader/failover", "/leader/failover/items",
+                                        "/leader/failover/alive", "/trigger" };
+
 /* The job's nodes, as ElasticJob's layout has them (made once per namespace and job). */
 static void reg_dirs(struct cjob *j)
 {
@@ -248,13 +252,77 @@ static void reg_dirs(struct cjob *j)
 		reg_failed(j);
 		return;
 	}
-	static const char *const dirs[] = { "/servers", "/instances", "/sharding", "/leader", "/leader/election",
-	                                    "/leader/sharding", "/leader/failover", "/leader/failover/items",
-	                                    "/leader/failover/alive", "/trigger" };
 	group_create(g, "", "", 0);
 	group_create(g, cj_path(j, p, "%s", ""), type_string(j->local), 0);
-	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) group_create(g, cj_path(j, p, "%s", dirs[i]), "", 0);
+	for (size_t i = 0; i < sizeof job_dirs / sizeof job_dirs[0]; i++) group_create(g, cj_path(j, p, "%s", job_dirs[i]), "", 0);
 	group_go(g);
+}
+
+static void reg_fresh(struct cjob *j);
+
+static void root_made(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!cj_live(j, r->session)) reg_failed(j);
+	else if (r->rc == ZOK || r->rc == ZNODEEXISTS) reg_fresh(j);
+	else {
+		say_rc(j, "creating the namespace", r->path, r->rc);
+		reg_failed(j);
+	}
+}
+
+static void fresh_made(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!cj_live(j, r->session)) {
+		reg_failed(j);
+		return;
+	}
+	if (r->rc == ZNONODE && r->nops > 0 && r->op_rc[0] == ZNONODE) {
+		/* the namespace itself is new: make it, then the job's nodes in one multi again */
+		if (zkc_create(j->c->z, "", "", 0, 0, root_made, j) != ZOK) reg_failed(j);
+		return;
+	}
+	if (r->rc == ZNODEEXISTS || r->rc == ZNONODE) {
+		/* another instance made some of them first: node by node */
+		reg_dirs(j);
+		return;
+	}
+	if (r->rc != ZOK) {
+		say_rc(j, "creating its nodes", r->path, r->rc);
+		reg_failed(j);
+		return;
+	}
+	published(j, r);
+	reg_done(j);
+}
+
+/* A job new to the namespace: its nodes, the file's config, servers/{ip}, instances/{id}, its alive
+ * node and the resharding flag in one multi (10,000 new jobs: 1 request each instead of 17 in 4
+ * rounds). A multi fails whole; if any node is there already, reg_dirs makes them one by one. */
+static void reg_fresh(struct cjob *j)
+{
+	char p[CJ_PATH_MAX], data[256];
+	const coord_t *c = j->c;
+	size_t len;
+	char *y = conf_node_emit(j->local, &len);
+	if (!y) {
+		reg_failed(j);
+		return;
+	}
+	zkc_multi_t *m = zkc_multi_new();
+	const char *type = type_string(j->local), *st = cj_conf(j)->disabled ? "DISABLED" : "ENABLED";
+	zkc_multi_create(m, cj_path(j, p, "%s", ""), type, (int)strlen(type), 0);
+	for (size_t i = 0; i < sizeof job_dirs / sizeof job_dirs[0]; i++)
+		zkc_multi_create(m, cj_path(j, p, "%s", job_dirs[i]), "", 0, 0);
+	zkc_multi_create(m, cj_path(j, p, "/config"), y, (int)len, 0);
+	free(y);
+	zkc_multi_create(m, cj_path(j, p, "/servers/%s", c->ip), st, (int)strlen(st), 0);
+	snprintf(data, sizeof data, "jobInstanceId: %s\nserverIp: %s\n", c->id, c->ip);
+	zkc_multi_create(m, cj_path(j, p, "/instances/%s", c->id), data, (int)strlen(data), ZOO_EPHEMERAL);
+	zkc_multi_create(m, cj_path(j, p, "/leader/failover/alive/%s", c->id), "", 0, ZOO_EPHEMERAL);
+	zkc_multi_create(m, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0);
+	if (zkc_multi_commit(j->c->z, m, fresh_made, j) != ZOK) reg_failed(j);
 }
 
 static void dirs_known(void *arg, const struct zkc_res *r)
@@ -264,9 +332,10 @@ static void dirs_known(void *arg, const struct zkc_res *r)
 		reg_failed(j);
 		return;
 	}
-	/* trigger is the last of them made, in one batch the server takes in order: there, all of
-	 * them are (a restart's case: 1 request instead of 12) */
+	/* trigger is the last of them made, in one batch the server takes in order (or in one multi):
+	 * there, all of them are (a restart's case: 1 request instead of 12) */
 	if (r->rc == ZOK) reg_config(j);
+	else if (r->rc == ZNONODE) reg_fresh(j);
 	else reg_dirs(j);
 }
 

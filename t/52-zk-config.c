@@ -197,8 +197,15 @@ int main(void)
 	ok(tzk_wait_exists(zh, "/t52/cfg/sharding/4/failovering", 0, 3000), "and the items' failovering nodes");
 
 	/* ---- garbage in sharding/0/instance ---- */
-	is_int(zoo_set(zh, "/t52/cfg/sharding/0/instance", "zz\x01junk", 7, -1), ZOK, "garbage in sharding/0/instance");
-	is_int(zoo_set(zh, "/t52/cfg/sharding", "", 0, -1), ZOK, "and the sharding node touched (a new epoch)");
+	/* as a writer of assignments commits one (ejob's leader or ElasticJob's): the item nodes, the
+	 * sharding node (a new epoch) and the resharding flag cleared, in one multi */
+	zoo_op_t ops[4];
+	zoo_op_result_t res[4];
+	zoo_create_op_init(&ops[0], "/t52/cfg/leader/sharding/necessary", "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+	zoo_set_op_init(&ops[1], "/t52/cfg/sharding/0/instance", "zz\x01junk", 7, -1, NULL);
+	zoo_set_op_init(&ops[2], "/t52/cfg/sharding", "", 0, -1, NULL);
+	zoo_delete_op_init(&ops[3], "/t52/cfg/leader/sharding/necessary", -1);
+	is_int(zoo_multi(zh, 4, ops, res), ZOK, "garbage committed in sharding/0/instance, as a sharding commits");
 	ok(tsup_wait_log(&a, "/t52/cfg/sharding/0/instance holds 'zz?junk'", 1, 5000),
 	   "a log line names the node and shows the bytes");
 	ok(tzkup_wait_owned(&u, "cfg", 5, a.id, 5, 8000), "the leader reshards at the next fire");
