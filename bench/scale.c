@@ -20,8 +20,9 @@
  *                   (this supervisor's: nothing else holds a watch then).
  *   idle            over 5 s after the measured fire has ended (1 s after its last item started)
  *                   and before the next: ZooKeeper packets/s (mntr zk_packets_received +
- *                   zk_packets_sent, deltas; the 4lw themselves are not packets) and CPU % of one
- *                   core (utime + stime of /proc/PID/stat) of the supervisor and of its workers.
+ *                   zk_packets_sent, deltas; the 4lw themselves are not packets), the requests/s
+ *                   the supervisor's session sent (`cons` lcxid, below), and CPU % of one core
+ *                   (utime + stime of /proc/PID/stat) of the supervisor and of its workers.
  *   first fire      the first fire after the start shards every job: its time to the moment every
  *                   one of the 2N items has started once (in it, or in the catch-up run of a job
  *                   whose fire was missed), at most 100 s; and the fires the log says were missed
@@ -274,6 +275,40 @@ static long long zk_packets(const struct tzk_server *zk)
 	return r + s;
 }
 
+/* The requests each session has sent: ZooKeeper's `cons` gives every connection's last cxid, the
+ * client's counter of requests (a ping has an xid of its own and does not count). Up to max
+ * sessions: ids in sid[], counters in cxid[]; how many. */
+static int sessions_cxid(const struct tzk_server *zk, int64_t *sid, int64_t *cxid, int max)
+{
+	char *s = tzk_4lw(zk, "cons", 5000);
+	int n = 0;
+	char *save = NULL;
+	for (char *l = s ? strtok_r(s, "\n", &save) : NULL; l && n < max; l = strtok_r(NULL, "\n", &save)) {
+		char *a = strstr(l, "sid=0x"), *b = strstr(l, "lcxid=0x");
+		if (!a || !b) continue;
+		sid[n] = strtoll(a + 6, NULL, 16);
+		cxid[n] = strtoll(b + 8, NULL, 16);
+		n++;
+	}
+	free(s);
+	return n;
+}
+
+/* Requests sent between two snapshots by the sessions in both, but for `except` (the bench's own). */
+static long long requests_between(const int64_t *sid0, const int64_t *cx0, int n0, const int64_t *sid1,
+                                  const int64_t *cx1, int n1, int64_t except, int *sessions)
+{
+	long long sum = 0;
+	*sessions = 0;
+	for (int i = 0; i < n1; i++)
+		for (int k = 0; k < n0; k++)
+			if (sid1[i] == sid0[k] && sid1[i] != except) {
+				sum += cx1[i] - cx0[k];
+				(*sessions)++;
+			}
+	return sum;
+}
+
 /* ---- the log ------------------------------------------------------------------------------------- */
 
 /* Wall time (ns) of the log line "2026-11-21T10:00:00.123Z ..." */
@@ -432,7 +467,7 @@ struct arun {
 	double reg_s, restart_s;         /* restart_s: -1 if not measured */
 	struct mem at_reg, after;
 	long long znodes_reg, znodes, watches;
-	double idle_s, idle_pps, idle_cpu, idle_workers_cpu;   /* idle_s 0: no window */
+	double idle_s, idle_pps, idle_rps, idle_cpu, idle_workers_cpu;   /* idle_s 0: no window */
 	double first_s;                  /* the first fire's time to its last item's first start; -1: none */
 	int first_items;                 /* items that started by then (or by FIRST_MAX_S) */
 	int bound_missed;                /* fires missed for the bounded wait for sharding (log) */
@@ -515,7 +550,8 @@ static void run_a(const struct tzk_server *zk, const char *kind, int n, int peri
 	long long z0 = zk_num(zk, "mntr", "zk_znode_count");
 	const char *args[] = { "--ip", "127.0.0.1", NULL };
 	int64_t t0 = tlib_wall_ns();
-	if (tsup_start(&t, args) <= 0) fail(NULL, "cannot start supervisor/ejob-supervisor (run from the top of the tree after make)");
+	if (tsup_start(&t, args) <= 0)
+		fail(NULL, "cannot start supervisor/ejob-supervisor (run from the top of the tree after make)");
 	char what[64];
 	snprintf(what, sizeof what, "%d %s jobs", n, kind);
 	r->reg_s = registered(&t, n, t0, what);
@@ -593,13 +629,17 @@ static void run_a(const struct tzk_server *zk, const char *kind, int n, int peri
 	int64_t left_ms = last_ns ? (next_fire(last_ns / 1000000000, s0, period) * 1000) - tlib_wall_ns() / 1000000 - 500 : 0;
 	if (idle && left_ms >= 2000) {
 		unsigned win = left_ms < IDLE_MS ? (unsigned)left_ms : IDLE_MS;
+		int64_t sid0[8], cx0[8], sid1[8], cx1[8];
+		int n0 = sessions_cxid(zk, sid0, cx0, 8), ns_;
 		long long p0 = zk_packets(zk), c0 = cpu_ticks(t.pid), w0 = tree_ticks(t.pid);
 		uint64_t m0 = tlib_now_ms();
 		sleep_ms(win);
 		long long p1 = zk_packets(zk), c1 = cpu_ticks(t.pid), w1 = tree_ticks(t.pid);
+		int n1 = sessions_cxid(zk, sid1, cx1, 8);
 		double secs = (double)(tlib_now_ms() - m0) / 1e3, hz = (double)sysconf(_SC_CLK_TCK);
 		r->idle_s = secs;
 		r->idle_pps = (double)(p1 - p0) / secs;
+		r->idle_rps = (double)requests_between(sid0, cx0, n0, sid1, cx1, n1, -1, &ns_) / secs;
 		r->idle_cpu = 100.0 * (double)(c1 - c0) / hz / secs;
 		r->idle_workers_cpu = 100.0 * (double)(w1 - w0) / hz / secs;
 	}
@@ -667,40 +707,6 @@ static void fire_errors(const struct fires *f, int k, int *missing, int *twice)
 	}
 }
 
-/* The requests each session has sent: ZooKeeper's `cons` gives every connection's last cxid, the
- * client's counter of requests (a ping has an xid of its own and does not count). Up to max
- * sessions: ids in sid[], counters in cxid[]; how many. */
-static int sessions_cxid(const struct tzk_server *zk, int64_t *sid, int64_t *cxid, int max)
-{
-	char *s = tzk_4lw(zk, "cons", 5000);
-	int n = 0;
-	char *save = NULL;
-	for (char *l = s ? strtok_r(s, "\n", &save) : NULL; l && n < max; l = strtok_r(NULL, "\n", &save)) {
-		char *a = strstr(l, "sid=0x"), *b = strstr(l, "lcxid=0x");
-		if (!a || !b) continue;
-		sid[n] = strtoll(a + 6, NULL, 16);
-		cxid[n] = strtoll(b + 8, NULL, 16);
-		n++;
-	}
-	free(s);
-	return n;
-}
-
-/* Requests sent between two snapshots by the sessions in both, but for `except` (the bench's own). */
-static long long requests_between(const int64_t *sid0, const int64_t *cx0, int n0, const int64_t *sid1,
-                                  const int64_t *cx1, int n1, int64_t except, int *sessions)
-{
-	long long sum = 0;
-	*sessions = 0;
-	for (int i = 0; i < n1; i++)
-		for (int k = 0; k < n0; k++)
-			if (sid1[i] == sid0[k] && sid1[i] != except) {
-				sum += cx1[i] - cx0[k];
-				(*sessions)++;
-			}
-	return sum;
-}
-
 struct brun {
 	double reg_s;
 	int64_t exact_ms;                /* the first exact fire's time, since the first fork */
@@ -709,7 +715,6 @@ struct brun {
 	int req_sessions;                /* the sessions req was counted over */
 	int session_ms, leaders_killed;
 	double kill_spread_ms, kill_to_exp_s, recovery_s, exp_to_fire_s;
-	int recovery_n;                  /* fires after the kill until every item ran again */
 	int after_fires, after_missing, after_twice, side;
 	int alarms;
 	struct fires f;
@@ -788,11 +793,13 @@ static void run_b(const struct tzk_server *zk, struct brun *r)
 		for (int k = 0; k < r->f.n && !exact; k++) {
 			int missing, twice;
 			fire_errors(&r->f, k, &missing, &twice);
-			if (r->f.ms[k] + 3000 <= now && !missing && !twice) exact = r->f.ms[k], r->exact_n = k + 1;
+			if (r->f.ms[k] + 3000 <= now && !missing && !twice) exact = r->f.ms[k];
 		}
 	}
 	if (!st.n) fail(&c.sup[0], "part B: no item started in %d s", 6 * B_PERIOD);
-	if (!exact) {
+	if (exact) {
+		r->exact_n = (int)((exact - next_fire(t0 / 1000000000 - 1, s0, B_PERIOD) * 1000) / (B_PERIOD * 1000)) + 1;
+	} else {
 		/* reported as missed; what follows is measured from the last fire seen */
 		exact = r->f.ms[r->f.n - 1];
 		r->exact_n = -1;
@@ -883,7 +890,6 @@ static void run_b(const struct tzk_server *zk, struct brun *r)
 	r->exp_to_fire_s = (double)(nf - last_exp / 1000000) / 1e3;
 	/* the fire in which the last item started again */
 	int64_t rec_fire = ((last_start / 1000000 - exact) / (B_PERIOD * 1000)) * B_PERIOD * 1000 + exact;
-	r->recovery_n = (int)((rec_fire - fk) / (B_PERIOD * 1000));
 
 	/* B_AFTER fires after that one, each counted 3 s after its time */
 	until_ms(&c, rec_fire + B_AFTER * B_PERIOD * 1000 + 3000);
@@ -920,7 +926,8 @@ int main(int argc, char **argv)
 		fail(NULL, "run from the top of the tree after make (bench/libnoop.so: %s)", strerror(errno));
 	uint64_t t_start = tlib_now_ms();
 	struct tzk_server zk;
-	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = TICK_MS, .heap_mb = ZK_HEAP_MB }, 30000) < 0) fail(NULL, "cannot start ZooKeeper");
+	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = TICK_MS, .heap_mb = ZK_HEAP_MB }, 30000) < 0)
+		fail(NULL, "cannot start ZooKeeper");
 
 	/* A */
 	static struct arun a[3];
@@ -983,11 +990,18 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("| idle: ZooKeeper packets/s (received + sent) | %s | %s | | |\n", v1, v2);
+	for (int i = 0; i < 2; i++) {
+		if (a[i].idle_s > 0) snprintf(i ? v2 : v1, 64, "%.0f", a[i].idle_rps);
+		else snprintf(i ? v2 : v1, 64, "not idle");
+	}
+	printf("| idle: requests/s the supervisor sent (`cons` lcxid; pings excluded) | %s | %s | | |\n", v1, v2);
 	printf("| idle: CPU, supervisor / its workers (%% of a core) | %s | %s | | |\n", v3, v4);
 	printf("| lease alarms (\"no answer for\" in the log): native / script | %d / %d | %d | 0 | %s |\n", a[0].alarms,
 	       a[2].alarms, a[1].alarms, met(!a[0].alarms && !a[1].alarms && !a[2].alarms));
 	printf("\nThe later fire measured came %.0f s, %.0f s and %.0f s after the first (native 1,000, 10,000, script 1,000);\n"
-	       "the idle window was %.1f s and %.1f s long. Script jobs: registration %.2f s, first fire %s.\n\n",
+	       "the idle window was %.1f s and %.1f s long. Script jobs: registration %.2f s, first fire %s.\n"
+	       "Each job sets systemTime/current once a minute (the clock check), and jobs registered together do it\n"
+	       "together: N requests in a second or two once a minute, in an idle window or not.\n\n",
 	       a[0].fire_after_s, a[1].fire_after_s, a[2].fire_after_s, a[0].idle_s, a[1].idle_s, a[2].reg_s,
 	       a[2].first_items == a[2].items_want ? "complete" : "incomplete");
 	fflush(stdout);
