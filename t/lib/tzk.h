@@ -42,6 +42,7 @@ struct tzk_opts {
 	unsigned sync_limit;       /* ensemble syncLimit, in ticks: 2 s worth (at least 5); a paused
 	                              leader is given up after sync_limit x tick */
 	const char *extra_cfg;     /* more zoo.cfg lines, appended verbatim ("key=value\n...") */
+	unsigned heap_mb;          /* the JVM's -Xmx: 128 (10,000 jobs' nodes need more: bench/scale) */
 };
 
 enum tzk_mode { TZK_DOWN = 0, TZK_NOT_SERVING, TZK_STANDALONE, TZK_LEADER, TZK_FOLLOWER };
@@ -52,6 +53,7 @@ struct tzk_server {
 	int client_port;
 	int quorum_port, election_port;   /* ensemble members only */
 	unsigned tick_ms;
+	unsigned heap_mb;          /* the JVM's -Xmx, in MB */
 	char connect[32];          /* "127.0.0.1:PORT", the same across restarts */
 	char dir[512];             /* its own directory */
 	char cfg[600];             /* DIR/zoo.cfg */

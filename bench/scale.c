@@ -1,0 +1,1052 @@
+/* bench/scale.c: ejob at the sizes users run (issue 12), with a real ZooKeeper 3.8 and real
+ * supervisors (t/lib/tzk, t/lib/tsup, t/lib/tclu), against the issue's targets, in one run:
+ *
+ * A. One supervisor (--workers 8), N jobs of 2 items each, N = 1,000 and then 10,000, each N in a
+ *    namespace of its own (a first start: every node is created). Session timeout 6000 ms
+ *    requested (tickTime 500: sessions of 1-10 s); ZooKeeper's JVM gets a 1 GB heap (in the
+ *    tests' 128 MB, 10,000 jobs' nodes made it collect back to back, and that was all one saw).
+ *    Jobs are native (bench/libnoop.so rtstamp_item: one line "REALTIME_NS JOB ITEM FIRE_ID
+ *    TASK_ID" appended per item start, first thing), every job on the same cron, a fire every
+ *    10 s (1,000) or 20 s (10,000).
+ *   registration    the supervisor's fork to the log's time stamp of its N-th "job J: registered
+ *                   as" line (the log says it once per job, when its nodes are made); checked
+ *                   against ZooKeeper afterwards: every job lists the instance under instances/.
+ *                   For 10,000 also a restart: the same supervisor stopped (SIGTERM) and started
+ *                   again on the nodes it made (registration then asks before it creates).
+ *   RSS, threads    VmRSS, VmHWM and Threads of /proc/PID/status of the supervisor: when the
+ *                   N-th job is registered, and after the measured fire.
+ *   znodes          mntr zk_znode_count after the measured fire, less the count before the
+ *                   supervisor started (the namespace's nodes); watches: wchs "Total watches"
+ *                   (this supervisor's: nothing else holds a watch then).
+ *   idle            over 5 s after the measured fire has ended (1 s after its last item started)
+ *                   and before the next: ZooKeeper packets/s (mntr zk_packets_received +
+ *                   zk_packets_sent, deltas; the 4lw themselves are not packets), the requests/s
+ *                   the supervisor's session sent (`cons` lcxid, below), and CPU % of one core
+ *                   (utime + stime of /proc/PID/stat) of the supervisor and of its workers.
+ *   first fire      the first fire after the start shards every job: its time to the moment every
+ *                   one of the 2N items has started once (in it, or in the catch-up run of a job
+ *                   whose fire was missed), at most 100 s; and the fires the log says were missed
+ *                   for the bounded wait for sharding (2 x the session timeout: "missed: no
+ *                   assignment after"), whose leaders stepped down or were deposed.
+ *   lateness        the first fire is not measured: once its items (and catch-ups) stop coming,
+ *                   the next fire at least 1 s away is: for each of its 2N items, its start stamp -
+ *                   the fire's time (the fire id, ms). last = the last item of all the jobs due in
+ *                   that second; p50 too. Native jobs at 1,000 and 10,000; script jobs (fork + exec
+ *                   of this binary in --stamp mode, which writes the same line) at 1,000 in a third
+ *                   run.
+ *   lease alarms    log lines "no answer for" (the lease ran down on a healthy session): 0.
+ *
+ * B. 20 supervisors (t/lib/tclu: --ip 127.0.0.2 .. .21, shared memory is a memfd per pool, so
+ *    nothing is named per machine), 2 workers each, the same 50 native rtstamp jobs of 20 items
+ *    with failover: true in every config, a fire every 10 s.
+ *   registration    the first fork to every job listing all 20 under instances/ (ZooKeeper).
+ *   first exact     the first fire (by its time) in which every item of every job started exactly
+ *                   once: stamps counted per (job, item, fire id); the first fire shards.
+ *   packets/fire    over 3 fires, from the middle of the interval before the first to the middle
+ *                   of the one after the last: mntr packets (received, sent) / fires / 50 jobs,
+ *                   measured; and the requests the 20 sessions sent (`cons`: each connection's
+ *                   lcxid, the client's request counter, which pings do not move), per job per fire.
+ *                   (A supervisor's fire-end line counts all its requests while the fire ran, so
+ *                   with 50 jobs firing together it cannot be summed.)
+ *                   ElasticJob: 6 + 8 per local item per instance; with 20 items over 20
+ *                   instances, 20 x (6 + 8) = 280 requests per job per fire (ELASTICJOB.md, a
+ *                   formula, not measured).
+ *   kill -9         1.5 s after a fire, 5 supervisors (the leader of the first job among them) and
+ *                   everything under them are SIGKILLed (a crashed machine each). Their sessions'
+ *                   expiry is observed: a watch on each one's instances/{id} of the first job
+ *                   (ephemeral: it goes when the session does). Measured: the last expiry to the
+ *                   moment every one of the 1,000 items has started again (stamps after it), and
+ *                   the items missing or started twice in every fire after that one (2 fires).
+ *
+ * Every fire of part B is listed with its items missing and doubled, so that a fire between the
+ * kill and the expiries (which the dead instances' items miss: they were assigned to instances
+ * that nobody knew were gone, as in ElasticJob) can be told from a loss.
+ *
+ * Run from the top of the tree after make (it starts supervisor/ejob-supervisor). Every process
+ * it starts is tracked by t/lib/tlib and killed at exit, on failure or on a fatal signal. A target
+ * missed is reported (exit 0); the bench fails (exit 1) only when it cannot measure: a supervisor
+ * dies, or items never run (a part A run with no item in 100 s: exit 1 after the tables). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "t/lib/tclu.h"
+#include "t/lib/tlib.h"
+#include "t/lib/tsup.h"
+#include "t/lib/tzk.h"
+
+#define SESSION_MS 6000      /* requested by every supervisor here */
+#define TICK_MS 500          /* ZooKeeper's tickTime: sessions of 1-10 s */
+#define ZK_HEAP_MB 1024      /* its JVM heap: 10,000 jobs' nodes thrash the tests' 128 MB (full GCs back to back) */
+#define A_WORKERS 8
+#define A_ITEMS 2
+#define IDLE_MS 5000         /* part A: the idle window */
+#define FIRST_MAX_S 100      /* part A: the longest wait for the first fire's items */
+#define B_SUPS 20
+#define B_JOBS 50
+#define B_ITEMS 20
+#define B_WORKERS 2
+#define B_PERIOD 10          /* part B: seconds between fires */
+#define B_PKT_FIRES 3        /* part B: fires in the packet window */
+#define B_KILL 5             /* part B: supervisors killed at once */
+#define B_AFTER 2            /* part B: fires checked after the recovery */
+#define EL_PER_FIRE (B_SUPS * (6 + 8 * (B_ITEMS / B_SUPS)))   /* ElasticJob, per job per fire */
+#define MAXF 64              /* part B: fires tracked */
+
+/* targets (issue 12) */
+#define T_REG_S 5.0          /* 10,000 jobs registered within */
+#define T_RSS_KB (64 * 1024) /* RSS at 10,000 jobs below */
+#define T_LATE_S 2.0         /* the last native item of a fire started within */
+
+static char self[PATH_MAX];  /* this binary: the script jobs' command, in --stamp mode */
+static char noop_lib[PATH_MAX];
+
+/* ---- --stamp FILE [JSON]: the script jobs' command ---------------------------------------------- */
+
+/* Appends "REALTIME_NS JOB ITEM FIRE_ID TASK_ID" to FILE with one write, first thing (the line
+ * rtstamp_item writes for a native item). The sharding-context JSON is ignored. */
+static int stamp_main(int argc, char **argv)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (argc < 3) return 2;
+	const char *job = getenv("EJOB_JOB"), *item = getenv("EJOB_ITEM"), *fire = getenv("EJOB_FIRE_ID"),
+		   *task = getenv("EJOB_TASK_ID");
+	char line[512];
+	int n = snprintf(line, sizeof line, "%" PRId64 " %s %s %s %s\n", (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec,
+	                 job ? job : "-", item ? item : "-1", fire ? fire : "0", task ? task : "-");
+	if (n < 0 || (size_t)n >= sizeof line) return 1;
+	int fd = open(argv[2], O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) return 1;
+	ssize_t w;
+	while ((w = write(fd, line, (size_t)n)) < 0 && errno == EINTR) {}
+	return close(fd) == 0 && w == n ? 0 : 1;
+}
+
+/* ---- helpers ----------------------------------------------------------------------------------- */
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
+}
+
+/* the last lines of a supervisor's log, to explain a failure */
+static void log_tail(const struct tsup *t, int lines)
+{
+	char *s = tsup_slurp(t->log);
+	if (!s) return;
+	size_t len = strlen(s);
+	char *p = s + len;
+	for (int n = 0; p > s; p--)
+		if (p[-1] == '\n' && ++n == lines + 1) break;
+	fprintf(stderr, "bench/scale: last lines of %s:\n%s", t->log, p);
+	free(s);
+}
+
+/* Give up: say why (with the supervisor's log if there is one); tlib kills what was started. */
+__attribute__((noreturn, format(printf, 2, 3)))
+static void fail(const struct tsup *t, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	fprintf(stderr, "bench/scale: %s\n", buf);
+	if (t) log_tail(t, 30);
+	exit(1);
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* p-th quantile of n sorted values, nearest rank */
+static int64_t pct(const int64_t *sorted, int n, double p)
+{
+	return sorted[(int)(p * (n - 1) + 0.5)];
+}
+
+/* A growing text: the configs of 10,000 jobs are megabytes. */
+struct text { char *p; size_t len, cap; };
+
+__attribute__((format(printf, 2, 3)))
+static void add(struct text *b, const char *fmt, ...)
+{
+	for (;;) {
+		va_list ap;
+		va_start(ap, fmt);
+		int w = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (w < 0) fail(NULL, "vsnprintf: %s", strerror(errno));
+		if (b->p && (size_t)w < b->cap - b->len) {
+			b->len += (size_t)w;
+			return;
+		}
+		size_t cap = b->cap ? b->cap : 65536;
+		while (cap - b->len <= (size_t)w) cap *= 2;
+		char *np = realloc(b->p, cap);
+		if (!np) fail(NULL, "out of memory for a config of %zu bytes", cap);
+		b->p = np;
+		b->cap = cap;
+	}
+}
+
+/* ---- /proc and ZooKeeper's four-letter words ----------------------------------------------------- */
+
+struct mem { long rss_kb, hwm_kb, threads; };
+
+static long status_field(const char *s, const char *name)
+{
+	const char *p = s ? strstr(s, name) : NULL;
+	return p ? strtol(p + strlen(name), NULL, 10) : -1;
+}
+
+static struct mem mem_of(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	char *s = tsup_slurp(path);
+	struct mem m = { status_field(s, "\nVmRSS:"), status_field(s, "\nVmHWM:"), status_field(s, "\nThreads:") };
+	free(s);
+	return m;
+}
+
+/* utime + stime in clock ticks; -1 if gone */
+static long long cpu_ticks(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	char *s = tsup_slurp(path);
+	char *rp = s ? strrchr(s, ')') : NULL;
+	unsigned long long ut, st;
+	/* after "(comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+	int ok = rp && sscanf(rp + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) == 2;
+	free(s);
+	return ok ? (long long)(ut + st) : -1;
+}
+
+/* the workers' ticks: every process under the supervisor */
+static long long tree_ticks(pid_t root)
+{
+	pid_t kids[256];
+	int n = tsup_descendants(root, kids, 256);
+	long long sum = 0;
+	for (int i = 0; i < n; i++) {
+		long long t = cpu_ticks(kids[i]);
+		if (t > 0) sum += t;
+	}
+	return sum;
+}
+
+/* a number of a four-letter word's reply: "KEY\tVALUE" (mntr) or "KEY:VALUE" (wchs); -1 if none */
+static long long zk_num(const struct tzk_server *zk, const char *cmd, const char *key)
+{
+	char *s = tzk_4lw(zk, cmd, 5000);
+	long long v = -1;
+	size_t kl = strlen(key);
+	for (char *p = s; p && (p = strstr(p, key)); p += kl)
+		if ((p == s || p[-1] == '\n') && (p[kl] == '\t' || p[kl] == ':')) {
+			v = strtoll(p + kl + 1, NULL, 10);
+			break;
+		}
+	free(s);
+	return v;
+}
+
+static long long zk_packets(const struct tzk_server *zk)
+{
+	long long r = zk_num(zk, "mntr", "zk_packets_received"), s = zk_num(zk, "mntr", "zk_packets_sent");
+	if (r < 0 || s < 0) fail(NULL, "ZooKeeper's mntr has no packet counts");
+	return r + s;
+}
+
+/* The requests each session has sent: ZooKeeper's `cons` gives every connection's last cxid, the
+ * client's counter of requests (a ping has an xid of its own and does not count). Up to max
+ * sessions: ids in sid[], counters in cxid[]; how many. */
+static int sessions_cxid(const struct tzk_server *zk, int64_t *sid, int64_t *cxid, int max)
+{
+	char *s = tzk_4lw(zk, "cons", 5000);
+	int n = 0;
+	char *save = NULL;
+	for (char *l = s ? strtok_r(s, "\n", &save) : NULL; l && n < max; l = strtok_r(NULL, "\n", &save)) {
+		char *a = strstr(l, "sid=0x"), *b = strstr(l, "lcxid=0x");
+		if (!a || !b) continue;
+		sid[n] = strtoll(a + 6, NULL, 16);
+		cxid[n] = strtoll(b + 8, NULL, 16);
+		n++;
+	}
+	free(s);
+	return n;
+}
+
+/* Requests sent between two snapshots by the sessions in both, but for `except` (the bench's own). */
+static long long requests_between(const int64_t *sid0, const int64_t *cx0, int n0, const int64_t *sid1,
+                                  const int64_t *cx1, int n1, int64_t except, int *sessions)
+{
+	long long sum = 0;
+	*sessions = 0;
+	for (int i = 0; i < n1; i++)
+		for (int k = 0; k < n0; k++)
+			if (sid1[i] == sid0[k] && sid1[i] != except) {
+				sum += cx1[i] - cx0[k];
+				(*sessions)++;
+			}
+	return sum;
+}
+
+/* ---- the log ------------------------------------------------------------------------------------- */
+
+/* Wall time (ns) of the log line "2026-11-21T10:00:00.123Z ..." */
+static int64_t line_time(const char *line)
+{
+	struct tm tm = { 0 };
+	int ms;
+	if (sscanf(line, "%d-%d-%dT%d:%d:%d.%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+	           &tm.tm_sec, &ms) != 7)
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (int64_t)timegm(&tm) * 1000000000 + (int64_t)ms * 1000000;
+}
+
+/* The time of the nth line of the log that contains needle, -1 if there are fewer. */
+static int64_t nth_line_time(const struct tsup *t, const char *needle, int nth)
+{
+	char *s = tsup_slurp(t->log);
+	int64_t at = -1;
+	int n = 0;
+	char *save = NULL;
+	for (char *l = s ? strtok_r(s, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save))
+		if (strstr(l, needle) && ++n == nth) {
+			at = line_time(l);
+			break;
+		}
+	free(s);
+	return at;
+}
+
+/* Wait (polling every 100 ms: the log of 10,000 jobs is a megabyte) until the log has count lines
+ * with needle; fails if the supervisor dies or the time runs out. */
+static void wait_log(struct tsup *t, const char *needle, int count, unsigned timeout_ms, const char *what)
+{
+	uint64_t end = tlib_now_ms() + timeout_ms;
+	while (tsup_log_count(t, needle) < count) {
+		if (!tsup_alive(t->pid)) fail(t, "%s: the supervisor died", what);
+		if (tlib_now_ms() > end)
+			fail(t, "%s: %d of %d \"%s\" lines after %u ms", what, tsup_log_count(t, needle), count, needle, timeout_ms);
+		sleep_ms(100);
+	}
+}
+
+/* The session timeout the supervisor logged when it connected ("timeout %d ms"), -1 if none. */
+static int session_ms(const struct tsup *t)
+{
+	char *s = tsup_slurp(t->log);
+	const char *p = s ? strstr(s, ", timeout ") : NULL;
+	int ms = p ? atoi(p + 10) : -1;
+	free(s);
+	return ms;
+}
+
+/* ---- stamps: "REALTIME_NS JOB ITEM FIRE_ID TASK_ID", read as the file grows --------------------- */
+
+struct stamp { int64_t ns, fire; int job, item; };
+
+struct stamps {
+	char path[600];
+	off_t off;                   /* read up to here: whole lines only */
+	struct stamp *s;
+	size_t n, cap;
+};
+
+static void stamps_init(struct stamps *st, const char *name)
+{
+	memset(st, 0, sizeof *st);
+	snprintf(st->path, sizeof st->path, "%s/%s.stamps", tlib_tmpdir(), name);
+	int fd = open(st->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) fail(NULL, "cannot create %s: %s", st->path, strerror(errno));
+	close(fd);
+}
+
+/* Read what was appended since the last call; the number of stamps now. */
+static size_t stamps_read(struct stamps *st)
+{
+	int fd = open(st->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) fail(NULL, "cannot open %s: %s", st->path, strerror(errno));
+	off_t end = lseek(fd, 0, SEEK_END);
+	if (end <= st->off) {
+		close(fd);
+		return st->n;
+	}
+	size_t len = (size_t)(end - st->off), got = 0;
+	char *b = malloc(len + 1);
+	if (!b) fail(NULL, "out of memory reading %s", st->path);
+	while (got < len) {
+		ssize_t r = pread(fd, b + got, len - got, st->off + (off_t)got);
+		if (r < 0 && errno == EINTR) continue;
+		if (r <= 0) break;
+		got += (size_t)r;
+	}
+	close(fd);
+	b[got] = '\0';
+	char *last = strrchr(b, '\n');   /* a line being written is read next time */
+	if (!last) {
+		free(b);
+		return st->n;
+	}
+	st->off += last + 1 - b;
+	*last = '\0';
+	char *save = NULL;
+	for (char *l = strtok_r(b, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		struct stamp s;
+		char job[64];
+		if (sscanf(l, "%" SCNd64 " %63s %d %" SCNd64, &s.ns, job, &s.item, &s.fire) != 4 || job[0] != 'j') continue;
+		s.job = atoi(job + 1);
+		if (st->n == st->cap) {
+			st->cap = st->cap ? st->cap * 2 : 65536;
+			st->s = realloc(st->s, st->cap * sizeof *st->s);
+			if (!st->s) fail(NULL, "out of memory for %zu stamps", st->cap);
+		}
+		st->s[st->n++] = s;
+	}
+	free(b);
+	return st->n;
+}
+
+static size_t count_fire(const struct stamps *st, int64_t fire)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < st->n; i++) n += st->s[i].fire == fire;
+	return n;
+}
+
+/* The jobs' config. Every job the same: j00000, j00001, ... */
+static char *jobs_yaml(int njobs, int items, const char *kind, const char *cron, const char *out, int failover)
+{
+	struct text b = { 0 };
+	for (int j = 0; j < njobs; j++) {
+		add(&b, "  j%05d:\n    type: %s\n    cron: \"%s\"\n    shardingTotalCount: %d\n", j, kind, cron, items);
+		if (failover) add(&b, "    failover: true\n");
+		if (!strcmp(kind, "native"))
+			add(&b, "    jobParameter: \"%s\"\n    props: {native.library: \"%s\", native.symbol: rtstamp_item}\n", out,
+			    noop_lib);
+		else
+			add(&b, "    props: {script.command.line: \"%s --stamp %s\"}\n", self, out);
+	}
+	return b.p;
+}
+
+/* The next time (s) after `after` of the cron "S/P * * * * ?" (P divides 60). */
+static int64_t next_fire(int64_t after, int s, int p)
+{
+	int64_t t = after + 1;
+	while (t % p != s) t++;
+	return t;
+}
+
+/* ---- A. one supervisor, N jobs ------------------------------------------------------------------- */
+
+struct arun {
+	const char *kind;
+	int n, period;
+	double reg_s, restart_s;         /* restart_s: -1 if not measured */
+	struct mem at_reg, after;
+	long long znodes_reg, znodes, watches;
+	double idle_s, idle_pps, idle_rps, idle_cpu, idle_workers_cpu;   /* idle_s 0: no window */
+	double first_s;                  /* the first fire's time to its last item's first start; -1: none */
+	int first_items;                 /* items that started by then (or by FIRST_MAX_S) */
+	int bound_missed;                /* fires missed for the bounded wait for sharding (log) */
+	double fire_after_s;             /* the measured fire's time after the first's */
+	int64_t late_max, late_p50;
+	int items, items_want;           /* of the measured fire: items started, of */
+	int alarms, session_ms, zk_listed;
+};
+
+/* Wait for the N-th registration; its time since `from` (s). */
+static double registered(struct tsup *t, int nth, int64_t from, const char *what)
+{
+	wait_log(t, "registered as", nth, 120000, what);
+	int64_t at = nth_line_time(t, "registered as", nth);
+	if (at < 0) fail(t, "%s: no time on the registration lines", what);
+	return (double)(at - from) / 1e9;
+}
+
+/* How many of the N jobs list the instance under instances/ (ZooKeeper's word on registration):
+ * the exists requests pipelined, so that 10,000 take a moment even while the server is busy. */
+static atomic_int listed, answered;
+
+static void listed_done(int rc, const struct Stat *st, const void *data)
+{
+	(void)st;
+	(void)data;
+	if (rc == ZOK) atomic_fetch_add(&listed, 1);
+	atomic_fetch_add(&answered, 1);
+}
+
+static int zk_registered(const struct tzk_server *zk, const char *ns, int n, const char *id)
+{
+	zhandle_t *zh = tzk_connect(zk->connect, 10000, NULL, 10000);
+	if (!zh) fail(NULL, "cannot connect to ZooKeeper");
+	atomic_store(&listed, 0);
+	atomic_store(&answered, 0);
+	int sent = 0;
+	for (int j = 0; j < n; j++) {
+		char p[256];
+		snprintf(p, sizeof p, "/%s/j%05d/instances/%s", ns, j, id);
+		sent += zoo_aexists(zh, p, 0, listed_done, NULL) == ZOK;
+	}
+	uint64_t end = tlib_now_ms() + 30000;
+	while (atomic_load(&answered) < sent && tlib_now_ms() < end) sleep_ms(10);
+	int ok = atomic_load(&listed);
+	tzk_close(zh);
+	return ok;
+}
+
+static void run_a(const struct tzk_server *zk, const char *kind, int n, int period, int restart, int idle,
+                  struct arun *r)
+{
+	char ns[32], cron[64], name[32];
+	memset(r, 0, sizeof *r);
+	r->kind = kind;
+	r->n = n;
+	r->period = period;
+	r->restart_s = -1;
+	r->items_want = n * A_ITEMS;
+	snprintf(ns, sizeof ns, "sc%s%d", kind, n);
+	snprintf(name, sizeof name, "a-%s%d", kind, n);
+	struct stamps st;
+	stamps_init(&st, name);
+	/* the first fire a little after the registration is expected to end (it is skipped anyway) */
+	int est = 3 + n / 700;
+	int s0 = (int)((time(NULL) + est) % period);
+	snprintf(cron, sizeof cron, "%d/%d * * * * ?", s0, period);
+	char *jobs = jobs_yaml(n, A_ITEMS, kind, cron, st.path, 0);
+	struct text y = { 0 };
+	add(&y,
+	    "regCenter: {serverLists: \"%s\", namespace: %s, sessionTimeoutMilliseconds: %d}\n"
+	    "supervisor: {workers: %d, attachSocket: \"@SOCK@\", shutdownGraceSeconds: 1}\n"
+	    "jobs:\n%s",
+	    zk->connect, ns, SESSION_MS, A_WORKERS, jobs);
+	free(jobs);
+	struct tsup t;
+	if (tsup_config(&t, name, y.p) < 0) fail(NULL, "cannot write %s's config", name);
+	free(y.p);
+
+	long long z0 = zk_num(zk, "mntr", "zk_znode_count");
+	const char *args[] = { "--ip", "127.0.0.1", NULL };
+	int64_t t0 = tlib_wall_ns();
+	if (tsup_start(&t, args) <= 0)
+		fail(NULL, "cannot start supervisor/ejob-supervisor (run from the top of the tree after make)");
+	char what[64];
+	snprintf(what, sizeof what, "%d %s jobs", n, kind);
+	r->reg_s = registered(&t, n, t0, what);
+	r->at_reg = mem_of(t.pid);
+	r->znodes_reg = zk_num(zk, "mntr", "zk_znode_count") - z0;
+	r->session_ms = session_ms(&t);
+
+	/* The first fire (it shards): from its time until every item has started once, in it or in a
+	 * catch-up run of it. Then until the items stop coming (the catch-ups are over). */
+	int64_t f1 = next_fire(t0 / 1000000000 - 1, s0, period) * 1000;
+	unsigned char *seen = calloc((size_t)r->items_want, 1);
+	if (!seen) fail(NULL, "out of memory");
+	int left = r->items_want;
+	int64_t last_first = 0;
+	size_t from = 0, had = 0;
+	uint64_t end = tlib_now_ms() + FIRST_MAX_S * 1000u, quiet = tlib_now_ms();
+	while (left && tlib_now_ms() < end) {
+		if (!tsup_alive(t.pid)) fail(&t, "%s: the supervisor died", what);
+		sleep_ms(200);
+		for (stamps_read(&st); from < st.n; from++) {
+			const struct stamp *s = &st.s[from];
+			if (s->job < 0 || s->job >= n || s->item < 0 || s->item >= A_ITEMS || seen[s->job * A_ITEMS + s->item]++) continue;
+			left--;
+			if (s->ns > last_first) last_first = s->ns;
+		}
+	}
+	free(seen);
+	r->first_items = r->items_want - left;
+	r->first_s = r->first_items ? (double)(last_first / 1000000 - f1) / 1e3 : -1;
+	r->bound_missed = tsup_log_count(&t, "missed: no assignment after");
+	while (!left && tlib_now_ms() - quiet < 2000 && tlib_now_ms() < end + 30000) {
+		sleep_ms(200);
+		if (stamps_read(&st) != had) had = st.n, quiet = tlib_now_ms();
+	}
+
+	/* the measured fire: the next whose time is at least 1 s away (none if the first never ended) */
+	int64_t last_ns = 0;
+	if (!left) {
+		int64_t fm_ms = next_fire(tlib_wall_ns() / 1000000000 + 1, s0, period) * 1000;
+		r->fire_after_s = (double)(fm_ms - f1) / 1e3;
+		end = tlib_now_ms() + (uint64_t)(fm_ms - tlib_wall_ns() / 1000000) + (uint64_t)period * 1000 - 500;
+		while (count_fire(&st, fm_ms) < (size_t)r->items_want && tlib_now_ms() < end) {
+			if (!tsup_alive(t.pid)) fail(&t, "%s: the supervisor died", what);
+			sleep_ms(100);
+			stamps_read(&st);
+		}
+		/* each item's first start in the fire, less the fire's time */
+		int64_t *first = calloc((size_t)r->items_want, sizeof *first);
+		if (!first) fail(NULL, "out of memory");
+		for (size_t i = 0; i < st.n; i++) {
+			const struct stamp *s = &st.s[i];
+			if (s->fire != fm_ms || s->job < 0 || s->job >= n || s->item < 0 || s->item >= A_ITEMS) continue;
+			int64_t *f = &first[s->job * A_ITEMS + s->item];
+			if (!*f || s->ns < *f) *f = s->ns;
+			if (s->ns > last_ns) last_ns = s->ns;
+		}
+		int k = 0;
+		for (int i = 0; i < r->items_want; i++)
+			if (first[i]) first[k++] = first[i] - fm_ms * 1000000;
+		r->items = k;
+		if (k) {
+			qsort(first, (size_t)k, sizeof *first, cmp64);
+			r->late_max = first[k - 1];
+			r->late_p50 = pct(first, k, 0.5);
+		}
+		free(first);
+		/* settled: 1 s after its last item started (its completions written) */
+		while (tlib_wall_ns() < last_ns + 1000000000) sleep_ms(50);
+	}
+	r->after = mem_of(t.pid);
+	r->znodes = zk_num(zk, "mntr", "zk_znode_count") - z0;
+	r->watches = zk_num(zk, "wchs", "Total watches");
+
+	/* idle: what is left of the interval before the next fire, at most IDLE_MS */
+	int64_t left_ms = last_ns ? (next_fire(last_ns / 1000000000, s0, period) * 1000) - tlib_wall_ns() / 1000000 - 500 : 0;
+	if (idle && left_ms >= 2000) {
+		unsigned win = left_ms < IDLE_MS ? (unsigned)left_ms : IDLE_MS;
+		int64_t sid0[8], cx0[8], sid1[8], cx1[8];
+		int n0 = sessions_cxid(zk, sid0, cx0, 8), ns_;
+		long long p0 = zk_packets(zk), c0 = cpu_ticks(t.pid), w0 = tree_ticks(t.pid);
+		uint64_t m0 = tlib_now_ms();
+		sleep_ms(win);
+		long long p1 = zk_packets(zk), c1 = cpu_ticks(t.pid), w1 = tree_ticks(t.pid);
+		int n1 = sessions_cxid(zk, sid1, cx1, 8);
+		double secs = (double)(tlib_now_ms() - m0) / 1e3, hz = (double)sysconf(_SC_CLK_TCK);
+		r->idle_s = secs;
+		r->idle_pps = (double)(p1 - p0) / secs;
+		r->idle_rps = (double)requests_between(sid0, cx0, n0, sid1, cx1, n1, -1, &ns_) / secs;
+		r->idle_cpu = 100.0 * (double)(c1 - c0) / hz / secs;
+		r->idle_workers_cpu = 100.0 * (double)(w1 - w0) / hz / secs;
+	}
+	if (!tsup_alive(t.pid)) fail(&t, "%s: the supervisor died", what);
+	r->zk_listed = zk_registered(zk, ns, n, t.id);
+	r->alarms = tsup_log_count(&t, "no answer for");
+
+	if (restart) {
+		int st1 = tsup_stop(&t, SIGTERM, 30000);
+		if (!(WIFEXITED(st1) && WEXITSTATUS(st1) == 0))
+			fprintf(stderr, "bench/scale: supervisor %d did not stop cleanly (status 0x%x)\n", (int)t.pid, st1);
+		int64_t t1 = tlib_wall_ns();
+		if (tsup_start(&t, args) <= 0) fail(NULL, "cannot start supervisor/ejob-supervisor again");
+		r->restart_s = registered(&t, 2 * n, t1, what);
+		r->alarms = tsup_log_count(&t, "no answer for");
+	}
+	int st2 = tsup_stop(&t, SIGTERM, 30000);
+	if (!(WIFEXITED(st2) && WEXITSTATUS(st2) == 0))
+		fprintf(stderr, "bench/scale: supervisor %d did not stop cleanly (status 0x%x)\n", (int)t.pid, st2);
+	free(st.s);
+}
+
+/* ---- B. 20 supervisors x 50 jobs x 20 items ------------------------------------------------------ */
+
+/* per fire (by its time): how often each (job, item) started */
+struct fires {
+	int n;
+	int64_t ms[MAXF];
+	unsigned char cnt[MAXF][B_JOBS * B_ITEMS];
+	int side;                        /* runs outside the fires (failover, misfire) */
+};
+
+static void fires_count(const struct stamps *st, struct fires *f)
+{
+	memset(f, 0, sizeof *f);
+	for (size_t i = 0; i < st->n; i++) {
+		const struct stamp *s = &st->s[i];
+		if (s->job < 0 || s->job >= B_JOBS || s->item < 0 || s->item >= B_ITEMS) continue;
+		if (s->fire % 1000) {
+			f->side++;
+			continue;
+		}
+		int k = 0;
+		while (k < f->n && f->ms[k] != s->fire) k++;
+		if (k == f->n) {
+			if (f->n == MAXF) continue;
+			/* in order of time */
+			while (k > 0 && f->ms[k - 1] > s->fire) k--;
+			memmove(&f->ms[k + 1], &f->ms[k], (size_t)(f->n - k) * sizeof f->ms[0]);
+			memmove(f->cnt[k + 1], f->cnt[k], (size_t)(f->n - k) * sizeof f->cnt[0]);
+			memset(f->cnt[k], 0, sizeof f->cnt[k]);
+			f->ms[k] = s->fire;
+			f->n++;
+		}
+		if (f->cnt[k][s->job * B_ITEMS + s->item] < 255) f->cnt[k][s->job * B_ITEMS + s->item]++;
+	}
+}
+
+static void fire_errors(const struct fires *f, int k, int *missing, int *twice)
+{
+	*missing = *twice = 0;
+	for (int i = 0; i < B_JOBS * B_ITEMS; i++) {
+		*missing += f->cnt[k][i] == 0;
+		*twice += f->cnt[k][i] > 1;
+	}
+}
+
+struct brun {
+	double reg_s;
+	int64_t exact_ms;                /* the first exact fire's time, since the first fork */
+	int exact_n;                     /* its number after the start */
+	double pkt_recv, pkt_sent, req;  /* per job per fire */
+	int req_sessions;                /* the sessions req was counted over */
+	int session_ms, leaders_killed;
+	double kill_spread_ms, kill_to_exp_s, recovery_s, exp_to_fire_s;
+	int after_fires, after_missing, after_twice, side;
+	int alarms;
+	struct fires f;
+	int64_t t0_ms, kill_ms, exp_ms;
+};
+
+static _Atomic int64_t expired_ns[B_KILL];
+
+static void instance_watch(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+	(void)zh;
+	(void)state;
+	(void)path;
+	if (type == ZOO_DELETED_EVENT) atomic_store(&expired_ns[(intptr_t)ctx], tlib_wall_ns());
+}
+
+/* Every supervisor not killed is still there. */
+static void check_alive(struct tclu *c)
+{
+	for (int k = 0; k < c->n; k++)
+		if (!c->dead[k] && !tsup_alive(c->sup[k].pid)) fail(&c->sup[k], "part B: supervisor %d (%s) died", k, c->ip[k]);
+}
+
+/* a supervisor not killed, for its log */
+static const struct tsup *alive_one(const struct tclu *c)
+{
+	for (int k = 0; k < c->n; k++)
+		if (!c->dead[k]) return &c->sup[k];
+	return NULL;
+}
+
+/* Sleep until the wall clock reaches at_ms, keeping an eye on the supervisors. */
+static void until_ms(struct tclu *c, int64_t at_ms)
+{
+	while (tlib_wall_ns() / 1000000 < at_ms) {
+		check_alive(c);
+		int64_t left = at_ms - tlib_wall_ns() / 1000000;
+		sleep_ms(left > 200 ? 200 : left > 0 ? (unsigned)left : 0);
+	}
+}
+
+static void run_b(const struct tzk_server *zk, struct brun *r)
+{
+	static struct tclu c;
+	memset(r, 0, sizeof *r);
+	struct stamps st;
+	stamps_init(&st, "b-stamps");
+	char cron[64];
+	int s0 = (int)((time(NULL) + 6) % B_PERIOD);
+	snprintf(cron, sizeof cron, "%d/%d * * * * ?", s0, B_PERIOD);
+	char *jobs = jobs_yaml(B_JOBS, B_ITEMS, "native", cron, st.path, 1);
+	static char names[B_JOBS][16];
+	const char *jn[B_JOBS];
+	for (int j = 0; j < B_JOBS; j++) {
+		snprintf(names[j], sizeof names[j], "j%05d", j);
+		jn[j] = names[j];
+	}
+	int64_t t0 = tlib_wall_ns();
+	r->t0_ms = t0 / 1000000;
+	if (tclu_start(&c, zk->connect, "scb", B_SUPS, B_WORKERS, SESSION_MS, jobs, jn, B_JOBS) < 0)
+		fail(NULL, "part B: the %d supervisors did not all register all %d jobs", B_SUPS, B_JOBS);
+	r->reg_s = (double)(tlib_wall_ns() - t0) / 1e9;
+	free(jobs);
+	r->session_ms = session_ms(&c.sup[0]);
+
+	/* the first exact fire: every fire whose time is 3 s past is counted */
+	int64_t exact = 0;
+	uint64_t end = tlib_now_ms() + 6u * B_PERIOD * 1000;
+	while (!exact) {
+		if (tlib_now_ms() > end) break;
+		check_alive(&c);
+		sleep_ms(250);
+		stamps_read(&st);
+		fires_count(&st, &r->f);
+		int64_t now = tlib_wall_ns() / 1000000;
+		for (int k = 0; k < r->f.n && !exact; k++) {
+			int missing, twice;
+			fire_errors(&r->f, k, &missing, &twice);
+			if (r->f.ms[k] + 3000 <= now && !missing && !twice) exact = r->f.ms[k];
+		}
+	}
+	if (!st.n) fail(&c.sup[0], "part B: no item started in %d s", 6 * B_PERIOD);
+	if (exact) {
+		r->exact_n = (int)((exact - next_fire(t0 / 1000000000 - 1, s0, B_PERIOD) * 1000) / (B_PERIOD * 1000)) + 1;
+	} else {
+		/* reported as missed; what follows is measured from the last fire seen */
+		exact = r->f.ms[r->f.n - 1];
+		r->exact_n = -1;
+	}
+	r->exact_ms = exact - r->t0_ms;
+
+	/* packets: from the middle of the interval after the exact fire, over B_PKT_FIRES fires */
+	int64_t w0 = exact + B_PERIOD * 500, w1 = w0 + B_PKT_FIRES * B_PERIOD * 1000;
+	until_ms(&c, w0);
+	static int64_t sid0[64], cx0[64], sid1[64], cx1[64];
+	int n0 = sessions_cxid(zk, sid0, cx0, 64);
+	long long r0 = zk_num(zk, "mntr", "zk_packets_received"), s0p = zk_num(zk, "mntr", "zk_packets_sent");
+	until_ms(&c, w1);
+	int n1 = sessions_cxid(zk, sid1, cx1, 64);
+	long long r1 = zk_num(zk, "mntr", "zk_packets_received"), s1p = zk_num(zk, "mntr", "zk_packets_sent");
+	double per = (double)B_PKT_FIRES * B_JOBS;
+	r->pkt_recv = (double)(r1 - r0) / per;
+	r->pkt_sent = (double)(s1p - s0p) / per;
+	r->req = (double)requests_between(sid0, cx0, n0, sid1, cx1, n1, zoo_client_id(c.zh)->client_id, &r->req_sessions) / per;
+
+	/* kill: 1.5 s after the next fire; the leader of j00000 first */
+	int64_t fk = exact + (B_PKT_FIRES + 1) * B_PERIOD * 1000;
+	until_ms(&c, fk + 1500);
+	int victims[B_KILL], nv = 0, lead = tclu_leader(&c, jn[0]);
+	if (lead >= 0) victims[nv++] = lead;
+	for (int k = 0; nv < B_KILL && k < c.n; k++)
+		if (k != lead) victims[nv++] = k;
+	for (int j = 0; j < B_JOBS; j++) {
+		int l = tclu_leader(&c, jn[j]);
+		for (int v = 0; v < nv; v++) r->leaders_killed += l == victims[v];
+	}
+	for (int v = 0; v < nv; v++) {
+		char p[256];
+		struct Stat zs;
+		snprintf(p, sizeof p, "/%s/%s/instances/%s", c.ns, jn[0], c.id[victims[v]]);
+		atomic_store(&expired_ns[v], 0);
+		if (zoo_wexists(c.zh, p, instance_watch, (void *)(intptr_t)v, &zs) != ZOK) fail(&c.sup[victims[v]], "part B: no %s", p);
+	}
+	int64_t k0 = tlib_wall_ns();
+	for (int v = 0; v < nv; v++) tclu_kill(&c, victims[v]);
+	int64_t k1 = tlib_wall_ns();
+	r->kill_ms = k0 / 1000000;
+	r->kill_spread_ms = (double)(k1 - k0) / 1e6;
+
+	/* their sessions' expiry: each watch fired */
+	int64_t last_exp = 0;
+	end = tlib_now_ms() + 3u * SESSION_MS + 5000;
+	for (int v = 0; v < nv; v++) {
+		int64_t e;
+		while (!(e = atomic_load(&expired_ns[v]))) {
+			if (tlib_now_ms() > end) fail(NULL, "part B: supervisor %d's session did not expire", victims[v]);
+			check_alive(&c);
+			sleep_ms(20);
+		}
+		if (e > last_exp) last_exp = e;
+	}
+	if (!tclu_wait_instances(&c, jn, B_JOBS, B_SUPS - B_KILL, 10000))
+		fail(NULL, "part B: the jobs do not list %d instances after the expiries", B_SUPS - B_KILL);
+	r->exp_ms = last_exp / 1000000;
+	r->kill_to_exp_s = (double)(last_exp - k0) / 1e9;
+
+	/* every item started again after the last expiry */
+	unsigned char *again = calloc(B_JOBS * B_ITEMS, 1);
+	if (!again) fail(NULL, "out of memory");
+	int left = B_JOBS * B_ITEMS;
+	int64_t last_start = 0;
+	size_t from = 0;
+	end = tlib_now_ms() + 6u * B_PERIOD * 1000;
+	while (left) {
+		if (tlib_now_ms() > end)
+			fail(alive_one(&c), "part B: %d of %d items did not start again within %d s of the expiries", left,
+			     B_JOBS * B_ITEMS, 6 * B_PERIOD);
+		check_alive(&c);
+		sleep_ms(100);
+		stamps_read(&st);
+		for (; from < st.n; from++) {
+			const struct stamp *s = &st.s[from];
+			if (s->ns <= last_exp || s->job < 0 || s->job >= B_JOBS || s->item < 0 || s->item >= B_ITEMS) continue;
+			if (!again[s->job * B_ITEMS + s->item]++) {
+				left--;
+				if (s->ns > last_start) last_start = s->ns;
+			}
+		}
+	}
+	free(again);
+	r->recovery_s = (double)(last_start - last_exp) / 1e9;
+	int64_t nf = ((last_exp / 1000000 - exact) / (B_PERIOD * 1000) + 1) * B_PERIOD * 1000 + exact;
+	r->exp_to_fire_s = (double)(nf - last_exp / 1000000) / 1e3;
+	/* the fire in which the last item started again */
+	int64_t rec_fire = ((last_start / 1000000 - exact) / (B_PERIOD * 1000)) * B_PERIOD * 1000 + exact;
+
+	/* B_AFTER fires after that one, each counted 3 s after its time */
+	until_ms(&c, rec_fire + B_AFTER * B_PERIOD * 1000 + 3000);
+	stamps_read(&st);
+	fires_count(&st, &r->f);
+	r->side = r->f.side;
+	for (int k = 0; k < r->f.n; k++) {
+		if (r->f.ms[k] <= rec_fire || r->f.ms[k] > rec_fire + B_AFTER * B_PERIOD * 1000) continue;
+		int missing, twice;
+		fire_errors(&r->f, k, &missing, &twice);
+		r->after_fires++;
+		r->after_missing += missing;
+		r->after_twice += twice;
+	}
+	if (r->after_fires < B_AFTER) r->after_missing += (B_AFTER - r->after_fires) * B_JOBS * B_ITEMS;
+	for (int k = 0; k < c.n; k++) r->alarms += tsup_log_count(&c.sup[k], "no answer for");
+	int bad = tclu_stop(&c);
+	if (bad) fprintf(stderr, "bench/scale: %d supervisors did not stop cleanly\n", bad);
+	free(st.s);
+}
+
+/* ---- main ----------------------------------------------------------------------------------------- */
+
+static const char *met(int ok)
+{
+	return ok ? "met" : "**missed**";
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--stamp")) return stamp_main(argc, argv);
+	tlib_init(600);
+	if (!realpath("/proc/self/exe", self) || !realpath("bench/libnoop.so", noop_lib))
+		fail(NULL, "run from the top of the tree after make (bench/libnoop.so: %s)", strerror(errno));
+	uint64_t t_start = tlib_now_ms();
+	struct tzk_server zk;
+	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = TICK_MS, .heap_mb = ZK_HEAP_MB }, 30000) < 0)
+		fail(NULL, "cannot start ZooKeeper");
+
+	/* A */
+	static struct arun a[3];
+	run_a(&zk, "native", 1000, 10, 0, 1, &a[0]);
+	run_a(&zk, "native", 10000, 20, 1, 1, &a[1]);
+	run_a(&zk, "script", 1000, 10, 0, 0, &a[2]);
+	char v1[64], v2[64], v3[64], v4[64];
+	printf("A. One supervisor (%d workers), N native jobs of %d items, one cron for all (a fire every %d s at\n"
+	       "1,000, %d s at 10,000), first start into an empty namespace; negotiated session timeout %d ms:\n\n",
+	       A_WORKERS, A_ITEMS, a[0].period, a[1].period, a[1].session_ms);
+	printf("| measure | 1,000 jobs | 10,000 jobs | target (issue 12) | |\n");
+	printf("|---|--:|--:|---|---|\n");
+	printf("| registration: start to the N-th job registered | %.2f s | %.2f s | 10,000 within %.0f s | %s |\n", a[0].reg_s,
+	       a[1].reg_s, T_REG_S, met(a[1].reg_s <= T_REG_S));
+	printf("| registration again after a restart (the nodes exist) | | %.2f s | 10,000 within %.0f s | %s |\n",
+	       a[1].restart_s, T_REG_S, met(a[1].restart_s <= T_REG_S));
+	printf("| jobs listing the instance under instances/ (ZooKeeper) | %d | %d | all | %s |\n", a[0].zk_listed,
+	       a[1].zk_listed, met(a[0].zk_listed == a[0].n && a[1].zk_listed == a[1].n));
+	printf("| RSS / peak (VmHWM) at registration | %.1f / %.1f MB | %.1f / %.1f MB | < 64 MB at 10,000 | %s |\n",
+	       a[0].at_reg.rss_kb / 1024.0, a[0].at_reg.hwm_kb / 1024.0, a[1].at_reg.rss_kb / 1024.0,
+	       a[1].at_reg.hwm_kb / 1024.0, met(a[1].at_reg.rss_kb < T_RSS_KB));
+	printf("| RSS / peak (VmHWM) after the fires | %.1f / %.1f MB | %.1f / %.1f MB | < 64 MB at 10,000 | %s |\n",
+	       a[0].after.rss_kb / 1024.0, a[0].after.hwm_kb / 1024.0, a[1].after.rss_kb / 1024.0, a[1].after.hwm_kb / 1024.0,
+	       met(a[1].after.rss_kb < T_RSS_KB && a[1].after.hwm_kb < T_RSS_KB));
+	printf("| supervisor threads | %ld | %ld | | |\n", a[0].after.threads, a[1].after.threads);
+	printf("| ZooKeeper znodes of the namespace: at registration / after the fires | %lld / %lld | %lld / %lld | | |\n",
+	       a[0].znodes_reg, a[0].znodes, a[1].znodes_reg, a[1].znodes);
+	printf("| ZooKeeper watches (wchs) | %lld (%.1f per job) | %lld (%.1f per job) | | |\n", a[0].watches,
+	       (double)a[0].watches / a[0].n, a[1].watches, (double)a[1].watches / a[1].n);
+	for (int i = 0; i < 3; i++) {
+		char *v = i == 0 ? v1 : i == 1 ? v2 : v3;
+		if (a[i].first_items == a[i].items_want) snprintf(v, 64, "%.1f s", a[i].first_s);
+		else snprintf(v, 64, "%d of %d items in %d s", a[i].first_items, a[i].items_want, FIRST_MAX_S);
+	}
+	printf("| first fire (it shards every job): its time to every item started once | %s | %s | | %s |\n", v1, v2,
+	       a[0].first_items == a[0].items_want && a[1].first_items == a[1].items_want ? "" : "**items missing**");
+	printf("| fires missed for the wait for sharding (2 x the session timeout; log \"missed: no assignment after\") "
+	       "| %d | %d | 0 | %s |\n", a[0].bound_missed, a[1].bound_missed, met(!a[0].bound_missed && !a[1].bound_missed));
+	for (int i = 0; i < 3; i++) {
+		char *v = i == 0 ? v1 : i == 1 ? v2 : v3;
+		if (a[i].items) snprintf(v, 64, "%.3f / %.3f s", (double)a[i].late_p50 / 1e9, (double)a[i].late_max / 1e9);
+		else snprintf(v, 64, "none measured");
+	}
+	int late_ok = a[0].items && a[1].items && a[0].late_max <= (int64_t)(T_LATE_S * 1e9) &&
+	              a[1].late_max <= (int64_t)(T_LATE_S * 1e9);
+	printf("| native, a later fire: fire time to item start, p50 / last | %s | %s | last within %.0f s | %s |\n", v1, v2,
+	       T_LATE_S, met(late_ok));
+	printf("| script (fork + exec), a later fire: fire time to item start, p50 / last | %s | | (native's target) | |\n", v3);
+	for (int i = 0; i < 3; i++) snprintf(i == 0 ? v1 : i == 1 ? v2 : v3, 64, "%d of %d", a[i].items, a[i].items_want);
+	printf("| items of that fire that started: native / script | %s / %s | %s | all | %s |\n", v1, v3, v2,
+	       met(a[0].items == a[0].items_want && a[1].items == a[1].items_want && a[2].items == a[2].items_want));
+	for (int i = 0; i < 2; i++) {
+		char *v = i ? v2 : v1, *w = i ? v4 : v3;
+		if (a[i].idle_s > 0) {
+			snprintf(v, 64, "%.0f", a[i].idle_pps);
+			snprintf(w, 64, "%.1f / %.1f %%", a[i].idle_cpu, a[i].idle_workers_cpu);
+		} else {
+			snprintf(v, 64, "not idle");
+			snprintf(w, 64, "not idle");
+		}
+	}
+	printf("| idle: ZooKeeper packets/s (received + sent) | %s | %s | | |\n", v1, v2);
+	for (int i = 0; i < 2; i++) {
+		if (a[i].idle_s > 0) snprintf(i ? v2 : v1, 64, "%.0f", a[i].idle_rps);
+		else snprintf(i ? v2 : v1, 64, "not idle");
+	}
+	printf("| idle: requests/s the supervisor sent (`cons` lcxid; pings excluded) | %s | %s | | |\n", v1, v2);
+	printf("| idle: CPU, supervisor / its workers (%% of a core) | %s | %s | | |\n", v3, v4);
+	printf("| lease alarms (\"no answer for\" in the log): native / script | %d / %d | %d | 0 | %s |\n", a[0].alarms,
+	       a[2].alarms, a[1].alarms, met(!a[0].alarms && !a[1].alarms && !a[2].alarms));
+	printf("\nThe later fire measured came %.0f s, %.0f s and %.0f s after the first (native 1,000, 10,000, script 1,000);\n"
+	       "the idle window was %.1f s and %.1f s long. Script jobs: registration %.2f s, first fire %s.\n"
+	       "Each job sets systemTime/current once a minute (the clock check), and jobs registered together do it\n"
+	       "together: N requests in a second or two once a minute, in an idle window or not.\n\n",
+	       a[0].fire_after_s, a[1].fire_after_s, a[2].fire_after_s, a[0].idle_s, a[1].idle_s, a[2].reg_s,
+	       a[2].first_items == a[2].items_want ? "complete" : "incomplete");
+	fflush(stdout);
+	int never = 0;
+	for (int i = 0; i < 3; i++) never += !a[i].first_items;
+
+	/* B */
+	static struct brun b;
+	run_b(&zk, &b);
+	printf("B. %d supervisors (%d workers each) x %d native jobs x %d items, failover on, a fire every %d s;\n"
+	       "negotiated session timeout %d ms:\n\n",
+	       B_SUPS, B_WORKERS, B_JOBS, B_ITEMS, B_PERIOD, b.session_ms);
+	printf("| measure | value | target / reference | |\n");
+	printf("|---|--:|---|---|\n");
+	printf("| registration: first start to all %d registered on all %d jobs (ZooKeeper) | %.2f s | | |\n", B_SUPS, B_JOBS,
+	       b.reg_s);
+	if (b.exact_n > 0)
+		printf("| first fire in which every item ran exactly once | %.1f s after the start (fire %d) | | met |\n",
+		       (double)b.exact_ms / 1e3, b.exact_n);
+	else
+		printf("| first fire in which every item ran exactly once | none in %d s | | **missed** |\n", 6 * B_PERIOD);
+	printf("| ZooKeeper packets received per job per fire (measured, mntr; with pings) | %.1f | | |\n", b.pkt_recv);
+	printf("| ZooKeeper packets sent per job per fire (measured, mntr; answers + watch events) | %.1f | | |\n", b.pkt_sent);
+	printf("| requests per job per fire, all %d instances (measured: `cons` lcxid deltas of %d sessions, pings excluded) "
+	       "| %.1f | ElasticJob: %d (computed: %d x (6 + 8 x 1)) | %.1fx fewer |\n",
+	       B_SUPS, b.req_sessions, b.req, EL_PER_FIRE, B_SUPS, b.req > 0 ? EL_PER_FIRE / b.req : 0);
+	printf("| kill -9 of %d supervisors at once (%d of the %d jobs' leaders among them): kill to the last expiry "
+	       "(observed) | %.2f s | | |\n", B_KILL, b.leaders_killed, B_JOBS, b.kill_to_exp_s);
+	printf("| last expiry to every one of the %d items started again | %.2f s (next fire %.2f s after the expiry) | | |\n",
+	       B_JOBS * B_ITEMS, b.recovery_s, b.exp_to_fire_s);
+	printf("| items missing / started twice per fire, in the %d fires after that | %d / %d | 0 / 0 | %s |\n", b.after_fires,
+	       b.after_missing, b.after_twice, met(!b.after_missing && !b.after_twice));
+	printf("| lease alarms (\"no answer for\", all logs) | %d | 0 | %s |\n", b.alarms, met(!b.alarms));
+	printf("\nEvery fire (time after the first start: items missing / started twice of %d):", B_JOBS * B_ITEMS);
+	for (int k = 0; k < b.f.n; k++) {
+		int missing, twice;
+		fire_errors(&b.f, k, &missing, &twice);
+		printf("%s %.0f s: %d/%d%s", k ? "," : "", (double)(b.f.ms[k] - b.t0_ms) / 1e3, missing, twice,
+		       b.f.ms[k] > b.kill_ms && b.f.ms[k] < b.exp_ms ? " (between the kill and the expiries)" : "");
+	}
+	printf(".\nThe kill took %.1f ms for the %d; runs outside the fires (failover, misfire): %d.\n", b.kill_spread_ms,
+	       B_KILL, b.side);
+	printf("\nbench/scale: %.0f s in all\n", (double)(tlib_now_ms() - t_start) / 1e3);
+	fflush(stdout);
+	tzk_stop(&zk, SIGKILL, 5000);
+	if (never) fprintf(stderr, "bench/scale: in %d of the part A runs no item ever started (in %d s)\n", never, FIRST_MAX_S);
+	return never ? 1 : 0;
+}
