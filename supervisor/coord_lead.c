@@ -95,7 +95,7 @@ static void necessary_set(void *arg, const struct zkc_res *r)
 		log_info("job %s: resharding at the next fire: %s", j->name, fl->why);
 	else if (r->nops > 1 && r->op_rc[1] == ZNODEEXISTS)
 		log_debug("job %s: resharding is already due (%s)", j->name, fl->why);
-	else if (cj_live(j, r->session))
+	else if (cj_live(j, r->session) && r->rc != ZCLOSING)     /* not while stopping */
 		log_warn("job %s: cannot raise the resharding flag (%s): %s%s", j->name, fl->why, zerror(r->rc),
 		         r->nops > 0 && r->op_rc[0] == ZBADVERSION ? ": this instance is no longer the leader" : "");
 	free(fl);
@@ -268,6 +268,13 @@ void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 		return;
 	}
 	enum cj_wait w = cj_ready(j);
+	/* Waiting on our own requests (the assignment's reads, clearing stale running nodes, or our own
+	 * sharding as leader) while this supervisor still has requests at ZooKeeper or waiting for the
+	 * window: ZooKeeper is busy with a burst of ours (10,000 jobs' first fire shards them all), not
+	 * stuck. Stepping down or deposing would only add to the burst (and every job would elect
+	 * again). The fire waits on, up to 5 times the bound. */
+	int ours = w == CJ_WAIT_STALE || w == CJ_WAIT_READING || (w == CJ_WAIT_SHARDING && j->lead.leader && j->shard.busy);
+	if (ours && zkc_backlog(j->c->z) > 0 && now_ns - f->fire->started_ns < 10 * timeout) return;
 	const char *why = w == CJ_WAIT_STALE ? "running nodes left by a lost connection are still being cleared"
 	                  : w == CJ_WAIT_READING ? "the assignment is still being read"
 	                  : "the leader has not sharded";

@@ -694,5 +694,6 @@ int64_t zkc_session_id(const zkc_t *z) { return z->state == ZKC_CONNECTED ? z->l
 int zkc_timeout_ms(const zkc_t *z) { return z->timeout_ms; }
 uint64_t zkc_lease_ns(const zkc_t *z) { return z->lease_ns; }
 unsigned zkc_inflight_max(const zkc_t *z) { return z->inflight_max; }
+unsigned zkc_backlog(const zkc_t *z) { return z->inflight + z->nwait; }
 const struct ACL_vector *zkc_acl(const zkc_t *z) { return &z->acl; }
 uint64_t zkc_requests(const zkc_t *z) { return z->requests; }

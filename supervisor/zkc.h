@@ -101,6 +101,7 @@ int64_t zkc_session_id(const zkc_t *z);        /* the server's id of the session
 int zkc_timeout_ms(const zkc_t *z);            /* negotiated session timeout (0 before) */
 uint64_t zkc_lease_ns(const zkc_t *z);         /* CLOCK_MONOTONIC until which the session surely lives; 0 = none */
 unsigned zkc_inflight_max(const zkc_t *z);    /* the most requests ever at the server at once */
+unsigned zkc_backlog(const zkc_t *z);         /* requests made and not answered yet (at the server or waiting) */
 const struct ACL_vector *zkc_acl(const zkc_t *z);   /* for nodes ejob creates: CREATOR_ALL with a digest */
 
 /* Requests: ZOK when sent or waiting for the window (cb follows exactly once, also for a closed

@@ -61,6 +61,12 @@ static void unarm(struct zkc_keep *k, int rc, const char *what)
 {
 	k->on = 0;
 	k->want = k->want_probe = k->want_event = 0;
+	/* the session or the handle is over (a stop, an expiry): the next session arms it again, or
+	 * nothing is watched any more; no one's business */
+	if (ended(rc) && rc != ZAUTHFAILED) {
+		log_debug("zookeeper: the watch on %s is off (%s: %s)", k->path, what, zerror(rc));
+		return;
+	}
 	log_error("zookeeper: the watch on %s is off (%s: %s); it is armed again when its owner arms it", k->path, what,
 	          zerror(rc));
 }
