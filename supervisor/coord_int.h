@@ -41,8 +41,6 @@ struct cj_reg {                 /* coord_reg.c: registration in each session */
 	int rejoin;                 /* a new session after one we registered in: look for our running
 	                               nodes left from it (failover on) and queue them */
 	int publish;                /* overwrite: true and the file's config not yet published (start, reload) */
-	struct cjob *fresh_next;    /* waiting for a place among the new jobs' multis (coord.fresh) */
-	uint64_t fresh_session;     /* the session it waits in */
 };
 
 struct cj_cfg {                 /* coord_config.c: the config node */
@@ -184,10 +182,6 @@ struct coord {
 	int closing;                /* coord_free: answers still come (ZCLOSING); tell no one */
 	int lease_stopped;          /* running items were stopped for the lease */
 	ev_idle flush_w;
-	struct {                    /* coord_reg.c: new jobs' registration multis, at most REG_FRESH_MAX at once */
-		unsigned n;             /* in flight */
-		struct cjob *head, *tail;   /* waiting (cj_reg.fresh_next) */
-	} fresh;
 };
 
 static inline const conf_job_t *cj_conf(const struct cjob *j)

@@ -271,29 +271,9 @@ static void root_made(void *arg, const struct zkc_res *r)
 	}
 }
 
-/* A new job's multi carries its config and 17 paths: 10,000 of them made at once held 30 MB
- * until the window let them go. So at most this many are made and in flight; the others wait,
- * in order, and each answer lets the next one go. */
-#define REG_FRESH_MAX 256u
-
-static void fresh_next(coord_t *c)
-{
-	while (c->fresh.head && c->fresh.n < REG_FRESH_MAX) {
-		struct cjob *j = c->fresh.head;
-		c->fresh.head = j->reg.fresh_next;
-		if (!c->fresh.head) c->fresh.tail = NULL;
-		j->reg.fresh_next = NULL;
-		if (cj_live(j, j->reg.fresh_session)) reg_fresh(j);
-		else if (j->reg.busy) reg_failed(j);   /* the tick starts it over */
-	}
-}
-
 static void fresh_made(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
-	coord_t *c = j->c;
-	if (c->fresh.n) c->fresh.n--;
-	fresh_next(c);
 	if (!cj_live(j, r->session)) {
 		reg_failed(j);
 		return;
@@ -323,15 +303,7 @@ static void fresh_made(void *arg, const struct zkc_res *r)
 static void reg_fresh(struct cjob *j)
 {
 	char p[CJ_PATH_MAX], data[256];
-	coord_t *c = j->c;
-	if (c->fresh.n >= REG_FRESH_MAX) {
-		j->reg.fresh_session = zkc_session(c->z);
-		j->reg.fresh_next = NULL;
-		if (c->fresh.tail) c->fresh.tail->reg.fresh_next = j;
-		else c->fresh.head = j;
-		c->fresh.tail = j;
-		return;
-	}
+	const coord_t *c = j->c;
 	size_t len;
 	char *y = conf_node_emit(j->local, &len);
 	if (!y) {
@@ -350,8 +322,7 @@ static void reg_fresh(struct cjob *j)
 	zkc_multi_create(m, cj_path(j, p, "/instances/%s", c->id), data, (int)strlen(data), ZOO_EPHEMERAL);
 	zkc_multi_create(m, cj_path(j, p, "/leader/failover/alive/%s", c->id), "", 0, ZOO_EPHEMERAL);
 	zkc_multi_create(m, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0);
-	if (zkc_multi_commit(j->c->z, m, fresh_made, j) == ZOK) c->fresh.n++;
-	else reg_failed(j);
+	if (zkc_multi_commit(j->c->z, m, fresh_made, j) != ZOK) reg_failed(j);
 }
 
 static void dirs_known(void *arg, const struct zkc_res *r)
@@ -379,15 +350,6 @@ void cj_reg_start(struct cjob *j)
 
 void cj_reg_session(struct cjob *j)
 {
-	coord_t *c = j->c;
-	/* a new session: the new jobs waiting for a place register again from the start */
-	while (c->fresh.head) {
-		struct cjob *w = c->fresh.head;
-		c->fresh.head = w->reg.fresh_next;
-		w->reg.fresh_next = NULL;
-	}
-	c->fresh.tail = NULL;
-	c->fresh.n = 0;
 	j->reg.session = 0;
 	j->reg.busy = 0;
 	j->reg.rejoin = j->reg.ever;
