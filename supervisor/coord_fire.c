@@ -152,7 +152,8 @@ static void write_running(struct cfire *f)
 		if (cj_is_completed(j, it))
 			zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), -1);
 	}
-	if (zkc_multi_commit(j->c->z, m, running_written, f) != ZOK) {
+	/* shared with the other jobs' fires of this instant (zkc_multi_share) */
+	if (zkc_multi_share(j->c->z, m, running_written, f) != ZOK) {
 		log_warn("job %s: fire %" PRIu64 ": cannot write its running nodes (not connected); the fire is missed", j->name,
 		         f->fire->fire_ms);
 		f->fire->n = 0;
@@ -395,7 +396,7 @@ static void flush_fire(struct cfire *f)
 		if (f->fire->done[it] == FIRE_HANDED_OVER) zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), "", 0, 0);
 	}
 	f->flushing = (int)f->npending;
-	if (zkc_multi_commit(j->c->z, m, completed_written, f) != ZOK) {
+	if (zkc_multi_share(j->c->z, m, completed_written, f) != ZOK) {
 		f->flushing = 0;
 		f->flushed += f->npending;
 		f->npending = 0;

@@ -289,6 +289,7 @@ static void prep_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 	(void)loop;
 	(void)revents;
 	zkc_t *z = w->data;
+	zkc_share_flush(z);
 	/* requests sent since the last look may have left data for the socket to write */
 	pump(z);
 }
@@ -670,6 +671,7 @@ void zkc_start(zkc_t *z)
 void zkc_free(zkc_t *z)
 {
 	if (!z) return;
+	zkc_share_flush(z);     /* sent, so that closing fails them as it fails every request */
 	close_handle(z);
 	if (z->resolving) pthread_join(z->resolver, NULL);   /* it queues its answer: before the queue goes */
 	ev_timer_stop(z->loop, &z->tmo_w);

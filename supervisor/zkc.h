@@ -135,6 +135,11 @@ void zkc_multi_delete(zkc_multi_t *m, const char *path, int version);
 void zkc_multi_item(zkc_multi_t *m, uint32_t item);
 int zkc_multi_count(const zkc_multi_t *m);
 int zkc_multi_commit(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg);
+/* The same, sent with the other multis of this turn of the loop as one request before the loop
+ * sleeps (so after any request made later in this turn: only for multis whose order against the
+ * caller's other requests does not matter). The answer is the part's own, as from
+ * zkc_multi_commit: when the shared one is refused, each part is sent again alone. */
+int zkc_multi_share(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg);
 
 /* A kept watch: "watch armed in this session" kept by zkc for its owner, on one path.
  *

@@ -146,6 +146,7 @@ struct zkc {
 	unsigned inflight_max;      /* the most there ever were (zkc_inflight_max) */
 	struct req *wait_head, *wait_tail;
 	unsigned nwait;
+	struct zkc_share *share;    /* multis of this turn of the loop, sent as one before it sleeps */
 	int ping_out;
 	char *hosts, *root, *digest;
 	char *addrs;                /* hosts with names resolved (off the loop), as given to the client */
@@ -189,6 +190,7 @@ int zkc_read(zkc_t *z, const struct read *rd);             /* ZOK when sent */
 void zkc_on_result(zkc_t *z, struct msg *m);               /* an answer: bookkeeping, then cb or keep */
 void zkc_multi_free(zkc_multi_t *m);
 void zkc_window_pump(zkc_t *z);                            /* send what waits, as far as the window allows */
+void zkc_share_flush(zkc_t *z);                           /* send this turn's shared multis */
 void zkc_window_fail(zkc_t *z);                            /* the handle closed: what waits ends with ZCLOSING */
 
 /* zkc_keep.c */

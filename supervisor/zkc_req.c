@@ -591,3 +591,149 @@ int zkc_multi_commit(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg)
 	q->r.op = R_MULTI;
 	return submit(z, &q->r, 0);
 }
+
+/* ---- shared multis ------------------------------------------------------------------------------ */
+
+/* Multis made in one turn of the loop go to ZooKeeper as one, at its end (zkc_share_flush, before
+ * the loop sleeps): 10,000 jobs due in the same second write their running nodes in some twenty
+ * requests instead of 10,000. A multi is all or nothing, and one part's refusal (an item still
+ * running, a node someone touched) must not refuse the others: then each part is sent again on
+ * its own and gets its own answer, as if it had never been shared. ZOK gives each part its own
+ * ops' results. ZooKeeper refuses a request over jute.maxbuffer (1 MB by default): a shared multi
+ * holds at most ZKC_SHARE_OPS ops and ZKC_SHARE_BYTES of paths and data. */
+#define ZKC_SHARE_OPS 1000
+#define ZKC_SHARE_BYTES ((size_t)256 << 10)
+
+struct share_part {
+	zkc_multi_t *m;
+	zkc_cb cb;
+	void *arg;
+};
+
+struct zkc_share {
+	int n, cap, ops;
+	size_t bytes;
+	struct share_part *parts;
+};
+
+static size_t multi_bytes(const zkc_multi_t *m)
+{
+	size_t b = 0;
+	for (int i = 0; i < m->n; i++) b += strlen(m->paths[i]) + (m->lens[i] > 0 ? (size_t)m->lens[i] : 0) + 32;
+	return b;
+}
+
+/* the part's own answer: its slice of the shared one's, or the shared one's error */
+static void part_answer(struct share_part *p, const struct zkc_res *r, int off, int slice)
+{
+	struct zkc_res pr = *r;
+	pr.item = p->m->item;
+	pr.nops = slice ? p->m->n : 0;
+	pr.op_rc = slice ? r->op_rc + off : NULL;
+	pr.op_stat = slice ? r->op_stat + off : NULL;
+	p->cb(p->arg, &pr);
+}
+
+static void part_commit(zkc_t *z, struct share_part *p)
+{
+	int rc = zkc_multi_commit(z, p->m, p->cb, p->arg);     /* takes m */
+	if (rc != ZOK) {
+		struct zkc_res r = { .rc = rc, .session = z->session, .path = "", .item = ZKC_NO_ITEM };
+		p->cb(p->arg, &r);
+	}
+}
+
+struct share_req {
+	zkc_t *z;
+	struct zkc_share *s;
+};
+
+static void share_answered(void *arg, const struct zkc_res *r)
+{
+	struct share_req *sr = arg;
+	zkc_t *z = sr->z;
+	struct zkc_share *s = sr->s;
+	free(sr);
+	int whole = r->rc == ZOK && r->nops == s->ops;
+	/* refused by the server for one part's sake: the parts again, each on its own */
+	int again = !whole && r->nops == s->ops && r->session == z->session && !z->closing && r->rc != ZCLOSING &&
+	            r->rc != ZCONNECTIONLOSS && r->rc != ZOPERATIONTIMEOUT && r->rc != ZSESSIONEXPIRED;
+	int off = 0;
+	for (int i = 0; i < s->n; i++) {
+		struct share_part *p = &s->parts[i];
+		if (again) {
+			part_commit(z, p);
+			continue;
+		}
+		part_answer(p, r, off, whole);
+		off += p->m->n;
+		zkc_multi_free(p->m);
+	}
+	free(s->parts);
+	free(s);
+}
+
+void zkc_share_flush(zkc_t *z)
+{
+	struct zkc_share *s = z->share;
+	if (!s) return;
+	z->share = NULL;
+	if (s->n == 1) {
+		part_commit(z, &s->parts[0]);
+		free(s->parts);
+		free(s);
+		return;
+	}
+	zkc_multi_t *all = zkc_multi_new();
+	for (int i = 0; all && i < s->n; i++) {
+		const zkc_multi_t *m = s->parts[i].m;
+		for (int k = 0; k < m->n; k++) {
+			int at = multi_add(all, m->paths[k], m->datas[k], m->lens[k] < 0 ? 0 : m->lens[k]);
+			if (at < 0) break;
+			all->ops[at] = m->ops[k];      /* the type and its version or flags: set at commit */
+		}
+	}
+	struct share_req *sr = calloc(1, sizeof *sr);
+	if (!all || all->bad || !sr) {
+		/* no memory to share them: each on its own */
+		zkc_multi_free(all);
+		free(sr);
+		for (int i = 0; i < s->n; i++) part_commit(z, &s->parts[i]);
+		free(s->parts);
+		free(s);
+		return;
+	}
+	sr->z = z;
+	sr->s = s;
+	int rc = zkc_multi_commit(z, all, share_answered, sr);
+	if (rc != ZOK) {
+		struct zkc_res r = { .rc = rc, .session = z->session, .path = "", .item = ZKC_NO_ITEM };
+		share_answered(sr, &r);
+	}
+}
+
+int zkc_multi_share(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg)
+{
+	if (m->bad || !m->n) return zkc_multi_commit(z, m, cb, arg);
+	size_t b = multi_bytes(m);
+	struct zkc_share *s = z->share;
+	if (s && (s->ops + m->n > ZKC_SHARE_OPS || s->bytes + b > ZKC_SHARE_BYTES)) {
+		zkc_share_flush(z);
+		s = NULL;
+	}
+	if (!s) {
+		if (!(s = calloc(1, sizeof *s))) return zkc_multi_commit(z, m, cb, arg);
+		z->share = s;
+	}
+	if (s->n == s->cap) {
+		int nc = s->cap ? s->cap * 2 : 16;
+		struct share_part *v = realloc(s->parts, (size_t)nc * sizeof *v);
+		if (!v) return zkc_multi_commit(z, m, cb, arg);
+		s->parts = v;
+		s->cap = nc;
+	}
+	s->parts[s->n++] = (struct share_part){ m, cb, arg };
+	s->ops += m->n;
+	s->bytes += b;
+	return ZOK;
+}

@@ -433,6 +433,61 @@ static void test_window(struct tzk_server *zk, zhandle_t *zh)
 	quiet("  nothing else");
 }
 
+/* The answers of a share: each part's rc (-99: none) and nops; the requests it took (-1: no end). */
+static long share_answers(int n, int *rc, int *nops)
+{
+	for (int i = 0; i < n; i++) rc[i] = -99, nops[i] = -1;
+	const char *l;
+	while ((l = line_with("share ", 20000))) {
+		int i, r, k;
+		unsigned long req;
+		if (sscanf(l, "share part=%d rc=%d nops=%d", &i, &r, &k) == 3 && i >= 0 && i < n) {
+			rc[i] = r;
+			nops[i] = k;
+		} else if (sscanf(l, "share done n=%*d requests=%lu", &req) == 1) {
+			return (long)req;
+		}
+	}
+	return -1;
+}
+
+/* Multis of one turn of the loop go as one request; when that one is refused for one part's sake,
+ * each part goes again alone and gets its own answer (the other parts are not lost with it). */
+static void test_share(zhandle_t *zh)
+{
+	enum { N = 50, BAD = 7 };
+	int rc[N], nops[N], all = 1;
+	zcreate(zh, "/t42/s1", "");
+	zcreate(zh, "/t42/s2", "");
+	say("share 50 /s1 -1");
+	long req = share_answers(N, rc, nops);
+	for (int i = 0; i < N; i++) all &= rc[i] == ZOK && nops[i] == 1;
+	ok(all, "50 multis of one turn: each answered ZOK with its own op's result");
+	ok(req == 1, "  in 1 request (zkc sent %ld)", req);
+	struct String_vector v = { 0, NULL };
+	is_int(tzk_children(zh, "/t42/s1", &v), ZOK, "  listed");
+	is_int(v.count, N, "  all 50 nodes are there");
+	deallocate_String_vector(&v);
+
+	say("share 50 /s2 7");
+	req = share_answers(N, rc, nops);
+	all = 1;
+	for (int i = 0; i < N; i++)
+		if (i != BAD) all &= rc[i] == ZOK && nops[i] == 1;
+	ok(all, "one part refused: the 49 others each answered ZOK, alone");
+	is_int(rc[BAD], ZNODEEXISTS, "  the refused one gets its own refusal");
+	is_int(nops[BAD], 1, "  with its own op's result");
+	ok(req == 1 + N, "  1 shared request, then each of the 50 alone (zkc sent %ld)", req);
+	v = (struct String_vector){ 0, NULL };
+	tzk_children(zh, "/t42/s2", &v);
+	is_int(v.count, N - 1, "  49 nodes are there");
+	deallocate_String_vector(&v);
+
+	say("share 1 /s1 0");
+	req = share_answers(1, rc, nops);
+	ok(rc[0] == ZNODEEXISTS && req == 1, "a turn with one multi sends it as it is (rc %d, %ld request)", rc[0], req);
+}
+
 static void no_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
 {
 	(void)zh, (void)type, (void)state, (void)path, (void)ctx;
@@ -561,6 +616,7 @@ int main(void)
 	test_lost_read(&zk, zh);
 	test_expiry(&zk, zh);
 	test_window(&zk, zh);
+	test_share(zh);
 
 	say("read 2");
 	say("read 3");

@@ -21,6 +21,10 @@
  *                             "burst n=N failed=F inorder=0|1 inflight_max=M lease_min_ms=L ms=T"
  *                             (inorder: answered in the order sent; lease_min_ms: the least
  *                             lease left at an answer). ZKC_PROBE_WINDOW=W sets zkc's window.
+ *   share N PATH BAD          N multis shared in one turn of the loop (zkc_multi_share), part i
+ *                             creating PATH/i; part BAD (-1: none) creates PATH itself, which is
+ *                             there: "share part=I rc=RC nops=K" each, then
+ *                             "share done n=N requests=R" (R: requests zkc sent for them)
  *   sync                      four round trips one after the other                "sync"
  *   session                   the session's id and password, to take it over      "session id=X passwd=X"
  *   quit                      zkc_free, then zkc_keep_free of every keep left     "bye"
@@ -185,6 +189,34 @@ static void burst_cb(void *arg, const struct zkc_res *r)
 	    burst.failed, burst.inorder, zkc_inflight_max(z), burst.lease_min_ms, (wait_now_ns() - burst.t0) / 1000000);
 }
 
+static struct {
+	int n, answered;
+	uint64_t req0;
+} sh;
+
+static void share_cb(void *arg, const struct zkc_res *r)
+{
+	out("share part=%d rc=%d nops=%d", (int)(intptr_t)arg, r->rc, r->nops);
+	if (++sh.answered == sh.n) out("share done n=%d requests=%" PRIu64, sh.n, zkc_requests(z) - sh.req0);
+}
+
+static void cmd_share(int n, const char *path, int bad)
+{
+	sh.n = n;
+	sh.answered = 0;
+	sh.req0 = zkc_requests(z);
+	char p[512];
+	for (int i = 0; i < n; i++) {
+		zkc_multi_t *m = zkc_multi_new();
+		if (i == bad) snprintf(p, sizeof p, "%s", path);
+		else snprintf(p, sizeof p, "%s/%d", path, i);
+		zkc_multi_create(m, p, "s", 1, 0);
+		int rc = zkc_multi_share(z, m, share_cb, (void *)(intptr_t)i);
+		if (rc != ZOK) out("share part=%d rc=%d nops=0", i, rc);
+	}
+	out("share sent n=%d", n);
+}
+
 static void cmd_burst(uint32_t n, const char *path)
 {
 	burst.n = n;
@@ -320,6 +352,8 @@ static void command(char *line)
 		release();
 	} else if (!strcmp(a[0], "burst") && n == 3) {
 		cmd_burst((uint32_t)strtoul(a[1], NULL, 10), a[2]);
+	} else if (!strcmp(a[0], "share") && n == 4) {
+		cmd_share(atoi(a[1]), a[2], atoi(a[3]));
 	} else if (!strcmp(a[0], "sync")) {
 		int rc = zkc_exists(z, "", NULL, NULL, sync_cb, (void *)(intptr_t)4);
 		if (rc != ZOK) out("sync rc=%d", rc);
