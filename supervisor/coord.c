@@ -128,6 +128,9 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 			cx_clear_stale(c->jobs[i]);
 		}
 		ev_idle_start(c->loop, &c->flush_w);
+		/* the namespace, before any job's registration (answered in order): a new namespace would
+		 * refuse every new job's multi (coord_reg.c) */
+		if (new_session) zkc_create(c->z, "", "", 0, 0, NULL, NULL);
 		for (size_t i = 0; i < c->n; i++) {
 			struct cjob *j = c->jobs[i];
 			if (new_session) session_new(j);
@@ -323,9 +326,12 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 		/* the file's config before this load: none for a new job (or one back after a removal) */
 		const conf_job_t *prev = j->gone ? NULL : j->local;
 		if (j->gone) cj_node_drop(j);     /* the retired job's copy: the node is read again */
+		int changed = prev && !conf_job_equal(cj, prev);
+		/* the node said what the old file says (cfg.node NULL: kept once, as the file's); it stays
+		 * in force unless this file publishes itself: keep a copy of it before the file goes */
+		if (changed && !cj->overwrite && j->reg.session) cj_node_pin(j);
 		j->gone = 0;
 		j->local = cj;
-		int changed = prev && !conf_job_equal(cj, prev);
 		if (!prev || changed) cj_publish_due(j, cj->overwrite);
 		if (c->connected && !j->reg.session && !j->retiring) {
 			cj_reg_start(j);

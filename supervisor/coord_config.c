@@ -86,9 +86,9 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
 		return -1;
 	}
 	if (conf_job_equal(cj, old)) {
-		/* the node is what is in force, also when it says what the file says */
-		if (!j->cfg.node) j->cfg.node = cj;
-		else conf_job_free(cj);
+		/* what is in force already (the file's, when the node says what the file says: kept once,
+		 * not twice; a reload that changes the file pins it first, coord_set_jobs) */
+		conf_job_free(cj);
 		return 0;
 	}
 	const char *keys[8];

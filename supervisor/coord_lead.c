@@ -69,7 +69,7 @@ static void leader_known(void *arg, const struct zkc_res *r)
 	zkc_multi_t *m = zkc_multi_new();
 	zkc_multi_create(m, cj_path(j, p, "/leader/election/instance"), id, (int)strlen(id), ZOO_EPHEMERAL);
 	zkc_multi_set(m, cj_path(j, q, "/leader/election"), id, (int)strlen(id), -1);
-	zkc_multi_commit(j->c->z, m, elected, j);
+	zkc_multi_share(j->c->z, m, elected, j);     /* with the other elections of this turn */
 }
 
 void cj_elect(struct cjob *j)

@@ -322,7 +322,8 @@ static void reg_fresh(struct cjob *j)
 	zkc_multi_create(m, cj_path(j, p, "/instances/%s", c->id), data, (int)strlen(data), ZOO_EPHEMERAL);
 	zkc_multi_create(m, cj_path(j, p, "/leader/failover/alive/%s", c->id), "", 0, ZOO_EPHEMERAL);
 	zkc_multi_create(m, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0);
-	if (zkc_multi_commit(j->c->z, m, fresh_made, j) != ZOK) reg_failed(j);
+	/* shared with the other new jobs of this turn (one of them refused: each alone again) */
+	if (zkc_multi_share(j->c->z, m, fresh_made, j) != ZOK) reg_failed(j);
 }
 
 static void dirs_known(void *arg, const struct zkc_res *r)

@@ -56,6 +56,7 @@ struct zkc_params {
  * the server at once; the rest wait in zkc, in order, and go as answers come, each counting for
  * the lease from when it really went. The ping goes past the window. */
 #define ZKC_WINDOW 256
+#define ZKC_BURST 4096          /* requests waiting at once that make a burst (zkc_req.c: trimmed after) */
 
 struct zkc_hooks {
 	/* new_session: CONNECTED with a session other than the last one (first connect, after expiry) */

@@ -147,6 +147,7 @@ struct zkc {
 	struct req *wait_head, *wait_tail;
 	unsigned nwait;
 	struct zkc_share *share;    /* multis of this turn of the loop, sent as one before it sleeps */
+	int burst;                  /* ZKC_BURST requests waited at once: trim the heap when all are answered */
 	int ping_out;
 	char *hosts, *root, *digest;
 	char *addrs;                /* hosts with names resolved (off the loop), as given to the client */

@@ -2,6 +2,7 @@
  * callback, its item and the watch set with it; the client's completions copy what they got into
  * a message for the loop, and the loop hands the answer to the callback or to its kept watch. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -214,7 +215,7 @@ static int submit(zkc_t *z, struct req *q, int urgent)
 	if (z->wait_tail) z->wait_tail->wnext = q;
 	else z->wait_head = q;
 	z->wait_tail = q;
-	z->nwait++;
+	if (++z->nwait >= ZKC_BURST) z->burst = 1;
 	return ZOK;
 }
 
@@ -434,6 +435,13 @@ void zkc_on_result(zkc_t *z, struct msg *m)
 	free(m->created);
 	free_kids(&m->kids);
 	zkc_window_pump(z);         /* its place in the window is free */
+	/* The end of a burst (10,000 jobs registering, or their first fire): what its requests held is
+	 * free, but glibc keeps the heap's top unless asked (a few MB at 10,000 jobs; the rest is
+	 * fragments between what stays). Once per burst, never while requests wait. */
+	if (z->burst && !z->inflight && !z->nwait) {
+		z->burst = 0;
+		malloc_trim(0);
+	}
 }
 
 /* ---- multi ------------------------------------------------------------------------------------- */
