@@ -174,7 +174,7 @@ static void shard_commit(struct shardop *o)
 	zkc_multi_delete(m, cj_path(j, p, "/leader/sharding/necessary"), -1);
 	zkc_multi_delete(m, cj_path(j, p, "/leader/sharding/processing"), -1);
 	free(owner);
-	if (zkc_multi_share(j->c->z, m, sharded, cm) != ZOK) {     /* with the other shardings of this turn */
+	if (zkc_multi_commit(j->c->z, m, sharded, cm) != ZOK) {
 		commit_free(cm);
 		j->shard.busy = 0;
 	}
