@@ -1,6 +1,7 @@
 /* supervisor/coord_assign.c: the assignment in force on this instance: every item's owner under
- * the sharding node's epoch (read after each reshard, then cached), and the state of the items it
- * owns (completed, disabled, a misfire flag found there), watched where an operator changes it. */
+ * its epoch (the highest mzxid of the item nodes; read after each reshard, then cached), and the
+ * state of the items it owns (completed, disabled, a misfire flag found there), watched where an
+ * operator changes it. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,15 +9,16 @@
 
 #include "supervisor/coord_int.h"
 
-/* ---- the assignment: sharding/{i}/instance under the sharding node's epoch ----------------------- */
+/* ---- the assignment: sharding/{i}/instance, its epoch the highest mzxid among them --------------- */
 
 struct load {
 	struct cjob *j;
-	uint64_t session, epoch;
+	uint64_t session, epoch;    /* epoch: the highest mzxid of the item nodes read */
 	uint32_t total, left;
 	char **owner;
 	int failed;
 	int garbage;                /* an owner was not an instance id */
+	int named;                  /* some item has an owner */
 };
 
 void cj_free_owner(char **o, uint32_t n)
@@ -32,6 +34,8 @@ static void owner_read(void *arg, const struct zkc_res *r)
 	uint32_t i = r->item;
 	if (r->rc == ZOK && i < l->total) {
 		char show[64];
+		if ((uint64_t)r->stat.mzxid > l->epoch) l->epoch = (uint64_t)r->stat.mzxid;
+		if (r->data && r->data[0]) l->named = 1;
 		l->owner[i] = strdup(r->data ? r->data : "");
 		/* an operator's garbage: the item has no owner, and the leader reshards at the next fire */
 		if (l->owner[i] && !cj_id_ok(l->owner[i])) {
@@ -47,7 +51,15 @@ static void owner_read(void *arg, const struct zkc_res *r)
 	if (--l->left) return;
 	struct cjob *j = l->j;
 	if (j->as.loading > 0) j->as.loading--;
-	if (!l->failed && cj_live(j, l->session)) {
+	if (!l->failed && cj_live(j, l->session) && !l->named) {
+		/* never sharded: the item nodes are not there, or made and empty (ejob's leader makes
+		 * them before its commit) */
+		j->as.have = 0;
+		if (j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
+	} else if (!l->failed && cj_live(j, l->session) && j->as.have && j->as.epoch == l->epoch && j->as.total == l->total) {
+		/* what we have (the leader's own commit, read back after its flag's event) */
+		if (j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
+	} else if (!l->failed && cj_live(j, l->session)) {
 		char p[CJ_PATH_MAX];
 		if (l->garbage) zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
 		cj_install(j, l->owner, l->total, l->epoch);
@@ -170,24 +182,17 @@ void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch)
 	item_state(st, &go);
 }
 
-/* sharding's data: its mzxid is the epoch of the assignment. Read, not watched: every sharding
- * commit deletes leader/sharding/necessary (creating it first if it was not there), which every
- * instance watches (coord_lead.c), and each change of that flag reads the assignment again. A lost
- * answer leaves what we have; the connection's return reads again (coord.c). */
-static void sharding_read(void *arg, const struct zkc_res *r)
+/* The assignment is what sharding/{i}/instance say, read whenever it may have changed (the
+ * resharding flag's events, a new session, a reconnect), whoever wrote it: ejob's leader sets
+ * their data, ElasticJob's deletes and creates them again, both in the commit that deletes
+ * leader/sharding/necessary. Its epoch is the highest mzxid among them: the zxid of the commit
+ * that wrote the assignment either way (a fencing token, and no request more than the owners'
+ * reads). A lost answer leaves what we have; the connection's return reads again (coord.c). */
+void cj_load_assignment(struct cjob *j)
 {
-	struct cjob *j = arg;
-	if (j->as.loading > 0) j->as.loading--;
-	if (!cj_live(j, r->session) || (r->rc != ZOK && r->rc != ZNONODE)) return;
 	uint32_t total = (uint32_t)cj_conf(j)->sharding_total_count;
-	if (r->rc != ZOK || r->stat.mzxid == r->stat.czxid || total == 0) {
-		/* never sharded (the node only created): nothing assigned yet */
+	if (total == 0) {
 		j->as.have = 0;
-		if (j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
-		return;
-	}
-	if (j->as.have && (uint64_t)r->stat.mzxid == j->as.epoch) {
-		if (j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
 		return;
 	}
 	struct load *l = calloc(1, sizeof *l);
@@ -197,8 +202,7 @@ static void sharding_read(void *arg, const struct zkc_res *r)
 	}
 	j->as.loading++;            /* the owners' reads */
 	l->j = j;
-	l->session = r->session;
-	l->epoch = (uint64_t)r->stat.mzxid;
+	l->session = zkc_session(j->c->z);
 	l->total = total;
 	l->left = total + 1;
 	char p[CJ_PATH_MAX];
@@ -209,12 +213,6 @@ static void sharding_read(void *arg, const struct zkc_res *r)
 		}
 	struct zkc_res done = { .rc = ZNONODE, .path = "" };
 	owner_read(l, &done);
-}
-
-void cj_load_assignment(struct cjob *j)
-{
-	char p[CJ_PATH_MAX];
-	if (zkc_get(j->c->z, cj_path(j, p, "/sharding"), NULL, NULL, sharding_read, j) == ZOK) j->as.loading++;
 }
 
 void cj_assign_reload(struct cjob *j)

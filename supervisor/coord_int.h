@@ -65,7 +65,7 @@ struct cj_shard {               /* coord_shard.c: the leader's sharding */
 };
 
 struct cj_assign {              /* coord_assign.c: the assignment in force, our items' state */
-	uint64_t epoch;             /* mzxid of the sharding node */
+	uint64_t epoch;             /* the highest mzxid of sharding/{i}/instance: the commit that wrote them */
 	uint32_t total;
 	char **owner;               /* [total] instance ids */
 	int have;                   /* owner[] loaded for epoch */

@@ -1,0 +1,119 @@
+/* t/68-zk-ej-assign.c: an assignment written the way ElasticJob-Lite 3.0's leader writes it is
+ * read and run by an ejob follower (issue 13, part 1). ElasticJob's ShardingService never sets the
+ * sharding node's data: in one transaction it creates (later: deletes and creates again) every
+ * sharding/{i}/instance and deletes leader/sharding/necessary. The test plays that leader with the
+ * plain client (its election node and instance node are the test session's ephemerals):
+ *   - its first sharding gives items 0 and 1 to the ejob supervisor: those run there, every fire;
+ *   - it reshards, all 4 items to the supervisor: all 4 run there from then on, under the epoch
+ *     of that transaction (the highest mzxid of the item nodes). */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "t/lib/tlib.h"
+#include "t/lib/tsup.h"
+#include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
+#include "t/tap.h"
+
+#define EJ_ID "10.9.9.9@-@77"
+
+static void mk(zhandle_t *zh, const char *path, const char *data, int flags)
+{
+	int rc = zoo_create(zh, path, data, data ? (int)strlen(data) : -1, &ZOO_OPEN_ACL_UNSAFE, flags, NULL, 0);
+	if (rc != ZOK && rc != ZNODEEXISTS) BAIL_OUT("create %s: %s", path, zerror(rc));
+}
+
+/* ElasticJob's sharding transaction: (delete and) create each item's instance node, clear the flag */
+static int ej_shard(zhandle_t *zh, const char *const owner[4], int again)
+{
+	zoo_op_t ops[9];
+	zoo_op_result_t res[9];
+	char paths[4][64];
+	int n = 0;
+	for (int i = 0; i < 4; i++) {
+		snprintf(paths[i], sizeof paths[i], "/t68/mix/sharding/%d/instance", i);
+		if (again) zoo_delete_op_init(&ops[n++], paths[i], -1);
+		zoo_create_op_init(&ops[n++], paths[i], owner[i], (int)strlen(owner[i]), &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+	}
+	zoo_delete_op_init(&ops[n++], "/t68/mix/leader/sharding/necessary", -1);
+	return zoo_multi(zh, n, ops, res);
+}
+
+int main(void)
+{
+	tlib_init(90);
+	struct tzkup u;
+	tzkup_start(&u, 200, "t68", 4000);
+	zhandle_t *zh = u.zh;
+	char rec[600], out[600], jobs[2048];
+	snprintf(rec, sizeof rec, "%s", tsup_rec_script());
+	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
+
+	/* ElasticJob's instance got there first and leads */
+	mk(zh, "/t68", "", 0);
+	mk(zh, "/t68/mix", "SCRIPT", 0);
+	mk(zh, "/t68/mix/leader", "", 0);
+	mk(zh, "/t68/mix/leader/election", "", 0);
+	mk(zh, "/t68/mix/leader/election/instance", EJ_ID, ZOO_EPHEMERAL);
+	mk(zh, "/t68/mix/instances", "", 0);
+	mk(zh, "/t68/mix/instances/" EJ_ID, "jobInstanceId: " EJ_ID "\n", ZOO_EPHEMERAL);
+
+	int w = snprintf(jobs, sizeof jobs,
+	                 "  mix:\n"
+	                 "    type: script\n"
+	                 "    cron: \"0/1 * * * * ?\"\n"
+	                 "    shardingTotalCount: 4\n"
+	                 "    props: {script.command.line: \"%s %s\"}\n",
+	                 rec, out);
+	if (w < 0 || (size_t)w >= sizeof jobs) BAIL_OUT("config too long");
+	static struct tsup a;
+	tzkup_config(&u, &a, "a", NULL, jobs);
+	tzkup_run(&u, &a, "127.0.0.2");
+	ok(tzkup_wait_registered(&u, "mix", a.id, 0, 15000), "the ejob supervisor registers and follows ElasticJob's leader");
+	ok(tzk_wait_exists(zh, "/t68/mix/leader/sharding/necessary", 1, 5000), "  and raises the resharding flag");
+
+	/* ElasticJob's first sharding: the item nodes made, 0 and 1 to ejob */
+	for (int i = 0; i < 4; i++) {
+		char p[64];
+		snprintf(p, sizeof p, "/t68/mix/sharding/%d", i);
+		mk(zh, p, "", 0);
+	}
+	const char *first[4] = { a.id, a.id, EJ_ID, EJ_ID };
+	is_int(ej_shard(zh, first, 0), ZOK, "ElasticJob's leader commits its first sharding: items 0 and 1 to ejob");
+	long long after = tlib_wall_ns() / 1000000 + 300;
+	int exact = 0, nf = 0;
+	uint64_t end = tlib_now_ms() + 8000;
+	while ((nf = tsup_fires_exact(out, after, 2, a.id, &exact)) < 3 && tlib_now_ms() < end) usleep(100000);
+	ok(nf >= 3 && exact, "ejob runs items 0 and 1, each once per fire, and nothing else (%d fires)", nf);
+
+	/* ElasticJob reshards: the flag first, then delete + create of every item node */
+	mk(zh, "/t68/mix/leader/sharding/necessary", "", 0);
+	usleep(300000);
+	const char *all[4] = { a.id, a.id, a.id, a.id };
+	is_int(ej_shard(zh, all, 1), ZOK, "ElasticJob's leader reshards: all 4 items to ejob");
+	struct Stat st;
+	uint64_t epoch = 0;
+	for (int i = 0; i < 4; i++) {
+		char p[64];
+		snprintf(p, sizeof p, "/t68/mix/sharding/%d/instance", i);
+		if (tzk_exists(zh, p, &st) == ZOK && (uint64_t)st.mzxid > epoch) epoch = (uint64_t)st.mzxid;
+	}
+	char want[128];
+	snprintf(want, sizeof want, "assignment of epoch 0x%" PRIx64 ": 4 of 4 items here", epoch);
+	ok(tsup_wait_log(&a, want, 1, 5000), "ejob takes it, under the transaction's zxid as epoch (0x%" PRIx64 ")", epoch);
+	after = tlib_wall_ns() / 1000000 + 300;
+	end = tlib_now_ms() + 8000;
+	while ((nf = tsup_fires_exact(out, after, 4, a.id, &exact)) < 3 && tlib_now_ms() < end) usleep(100000);
+	ok(nf >= 3 && exact, "ejob runs all 4 items, each once per fire (%d fires)", nf);
+	is_int(tzk_exists(zh, "/t68/mix/leader/election/instance", NULL), ZOK, "ElasticJob's leader was not deposed");
+
+	int s = tsup_stop(&a, SIGTERM, 15000);
+	ok(WIFEXITED(s) && WEXITSTATUS(s) == 0, "the supervisor stops cleanly");
+	tzkup_end(&u);
+	return done_testing();
+}
