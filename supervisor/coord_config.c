@@ -26,7 +26,20 @@ static const char *unusable(const struct cjob *j, const conf_job_t *cj, char *wh
 		return why;
 	}
 	if (cj->type == CONF_JOB_NONE) {
-		snprintf(why, sz, "props has no ejob.type (script, native or external)");
+		const char *t = j->cfg.root_type;
+		if (!*t)
+			snprintf(why, sz, "props has no ejob.type (script, native or external), and the job's root node names "
+			         "no type");
+		else if (!strcmp(t, "SCRIPT"))
+			snprintf(why, sz, "it is ElasticJob's SCRIPT job (the job's root node) without props "
+			         "script.command.line");
+		else if (!strcmp(t, "HTTP"))
+			snprintf(why, sz, "it is ElasticJob's HTTP job (the job's root node), which ejob cannot run yet; "
+			         "run it with ElasticJob, or give the node props ejob.type");
+		else
+			snprintf(why, sz, "its type is %s (the job's root node): a Java job (SIMPLE, DATAFLOW or a class), "
+			         "which ejob cannot run; run it with ElasticJob, or give the node props ejob.type (script, "
+			         "native or external)", t);
 		return why;
 	}
 	/* conf_node_parse compiled the cron (refusing one that does not parse) and loaded the zone */
@@ -63,6 +76,25 @@ static void clear_failover(struct cjob *j)
 	}
 }
 
+void cj_root_type(struct cjob *j, const char *data, int len)
+{
+	size_t n = data && len > 0 ? (size_t)len : 0;
+	if (n >= sizeof j->cfg.root_type) n = sizeof j->cfg.root_type - 1;
+	memcpy(j->cfg.root_type, data ? data : "", n);
+	j->cfg.root_type[n] = '\0';
+}
+
+/* A node without props ejob.type, as ElasticJob writes it: its type is the job's root node's
+ * (ConfigurationService writes SCRIPT there for a script job); ejob's own keys at their defaults. */
+static void root_typed(const struct cjob *j, conf_job_t *cj)
+{
+	const char *c = cj->script_command_line;
+	int blank = 1;
+	for (const char *s = c; s && *s; s++)
+		if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r') blank = 0;
+	if (cj->type == CONF_JOB_NONE && !strcmp(j->cfg.root_type, "SCRIPT") && !blank) cj->type = CONF_JOB_SCRIPT;
+}
+
 int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
 {
 	char path[CJ_PATH_MAX + 64], why[600];
@@ -75,6 +107,7 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
 		snprintf(why, sizeof why, "%s", dg ? dg->text : "unreadable");
 		bad = why;
 	} else {
+		root_typed(j, cj);
 		bad = unusable(j, cj, why, sizeof why);
 	}
 	conf_diags_free(d);

@@ -46,6 +46,8 @@ struct cj_reg {                 /* coord_reg.c: registration in each session */
 struct cj_cfg {                 /* coord_config.c: the config node */
 	conf_job_t *node;           /* the stored config node in force, or NULL: local */
 	zkc_keep_t *watch;          /* config (data) */
+	char root_type[32];         /* the job's root node (ElasticJob: SCRIPT, HTTP, or a Java class),
+	                               read at registration; "" if none */
 };
 
 struct cj_lead {                /* coord_lead.c: election, the resharding flag, the instances */
@@ -285,6 +287,7 @@ void cl_lease_tick(coord_t *c, uint64_t now_ns);
 void cj_shard_now(struct cjob *j);              /* the leader: shard at once (once at a time) */
 
 /* coord_assign.c: the assignment in force */
+void cj_root_type(struct cjob *j, const char *data, int len);   /* coord_config.c: the root node read */
 void cj_load_assignment(struct cjob *j);       /* read it (again): the sharding node, then its owners */
 void cj_assign_reload(struct cjob *j);         /* from scratch: reads in flight are forgotten */
 void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch);   /* takes owner */

@@ -264,9 +264,18 @@ static void config_read(void *arg, const struct zkc_res *r)
 	if (rc != ZOK) reg_failed(j);
 }
 
+static void root_read(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (r->rc == ZOK && cj_live(j, r->session)) cj_root_type(j, r->data, r->len);
+}
+
+/* the job's root node (its type, as ElasticJob writes it), then the config node: answered in
+ * that order, so config_read knows the type of a node without props ejob.type */
 static void reg_config(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
+	zkc_get(j->c->z, cj_path(j, p, "%s", ""), NULL, NULL, root_read, j);
 	if (zkc_get(j->c->z, cj_path(j, p, "/config"), NULL, NULL, config_read, j) != ZOK) reg_failed(j);
 }
 

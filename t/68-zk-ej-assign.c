@@ -5,7 +5,10 @@
  * plain client (its election node and instance node are the test session's ephemerals):
  *   - its first sharding gives items 0 and 1 to the ejob supervisor: those run there, every fire;
  *   - it reshards, all 4 items to the supervisor: all 4 run there from then on, under the epoch
- *     of that transaction (the highest mzxid of the item nodes). */
+ *     of that transaction (the highest mzxid of the item nodes).
+ * Its config node is ElasticJob's too (part 3): no props ejob.type, the type SCRIPT in the job's
+ * root node, a command of its own; the supervisor's file (overwrite: false) says another
+ * command, and the node's is the one that runs. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -50,26 +53,36 @@ int main(void)
 	struct tzkup u;
 	tzkup_start(&u, 200, "t68", 4000);
 	zhandle_t *zh = u.zh;
-	char rec[600], out[600], jobs[2048];
+	char rec[600], out[600], fout[600], jobs[2048], node[2048];
 	snprintf(rec, sizeof rec, "%s", tsup_rec_script());
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
+	snprintf(fout, sizeof fout, "%s/runs.file", tlib_tmpdir());
 
 	/* ElasticJob's instance got there first and leads */
 	mk(zh, "/t68", "", 0);
-	mk(zh, "/t68/mix", "SCRIPT", 0);
+	mk(zh, "/t68/mix", "SCRIPT", 0);      /* ElasticJob: ConfigurationService.replaceJobRootNode */
 	mk(zh, "/t68/mix/leader", "", 0);
 	mk(zh, "/t68/mix/leader/election", "", 0);
 	mk(zh, "/t68/mix/leader/election/instance", EJ_ID, ZOO_EPHEMERAL);
 	mk(zh, "/t68/mix/instances", "", 0);
 	mk(zh, "/t68/mix/instances/" EJ_ID, "jobInstanceId: " EJ_ID "\n", ZOO_EPHEMERAL);
+	/* its config node, as ElasticJob 3.0.4 dumps it (a real one's, but for name, cron and command) */
+	int nw = snprintf(node, sizeof node,
+	                  "cron: 0/1 * * * * ?\ndescription: ''\ndisabled: false\nfailover: false\njobName: mix\n"
+	                  "jobParameter: ''\nmaxTimeDiffSeconds: -1\nmisfire: true\nmonitorExecution: true\n"
+	                  "overwrite: false\nprops:\n  script.command.line: %s %s\nreconcileIntervalMinutes: 10\n"
+	                  "shardingItemParameters: ''\nshardingTotalCount: 4\nstaticSharding: false\n", rec, out);
+	if (nw < 0 || (size_t)nw >= sizeof node) BAIL_OUT("node too long");
+	mk(zh, "/t68/mix/config", node, 0);
 
 	int w = snprintf(jobs, sizeof jobs,
 	                 "  mix:\n"
 	                 "    type: script\n"
 	                 "    cron: \"0/1 * * * * ?\"\n"
 	                 "    shardingTotalCount: 4\n"
+	                 "    overwrite: false\n"
 	                 "    props: {script.command.line: \"%s %s\"}\n",
-	                 rec, out);
+	                 rec, fout);
 	if (w < 0 || (size_t)w >= sizeof jobs) BAIL_OUT("config too long");
 	static struct tsup a;
 	tzkup_config(&u, &a, "a", NULL, jobs);
@@ -110,6 +123,10 @@ int main(void)
 	end = tlib_now_ms() + 8000;
 	while ((nf = tsup_fires_exact(out, after, 4, a.id, &exact)) < 3 && tlib_now_ms() < end) usleep(100000);
 	ok(nf >= 3 && exact, "ejob runs all 4 items, each once per fire (%d fires)", nf);
+	char *ran = tsup_slurp(fout);
+	ok(!ran || !*ran, "always with the config node's command (ElasticJob's SCRIPT job), never the file's");
+	free(ran);
+	ok(!tsup_log_count(&a, "is not valid"), "and the node is not refused");
 	is_int(tzk_exists(zh, "/t68/mix/leader/election/instance", NULL), ZOK, "ElasticJob's leader was not deposed");
 
 	int s = tsup_stop(&a, SIGTERM, 15000);
