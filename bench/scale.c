@@ -141,33 +141,8 @@ static void sleep_ms(unsigned ms)
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
 }
 
-/* the last lines of a supervisor's log, to explain a failure */
-static void log_tail(const struct tsup *t, int lines)
-{
-	char *s = tsup_slurp(t->log);
-	if (!s) return;
-	size_t len = strlen(s);
-	char *p = s + len;
-	for (int n = 0; p > s; p--)
-		if (p[-1] == '\n' && ++n == lines + 1) break;
-	fprintf(stderr, "bench/scale: last lines of %s:\n%s", t->log, p);
-	free(s);
-}
-
 /* Give up: say why (with the supervisor's log if there is one); tlib kills what was started. */
-__attribute__((noreturn, format(printf, 2, 3)))
-static void fail(const struct tsup *t, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	fflush(stdout);
-	fprintf(stderr, "bench/scale: %s\n", buf);
-	if (t) log_tail(t, 30);
-	exit(1);
-}
+#define fail(t, ...) tsup_die("bench/scale", t, __VA_ARGS__)
 
 static int cmp64(const void *a, const void *b)
 {
@@ -207,51 +182,6 @@ static void add(struct text *b, const char *fmt, ...)
 }
 
 /* ---- /proc and ZooKeeper's four-letter words ----------------------------------------------------- */
-
-struct mem { long rss_kb, hwm_kb, threads; };
-
-static long status_field(const char *s, const char *name)
-{
-	const char *p = s ? strstr(s, name) : NULL;
-	return p ? strtol(p + strlen(name), NULL, 10) : -1;
-}
-
-static struct mem mem_of(pid_t pid)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	char *s = tsup_slurp(path);
-	struct mem m = { status_field(s, "\nVmRSS:"), status_field(s, "\nVmHWM:"), status_field(s, "\nThreads:") };
-	free(s);
-	return m;
-}
-
-/* utime + stime in clock ticks; -1 if gone */
-static long long cpu_ticks(pid_t pid)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	char *s = tsup_slurp(path);
-	char *rp = s ? strrchr(s, ')') : NULL;
-	unsigned long long ut, st;
-	/* after "(comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
-	int ok = rp && sscanf(rp + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) == 2;
-	free(s);
-	return ok ? (long long)(ut + st) : -1;
-}
-
-/* the workers' ticks: every process under the supervisor */
-static long long tree_ticks(pid_t root)
-{
-	pid_t kids[256];
-	int n = tsup_descendants(root, kids, 256);
-	long long sum = 0;
-	for (int i = 0; i < n; i++) {
-		long long t = cpu_ticks(kids[i]);
-		if (t > 0) sum += t;
-	}
-	return sum;
-}
 
 /* a number of a four-letter word's reply: "KEY\tVALUE" (mntr) or "KEY:VALUE" (wchs); -1 if none */
 static long long zk_num(const struct tzk_server *zk, const char *cmd, const char *key)
@@ -353,15 +283,6 @@ static void wait_log(struct tsup *t, const char *needle, int count, unsigned tim
 	}
 }
 
-/* The session timeout the supervisor logged when it connected ("timeout %d ms"), -1 if none. */
-static int session_ms(const struct tsup *t)
-{
-	char *s = tsup_slurp(t->log);
-	const char *p = s ? strstr(s, ", timeout ") : NULL;
-	int ms = p ? atoi(p + 10) : -1;
-	free(s);
-	return ms;
-}
 
 /* ---- stamps: "REALTIME_NS JOB ITEM FIRE_ID TASK_ID", read as the file grows --------------------- */
 
@@ -465,7 +386,7 @@ struct arun {
 	const char *kind;
 	int n, period;
 	double reg_s, restart_s;         /* restart_s: -1 if not measured */
-	struct mem at_reg, after;
+	struct tsup_mem at_reg, after;
 	long long znodes_reg, znodes, watches;
 	double idle_s, idle_pps, idle_rps, idle_cpu, idle_workers_cpu;   /* idle_s 0: no window */
 	double first_s;                  /* the first fire's time to its last item's first start; -1: none */
@@ -555,9 +476,9 @@ static void run_a(const struct tzk_server *zk, const char *kind, int n, int peri
 	char what[64];
 	snprintf(what, sizeof what, "%d %s jobs", n, kind);
 	r->reg_s = registered(&t, n, t0, what);
-	r->at_reg = mem_of(t.pid);
+	r->at_reg = tsup_mem(t.pid);
 	r->znodes_reg = zk_num(zk, "mntr", "zk_znode_count") - z0;
-	r->session_ms = session_ms(&t);
+	r->session_ms = tsup_session_ms(&t);
 
 	/* The first fire (it shards): from its time until every item has started once, in it or in a
 	 * catch-up run of it. Then until the items stop coming (the catch-ups are over). */
@@ -621,7 +542,7 @@ static void run_a(const struct tzk_server *zk, const char *kind, int n, int peri
 		/* settled: 1 s after its last item started (its completions written) */
 		while (tlib_wall_ns() < last_ns + 1000000000) sleep_ms(50);
 	}
-	r->after = mem_of(t.pid);
+	r->after = tsup_mem(t.pid);
 	r->znodes = zk_num(zk, "mntr", "zk_znode_count") - z0;
 	r->watches = zk_num(zk, "wchs", "Total watches");
 
@@ -631,10 +552,10 @@ static void run_a(const struct tzk_server *zk, const char *kind, int n, int peri
 		unsigned win = left_ms < IDLE_MS ? (unsigned)left_ms : IDLE_MS;
 		int64_t sid0[8], cx0[8], sid1[8], cx1[8];
 		int n0 = sessions_cxid(zk, sid0, cx0, 8), ns_;
-		long long p0 = zk_packets(zk), c0 = cpu_ticks(t.pid), w0 = tree_ticks(t.pid);
+		long long p0 = zk_packets(zk), c0 = tsup_cpu_ticks(t.pid), w0 = tsup_tree_ticks(t.pid);
 		uint64_t m0 = tlib_now_ms();
 		sleep_ms(win);
-		long long p1 = zk_packets(zk), c1 = cpu_ticks(t.pid), w1 = tree_ticks(t.pid);
+		long long p1 = zk_packets(zk), c1 = tsup_cpu_ticks(t.pid), w1 = tsup_tree_ticks(t.pid);
 		int n1 = sessions_cxid(zk, sid1, cx1, 8);
 		double secs = (double)(tlib_now_ms() - m0) / 1e3, hz = (double)sysconf(_SC_CLK_TCK);
 		r->idle_s = secs;
@@ -778,7 +699,7 @@ static void run_b(const struct tzk_server *zk, struct brun *r)
 		fail(NULL, "part B: the %d supervisors did not all register all %d jobs", B_SUPS, B_JOBS);
 	r->reg_s = (double)(tlib_wall_ns() - t0) / 1e9;
 	free(jobs);
-	r->session_ms = session_ms(&c.sup[0]);
+	r->session_ms = tsup_session_ms(&c.sup[0]);
 
 	/* the first exact fire: every fire whose time is 3 s past is counted */
 	int64_t exact = 0;

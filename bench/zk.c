@@ -100,33 +100,8 @@ static void sleep_ms(unsigned ms)
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
 }
 
-/* the last lines of a supervisor's log, to explain a failure */
-static void log_tail(const struct tsup *t, int lines)
-{
-	char *s = tsup_slurp(t->log);
-	if (!s) return;
-	size_t len = strlen(s);
-	char *p = s + len;
-	for (int n = 0; p > s; p--)
-		if (p[-1] == '\n' && ++n == lines + 1) break;
-	fprintf(stderr, "bench/zk: last lines of %s:\n%s", t->log, p);
-	free(s);
-}
-
 /* Give up: say why (with the supervisor's log if there is one); tlib kills what was started. */
-__attribute__((noreturn, format(printf, 2, 3)))
-static void fail(const struct tsup *t, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	fflush(stdout);
-	fprintf(stderr, "bench/zk: %s\n", buf);
-	if (t) log_tail(t, 30);
-	exit(1);
-}
+#define fail(t, ...) tsup_die("bench/zk", t, __VA_ARGS__)
 
 /* what snprintf said: the config fits its buffer */
 static void fits(size_t len, int w)
@@ -177,15 +152,6 @@ static int wait_fires(const struct tsup *t, const char *job, int count, unsigned
 	}
 }
 
-/* The session timeout the supervisor logged when it connected ("timeout %d ms"), -1 if none. */
-static int session_ms(const struct tsup *t)
-{
-	char *s = tsup_slurp(t->log);
-	const char *p = s ? strstr(s, ", timeout ") : NULL;
-	int ms = p ? atoi(p + 10) : -1;
-	free(s);
-	return ms;
-}
 
 static pid_t start(struct tsup *t, const char *ip)
 {
@@ -431,7 +397,7 @@ static void failover(const struct tzk_server *zk, zhandle_t *op, int rep, struct
 	int64_t exp = atomic_load(&expired_ns);
 	if (!exp) fail(&a, "failover: the watch on %s did not fire", inst);
 	out->expired = exp - killed;
-	out->session_ms = session_ms(&b);
+	out->session_ms = tsup_session_ms(&b);
 	out->handouts = tsup_log_count(&a, "of a crashed instance handed out");
 	if (out->session_ms <= 0) fail(&b, "failover: b did not log its session timeout");
 	stop(&a);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -423,4 +424,82 @@ const char *tsup_rec_script(void)
 		chmod(path, 0755);
 	}
 	return path;
+}
+
+void tsup_log_tail(const struct tsup *t, int lines, const char *who)
+{
+	char *s = tsup_slurp(t->log);
+	if (!s) return;
+	char *p = s + strlen(s);
+	for (int n = 0; p > s; p--)
+		if (p[-1] == '\n' && ++n == lines + 1) break;
+	fprintf(stderr, "%s: last lines of %s:\n%s", who, t->log, p);
+	free(s);
+}
+
+void tsup_die(const char *who, const struct tsup *t, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	fprintf(stderr, "%s: %s\n", who, buf);
+	if (t) tsup_log_tail(t, 30, who);
+	exit(1);
+}
+
+int tsup_session_ms(const struct tsup *t)
+{
+	char *s = tsup_slurp(t->log);
+	const char *p = s ? strstr(s, ", timeout ") : NULL;
+	int ms = p ? atoi(p + 10) : -1;
+	free(s);
+	return ms;
+}
+
+/* ---- /proc ---- */
+
+static long status_field(const char *s, const char *name)
+{
+	const char *p = s ? strstr(s, name) : NULL;
+	return p ? strtol(p + strlen(name), NULL, 10) : -1;
+}
+
+struct tsup_mem tsup_mem(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	char *s = tsup_slurp(path);
+	struct tsup_mem m = { status_field(s, "\nVmRSS:"), status_field(s, "\nVmHWM:"), status_field(s, "\nThreads:") };
+	free(s);
+	return m;
+}
+
+/* utime + stime in clock ticks; -1 if gone */
+long long tsup_cpu_ticks(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	char *s = tsup_slurp(path);
+	char *rp = s ? strrchr(s, ')') : NULL;
+	unsigned long long ut, st;
+	/* after "(comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+	int ok = rp && sscanf(rp + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) == 2;
+	free(s);
+	return ok ? (long long)(ut + st) : -1;
+}
+
+/* the workers' ticks: every process under the supervisor */
+long long tsup_tree_ticks(pid_t root)
+{
+	pid_t kids[256];
+	int n = tsup_descendants(root, kids, 256);
+	long long sum = 0;
+	for (int i = 0; i < n; i++) {
+		long long t = tsup_cpu_ticks(kids[i]);
+		if (t > 0) sum += t;
+	}
+	return sum;
 }

@@ -60,11 +60,26 @@ char *tsup_log_text(struct tsup *t);   /* malloc'd, NUL-terminated */
 /* Signal it and wait for its exit, at most timeout_ms: the wait status, or -1 (then SIGKILLed). */
 int tsup_stop(struct tsup *t, int sig, unsigned timeout_ms);
 
+/* For benchmarks: the last `lines` lines of t's log on stderr, headed "WHO: last lines of LOG:"; and
+ * giving up: "WHO: message" on stderr, then t's log tail (t may be NULL), exit 1 (tlib kills what
+ * was started). */
+void tsup_log_tail(const struct tsup *t, int lines, const char *who);
+/* The session timeout t logged when it connected ("timeout N ms"), -1 if none. */
+int tsup_session_ms(const struct tsup *t);
+__attribute__((noreturn, format(printf, 3, 4)))
+void tsup_die(const char *who, const struct tsup *t, const char *fmt, ...);
+
 /* Its direct children (the workers); returns how many (<= max). */
 int tsup_children(pid_t parent, pid_t *pids, int max);
 /* Every process descended from it (children, grandchildren, ...). */
 int tsup_descendants(pid_t root, pid_t *pids, int max);
-int tsup_alive(pid_t pid);   /* exists and is not a zombie */
+int tsup_alive(pid_t pid);
+/* From /proc: a process's VmRSS, VmHWM (kB) and threads (-1 each if gone); its utime + stime in
+ * clock ticks (-1 if gone); the same summed over every process under root (its workers). */
+struct tsup_mem { long rss_kb, hwm_kb, threads; };
+struct tsup_mem tsup_mem(pid_t pid);
+long long tsup_cpu_ticks(pid_t pid);
+long long tsup_tree_ticks(pid_t root);   /* exists and is not a zombie */
 
 /* Read a whole file (malloc'd, NUL-terminated), NULL if missing. */
 char *tsup_slurp(const char *path);
