@@ -79,6 +79,12 @@ static void group_go(struct group *g)
 
 /* ---- registration ------------------------------------------------------------------------------- */
 
+/* instances/{id}'s data, as ElasticJob writes it */
+static void instance_data(const coord_t *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "jobInstanceId: %s\nserverIp: %s\n", c->id, c->ip);
+}
+
 
 static const char *type_string(const conf_job_t *cj)
 {
@@ -120,7 +126,7 @@ static void reg_presence(struct cjob *j)
 		reg_failed(j);      /* out of memory: the tick starts it over */
 		return;
 	}
-	snprintf(data, sizeof data, "jobInstanceId: %s\nserverIp: %s\n", c->id, c->ip);
+	instance_data(c, data, sizeof data);
 	group_create(g, cj_path(j, p, "/instances/%s", c->id), data, ZOO_EPHEMERAL);
 	/* lives exactly as long as this session, whatever an operator deletes (coord_failover.c) */
 	group_create(g, cj_path(j, p, "/leader/failover/alive/%s", c->id), "", ZOO_EPHEMERAL);
@@ -171,7 +177,7 @@ static void reg_join(struct cjob *j)
 	const coord_t *c = j->c;
 	zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
 	zkc_multi_t *m = zkc_multi_new();
-	snprintf(data, sizeof data, "jobInstanceId: %s\nserverIp: %s\n", c->id, c->ip);
+	instance_data(c, data, sizeof data);
 	zkc_multi_create(m, cj_path(j, p, "/instances/%s", c->id), data, (int)strlen(data), ZOO_EPHEMERAL);
 	zkc_multi_create(m, cj_path(j, p, "/leader/failover/alive/%s", c->id), "", 0, ZOO_EPHEMERAL);
 	const char *st = cj_conf(j)->disabled ? "DISABLED" : "ENABLED";
@@ -360,7 +366,7 @@ static void reg_fresh(struct cjob *j)
 	zkc_multi_create(m, cj_path(j, p, "/config"), y, (int)len, 0);
 	free(y);
 	zkc_multi_create(m, cj_path(j, p, "/servers/%s", c->ip), st, (int)strlen(st), 0);
-	snprintf(data, sizeof data, "jobInstanceId: %s\nserverIp: %s\n", c->id, c->ip);
+	instance_data(c, data, sizeof data);
 	zkc_multi_create(m, cj_path(j, p, "/instances/%s", c->id), data, (int)strlen(data), ZOO_EPHEMERAL);
 	zkc_multi_create(m, cj_path(j, p, "/leader/failover/alive/%s", c->id), "", 0, ZOO_EPHEMERAL);
 	zkc_multi_create(m, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0);
