@@ -57,6 +57,7 @@ struct cj_lead {                /* coord_lead.c: election, the resharding flag, 
 	char **live;                /* leader: the instances at the last listing, descending */
 	int nlive;
 	uint64_t inst_gen;          /* leader: changes of instances/ seen (events, listings that differ) */
+	int probing;                /* a waiting fire's look at the leader (may it be deposed?) in flight */
 	zkc_keep_t *w_leader;       /* leader/election/instance (exists) */
 	zkc_keep_t *w_necessary;    /* leader/sharding/necessary (exists) */
 	zkc_keep_t *w_instances;    /* instances (children), the leader's */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/wait.h"
 #include "supervisor/coord_int.h"
 
 /* ---- election ------------------------------------------------------------------------------------ */
@@ -249,16 +250,191 @@ void cj_lead_free(struct cjob *j)
 }
 
 /* A fire waits for the assignment for at most twice the session timeout (ElasticJob's followers
- * can wait for ever on a leader that never shards). Past it the fire is missed, and the leader is
- * deposed: its election node is deleted, so that everyone elects again. A leader whose loop hangs
- * while its client library keeps the session alive, or that cannot write its sharding, no longer
- * blocks the job; a leader that is merely slow elects itself or another again and goes on (its
- * old fence fails its writes). */
+ * can wait for ever on a leader that never shards). Past it the fire is missed. A leader that is
+ * ejob and has nothing to wait for is deposed: its election node is deleted, so that everyone
+ * elects again. A leader whose loop hangs while its client library keeps the session alive, or
+ * that cannot write its sharding, no longer blocks the job; a leader that is merely slow elects
+ * itself or another again and goes on (its old fence fails its writes).
+ *
+ * Deposed only what is known to be stuck (a look at ZooKeeper first, struct probe):
+ *   - never a leader that is not ejob (no leader/failover/alive/{id}, the node every ejob
+ *     instance holds): an ElasticJob leader whose session is alive is healthy as far as anyone
+ *     can tell, and it legitimately waits for every running item before it shards;
+ *   - never while sharding/{i}/running nodes explain the wait;
+ *   - only the election node that was read: the delete checks leader/election's version (every
+ *     ejob election sets it) and the instance node's, so a leader elected since is left alone. */
+
+static void wait_missed(struct cjob *j, struct cfire *f, const char *why, const char *then)
+{
+	log_error("job %s: fire %" PRIu64 " missed: no assignment after %.1fs (%s); %s", j->name, f->fire->fire_ms,
+	          (double)(wait_now_ns() - f->fire->started_ns) / 1e9, why, then);
+	/* a request that never got its answer would hold the flags: read again from scratch */
+	cx_stale_forget(j);
+	cj_assign_reload(j);
+	f->fire->n = 0;
+	f->missed = 1;
+	cx_end(f);
+}
+
+struct probe {
+	struct cjob *j;
+	uint64_t session;
+	uint64_t fire_ms;           /* the waiting fire it is for */
+	int left;                   /* answers outstanding */
+	int failed;                 /* a read failed: decide nothing */
+	int stage;                  /* 0: election, leader, items; 1: alive, running */
+	int ev;                     /* leader/election's version */
+	int iv;                     /* leader/election/instance's version (-1: no leader) */
+	char id[160];               /* its data: the leader's instance id */
+	int alive;                  /* leader/failover/alive/{id} exists */
+	uint32_t *items;            /* sharding's children (item numbers) */
+	int nitems;
+	int nrunning;               /* of which sharding/{i}/running exists */
+	char running[96];           /* the first of them, for the message */
+};
+
+static void probe_free(struct probe *pr)
+{
+	pr->j->lead.probing = 0;
+	free(pr->items);
+	free(pr);
+}
+
+/* the fire the probe is for, if it still waits */
+static struct cfire *probe_fire(const struct probe *pr)
+{
+	struct cjob *j = pr->j;
+	struct cfire *f = j->fx.fire;
+	if (!cj_live(j, pr->session) || !f || f->state != F_WAIT || f->fire->fire_ms != pr->fire_ms) return NULL;
+	return f;
+}
+
+static void deposed_done(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (r->rc == ZOK || !cj_live(j, r->session)) return;
+	log_info("job %s: the leader was not deposed: %s (elected again meanwhile)", j->name, zerror(r->rc));
+}
+
+static void probe_decide(struct probe *pr)
+{
+	struct cjob *j = pr->j;
+	struct cfire *f = probe_fire(pr);
+	if (!f) return;                     /* the assignment came meanwhile, or the session went */
+	char p[CJ_PATH_MAX], q[CJ_PATH_MAX], then[600];
+	if (pr->failed) {
+		wait_missed(j, f, "the leader has not sharded", "the leader could not be read: not deposed");
+	} else if (pr->iv < 0) {
+		wait_missed(j, f, "there is no leader", "electing one");
+		cj_elect(j);
+	} else if (!pr->alive) {
+		snprintf(then, sizeof then,
+		         "the leader %s is not an ejob instance (no leader/failover/alive/%s: ElasticJob?) and its "
+		         "session is alive: not deposed (ElasticJob's leader waits for every running item before it shards)",
+		         pr->id, pr->id);
+		wait_missed(j, f, "the leader has not sharded", then);
+	} else if (pr->nrunning) {
+		snprintf(then, sizeof then, "%d item%s still running (%s%s): the leader %s waits for them, not deposed",
+		         pr->nrunning, pr->nrunning == 1 ? " is" : "s are", pr->running, pr->nrunning > 1 ? ", ..." : "",
+		         pr->id);
+		wait_missed(j, f, "the leader has not sharded", then);
+	} else {
+		snprintf(then, sizeof then, "deposing the leader %s: everyone elects again", pr->id);
+		wait_missed(j, f, "the leader has not sharded", then);
+		zkc_multi_t *m = zkc_multi_new();
+		zkc_multi_check(m, cj_path(j, q, "/leader/election"), pr->ev);
+		zkc_multi_delete(m, cj_path(j, p, "/leader/election/instance"), pr->iv);
+		zkc_multi_commit(j->c->z, m, deposed_done, j);
+	}
+}
+
+static void probe_read(void *arg, const struct zkc_res *r);
+
+static void probe_stage1(struct probe *pr)
+{
+	struct cjob *j = pr->j;
+	char p[CJ_PATH_MAX];
+	pr->stage = 1;
+	pr->left = 1;          /* held while sending */
+	if (pr->iv >= 0 && cj_id_ok(pr->id) &&
+	    zkc_exists(j->c->z, cj_path(j, p, "/leader/failover/alive/%s", pr->id), NULL, NULL, probe_read, pr) == ZOK)
+		pr->left++;
+	for (int k = 0; k < pr->nitems; k++)
+		if (zkc_exists_item(j->c->z, cj_path(j, p, "/sharding/%u/running", pr->items[k]), pr->items[k], NULL, NULL,
+		                    probe_read, pr) == ZOK)
+			pr->left++;
+	probe_read(pr, NULL);
+}
+
+enum { PR_ELECTION, PR_LEADER, PR_ITEMS };     /* stage 0's reads (their r->item) */
+
+static void probe_read(void *arg, const struct zkc_res *r)
+{
+	struct probe *pr = arg;
+	if (r) {
+		if (r->rc != ZOK && r->rc != ZNONODE) pr->failed = 1;
+		else if (pr->stage == 0 && r->item == PR_LEADER) {
+			if (r->rc == ZOK) {
+				pr->iv = r->stat.version;
+				snprintf(pr->id, sizeof pr->id, "%s", r->data ? r->data : "");
+			}
+		} else if (pr->stage == 0 && r->item == PR_ELECTION) {
+			if (r->rc == ZOK) pr->ev = r->stat.version;
+		} else if (pr->stage == 0) {        /* PR_ITEMS: sharding's children */
+			free(pr->items);
+			pr->items = r->rc == ZOK && r->nchildren ? calloc((size_t)r->nchildren, sizeof *pr->items) : NULL;
+			pr->nitems = 0;
+			for (int k = 0; pr->items && k < r->nchildren; k++) {
+				char *e;
+				unsigned long v = strtoul(r->children[k], &e, 10);
+				if (*r->children[k] && !*e && v < UINT32_MAX) pr->items[pr->nitems++] = (uint32_t)v;
+			}
+		} else if (r->item == ZKC_NO_ITEM) {
+			pr->alive = r->rc == ZOK;
+		} else if (r->rc == ZOK) {
+			if (!pr->nrunning++) snprintf(pr->running, sizeof pr->running, "sharding/%u/running", r->item);
+		}
+	}
+	if (--pr->left > 0) return;
+	if (pr->stage == 0 && !pr->failed && probe_fire(pr)) {
+		probe_stage1(pr);
+		return;
+	}
+	probe_decide(pr);
+	probe_free(pr);
+}
+
+/* Read, in this order (leader/election before its instance: a leader elected between the two
+ * reads fails the version check), what decides whether the leader may be deposed. */
+static void probe_start(struct cjob *j, struct cfire *f)
+{
+	struct probe *pr = calloc(1, sizeof *pr);
+	if (!pr) {
+		wait_missed(j, f, "the leader has not sharded", "out of memory: not deposed");
+		return;
+	}
+	pr->j = j;
+	pr->session = zkc_session(j->c->z);
+	pr->fire_ms = f->fire->fire_ms;
+	pr->iv = -1;
+	pr->left = 1;
+	j->lead.probing = 1;
+	char p[CJ_PATH_MAX];
+	zkc_t *z = j->c->z;
+	if (zkc_get_item(z, cj_path(j, p, "/leader/election"), PR_ELECTION, NULL, NULL, probe_read, pr) == ZOK) pr->left++;
+	else pr->failed = 1;
+	if (zkc_get_item(z, cj_path(j, p, "/leader/election/instance"), PR_LEADER, NULL, NULL, probe_read, pr) == ZOK)
+		pr->left++;
+	else pr->failed = 1;
+	if (zkc_children_item(z, cj_path(j, p, "/sharding"), PR_ITEMS, NULL, NULL, probe_read, pr) == ZOK) pr->left++;
+	else pr->failed = 1;
+	probe_read(pr, NULL);
+}
+
 void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 {
 	struct cfire *f = j->fx.fire;
 	if (!f || f->state != F_WAIT || !timeout || now_ns - f->fire->started_ns < 2 * timeout) return;
-	char p[CJ_PATH_MAX];
 	if (!cj_registered(j)) {
 		log_error("job %s: fire %" PRIu64 " missed: the job is still not registered after %.1fs", j->name, f->fire->fire_ms,
 		          (double)(now_ns - f->fire->started_ns) / 1e9);
@@ -267,6 +443,7 @@ void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 		cx_end(f);
 		return;
 	}
+	if (j->lead.probing) return;            /* the look at the leader decides */
 	enum cj_wait w = cj_ready(j);
 	/* Waiting on our own requests (the assignment's reads, clearing stale running nodes, or our own
 	 * sharding as leader) while this supervisor still has requests at ZooKeeper or waiting for the
@@ -275,19 +452,20 @@ void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 	 * again). The fire waits on, up to 5 times the bound. */
 	int ours = w == CJ_WAIT_STALE || w == CJ_WAIT_READING || (w == CJ_WAIT_SHARDING && j->lead.leader && j->shard.busy);
 	if (ours && zkc_backlog(j->c->z) > 0 && now_ns - f->fire->started_ns < 10 * timeout) return;
+	if (w == CJ_WAIT_SHARDING && !j->lead.leader) {
+		probe_start(j, f);
+		return;
+	}
 	const char *why = w == CJ_WAIT_STALE ? "running nodes left by a lost connection are still being cleared"
 	                  : w == CJ_WAIT_READING ? "the assignment is still being read"
 	                  : "the leader has not sharded";
-	log_error("job %s: fire %" PRIu64 " missed: no assignment after %.1fs (%s); %s", j->name, f->fire->fire_ms,
-	          (double)(now_ns - f->fire->started_ns) / 1e9, why,
-	          j->lead.leader ? "this instance steps down as leader" : "deposing the leader: everyone elects again");
-	/* first step down: the catch-up fire that cx_end may start must not shard with the old fence */
-	j->lead.leader = 0;
-	zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
-	/* a request that never got its answer would hold the flags: read again from scratch */
-	cx_stale_forget(j);
-	cj_assign_reload(j);
-	f->fire->n = 0;
-	f->missed = 1;
-	cx_end(f);
+	if (j->lead.leader) {
+		/* first step down: the catch-up fire that cx_end may start must not shard with the old fence */
+		char p[CJ_PATH_MAX];
+		j->lead.leader = 0;
+		zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
+		wait_missed(j, f, why, "this instance steps down as leader");
+	} else {
+		wait_missed(j, f, why, "reading it again");
+	}
 }

@@ -8,9 +8,9 @@
  *     it knew, the other job keeps firing, nothing crashes;
  *   - the config node deleted: the job goes on; written again: taken;
  *   - an instance node deleted by an operator shuts that job down on that instance only;
- *   - a "leader" that never shards (another client holding leader/election/instance) blocks a
- *     fire for at most twice the session timeout: the fire is missed, the leader deposed, and the
- *     job runs. */
+ *   - a "leader" that never shards (another client holding leader/election/instance and an ejob
+ *     instance's leader/failover/alive/{id}) blocks a fire for at most twice the session timeout:
+ *     the fire is missed, the leader deposed, and the job runs. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,10 +89,14 @@ int main(void)
 	/* a foreign client holds job stuck's election node and will never shard */
 	zhandle_t *fake = tzk_connect(u.connect, 10000, NULL, 10000);
 	if (!fake) BAIL_OUT("cannot connect");
-	const char *dirs[] = { "/t52", "/t52/stuck", "/t52/stuck/leader", "/t52/stuck/leader/election" };
-	for (size_t k = 0; k < 4; k++) zoo_create(fake, dirs[k], "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+	const char *dirs[] = { "/t52", "/t52/stuck", "/t52/stuck/leader", "/t52/stuck/leader/election",
+		               "/t52/stuck/leader/failover", "/t52/stuck/leader/failover/alive" };
+	for (size_t k = 0; k < 6; k++) zoo_create(fake, dirs[k], "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
 	is_int(zoo_create(fake, "/t52/stuck/leader/election/instance", "10.9.9.9@-@1", 12, &ZOO_OPEN_ACL_UNSAFE,
 	                  ZOO_EPHEMERAL, NULL, 0), ZOK, "a foreign client holds stuck's leader node");
+	/* as an ejob instance would (an ElasticJob leader is never deposed: t/68) */
+	is_int(zoo_create(fake, "/t52/stuck/leader/failover/alive/10.9.9.9@-@1", "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
+	                  NULL, 0), ZOK, "  and says it is an ejob instance (leader/failover/alive/{id})");
 
 	snprintf(jobs, sizeof jobs,
 	         "  cfg:\n"

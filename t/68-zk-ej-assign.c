@@ -8,7 +8,10 @@
  *     of that transaction (the highest mzxid of the item nodes).
  * Its config node is ElasticJob's too (part 3): no props ejob.type, the type SCRIPT in the job's
  * root node, a command of its own; the supervisor's file (overwrite: false) says another
- * command, and the node's is the one that runs. */
+ * command, and the node's is the one that runs.
+ * Then the leader raises the flag and does not shard (part 2): ejob's fires are missed after
+ * twice the session timeout, and the leader is deposed only once it is known to be stuck ejob
+ * (its leader/failover/alive/{id} exists and no sharding/{i}/running explains the wait). */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -52,7 +55,7 @@ int main(void)
 {
 	tlib_init(90);
 	struct tzkup u;
-	tzkup_start(&u, 200, "t68", 4000);
+	tzkup_start(&u, 200, "t68", 2000);
 	zhandle_t *zh = u.zh;
 	char rec[600], out[600], fout[600], jobs[2048], node[2048];
 	/* tsup_rec_script's record with the epoch the item ran under: "FIRE_ID ITEM TASK_ID EPOCH" */
@@ -142,7 +145,45 @@ int main(void)
 	char *ran = tsup_slurp(fout);
 	ok(!ran || !*ran, "always with the config node's command (ElasticJob's SCRIPT job), never the file's");
 	free(ran);
-	is_int(tzk_exists(zh, "/t68/mix/leader/election/instance", NULL), ZOK, "ElasticJob's leader was not deposed");
+	struct Stat lst;
+	is_int(tzk_exists(zh, "/t68/mix/leader/election/instance", &lst), ZOK, "ElasticJob's leader was not deposed");
+
+	/* ---- a leader that waits (part 2) ---- */
+	/* ElasticJob's leader raises the flag and waits before it shards (for running items, say):
+	 * ejob's fires wait, each at most twice the session timeout, and are missed; the leader stays */
+	int missed0 = tsup_log_count(&a, "missed: no assignment after");
+	mk(zh, "/t68/mix/leader/sharding/necessary", "", 0);
+	long long flagged = tlib_wall_ns() / 1000000 + 300;
+	ok(tsup_wait_log(&a, "missed: no assignment after", missed0 + 1, 8000), "ejob's fire waits for the sharding, and "
+	   "is missed");
+	struct Stat now;
+	ok(tzk_exists(zh, "/t68/mix/leader/election/instance", &now) == ZOK && now.czxid == lst.czxid,
+	   "  ElasticJob's leader (no leader/failover/alive/{id}: not ejob) is not deposed");
+	/* the same leader, were it ejob, with an item still running (ElasticJob's running node) */
+	mk(zh, "/t68/mix/leader/failover", "", 0);
+	mk(zh, "/t68/mix/leader/failover/alive", "", 0);
+	mk(zh, "/t68/mix/leader/failover/alive/" EJ_ID, "", ZOO_EPHEMERAL);
+	mk(zh, "/t68/mix/sharding/3/running", "", ZOO_EPHEMERAL);
+	ok(tsup_wait_log(&a, "missed: no assignment after", missed0 + 2, 8000), "the next fire is missed");
+	ok(tzk_exists(zh, "/t68/mix/leader/election/instance", &now) == ZOK && now.czxid == lst.czxid,
+	   "  an ejob leader is not deposed while sharding/3/running explains its wait");
+	is_int(zoo_delete(zh, "/t68/mix/sharding/3/running", -1), ZOK, "the item ends");
+	ok(tsup_wait_log(&a, "missed: no assignment after", missed0 + 3, 8000), "the next fire is missed");
+	ok(tzkup_wait_leader(&u, "mix", a.id, 3000), "  now the stuck ejob leader is deposed: the supervisor leads");
+	ok(tzk_wait_exists(zh, "/t68/mix/leader/sharding/necessary", 0, 5000), "  and shards");
+	after = tlib_wall_ns() / 1000000 + 300;
+	end = tlib_now_ms() + 8000;
+	while ((nf = tsup_fires_exact(out, after, 2, a.id, &exact)) < 2 && tlib_now_ms() < end) usleep(100000);
+	ok(nf >= 2 && exact, "  2 of the 4 items (the other 2 to the other instance online) run here, each once (%d fires)",
+	   nf);
+	t = tsup_slurp(out);
+	int between = 0;
+	for (char *l = t ? strtok(t, "\n") : NULL; l; l = strtok(NULL, "\n")) {
+		long long fire;
+		if (sscanf(l, "%lld", &fire) == 1 && fire > flagged && fire < after - 1300) between++;
+	}
+	free(t);
+	is_int(between, 0, "no item ran while the sharding was due");
 
 	int s = tsup_stop(&a, SIGTERM, 15000);
 	ok(WIFEXITED(s) && WEXITSTATUS(s) == 0, "the supervisor stops cleanly");
