@@ -1,0 +1,92 @@
+/* tools/ejobctl_zk.h: what every ejobctl command on a live cluster shares: the connection
+ * options, a synchronous ZooKeeper session (the multi-threaded client: ejobctl is a command, not
+ * a loop), reads by namespace-relative path, the job name check with "did you mean", and the two
+ * outputs: an aligned table and JSON.
+ *
+ * Exit statuses, for every command: 0 ok, 1 runtime failure (ZooKeeper unreachable within the
+ * connect timeout, a refused or failed request), 2 usage or an unknown name (job, item, server,
+ * instance). Messages go to stderr as "ejobctl CMD: ...". */
+#ifndef EJOB_EJOBCTL_ZK_H
+#define EJOB_EJOBCTL_ZK_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <zookeeper/zookeeper.h>
+
+#include "conf/conf.h"
+
+#define CTL_PATH_MAX 1024
+
+struct ctl {
+	const char *cmd;            /* for messages: "status" */
+	const char *hosts;          /* --zk, else regCenter.serverLists of -c FILE */
+	const char *ns;             /* --namespace, else regCenter.namespace (no slashes) */
+	const char *digest;         /* --digest USER:PASS, else regCenter.digest; NULL: none */
+	int json;                   /* --json */
+	int timeout_ms;             /* connect within this (--timeout SECONDS; default 5 s) */
+	zhandle_t *zh;
+	conf_t *conf;               /* -c FILE, owns the strings above that came from it */
+};
+
+/* Take ejobctl's connection options out of argv (--zk HOSTS, --namespace NS, --digest U:P,
+ * -c/--config FILE, --json, --timeout SECONDS; also as --opt=VALUE) and leave the rest, argv[0]
+ * first, in order. Returns 0, or 2 after a message (an option without its value, a config file
+ * that does not load, neither --zk nor -c). A namespace given with slashes is taken without. */
+int ctl_options(struct ctl *c, const char *cmd, int *argc, char **argv);
+
+/* Connect, add the digest, and check that the namespace exists. 0, or 1 after a message:
+ * "cannot reach ZooKeeper at HOSTS within 5 s", "namespace /NS does not exist at HOSTS", ... */
+int ctl_connect(struct ctl *c);
+void ctl_close(struct ctl *c);
+
+/* "/NS" + the formatted relative path ("" for the namespace itself); truncation aborts. */
+const char *ctl_path(const struct ctl *c, char *buf, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Reads by absolute path (from ctl_path). Return ZooKeeper's code: ZOK, ZNONODE, ... */
+int ctl_get(struct ctl *c, const char *path, char **data, struct Stat *st);   /* *data malloc'd, NUL-terminated; "" if none */
+int ctl_exists(struct ctl *c, const char *path, struct Stat *st);            /* st may be NULL */
+int ctl_children(struct ctl *c, const char *path, char ***names, int *n);    /* sorted by strcmp; free with ctl_strv_free */
+void ctl_strv_free(char **v, int n);
+
+/* A failed request: "ejobctl CMD: WHAT PATH: reason" (a hint for ZNOAUTH: the digest); returns 1. */
+int ctl_fail(const struct ctl *c, int rc, const char *what, const char *path);
+/* A message on stderr, "ejobctl CMD: ..." and a newline; returns status. */
+int ctl_msg(const struct ctl *c, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The jobs of the namespace: its children that have a config node, sorted. 0, or 1 after a message. */
+int ctl_jobs(struct ctl *c, char ***names, int *n);
+/* job is a job of the namespace: 0; else 2 after "no job 'X' in namespace /NS (did you mean 'Y'?)",
+ * or 1 if ZooKeeper failed. */
+int ctl_need_job(struct ctl *c, const char *job);
+/* The closest of names[0..n-1] to s (edit distance), NULL if none is close: for "did you mean". */
+const char *ctl_suggest(const char *s, char *const *names, int n);
+
+/* ---- output ---------------------------------------------------------------------------- */
+
+/* An aligned table: headers in upper case, columns two spaces apart, the last one unpadded. */
+struct ctl_table;
+struct ctl_table *ctl_table_new(int ncols, ...);                   /* ncols header strings */
+void ctl_table_row(struct ctl_table *t, ...);                       /* ncols cells (NULL: "-") */
+void ctl_table_print(struct ctl_table *t, FILE *f);                 /* and frees it */
+
+/* JSON, written as it goes (one document per command, a newline at its end). Keys and strings
+ * are escaped (control characters, quotes, backslashes; bytes that are not UTF-8 as \u00XX). */
+struct jw {
+	FILE *f;
+	int depth;
+	int first[64];              /* per level: nothing written in it yet */
+	char close[64];             /* per level: '}' or ']' */
+	int key;                    /* a key was just written: the value follows without a comma */
+};
+void jw_begin(struct jw *w, FILE *f);
+void jw_obj(struct jw *w);            /* { */
+void jw_arr(struct jw *w);            /* [ */
+void jw_end(struct jw *w);            /* } or ] ; at depth 0, a newline */
+void jw_key(struct jw *w, const char *k);
+void jw_str(struct jw *w, const char *s);     /* NULL: null */
+void jw_strn(struct jw *w, const char *s, size_t n);
+void jw_int(struct jw *w, long long v);
+void jw_bool(struct jw *w, int v);
+void jw_null(struct jw *w);
+
+#endif
