@@ -331,6 +331,31 @@ int main(void)
 	res_free(&r);
 	free(cur);
 
+	/* ---- set from an ejob configuration file: its job, as the supervisor publishes it ---- */
+	char ejf[2048];
+	snprintf(ejf, sizeof ejf,
+	         "regCenter: {serverLists: \"%s\", namespace: t72}\n"
+	         "jobs:\n"
+	         "  cfg:\n"
+	         "    type: script\n"
+	         "    cron: \"0 0 0 1 3 ? 2099\"\n"
+	         "    shardingTotalCount: 3\n"
+	         "    props: {script.command.line: \"/bin/true\"}\n",
+	         u.connect);
+	r = run("config", "set", "cfg", file_of("ejob.yaml", ejf), NULL);
+	is_int(r.st, 0, "config set with an ejob configuration file: exit 0");
+	res_free(&r);
+	tzk_get(u.zh, "/t72/cfg/config", &now, &st);
+	ok(now && strstr(now, "cron: 0 0 0 1 3 ? 2099\n") && strstr(now, "shardingTotalCount: 3\n") &&
+	   strstr(now, "  ejob.type: script\n") && strstr(now, "jobName: cfg\n"),
+	   "  the node is the file's job cfg in the node's form (jobName, props ejob.type)");
+	free(now);
+	int64_t mzq = mzxid("/t72/quiet/config");
+	r = run("config", "set", "quiet", file_of("ejob.yaml", ejf), NULL);
+	ok(r.st == 2 && strstr(r.err, "has no job 'quiet' (its jobs: cfg)"), "  one without the job: exit 2, its jobs named");
+	is_int((int)(mzxid("/t72/quiet/config") - mzq), 0, "  nothing written");
+	res_free(&r);
+
 	/* ---- dump ---- */
 	static const char bin[] = { 0, (char)0xff, (char)0xfe, ' ', 'a', '\n', '"', '\\', 0x01 };
 	is_int(zoo_create(u.zh, "/t72/quiet/bin", bin, sizeof bin, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK,
