@@ -241,7 +241,10 @@ static int prepare(const struct ctl *c, const char *job, const struct node *n, c
 		if (r) return r;
 	}
 	int r = check(c, job, n, label, *out, *outlen);
-	if (r && *out != buf) free(*out);
+	if (r && *out != buf) {
+		free(*out);
+		*out = buf;
+	}
 	return r;
 }
 
