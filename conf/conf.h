@@ -278,4 +278,16 @@ char *conf_node_emit(const conf_job_t *j, size_t *len);
 conf_job_t *conf_node_parse(const void *buf, size_t len, const char *name, conf_diags_t **diags);
 void conf_job_free(conf_job_t *j);                           /* only for conf_node_parse jobs */
 
+/* A config node as a job's config is taken, by the supervisor that watches it and by `ejobctl
+ * config set|edit` before they write one: conf_node_parse (name labels the messages), then, for
+ * a node without props ejob.type, the type of the job's root node (root_type: its data, "" if
+ * none; ElasticJob's SCRIPT with a script.command.line is a script job), then usable: jobName is
+ * job, a type ejob runs, a cron, a timeZone that loads on this host. Returns the job (free with
+ * conf_job_free), or NULL and why it cannot be taken in why: the parser's first error
+ * ("NAME:LINE:COLUMN: key: ..."), "unreadable" (out of memory), or "jobName is 'x', not 'y'",
+ * "it has no cron", "timeZone: ...", and the type's reasons. diags (may be NULL): every error of
+ * the parse, as conf_node_parse gives them; the caller frees it. */
+conf_job_t *conf_node_take(const void *buf, size_t len, const char *name, const char *job, const char *root_type,
+                           char *why, size_t whysz, conf_diags_t **diags);
+
 #endif

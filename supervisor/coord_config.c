@@ -18,42 +18,6 @@ static void full_path(const struct cjob *j, char *buf, size_t sz)
 	snprintf(buf, sz, "/%s/%s/config", j->c->ns, j->name);
 }
 
-/* Why a parsed node cannot be taken, or NULL. */
-static const char *unusable(const struct cjob *j, const conf_job_t *cj, char *why, size_t sz)
-{
-	if (!cj->name || strcmp(cj->name, j->name)) {
-		snprintf(why, sz, "jobName is '%s', not '%s'", cj->name ? cj->name : "", j->name);
-		return why;
-	}
-	if (cj->type == CONF_JOB_NONE) {
-		const char *t = j->cfg.root_type;
-		if (!*t)
-			snprintf(why, sz, "props has no ejob.type (script, native or external), and the job's root node names "
-			         "no type");
-		else if (!strcmp(t, "SCRIPT"))
-			snprintf(why, sz, "it is ElasticJob's SCRIPT job (the job's root node) without props "
-			         "script.command.line");
-		else if (!strcmp(t, "HTTP"))
-			snprintf(why, sz, "it is ElasticJob's HTTP job (the job's root node), which ejob cannot run yet; "
-			         "run it with ElasticJob, or give the node props ejob.type");
-		else
-			snprintf(why, sz, "its type is %s (the job's root node): a Java job (SIMPLE, DATAFLOW or a class), "
-			         "which ejob cannot run; run it with ElasticJob, or give the node props ejob.type (script, "
-			         "native or external)", t);
-		return why;
-	}
-	/* conf_node_parse compiled the cron (refusing one that does not parse) and loaded the zone */
-	if (!cj->cron_compiled) {
-		snprintf(why, sz, "it has no cron");
-		return why;
-	}
-	if (cj->time_zone && !cj->tz) {
-		snprintf(why, sz, "timeZone: %.200s", cj->tz_error ? cj->tz_error : "not loaded");
-		return why;
-	}
-	return NULL;
-}
-
 /* failover turned off: no item waits for a taker any more (ElasticJob's removeFailoverInfo) */
 static void items_listed(void *arg, const struct zkc_res *r)
 {
@@ -84,33 +48,13 @@ void cj_root_type(struct cjob *j, const char *data, int len)
 	j->cfg.root_type[n] = '\0';
 }
 
-/* A node without props ejob.type, as ElasticJob writes it: its type is the job's root node's
- * (ConfigurationService writes SCRIPT there for a script job); ejob's own keys at their defaults. */
-static void root_typed(const struct cjob *j, conf_job_t *cj)
-{
-	const char *c = cj->script_command_line;
-	int blank = 1;
-	for (const char *s = c; s && *s; s++)
-		if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r') blank = 0;
-	if (cj->type == CONF_JOB_NONE && !strcmp(j->cfg.root_type, "SCRIPT") && !blank) cj->type = CONF_JOB_SCRIPT;
-}
-
 int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
 {
 	char path[CJ_PATH_MAX + 64], why[600];
 	full_path(j, path, sizeof path);
-	conf_diags_t *d = NULL;
-	conf_job_t *cj = conf_node_parse(data ? data : "", len, path, &d);
-	const char *bad = NULL;
-	if (!cj) {
-		const conf_diag_t *dg = d && conf_diags_count(d) ? conf_diags_get(d, 0) : NULL;
-		snprintf(why, sizeof why, "%s", dg ? dg->text : "unreadable");
-		bad = why;
-	} else {
-		root_typed(j, cj);
-		bad = unusable(j, cj, why, sizeof why);
-	}
-	conf_diags_free(d);
+	/* the checks ejobctl config set|edit apply too (conf/conf_take.c) */
+	conf_job_t *cj = conf_node_take(data, len, path, j->name, j->cfg.root_type, why, sizeof why, NULL);
+	const char *bad = cj ? NULL : why;
 	const conf_job_t *old = cj_conf(j);
 	if (bad) {
 		log_error("job %s: the config node %s is not valid: %s; going on with the config in force (cron '%s', %d "

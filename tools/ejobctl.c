@@ -10,6 +10,8 @@ ejobctl_cmd_fn ejobctl_cron;
 static const struct ejobctl_cmd cmds[] = {
 	{ "validate", ejobctl_validate, "validate [--now EPOCH] FILE", "check a configuration file" },
 	{ "cron", ejobctl_cron, "cron 'EXPR' [--tz Z] [--from T] [-n N] [--epoch]", "next fire times of a Quartz cron expression" },
+	{ "config", ejobctl_config, "config get|set|edit JOB [FILE]", "a job's config node: print, write or edit it (checked, version-checked)" },
+	{ "dump", ejobctl_dump, "dump JOB [--json]", "every node of a job's subtree: kind, owner, mtime, data" },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -7,6 +7,8 @@
 typedef int ejobctl_cmd_fn(int argc, char **argv);
 
 ejobctl_cmd_fn ejobctl_validate;   /* tools/ejobctl_validate.c */
+ejobctl_cmd_fn ejobctl_config;     /* tools/ejobctl_config.c: config get|set|edit */
+ejobctl_cmd_fn ejobctl_dump;       /* tools/ejobctl_dump.c */
 
 struct ejobctl_cmd {
 	const char *name;
