@@ -141,6 +141,10 @@ int ctl_connect(struct ctl *c)
 	 * message that matters comes from here */
 	if (devnull && !getenv("EJOBCTL_ZK_LOG")) zoo_set_log_stream(devnull);
 	zoo_set_debug_level(getenv("EJOBCTL_ZK_LOG") ? ZOO_LOG_LEVEL_DEBUG : ZOO_LOG_LEVEL_ERROR);
+	pthread_mutex_lock(&mu);
+	zstate = 0;                 /* a session of an earlier ctl_connect in this process says nothing */
+	auth_rc = 1;
+	pthread_mutex_unlock(&mu);
 	struct timespec dl;
 	clock_gettime(CLOCK_REALTIME, &dl);
 	dl.tv_sec += c->timeout_ms / 1000;
