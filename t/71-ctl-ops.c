@@ -8,8 +8,9 @@
  *   - disable-item/enable-item: the items stop running, then run again;
  *   - shutdown --instance: instances/{id} gone, its items move; the alive node stays;
  *   - remove: refused while an instance is online (exit 1, the subtree unchanged); --force takes
- *     the whole job in one multi and nothing comes back; --server; a job spanning several multis;
- *     what a cut-off removal left; the job again once its supervisors have stopped. */
+ *     the whole job in one multi and nothing comes back; --server; a job spanning several multis,
+ *     cut off after the first (no job left, nothing online) and finished; the job again once its
+ *     supervisors have stopped. */
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -216,22 +217,29 @@ int main(void)
 	ok(missing("/t71/rm"), "  and stays gone (no supervisor writes into it again)");
 	is_int(runs(runs_rm, t1 + 300, -1, NULL), 0, "  rm runs no more");
 
-	/* a job bigger than a multi, as its supervisors would leave it */
-	static const char *const big[] = { "/t71/big/config", "/t71/big/servers/10.0.0.1", "/t71/big/instances",
+	/* a job bigger than a multi, as its supervisors would leave it, with an instance online */
+	static const char *const big[] = { "/t71/big/config", "/t71/big/servers/10.0.0.1", "/t71/big/instances/10.0.0.1@-@1",
 		"/t71/big/leader/election", "/t71/big/leader/sharding", "/t71/big/trigger", NULL };
 	int made = 1;
 	for (int i = 0; big[i]; i++) made &= tzk_create(u.zh, big[i], "", 0, NULL) == ZOK;
 	for (int i = 0; i < 8; i++) made &= tzk_create(u.zh, tzkup_path(&u, "big", "sharding/%d/instance", i), "x", 0, NULL) == ZOK;
-	ok(made, "a job 'big' of 26 nodes made by hand");
+	/* guarantee/ sorts before instances/: deepest first alone would not take the instance first */
+	for (int i = 0; i < 4; i++)
+		made &= tzk_create(u.zh, tzkup_path(&u, "big", "guarantee/started/%d", i), "", 0, NULL) == ZOK &&
+		        tzk_create(u.zh, tzkup_path(&u, "big", "guarantee/completed/%d", i), "", 0, NULL) == ZOK;
+	ok(made, "a job 'big' of 38 nodes made by hand");
 	setenv("EJOBCTL_MULTI_OPS", "5", 1);
-	is_int(ctl("remove", "big", NULL), 0, "remove big, at most 5 ops a multi: exit 0");
+	setenv("EJOBCTL_CUT_AFTER_MULTIS", "1", 1);
+	is_int(ctl("remove", "big", "--force", NULL), 1, "remove big --force, at most 5 ops a multi, cut off after the first");
+	unsetenv("EJOBCTL_CUT_AFTER_MULTIS");
+	ok(missing("/t71/big/config") && missing("/t71/big/instances/10.0.0.1@-@1"),
+	   "  the first multi took config and the instance: what is left is no job, and none of it is online");
+	ok(!missing("/t71/big/sharding/7/instance"), "  the rest is there");
+	is_int(ctl("remove", "big", NULL), 0, "remove big again: exit 0");
 	unsetenv("EJOBCTL_MULTI_OPS");
-	is_str(out, "removed /t71/big: 26 nodes deleted in 6 multis\n", "  26 nodes in 6 multis");
+	ok(strstr(err, "/t71/big has no config node") != NULL, "  says what it found: %s", err);
+	is_str(out, "removed /t71/big: 33 nodes deleted in 7 multis\n", "  the other 33 nodes in 7 multis");
 	ok(missing("/t71/big"), "  /t71/big is gone");
-	/* what a cut-off removal leaves: no config node, the rest there */
-	ok(tzk_create(u.zh, "/t71/left/sharding/0/instance", "x", 0, NULL) == ZOK, "a job's remains without config");
-	is_int(ctl("remove", "left", NULL), 0, "remove left: exit 0");
-	ok(missing("/t71/left") && strstr(err, "no config node"), "  gone, and said what it was: %s", err);
 
 	/* the supervisors stop: op can go */
 	int s1 = tsup_stop(&a, SIGTERM, 10000), s2 = tsup_stop(&b, SIGTERM, 10000);

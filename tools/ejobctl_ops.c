@@ -34,6 +34,14 @@ static int max_ops(void)
 	return n > 0 && n <= 1000 ? n : 1000;
 }
 
+/* $EJOBCTL_CUT_AFTER_MULTIS=N: a removal stops (exit 1) after N multis, as one killed there would:
+ * for tests of what such a removal leaves */
+static int cut_after(void)
+{
+	const char *e = getenv("EJOBCTL_CUT_AFTER_MULTIS");
+	return e ? atoi(e) : 0;
+}
+
 /* ---- a planned multi ------------------------------------------------------------------------- */
 
 enum { W_CREATE, W_DELETE, W_SET };
@@ -742,6 +750,10 @@ static int remove_job(struct ctl *c, struct args *a)
 			total += to - from;
 			multis++;
 			from = to;
+			if (from < p.n && multis == cut_after()) {
+				plan_free(&p);
+				return done(c, a, ctl_msg(c, 1, "cut off after %d multis (EJOBCTL_CUT_AFTER_MULTIS)", multis));
+			}
 		}
 		plan_free(&p);
 		if (rc == ZOK) break;
