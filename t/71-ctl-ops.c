@@ -46,6 +46,11 @@ static int ctl(const char *first, ...)
 	int st = tlib_run(argv, &out, &err);
 	if (!out) out = strdup("");
 	if (!err) err = strdup("");
+	if (getenv("T71_SHOW")) {   /* what an operator would see, e.g. for the docs */
+		char cmd[512] = "$ ejobctl";
+		for (int i = 1; i < n - 4; i++) snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " %s", argv[i]);
+		diag("%s --zk ... --namespace %s   # exit %d\n%s%s", cmd, u.ns, WIFEXITED(st) ? WEXITSTATUS(st) : -1, out, err);
+	}
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 

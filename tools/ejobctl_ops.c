@@ -252,17 +252,20 @@ static int has(char *const *v, int n, const char *s)
 	return 0;
 }
 
-/* "no server 'X' for job J; did you mean 'Y'?" or the list; returns 2 */
+/* "job 'J' has no server 'X'; did you mean 'Y'?", or the list of what it has; returns 2 */
 static int unknown(const struct ctl *c, const char *what, const char *name, const char *job, char *const *v, int n)
 {
+	int online = !strcmp(what, "instance");
 	const char *near = ctl_suggest(name, v, n);
-	if (near) return ctl_msg(c, 2, "no %s '%s' for job '%s'; did you mean '%s'?", what, name, job, near);
+	if (near)
+		return ctl_msg(c, 2, "job '%s' has no %s '%s'%s; did you mean '%s'?", job, what, name, online ? " online" : "", near);
+	if (!n) return ctl_msg(c, 2, "job '%s' has no %s '%s'%s (it has none)", job, what, name, online ? " online" : "");
 	char list[512] = "";
 	size_t l = 0;
 	for (int i = 0; i < n && l < sizeof list - 64; i++)
 		l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", v[i]);
-	if (!n) return ctl_msg(c, 2, "no %s '%s' for job '%s' (it has none)", what, name, job);
-	return ctl_msg(c, 2, "no %s '%s' for job '%s' (it has: %s%s)", what, name, job, list, l >= sizeof list - 64 ? ", ..." : "");
+	return ctl_msg(c, 2, "job '%s' has no %s '%s'%s (it has: %s%s)", job, what, name, online ? " online" : "", list,
+	               l >= sizeof list - 64 ? ", ..." : "");
 }
 
 /* Make the plan: 0 (p filled), or an exit status after a message. */
@@ -530,7 +533,7 @@ static int pick_instances(struct ctl *c, const struct args *a, char ***ids, int 
 	*ids = NULL, *n = 0;
 	if (kids(c, a->job, "instances", &inst, &ni)) return 1;
 	if (a->instance && !has(inst, ni, a->instance)) {
-		int r = unknown(c, "instance online", a->instance, a->job, inst, ni);
+		int r = unknown(c, "instance", a->instance, a->job, inst, ni);
 		ctl_strv_free(inst, ni);
 		return r;
 	}
