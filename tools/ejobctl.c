@@ -12,6 +12,13 @@ static const struct ejobctl_cmd cmds[] = {
 	{ "cron", ejobctl_cron, "cron 'EXPR' [--tz Z] [--from T] [-n N] [--epoch]", "next fire times of a Quartz cron expression" },
 	{ "config", ejobctl_config, "config get|set|edit JOB [FILE]", "a job's config node: print, write or edit it (checked, version-checked)" },
 	{ "dump", ejobctl_dump, "dump JOB [--json]", "every node of a job's subtree: kind, owner, mtime, data" },
+	{ "trigger", ejobctl_trigger, "trigger JOB", "fire the job once now on every online instance" },
+	{ "disable", ejobctl_disable, "disable JOB [--server IP]", "take the job's servers (or one) out of the sharding" },
+	{ "enable", ejobctl_enable, "enable JOB [--server IP]", "put them back" },
+	{ "disable-item", ejobctl_disable_item, "disable-item JOB ITEM...", "stop running these items" },
+	{ "enable-item", ejobctl_enable_item, "enable-item JOB ITEM...", "run them again" },
+	{ "shutdown", ejobctl_shutdown, "shutdown JOB [--server IP | --instance ID]", "stop the job on instances until they restart" },
+	{ "remove", ejobctl_remove, "remove JOB [--server IP] [--force]", "delete the job (or a server of it) from ZooKeeper" },
 	{ NULL, NULL, NULL, NULL },
 };
 

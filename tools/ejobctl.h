@@ -9,6 +9,9 @@ typedef int ejobctl_cmd_fn(int argc, char **argv);
 ejobctl_cmd_fn ejobctl_validate;   /* tools/ejobctl_validate.c */
 ejobctl_cmd_fn ejobctl_config;     /* tools/ejobctl_config.c: config get|set|edit */
 ejobctl_cmd_fn ejobctl_dump;       /* tools/ejobctl_dump.c */
+/* tools/ejobctl_ops.c: operations on a live cluster */
+ejobctl_cmd_fn ejobctl_trigger, ejobctl_disable, ejobctl_enable, ejobctl_disable_item, ejobctl_enable_item,
+	ejobctl_shutdown, ejobctl_remove;
 
 struct ejobctl_cmd {
 	const char *name;

@@ -1,0 +1,797 @@
+/* tools/ejobctl_ops.c: the operations on a live cluster, with the semantics of ElasticJob 3.0.x's
+ * lifecycle API (JobOperateAPIImpl, ShardingOperateAPIImpl, JobConfigurationAPIImpl.remove) and
+ * so of ElasticJob-UI, which calls it:
+ *
+ *   trigger JOB                         trigger/{id} for every online instance
+ *   disable|enable JOB [--server IP]    servers/{ip} = DISABLED | ENABLED
+ *   disable-item|enable-item JOB ITEM.. sharding/{i}/disabled created | deleted
+ *   shutdown JOB [--server IP|--instance ID]   instances/{id} deleted
+ *   remove JOB [--server IP] [--force]  the whole job, or servers/{ip} (and its instances)
+ *
+ * Each operation reads what it needs, plans its writes and makes them in one multi, so that a
+ * supervisor or ElasticJob sees all of them or none. A multi that fails because the cluster
+ * changed under it (a node created or deleted meanwhile) is planned again from a new read, at most
+ * OPS_TRIES times. A whole job too big for one multi is removed in several, in an order that never
+ * leaves a job behind (see remove_job). docs/operations.md says what each does and when. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/ejobctl.h"
+#include "tools/ejobctl_zk.h"
+
+#define OPS_TRIES 5
+#define OPS_MAX_BYTES (256 * 1024)   /* one multi's request, well under jute.maxbuffer (1 MB) */
+
+/* at most this many ops per multi: 1,000, or $EJOBCTL_MULTI_OPS (tests make removals span
+ * several multis with a small job) */
+static int max_ops(void)
+{
+	const char *e = getenv("EJOBCTL_MULTI_OPS");
+	int n = e ? atoi(e) : 0;
+	return n > 0 && n <= 1000 ? n : 1000;
+}
+
+/* $EJOBCTL_CUT_AFTER_MULTIS=N: a removal stops (exit 1) after N multis, as one killed there would:
+ * for tests of what such a removal leaves */
+static int cut_after(void)
+{
+	const char *e = getenv("EJOBCTL_CUT_AFTER_MULTIS");
+	return e ? atoi(e) : 0;
+}
+
+/* ---- a planned multi ------------------------------------------------------------------------- */
+
+enum { W_CREATE, W_DELETE, W_SET };
+
+struct plan {
+	int n, cap;
+	size_t bytes;               /* what the request weighs, about */
+	zoo_op_t *ops;
+	int *kind;
+	char **path, **data;        /* owned */
+	const struct ACL_vector *acl;
+};
+
+static void plan_free(struct plan *p)
+{
+	for (int i = 0; i < p->n; i++) free(p->path[i]), free(p->data[i]);
+	free(p->ops), free(p->kind), free(p->path), free(p->data);
+	memset(p, 0, sizeof *p);
+}
+
+static void plan_add(struct plan *p, int kind, const char *path, const char *data)
+{
+	if (p->n == p->cap) {
+		int cap = p->cap ? 2 * p->cap : 16;
+		p->ops = realloc(p->ops, (size_t)cap * sizeof *p->ops);
+		p->kind = realloc(p->kind, (size_t)cap * sizeof *p->kind);
+		p->path = realloc(p->path, (size_t)cap * sizeof *p->path);
+		p->data = realloc(p->data, (size_t)cap * sizeof *p->data);
+		if (!p->ops || !p->kind || !p->path || !p->data) {
+			fprintf(stderr, "ejobctl: out of memory\n");
+			exit(1);
+		}
+		p->cap = cap;
+	}
+	p->kind[p->n] = kind;
+	p->path[p->n] = strdup(path);
+	p->data[p->n] = data ? strdup(data) : NULL;
+	if (!p->path[p->n] || (data && !p->data[p->n])) {
+		fprintf(stderr, "ejobctl: out of memory\n");
+		exit(1);
+	}
+	p->bytes += strlen(path) + (data ? strlen(data) : 0) + 32;
+	p->n++;
+}
+
+/* The ops of p[from, to) as one multi. 0, or ZooKeeper's code; *bad: the index of the op that
+ * failed (-1 if none is named). */
+static int plan_run(struct ctl *c, struct plan *p, int from, int to, int *bad)
+{
+	int n = to - from;
+	*bad = -1;
+	if (n <= 0) return ZOK;
+	zoo_op_result_t *res = calloc((size_t)n, sizeof *res);
+	if (!res) return ZSYSTEMERROR;
+	for (int i = from; i < to; i++) {
+		zoo_op_t *op = &p->ops[i];
+		if (p->kind[i] == W_CREATE)
+			zoo_create_op_init(op, p->path[i], p->data[i], (int)strlen(p->data[i]), p->acl, 0, NULL, 0);
+		else if (p->kind[i] == W_DELETE)
+			zoo_delete_op_init(op, p->path[i], -1);
+		else
+			zoo_set_op_init(op, p->path[i], p->data[i], (int)strlen(p->data[i]), -1, NULL);
+	}
+	int rc = zoo_multi(c->zh, n, p->ops + from, res);
+	if (rc != ZOK)
+		for (int i = 0; i < n; i++)
+			if (res[i].err != ZOK && res[i].err != ZRUNTIMEINCONSISTENCY) {
+				*bad = from + i;
+				break;
+			}
+	free(res);
+	return rc;
+}
+
+/* the cluster changed between the read and the multi: plan again */
+static int racy(int rc)
+{
+	return rc == ZNONODE || rc == ZNODEEXISTS || rc == ZNOTEMPTY || rc == ZBADVERSION;
+}
+
+static const char *verb(int kind)
+{
+	return kind == W_CREATE ? "created" : kind == W_DELETE ? "deleted" : "set";
+}
+
+/* What was written: one line per node, or the JSON document {"command", "job", "writes": [...]} */
+static void plan_print(const struct ctl *c, const char *job, const struct plan *p, const char *none)
+{
+	if (c->json) {
+		struct jw w;
+		jw_begin(&w, stdout);
+		jw_obj(&w);
+		jw_key(&w, "command"), jw_str(&w, c->cmd);
+		jw_key(&w, "job"), jw_str(&w, job);
+		jw_key(&w, "writes"), jw_arr(&w);
+		for (int i = 0; i < p->n; i++) {
+			jw_obj(&w);
+			jw_key(&w, "op"), jw_str(&w, p->kind[i] == W_CREATE ? "create" : p->kind[i] == W_DELETE ? "delete" : "set");
+			jw_key(&w, "path"), jw_str(&w, p->path[i]);
+			if (p->kind[i] != W_DELETE) jw_key(&w, "data"), jw_str(&w, p->data[i]);
+			jw_end(&w);
+		}
+		jw_end(&w);
+		jw_end(&w);
+		return;
+	}
+	for (int i = 0; i < p->n; i++) {
+		if (p->kind[i] == W_DELETE) printf("%s %s\n", verb(p->kind[i]), p->path[i]);
+		else printf("%s %s = %s\n", verb(p->kind[i]), p->path[i], *p->data[i] ? p->data[i] : "\"\"");
+	}
+	if (!p->n && none) printf("%s\n", none);
+}
+
+/* ---- common arguments -------------------------------------------------------------------------- */
+
+struct args {
+	const char *job;
+	const char *server;         /* --server IP */
+	const char *instance;       /* --instance ID */
+	int force;                  /* --force */
+	char **rest;                /* positional arguments after JOB */
+	int nrest;
+};
+
+/* ctl_options, then this command's own: which of --server, --instance, --force it takes (a
+ * string of 's', 'i', 'f'), JOB and (want_rest) more positional arguments. 0 or 2. */
+static int parse(struct ctl *c, const char *cmd, int argc, char **argv, const char *takes, int want_rest,
+                 const char *usage, struct args *a)
+{
+	memset(a, 0, sizeof *a);
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: ejobctl %s\n       (--zk HOSTS --namespace NS [--digest U:P] | -c FILE) [--json] [--timeout S]\n",
+		       usage);
+		exit(0);
+	}
+	int r = ctl_options(c, cmd, &argc, argv);
+	if (r) return r;
+	a->rest = calloc((size_t)argc + 1, sizeof *a->rest);
+	if (!a->rest) return ctl_msg(c, 1, "out of memory");
+	int dashdash = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *s = argv[i], **dst = NULL, *v = NULL;
+		char opt = 0;
+		if (!dashdash && !strncmp(s, "--server", 8) && (s[8] == 0 || s[8] == '=')) opt = 's', dst = &a->server;
+		else if (!dashdash && !strncmp(s, "--instance", 10) && (s[10] == 0 || s[10] == '=')) opt = 'i', dst = &a->instance;
+		else if (!dashdash && !strcmp(s, "--force")) opt = 'f';
+		if (opt && !strchr(takes, opt)) return ctl_msg(c, 2, "%s takes no %s; usage: ejobctl %s", cmd, s, usage);
+		if (opt == 'f') {
+			a->force = 1;
+			continue;
+		}
+		if (dst) {
+			const char *eq = strchr(s, '=');
+			if (eq) v = eq + 1;
+			else if (i + 1 < argc) v = argv[++i];
+			if (!v || !*v) return ctl_msg(c, 2, "%.10s needs a value; usage: ejobctl %s", s, usage);
+			*dst = v;
+			continue;
+		}
+		if (!dashdash && !strcmp(s, "--")) {
+			dashdash = 1;
+			continue;
+		}
+		if (!dashdash && s[0] == '-' && s[1] && !(s[1] >= '0' && s[1] <= '9'))
+			return ctl_msg(c, 2, "unknown option %s; usage: ejobctl %s", s, usage);
+		if (!a->job) a->job = s;
+		else a->rest[a->nrest++] = argv[i];
+	}
+	if (!a->job) return ctl_msg(c, 2, "which job? usage: ejobctl %s", usage);
+	if (a->nrest && !want_rest) return ctl_msg(c, 2, "unexpected argument '%s'; usage: ejobctl %s", a->rest[0], usage);
+	if (want_rest && !a->nrest) return ctl_msg(c, 2, "which items? usage: ejobctl %s", usage);
+	if (a->server && a->instance) return ctl_msg(c, 2, "give --server or --instance, not both");
+	return 0;
+}
+
+/* connect, and the job must be one (ctl_need_job). 0, 1 or 2 */
+static int open_job(struct ctl *c, const struct args *a)
+{
+	int r = ctl_connect(c);
+	if (r) return r;
+	return ctl_need_job(c, a->job);
+}
+
+static int done(struct ctl *c, struct args *a, int status)
+{
+	ctl_close(c);
+	free(a->rest);
+	return status;
+}
+
+/* children of /NS/JOB/rel; a missing node has none. ZooKeeper's code. */
+static int kids(struct ctl *c, const char *job, const char *rel, char ***v, int *n)
+{
+	char p[CTL_PATH_MAX];
+	int rc = ctl_children(c, ctl_path(c, p, "/%s/%s", job, rel), v, n);
+	if (rc == ZNONODE) {
+		*v = NULL, *n = 0;
+		return ZOK;
+	}
+	if (rc != ZOK) ctl_fail(c, rc, "cannot list", p);
+	return rc;
+}
+
+static int has(char *const *v, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(v[i], s)) return 1;
+	return 0;
+}
+
+/* "job 'J' has no server 'X'; did you mean 'Y'?", or the list of what it has; returns 2 */
+static int unknown(const struct ctl *c, const char *what, const char *name, const char *job, char *const *v, int n)
+{
+	int online = !strcmp(what, "instance");
+	const char *near = ctl_suggest(name, v, n);
+	if (near)
+		return ctl_msg(c, 2, "job '%s' has no %s '%s'%s; did you mean '%s'?", job, what, name, online ? " online" : "", near);
+	if (!n) return ctl_msg(c, 2, "job '%s' has no %s '%s'%s (it has none)", job, what, name, online ? " online" : "");
+	char list[512] = "";
+	size_t l = 0;
+	for (int i = 0; i < n && l < sizeof list - 64; i++)
+		l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", v[i]);
+	return ctl_msg(c, 2, "job '%s' has no %s '%s'%s (it has: %s%s)", job, what, name, online ? " online" : "", list,
+	               l >= sizeof list - 64 ? ", ..." : "");
+}
+
+/* Make the plan: 0 (p filled), or an exit status after a message. */
+typedef int plan_fn(struct ctl *c, const struct args *a, struct plan *p);
+
+/* plan, run, plan again while the cluster changes under us; print */
+static int operate(struct ctl *c, struct args *a, plan_fn *fn, const char *none)
+{
+	int r = open_job(c, a);
+	if (r) return done(c, a, r);
+	for (int tries = 1;; tries++) {
+		struct plan p = { 0 };
+		p.acl = c->digest ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
+		r = fn(c, a, &p);
+		if (r) {
+			plan_free(&p);
+			return done(c, a, r);
+		}
+		if (p.n > max_ops() || p.bytes > OPS_MAX_BYTES) {
+			r = ctl_msg(c, 1, "%d nodes to write: more than one multi holds (%d ops, %d KB); give fewer at once", p.n,
+			            max_ops(), OPS_MAX_BYTES / 1024);
+			plan_free(&p);
+			return done(c, a, r);
+		}
+		int bad;
+		int rc = plan_run(c, &p, 0, p.n, &bad);
+		if (rc == ZOK) {
+			plan_print(c, a->job, &p, none);
+			plan_free(&p);
+			return done(c, a, 0);
+		}
+		if (!racy(rc) || tries == OPS_TRIES) {
+			r = bad >= 0 ? ctl_msg(c, 1, "nothing written: %s %s failed: %s%s", p.kind[bad] == W_CREATE ? "create"
+			                                                                      : p.kind[bad] == W_DELETE ? "delete" : "set",
+			                       p.path[bad], zerror(rc), racy(rc) ? " (the job kept changing; try again)" : "")
+			             : ctl_fail(c, rc, "nothing written: the multi failed at", p.path[0]);
+			plan_free(&p);
+			return done(c, a, r);
+		}
+		plan_free(&p);
+	}
+}
+
+/* ---- trigger --------------------------------------------------------------------------------- */
+
+/* ElasticJob's InstanceService.triggerAllInstances: trigger/ emptied, trigger/{id} for every
+ * instances/{id}. Here: stale trigger nodes (of instances that are gone) deleted, and one created
+ * for each online instance that has none pending, in one multi. */
+static int plan_trigger(struct ctl *c, const struct args *a, struct plan *p)
+{
+	char path[CTL_PATH_MAX], **inst, **trig;
+	int ni, nt;
+	if (kids(c, a->job, "instances", &inst, &ni)) return 1;
+	if (!ni) {
+		ctl_strv_free(inst, ni);
+		return ctl_msg(c, 1, "job '%s' has no instance online (instances/ is empty): nothing would fire it", a->job);
+	}
+	if (kids(c, a->job, "trigger", &trig, &nt)) return ctl_strv_free(inst, ni), 1;
+	if (ctl_exists(c, ctl_path(c, path, "/%s/trigger", a->job), NULL) == ZNONODE) plan_add(p, W_CREATE, path, "");
+	for (int i = 0; i < nt; i++)
+		if (!has(inst, ni, trig[i])) plan_add(p, W_DELETE, ctl_path(c, path, "/%s/trigger/%s", a->job, trig[i]), NULL);
+	for (int i = 0; i < ni; i++)
+		if (!has(trig, nt, inst[i])) plan_add(p, W_CREATE, ctl_path(c, path, "/%s/trigger/%s", a->job, inst[i]), "");
+	ctl_strv_free(inst, ni);
+	ctl_strv_free(trig, nt);
+	return 0;
+}
+
+int ejobctl_trigger(int argc, char **argv)
+{
+	struct ctl c;
+	struct args a;
+	int r = parse(&c, "trigger", argc, argv, "", 0, "trigger JOB", &a);
+	if (r) return done(&c, &a, r);
+	return operate(&c, &a, plan_trigger, "every online instance has a trigger pending already");
+}
+
+/* ---- disable / enable ------------------------------------------------------------------------ */
+
+/* JobOperateAPIImpl.disable/enable(job, ip): servers/{ip} (every server of the job without --server)
+ * set to DISABLED or ENABLED. One that says so already is not written (a write would make the
+ * leader's sharding commit, which checks servers/{ip} at the version read, start over). */
+static int plan_enable(struct ctl *c, const struct args *a, struct plan *p, const char *want)
+{
+	char path[CTL_PATH_MAX], **srv;
+	int ns;
+	if (kids(c, a->job, "servers", &srv, &ns)) return 1;
+	if (a->server && !has(srv, ns, a->server)) {
+		int r = unknown(c, "server", a->server, a->job, srv, ns);
+		ctl_strv_free(srv, ns);
+		return r;
+	}
+	for (int i = 0; i < ns; i++) {
+		if (a->server && strcmp(a->server, srv[i])) continue;
+		char *d = NULL;
+		int rc = ctl_get(c, ctl_path(c, path, "/%s/servers/%s", a->job, srv[i]), &d, NULL);
+		if (rc == ZNONODE) continue;
+		if (rc != ZOK) {
+			ctl_strv_free(srv, ns);
+			return ctl_fail(c, rc, "cannot read", path);
+		}
+		if (strcmp(d, want)) plan_add(p, W_SET, path, want);
+		free(d);
+	}
+	ctl_strv_free(srv, ns);
+	return 0;
+}
+
+static int plan_disable_srv(struct ctl *c, const struct args *a, struct plan *p)
+{
+	return plan_enable(c, a, p, "DISABLED");
+}
+
+static int plan_enable_srv(struct ctl *c, const struct args *a, struct plan *p)
+{
+	return plan_enable(c, a, p, "ENABLED");
+}
+
+int ejobctl_disable(int argc, char **argv)
+{
+	struct ctl c;
+	struct args a;
+	int r = parse(&c, "disable", argc, argv, "s", 0, "disable JOB [--server IP]", &a);
+	if (r) return done(&c, &a, r);
+	return operate(&c, &a, plan_disable_srv, "already DISABLED: nothing written");
+}
+
+int ejobctl_enable(int argc, char **argv)
+{
+	struct ctl c;
+	struct args a;
+	int r = parse(&c, "enable", argc, argv, "s", 0, "enable JOB [--server IP]", &a);
+	if (r) return done(&c, &a, r);
+	return operate(&c, &a, plan_enable_srv, "already ENABLED: nothing written");
+}
+
+/* ---- disable-item / enable-item ---------------------------------------------------------------- */
+
+/* shardingTotalCount of the config node (ElasticJob's YAML: a top-level "shardingTotalCount: N"
+ * line), -1 if there is none */
+static long total_items(const char *yaml)
+{
+	for (const char *s = yaml; s && *s;) {
+		if (!strncmp(s, "shardingTotalCount:", 19)) {
+			char *e;
+			long v = strtol(s + 19, &e, 10);
+			return e == s + 19 || v <= 0 ? -1 : v;
+		}
+		s = strchr(s, '\n');
+		if (s) s++;
+	}
+	return -1;
+}
+
+/* ShardingOperateAPIImpl.disable/enable(job, item): sharding/{i}/disabled created (with any
+ * missing parent, as Curator's creatingParentsIfNeeded) or deleted. Items that are so already are
+ * left alone. */
+static int plan_items(struct ctl *c, const struct args *a, struct plan *p, int disable)
+{
+	char path[CTL_PATH_MAX], *conf = NULL;
+	int rc = ctl_get(c, ctl_path(c, path, "/%s/config", a->job), &conf, NULL);
+	if (rc != ZOK) return ctl_fail(c, rc, "cannot read", path);
+	long total = total_items(conf);
+	free(conf);
+	if (total < 0) return ctl_msg(c, 1, "%s has no shardingTotalCount: which items the job has is unknown", path);
+	long *seen = calloc((size_t)a->nrest, sizeof *seen);
+	int nseen = 0;
+	if (!seen) return ctl_msg(c, 1, "out of memory");
+	int parent_sharding = ctl_exists(c, ctl_path(c, path, "/%s/sharding", a->job), NULL) == ZOK;
+	for (int k = 0; k < a->nrest; k++) {
+		const char *s = a->rest[k];
+		char *e;
+		errno = 0;
+		long i = strtol(s, &e, 10);
+		if (errno || e == s || *e || i < 0 || i >= total) {
+			free(seen);
+			return ctl_msg(c, 2, "item '%s' is not an item of job '%s': its items are 0-%ld (shardingTotalCount %ld)", s,
+			               a->job, total - 1, total);
+		}
+		int dup = 0;
+		for (int j = 0; j < nseen; j++) dup |= seen[j] == i;
+		if (dup) continue;
+		seen[nseen++] = i;
+		rc = ctl_exists(c, ctl_path(c, path, "/%s/sharding/%ld/disabled", a->job, i), NULL);
+		if (rc != ZOK && rc != ZNONODE) {
+			free(seen);
+			return ctl_fail(c, rc, "cannot read", path);
+		}
+		if (!disable) {
+			if (rc == ZOK) plan_add(p, W_DELETE, path, NULL);
+			continue;
+		}
+		if (rc == ZOK) continue;
+		if (!parent_sharding) {
+			plan_add(p, W_CREATE, ctl_path(c, path, "/%s/sharding", a->job), "");
+			parent_sharding = 1;
+		}
+		if (ctl_exists(c, ctl_path(c, path, "/%s/sharding/%ld", a->job, i), NULL) == ZNONODE) plan_add(p, W_CREATE, path, "");
+		plan_add(p, W_CREATE, ctl_path(c, path, "/%s/sharding/%ld/disabled", a->job, i), "");
+	}
+	free(seen);
+	return 0;
+}
+
+static int plan_disable_items(struct ctl *c, const struct args *a, struct plan *p)
+{
+	return plan_items(c, a, p, 1);
+}
+
+static int plan_enable_items(struct ctl *c, const struct args *a, struct plan *p)
+{
+	return plan_items(c, a, p, 0);
+}
+
+int ejobctl_disable_item(int argc, char **argv)
+{
+	struct ctl c;
+	struct args a;
+	int r = parse(&c, "disable-item", argc, argv, "", 1, "disable-item JOB ITEM...", &a);
+	if (r) return done(&c, &a, r);
+	return operate(&c, &a, plan_disable_items, "already disabled: nothing written");
+}
+
+int ejobctl_enable_item(int argc, char **argv)
+{
+	struct ctl c;
+	struct args a;
+	int r = parse(&c, "enable-item", argc, argv, "", 1, "enable-item JOB ITEM...", &a);
+	if (r) return done(&c, &a, r);
+	return operate(&c, &a, plan_enable_items, "not disabled: nothing written");
+}
+
+/* ---- shutdown ----------------------------------------------------------------------------------- */
+
+/* the serverIp of an instance node (ElasticJob's JobInstance YAML), else the id's part before
+ * "@-@"; malloc'd */
+static char *instance_ip(struct ctl *c, const char *job, const char *id)
+{
+	char path[CTL_PATH_MAX], *d = NULL;
+	if (ctl_get(c, ctl_path(c, path, "/%s/instances/%s", job, id), &d, NULL) == ZOK) {
+		for (char *s = d; s && *s;) {
+			if (!strncmp(s, "serverIp:", 9)) {
+				s += 9;
+				while (*s == ' ' || *s == '\'' || *s == '"') s++;
+				size_t n = strcspn(s, "'\"\r\n ");
+				char *ip = strndup(s, n);
+				free(d);
+				return ip;
+			}
+			s = strchr(s, '\n');
+			if (s) s++;
+		}
+	}
+	free(d);
+	const char *at = strstr(id, "@-@");
+	return strndup(id, at ? (size_t)(at - id) : strlen(id));
+}
+
+/* The instances of the job that --server / --instance name (all without either): their ids, in
+ * *ids. 0, or an exit status after a message (2: an unknown server or instance). */
+static int pick_instances(struct ctl *c, const struct args *a, char ***ids, int *n)
+{
+	char **inst;
+	int ni;
+	*ids = NULL, *n = 0;
+	if (kids(c, a->job, "instances", &inst, &ni)) return 1;
+	if (a->instance && !has(inst, ni, a->instance)) {
+		int r = unknown(c, "instance", a->instance, a->job, inst, ni);
+		ctl_strv_free(inst, ni);
+		return r;
+	}
+	int k = 0, seen_server = 0;
+	for (int i = 0; i < ni; i++) {
+		int keep = 1;
+		if (a->instance) keep = !strcmp(inst[i], a->instance);
+		if (a->server) {
+			char *ip = instance_ip(c, a->job, inst[i]);
+			keep = ip && !strcmp(ip, a->server);
+			free(ip);
+		}
+		seen_server |= keep;
+		if (keep) inst[k++] = inst[i];
+		else free(inst[i]);
+	}
+	if (a->server && !seen_server) {
+		char **srv;
+		int ns;
+		if (kids(c, a->job, "servers", &srv, &ns)) return ctl_strv_free(inst, k), 1;
+		if (!has(srv, ns, a->server)) {
+			int r = unknown(c, "server", a->server, a->job, srv, ns);
+			ctl_strv_free(srv, ns);
+			ctl_strv_free(inst, k);
+			return r;
+		}
+		ctl_strv_free(srv, ns);
+	}
+	*ids = inst, *n = k;
+	return 0;
+}
+
+/* JobOperateAPIImpl.shutdown(job, ip): instances/{id} deleted, for every instance of the job, those
+ * whose serverIp is ip, or the one named. ejob's instance stops its items and leaves the sharding;
+ * its leader/failover/alive/{id} stays while its items stop, so that they are failed over only when
+ * they have ended (docs/design.md). */
+static int plan_shutdown(struct ctl *c, const struct args *a, struct plan *p)
+{
+	char path[CTL_PATH_MAX], **ids;
+	int n;
+	int r = pick_instances(c, a, &ids, &n);
+	if (r) return r;
+	for (int i = 0; i < n; i++) plan_add(p, W_DELETE, ctl_path(c, path, "/%s/instances/%s", a->job, ids[i]), NULL);
+	ctl_strv_free(ids, n);
+	return 0;
+}
+
+int ejobctl_shutdown(int argc, char **argv)
+{
+	struct ctl c;
+	struct args a;
+	int r = parse(&c, "shutdown", argc, argv, "si", 0, "shutdown JOB [--server IP | --instance ID]", &a);
+	if (r) return done(&c, &a, r);
+	return operate(&c, &a, plan_shutdown, "no instance online there: nothing to shut down");
+}
+
+/* ---- remove ---------------------------------------------------------------------------------- */
+
+/* JobOperateAPIImpl.remove(job, ip): the server's instances shut down, servers/{ip} deleted. With
+ * instances online there, refused unless --force (ElasticJob-UI offers it only for a server whose
+ * instances are gone). */
+static int plan_remove_server(struct ctl *c, const struct args *a, struct plan *p)
+{
+	char path[CTL_PATH_MAX], **ids;
+	int n;
+	int r = pick_instances(c, a, &ids, &n);
+	if (r) return r;
+	if (ctl_exists(c, ctl_path(c, path, "/%s/servers/%s", a->job, a->server), NULL) == ZNONODE) {
+		char **srv;
+		int ns;
+		ctl_strv_free(ids, n);
+		if (kids(c, a->job, "servers", &srv, &ns)) return 1;
+		r = unknown(c, "server", a->server, a->job, srv, ns);
+		ctl_strv_free(srv, ns);
+		return r;
+	}
+	if (n && !a->force) {
+		ctl_msg(c, 1, "server %s has %d instance%s of job '%s' online (%s%s): nothing removed; shut %s down first "
+		        "(ejobctl shutdown %s --server %s) or give --force", a->server, n, n == 1 ? "" : "s", a->job, ids[0],
+		        n > 1 ? ", ..." : "", n == 1 ? "it" : "them", a->job, a->server);
+		ctl_strv_free(ids, n);
+		return 1;
+	}
+	for (int i = 0; i < n; i++) plan_add(p, W_DELETE, ctl_path(c, path, "/%s/instances/%s", a->job, ids[i]), NULL);
+	plan_add(p, W_DELETE, ctl_path(c, path, "/%s/servers/%s", a->job, a->server), NULL);
+	ctl_strv_free(ids, n);
+	return 0;
+}
+
+/* Every node under abs (abs itself last), deepest first: children before their parent. */
+static int subtree(struct ctl *c, const char *abs, struct plan *p)
+{
+	char **v;
+	int n;
+	int rc = ctl_children(c, abs, &v, &n);
+	if (rc == ZNONODE) return ZOK;
+	if (rc != ZOK) return ctl_fail(c, rc, "cannot list", abs), rc;
+	for (int i = 0; i < n; i++) {
+		char child[CTL_PATH_MAX];
+		if (snprintf(child, sizeof child, "%s/%s", abs, v[i]) >= (int)sizeof child) {
+			ctl_strv_free(v, n);
+			return ctl_msg(c, 1, "a path under %s longer than %d bytes", abs, CTL_PATH_MAX), ZBADARGUMENTS;
+		}
+		rc = subtree(c, child, p);
+		if (rc != ZOK) {
+			ctl_strv_free(v, n);
+			return rc;
+		}
+	}
+	ctl_strv_free(v, n);
+	plan_add(p, W_DELETE, abs, NULL);
+	return ZOK;
+}
+
+/* Items that would be orphaned: sharding/{i}/running of an instance that lives on (ejob's
+ * leader/failover/alive/{id}) though its instance node is gone: an item still stopping after a
+ * shutdown. The first one's item in *item and owner in owner; 0 if none, -1 on error. */
+static int running_alive(struct ctl *c, const char *job, char *item, size_t ilen, char *owner, size_t olen)
+{
+	char path[CTL_PATH_MAX], **items;
+	int n;
+	if (kids(c, job, "sharding", &items, &n)) return -1;
+	int found = 0;
+	for (int i = 0; i < n && !found; i++) {
+		char *d = NULL;
+		int rc = ctl_get(c, ctl_path(c, path, "/%s/sharding/%s/running", job, items[i]), &d, NULL);
+		if (rc == ZOK && *d &&
+		    ctl_exists(c, ctl_path(c, path, "/%s/leader/failover/alive/%s", job, d), NULL) == ZOK) {
+			snprintf(item, ilen, "%s", items[i]);
+			snprintf(owner, olen, "%s", d);
+			found = 1;
+		}
+		free(d);
+		if (rc != ZOK && rc != ZNONODE) {
+			ctl_strv_free(items, n);
+			return ctl_fail(c, rc, "cannot read", path), -1;
+		}
+	}
+	ctl_strv_free(items, n);
+	return found;
+}
+
+/* The whole job (JobConfigurationAPIImpl.removeJobConfiguration, ElasticJob-UI's job delete, which
+ * Curator does node by node). Refused while an instance is online or an item is still running on a
+ * live instance, unless --force. Every node is deleted, deepest first, in one multi; a job too
+ * big for one (more than 1,000 ops or 256 KB) in several, config and instances/{id} in the first:
+ * from then on what is left has no config node, so neither ejob nor ElasticJob (JobStatisticsAPI,
+ * ejobctl jobs) takes it for a job, and no instance of it is online; the rest goes deepest first,
+ * the job's own node last. A removal cut off in between is finished by running it again. */
+static int remove_job(struct ctl *c, struct args *a)
+{
+	char path[CTL_PATH_MAX];
+	int r = ctl_connect(c);
+	if (r) return done(c, a, r);
+	int leftover = 0;
+	if (*a->job && !strchr(a->job, '/') && ctl_exists(c, ctl_path(c, path, "/%s/config", a->job), NULL) == ZNONODE &&
+	    ctl_exists(c, ctl_path(c, path, "/%s", a->job), NULL) == ZOK) {
+		/* a removal cut off: no config node, but the rest is there */
+		ctl_msg(c, 0, "%s has no config node (a removal cut off?): removing what is left", path);
+		leftover = 1;
+	} else if ((r = ctl_need_job(c, a->job))) {
+		return done(c, a, r);
+	}
+	int total = 0, multis = 0;
+	for (int tries = 1;; tries++) {
+		char **inst;
+		int ni;
+		if (kids(c, a->job, "instances", &inst, &ni)) return done(c, a, 1);
+		if (ni && !a->force) {
+			ctl_msg(c, 1, "job '%s' has %d instance%s online (%s%s): nothing removed; shut %s down first "
+			        "(ejobctl shutdown %s), stop %s supervisors, or give --force", a->job, ni, ni == 1 ? "" : "s",
+			        inst[0], ni > 1 ? ", ..." : "", ni == 1 ? "it" : "them", a->job, ni == 1 ? "its" : "their");
+			ctl_strv_free(inst, ni);
+			return done(c, a, 1);
+		}
+		ctl_strv_free(inst, ni);
+		char item[64], owner[256];
+		int ra = a->force ? 0 : running_alive(c, a->job, item, sizeof item, owner, sizeof owner);
+		if (ra < 0) return done(c, a, 1);
+		if (ra) {
+			ctl_msg(c, 1, "item %s of job '%s' is still running on %s, which was shut down and is stopping it: "
+			        "nothing removed; try again when it has ended, or give --force", item, a->job, owner);
+			return done(c, a, 1);
+		}
+		struct plan p = { 0 };
+		if (subtree(c, ctl_path(c, path, "/%s", a->job), &p) != ZOK) {
+			plan_free(&p);
+			return done(c, a, 1);
+		}
+		/* config and instances/{id} first (leaves: moving them ahead keeps children before parents) */
+		char cfg[CTL_PATH_MAX], ins[CTL_PATH_MAX];
+		ctl_path(c, cfg, "/%s/config", a->job);
+		size_t il = strlen(ctl_path(c, ins, "/%s/instances/", a->job));
+		int front = 0;
+		for (int pass = 0; pass < 2; pass++)
+			for (int i = front; i < p.n; i++) {
+				int want = pass == 0 ? !strcmp(p.path[i], cfg)
+				                     : !strncmp(p.path[i], ins, il) && !strchr(p.path[i] + il, '/');
+				if (!want) continue;
+				char *t = p.path[i];
+				memmove(p.path + front + 1, p.path + front, (size_t)(i - front) * sizeof *p.path);
+				p.path[front++] = t;
+			}
+		/* chunks: at most max_ops() ops and OPS_MAX_BYTES each */
+		int from = 0, rc = ZOK, bad = -1;
+		char failed[CTL_PATH_MAX] = "";
+		while (from < p.n) {
+			int to = from;
+			size_t bytes = 0;
+			while (to < p.n && to - from < max_ops() && bytes + strlen(p.path[to]) + 32 <= OPS_MAX_BYTES)
+				bytes += strlen(p.path[to++]) + 32;
+			rc = plan_run(c, &p, from, to, &bad);
+			if (rc != ZOK) {
+				snprintf(failed, sizeof failed, "delete %s", bad >= 0 ? p.path[bad] : "(a multi)");
+				break;
+			}
+			total += to - from;
+			multis++;
+			from = to;
+			if (from < p.n && multis == cut_after()) {
+				plan_free(&p);
+				return done(c, a, ctl_msg(c, 1, "cut off after %d multis (EJOBCTL_CUT_AFTER_MULTIS)", multis));
+			}
+		}
+		plan_free(&p);
+		if (rc == ZOK) break;
+		if (!racy(rc) || tries == OPS_TRIES) {
+			r = ctl_msg(c, 1, "%s: %s (%d node%s removed in %d multi%s before it)%s", failed, zerror(rc), total,
+			            total == 1 ? "" : "s", multis, multis == 1 ? "" : "s",
+			            racy(rc) ? "; the job kept changing: run the remove again" : "");
+			return done(c, a, r);
+		}
+		/* something was created or deleted meanwhile (a supervisor's write): read again, go on */
+	}
+	if (c->json) {
+		struct jw w;
+		jw_begin(&w, stdout);
+		jw_obj(&w);
+		jw_key(&w, "command"), jw_str(&w, "remove");
+		jw_key(&w, "job"), jw_str(&w, a->job);
+		jw_key(&w, "path"), jw_str(&w, path);
+		jw_key(&w, "nodes"), jw_int(&w, total);
+		jw_key(&w, "multis"), jw_int(&w, multis);
+		jw_key(&w, "leftover"), jw_bool(&w, leftover);
+		jw_end(&w);
+	} else {
+		printf("removed %s: %d node%s deleted in %d multi%s\n", path, total, total == 1 ? "" : "s", multis,
+		       multis == 1 ? "" : "s");
+	}
+	return done(c, a, 0);
+}
+
+int ejobctl_remove(int argc, char **argv)
+{
+	struct ctl c;
+	struct args a;
+	int r = parse(&c, "remove", argc, argv, "sf", 0, "remove JOB [--server IP] [--force]", &a);
+	if (r) return done(&c, &a, r);
+	if (!a.server) return remove_job(&c, &a);
+	return operate(&c, &a, plan_remove_server, NULL);
+}
