@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "conf/conf_int.h"
+#include "ipc/json.h"
 #include "tools/ejobctl_zk.h"
 
 /* ---- options ----------------------------------------------------------------------------- */
@@ -482,39 +483,24 @@ void jw_end(struct jw *w)
 	if (w->depth == 0) fputc('\n', w->f);
 }
 
-static void esc(FILE *f, const unsigned char *s, size_t n)
+/* escaped as everywhere else in ejob (ipc/json.c): invalid UTF-8 as \u00XX, always valid JSON */
+static void esc(FILE *f, const char *s, size_t n)
 {
-	fputc('"', f);
-	for (size_t i = 0; i < n; i++) {
-		unsigned c = s[i];
-		if (c == '"' || c == '\\') {
-			fputc('\\', f);
-			fputc((int)c, f);
-		} else if (c == '\n') fputs("\\n", f);
-		else if (c == '\t') fputs("\\t", f);
-		else if (c == '\r') fputs("\\r", f);
-		else if (c < 0x20 || c == 0x7f) fprintf(f, "\\u%04x", c);
-		else if (c < 0x80) fputc((int)c, f);
-		else {
-			/* a well-formed UTF-8 sequence goes as is; a stray byte as \u00XX */
-			size_t len = c >= 0xF0 && c < 0xF5 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
-			size_t k = 1;
-			while (len && k < len && i + k < n && (s[i + k] & 0xC0) == 0x80) k++;
-			if (len && k == len) {
-				fwrite(s + i, 1, len, f);
-				i += len - 1;
-			} else {
-				fprintf(f, "\\u%04x", c);
-			}
-		}
+	json_buf_t b;
+	json_init(&b);
+	json_str(&b, s, n, JSON_PLAIN);
+	if (b.oom) {
+		fputs("ejobctl: out of memory\n", stderr);
+		exit(1);
 	}
-	fputc('"', f);
+	fwrite(b.p, 1, b.len, f);
+	json_free(&b);
 }
 
 void jw_key(struct jw *w, const char *k)
 {
 	sep(w);
-	esc(w->f, (const unsigned char *)k, strlen(k));
+	esc(w->f, k, strlen(k));
 	fputc(':', w->f);
 	w->key = 1;
 }
@@ -522,7 +508,7 @@ void jw_key(struct jw *w, const char *k)
 void jw_strn(struct jw *w, const char *s, size_t n)
 {
 	sep(w);
-	esc(w->f, (const unsigned char *)s, n);
+	esc(w->f, s, n);
 }
 
 void jw_str(struct jw *w, const char *s)
