@@ -3,9 +3,10 @@
  * ZooKeeper itself, in the table and in --json (issue 14):
  *   - job busy (A, B; failover on; items sleep): fired (a second fire finds them running); B is
  *     SIGKILLed and its items fail over to A (failover to A, running), its owner offline;
- *   - job quiet (A, B, C; server C disabled): its items completed, then item 3 disabled;
+ *   - job quiet (A, C; server C disabled): its items completed, then item 3 disabled;
+ *   - job parked (C only, its server disabled): DISABLED;
  *   - job orphan (written by the test as ElasticJob would leave it): no instance, item 0's owner
- *     gone and the item queued for failover, item 1 never assigned;
+ *     gone and the item queued for failover, item 1 never assigned, item 2 with a misfire flag;
  * and bad input: unknown job, item, server, instance (exit 2, did you mean), ZooKeeper down
  * (exit 1 within --timeout), a wrong digest on CREATOR_ALL nodes (exit 1 naming it), a namespace
  * of garbage (a child without config, bad YAML, non-numeric sharding children, an instance name
@@ -397,7 +398,10 @@ int main(void)
 	snprintf(jobs, sizeof jobs, "%s%s", busy, quiet);
 	tzkup_config(&u, &A, "a", "workers: 4, shutdownGraceSeconds: 1", jobs);
 	tzkup_config(&u, &B, "b", "workers: 4, shutdownGraceSeconds: 1", busy);
-	tzkup_config(&u, &C, "c", "workers: 2, shutdownGraceSeconds: 1", quiet);
+	char cjobs[2048];
+	snprintf(cjobs, sizeof cjobs, "%s  parked:\n    type: script\n    cron: \"0 0 0 1 1 ? 2099\"\n"
+	         "    shardingTotalCount: 1\n    props: {script.command.line: /bin/true}\n", quiet);
+	tzkup_config(&u, &C, "c", "workers: 2, shutdownGraceSeconds: 1", cjobs);
 	tzkup_run(&u, &A, "127.0.0.1");
 	tzkup_run(&u, &B, "127.0.0.2");
 	tzkup_run(&u, &C, "127.0.0.3");
@@ -405,6 +409,8 @@ int main(void)
 	   tzkup_wait_registered(&u, "quiet", C.id, 0, 8000), "three supervisors registered");
 	/* ElasticJob-UI's disable of server C for job quiet, before its fire */
 	is_int(tzk_set(u.zh, "/t70/quiet/servers/127.0.0.3", "DISABLED"), ZOK, "server 127.0.0.3 disabled for quiet");
+	ok(tzkup_wait_registered(&u, "parked", C.id, 0, 8000), "C registered parked");
+	is_int(tzk_set(u.zh, "/t70/parked/servers/127.0.0.3", "DISABLED"), ZOK, "  and its only server disabled");
 
 	/* orphan: what an ElasticJob cluster leaves when its last instance died with item 0 queued */
 	zhandle_t *zh = u.zh;
@@ -454,8 +460,11 @@ int main(void)
 	is_str(js(r.json, "namespace"), "t70", "  namespace");
 	is_str(js(r.json, "jobs.0.name"), "busy", "  jobs sorted: busy");
 	is_str(js(r.json, "jobs.1.name"), "orphan", "  orphan");
-	is_str(js(r.json, "jobs.2.name"), "quiet", "  quiet");
-	is_str(js(r.json, "jobs.3"), "(missing)", "  and no more");
+	is_str(js(r.json, "jobs.2.name"), "parked", "  parked");
+	is_str(js(r.json, "jobs.3.name"), "quiet", "  quiet");
+	is_str(js(r.json, "jobs.4"), "(missing)", "  and no more");
+	is_str(js(r.json, "jobs.name=parked.status"), "DISABLED", "  parked: DISABLED (every server disabled)");
+	is_str(js(r.json, "jobs.name=parked.nextFireEpoch"), "4070908800", "  parked: nextFireEpoch 2099-01-01 (UTC)");
 	char *lead_busy = zget("/t70/busy/leader/election/instance", NULL);
 	char *lead_quiet = zget("/t70/quiet/leader/election/instance", NULL);
 	is_str(js(r.json, "jobs.name=busy.type"), "SCRIPT", "  busy: type");
@@ -496,7 +505,7 @@ int main(void)
 	r = ctl("t70", "jobs", NULL);
 	int aligned, rows = table(r.out, &aligned);
 	is_int(r.status, 0, "jobs: exit 0");
-	ok(aligned && rows == 4, "  an aligned table, a header and 3 rows");
+	ok(aligned && rows == 5, "  an aligned table, a header and 4 rows");
 	is_str(cell[0][0], "JOB", "  header JOB");
 	int rb = row_of(rows, "busy"), ro = row_of(rows, "orphan"), rq = row_of(rows, "quiet");
 	ok(rb > 0 && ro > 0 && rq > 0, "  a row per job");
@@ -608,8 +617,8 @@ int main(void)
 	is_str(js(r.json, "servers.ip=127.0.0.1.jobsNum"), "2", "  127.0.0.1: 2 jobs");
 	is_str(js(r.json, "servers.ip=127.0.0.2.instancesNum"), "0", "  127.0.0.2: no instance (B killed)");
 	is_str(js(r.json, "servers.ip=127.0.0.2.jobsNum"), "1", "  127.0.0.2: 1 job");
-	is_str(js(r.json, "servers.ip=127.0.0.3.disabledJobsNum"), "1", "  127.0.0.3: 1 disabled");
-	is_str(js(r.json, "servers.ip=127.0.0.3.jobs.0.status"), "DISABLED", "  127.0.0.3: quiet DISABLED");
+	is_str(js(r.json, "servers.ip=127.0.0.3.disabledJobsNum"), "2", "  127.0.0.3: 2 disabled");
+	is_str(js(r.json, "servers.ip=127.0.0.3.jobs.name=quiet.status"), "DISABLED", "  127.0.0.3: quiet DISABLED");
 	is_str(js(r.json, "servers.ip=10.9.9.9.instancesNum"), "0", "  10.9.9.9: none");
 	r = ctl("t70", "servers", NULL);
 	rows = table(r.out, &aligned);
@@ -617,9 +626,9 @@ int main(void)
 	ok(r.status == 0 && aligned && rows == 5 && r3 > 0, "servers: an aligned table, 4 servers");
 	if (r3 > 0) {
 		is_str(cell[r3][1], "1", "  127.0.0.3 INSTANCES");
-		is_str(cell[r3][2], "1", "  127.0.0.3 JOBS");
-		is_str(cell[r3][3], "1", "  127.0.0.3 DISABLED");
-		is_str(cell[r3][4], "quiet(disabled)", "  127.0.0.3 JOB NAMES");
+		is_str(cell[r3][2], "2", "  127.0.0.3 JOBS");
+		is_str(cell[r3][3], "2", "  127.0.0.3 DISABLED");
+		is_str(cell[r3][4], "parked(disabled) quiet(disabled)", "  127.0.0.3 JOB NAMES");
 	}
 	r = ctl("t70", "servers", "quiet", "--json", NULL);
 	is_int(r.status, 0, "servers quiet --json: exit 0");
