@@ -429,6 +429,8 @@ int main(void)
 	mk(zh, "/t70/orphan/sharding/2", "", 0, NULL);
 	mk(zh, "/t70/orphan/sharding/2/instance", "10.9.9.9@-@1", 0, NULL);
 	mk(zh, "/t70/orphan/sharding/2/misfire", "", 0, NULL);
+	/* item 0's owner written last: the epoch is the highest mzxid, not the last item's */
+	is_int(tzk_set(zh, "/t70/orphan/sharding/0/instance", "10.9.9.9@-@1"), ZOK, "orphan written");
 	mk(zh, "/t70/orphan/leader", "", 0, NULL);
 	mk(zh, "/t70/orphan/leader/failover", "", 0, NULL);
 	mk(zh, "/t70/orphan/leader/failover/items", "", 0, NULL);
@@ -597,6 +599,8 @@ int main(void)
 	is_int(r.status, 0, "status orphan --json: exit 0");
 	check_items(r.json, "orphan", 3);
 	is_str(js(r.json, "items.2.state"), "misfire", "  item 2: misfire");
+	snprintf(ep, sizeof ep, "0x%" PRIx64, epoch_of("orphan", 3));
+	is_str(js(r.json, "epoch"), ep, "  epoch: item 0's mzxid, the highest");
 	is_str(js(r.json, "items.0.state"), "failover-queued", "  item 0: failover queued");
 	is_str(js(r.json, "items.0.elasticjobStatus"), "SHARDING_FLAG", "  ElasticJob: SHARDING_FLAG");
 	is_str(js(r.json, "items.1.state"), "unassigned", "  item 1: unassigned");
