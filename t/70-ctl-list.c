@@ -455,6 +455,19 @@ int main(void)
 	ok(taken, "B killed: its items fail over to A");
 	diag("cluster ready after %.1f s", (tlib_now_ms() - t_start) / 1000.0);
 
+	/* T70_SHOW=1: every listing's output on stderr, for docs/operations.md's examples */
+	if (getenv("T70_SHOW")) {
+		const char *show[][4] = { { "jobs", NULL }, { "jobs", "--json", NULL }, { "status", "busy", NULL },
+			                  { "status", "busy", "--json", NULL }, { "status", "orphan", NULL },
+			                  { "servers", NULL }, { "servers", "--json", NULL }, { "servers", "quiet", NULL },
+			                  { "instances", NULL }, { "instances", "--json", NULL }, { "instances", "busy", NULL } };
+		for (size_t k = 0; k < sizeof show / sizeof show[0]; k++) {
+			struct run x = ctl("t70", show[k][0], show[k][1], show[k][2], NULL);
+			fprintf(stderr, "$ ejobctl %s %s %s\n%s%s\n", show[k][0], show[k][1] ? show[k][1] : "",
+			        show[k][1] && show[k][2] ? show[k][2] : "", x.out ? x.out : "", x.err ? x.err : "");
+		}
+	}
+
 	/* ---- jobs ---- */
 	struct run r = ctl("t70", "jobs", "--json", NULL);
 	is_int(r.status, 0, "jobs --json: exit 0");
@@ -544,6 +557,8 @@ int main(void)
 		is_str(js(r.json, p), "failover", "  B's item %d: failover", b_items[k]);
 		snprintf(p, sizeof p, "items.%d.failover", b_items[k]);
 		is_str(js(r.json, p), A.id, "  B's item %d: taken by A", b_items[k]);
+		snprintf(p, sizeof p, "items.%d.serverIp", b_items[k]);
+		is_str(js(r.json, p), "127.0.0.2", "  B's item %d: serverIp from the offline owner's id", b_items[k]);
 		snprintf(p, sizeof p, "items.%d.elasticjobStatus", b_items[k]);
 		is_str(js(r.json, p), "RUNNING", "  B's item %d: ElasticJob says RUNNING", b_items[k]);
 	}

@@ -109,7 +109,13 @@ static void print_json(const struct ctl *c, const struct snap_job *j, const int 
 		jw_key(&w, "parameter"), jw_str(&w, cf ? conf_job_item_param(cf, it->item) : NULL);
 		jw_key(&w, "owner"), jw_str(&w, it->owner);
 		const struct snap_inst *in = snap_inst_find(j, it->owner);
-		jw_key(&w, "serverIp"), jw_str(&w, in ? in->ip : NULL);
+		/* an offline owner's ip from its id ({ip}@-@{pid}): ElasticJob-UI reads its instance node
+		 * and fails on a missing one */
+		const char *sep = it->owner ? strstr(it->owner, "@-@") : NULL;
+		jw_key(&w, "serverIp");
+		if (in) jw_str(&w, in->ip);
+		else if (sep) jw_strn(&w, it->owner, (size_t)(sep - it->owner));
+		else jw_null(&w);
 		jw_key(&w, "ownerOnline"), jw_bool(&w, it->owner_online);
 		jw_key(&w, "state"), jw_str(&w, snap_item_state(it));
 		jw_key(&w, "elasticjobStatus"), jw_str(&w, snap_item_ej_status(it));
