@@ -493,7 +493,7 @@ static void esc(FILE *f, const unsigned char *s, size_t n)
 		else if (c < 0x80) fputc((int)c, f);
 		else {
 			/* a well-formed UTF-8 sequence goes as is; a stray byte as \u00XX */
-			size_t len = c >= 0xF0 && c < 0xF5 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+			size_t len = c >= 0xF0 && c < 0xF5 ? 4 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
 			size_t k = 1;
 			while (len && k < len && i + k < n && (s[i + k] & 0xC0) == 0x80) k++;
 			if (len && k == len) {
