@@ -778,7 +778,7 @@ int main(void)
 	mk(zh, "/t70junk/weird/instances", "", 0, NULL);
 	mk(zh, "/t70junk/weird/instances/not-an-instance", "\x01garbage", ZOO_EPHEMERAL, NULL);
 	mk(zh, "/t70junk/weird/servers", "", 0, NULL);
-	mk(zh, "/t70junk/weird/servers/10.1.1.1", "MAYBE", 0, NULL);
+	mk(zh, "/t70junk/weird/servers/10.1.1.1", "\xf8\x80\x80", 0, NULL);   /* no UTF-8 */
 	r = ctl("t70junk", "jobs", NULL);
 	ok(r.status == 0 && r.err && strstr(r.err, "/t70junk/nocfg: no config node") &&
 	   strstr(r.err, "/t70junk/badyaml/config") && strstr(r.err, "/t70junk/weird/sharding/abc: not an item number") &&
@@ -801,6 +801,8 @@ int main(void)
 		if (r.status != 0 || !r.json) clean = 0, diag("%s %s: %d %s", cmds[k][0], cmds[k][1] ? cmds[k][1] : "", r.status, r.err);
 	}
 	ok(clean, "servers and instances on garbage: exit 0, valid JSON");
+	r = ctl("t70junk", "servers", "weird", "--json", NULL);
+	ok(r.out && strstr(r.out, "\"status\":\"\\u00f8\\u0080\\u0080\""), "  bytes that are not UTF-8 come out as \\u00XX");
 
 	free(lead_busy), free(lead_quiet);
 	tsup_stop(&A, SIGTERM, 5000);
