@@ -734,6 +734,10 @@ int main(void)
 	   "instances --instance %s: exit 2, did you mean A (%s)", bad_id, r.err ? r.err : "");
 	r = ctl("t70", "servers", "nojob", NULL);
 	ok(r.status == 2 && r.err && strstr(r.err, "no job 'nojob'"), "servers nojob: exit 2");
+	/* -c FILE: the connection from a supervisor's config (regCenter) */
+	r = ctl(NULL, "jobs", "-c", A.conf, "--json", NULL);
+	ok(r.status == 0 && !strcmp(js(r.json, "namespace"), "t70") && !strcmp(js(r.json, "jobs.0.name"), "busy") &&
+	   !strcmp(js(r.json, "jobs.4"), "(missing)"), "jobs -c FILE: regCenter's cluster and namespace");
 	r = ctl(NULL, "jobs", NULL);
 	ok(r.status == 2 && r.err && strstr(r.err, "--zk"), "jobs without a cluster: exit 2, says what to give");
 
