@@ -10,6 +10,10 @@ ejobctl_cmd_fn ejobctl_cron;
 static const struct ejobctl_cmd cmds[] = {
 	{ "validate", ejobctl_validate, "validate [--now EPOCH] FILE", "check a configuration file" },
 	{ "cron", ejobctl_cron, "cron 'EXPR' [--tz Z] [--from T] [-n N] [--epoch]", "next fire times of a Quartz cron expression" },
+	{ "jobs", ejobctl_jobs, "jobs", "every job of the namespace: type, cron, items, instances, status, next fire" },
+	{ "status", ejobctl_status, "status JOB [ITEM...]", "a job's config, leader, epoch, and each item's owner and state" },
+	{ "servers", ejobctl_servers, "servers [JOB] [--server IP]", "per server: instances online, jobs, enabled or disabled" },
+	{ "instances", ejobctl_instances, "instances [JOB] [--instance ID]", "per instance: ejob or ElasticJob, jobs led, items owned and running" },
 	{ "config", ejobctl_config, "config get|set|edit JOB [FILE]", "a job's config node: print, write or edit it (checked, version-checked)" },
 	{ "dump", ejobctl_dump, "dump JOB [--json]", "every node of a job's subtree: kind, owner, mtime, data" },
 	{ "trigger", ejobctl_trigger, "trigger JOB", "fire the job once now on every online instance" },

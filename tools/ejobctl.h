@@ -7,6 +7,10 @@
 typedef int ejobctl_cmd_fn(int argc, char **argv);
 
 ejobctl_cmd_fn ejobctl_validate;   /* tools/ejobctl_validate.c */
+ejobctl_cmd_fn ejobctl_jobs;       /* tools/ejobctl_list.c */
+ejobctl_cmd_fn ejobctl_servers;    /* tools/ejobctl_list.c */
+ejobctl_cmd_fn ejobctl_instances;  /* tools/ejobctl_list.c */
+ejobctl_cmd_fn ejobctl_status;     /* tools/ejobctl_status.c */
 ejobctl_cmd_fn ejobctl_config;     /* tools/ejobctl_config.c: config get|set|edit */
 ejobctl_cmd_fn ejobctl_dump;       /* tools/ejobctl_dump.c */
 /* tools/ejobctl_ops.c: operations on a live cluster */
