@@ -155,9 +155,13 @@ examples/%.so: examples/%.c .build-flags
 examples/%: examples/%.o libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-# Tests run from the repo root; they find binaries and ZooKeeper on their own.
+# Tests run from the repo root; they find binaries and ZooKeeper on their own. Two lanes: the
+# tests in CHECK_LANE2 spend most of their time waiting (t/53 a minute for the leader's
+# reconcile, t/57 and t/52 for reloads and watches) and run one after another beside the rest,
+# which run one after another too. Each starts its own ZooKeeper on free ports.
+CHECK_LANE2 := t/{52,53,57}-*
 check: all
-	prove t/
+	prove -j2 --rules='seq=$(CHECK_LANE2)' --rules='seq=**' t/
 
 # ---- demo: tools/demo installs the dependencies first, then builds what it needs (so no
 # prerequisites here); it gets this make, and with it the jobserver of make -jN
