@@ -48,6 +48,27 @@ int ctl_exists(struct ctl *c, const char *path, struct Stat *st);            /* 
 int ctl_children(struct ctl *c, const char *path, char ***names, int *n);    /* sorted by strcmp; free with ctl_strv_free */
 void ctl_strv_free(char **v, int n);
 
+/* Many reads at once: one round trip each is what makes a listing of 10,000 jobs slow, so the
+ * requests go out pipelined (asynchronous calls, at most CTL_WINDOW unanswered) and
+ * ctl_read_many returns when every one has its answer. A request that fails is its own rc and
+ * stops nothing else; ZooKeeper answers in order, so a read sees what the ones before it saw
+ * or later. The three ctl_ reads above are one-request batches. */
+#define CTL_WINDOW 1000
+
+enum ctl_op { CTL_GET, CTL_EXISTS, CTL_CHILDREN };
+
+struct ctl_read {
+	enum ctl_op op;             /* in */
+	const char *path;           /* in: absolute; the caller's, until ctl_read_many returns */
+	int rc;                     /* out: ZOK, ZNONODE, ...; ZSYSTEMERROR if out of memory */
+	char *data;                 /* out, CTL_GET with ZOK: malloc'd, NUL-terminated, "" if none; the caller's */
+	struct Stat st;             /* out, CTL_GET and CTL_EXISTS with ZOK */
+	char **names;               /* out, CTL_CHILDREN with ZOK: sorted by strcmp; ctl_strv_free(names, n) */
+	int n;
+};
+
+void ctl_read_many(struct ctl *c, struct ctl_read *r, int n);
+
 /* A failed request: "ejobctl CMD: WHAT PATH: reason" (a hint for ZNOAUTH: the digest); returns 1. */
 int ctl_fail(const struct ctl *c, int rc, const char *what, const char *path);
 /* A message on stderr, "ejobctl CMD: ..." and a newline; returns status. */
