@@ -213,6 +213,7 @@ struct batch {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int out;                    /* sent, not answered */
+	int lost;                   /* an answer said the session is gone (ZCONNECTIONLOSS, ...): its code */
 };
 
 struct slot {
@@ -225,9 +226,16 @@ struct slot {
  * listing's time. */
 #define LOW_WATER (CTL_WINDOW / 2)
 
-static void answered(const struct slot *s)
+static int gone(int rc)
+{
+	return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE ||
+	       rc == ZCLOSING;
+}
+
+static void answered(const struct slot *s, int rc)
 {
 	pthread_mutex_lock(&s->b->mu);
+	if (gone(rc) && !s->b->lost) s->b->lost = rc;
 	int out = --s->b->out;
 	if (out == LOW_WATER || out == 0) pthread_cond_signal(&s->b->cv);
 	pthread_mutex_unlock(&s->b->mu);
@@ -248,7 +256,7 @@ static void got_data(int rc, const char *value, int len, const struct Stat *st, 
 		}
 	}
 	r->rc = rc;
-	answered(s);
+	answered(s, rc);
 }
 
 static void got_stat(int rc, const struct Stat *st, const void *data)
@@ -256,7 +264,7 @@ static void got_stat(int rc, const struct Stat *st, const void *data)
 	const struct slot *s = data;
 	if (rc == ZOK) s->r->st = *st;
 	s->r->rc = rc;
-	answered(s);
+	answered(s, rc);
 }
 
 static void got_children(int rc, const struct String_vector *v, const void *data)
@@ -279,7 +287,7 @@ static void got_children(int rc, const struct String_vector *v, const void *data
 		}
 	}
 	r->rc = rc;
-	answered(s);
+	answered(s, rc);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -297,15 +305,20 @@ void ctl_read_many(struct ctl *c, struct ctl_read *r, int n)
 		r[i].n = 0;
 	}
 	if (!s) return;
-	struct batch b = { .out = 0 };
+	struct batch b = { .out = 0, .lost = 0 };
 	pthread_mutex_init(&b.mu, NULL);
 	pthread_cond_init(&b.cv, NULL);
 	for (int i = 0; i < n; i++) {
 		pthread_mutex_lock(&b.mu);
 		if (b.out >= CTL_WINDOW)
 			while (b.out > LOW_WATER) pthread_cond_wait(&b.cv, &b.mu);
-		b.out++;
+		int lost = b.lost;
+		if (!lost) b.out++;
 		pthread_mutex_unlock(&b.mu);
+		if (lost) {                 /* the rest would only wait for the reconnect to fail them too */
+			r[i].rc = lost;
+			continue;
+		}
 		s[i] = (struct slot){ &b, &r[i] };
 		int rc = r[i].op == CTL_GET      ? zoo_aget(c->zh, r[i].path, 0, got_data, &s[i])
 		         : r[i].op == CTL_EXISTS ? zoo_aexists(c->zh, r[i].path, 0, got_stat, &s[i])
@@ -314,6 +327,7 @@ void ctl_read_many(struct ctl *c, struct ctl_read *r, int n)
 			r[i].rc = rc;
 			pthread_mutex_lock(&b.mu);
 			b.out--;
+			if (gone(rc) && !b.lost) b.lost = rc;
 			pthread_mutex_unlock(&b.mu);
 		}
 	}

@@ -1,6 +1,6 @@
 /* tools/ejobctl_zk.h: what every ejobctl command on a live cluster shares: the connection
- * options, a synchronous ZooKeeper session (the multi-threaded client: ejobctl is a command, not
- * a loop), reads by namespace-relative path, the job name check with "did you mean", and the two
+ * options, a ZooKeeper session that the command waits on (the multi-threaded client: ejobctl is a
+ * command, not a loop), reads by namespace-relative path, one at a time or pipelined, the job name check with "did you mean", and the two
  * outputs: an aligned table and JSON.
  *
  * Exit statuses, for every command: 0 ok, 1 runtime failure (ZooKeeper unreachable within the
@@ -51,8 +51,9 @@ void ctl_strv_free(char **v, int n);
 /* Many reads at once: one round trip each is what makes a listing of 10,000 jobs slow, so the
  * requests go out pipelined (asynchronous calls, at most CTL_WINDOW unanswered) and
  * ctl_read_many returns when every one has its answer. A request that fails is its own rc and
- * stops nothing else; ZooKeeper answers in order, so a read sees what the ones before it saw
- * or later. The three ctl_ reads above are one-request batches. */
+ * stops nothing else, but for a lost session: what was not sent yet is not sent and gets that
+ * rc (ZCONNECTIONLOSS, ...). ZooKeeper answers in order, so a read sees what the ones before it
+ * saw or later. The three ctl_ reads above are one-request batches. */
 #define CTL_WINDOW 1000
 
 enum ctl_op { CTL_GET, CTL_EXISTS, CTL_CHILDREN };
