@@ -65,16 +65,10 @@ static int snaps_read(struct ctl *c, const char *only, struct snaps *s)
 		ctl_strv_free(kids, nk);
 	}
 	NEED(s->j = calloc((size_t)n + 1, sizeof *s->j));
-	for (int i = 0; i < n; i++) {
-		if (snap_read(c, names[i], &s->j[i])) {
-			s->n = i + 1;
-			ctl_strv_free(names, n);
-			return 1;
-		}
-		s->n = i + 1;
-	}
+	s->n = n;
+	int r = snap_read_many(c, (const char *const *)names, n, s->j);
 	ctl_strv_free(names, n);
-	return 0;
+	return r;
 }
 
 static void warnings_stderr(const struct ctl *c, const struct snaps *s)

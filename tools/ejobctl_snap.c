@@ -36,30 +36,94 @@ static void warn(struct snap_job *j, const char *fmt, ...)
 	j->nwarn++;
 }
 
-/* A read that may find nothing: ZOK or ZNONODE is fine (*data NULL for ZNONODE); anything else
- * fails the command. */
-static int get_opt(struct ctl *c, const char *path, char **data, struct Stat *st)
+/* ---- the reads --------------------------------------------------------------------------- */
+
+/* One by one, the reads of a job were 6 + 8 per item round trips (a listing of 10,000 jobs took a
+ * minute); now they go out together (ctl_read_many), in three stages per chunk of jobs: what every
+ * job has, then what its listings name (each instance, server and item), then the data of the
+ * item nodes that an item's listing shows (running, failover, failovering). Whether a node exists
+ * comes from its parent's listing where the parent is read anyway (leader/failover/alive,
+ * leader/failover/items, sharding/{i}): the same answer as an exists per node, in a third of the
+ * requests, which is what the ZooKeeper server spends its CPU on. (A listing needs READ on the
+ * parent where exists needs nothing: a cluster whose ACLs differ between a job's nodes could
+ * fail here where it did not; ElasticJob gives every node the same ACL.)
+ * The answers are then taken in the order the reads used to be made, so the first failure
+ * reported, the warnings and the snapshot are the same as before. */
+#define SNAP_CHUNK 1000     /* jobs read at once: bounds the memory of the batch */
+
+enum { A_ROOT, A_CONF, A_INST, A_ALIVE, A_SERV, A_LEADER, A_NECESSARY, A_FQUEUE, A_SHARDING, A_N }; /* per job */
+enum { T_OWNER, T_LIST, T_N };                        /* per item: sharding/{i}/instance, sharding/{i} */
+enum { U_RUNNING, U_FAILOVER, U_FAILOVERING, U_N };  /* per item, stage 3, if listed */
+static const char *const u_name[U_N] = { "running", "failover", "failovering" };
+
+/* a batch whose requests own their paths */
+struct reads {
+	struct ctl_read *v;
+	int n, cap;
+};
+
+static void add(struct reads *q, enum ctl_op op, const char *path)
 {
-	int rc = ctl_get(c, path, data, st);
-	if (rc == ZNONODE) {
-		*data = NULL;
-		return 0;
+	if (q->n == q->cap) {
+		q->cap = q->cap ? 2 * q->cap : 256;
+		NEED(q->v = realloc(q->v, (size_t)q->cap * sizeof *q->v));
 	}
-	return rc == ZOK ? 0 : ctl_fail(c, rc, "cannot read", path);
+	char *p = strdup(path);
+	NEED(p);
+	q->v[q->n++] = (struct ctl_read){ .op = op, .path = p };
 }
 
-static int children_opt(struct ctl *c, const char *path, char ***names, int *n)
+/* what ctl_read_many gave and nobody took, and the paths */
+static void reads_free(struct reads *q)
 {
-	int rc = ctl_children(c, path, names, n);
-	if (rc == ZNONODE) return 0;
-	return rc == ZOK ? 0 : ctl_fail(c, rc, "cannot list", path);
+	for (int i = 0; i < q->n; i++) {
+		free((char *)q->v[i].path);
+		free(q->v[i].data);
+		ctl_strv_free(q->v[i].names, q->v[i].n);
+	}
+	free(q->v);
+	memset(q, 0, sizeof *q);
 }
 
-static int exists_opt(struct ctl *c, const char *path, int *yes)
+/* where a job's reads are */
+struct plan {
+	int a;                      /* its A_N reads in stage 1 */
+	int inst, serv, items;      /* its first read in stage 2: 1 per instance, 1 per server, T_N per item */
+	int *item;                  /* the items read in stage 2: sharding's numeric children, sorted, distinct */
+	int nitem;
+	int *more;                  /* per item, U_N reads in stage 3: where, or -1 if not listed */
+};
+
+/* Take an answer: a read that may find nothing: ZOK or ZNONODE is fine (*data NULL for ZNONODE);
+ * anything else fails the command. */
+static int get_opt(struct ctl *c, struct ctl_read *r, char **data, struct Stat *st)
 {
-	int rc = ctl_exists(c, path, NULL);
-	*yes = rc == ZOK;
-	return rc == ZOK || rc == ZNONODE ? 0 : ctl_fail(c, rc, "cannot read", path);
+	*data = NULL;
+	if (r->rc == ZNONODE) return 0;
+	if (r->rc != ZOK) return ctl_fail(c, r->rc, "cannot read", r->path);
+	*data = r->data;
+	r->data = NULL;
+	if (st) *st = r->st;
+	return 0;
+}
+
+static int children_opt(struct ctl *c, struct ctl_read *r, char ***names, int *n)
+{
+	*names = NULL;
+	*n = 0;
+	if (r->rc == ZNONODE) return 0;
+	if (r->rc != ZOK) return ctl_fail(c, r->rc, "cannot list", r->path);
+	*names = r->names;
+	*n = r->n;
+	r->names = NULL;
+	r->n = 0;
+	return 0;
+}
+
+static int exists_opt(struct ctl *c, const struct ctl_read *r, int *yes)
+{
+	*yes = r->rc == ZOK;
+	return r->rc == ZOK || r->rc == ZNONODE ? 0 : ctl_fail(c, r->rc, "cannot read", r->path);
 }
 
 /* "serverIp: X" of an instance node's YAML (two flat keys, as ElasticJob's JobInstance dumps it) */
@@ -93,18 +157,98 @@ static int item_number(const char *s)
 	return atoi(s);
 }
 
-static int read_instances(struct ctl *c, struct snap_job *j)
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* stage 1: what every job has */
+static void plan_job(struct ctl *c, struct reads *q, const char *job, struct plan *pl)
 {
 	char p[CTL_PATH_MAX];
+	pl->a = q->n;
+	add(q, CTL_GET, ctl_path(c, p, "/%s", job));
+	add(q, CTL_GET, ctl_path(c, p, "/%s/config", job));
+	add(q, CTL_CHILDREN, ctl_path(c, p, "/%s/instances", job));
+	add(q, CTL_CHILDREN, ctl_path(c, p, "/%s/leader/failover/alive", job));
+	add(q, CTL_CHILDREN, ctl_path(c, p, "/%s/servers", job));
+	add(q, CTL_GET, ctl_path(c, p, "/%s/leader/election/instance", job));
+	add(q, CTL_EXISTS, ctl_path(c, p, "/%s/leader/sharding/necessary", job));
+	add(q, CTL_CHILDREN, ctl_path(c, p, "/%s/leader/failover/items", job));
+	add(q, CTL_CHILDREN, ctl_path(c, p, "/%s/sharding", job));
+}
+
+/* stage 2: what stage 1 listed (a: the job's stage 1 answers) */
+static void plan_names(struct ctl *c, struct reads *q, const char *job, const struct ctl_read *a, struct plan *pl)
+{
+	char p[CTL_PATH_MAX];
+	pl->inst = q->n;
+	for (int i = 0; a[A_INST].rc == ZOK && i < a[A_INST].n; i++)
+		add(q, CTL_GET, ctl_path(c, p, "/%s/instances/%s", job, a[A_INST].names[i]));
+	pl->serv = q->n;
+	for (int i = 0; a[A_SERV].rc == ZOK && i < a[A_SERV].n; i++)
+		add(q, CTL_GET, ctl_path(c, p, "/%s/servers/%s", job, a[A_SERV].names[i]));
+	pl->items = q->n;
+	const struct ctl_read *sh = &a[A_SHARDING];
+	if (sh->rc != ZOK || !sh->n) return;
+	NEED(pl->item = calloc((size_t)sh->n, sizeof *pl->item));
+	for (int k = 0; k < sh->n; k++) {
+		int i = item_number(sh->names[k]);
+		if (i >= 0) pl->item[pl->nitem++] = i;
+	}
+	qsort(pl->item, (size_t)pl->nitem, sizeof *pl->item, cmp_int);
+	int w = 0;
+	for (int k = 0; k < pl->nitem; k++)
+		if (!w || pl->item[w - 1] != pl->item[k]) pl->item[w++] = pl->item[k];
+	pl->nitem = w;
+	for (int k = 0; k < pl->nitem; k++) {
+		int i = pl->item[k];
+		add(q, CTL_GET, ctl_path(c, p, "/%s/sharding/%d/instance", job, i));
+		add(q, CTL_CHILDREN, ctl_path(c, p, "/%s/sharding/%d", job, i));
+	}
+}
+
+/* the name is among the sorted names of a listing that answered */
+static int listed(const struct ctl_read *r, const char *name)
+{
+	return r->rc == ZOK && bsearch(&name, r->names, (size_t)r->n, sizeof *r->names, cmp_str);
+}
+
+/* stage 3: the data of what an item's listing shows (b: the job's stage 2 answers) */
+static void plan_more(struct ctl *c, struct reads *q, const char *job, const struct ctl_read *b, struct plan *pl)
+{
+	char p[CTL_PATH_MAX];
+	if (!pl->nitem) return;
+	NEED(pl->more = calloc((size_t)pl->nitem * U_N, sizeof *pl->more));
+	for (int k = 0; k < pl->nitem; k++)
+		for (int u = 0; u < U_N; u++) {
+			int *at = &pl->more[k * U_N + u];
+			*at = -1;
+			if (!listed(&b[pl->items + k * T_N + T_LIST], u_name[u])) continue;
+			*at = q->n;
+			add(q, CTL_GET, ctl_path(c, p, "/%s/sharding/%d/%s", job, pl->item[k], u_name[u]));
+		}
+}
+
+/* the answers about instances: a is the listing, alive leader/failover/alive's, b the data of each one */
+static int take_instances(struct ctl *c, struct snap_job *j, struct ctl_read *a, const struct ctl_read *alive,
+                          struct ctl_read *b)
+{
 	char **ids;
 	int n;
-	if (children_opt(c, ctl_path(c, p, "/%s/instances", j->name), &ids, &n)) return 1;
+	if (children_opt(c, a, &ids, &n)) return 1;
 	NEED(!n || (j->inst = calloc((size_t)n, sizeof *j->inst)));
 	for (int i = 0; i < n; i++) {
 		struct snap_inst *in = &j->inst[j->ninst];
+		const char *p = b[i].path;
 		char *data;
-		ctl_path(c, p, "/%s/instances/%s", j->name, ids[i]);
-		if (get_opt(c, p, &data, NULL)) {
+		if (get_opt(c, &b[i], &data, NULL)) {
 			ctl_strv_free(ids, n);
 			return 1;
 		}
@@ -126,28 +270,26 @@ static int read_instances(struct ctl *c, struct snap_job *j)
 			warn(j, "%s: its data has no serverIp (%s)", p, sep ? "taken from the name" : "unknown");
 		}
 		free(data);
-		int yes;
-		if (exists_opt(c, ctl_path(c, p, "/%s/leader/failover/alive/%s", j->name, in->id), &yes)) {
+		if (alive->rc != ZOK && alive->rc != ZNONODE) {
 			ctl_strv_free(ids, n);
-			return 1;
+			return ctl_fail(c, alive->rc, "cannot list", alive->path);
 		}
-		in->ejob = yes;
+		in->ejob = listed(alive, in->id);
 		j->ninst++;
 	}
 	ctl_strv_free(ids, n);
 	return 0;
 }
 
-static int read_servers(struct ctl *c, struct snap_job *j)
+static int take_servers(struct ctl *c, struct snap_job *j, struct ctl_read *a, struct ctl_read *b)
 {
-	char p[CTL_PATH_MAX];
 	char **ips;
 	int n;
-	if (children_opt(c, ctl_path(c, p, "/%s/servers", j->name), &ips, &n)) return 1;
+	if (children_opt(c, a, &ips, &n)) return 1;
 	NEED(!n || (j->serv = calloc((size_t)n, sizeof *j->serv)));
 	for (int i = 0; i < n; i++) {
 		char *data;
-		if (get_opt(c, ctl_path(c, p, "/%s/servers/%s", j->name, ips[i]), &data, NULL)) {
+		if (get_opt(c, &b[i], &data, NULL)) {
 			ctl_strv_free(ips, n);
 			return 1;
 		}
@@ -162,44 +304,47 @@ static int read_servers(struct ctl *c, struct snap_job *j)
 	return 0;
 }
 
-static int read_item(struct ctl *c, struct snap_job *j, struct snap_item *it)
+/* r: the item's T_N reads; u: its stage 3 answers (NULL: not listed); queue: leader/failover/items */
+static int take_item(struct ctl *c, struct snap_job *j, struct snap_item *it, struct ctl_read *r,
+                     struct ctl_read *u[U_N], char **queue, int nqueue)
 {
-	char p[CTL_PATH_MAX];
 	struct Stat st;
 	char *d;
-	int yes;
-	const char *job = j->name;
-	int i = it->item;
-	if (get_opt(c, ctl_path(c, p, "/%s/sharding/%d/instance", job, i), &d, &st)) return 1;
+	if (get_opt(c, &r[T_OWNER], &d, &st)) return 1;
+	const struct ctl_read *ls = &r[T_LIST];
+	if (ls->rc != ZOK && ls->rc != ZNONODE) return ctl_fail(c, ls->rc, "cannot list", ls->path);
 	if (d && *d) {
 		it->owner = d;
 		it->owner_mzxid = st.mzxid;
 	} else {
 		free(d);
 	}
-	if (get_opt(c, ctl_path(c, p, "/%s/sharding/%d/running", job, i), &d, &st)) return 1;
+	d = NULL;
+	if (u[U_RUNNING] && get_opt(c, u[U_RUNNING], &d, &st)) return 1;
 	if (d) {
 		it->running = 1;
 		it->running_by = d;
 		it->running_since_ms = st.ctime;
 	}
-	if (exists_opt(c, ctl_path(c, p, "/%s/sharding/%d/completed", job, i), &it->completed)) return 1;
-	if (exists_opt(c, ctl_path(c, p, "/%s/sharding/%d/disabled", job, i), &it->disabled)) return 1;
-	if (exists_opt(c, ctl_path(c, p, "/%s/sharding/%d/misfire", job, i), &it->misfire)) return 1;
-	if (get_opt(c, ctl_path(c, p, "/%s/sharding/%d/failover", job, i), &it->failover, NULL)) return 1;
-	if (get_opt(c, ctl_path(c, p, "/%s/sharding/%d/failovering", job, i), &it->failovering, NULL)) return 1;
-	if (exists_opt(c, ctl_path(c, p, "/%s/leader/failover/items/%d", job, i), &yes)) return 1;
-	it->queued = yes;
+	it->completed = listed(ls, "completed");
+	it->disabled = listed(ls, "disabled");
+	it->misfire = listed(ls, "misfire");
+	if (u[U_FAILOVER] && get_opt(c, u[U_FAILOVER], &it->failover, NULL)) return 1;
+	if (u[U_FAILOVERING] && get_opt(c, u[U_FAILOVERING], &it->failovering, NULL)) return 1;
+	char name[16];
+	snprintf(name, sizeof name, "%d", it->item);
+	const char *key = name;
+	it->queued = nqueue && bsearch(&key, queue, (size_t)nqueue, sizeof *queue, cmp_str) != NULL;
 	it->owner_online = it->owner && snap_inst_find(j, it->owner);
 	return 0;
 }
 
-static int read_items(struct ctl *c, struct snap_job *j)
+static int take_items(struct ctl *c, struct snap_job *j, struct ctl_read *a, struct ctl_read *b, struct ctl_read *b3,
+                      const struct plan *pl, char **queue, int nqueue)
 {
-	char p[CTL_PATH_MAX];
 	char **kids;
 	int n;
-	if (children_opt(c, ctl_path(c, p, "/%s/sharding", j->name), &kids, &n)) return 1;
+	if (children_opt(c, a, &kids, &n)) return 1;
 	int total = j->conf ? (int)j->conf->sharding_total_count : 0;
 	NEED(j->items = calloc((size_t)(n + total + 1), sizeof *j->items));
 	char *seen = calloc((size_t)total + 1, 1);
@@ -226,24 +371,33 @@ static int read_items(struct ctl *c, struct snap_job *j)
 		j->items[w++] = j->items[k];
 	}
 	j->nitems = w;
+	int t = 0;                  /* the in_zk items, in order, are the plan's */
 	for (int k = 0; k < j->nitems; k++) {
 		struct snap_item *it = &j->items[k];
-		if (it->in_zk && read_item(c, j, it)) return 1;
-		if (it->in_zk && it->owner && (uint64_t)it->owner_mzxid > j->epoch) j->epoch = (uint64_t)it->owner_mzxid;
+		if (!it->in_zk) continue;
+		if (t >= pl->nitem || pl->item[t] != it->item) {
+			fprintf(stderr, "ejobctl: %s item %d was not read (a bug)\n", j->name, it->item);
+			abort();
+		}
+		struct ctl_read *u[U_N];
+		for (int x = 0; x < U_N; x++) u[x] = pl->more[t * U_N + x] < 0 ? NULL : &b3[pl->more[t * U_N + x]];
+		if (take_item(c, j, it, &b[t * T_N], u, queue, nqueue)) return 1;
+		t++;
+		if (it->owner && (uint64_t)it->owner_mzxid > j->epoch) j->epoch = (uint64_t)it->owner_mzxid;
 	}
 	return 0;
 }
 
-int snap_read(struct ctl *c, const char *job, struct snap_job *j)
+/* the job from its answers, taken in the order the reads used to be made */
+static int take_job(struct ctl *c, struct snap_job *j, struct ctl_read *a, struct ctl_read *b, struct ctl_read *b3,
+                    const struct plan *pl)
 {
-	char p[CTL_PATH_MAX];
-	memset(j, 0, sizeof *j);
-	NEED(j->name = strdup(job));
 	char *d;
-	if (get_opt(c, ctl_path(c, p, "/%s", job), &d, NULL)) return 1;
+	if (get_opt(c, &a[A_ROOT], &d, NULL)) return 1;
 	j->root_type = d ? d : strdup("");
 	NEED(j->root_type);
-	if (get_opt(c, ctl_path(c, p, "/%s/config", job), &d, NULL)) return 1;
+	const char *p = a[A_CONF].path;
+	if (get_opt(c, &a[A_CONF], &d, NULL)) return 1;
 	if (!d) {
 		NEED(j->conf_error = strdup("no config node"));
 		warn(j, "%s: no config node", p);
@@ -261,16 +415,51 @@ int snap_read(struct ctl *c, const char *job, struct snap_job *j)
 	const char *t = j->conf && j->conf->type != CONF_JOB_NONE ? conf_job_type_name(j->conf->type) : j->root_type;
 	snprintf(j->type, sizeof j->type, "%s", t);
 	for (char *q = j->type; *q; q++) *q = (char)toupper((unsigned char)*q);
-	if (read_instances(c, j) || read_servers(c, j)) return 1;
-	if (get_opt(c, ctl_path(c, p, "/%s/leader/election/instance", job), &j->leader, NULL)) return 1;
-	if (exists_opt(c, ctl_path(c, p, "/%s/leader/sharding/necessary", job), &j->resharding_due)) return 1;
+	if (take_instances(c, j, &a[A_INST], &a[A_ALIVE], &b[pl->inst]) || take_servers(c, j, &a[A_SERV], &b[pl->serv])) return 1;
+	if (get_opt(c, &a[A_LEADER], &j->leader, NULL)) return 1;
+	if (exists_opt(c, &a[A_NECESSARY], &j->resharding_due)) return 1;
 	char **q;
 	int nq;
-	if (children_opt(c, ctl_path(c, p, "/%s/leader/failover/items", job), &q, &nq)) return 1;
+	p = a[A_FQUEUE].path;
+	if (children_opt(c, &a[A_FQUEUE], &q, &nq)) return 1;
 	for (int k = 0; k < nq; k++)
 		if (item_number(q[k]) < 0) warn(j, "%s/%s: not an item number (left out)", p, q[k]);
+	int r = take_items(c, j, &a[A_SHARDING], &b[pl->items], b3, pl, q, nq);
 	ctl_strv_free(q, nq);
-	return read_items(c, j);
+	return r;
+}
+
+int snap_read_many(struct ctl *c, const char *const *names, int n, struct snap_job *jobs)
+{
+	memset(jobs, 0, (size_t)n * sizeof *jobs);
+	for (int i = 0; i < n; i++) NEED(jobs[i].name = strdup(names[i]));
+	for (int at = 0; at < n; at += SNAP_CHUNK) {
+		int m = n - at < SNAP_CHUNK ? n - at : SNAP_CHUNK;
+		struct snap_job *j = jobs + at;
+		struct reads q1 = { 0 }, q2 = { 0 }, q3 = { 0 };
+		struct plan *pl = calloc((size_t)m, sizeof *pl);
+		NEED(pl);
+		for (int k = 0; k < m; k++) plan_job(c, &q1, j[k].name, &pl[k]);
+		ctl_read_many(c, q1.v, q1.n);
+		for (int k = 0; k < m; k++) plan_names(c, &q2, j[k].name, &q1.v[pl[k].a], &pl[k]);
+		ctl_read_many(c, q2.v, q2.n);
+		for (int k = 0; k < m; k++) plan_more(c, &q3, j[k].name, q2.v, &pl[k]);
+		ctl_read_many(c, q3.v, q3.n);
+		int r = 0;
+		for (int k = 0; k < m && !r; k++) r = take_job(c, &j[k], &q1.v[pl[k].a], q2.v, q3.v, &pl[k]);
+		for (int k = 0; k < m; k++) free(pl[k].item), free(pl[k].more);
+		free(pl);
+		reads_free(&q1);
+		reads_free(&q2);
+		reads_free(&q3);
+		if (r) return 1;
+	}
+	return 0;
+}
+
+int snap_read(struct ctl *c, const char *job, struct snap_job *j)
+{
+	return snap_read_many(c, &job, 1, j);
 }
 
 void snap_free(struct snap_job *j)

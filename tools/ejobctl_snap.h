@@ -63,6 +63,10 @@ struct snap_job {
 
 /* Read the job. 0, or 1 after a message (a ZooKeeper failure: no auth, connection lost). */
 int snap_read(struct ctl *c, const char *job, struct snap_job *j);
+/* Read n jobs at once, pipelined (10,000 jobs of 2 items: 16 reads a job, 5-8 s against a local
+ * ZooKeeper on 2 CPUs, where one by one took a minute). 0, or 1 after a message (the first
+ * failure, in the order of names); either way every jobs[i] is for snap_free. */
+int snap_read_many(struct ctl *c, const char *const *names, int n, struct snap_job *jobs);
 void snap_free(struct snap_job *j);
 
 /* The instance id online for this job, or NULL. */

@@ -206,39 +206,88 @@ const char *ctl_path(const struct ctl *c, char *buf, const char *fmt, ...)
 
 /* ---- reads --------------------------------------------------------------------------------- */
 
-int ctl_get(struct ctl *c, const char *path, char **data, struct Stat *st)
+/* A batch in flight: the completions (on the client's thread) fill their own request, then
+ * count down here and signal; ctl_read_many reads a request only after it has counted it down
+ * under mu, so what the completion wrote is seen. */
+struct batch {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int out;                    /* sent, not answered */
+	int lost;                   /* an answer said the session is gone (ZCONNECTIONLOSS, ...): its code */
+};
+
+struct slot {
+	struct batch *b;
+	struct ctl_read *r;
+};
+
+/* The sender waits for the window to drain to half (or, at the end, to empty), and is woken once
+ * for that, not for every answer: a wake per answer was a context switch per read, and most of a
+ * listing's time. */
+#define LOW_WATER (CTL_WINDOW / 2)
+
+static int gone(int rc)
 {
-	struct Stat s;
-	*data = NULL;
-	for (int tries = 0; tries < 5; tries++) {
-		int rc = zoo_exists(c->zh, path, 0, &s);
-		if (rc != ZOK) return rc;
-		int len = s.dataLength > 0 ? s.dataLength : 0;
-		char *b = malloc((size_t)len + 1);
-		if (!b) return ZSYSTEMERROR;
-		int got = len;
-		rc = zoo_get(c->zh, path, 0, b, &got, &s);
-		if (rc != ZOK) {
-			free(b);
-			return rc;
-		}
-		if (got > len) {            /* grew between the two reads */
-			free(b);
-			continue;
-		}
-		if (got < 0) got = 0;
-		b[got] = 0;
-		*data = b;
-		if (st) *st = s;
-		return ZOK;
-	}
-	return ZBADVERSION;
+	return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE ||
+	       rc == ZCLOSING;
 }
 
-int ctl_exists(struct ctl *c, const char *path, struct Stat *st)
+static void answered(const struct slot *s, int rc)
 {
-	struct Stat s;
-	return zoo_exists(c->zh, path, 0, st ? st : &s);
+	pthread_mutex_lock(&s->b->mu);
+	if (gone(rc) && !s->b->lost) s->b->lost = rc;
+	int out = --s->b->out;
+	if (out == LOW_WATER || out == 0) pthread_cond_signal(&s->b->cv);
+	pthread_mutex_unlock(&s->b->mu);
+}
+
+static void got_data(int rc, const char *value, int len, const struct Stat *st, const void *data)
+{
+	const struct slot *s = data;
+	struct ctl_read *r = s->r;
+	if (rc == ZOK) {
+		size_t n = value && len > 0 ? (size_t)len : 0;
+		if ((r->data = malloc(n + 1))) {
+			if (n) memcpy(r->data, value, n);
+			r->data[n] = 0;
+			r->st = *st;
+		} else {
+			rc = ZSYSTEMERROR;
+		}
+	}
+	r->rc = rc;
+	answered(s, rc);
+}
+
+static void got_stat(int rc, const struct Stat *st, const void *data)
+{
+	const struct slot *s = data;
+	if (rc == ZOK) s->r->st = *st;
+	s->r->rc = rc;
+	answered(s, rc);
+}
+
+static void got_children(int rc, const struct String_vector *v, const void *data)
+{
+	const struct slot *s = data;
+	struct ctl_read *r = s->r;
+	if (rc == ZOK) {
+		int n = v ? v->count : 0;
+		char **out = calloc((size_t)n + 1, sizeof *out);
+		for (int i = 0; out && i < n; i++)
+			if (!(out[i] = strdup(v->data[i]))) {
+				ctl_strv_free(out, i);
+				out = NULL;
+			}
+		if (out) {
+			r->names = out;     /* sorted by ctl_read_many, off this thread */
+			r->n = n;
+		} else {
+			rc = ZSYSTEMERROR;
+		}
+	}
+	r->rc = rc;
+	answered(s, rc);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -246,31 +295,76 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int ctl_children(struct ctl *c, const char *path, char ***names, int *n)
+void ctl_read_many(struct ctl *c, struct ctl_read *r, int n)
 {
-	struct String_vector v = { 0, NULL };
-	*names = NULL;
-	*n = 0;
-	int rc = zoo_get_children(c->zh, path, 0, &v);
-	if (rc != ZOK) return rc;
-	char **out = calloc((size_t)v.count + 1, sizeof *out);
-	if (!out) {
-		deallocate_String_vector(&v);
-		return ZSYSTEMERROR;
+	struct slot *s = n > 0 ? malloc((size_t)n * sizeof *s) : NULL;
+	for (int i = 0; i < n; i++) {
+		r[i].rc = s ? ZOK : ZSYSTEMERROR;
+		r[i].data = NULL;
+		r[i].names = NULL;
+		r[i].n = 0;
 	}
-	for (int i = 0; i < v.count; i++) {
-		out[i] = strdup(v.data[i]);
-		if (!out[i]) {
-			ctl_strv_free(out, i);
-			deallocate_String_vector(&v);
-			return ZSYSTEMERROR;
+	if (!s) return;
+	struct batch b = { .out = 0, .lost = 0 };
+	pthread_mutex_init(&b.mu, NULL);
+	pthread_cond_init(&b.cv, NULL);
+	for (int i = 0; i < n; i++) {
+		pthread_mutex_lock(&b.mu);
+		if (b.out >= CTL_WINDOW)
+			while (b.out > LOW_WATER) pthread_cond_wait(&b.cv, &b.mu);
+		int lost = b.lost;
+		if (!lost) b.out++;
+		pthread_mutex_unlock(&b.mu);
+		if (lost) {                 /* the rest would only wait for the reconnect to fail them too */
+			r[i].rc = lost;
+			continue;
+		}
+		s[i] = (struct slot){ &b, &r[i] };
+		int rc = r[i].op == CTL_GET      ? zoo_aget(c->zh, r[i].path, 0, got_data, &s[i])
+		         : r[i].op == CTL_EXISTS ? zoo_aexists(c->zh, r[i].path, 0, got_stat, &s[i])
+		                                 : zoo_aget_children(c->zh, r[i].path, 0, got_children, &s[i]);
+		if (rc != ZOK) {            /* not sent: no completion will come */
+			r[i].rc = rc;
+			pthread_mutex_lock(&b.mu);
+			b.out--;
+			if (gone(rc) && !b.lost) b.lost = rc;
+			pthread_mutex_unlock(&b.mu);
 		}
 	}
-	qsort(out, (size_t)v.count, sizeof *out, cmp_str);
-	*names = out;
-	*n = v.count;
-	deallocate_String_vector(&v);
-	return ZOK;
+	pthread_mutex_lock(&b.mu);
+	while (b.out > 0) pthread_cond_wait(&b.cv, &b.mu);
+	pthread_mutex_unlock(&b.mu);
+	pthread_cond_destroy(&b.cv);
+	pthread_mutex_destroy(&b.mu);
+	free(s);
+	for (int i = 0; i < n; i++)
+		if (r[i].names) qsort(r[i].names, (size_t)r[i].n, sizeof *r[i].names, cmp_str);
+}
+
+int ctl_get(struct ctl *c, const char *path, char **data, struct Stat *st)
+{
+	struct ctl_read r = { .op = CTL_GET, .path = path };
+	ctl_read_many(c, &r, 1);
+	*data = r.data;
+	if (st && r.rc == ZOK) *st = r.st;
+	return r.rc;
+}
+
+int ctl_exists(struct ctl *c, const char *path, struct Stat *st)
+{
+	struct ctl_read r = { .op = CTL_EXISTS, .path = path };
+	ctl_read_many(c, &r, 1);
+	if (st && r.rc == ZOK) *st = r.st;
+	return r.rc;
+}
+
+int ctl_children(struct ctl *c, const char *path, char ***names, int *n)
+{
+	struct ctl_read r = { .op = CTL_CHILDREN, .path = path };
+	ctl_read_many(c, &r, 1);
+	*names = r.names;
+	*n = r.n;
+	return r.rc;
 }
 
 void ctl_strv_free(char **v, int n)
@@ -309,17 +403,29 @@ int ctl_jobs(struct ctl *c, char ***names, int *n)
 	*n = 0;
 	int rc = ctl_children(c, ctl_path(c, p, "%s", ""), &kids, &nk);
 	if (rc != ZOK) return ctl_fail(c, rc, "cannot list", p);
-	int k = 0;
+	/* a job is what has a config node (ElasticJob's JobStatisticsAPI skips the rest) */
+	struct ctl_read *r = calloc((size_t)nk + 1, sizeof *r);
+	char **paths = calloc((size_t)nk + 1, sizeof *paths);
+	int ok = r && paths;
+	for (int i = 0; ok && i < nk; i++) {
+		ok = (paths[i] = strdup(ctl_path(c, p, "/%s/config", kids[i]))) != NULL;
+		r[i] = (struct ctl_read){ .op = CTL_EXISTS, .path = paths[i] };
+	}
+	if (ok) ctl_read_many(c, r, nk);
+	int k = 0, fail = ok ? 0 : ctl_msg(c, 1, "out of memory");
 	for (int i = 0; i < nk; i++) {
-		/* a job is what has a config node (ElasticJob's JobStatisticsAPI skips the rest) */
-		rc = ctl_exists(c, ctl_path(c, p, "/%s/config", kids[i]), NULL);
-		if (rc == ZOK) kids[k++] = kids[i];
-		else free(kids[i]);
-		if (rc != ZOK && rc != ZNONODE) {
-			for (int j = i + 1; j < nk; j++) free(kids[j]);
-			ctl_strv_free(kids, k);
-			return ctl_fail(c, rc, "cannot read", p);
+		if (!fail && r[i].rc == ZOK) {
+			kids[k++] = kids[i];
+			continue;
 		}
+		if (!fail && r[i].rc != ZNONODE) fail = ctl_fail(c, r[i].rc, "cannot read", paths[i]);
+		free(kids[i]);
+	}
+	ctl_strv_free(paths, nk);
+	free(r);
+	if (fail) {
+		ctl_strv_free(kids, k);
+		return fail;
 	}
 	*names = kids;
 	*n = k;

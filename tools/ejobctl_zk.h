@@ -1,6 +1,6 @@
 /* tools/ejobctl_zk.h: what every ejobctl command on a live cluster shares: the connection
- * options, a synchronous ZooKeeper session (the multi-threaded client: ejobctl is a command, not
- * a loop), reads by namespace-relative path, the job name check with "did you mean", and the two
+ * options, a ZooKeeper session that the command waits on (the multi-threaded client: ejobctl is a
+ * command, not a loop), reads by namespace-relative path, one at a time or pipelined, the job name check with "did you mean", and the two
  * outputs: an aligned table and JSON.
  *
  * Exit statuses, for every command: 0 ok, 1 runtime failure (ZooKeeper unreachable within the
@@ -47,6 +47,28 @@ int ctl_get(struct ctl *c, const char *path, char **data, struct Stat *st);   /*
 int ctl_exists(struct ctl *c, const char *path, struct Stat *st);            /* st may be NULL */
 int ctl_children(struct ctl *c, const char *path, char ***names, int *n);    /* sorted by strcmp; free with ctl_strv_free */
 void ctl_strv_free(char **v, int n);
+
+/* Many reads at once: one round trip each is what makes a listing of 10,000 jobs slow, so the
+ * requests go out pipelined (asynchronous calls, at most CTL_WINDOW unanswered) and
+ * ctl_read_many returns when every one has its answer. A request that fails is its own rc and
+ * stops nothing else, but for a lost session: what was not sent yet is not sent and gets that
+ * rc (ZCONNECTIONLOSS, ...). ZooKeeper answers in order, so a read sees what the ones before it
+ * saw or later. The three ctl_ reads above are one-request batches. */
+#define CTL_WINDOW 1000
+
+enum ctl_op { CTL_GET, CTL_EXISTS, CTL_CHILDREN };
+
+struct ctl_read {
+	enum ctl_op op;             /* in */
+	const char *path;           /* in: absolute; the caller's, until ctl_read_many returns */
+	int rc;                     /* out: ZOK, ZNONODE, ...; ZSYSTEMERROR if out of memory */
+	char *data;                 /* out, CTL_GET with ZOK: malloc'd, NUL-terminated, "" if none; the caller's */
+	struct Stat st;             /* out, CTL_GET and CTL_EXISTS with ZOK */
+	char **names;               /* out, CTL_CHILDREN with ZOK: sorted by strcmp; ctl_strv_free(names, n) */
+	int n;
+};
+
+void ctl_read_many(struct ctl *c, struct ctl_read *r, int n);
 
 /* A failed request: "ejobctl CMD: WHAT PATH: reason" (a hint for ZNOAUTH: the digest); returns 1. */
 int ctl_fail(const struct ctl *c, int rc, const char *what, const char *path);
