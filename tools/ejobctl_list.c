@@ -11,14 +11,6 @@
 #include "tools/ejobctl.h"
 #include "tools/ejobctl_snap.h"
 
-#define NEED(x)                                                         \
-	do {                                                            \
-		if (!(x)) {                                             \
-			fputs("ejobctl: out of memory\n", stderr);      \
-			exit(1);                                        \
-		}                                                       \
-	} while (0)
-
 /* every job of the namespace, read; 0 or 1 after a message. only: just that job (checked). */
 struct snaps {
 	int n;
@@ -43,8 +35,8 @@ static int snaps_read(struct ctl *c, const char *only, struct snaps *s)
 	if (only) {
 		int r = ctl_need_job(c, only);
 		if (r) return r;
-		NEED(names = calloc(2, sizeof *names));
-		NEED(names[0] = strdup(only));
+		CTL_NEED(names = calloc(2, sizeof *names));
+		CTL_NEED(names[0] = strdup(only));
 		n = 1;
 	} else {
 		if (ctl_jobs(c, &names, &n)) return 1;
@@ -56,15 +48,15 @@ static int snaps_read(struct ctl *c, const char *only, struct snaps *s)
 			ctl_strv_free(names, n);
 			return ctl_fail(c, rc, "cannot list", p);
 		}
-		NEED(s->extra = calloc((size_t)nk + 1, sizeof *s->extra));
+		CTL_NEED(s->extra = calloc((size_t)nk + 1, sizeof *s->extra));
 		for (int k = 0, i = 0; k < nk; k++) {
 			while (i < n && strcmp(names[i], kids[k]) < 0) i++;
 			if (i < n && !strcmp(names[i], kids[k])) continue;
-			NEED(s->extra[s->nextra++] = strdup(kids[k]));
+			CTL_NEED(s->extra[s->nextra++] = strdup(kids[k]));
 		}
 		ctl_strv_free(kids, nk);
 	}
-	NEED(s->j = calloc((size_t)n + 1, sizeof *s->j));
+	CTL_NEED(s->j = calloc((size_t)n + 1, sizeof *s->j));
 	s->n = n;
 	int r = snap_read_many(c, (const char *const *)names, n, s->j);
 	ctl_strv_free(names, n);
@@ -249,13 +241,13 @@ static char **server_ips(const struct snaps *s, int *n)
 	int cap = 0;
 	for (int i = 0; i < s->n; i++) cap += s->j[i].nserv;
 	char **v = calloc((size_t)cap + 1, sizeof *v);
-	NEED(v);
+	CTL_NEED(v);
 	*n = 0;
 	for (int i = 0; i < s->n; i++)
 		for (int k = 0; k < s->j[i].nserv; k++) {
 			int seen = 0;
 			for (int x = 0; x < *n && !seen; x++) seen = !strcmp(v[x], s->j[i].serv[k].ip);
-			if (!seen) NEED(v[(*n)++] = strdup(s->j[i].serv[k].ip));
+			if (!seen) CTL_NEED(v[(*n)++] = strdup(s->j[i].serv[k].ip));
 		}
 	for (int a = 1; a < *n; a++)
 		for (int b = a; b > 0 && strcmp(v[b - 1], v[b]) > 0; b--) {
@@ -284,6 +276,19 @@ static void items_on(const struct snap_job *j, const char *ip, int running, char
 	if (!buf[0]) snprintf(buf, len, "-");
 }
 
+/* name is one of names[n]: 0; else 2 after "no KIND 'X' in job 'J'; did you mean 'Y'?" */
+static int no_such(struct ctl *c, const char *kind, const char *name, char **names, int n, const char *job,
+                   const char *hint)
+{
+	for (int k = 0; k < n; k++)
+		if (!strcmp(names[k], name)) return 0;
+	const char *near = ctl_suggest(name, names, n);
+	char where[300];
+	snprintf(where, sizeof where, job ? "job '%s'" : "namespace /%s", job ? job : c->ns);
+	if (near) return ctl_msg(c, 2, "no %s '%s' in %s; did you mean '%s'?", kind, name, where, near);
+	return ctl_msg(c, 2, "no %s '%s' in %s (%d %s%s there%s)", kind, name, where, n, kind, n == 1 ? "" : "s", hint);
+}
+
 int ejobctl_servers(int argc, char **argv)
 {
 	struct ctl c;
@@ -300,14 +305,7 @@ int ejobctl_servers(int argc, char **argv)
 	int nip;
 	char **ips = server_ips(&s, &nip);
 	if (only) {
-		int found = 0;
-		for (int k = 0; k < nip && !found; k++) found = !strcmp(ips[k], only);
-		if (!found) {
-			const char *near = ctl_suggest(only, ips, nip);
-			char where[300];
-			snprintf(where, sizeof where, job ? "job '%s'" : "namespace /%s", job ? job : c.ns);
-			if (near) r = ctl_msg(&c, 2, "no server '%s' in %s; did you mean '%s'?", only, where, near);
-			else r = ctl_msg(&c, 2, "no server '%s' in %s (%d server%s there)", only, where, nip, nip == 1 ? "" : "s");
+		if ((r = no_such(&c, "server", only, ips, nip, job, ""))) {
 			ctl_strv_free(ips, nip);
 			snaps_free(&s);
 			ctl_close(&c);
@@ -436,7 +434,7 @@ static char **instance_ids(const struct snaps *s, int *n)
 	int cap = 0;
 	for (int i = 0; i < s->n; i++) cap += s->j[i].ninst + s->j[i].nitems;
 	char **v = calloc((size_t)cap + 1, sizeof *v);
-	NEED(v);
+	CTL_NEED(v);
 	*n = 0;
 	for (int i = 0; i < s->n; i++) {
 		const struct snap_job *j = &s->j[i];
@@ -445,7 +443,7 @@ static char **instance_ids(const struct snaps *s, int *n)
 			if (!id) continue;
 			int seen = 0;
 			for (int x = 0; x < *n && !seen; x++) seen = !strcmp(v[x], id);
-			if (!seen) NEED(v[(*n)++] = strdup(id));
+			if (!seen) CTL_NEED(v[(*n)++] = strdup(id));
 		}
 	}
 	for (int a = 1; a < *n; a++)
@@ -489,15 +487,7 @@ int ejobctl_instances(int argc, char **argv)
 	int nid;
 	char **ids = instance_ids(&s, &nid);
 	if (only) {
-		int found = 0;
-		for (int k = 0; k < nid && !found; k++) found = !strcmp(ids[k], only);
-		if (!found) {
-			const char *near = ctl_suggest(only, ids, nid);
-			char where[300];
-			snprintf(where, sizeof where, job ? "job '%s'" : "namespace /%s", job ? job : c.ns);
-			if (near) r = ctl_msg(&c, 2, "no instance '%s' in %s; did you mean '%s'?", only, where, near);
-			else r = ctl_msg(&c, 2, "no instance '%s' in %s (%d instance%s there; ids are {ip}@-@{pid})", only, where,
-			                 nid, nid == 1 ? "" : "s");
+		if ((r = no_such(&c, "instance", only, ids, nid, job, "; ids are {ip}@-@{pid}"))) {
 			ctl_strv_free(ids, nid);
 			snaps_free(&s);
 			ctl_close(&c);

@@ -13,14 +13,6 @@
 #include "cron/tz.h"
 #include "tools/ejobctl_snap.h"
 
-#define NEED(x)                                                         \
-	do {                                                            \
-		if (!(x)) {                                             \
-			fputs("ejobctl: out of memory\n", stderr);      \
-			exit(1);                                        \
-		}                                                       \
-	} while (0)
-
 static void warn(struct snap_job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(struct snap_job *j, const char *fmt, ...)
 {
@@ -30,9 +22,9 @@ static void warn(struct snap_job *j, const char *fmt, ...)
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	char **w = realloc(j->warn, (size_t)(j->nwarn + 1) * sizeof *w);
-	NEED(w);
+	CTL_NEED(w);
 	j->warn = w;
-	NEED(w[j->nwarn] = strdup(buf));
+	CTL_NEED(w[j->nwarn] = strdup(buf));
 	j->nwarn++;
 }
 
@@ -66,10 +58,10 @@ static void add(struct reads *q, enum ctl_op op, const char *path)
 {
 	if (q->n == q->cap) {
 		q->cap = q->cap ? 2 * q->cap : 256;
-		NEED(q->v = realloc(q->v, (size_t)q->cap * sizeof *q->v));
+		CTL_NEED(q->v = realloc(q->v, (size_t)q->cap * sizeof *q->v));
 	}
 	char *p = strdup(path);
-	NEED(p);
+	CTL_NEED(p);
 	q->v[q->n++] = (struct ctl_read){ .op = op, .path = p };
 }
 
@@ -197,7 +189,7 @@ static void plan_names(struct ctl *c, struct reads *q, const char *job, const st
 	pl->items = q->n;
 	const struct ctl_read *sh = &a[A_SHARDING];
 	if (sh->rc != ZOK || !sh->n) return;
-	NEED(pl->item = calloc((size_t)sh->n, sizeof *pl->item));
+	CTL_NEED(pl->item = calloc((size_t)sh->n, sizeof *pl->item));
 	for (int k = 0; k < sh->n; k++) {
 		int i = item_number(sh->names[k]);
 		if (i >= 0) pl->item[pl->nitem++] = i;
@@ -225,7 +217,7 @@ static void plan_more(struct ctl *c, struct reads *q, const char *job, const str
 {
 	char p[CTL_PATH_MAX];
 	if (!pl->nitem) return;
-	NEED(pl->more = calloc((size_t)pl->nitem * U_N, sizeof *pl->more));
+	CTL_NEED(pl->more = calloc((size_t)pl->nitem * U_N, sizeof *pl->more));
 	for (int k = 0; k < pl->nitem; k++)
 		for (int u = 0; u < U_N; u++) {
 			int *at = &pl->more[k * U_N + u];
@@ -243,7 +235,7 @@ static int take_instances(struct ctl *c, struct snap_job *j, struct ctl_read *a,
 	char **ids;
 	int n;
 	if (children_opt(c, a, &ids, &n)) return 1;
-	NEED(!n || (j->inst = calloc((size_t)n, sizeof *j->inst)));
+	CTL_NEED(!n || (j->inst = calloc((size_t)n, sizeof *j->inst)));
 	for (int i = 0; i < n; i++) {
 		struct snap_inst *in = &j->inst[j->ninst];
 		const char *p = b[i].path;
@@ -266,7 +258,7 @@ static int take_instances(struct ctl *c, struct snap_job *j, struct ctl_read *a,
 		}
 		if (!sep) warn(j, "%s: an instance name without '@-@' (ElasticJob's is {ip}@-@{pid})", p);
 		if (!in->ip) {
-			if (sep) NEED(in->ip = strndup(in->id, (size_t)(sep - in->id)));
+			if (sep) CTL_NEED(in->ip = strndup(in->id, (size_t)(sep - in->id)));
 			warn(j, "%s: its data has no serverIp (%s)", p, sep ? "taken from the name" : "unknown");
 		}
 		free(data);
@@ -286,7 +278,7 @@ static int take_servers(struct ctl *c, struct snap_job *j, struct ctl_read *a, s
 	char **ips;
 	int n;
 	if (children_opt(c, a, &ips, &n)) return 1;
-	NEED(!n || (j->serv = calloc((size_t)n, sizeof *j->serv)));
+	CTL_NEED(!n || (j->serv = calloc((size_t)n, sizeof *j->serv)));
 	for (int i = 0; i < n; i++) {
 		char *data;
 		if (get_opt(c, &b[i], &data, NULL)) {
@@ -346,9 +338,9 @@ static int take_items(struct ctl *c, struct snap_job *j, struct ctl_read *a, str
 	int n;
 	if (children_opt(c, a, &kids, &n)) return 1;
 	int total = j->conf ? (int)j->conf->sharding_total_count : 0;
-	NEED(j->items = calloc((size_t)(n + total + 1), sizeof *j->items));
+	CTL_NEED(j->items = calloc((size_t)(n + total + 1), sizeof *j->items));
 	char *seen = calloc((size_t)total + 1, 1);
-	NEED(seen);
+	CTL_NEED(seen);
 	for (int k = 0; k < n; k++) {
 		int i = item_number(kids[k]);
 		if (i < 0) {
@@ -395,18 +387,18 @@ static int take_job(struct ctl *c, struct snap_job *j, struct ctl_read *a, struc
 	char *d;
 	if (get_opt(c, &a[A_ROOT], &d, NULL)) return 1;
 	j->root_type = d ? d : strdup("");
-	NEED(j->root_type);
+	CTL_NEED(j->root_type);
 	const char *p = a[A_CONF].path;
 	if (get_opt(c, &a[A_CONF], &d, NULL)) return 1;
 	if (!d) {
-		NEED(j->conf_error = strdup("no config node"));
+		CTL_NEED(j->conf_error = strdup("no config node"));
 		warn(j, "%s: no config node", p);
 	} else {
 		conf_diags_t *diags = NULL;
 		j->conf = conf_node_parse(d, strlen(d), p, &diags);
 		if (!j->conf) {
 			const conf_diag_t *g = diags && conf_diags_count(diags) ? conf_diags_get(diags, 0) : NULL;
-			NEED(j->conf_error = strdup(g ? g->text : "out of memory"));
+			CTL_NEED(j->conf_error = strdup(g ? g->text : "out of memory"));
 			warn(j, "%s", j->conf_error);
 		}
 		conf_diags_free(diags);
@@ -432,13 +424,13 @@ static int take_job(struct ctl *c, struct snap_job *j, struct ctl_read *a, struc
 int snap_read_many(struct ctl *c, const char *const *names, int n, struct snap_job *jobs)
 {
 	memset(jobs, 0, (size_t)n * sizeof *jobs);
-	for (int i = 0; i < n; i++) NEED(jobs[i].name = strdup(names[i]));
+	for (int i = 0; i < n; i++) CTL_NEED(jobs[i].name = strdup(names[i]));
 	for (int at = 0; at < n; at += SNAP_CHUNK) {
 		int m = n - at < SNAP_CHUNK ? n - at : SNAP_CHUNK;
 		struct snap_job *j = jobs + at;
 		struct reads q1 = { 0 }, q2 = { 0 }, q3 = { 0 };
 		struct plan *pl = calloc((size_t)m, sizeof *pl);
-		NEED(pl);
+		CTL_NEED(pl);
 		for (int k = 0; k < m; k++) plan_job(c, &q1, j[k].name, &pl[k]);
 		ctl_read_many(c, q1.v, q1.n);
 		for (int k = 0; k < m; k++) plan_names(c, &q2, j[k].name, &q1.v[pl[k].a], &pl[k]);

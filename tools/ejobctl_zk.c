@@ -392,6 +392,12 @@ int ctl_fail(const struct ctl *c, int rc, const char *what, const char *path)
 	return ctl_msg(c, 1, "%s %s: %s%s", what, path, zerror(rc), hint);
 }
 
+void ctl_oom(void)
+{
+	fputs("ejobctl: out of memory\n", stderr);
+	exit(1);
+}
+
 /* ---- job names ----------------------------------------------------------------------------- */
 
 int ctl_jobs(struct ctl *c, char ***names, int *n)
@@ -474,8 +480,7 @@ static void table_add(struct ctl_table *t, va_list ap)
 		int cap = t->cap ? 2 * t->cap : 16;
 		char **v = realloc(t->cells, (size_t)cap * (size_t)t->ncols * sizeof *v);
 		if (!v) {
-			fputs("ejobctl: out of memory\n", stderr);
-			exit(1);
+			ctl_oom();
 		}
 		t->cells = v;
 		t->cap = cap;
@@ -483,8 +488,7 @@ static void table_add(struct ctl_table *t, va_list ap)
 	for (int i = 0; i < t->ncols; i++) {
 		char *s = dup_or_dash(va_arg(ap, const char *));
 		if (!s) {
-			fputs("ejobctl: out of memory\n", stderr);
-			exit(1);
+			ctl_oom();
 		}
 		t->cells[t->nrows * t->ncols + i] = s;
 	}
@@ -495,8 +499,7 @@ struct ctl_table *ctl_table_new(int ncols, ...)
 {
 	struct ctl_table *t = calloc(1, sizeof *t);
 	if (!t) {
-		fputs("ejobctl: out of memory\n", stderr);
-		exit(1);
+		ctl_oom();
 	}
 	t->ncols = ncols;
 	va_list ap;
@@ -596,8 +599,7 @@ static void esc(FILE *f, const char *s, size_t n)
 	json_init(&b);
 	json_str(&b, s, n, JSON_PLAIN);
 	if (b.oom) {
-		fputs("ejobctl: out of memory\n", stderr);
-		exit(1);
+		ctl_oom();
 	}
 	fwrite(b.p, 1, b.len, f);
 	json_free(&b);

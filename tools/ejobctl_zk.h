@@ -83,6 +83,14 @@ int ctl_need_job(struct ctl *c, const char *job);
 /* The closest of names[0..n-1] to s (edit distance), NULL if none is close: for "did you mean". */
 const char *ctl_suggest(const char *s, char *const *names, int n);
 
+/* Out of memory: one line on stderr and exit 1 (operations write last, in one multi: nothing is
+ * left half-written). */
+__attribute__((noreturn)) void ctl_oom(void);
+#define CTL_NEED(x)                     \
+	do {                            \
+		if (!(x)) ctl_oom();    \
+	} while (0)
+
 /* ---- output ---------------------------------------------------------------------------- */
 
 /* An aligned table: headers in upper case, columns two spaces apart, the last one unpadded. */
