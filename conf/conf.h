@@ -129,7 +129,14 @@ typedef struct conf_supervisor {
 	 * 0: no limit. */
 	int script_output_max_lines;     /* CONF_SCRIPT_OUTPUT_MAX_LINES */
 	int script_output_max_bytes;     /* CONF_SCRIPT_OUTPUT_MAX_BYTES */
+	/* history: every item execution as one JSON line (supervisor/events_history.c) */
+	const char *history_file;        /* history.file; NULL: none */
+	int history_max_bytes;           /* history.maxBytes: rotated past it, CONF_HISTORY_MAX_BYTES */
+	int history_keep;                /* history.keep: rotated files kept (FILE.1 ..), CONF_HISTORY_KEEP */
 } conf_supervisor_t;
+
+#define CONF_HISTORY_MAX_BYTES (64 << 20)
+#define CONF_HISTORY_KEEP 5
 
 #define CONF_SCRIPT_OUTPUT_MAX_LINES 1000
 #define CONF_SCRIPT_OUTPUT_MAX_BYTES 65536

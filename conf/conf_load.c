@@ -21,11 +21,14 @@ static const char *const rc_keys[R_N] = {
 };
 
 enum { S_WORKERS, S_IP, S_LOGLEVEL, S_SOCKET, S_UIDS, S_GIDS, S_SHUTDOWN, S_KILL, S_OUTLINES, S_OUTBYTES,
-       S_N };
+       S_HISTORY, S_N };
 static const char *const sup_keys[S_N] = {
 	"workers", "ip", "logLevel", "attachSocket", "attachAllowUids", "attachAllowGids",
 	"shutdownGraceSeconds", "killGraceSeconds", "scriptOutputMaxLines", "scriptOutputMaxBytes",
+	"history",
 };
+enum { H_FILE, H_MAXBYTES, H_KEEP, H_N };
+static const char *const hist_keys[H_N] = { "file", "maxBytes", "keep" };
 static const char *const log_levels[] = { "error", "warn", "info", "debug" };
 
 #define SUN_PATH_MAX 107   /* sizeof(sockaddr_un.sun_path) - 1 */
@@ -287,6 +290,39 @@ static void load_ids(conf_ctx_t *cx, const conf_tnode_t *v, const conf_tnode_t *
 	*nout = v->n;
 }
 
+/* supervisor.history: {file: PATH, maxBytes: N, keep: N} */
+static void load_history(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tnode_t *map, conf_supervisor_t *s,
+                         int *errors)
+{
+	const conf_tnode_t *keys[H_N], *v[H_N];
+	for (size_t i = 0; i < H_N; i++) keys[i] = v[i] = NULL;
+	if (!map || conf_is_null(map)) return;
+	if (map->kind != CONF_TN_MAP) {
+		conf_err(cx, k, "supervisor.history", "must be a mapping, e.g. {file: /var/lib/ejob/history.jsonl} "
+		         "(got %s)", conf_kind_name(map));
+		(*errors)++;
+		return;
+	}
+	conf_map_keys(cx, map, "supervisor.history", hist_keys, H_N, H_N, keys, v);
+	if (!v[H_FILE] || conf_is_null(v[H_FILE])) {
+		conf_err(cx, k, "supervisor.history.file", "missing; give the file that gets one JSON line per item "
+		         "execution, e.g. /var/lib/ejob/history.jsonl");
+		(*errors)++;
+	} else if (conf_get_str(cx, v[H_FILE], keys[H_FILE], "supervisor.history.file", &s->history_file) < 0) {
+		(*errors)++;
+	} else if (!s->history_file[0] || s->history_file[strlen(s->history_file) - 1] == '/') {
+		conf_err(cx, keys[H_FILE], "supervisor.history.file", "must name a file, not a directory");
+		(*errors)++;
+		s->history_file = NULL;
+	}
+	if (v[H_MAXBYTES] && conf_get_int(cx, v[H_MAXBYTES], keys[H_MAXBYTES], "supervisor.history.maxBytes", 4096,
+	                                  INT32_MAX, "an integer 4096-2147483647 (bytes)", &s->history_max_bytes) < 0)
+		(*errors)++;
+	if (v[H_KEEP] && conf_get_int(cx, v[H_KEEP], keys[H_KEEP], "supervisor.history.keep", 0, 1000, NULL,
+	                              &s->history_keep) < 0)
+		(*errors)++;
+}
+
 static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tnode_t *map,
                             conf_supervisor_t *s, int *errors)
 {
@@ -299,6 +335,8 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tn
 	s->kill_grace_seconds = 5;
 	s->script_output_max_lines = CONF_SCRIPT_OUTPUT_MAX_LINES;
 	s->script_output_max_bytes = CONF_SCRIPT_OUTPUT_MAX_BYTES;
+	s->history_max_bytes = CONF_HISTORY_MAX_BYTES;
+	s->history_keep = CONF_HISTORY_KEEP;
 	for (size_t i = 0; i < S_N; i++) keys[i] = v[i] = NULL;
 	if (map && map->kind != CONF_TN_MAP && !conf_is_null(map)) {
 		conf_err(cx, k, "supervisor", "must be a mapping (got %s)", conf_kind_name(map));
@@ -377,6 +415,7 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tn
 		                 g == S_OUTLINES ? &s->script_output_max_lines : &s->script_output_max_bytes) < 0)
 			(*errors)++;
 	}
+	load_history(cx, keys[S_HISTORY], v[S_HISTORY], s, errors);
 }
 
 static size_t value_bytes(const conf_value_t *v, size_t depth)

@@ -82,6 +82,7 @@ struct cfire *cx_side_run(struct cjob *j, uint32_t item)
 	if (!f) return NULL;
 	j->fx.side_ms = ms;
 	f->failover = 1;
+	f->fire->source = EVS_FAILOVER;     /* a misfire's run again says MISFIRE (coord_running.c) */
 	f->fire->items[0] = item;
 	f->fire->n = 1;
 	f->next = j->fx.side;
@@ -348,6 +349,7 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	struct cfire *f = cx_new(j, cj->sharding_total_count, (uint64_t)fi->fire_s * 1000u);
 	if (!f) return -1;
 	f->handle = fi->handle;
+	f->fire->source = fi->catch_up ? EVS_MISFIRE : EVS_NORMAL;
 	f->state = F_WAIT;
 	j->fx.fire = f;
 	cx_continue(j);

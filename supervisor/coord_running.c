@@ -200,6 +200,7 @@ static void misfire_act(struct cjob *j, uint32_t i)
 	struct cfire *f = cx_side_run(j, i);
 	if (!f) return;
 	f->misfire_run = 1;
+	f->fire->source = EVS_MISFIRE;
 	f->monitor = cj->monitor_execution;
 	f->state = F_START;
 	const char *id = j->c->id;

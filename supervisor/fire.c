@@ -14,6 +14,7 @@
 struct fires {
 	disp_t *disp;
 	char *instance;
+	events_t *events;
 	fire_t *list;               /* fires in progress */
 };
 
@@ -55,6 +56,11 @@ char *fire_task_id(const char *job, const uint32_t *items, uint32_t n, const cha
 	for (uint32_t i = 0; i < n; i++) off += (size_t)snprintf(task + off, cap - off, "%s%" PRIu32, i ? "," : "", items[i]);
 	snprintf(task + off, cap - off, "@-@READY@-@%s", instance);
 	return task;
+}
+
+void fires_set_events(fires_t *fs, events_t *e)
+{
+	fs->events = e;
 }
 
 void fire_fmt_time(uint64_t ms, char *buf, size_t len)
@@ -99,6 +105,7 @@ void fire_free(fire_t *f)
 	free(f->done);
 	free(f->items);
 	free(f->job);
+	free(f->task_id);
 	free(f);
 }
 
@@ -131,7 +138,8 @@ uint32_t fire_submit(fire_t *f, const conf_job_t *j, uint64_t epoch)
 		}
 		f->n++;
 	}
-	free(task);
+	free(f->task_id);
+	f->task_id = task;
 	return f->n;
 }
 
@@ -160,8 +168,14 @@ void fire_summary(const fire_t *f)
 
 static void item_started(fire_t *f, const struct disp_started *s)
 {
-	(void)f;
 	log_debug("job %s item %" PRIu32 " attempt %" PRIu32 ": started on %s", s->job, s->item, s->attempt, s->where);
+	if (!f || !f->fs->events) return;
+	struct event ev = {
+		.type = EVT_ITEM_STARTED, .job = s->job, .task_id = f->task_id, .where = s->where, .fire_ms = f->fire_ms,
+		.epoch = f->epoch, .start_ms = wait_realtime_ns() / 1000000u, .item = s->item, .attempt = s->attempt,
+		.source = f->source,
+	};
+	events_emit(f->fs->events, &ev);
 }
 
 static void item_ended(fire_t *f, const struct disp_outcome *o)
@@ -177,6 +191,16 @@ static void item_ended(fire_t *f, const struct disp_outcome *o)
 	log_msg(lvl, "job %s item %" PRIu32 " attempt %" PRIu32 ": %s%s in %s on %s%s%s%s", o->job, o->item,
 	        o->attempt, frame_status_name(o->status), detail, took, o->where, o->error[0] ? ": " : "", o->error,
 	        o->status != FRAME_ST_OK && !o->final ? "; it will run again" : "");
+	if (f && f->fs->events) {
+		uint64_t now = wait_realtime_ns() / 1000000u, took_ms = o->duration_us / 1000u;
+		struct event ev = {
+			.type = EVT_ITEM_ENDED, .job = o->job, .task_id = f->task_id, .where = o->where, .error = o->error,
+			.fire_ms = f->fire_ms, .epoch = o->epoch, .start_ms = now > took_ms ? now - took_ms : now, .end_ms = now,
+			.duration_us = o->duration_us, .item = o->item, .attempt = o->attempt, .status = o->status,
+			.exit_code = o->exit_code, .signal = o->signal, .final = o->final, .source = f->source,
+		};
+		events_emit(f->fs->events, &ev);
+	}
 	if (!o->final || !f || o->item >= f->total || f->done[o->item]) return;
 	f->done[o->item] = o->status == FRAME_ST_OK ? FIRE_OK : FIRE_FAILED;
 	f->ended++;

@@ -18,6 +18,7 @@
 
 #include "conf/conf.h"
 #include "supervisor/dispatch.h"
+#include "supervisor/events.h"
 
 typedef struct fires fires_t;
 typedef struct fire fire_t;
@@ -58,11 +59,15 @@ struct fire {
 	uint8_t *done;              /* [total]: enum fire_end */
 	uint32_t ended, ok;         /* items with a final outcome; of them, FIRE_OK */
 	uint64_t started_ns;        /* CLOCK_MONOTONIC, at fire_new */
+	char *task_id;              /* ElasticJob's taskId of the items submitted (fire_submit) */
+	enum event_source source;   /* where it came from (its owner sets it): normal, misfire, failover */
 	fire_t *prev, *next;        /* the fires in progress */
 };
 
 /* The fires of one supervisor: they queue to d, and name instance in their taskIds. */
 fires_t *fires_new(disp_t *d, const char *instance);
+/* The execution events go to e (NULL: none); set before the first fire. */
+void fires_set_events(fires_t *fs, events_t *e);
 /* At exit: forget the fires still open, and the set. */
 void fires_free(fires_t *fs);
 

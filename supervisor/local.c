@@ -96,6 +96,7 @@ int local_fire(void *arg, const struct sched_fire_info *fi)
 	}
 	sf->handle = fi->handle;
 	sf->sched = l->sched;
+	f->source = fi->catch_up ? EVS_MISFIRE : EVS_NORMAL;
 	/* without ZooKeeper every item of the job runs here */
 	for (uint32_t i = 0; i < f->total; i++) f->items[f->n++] = i;
 	if (!fire_submit(f, j, 0)) {

@@ -19,6 +19,7 @@
 #include "ipc/ring.h"
 #include "ipc/shm.h"
 #include "ipc/wait.h"
+#include "supervisor/events_history.h"
 #include "supervisor/sup.h"
 
 #ifndef EJOB_LIBEXEC
@@ -550,6 +551,14 @@ static int start_workers(struct sup *s)
 		log_error("out of memory");
 		return 1;
 	}
+	const conf_supervisor_t *cs = &s->conf->supervisor;
+	if (cs->history_file) {
+		/* read at the start only: a reload does not move the history */
+		if (!(s->events = events_new(s->instance_id)) ||
+		    !history_open(s->events, cs->history_file, cs->history_max_bytes, cs->history_keep, 65536))
+			return 1;
+		fires_set_events(s->fires, s->events);
+	}
 
 	return 0;
 }
@@ -690,6 +699,7 @@ int main(int argc, char **argv)
 	att_free(s->att);
 	disp_free(s->disp);
 	pool_free(s->pool);
+	events_free(s->events);     /* the sinks write what they have queued */
 	seg_close(s->seg);
 	conf_free(s->conf);
 	log_info("stopped");

@@ -53,6 +53,7 @@ struct sup {
 	ev_timer tick_w;
 	ev_timer shutdown_w;        /* grace before running items are asked to stop */
 	fires_t *fires;             /* every fire's items and outcomes (the dispatcher reports here) */
+	events_t *events;           /* the execution events' sinks (NULL: none configured) */
 	local_t *local;             /* fires without ZooKeeper: --standalone, --run */
 	sched_t *sched;             /* the jobs' fire times (not with --run) */
 	coord_t *coord;             /* ZooKeeper coordination, or NULL (--standalone, --run) */

@@ -1,0 +1,198 @@
+/* supervisor/events.c: execution events to sinks, each behind a bounded queue and a thread of
+ * its own (events.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "supervisor/events.h"
+#include "supervisor/log.h"
+
+struct event_sink {
+	events_t *e;
+	char *name;
+	void (*fn)(void *arg, const struct event *ev);
+	void (*fin)(void *arg);
+	void *arg;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct event **q;           /* ring of copies: [head, head + n) mod cap */
+	unsigned cap, head, n;
+	int stop;
+	/* the loop's side */
+	uint64_t dropped;
+	uint64_t episode;           /* dropped since the queue was last found full (0: not dropping) */
+	struct event_sink *next;
+};
+
+struct events {
+	char *instance;
+	event_sink_t *sinks;
+};
+
+const char *event_source_name(enum event_source s)
+{
+	return s == EVS_MISFIRE ? "MISFIRE" : s == EVS_FAILOVER ? "FAILOVER" : "NORMAL_TRIGGER";
+}
+
+events_t *events_new(const char *instance)
+{
+	events_t *e = calloc(1, sizeof *e);
+	if (!e || !(e->instance = strdup(instance))) {
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+const char *events_instance(const events_t *e)
+{
+	return e->instance;
+}
+
+static void *sink_main(void *arg)
+{
+	event_sink_t *s = arg;
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		while (!s->n && !s->stop) pthread_cond_wait(&s->cv, &s->mu);
+		if (!s->n) break;                   /* stopping, and all written */
+		struct event *ev = s->q[s->head];
+		s->head = (s->head + 1) % s->cap;
+		s->n--;
+		pthread_mutex_unlock(&s->mu);
+		s->fn(s->arg, ev);
+		free(ev);
+		pthread_mutex_lock(&s->mu);
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (s->fin) s->fin(s->arg);
+	return NULL;
+}
+
+event_sink_t *events_sink(events_t *e, const char *name, unsigned cap, void (*fn)(void *arg, const struct event *ev),
+                          void (*fin)(void *arg), void *arg)
+{
+	event_sink_t *s = calloc(1, sizeof *s);
+	if (!s || !(s->name = strdup(name)) || !(s->q = calloc(cap ? cap : 1, sizeof *s->q))) {
+		log_error("events: out of memory for the %s sink", name);
+		if (s) free(s->name);
+		free(s);
+		return NULL;
+	}
+	s->e = e;
+	s->cap = cap ? cap : 1;
+	s->fn = fn;
+	s->fin = fin;
+	s->arg = arg;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	/* the loop takes the signals (signalfd): the sink's thread must never get one */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&s->th, NULL, sink_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		log_error("events: cannot start the %s sink's thread: %s", name, strerror(rc));
+		free(s->q);
+		free(s->name);
+		free(s);
+		return NULL;
+	}
+	s->next = e->sinks;
+	e->sinks = s;
+	return s;
+}
+
+uint64_t events_dropped(const event_sink_t *s)
+{
+	return s->dropped;
+}
+
+static size_t slen(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+/* one block: the event, then its strings */
+static struct event *copy(const struct event *ev)
+{
+	size_t n = sizeof *ev + slen(ev->job) + slen(ev->task_id) + slen(ev->where) + slen(ev->error);
+	struct event *c = malloc(n);
+	if (!c) return NULL;
+	*c = *ev;
+	char *p = (char *)(c + 1);
+	const char **f[] = { &c->job, &c->task_id, &c->where, &c->error };
+	for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+		if (!*f[k]) continue;
+		size_t l = strlen(*f[k]) + 1;
+		memcpy(p, *f[k], l);
+		*f[k] = p;
+		p += l;
+	}
+	return c;
+}
+
+void events_emit(events_t *e, const struct event *ev)
+{
+	if (!e) return;
+	for (event_sink_t *s = e->sinks; s; s = s->next) {
+		struct event *c = copy(ev);
+		pthread_mutex_lock(&s->mu);
+		int full = !c || s->n == s->cap;
+		if (!full) {
+			s->q[(s->head + s->n) % s->cap] = c;
+			s->n++;
+			pthread_cond_signal(&s->cv);
+		}
+		pthread_mutex_unlock(&s->mu);
+		if (full) {
+			free(c);
+			s->dropped++;
+			if (!s->episode++)
+				log_warn("events: the %s sink is behind (%u events queued): events for it are dropped until it "
+				         "catches up", s->name, s->cap);
+		} else if (s->episode) {
+			log_warn("events: the %s sink caught up; %" PRIu64 " events were dropped for it (%" PRIu64 " in all)",
+			         s->name, s->episode, s->dropped);
+			s->episode = 0;
+		}
+	}
+}
+
+void events_free(events_t *e)
+{
+	if (!e) return;
+	event_sink_t *s = e->sinks;
+	while (s) {
+		event_sink_t *next = s->next;
+		pthread_mutex_lock(&s->mu);
+		s->stop = 1;
+		pthread_cond_signal(&s->cv);
+		unsigned left = s->n;
+		pthread_mutex_unlock(&s->mu);
+		/* a sink stuck in a write (a file on a hung NFS mount) must not hold the exit */
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += 5;
+		if (pthread_timedjoin_np(s->th, NULL, &dl) == ETIMEDOUT) {
+			log_warn("events: the %s sink did not finish within 5 s; %u queued events are not written", s->name,
+			         left);
+			s = next;           /* its thread still uses it: left to the exit */
+			continue;
+		}
+		pthread_mutex_destroy(&s->mu);
+		pthread_cond_destroy(&s->cv);
+		free(s->q);
+		free(s->name);
+		free(s);
+		s = next;
+	}
+	free(e->instance);
+	free(e);
+}

@@ -1,0 +1,58 @@
+/* supervisor/events.h: the execution events. One event per thing that happens to a job here
+ * (today: an item's attempt started, an attempt ended; fire.c emits them from the one place where
+ * fires track their items). Sinks subscribe (the history file now; metrics, PostgreSQL and error
+ * handlers next). A sink never blocks the loop: events_emit() copies the event into each sink's
+ * bounded queue and returns; a sink drains its queue on a thread of its own. When a sink's queue
+ * is full the event is dropped for that sink only, counted (events_dropped), and the log says so
+ * once per episode (when it starts, and how many were lost when it ends). */
+#ifndef EJOB_EVENTS_H
+#define EJOB_EVENTS_H
+
+#include <stdint.h>
+
+enum event_type {
+	EVT_ITEM_STARTED = 1,       /* an attempt published to a worker */
+	EVT_ITEM_ENDED,             /* an attempt's outcome (final or not) */
+};
+
+/* Where an execution came from, with ElasticJob's names (ExecutionSource). */
+enum event_source { EVS_NORMAL = 0, EVS_MISFIRE, EVS_FAILOVER };
+const char *event_source_name(enum event_source s);   /* "NORMAL_TRIGGER", "MISFIRE", "FAILOVER" */
+
+struct event {
+	enum event_type type;
+	const char *job;
+	const char *task_id;        /* ElasticJob's taskId of the fire's items here */
+	const char *where;          /* "worker 3", "attach:4242#0" */
+	const char *error;          /* ended: the failure cause ("" if none) */
+	uint64_t fire_ms;           /* the fire id */
+	uint64_t epoch;             /* the assignment it ran under (0: none) */
+	uint64_t start_ms;          /* wall clock: the attempt's start (ended: end - duration) */
+	uint64_t end_ms;            /* wall clock: its end (0: started) */
+	uint64_t duration_us;
+	uint32_t item, attempt;
+	uint32_t status;            /* ended: enum frame_status */
+	int32_t exit_code, signal;
+	int final;                  /* ended: no retry follows */
+	enum event_source source;
+};
+
+typedef struct events events_t;
+typedef struct event_sink event_sink_t;
+
+/* Events of this supervisor (instance: "{ip}@-@{pid}", named in every record). */
+events_t *events_new(const char *instance);
+/* Stops every sink: each writes what it has queued (at most its queue), then its thread ends. */
+void events_free(events_t *e);
+
+/* A sink with a thread of its own: fn(arg, ev) is called on it for each event, in order; fin(arg)
+ * once at the end, on that thread. cap: events it may have queued. NULL on failure (logged). */
+event_sink_t *events_sink(events_t *e, const char *name, unsigned cap, void (*fn)(void *arg, const struct event *ev),
+                          void (*fin)(void *arg), void *arg);
+uint64_t events_dropped(const event_sink_t *s);   /* events this sink lost because its queue was full */
+const char *events_instance(const events_t *e);
+
+/* From the loop: a copy goes to every sink's queue; never waits. e may be NULL (no sinks). */
+void events_emit(events_t *e, const struct event *ev);
+
+#endif

@@ -1,0 +1,189 @@
+/* supervisor/events_history.c: the history file (supervisor.history): every item execution (each
+ * attempt's end) as one JSON line, appended on the sink's own thread, rotated by size
+ * (FILE -> FILE.1 -> ... -> FILE.keep). docs/config.md has the record's fields. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ipc/frame.h"
+#include "ipc/json.h"
+#include "supervisor/events_history.h"
+#include "supervisor/log.h"
+
+struct history {
+	char *path;
+	long long max_bytes;
+	int keep;
+	char host[256];
+	char ip[64];
+	const char *instance;
+	int fd;
+	long long size;
+	int failing;                /* the last open or write failed (logged once per episode) */
+};
+
+static void iso_ms(json_buf_t *b, uint64_t ms)
+{
+	time_t t = (time_t)(ms / 1000u);
+	struct tm tm;
+	char s[64];
+	if (!gmtime_r(&t, &tm)) {
+		json_u64(b, ms);
+		return;
+	}
+	size_t n = strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(s + n, sizeof s - n, ".%03uZ", (unsigned)(ms % 1000u));
+	json_cstr(b, s, JSON_PLAIN);
+}
+
+static void failed(struct history *h, const char *what)
+{
+	if (!h->failing)
+		log_error("history: cannot %s %s: %s; records are lost until it works again", what, h->path, strerror(errno));
+	h->failing = 1;
+}
+
+static int reopen(struct history *h)
+{
+	if (h->fd >= 0) close(h->fd);
+	h->fd = open(h->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+	if (h->fd < 0) {
+		failed(h, "open");
+		return -1;
+	}
+	struct stat st;
+	h->size = fstat(h->fd, &st) == 0 ? (long long)st.st_size : 0;
+	return 0;
+}
+
+/* FILE.{keep-1} -> FILE.{keep}, ..., FILE -> FILE.1; keep 0: FILE starts again empty */
+static void rotate(struct history *h)
+{
+	size_t n = strlen(h->path) + 16;
+	char *a = malloc(n), *b = malloc(n);
+	if (a && b) {
+		for (int k = h->keep; k >= 1; k--) {
+			snprintf(b, n, "%s.%d", h->path, k);
+			if (k == 1) snprintf(a, n, "%s", h->path);
+			else snprintf(a, n, "%s.%d", h->path, k - 1);
+			if (rename(a, b) != 0 && errno != ENOENT) log_warn("history: cannot rename %s to %s: %s", a, b, strerror(errno));
+		}
+		if (!h->keep && unlink(h->path) != 0 && errno != ENOENT)
+			log_warn("history: cannot remove %s: %s", h->path, strerror(errno));
+	}
+	free(a);
+	free(b);
+	reopen(h);
+}
+
+static void record(void *arg, const struct event *ev)
+{
+	struct history *h = arg;
+	if (ev->type != EVT_ITEM_ENDED) return;
+	json_buf_t b;
+	json_init(&b);
+	json_raw(&b, "{");
+	json_key(&b, "job", 1), json_cstr(&b, ev->job, JSON_PLAIN);
+	json_key(&b, "item", 0), json_u64(&b, ev->item);
+	json_key(&b, "fireId", 0), json_u64(&b, ev->fire_ms);
+	json_key(&b, "taskId", 0), json_cstr(&b, ev->task_id, JSON_PLAIN);
+	json_key(&b, "instance", 0), json_cstr(&b, h->instance, JSON_PLAIN);
+	json_key(&b, "host", 0), json_cstr(&b, h->host, JSON_PLAIN);
+	json_key(&b, "ip", 0), json_cstr(&b, h->ip, JSON_PLAIN);
+	char ep[24];
+	snprintf(ep, sizeof ep, "0x%" PRIx64, ev->epoch);
+	json_key(&b, "epoch", 0), json_cstr(&b, ev->epoch ? ep : NULL, JSON_PLAIN);
+	json_key(&b, "attempt", 0), json_u64(&b, ev->attempt);
+	json_key(&b, "final", 0), json_raw(&b, ev->final ? "true" : "false");
+	json_key(&b, "source", 0), json_cstr(&b, event_source_name(ev->source), JSON_PLAIN);
+	json_key(&b, "start", 0), iso_ms(&b, ev->start_ms);
+	json_key(&b, "end", 0), iso_ms(&b, ev->end_ms);
+	json_key(&b, "durationMs", 0), json_u64(&b, (ev->duration_us + 500) / 1000);
+	json_key(&b, "outcome", 0), json_cstr(&b, frame_status_name(ev->status), JSON_PLAIN);
+	json_key(&b, "exitCode", 0);       /* null when a signal ended it */
+	if (ev->signal) json_raw(&b, "null");
+	else json_i64(&b, ev->exit_code);
+	json_key(&b, "signal", 0);
+	if (ev->signal) json_i64(&b, ev->signal);
+	else json_raw(&b, "null");
+	json_key(&b, "cause", 0), json_cstr(&b, ev->error && ev->error[0] ? ev->error : NULL, JSON_PLAIN);
+	json_key(&b, "where", 0), json_cstr(&b, ev->where, JSON_PLAIN);
+	json_raw(&b, "}\n");
+	if (b.oom) {
+		json_free(&b);
+		return;
+	}
+	if (h->fd < 0 && reopen(h) < 0) {
+		json_free(&b);
+		return;
+	}
+	if (h->size > 0 && h->size + (long long)b.len > h->max_bytes) {
+		rotate(h);
+		if (h->fd < 0) {
+			json_free(&b);
+			return;
+		}
+	}
+	/* one write: a line is whole or absent, also for a reader tailing the file */
+	ssize_t w = write(h->fd, b.p, b.len);
+	if (w == (ssize_t)b.len) {
+		h->size += w;
+		if (h->failing) log_info("history: writing %s again", h->path);
+		h->failing = 0;
+	} else {
+		if (w >= 0) errno = ENOSPC;
+		failed(h, "write");
+		close(h->fd);
+		h->fd = -1;             /* opened again for the next record */
+	}
+	json_free(&b);
+}
+
+static void finish(void *arg)
+{
+	struct history *h = arg;
+	if (h->fd >= 0) close(h->fd);
+	free(h->path);
+	free(h);
+}
+
+event_sink_t *history_open(events_t *e, const char *path, long long max_bytes, int keep, unsigned queue)
+{
+	struct history *h = calloc(1, sizeof *h);
+	if (!h || !(h->path = strdup(path))) {
+		free(h);
+		log_error("history: out of memory");
+		return NULL;
+	}
+	h->max_bytes = max_bytes;
+	h->keep = keep;
+	h->fd = -1;
+	h->instance = events_instance(e);
+	if (gethostname(h->host, sizeof h->host) != 0) h->host[0] = 0;
+	h->host[sizeof h->host - 1] = 0;
+	const char *sep = strstr(h->instance, "@-@");
+	snprintf(h->ip, sizeof h->ip, "%.*s", sep ? (int)(sep - h->instance) : 0, h->instance);
+	/* opened on the sink's thread at the first record (a FIFO or a hung mount would block the
+	 * loop here); what can be told without opening is told now */
+	struct stat st;
+	char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
+	if (slash) *(slash == dir ? slash + 1 : slash) = 0;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		log_warn("history: %s is not a regular file; records may not be kept (or block the history)", path);
+	else if (dir && access(slash ? dir : ".", W_OK) != 0)
+		log_error("history: cannot write in %s: %s; records are lost until it can", slash ? dir : ".", strerror(errno));
+	free(dir);
+	event_sink_t *s = events_sink(e, "history", queue, record, finish, h);
+	if (!s) {
+		finish(h);
+		return NULL;
+	}
+	log_info("history: every item execution goes to %s (rotated past %lld bytes, %d kept)", path, max_bytes, keep);
+	return s;
+}
