@@ -46,8 +46,9 @@ ALL_LDFLAGS  = -pthread $(SANFLAGS) $(LDFLAGS)
 LIBS        := -lzookeeper_mt -lev -lmsgpackc -lyaml -ldl -lm
 # the supervisor drives the single-threaded ZooKeeper client from its loop (supervisor/zkc.c);
 # tools and tests use the multi-threaded one (synchronous calls). Debian's two -dev packages
-# conflict (their headers are the same), so the st library is named by its soname.
-SUP_LIBS    := -l:libzookeeper_st.so.2 -lev -lmsgpackc -lyaml -ldl -lm
+# conflict (their headers are the same), so the st library is named by its soname. libsystemd:
+# sd_notify for Type=notify services (supervisor/sdnotify.c), the supervisor's only.
+SUP_LIBS    := -l:libzookeeper_st.so.2 -lev -lmsgpackc -lyaml -ldl -lm -lsystemd
 
 # ---- sources ---------------------------------------------------------------------------
 LIB_SRCS   := $(wildcard ipc/*.c cron/*.c conf/*.c) $(filter-out worker/worker_main.c,$(wildcard worker/*.c))

@@ -115,7 +115,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 		log_info("zookeeper: connected to %s (session 0x%" PRIx64 "%s, timeout %d ms)",
 		         c->servers, (uint64_t)zkc_session_id(c->z), new_session ? ", new" : "",
 		         zkc_timeout_ms(c->z));
-		c->connected = 1;
+		c->connected = c->ever_connected = 1;
 		/* the connection's lease is fresh (zkc): the workers get it before anything is
 		 * dispatched, or a catch-up item could start under the old one and be stopped at once */
 		if (new_session) c->lease_stopped = 0;
@@ -366,6 +366,23 @@ void coord_tick(coord_t *c, uint64_t now_ns)
 		cj_checks(c->jobs[i], now_ns);
 	}
 	cl_lease_tick(c, now_ns);
+}
+
+/* A loop over the jobs (10,000: some 10 us), looked at a few times a second: counting as
+ * registrations come and go would touch every path that ends one. */
+void coord_status(const coord_t *c, struct coord_status *st)
+{
+	uint64_t session = zkc_session(c->z);
+	memset(st, 0, sizeof *st);
+	st->connected = c->connected;
+	st->ever_connected = c->ever_connected;
+	st->lease_ns = zkc_lease_ns(c->z);
+	for (size_t i = 0; i < c->n; i++) {
+		const struct cjob *j = c->jobs[i];
+		if (j->gone || j->ops.shut) continue;
+		st->jobs++;
+		if (session && j->reg.session == session) st->registered++;
+	}
 }
 
 uint64_t coord_requests(const coord_t *c)

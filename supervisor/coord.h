@@ -72,6 +72,17 @@ int coord_set_jobs(coord_t *c, const conf_t *conf);
 int coord_fire(void *arg, const struct sched_fire_info *f);
 void coord_tick(coord_t *c, uint64_t now_ns);
 
+/* Where the session and the registration stand, for systemd's READY=1 and STATUS= (sdnotify.h). */
+struct coord_status {
+	int connected;              /* the session is connected */
+	int ever_connected;         /* connected at least once */
+	uint32_t jobs;              /* jobs of the config that register here (not removed, not shut down
+	                               by an operator) */
+	uint32_t registered;        /* of them, registered in the current session */
+	uint64_t lease_ns;          /* CLOCK_MONOTONIC until which the session surely lives (0: none) */
+};
+void coord_status(const coord_t *c, struct coord_status *st);
+
 /* For the benchmark and tests: ZooKeeper requests sent so far. */
 uint64_t coord_requests(const coord_t *c);
 

@@ -181,6 +181,7 @@ struct coord {
 	struct cjob **jobs;
 	size_t n, cap;
 	int connected;
+	int ever_connected;          /* connected in some session of this process (systemd's STATUS=) */
 	int stopping;               /* coord_stop: no fire starts */
 	int closing;                /* coord_free: answers still come (ZCLOSING); tell no one */
 	int lease_stopped;          /* running items were stopped for the lease */

@@ -353,6 +353,27 @@ static void fill_policy(struct sup *s, struct att_policy *p, uint32_t *uids, uin
 	p->arg = s;
 }
 
+/* systemd's view (sdnotify.h): registered (ZooKeeper), or the pool up (without) */
+static void sd_state(void *arg, struct sdn_state *st)
+{
+	struct sup *s = arg;
+	st->stopping = s->stopping;
+	st->workers = pool_size(s->pool);
+	st->workers_ready = pool_ready_count(s->pool);
+	st->running = disp_running(s->disp);
+	st->queued = disp_pending(s->disp);
+	if (!s->coord) return;
+	struct coord_status cs;
+	coord_status(s->coord, &cs);
+	uint64_t now = wait_now_ns();
+	st->zk = 1;
+	st->connected = cs.connected;
+	st->ever_connected = cs.ever_connected;
+	st->jobs = cs.jobs;
+	st->registered = cs.registered;
+	st->lease_left_ns = cs.lease_ns > now ? cs.lease_ns - now : 0;
+}
+
 /* ---- signals and the tick ---------------------------------------------------------------------- */
 
 static void shutdown_grace_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -370,6 +391,7 @@ static void sup_shutdown(struct sup *s, int exit_code)
 {
 	if (s->stopping) return;
 	s->stopping = 1;
+	sdn_stopping(s->sdn);
 	s->exit_code = exit_code;
 	uint32_t grace = (uint32_t)s->conf->supervisor.shutdown_grace_seconds;
 	uint32_t kill_grace = (uint32_t)s->conf->supervisor.kill_grace_seconds;
@@ -394,9 +416,11 @@ static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	if (w->signum == SIGHUP) {
 		log_info("SIGHUP: reloading %s", s->opts.config ? s->opts.config : "(no file)");
 		if (!s->opts.config) return;
+		sdn_reloading(s->sdn, 0);
 		conf_t *c = load_config(s, 0);
 		if (!c) {
 			log_error("reload failed; keeping the previous configuration");
+			sdn_reloading(s->sdn, 1);
 			return;
 		}
 		if (c->supervisor.workers != s->conf->supervisor.workers)
@@ -416,6 +440,7 @@ static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		fill_policy(s, &pol, uids, gids);
 		att_set_policy(s->att, &pol);
 		log_info("configuration reloaded: %zu job%s", c->n_jobs, c->n_jobs == 1 ? "" : "s");
+		sdn_reloading(s->sdn, 1);
 		return;
 	}
 	if (s->stopping) {
@@ -684,6 +709,11 @@ int main(int argc, char **argv)
 	} else if (start_scheduling(s) < 0) {
 		return 1;
 	}
+	static const struct sdn_hooks sdh = { .state = sd_state };
+	if (!(s->sdn = sdn_new(s->loop, &sdh, s))) {
+		log_error("out of memory");
+		return 1;
+	}
 	ev_run(s->loop, 0);
 
 	/* --run: its items decide, not what stopped the loop (a signal asks for a clean stop, 0) */
@@ -692,6 +722,7 @@ int main(int argc, char **argv)
 		int rc = local_run_finish(s->local);
 		if (rc > code) code = rc;
 	}
+	sdn_free(s->sdn);
 	coord_free(s->coord);
 	sched_free(s->sched);
 	local_free(s->local);

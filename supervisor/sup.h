@@ -16,6 +16,7 @@
 #include "supervisor/log.h"
 #include "supervisor/pool.h"
 #include "supervisor/sched.h"
+#include "supervisor/sdnotify.h"
 
 #define EJOB_VERSION "0.1.0"
 
@@ -57,6 +58,7 @@ struct sup {
 	local_t *local;             /* fires without ZooKeeper: --standalone, --run */
 	sched_t *sched;             /* the jobs' fire times (not with --run) */
 	coord_t *coord;             /* ZooKeeper coordination, or NULL (--standalone, --run) */
+	sdn_t *sdn;                 /* systemd's notifications (a no-op without $NOTIFY_SOCKET) */
 };
 
 #endif
