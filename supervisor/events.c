@@ -16,6 +16,8 @@ struct event_sink {
 	char *name;
 	void (*fn)(void *arg, const struct event *ev);
 	void (*fin)(void *arg);
+	void (*idle)(void *arg);
+	unsigned idle_ms;
 	void *arg;
 	pthread_t th;
 	pthread_mutex_t mu;
@@ -59,7 +61,23 @@ static void *sink_main(void *arg)
 	event_sink_t *s = arg;
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
-		while (!s->n && !s->stop) pthread_cond_wait(&s->cv, &s->mu);
+		while (!s->n && !s->stop) {
+			if (!s->idle) {
+				pthread_cond_wait(&s->cv, &s->mu);
+				continue;
+			}
+			struct timespec dl;
+			clock_gettime(CLOCK_REALTIME, &dl);
+			dl.tv_sec += s->idle_ms / 1000u;
+			dl.tv_nsec += (long)(s->idle_ms % 1000u) * 1000000L;
+			if (dl.tv_nsec >= 1000000000L) dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+			if (pthread_cond_timedwait(&s->cv, &s->mu, &dl) == ETIMEDOUT && !s->n && !s->stop) {
+				void (*idle)(void *) = s->idle;
+				pthread_mutex_unlock(&s->mu);
+				idle(s->arg);
+				pthread_mutex_lock(&s->mu);
+			}
+		}
 		if (!s->n) break;                   /* stopping, and all written */
 		struct event *ev = s->q[s->head];
 		s->head = (s->head + 1) % s->cap;
@@ -107,6 +125,15 @@ event_sink_t *events_sink(events_t *e, const char *name, unsigned cap, void (*fn
 	s->next = e->sinks;
 	e->sinks = s;
 	return s;
+}
+
+void events_sink_idle(event_sink_t *s, unsigned period_ms, void (*idle)(void *arg))
+{
+	pthread_mutex_lock(&s->mu);
+	s->idle_ms = period_ms ? period_ms : 1;
+	s->idle = idle;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->mu);
 }
 
 uint64_t events_dropped(const event_sink_t *s)

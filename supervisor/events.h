@@ -13,6 +13,8 @@
 enum event_type {
 	EVT_ITEM_STARTED = 1,       /* an attempt published to a worker */
 	EVT_ITEM_ENDED,             /* an attempt's outcome (final or not) */
+	EVT_FIRE_STARTED,           /* a fire's items were handed out here (task_id names them all) */
+	EVT_FIRE_ENDED,             /* each of them has its final outcome (status: ok when all are) */
 };
 
 /* Where an execution came from, with ElasticJob's names (ExecutionSource). */
@@ -49,6 +51,9 @@ void events_free(events_t *e);
  * once at the end, on that thread. cap: events it may have queued. NULL on failure (logged). */
 event_sink_t *events_sink(events_t *e, const char *name, unsigned cap, void (*fn)(void *arg, const struct event *ev),
                           void (*fin)(void *arg), void *arg);
+/* Also call idle(arg) on the sink's thread when no event came for period_ms (a sink that retries
+ * on its own: a spool to replay). */
+void events_sink_idle(event_sink_t *s, unsigned period_ms, void (*idle)(void *arg));
 uint64_t events_dropped(const event_sink_t *s);   /* events this sink lost because its queue was full */
 const char *events_instance(const events_t *e);
 

@@ -140,6 +140,13 @@ uint32_t fire_submit(fire_t *f, const conf_job_t *j, uint64_t epoch)
 	}
 	free(f->task_id);
 	f->task_id = task;
+	if (f->n && f->fs->events) {
+		struct event ev = {
+			.type = EVT_FIRE_STARTED, .job = f->job, .task_id = task, .where = "", .fire_ms = f->fire_ms,
+			.epoch = epoch, .start_ms = wait_realtime_ns() / 1000000u, .source = f->source,
+		};
+		events_emit(f->fs->events, &ev);
+	}
 	return f->n;
 }
 
@@ -206,6 +213,15 @@ static void item_ended(fire_t *f, const struct disp_outcome *o)
 	f->ended++;
 	f->ok += o->status == FRAME_ST_OK;
 	if (f->ops->item_ended) f->ops->item_ended(f, o->item, o);
+	if (f->ended == f->n && f->fs->events) {
+		uint64_t now = wait_realtime_ns() / 1000000u;
+		struct event ev = {
+			.type = EVT_FIRE_ENDED, .job = f->job, .task_id = f->task_id, .where = "", .fire_ms = f->fire_ms,
+			.epoch = f->epoch, .end_ms = now, .status = f->ok == f->n ? FRAME_ST_OK : FRAME_ST_FAILED,
+			.final = 1, .source = f->source,
+		};
+		events_emit(f->fs->events, &ev);
+	}
 	if (f->ended == f->n && f->ops->all_ended) f->ops->all_ended(f);
 }
 
