@@ -40,15 +40,20 @@ ifneq ($(SANITIZE),)
 SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
 
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -DTHREADED -I. -pthread -fPIC
+# libpq's header (the tracing sink, supervisor/events_pg.c, and t/76)
+PQ_CFLAGS   := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -DTHREADED -I. $(PQ_CFLAGS) -pthread -fPIC
 ALL_CFLAGS   = $(BASE_CFLAGS) $(OPT) $(WARNINGS) $(SANFLAGS) $(CFLAGS)
 ALL_LDFLAGS  = -pthread $(SANFLAGS) $(LDFLAGS)
 LIBS        := -lzookeeper_mt -lev -lmsgpackc -lyaml -ldl -lm
 # the supervisor drives the single-threaded ZooKeeper client from its loop (supervisor/zkc.c);
 # tools and tests use the multi-threaded one (synchronous calls). Debian's two -dev packages
 # conflict (their headers are the same), so the st library is named by its soname. libsystemd:
-# sd_notify for Type=notify services (supervisor/sdnotify.c), the supervisor's only.
-SUP_LIBS    := -l:libzookeeper_st.so.2 -lev -lmsgpackc -lyaml -ldl -lm -lsystemd
+# sd_notify for Type=notify services (supervisor/sdnotify.c), the supervisor's only. libpq: the
+# tracing sink (supervisor/events_pg.c) in the supervisor; tests and benchmarks link it too
+# (supervisor/libsup.a holds the sink, t/76 reads its rows).
+SUP_LIBS    := -l:libzookeeper_st.so.2 -lev -lmsgpackc -lyaml -ldl -lm -lsystemd -lpq
+TEST_LIBS   := $(LIBS) -lpq
 
 # ---- sources ---------------------------------------------------------------------------
 LIB_SRCS   := $(wildcard ipc/*.c cron/*.c conf/*.c) $(filter-out worker/worker_main.c,$(wildcard worker/*.c))
@@ -137,12 +142,12 @@ supervisor/libsup.a: $(SUP_MOD_OBJS)
 	ar rcs $@ $^
 
 t/%.t: t/%.o $(TLIB_OBJS) supervisor/libsup.a libejob.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
 
 
 # benchmarks start real ZooKeeper servers and supervisors with the tests' helpers (t/lib)
 bench/%: bench/%.o $(TLIB_OBJS) supervisor/libsup.a libejob.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
 
 bench/%.so: bench/%.c .build-flags
 	$(CC) $(ALL_CFLAGS) -shared -MMD -MP -o $@ $<

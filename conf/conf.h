@@ -191,10 +191,24 @@ typedef struct conf_job {
 	struct conf_arena *mem_;               /* private: set on jobs from conf_node_parse() */
 } conf_job_t;
 
+/* tracing: ElasticJob's RDB tracing (elasticjob-tracing-rdb), to PostgreSQL
+ * (supervisor/events_pg.c). Read at the start only. */
+typedef struct conf_tracing {
+	const char *url;                 /* NULL: no tracing; a libpq URI or conninfo ("jdbc:" dropped) */
+	const char *username;            /* NULL: the URL's (or libpq's default) */
+	const char *password;            /* NULL: the URL's, PGPASSWORD or ~/.pgpass */
+	const char *spool_dir;           /* where rows wait while PostgreSQL is away, CONF_TRACING_SPOOL_DIR */
+	int spool_max_bytes;             /* the spool's bound, CONF_TRACING_SPOOL_MAX_BYTES */
+} conf_tracing_t;
+
+#define CONF_TRACING_SPOOL_DIR "/var/lib/ejob/tracing-spool"
+#define CONF_TRACING_SPOOL_MAX_BYTES (64 << 20)
+
 typedef struct conf {
 	const char *file;
 	conf_regcenter_t reg_center;
 	conf_supervisor_t supervisor;
+	conf_tracing_t tracing;
 	size_t n_jobs;
 	const conf_job_t *jobs;                /* in file order */
 	struct conf_arena *mem_;               /* private */

@@ -10,8 +10,8 @@
 #define NELEM(a) (sizeof(a) / sizeof *(a))
 #define CMDLINE  "(command line)"
 
-enum { T_REGCENTER, T_SUPERVISOR, T_JOBS, T_N };
-static const char *const top_keys[T_N] = { "regCenter", "supervisor", "jobs" };
+enum { T_REGCENTER, T_SUPERVISOR, T_JOBS, T_TRACING, T_N };
+static const char *const top_keys[T_N] = { "regCenter", "supervisor", "jobs", "tracing" };
 
 enum { R_SERVERS, R_NAMESPACE, R_BASESLEEP, R_MAXSLEEP, R_MAXRETRIES, R_SESSION, R_CONNECT,
        R_DIGEST, R_N };
@@ -27,6 +27,8 @@ static const char *const sup_keys[S_N] = {
 	"shutdownGraceSeconds", "killGraceSeconds", "scriptOutputMaxLines", "scriptOutputMaxBytes",
 	"history",
 };
+enum { TR_TYPE, TR_URL, TR_USER, TR_PASSWORD, TR_SPOOLDIR, TR_SPOOLMAX, TR_N };
+static const char *const tracing_keys[TR_N] = { "type", "url", "username", "password", "spoolDir", "spoolMaxBytes" };
 enum { H_FILE, H_MAXBYTES, H_KEEP, H_N };
 static const char *const hist_keys[H_N] = { "file", "maxBytes", "keep" };
 static const char *const log_levels[] = { "error", "warn", "info", "debug" };
@@ -418,6 +420,66 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tn
 	load_history(cx, keys[S_HISTORY], v[S_HISTORY], s, errors);
 }
 
+/* tracing: {type: RDB, url: "postgresql://...", username, password, spoolDir, spoolMaxBytes} */
+static void load_tracing(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tnode_t *map, conf_tracing_t *t,
+                         int *errors)
+{
+	const conf_tnode_t *keys[TR_N], *v[TR_N];
+	for (size_t i = 0; i < TR_N; i++) keys[i] = v[i] = NULL;
+	t->spool_dir = CONF_TRACING_SPOOL_DIR;
+	t->spool_max_bytes = CONF_TRACING_SPOOL_MAX_BYTES;
+	if (!map || conf_is_null(map)) return;
+	if (map->kind != CONF_TN_MAP) {
+		conf_err(cx, k, "tracing", "must be a mapping, e.g. {type: RDB, url: \"postgresql://ejob@db/ejob\"} "
+		         "(got %s)", conf_kind_name(map));
+		(*errors)++;
+		return;
+	}
+	conf_map_keys(cx, map, "tracing", tracing_keys, TR_N, TR_N, keys, v);
+	const char *type = NULL;
+	if (!v[TR_TYPE] || conf_is_null(v[TR_TYPE])) {
+		conf_err(cx, k, "tracing.type", "missing; RDB is the one type (ElasticJob's elasticjob-tracing-rdb, "
+		         "to PostgreSQL)");
+		(*errors)++;
+	} else if (conf_get_str(cx, v[TR_TYPE], keys[TR_TYPE], "tracing.type", &type) < 0) {
+		(*errors)++;
+	} else if (strcmp(type, "RDB") != 0) {
+		conf_err(cx, v[TR_TYPE], "tracing.type", "must be RDB, the one type ejob writes (got %s)", type);
+		(*errors)++;
+	}
+	if (!v[TR_URL] || conf_is_null(v[TR_URL])) {
+		conf_err(cx, k, "tracing.url", "missing; give PostgreSQL's address, e.g. "
+		         "\"postgresql://ejob@db.example.com:5432/ejob\"");
+		(*errors)++;
+	} else if (conf_get_str(cx, v[TR_URL], keys[TR_URL], "tracing.url", &t->url) < 0) {
+		(*errors)++;
+	} else {
+		const char *u = strncmp(t->url, "jdbc:", 5) == 0 ? t->url + 5 : t->url;
+		if (strncmp(u, "postgresql://", 13) != 0 && strncmp(u, "postgres://", 11) != 0 && !strchr(u, '=')) {
+			conf_err(cx, v[TR_URL], "tracing.url", "must be a PostgreSQL URL (postgresql://HOST:PORT/DB, "
+			         "jdbc:postgresql://... too) or a libpq conninfo (\"host=... dbname=...\") (got %s)", t->url);
+			(*errors)++;
+			t->url = NULL;
+		}
+	}
+	if (v[TR_USER] && conf_get_str(cx, v[TR_USER], keys[TR_USER], "tracing.username", &t->username) < 0)
+		(*errors)++;
+	if (v[TR_PASSWORD] && conf_get_str(cx, v[TR_PASSWORD], keys[TR_PASSWORD], "tracing.password", &t->password) < 0)
+		(*errors)++;
+	if (v[TR_SPOOLDIR]) {
+		if (conf_get_str(cx, v[TR_SPOOLDIR], keys[TR_SPOOLDIR], "tracing.spoolDir", &t->spool_dir) < 0) {
+			(*errors)++;
+		} else if (!t->spool_dir[0]) {
+			conf_err(cx, v[TR_SPOOLDIR], "tracing.spoolDir", "must name a directory");
+			(*errors)++;
+		}
+	}
+	if (v[TR_SPOOLMAX] && conf_get_int(cx, v[TR_SPOOLMAX], keys[TR_SPOOLMAX], "tracing.spoolMaxBytes", 65536,
+	                                   INT32_MAX, "an integer 65536-2147483647 (bytes)", &t->spool_max_bytes) < 0)
+		(*errors)++;
+	if (*errors) t->url = NULL;
+}
+
 static size_t value_bytes(const conf_value_t *v, size_t depth)
 {
 	if (v->kind == CONF_VALUE_SCALAR) return strlen(v->str) + (v->tag ? strlen(v->tag) : 0) + 8;
@@ -539,6 +601,7 @@ conf_t *conf_parse(const void *buf, size_t len, const char *file, const conf_opt
 		load_regcenter(&cx, keys[T_REGCENTER], v[T_REGCENTER], &c->reg_center, &errors);
 	}
 	load_supervisor(&cx, keys[T_SUPERVISOR], v[T_SUPERVISOR], &c->supervisor, &errors);
+	load_tracing(&cx, keys[T_TRACING], v[T_TRACING], &c->tracing, &errors);
 	if (!v[T_JOBS] || conf_is_null(v[T_JOBS])) {
 		conf_err(&cx, keys[T_JOBS] ? keys[T_JOBS] : root, "jobs",
 		         "missing; the file needs jobs, a mapping of job names to jobs "

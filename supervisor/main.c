@@ -20,6 +20,7 @@
 #include "ipc/shm.h"
 #include "ipc/wait.h"
 #include "supervisor/events_history.h"
+#include "supervisor/events_pg.h"
 #include "supervisor/sup.h"
 
 #ifndef EJOB_LIBEXEC
@@ -577,11 +578,16 @@ static int start_workers(struct sup *s)
 		return 1;
 	}
 	const conf_supervisor_t *cs = &s->conf->supervisor;
-	if (cs->history_file) {
-		/* read at the start only: a reload does not move the history */
-		if (!(s->events = events_new(s->instance_id)) ||
+	const conf_tracing_t *tr = &s->conf->tracing;
+	if (cs->history_file || tr->url) {
+		/* read at the start only: a reload does not move the history or the tracing */
+		if (!(s->events = events_new(s->instance_id))) return 1;
+		if (cs->history_file &&
 		    !history_open(s->events, cs->history_file, cs->history_max_bytes, cs->history_keep, 65536))
 			return 1;
+		struct pg_params pg = { .url = tr->url, .username = tr->username, .password = tr->password,
+		                        .spool_dir = tr->spool_dir, .spool_max_bytes = tr->spool_max_bytes };
+		if (tr->url && !pg_open(s->events, &pg, 65536)) return 1;
 		fires_set_events(s->fires, s->events);
 	}
 
