@@ -16,6 +16,7 @@
 #define MAX_TRACKED 1024
 
 static pid_t tracked[MAX_TRACKED];
+static int group[MAX_TRACKED];       /* kill the whole process group */
 static pid_t owner_pid;
 static char tmpdir[256];
 
@@ -28,7 +29,17 @@ void tlib_track(pid_t pid)
 void tlib_untrack(pid_t pid)
 {
 	for (int i = 0; i < MAX_TRACKED; i++)
-		if (tracked[i] == pid) tracked[i] = 0;
+		if (tracked[i] == pid) tracked[i] = group[i] = 0;
+}
+
+void tlib_track_group(pid_t pid)
+{
+	for (int i = 0; i < MAX_TRACKED; i++)
+		if (!tracked[i]) {
+			tracked[i] = pid;
+			group[i] = 1;
+			return;
+		}
 }
 
 void tlib_kill_all(void)
@@ -36,6 +47,8 @@ void tlib_kill_all(void)
 	if (getpid() != owner_pid) return;   /* a forked child never kills its siblings */
 	for (int i = 0; i < MAX_TRACKED; i++) {
 		if (!tracked[i]) continue;
+		if (group[i]) kill(-tracked[i], SIGKILL);
+		group[i] = 0;
 		kill(tracked[i], SIGKILL);
 		waitpid(tracked[i], NULL, 0);
 		tracked[i] = 0;

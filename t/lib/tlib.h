@@ -13,6 +13,9 @@ void tlib_init(unsigned timeout_seconds);   /* watchdog: BAIL_OUT after this lon
 pid_t tlib_fork(void);                      /* fork and track the child */
 void tlib_track(pid_t pid);
 void tlib_untrack(pid_t pid);               /* after the test reaped it itself */
+/* pid leads a process group of its own (setpgid(0, 0)): the whole group gets SIGKILL (a server
+ * whose children the test may have stopped) */
+void tlib_track_group(pid_t pid);
 void tlib_kill_all(void);
 
 /* A fresh directory under $TMPDIR (removed with its contents at exit unless the test failed

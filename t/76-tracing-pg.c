@@ -1,0 +1,396 @@
+/* t/76-tracing-pg.c: ElasticJob's RDB tracing (tracing: {type: RDB, url}) into a real PostgreSQL 15
+ * server this test starts (initdb in its tmpdir, run as the postgres user, on a free loopback port),
+ * from a real supervisor (--standalone, real workers):
+ *   - the tables are ElasticJob 3.0.x's (PostgreSQL.properties): every column's type, length and
+ *     nullability, the primary keys, TASK_ID_STATE_INDEX;
+ *   - one fire with an ok, a failed (retried) and a timed-out item: a JOB_EXECUTION_LOG row per
+ *     attempt, field by field; JOB_STATUS_TRACE_LOG TASK_STAGING, TASK_RUNNING, TASK_ERROR with
+ *     ElasticJob's messages; an all-ok fire ends TASK_FINISHED;
+ *   - PostgreSQL stopped during fires and started again: every run has exactly one row, all
+ *     written when it is back;
+ *   - PostgreSQL stopped with SIGSTOP (it accepts, never answers): fires stay on time, and every
+ *     row arrives once it runs again. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+
+#include "t/lib/tlib.h"
+#include "t/lib/tsup.h"
+#include "t/lib/tzk.h"
+#include "t/tap.h"
+
+#define PGBIN "/usr/lib/postgresql/15/bin"
+
+static char pgdata[600], pgsock[600], conninfo[700];
+static int pgport;
+static pid_t pgpid;
+static uid_t pguid;
+static gid_t pggid;
+
+static void as_postgres(void)
+{
+	if (setgroups(0, NULL) != 0 || setgid(pggid) != 0 || setuid(pguid) != 0) _exit(126);
+}
+
+static void pg_start(void)
+{
+	char port[16];
+	snprintf(port, sizeof port, "%d", pgport);
+	pid_t p = tlib_fork();
+	if (p < 0) BAIL_OUT("fork: %s", strerror(errno));
+	if (p == 0) {
+		setpgid(0, 0);
+		int fd = open("/dev/null", O_RDONLY);
+		if (fd >= 0) dup2(fd, 0);
+		char log[700];          /* opened as root: postgres may not create files in the tmpdir */
+		snprintf(log, sizeof log, "%s/../postgres.log", pgdata);
+		fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0) dup2(fd, 2);
+		as_postgres();
+		execl(PGBIN "/postgres", "postgres", "-D", pgdata, "-p", port, "-k", pgsock, "-c",
+		      "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "log_min_messages=fatal", (char *)NULL);
+		_exit(127);
+	}
+	setpgid(p, p);
+	tlib_untrack(p);
+	tlib_track_group(p);        /* its backends too, stopped or not */
+	pgpid = p;
+	uint64_t t0 = tlib_now_ms();
+	while (PQping(conninfo) != PQPING_OK) {
+		if (tlib_now_ms() - t0 > 10000) BAIL_OUT("PostgreSQL did not start on port %d", pgport);
+		usleep(20000);
+	}
+}
+
+/* a fast shutdown (SIGINT), waited for */
+static void pg_stop(void)
+{
+	kill(pgpid, SIGINT);
+	waitpid(pgpid, NULL, 0);
+	tlib_untrack(pgpid);
+	pgpid = 0;
+}
+
+static PGconn *db;
+
+static PGresult *q(const char *sql)
+{
+	if (!db || PQstatus(db) != CONNECTION_OK) {
+		if (db) PQfinish(db);
+		db = PQconnectdb(conninfo);
+	}
+	PGresult *r = PQexec(db, sql);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK && PQstatus(db) != CONNECTION_OK) {
+		PQclear(r);     /* the server was restarted since: once more on a new connection */
+		PQfinish(db);
+		db = PQconnectdb(conninfo);
+		r = PQexec(db, sql);
+	}
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		diag("query failed: %s: %s", sql, PQresultErrorMessage(r));
+		PQclear(r);
+		return NULL;
+	}
+	return r;
+}
+
+static long long q_int(const char *sql)
+{
+	PGresult *r = q(sql);
+	long long v = r && PQntuples(r) ? atoll(PQgetvalue(r, 0, 0)) : -1;
+	PQclear(r);
+	return v;
+}
+
+struct qwait { const char *sql; long long want; };
+static int q_reaches(void *arg)
+{
+	struct qwait *w = arg;
+	usleep(50000);
+	return q_int(w->sql) >= w->want;
+}
+
+static const char job_sh[] =
+	"#!/bin/sh\n"
+	"echo \"$EJOB_FIRE_ID $EJOB_ITEM $(date +%s%N)\" >> \"$OUT\"\n"
+	"case \"$EJOB_ITEM\" in\n"
+	"1) exit 3;;\n"
+	"2) exec sleep 5;;\n"
+	"esac\n";
+
+/* ElasticJob's DDL, column by column: name, data_type, character_maximum_length, is_nullable */
+static const char *const exec_cols[] = {
+	"id|character varying|40|NO", "job_name|character varying|100|NO", "task_id|character varying|255|NO",
+	"hostname|character varying|255|NO", "ip|character varying|50|NO", "sharding_item|integer||NO",
+	"execution_source|character varying|20|NO", "failure_cause|character varying|4000|YES",
+	"is_success|boolean||NO", "start_time|timestamp without time zone||YES",
+	"complete_time|timestamp without time zone||YES",
+};
+static const char *const trace_cols[] = {
+	"id|character varying|40|NO", "job_name|character varying|100|NO", "original_task_id|character varying|255|NO",
+	"task_id|character varying|255|NO", "slave_id|character varying|50|NO", "source|character varying|50|NO",
+	"execution_type|character varying|20|NO", "sharding_item|character varying|100|NO",
+	"state|character varying|20|NO", "message|character varying|4000|YES",
+	"creation_time|timestamp without time zone||YES",
+};
+
+static int columns_are(const char *table, const char *const *want, int n)
+{
+	char sql[512];
+	snprintf(sql, sizeof sql, "SELECT column_name || '|' || data_type || '|' || coalesce(character_maximum_length::text, "
+	         "'') || '|' || is_nullable FROM information_schema.columns WHERE table_name = '%s' ORDER BY "
+	         "ordinal_position", table);
+	PGresult *r = q(sql);
+	int same = r && PQntuples(r) == n;
+	for (int i = 0; same && i < n; i++)
+		if (strcmp(PQgetvalue(r, i, 0), want[i]) != 0) {
+			diag("%s column %d: got %s, want %s", table, i, PQgetvalue(r, i, 0), want[i]);
+			same = 0;
+		}
+	if (r && PQntuples(r) != n) diag("%s: %d columns, want %d", table, PQntuples(r), n);
+	PQclear(r);
+	return same;
+}
+
+static int is_uuid(const char *s)
+{
+	if (strlen(s) != 36) return 0;
+	for (int i = 0; i < 36; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i] != '-') return 0;
+		} else if (!strchr("0123456789abcdef", s[i])) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* the runs job o recorded: fire ids, and how late each started after its fire time (ms) */
+static int read_runs(const char *path, long long *fire, long long *late, int max)
+{
+	char *t = tsup_slurp(path);
+	int n = 0;
+	for (char *l = t ? strtok(t, "\n") : NULL; l && n < max; l = strtok(NULL, "\n")) {
+		long long f, ns;
+		int item;
+		if (sscanf(l, "%lld %d %lld", &f, &item, &ns) != 3) continue;
+		fire[n] = f;
+		late[n++] = ns / 1000000 - f;
+	}
+	free(t);
+	return n;
+}
+
+static int runs_at_least(void *arg)
+{
+	const char **a = arg;
+	static long long f[4096], l[4096];
+	return read_runs(a[0], f, l, 4096) >= atoi(a[1]);
+}
+
+int main(void)
+{
+	tlib_init(60);
+	struct passwd *pw = getpwnam("postgres");
+	if (!pw || access(PGBIN "/initdb", X_OK) != 0)
+		BAIL_OUT("needs PostgreSQL 15 (" PGBIN ") and its postgres user: tools/install-deps");
+	if (geteuid() != 0) BAIL_OUT("needs root, to run PostgreSQL as the postgres user");
+	pguid = pw->pw_uid;
+	pggid = pw->pw_gid;
+
+	/* PostgreSQL's own directories, owned by postgres, under the test's tmpdir */
+	const char *tmp = tlib_tmpdir();
+	chmod(tmp, 0711);
+	snprintf(pgdata, sizeof pgdata, "%s/pgdata", tmp);
+	snprintf(pgsock, sizeof pgsock, "%s/pgsock", tmp);
+	if (mkdir(pgdata, 0700) != 0 || mkdir(pgsock, 0700) != 0 || chown(pgdata, pguid, pggid) != 0 ||
+	    chown(pgsock, pguid, pggid) != 0)
+		BAIL_OUT("cannot make PostgreSQL's directories in %s: %s", tmp, strerror(errno));
+	const char *initdb[] = { "/usr/sbin/runuser", "-u", "postgres", "--", PGBIN "/initdb", "-D", pgdata, "-A",
+	                         "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync", NULL };
+	char *out = NULL, *err = NULL;
+	int st = tlib_run(initdb, &out, &err);
+	if (st != 0) BAIL_OUT("initdb failed (status 0x%x): %s", st, err ? err : "");
+	free(out);
+	free(err);
+	pgport = tzk_free_port();
+	snprintf(conninfo, sizeof conninfo, "postgresql://postgres@127.0.0.1:%d/postgres?connect_timeout=3", pgport);
+	pg_start();
+	pass("PostgreSQL 15 runs on 127.0.0.1:%d", pgport);
+
+	/* jobs: h fires once (ok, failed and retried, timed out and retried), g fires once (all ok),
+	 * o every second (ok) */
+	static struct tsup a;
+	char cron_once[64], yaml[3000];
+	tsup_cron_once(cron_once, sizeof cron_once, 2);
+	snprintf(yaml, sizeof yaml,
+	         "regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t76}\n"
+	         "supervisor: {workers: 4, attachSocket: \"@SOCK@\", killGraceSeconds: 1}\n"
+	         "tracing: {type: RDB, url: \"jdbc:postgresql://127.0.0.1:%d/postgres\", username: postgres,\n"
+	         "          spoolDir: \"@DIR@/spool\"}\n"
+	         "jobs:\n"
+	         "  h:\n"
+	         "    type: script\n"
+	         "    cron: \"%s\"\n"
+	         "    shardingTotalCount: 3\n"
+	         "    timeoutSeconds: 1\n"
+	         "    maxRetries: 1\n"
+	         "    props: {script.command.line: \"/usr/bin/env OUT=@DIR@/hruns @DIR@/job.sh\"}\n"
+	         "  g:\n"
+	         "    type: script\n"
+	         "    cron: \"%s\"\n"
+	         "    shardingTotalCount: 2\n"
+	         "    props: {script.command.line: \"/bin/true\"}\n"
+	         "  o:\n"
+	         "    type: script\n"
+	         "    cron: \"* * * * * ?\"\n"
+	         "    shardingTotalCount: 1\n"
+	         "    props: {script.command.line: \"/usr/bin/env OUT=@DIR@/oruns @DIR@/job.sh\"}\n",
+	         pgport, cron_once, cron_once);
+	tsup_config(&a, "a", yaml);
+	char sh[700], oruns[700], spool[700];
+	snprintf(sh, sizeof sh, "%s/job.sh", a.dir);
+	tlib_write_file(sh, job_sh, sizeof job_sh - 1);
+	chmod(sh, 0755);
+	snprintf(oruns, sizeof oruns, "%s/oruns", a.dir);
+	snprintf(spool, sizeof spool, "%s/spool/tracing.spool", a.dir);
+	const char *args[] = { "--standalone", NULL };
+	if (tsup_start(&a, args) <= 0) BAIL_OUT("cannot start the supervisor");
+
+	/* ---- one fire of h, row by row -------------------------------------------------------- */
+	struct qwait w = { "SELECT count(*) FROM job_status_trace_log WHERE job_name = 'h' AND state = 'TASK_ERROR'", 1 };
+	ok(tlib_wait_for(q_reaches, &w, 12000), "h's fire ends with a TASK_ERROR row");
+	ok(columns_are("job_execution_log", exec_cols, 11), "JOB_EXECUTION_LOG has ElasticJob's columns and types");
+	ok(columns_are("job_status_trace_log", trace_cols, 11), "JOB_STATUS_TRACE_LOG has ElasticJob's columns and types");
+	is_int((int)q_int("SELECT count(*) FROM pg_indexes WHERE indexname IN ('job_execution_log_pkey', "
+	                  "'job_status_trace_log_pkey') OR (indexname = 'task_id_state_index' AND indexdef LIKE "
+	                  "'%(task_id, state)')"), 3, "  with their primary keys (id) and TASK_ID_STATE_INDEX (task_id, state)");
+
+	char host[256] = "";
+	gethostname(host, sizeof host);
+	PGresult *r = q("SELECT id, job_name, task_id, hostname, ip, sharding_item, execution_source, "
+	                "coalesce(failure_cause, '<null>'), is_success, start_time <= complete_time, "
+	                "extract(epoch FROM complete_time - start_time) FROM job_execution_log WHERE job_name = 'h' "
+	                "ORDER BY sharding_item, start_time");
+	int n = r ? PQntuples(r) : 0;
+	is_int(n, 5, "h: 5 executions (item 0 once, items 1 and 2 twice: retried)");
+	if (n != 5) BAIL_OUT("rows missing");
+	char ip[64];
+	snprintf(ip, sizeof ip, "%s", PQgetvalue(r, 0, 4));
+	char want_task[300], inst_tail[64];
+	snprintf(inst_tail, sizeof inst_tail, "@-@%d", (int)a.pid);
+	snprintf(want_task, sizeof want_task, "h@-@0,1,2@-@READY@-@%s%s", ip, inst_tail);
+	int same = 1, ids = 1;
+	for (int i = 0; i < n; i++) {
+		same &= !strcmp(PQgetvalue(r, i, 1), "h") && !strcmp(PQgetvalue(r, i, 2), want_task) &&
+		        !strcmp(PQgetvalue(r, i, 3), host) && !strcmp(PQgetvalue(r, i, 4), ip) &&
+		        !strcmp(PQgetvalue(r, i, 6), "NORMAL_TRIGGER") && !strcmp(PQgetvalue(r, i, 9), "t");
+		ids &= is_uuid(PQgetvalue(r, i, 0));
+		for (int j = 0; j < i; j++) ids &= strcmp(PQgetvalue(r, i, 0), PQgetvalue(r, j, 0)) != 0;
+	}
+	ok(same, "each: job_name h, task_id %s, hostname, ip %s, NORMAL_TRIGGER, start_time <= complete_time", want_task, ip);
+	ok(ids, "  ids are distinct UUIDs");
+	ok(!strcmp(PQgetvalue(r, 0, 5), "0") && !strcmp(PQgetvalue(r, 0, 8), "t") && !strcmp(PQgetvalue(r, 0, 7), "<null>"),
+	   "item 0: is_success true, failure_cause NULL");
+	ok(!strcmp(PQgetvalue(r, 1, 5), "1") && !strcmp(PQgetvalue(r, 1, 8), "f") &&
+	   !strcmp(PQgetvalue(r, 1, 7), "failed (exit 3)") && !strcmp(PQgetvalue(r, 2, 5), "1") &&
+	   !strcmp(PQgetvalue(r, 2, 8), "f") && !strcmp(PQgetvalue(r, 2, 7), "failed (exit 3)"),
+	   "item 1: two executions, is_success false, failure_cause 'failed (exit 3)' (got '%s')", PQgetvalue(r, 1, 7));
+	ok(!strcmp(PQgetvalue(r, 3, 5), "2") && !strcmp(PQgetvalue(r, 3, 8), "f") &&
+	   !strncmp(PQgetvalue(r, 3, 7), "timeout (signal ", 16) && atof(PQgetvalue(r, 3, 10)) >= 0.9 &&
+	   !strcmp(PQgetvalue(r, 4, 5), "2") && !strncmp(PQgetvalue(r, 4, 7), "timeout", 7),
+	   "item 2: two executions timed out after 1 s: '%s' (%ss)", PQgetvalue(r, 3, 7), PQgetvalue(r, 3, 10));
+	char cause1[200], cause2[600];
+	snprintf(cause1, sizeof cause1, "%s", PQgetvalue(r, 2, 7));
+	snprintf(cause2, sizeof cause2, "%s", PQgetvalue(r, 4, 7));
+	PQclear(r);
+
+	char sql[1200];
+	snprintf(sql, sizeof sql, "SELECT id, job_name, original_task_id, task_id, slave_id, source, execution_type, "
+	         "sharding_item, state, coalesce(message, '<null>') FROM job_status_trace_log WHERE task_id = '%s' "
+	         "ORDER BY creation_time, state DESC", want_task);
+	r = q(sql);
+	n = r ? PQntuples(r) : 0;
+	is_int(n, 3, "h's fire: 3 status trace rows");
+	if (n != 3) BAIL_OUT("rows missing");
+	same = 1;
+	for (int i = 0; i < n; i++)
+		same &= is_uuid(PQgetvalue(r, i, 0)) && !strcmp(PQgetvalue(r, i, 1), "h") && !strcmp(PQgetvalue(r, i, 2), "") &&
+		        !strcmp(PQgetvalue(r, i, 4), ip) && !strcmp(PQgetvalue(r, i, 5), "LITE_EXECUTOR") &&
+		        !strcmp(PQgetvalue(r, i, 6), "READY") && !strcmp(PQgetvalue(r, i, 7), "[0, 1, 2]");
+	ok(same, "each: a UUID, job_name h, original_task_id '', slave_id %s, LITE_EXECUTOR, READY, sharding_item "
+	   "'[0, 1, 2]'", ip);
+	is_str(PQgetvalue(r, 0, 8), "TASK_STAGING", "first TASK_STAGING");
+	is_str(PQgetvalue(r, 0, 9), "Job 'h' execute begin.", "  message Job 'h' execute begin.");
+	ok(!strcmp(PQgetvalue(r, 1, 8), "TASK_RUNNING") && !strcmp(PQgetvalue(r, 1, 9), ""), "then TASK_RUNNING, message ''");
+	char want_msg[1000];
+	snprintf(want_msg, sizeof want_msg, "{1=%s, 2=%s}", cause1, cause2);
+	ok(!strcmp(PQgetvalue(r, 2, 8), "TASK_ERROR"), "then TASK_ERROR");
+	is_str(PQgetvalue(r, 2, 9), want_msg, "  message: the final failure of each failed item, as ElasticJob's map");
+	PQclear(r);
+	w.sql = "SELECT count(*) FROM job_status_trace_log WHERE job_name = 'g' AND state = 'TASK_FINISHED' AND message = ''";
+	ok(tlib_wait_for(q_reaches, &w, 3000), "g's fire (all ok) ends with TASK_FINISHED, message ''");
+	is_int((int)q_int("SELECT count(*) FROM job_execution_log WHERE job_name = 'g' AND is_success AND complete_time "
+	                  "IS NOT NULL AND failure_cause IS NULL"), 2, "  and its 2 executions succeeded");
+
+	/* ---- PostgreSQL stopped during fires, started again ------------------------------------ */
+	static long long fire[4096], late[4096];
+	pg_stop();
+	int before = read_runs(oruns, fire, late, 4096);
+	char want[16];
+	snprintf(want, sizeof want, "%d", before + 3);
+	const char *ra[] = { oruns, want };
+	ok(tlib_wait_for(runs_at_least, ra, 6000), "PostgreSQL stopped: o still fires (3 more runs)");
+	struct stat sst;
+	ok(stat(spool, &sst) == 0 && sst.st_size > 0, "  its rows wait in the spool (%lld bytes)",
+	   (long long)(stat(spool, &sst) == 0 ? sst.st_size : -1));
+	pg_start();
+	int runs = read_runs(oruns, fire, late, 4096);
+	w.sql = "SELECT count(*) FROM job_execution_log WHERE job_name = 'o' AND complete_time IS NOT NULL";
+	w.want = runs;
+	ok(tlib_wait_for(q_reaches, &w, 6000), "started again: the spooled rows arrive (%d runs so far)", runs);
+
+	/* ---- PostgreSQL stopped with SIGSTOP: it accepts and never answers --------------------- */
+	kill(-pgpid, SIGSTOP);
+	before = read_runs(oruns, fire, late, 4096);
+	snprintf(want, sizeof want, "%d", before + 5);
+	ok(tlib_wait_for(runs_at_least, ra, 8000), "PostgreSQL stuck: o still fires (5 more runs)");
+	int n2 = read_runs(oruns, fire, late, 4096);
+	long long worst = 0;
+	for (int i = before; i < n2; i++) worst = late[i] > worst ? late[i] : worst;
+	ok(worst < 500, "  each on time (the latest started %lld ms after its fire time)", worst);
+	kill(-pgpid, SIGCONT);
+	runs = read_runs(oruns, fire, late, 4096);
+	w.want = runs;
+	ok(tlib_wait_for(q_reaches, &w, 12000), "PostgreSQL runs again: the rows arrive (%d runs so far)", runs);
+
+	st = tsup_stop(&a, SIGTERM, 15000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the supervisor stops cleanly (status 0x%x)", st);
+	runs = read_runs(oruns, fire, late, 4096);
+	is_int((int)q_int("SELECT count(*) FROM job_execution_log WHERE job_name = 'o'"), runs,
+	       "o: one execution row per run (%d), none twice", runs);
+	is_int((int)q_int("SELECT count(*) FROM job_execution_log WHERE job_name = 'o' AND is_success AND complete_time "
+	                  "IS NOT NULL"), runs, "  each complete and successful");
+	is_int((int)q_int("SELECT count(DISTINCT start_time) FROM job_execution_log WHERE job_name = 'o'"), runs,
+	       "  each its own run");
+	is_int((int)q_int("SELECT count(*) FROM job_status_trace_log WHERE job_name = 'o'"), 3 * runs,
+	       "  and 3 status trace rows per fire (STAGING, RUNNING, FINISHED)");
+	is_int((int)q_int("SELECT count(*) FROM (SELECT task_id FROM job_status_trace_log WHERE job_name = 'o' GROUP BY "
+	                  "task_id, creation_time, state HAVING count(*) > 1) d"), 0, "  none twice");
+	ok(stat(spool, &sst) == 0 && sst.st_size == 0, "the spool is empty again");
+	if (db) PQfinish(db);
+	pg_stop();
+	return done_testing();
+}
