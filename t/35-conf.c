@@ -245,7 +245,7 @@ static void test_values(void)
 	conf_t *c = parse(y, &d);
 	ok(c == NULL && conf_diags_count(d) == 1 &&
 	   strcmp(conf_diags_get(d, 0)->text, "t.yaml:4:1: defaults: unknown key; allowed here: "
-	          "regCenter, supervisor or jobs") == 0, "an unknown top-level key is an error");
+	          "regCenter, supervisor, jobs or tracing") == 0, "an unknown top-level key is an error");
 	conf_free(c);
 	conf_diags_free(d);
 
