@@ -119,7 +119,7 @@ tools/shmdump: tools/shmdump.o libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 tools/ejobctl: $(CTL_SRCS:.c=.o) libejob.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lpq
 
 supervisor/ejob-supervisor: $(SUP_OBJS) libejob.a
 	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(SUP_LIBS)

@@ -7,7 +7,8 @@
  *   - the file is rotated past maxBytes (FILE.1, FILE.2, ...): no file over it, no line cut, none
  *     lost while keep allows;
  *   - a history that blocks (a FIFO nobody reads) never delays a fire, and the supervisor still
- *     stops cleanly. */
+ *     stops cleanly;
+ *   - ejobctl history reads the file back (all, --failed, --item). */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -253,5 +254,25 @@ int main(void)
 		          llabs(x->end - x->start - x->dur) <= 2 && x->start >= f;
 	}
 	ok(fields, "each names the taskId, instance, ip and host, source NORMAL_TRIGGER, and start + duration = end");
+
+	/* ejobctl history reads them back: every record, the failed ones, one item's */
+	int nfail = 0, nitem1 = 0;
+	for (int i = 0; i < n; i++) nfail += strcmp(r[i].outcome, "\"ok\"") != 0, nitem1 += r[i].item == 1;
+	const struct { const char *opt1, *opt2; int want; const char *what; } hq[] = {
+		{ "--json", NULL, n, "every record" },
+		{ "--failed", "--json", nfail, "--failed: those that did not succeed" },
+		{ "--item", "1", nitem1, "--item 1: item 1's" },
+	};
+	for (size_t k = 0; k < 3; k++) {
+		char *out = NULL, *err = NULL;
+		const char *hargv[] = { "tools/ejobctl", "history", "h", "--file", hist, hq[k].opt1, hq[k].opt2,
+		                        k == 2 ? "--json" : NULL, NULL };
+		int hs = tlib_run(hargv, &out, &err);
+		int got = 0;
+		for (const char *p = out; p && (p = strstr(p, "\"start\":")); p++) got++;
+		ok(WIFEXITED(hs) && WEXITSTATUS(hs) == 0 && got == hq[k].want, "ejobctl history h %s: %d records (%d)",
+		   hq[k].what, got, hq[k].want);
+		free(out), free(err);
+	}
 	return done_testing();
 }

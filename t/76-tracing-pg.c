@@ -390,6 +390,20 @@ int main(void)
 	is_int((int)q_int("SELECT count(*) FROM (SELECT task_id FROM job_status_trace_log WHERE job_name = 'o' GROUP BY "
 	                  "task_id, creation_time, state HAVING count(*) > 1) d"), 0, "  none twice");
 	ok(stat(spool, &sst) == 0 && sst.st_size == 0, "the spool is empty again");
+
+	/* ejobctl history reads the same rows */
+	out = err = NULL;
+	const char *hargv[] = { "tools/ejobctl", "history", "o", "--pg", conninfo, "--json", NULL };
+	st = tlib_run(hargv, &out, &err);
+	int nexec = 0;
+	for (const char *p = out; p && (p = strstr(p, "\"outcome\":\"ok\"")); p++) nexec++;
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && nexec == runs, "ejobctl history o --pg: every run, each ok (%d of %d)",
+	   nexec, runs);
+	free(out), free(err);
+	const char *fargv[] = { "tools/ejobctl", "history", "o", "--pg", conninfo, "--failed", "--json", NULL };
+	st = tlib_run(fargv, &out, &err);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && out && strstr(out, "\"executions\":[]"), "  --failed: none of them");
+	free(out), free(err);
 	if (db) PQfinish(db);
 	pg_stop();
 	return done_testing();

@@ -23,6 +23,7 @@ static const struct ejobctl_cmd cmds[] = {
 	{ "enable-item", ejobctl_enable_item, "enable-item JOB ITEM...", "run them again" },
 	{ "shutdown", ejobctl_shutdown, "shutdown JOB [--server IP | --instance ID]", "stop the job on instances until they restart" },
 	{ "remove", ejobctl_remove, "remove JOB [--server IP] [--force]", "delete the job (or a server of it) from ZooKeeper" },
+	{ "history", ejobctl_history, "history JOB [-c FILE|--file F|--pg URL] [--item N] [--since T] [--failed]", "what ran: each attempt's outcome, from PostgreSQL or the history file" },
 	{ NULL, NULL, NULL, NULL },
 };
 
