@@ -48,7 +48,7 @@ LIBS        := -lzookeeper_mt -lev -lmsgpackc -lyaml -ldl -lm
 # tools and tests use the multi-threaded one (synchronous calls). Debian's two -dev packages
 # conflict (their headers are the same), so the st library is named by its soname. libsystemd:
 # sd_notify for Type=notify services (supervisor/sdnotify.c), the supervisor's only.
-SUP_LIBS    := -l:libzookeeper_st.so.2 -lev -lmsgpackc -lyaml -ldl -lm -lsystemd
+SUP_LIBS    := -l:libzookeeper_st.so.2 -lev -lmsgpackc -lyaml -ldl -lm -lsystemd -lmicrohttpd
 
 # ---- sources ---------------------------------------------------------------------------
 LIB_SRCS   := $(wildcard ipc/*.c cron/*.c conf/*.c) $(filter-out worker/worker_main.c,$(wildcard worker/*.c))
