@@ -196,7 +196,7 @@ static void render_metrics(metrics_t *m, const struct metrics_snapshot *s, struc
 	head(b, "ejob_fires_total", "counter", "Fires that queued items on this supervisor, by job.");
 	for (const struct mjob *j = m->first; j; j = j->order) {
 		if (!j->fires) continue;
-		bp(b, "ejob_fires_total{job=\"");
+		bp(b, "ejob_fires_total{job_name=\"");
 		besc(b, j->name);
 		bp(b, "\"} %" PRIu64 "\n", j->fires);
 	}
@@ -205,7 +205,7 @@ static void render_metrics(metrics_t *m, const struct metrics_snapshot *s, struc
 	for (const struct mjob *j = m->first; j; j = j->order)
 		for (uint32_t st = 0; st < FRAME_ST__COUNT; st++) {
 			if (!j->items[st] && st != FRAME_ST_OK) continue;
-			bp(b, "ejob_items_total{job=\"");
+			bp(b, "ejob_items_total{job_name=\"");
 			besc(b, j->name);
 			bp(b, "\",outcome=\"%s\"} %" PRIu64 "\n", frame_status_name(st), j->items[st]);
 		}
@@ -261,7 +261,7 @@ static void render_metrics(metrics_t *m, const struct metrics_snapshot *s, struc
 		struct coord_job cj;
 		for (size_t i = 0; m->h.job_at && m->h.job_at(m->arg, i, &cj) == 0; i++) {
 			if (!cj.leader) continue;
-			bp(b, "ejob_leader{job=\"");
+			bp(b, "ejob_leader{job_name=\"");
 			besc(b, cj.name);
 			bp(b, "\"} 1\n");
 		}
