@@ -47,7 +47,8 @@ LIBS        := -lzookeeper_mt -lev -lmsgpackc -lyaml -ldl -lm
 # the supervisor drives the single-threaded ZooKeeper client from its loop (supervisor/zkc.c);
 # tools and tests use the multi-threaded one (synchronous calls). Debian's two -dev packages
 # conflict (their headers are the same), so the st library is named by its soname. libsystemd:
-# sd_notify for Type=notify services (supervisor/sdnotify.c), the supervisor's only.
+# sd_notify for Type=notify services (supervisor/sdnotify.c), libmicrohttpd: supervisor.metrics's
+# HTTP server on the loop (supervisor/httpd.c); both the supervisor's only.
 SUP_LIBS    := -l:libzookeeper_st.so.2 -lev -lmsgpackc -lyaml -ldl -lm -lsystemd -lmicrohttpd
 
 # ---- sources ---------------------------------------------------------------------------
