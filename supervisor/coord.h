@@ -100,7 +100,8 @@ struct coord_stats {
 };
 void coord_stats(const coord_t *c, struct coord_stats *st);
 
-/* Job i (0 ..) of the config, in the config's order: 0, or -1 past the last. */
+/* Slot i (0 ..) of the job table, in the config's order: 0 and *out filled; 1 for a slot to skip
+ * (a job removed from the config, still leaving); -1 past the last. */
 struct coord_job {
 	const char *name;
 	int registered;             /* in the current session */

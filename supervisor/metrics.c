@@ -259,8 +259,9 @@ static void render_metrics(metrics_t *m, const struct metrics_snapshot *s, struc
 		one(b, "ejob_leader_jobs", "gauge", "Jobs this instance leads.", st->leader_of);
 		head(b, "ejob_leader", "gauge", "1 for each job this instance leads (no series for the others).");
 		struct coord_job cj;
-		for (size_t i = 0; m->h.job_at && m->h.job_at(m->arg, i, &cj) == 0; i++) {
-			if (!cj.leader) continue;
+		int r;
+		for (size_t i = 0; m->h.job_at && (r = m->h.job_at(m->arg, i, &cj)) >= 0; i++) {
+			if (r || !cj.leader) continue;
 			bp(b, "ejob_leader{job_name=\"");
 			besc(b, cj.name);
 			bp(b, "\"} 1\n");
@@ -342,16 +343,18 @@ static void render_status(metrics_t *m, const struct metrics_snapshot *s, struct
 	   s->queued);
 	bp(b, ",\"leaderOf\":[");
 	struct coord_job cj;
-	int n = 0;
-	for (size_t i = 0; m->h.job_at && m->h.job_at(m->arg, i, &cj) == 0; i++) {
-		if (!cj.leader) continue;
+	int n = 0, r;
+	for (size_t i = 0; m->h.job_at && (r = m->h.job_at(m->arg, i, &cj)) >= 0; i++) {
+		if (r || !cj.leader) continue;
 		bp(b, "%s\"", n++ ? "," : "");
 		besc(b, cj.name);
 		bp(b, "\"");
 	}
 	bp(b, "],\"jobs\":[");
-	for (size_t i = 0; m->h.job_at && m->h.job_at(m->arg, i, &cj) == 0; i++) {
-		bp(b, "%s{\"name\":\"", i ? "," : "");
+	n = 0;
+	for (size_t i = 0; m->h.job_at && (r = m->h.job_at(m->arg, i, &cj)) >= 0; i++) {
+		if (r) continue;
+		bp(b, "%s{\"name\":\"", n++ ? "," : "");
 		besc(b, cj.name);
 		bp(b, "\",\"registered\":%s,\"leader\":%s,\"shutDown\":%s,\"shardingTotalCount\":%" PRIu32 ",\"epoch\":%" PRIu64
 		   "}", cj.registered ? "true" : "false", cj.leader ? "true" : "false", cj.shut ? "true" : "false", cj.total,

@@ -43,7 +43,7 @@ struct metrics_snapshot {
 
 struct metrics_hooks {
 	void (*snapshot)(void *arg, struct metrics_snapshot *s);
-	/* job i of the config (coord_job_at): 0, or -1 past the last; NULL: no ZooKeeper */
+	/* slot i of the job table (coord_job_at): 0 filled, 1 skip it, -1 past the last; NULL: no ZooKeeper */
 	int (*job_at)(void *arg, size_t i, struct coord_job *out);
 	void (*foreach_running)(void *arg, void (*fn)(void *farg, const struct disp_run_info *r), void *farg);
 };
