@@ -425,10 +425,13 @@ static int mx_page(void *arg, const char *path, char **body, size_t *len, const 
 	return metrics_page(s->mx, path, body, len, ctype);
 }
 
-/* supervisor.metrics: the counters from the first fire on; the server once everything it shows
- * exists. 0, or the exit status (logged). Read at the start only, as the history. */
+/* supervisor.metrics: the counters, counted from the first fire on, and the server, listening
+ * before anything reaches ZooKeeper (a port in use ends the start there); it answers from the
+ * loop only, once everything it shows exists. 0, or the exit status (logged). Read at the start
+ * only, as the history. */
 static int start_metrics(struct sup *s)
 {
+	char err[512];
 	const char *addr = s->conf->supervisor.metrics;
 	if (!addr) return 0;
 	static const struct metrics_hooks mh = {
@@ -439,14 +442,7 @@ static int start_metrics(struct sup *s)
 		return 1;
 	}
 	fires_set_metrics(s->fires, s->mx);
-	return 0;
-}
-
-static int start_http(struct sup *s)
-{
-	char err[512];
-	if (!s->mx) return 0;
-	if (!(s->http = httpd_new(s->loop, s->conf->supervisor.metrics, mx_page, s, err, sizeof err))) {
+	if (!(s->http = httpd_new(s->loop, addr, mx_page, s, err, sizeof err))) {
 		log_error("%s", err);
 		return 1;
 	}
@@ -795,7 +791,6 @@ int main(int argc, char **argv)
 		log_error("out of memory");
 		return 1;
 	}
-	if ((r = start_http(s))) return r;
 	ev_run(s->loop, 0);
 
 	/* --run: its items decide, not what stopped the loop (a signal asks for a clean stop, 0) */

@@ -358,6 +358,23 @@ int main(void)
 	ha.code = 200;
 	ok(tlib_wait_for(health_is, &ha, 8000), "/healthz: 200 again");
 
+	/* the address: refused at the start, or taken */
+	struct tsup c;
+	tzkup_config(&u, &c, "c", "workers: 1", jobs);
+	const char *bad_args[] = { "--metrics", "localhost:http", NULL };
+	st = tsup_run(&c, bad_args, 10000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 2 && tsup_log_count(&c, "supervisor.metrics") >= 1,
+	   "--metrics localhost:http: refused, exit 2 (status 0x%x)", st);
+	char taken[64];
+	snprintf(taken, sizeof taken, "127.0.0.1:%d", pa);
+	const char *taken_args[] = { "--metrics", taken, NULL };
+	st = tsup_run(&c, taken_args, 10000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "--metrics %s (a's): the start fails, exit 1 (status 0x%x)", taken, st);
+	struct String_vector inst = { 0 };
+	tzk_children(u.zh, tzkup_path(&u, "ok", "instances"), &inst);
+	is_int(inst.count, 2, "  before it registered anything: job ok has a's and b's instances only");
+	deallocate_String_vector(&inst);
+
 	st = tsup_stop(&a, SIGTERM, 15000);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a stops cleanly (status 0x%x)", st);
 	st = tsup_stop(&b, SIGTERM, 15000);
