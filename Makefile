@@ -49,10 +49,11 @@ LIBS        := -lzookeeper_mt -lev -lmsgpackc -lyaml -ldl -lm
 # the supervisor drives the single-threaded ZooKeeper client from its loop (supervisor/zkc.c);
 # tools and tests use the multi-threaded one (synchronous calls). Debian's two -dev packages
 # conflict (their headers are the same), so the st library is named by its soname. libsystemd:
-# sd_notify for Type=notify services (supervisor/sdnotify.c), the supervisor's only. libpq: the
-# tracing sink (supervisor/events_pg.c) in the supervisor; tests and benchmarks link it too
-# (supervisor/libsup.a holds the sink, t/76 reads its rows).
-SUP_LIBS    := -l:libzookeeper_st.so.2 -lev -lmsgpackc -lyaml -ldl -lm -lsystemd -lpq
+# sd_notify for Type=notify services (supervisor/sdnotify.c), libmicrohttpd: supervisor.metrics's
+# HTTP server on the loop (supervisor/httpd.c), both the supervisor's only. libpq: the tracing
+# sink (supervisor/events_pg.c) in the supervisor; tests and benchmarks link it too
+# (supervisor/libsup.a holds the sink, t/76 reads its rows), and ejobctl history reads them.
+SUP_LIBS    := -l:libzookeeper_st.so.2 -lev -lmsgpackc -lyaml -ldl -lm -lsystemd -lmicrohttpd -lpq
 TEST_LIBS   := $(LIBS) -lpq
 
 # ---- sources ---------------------------------------------------------------------------

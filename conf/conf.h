@@ -133,7 +133,15 @@ typedef struct conf_supervisor {
 	const char *history_file;        /* history.file; NULL: none */
 	int history_max_bytes;           /* history.maxBytes: rotated past it, CONF_HISTORY_MAX_BYTES */
 	int history_keep;                /* history.keep: rotated files kept (FILE.1 ..), CONF_HISTORY_KEEP */
+	/* metrics: the HTTP endpoint's address, "IPv4:PORT" or "[IPv6]:PORT" (/metrics, /healthz,
+	 * /status: supervisor/metrics.c); NULL: none */
+	const char *metrics;
 } conf_supervisor_t;
+
+/* An address to listen on, "IPv4:PORT" or "[IPv6]:PORT" (port 1-65535), as supervisor.metrics
+ * takes it: 0 and *ss filled (len: its size), or -1. Pure. */
+struct sockaddr_storage;
+int conf_listen_addr(const char *s, struct sockaddr_storage *ss, unsigned *len);
 
 #define CONF_HISTORY_MAX_BYTES (64 << 20)
 #define CONF_HISTORY_KEEP 5
@@ -231,6 +239,7 @@ typedef struct conf_opts {
 	const char *namespace;                 /* --namespace */
 	const char *ip;                        /* --ip */
 	int workers;                           /* --workers */
+	const char *metrics;                   /* --metrics */
 } conf_opts_t;
 
 /* The host's CPU count, getpwnam_r/getgrnam_r lookups, and tz_load() for time zones. */

@@ -1,5 +1,7 @@
 /* conf/conf_load.c: the configuration file (regCenter, supervisor, jobs) -> conf_t. */
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +23,11 @@ static const char *const rc_keys[R_N] = {
 };
 
 enum { S_WORKERS, S_IP, S_LOGLEVEL, S_SOCKET, S_UIDS, S_GIDS, S_SHUTDOWN, S_KILL, S_OUTLINES, S_OUTBYTES,
-       S_HISTORY, S_N };
+       S_HISTORY, S_METRICS, S_N };
 static const char *const sup_keys[S_N] = {
 	"workers", "ip", "logLevel", "attachSocket", "attachAllowUids", "attachAllowGids",
 	"shutdownGraceSeconds", "killGraceSeconds", "scriptOutputMaxLines", "scriptOutputMaxBytes",
-	"history",
+	"history", "metrics",
 };
 enum { TR_TYPE, TR_URL, TR_USER, TR_PASSWORD, TR_SPOOLDIR, TR_SPOOLMAX, TR_N };
 static const char *const tracing_keys[TR_N] = { "type", "url", "username", "password", "spoolDir", "spoolMaxBytes" };
@@ -418,6 +420,61 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tn
 			(*errors)++;
 	}
 	load_history(cx, keys[S_HISTORY], v[S_HISTORY], s, errors);
+
+	saved = NULL;
+	n = pick(cx, v[S_METRICS], o ? o->metrics : NULL, &tmp, &saved);
+	if (n && !conf_is_null(n)) {
+		struct sockaddr_storage ss;
+		unsigned len;
+		if (conf_get_str(cx, n, saved ? NULL : keys[S_METRICS], "supervisor.metrics", &s->metrics) < 0) {
+			(*errors)++;
+		} else if (conf_listen_addr(s->metrics, &ss, &len) < 0) {
+			char q[128];
+			conf_quote(q, sizeof q, s->metrics, strlen(s->metrics));
+			conf_err(cx, saved ? n : keys[S_METRICS], "supervisor.metrics", "must be IPv4:PORT or [IPv6]:PORT "
+			         "with a port 1-65535, e.g. 127.0.0.1:9464 (got %s)", q);
+			(*errors)++;
+			s->metrics = NULL;
+		}
+	}
+	unpick(cx, saved);
+}
+
+int conf_listen_addr(const char *s, struct sockaddr_storage *ss, unsigned *len)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	if (!colon || colon == s) return -1;
+	size_t hl = (size_t)(colon - s);
+	const char *h = s;
+	int v6 = s[0] == '[';
+	if (v6) {
+		if (hl < 3 || s[hl - 1] != ']') return -1;
+		h = s + 1;
+		hl -= 2;
+	}
+	if (hl >= sizeof host) return -1;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	char *end;
+	errno = 0;
+	long port = strtol(colon + 1, &end, 10);
+	if (errno || *end || end == colon + 1 || colon[1] == '+' || colon[1] == '-' || port < 1 || port > 65535) return -1;
+	memset(ss, 0, sizeof *ss);
+	if (v6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+		if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1) return -1;
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		*len = sizeof *a;
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)ss;
+		if (inet_pton(AF_INET, host, &a->sin_addr) != 1) return -1;
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		*len = sizeof *a;
+	}
+	return 0;
 }
 
 /* tracing: {type: RDB, url: "postgresql://...", username, password, spoolDir, spoolMaxBytes} */

@@ -389,3 +389,37 @@ uint64_t coord_requests(const coord_t *c)
 {
 	return zkc_requests(c->z);
 }
+
+void coord_stats(const coord_t *c, struct coord_stats *st)
+{
+	memset(st, 0, sizeof *st);
+	switch (zkc_state(c->z)) {
+	case ZKC_CONNECTED: st->session = COORD_CONNECTED; break;
+	case ZKC_EXPIRED: st->session = COORD_EXPIRED; break;
+	case ZKC_AUTH_FAILED: st->session = COORD_AUTH_FAILED; break;
+	default: st->session = COORD_CONNECTING; break;
+	}
+	st->session_id = zkc_session_id(c->z);
+	st->timeout_ms = zkc_timeout_ms(c->z);
+	st->requests = zkc_requests(c->z);
+	st->errors = zkc_errors(c->z);
+	st->expirations = zkc_expirations(c->z);
+	st->failovers = c->failovers;
+	st->misfires = c->misfires;
+	for (size_t i = 0; i < c->n; i++) st->leader_of += !c->jobs[i]->gone && c->jobs[i]->lead.leader;
+}
+
+/* slot i of the job table: O(1), so that a page over 10,000 jobs costs 10,000 steps */
+int coord_job_at(const coord_t *c, size_t i, struct coord_job *out)
+{
+	if (i >= c->n) return -1;
+	const struct cjob *j = c->jobs[i];
+	if (j->gone) return 1;
+	out->name = j->name;
+	out->registered = cj_registered(j);
+	out->leader = j->lead.leader;
+	out->shut = j->ops.shut;
+	out->total = (uint32_t)cj_conf(j)->sharding_total_count;
+	out->epoch = j->as.have ? j->as.epoch : 0;
+	return 0;
+}

@@ -86,4 +86,30 @@ void coord_status(const coord_t *c, struct coord_status *st);
 /* For the benchmark and tests: ZooKeeper requests sent so far. */
 uint64_t coord_requests(const coord_t *c);
 
+/* For the metrics (counters since the start) and /status. */
+struct coord_stats {
+	enum { COORD_CONNECTING, COORD_CONNECTED, COORD_EXPIRED, COORD_AUTH_FAILED } session;
+	int64_t session_id;         /* the server's id of the session (0: none) */
+	int timeout_ms;             /* negotiated session timeout (0: never connected) */
+	uint64_t requests;          /* ZooKeeper requests sent */
+	uint64_t errors;            /* of them, failed without the server's answer (lost connection, ...) */
+	uint64_t expirations;       /* sessions found expired */
+	uint64_t failovers;         /* items of a crashed instance taken over here */
+	uint64_t misfires;          /* items found still running at their next fire (flagged misfire) */
+	uint32_t leader_of;         /* jobs this instance leads now */
+};
+void coord_stats(const coord_t *c, struct coord_stats *st);
+
+/* Slot i (0 ..) of the job table, in the config's order: 0 and *out filled; 1 for a slot to skip
+ * (a job removed from the config, still leaving); -1 past the last. */
+struct coord_job {
+	const char *name;
+	int registered;             /* in the current session */
+	int leader;                 /* leader/election/instance is ours */
+	int shut;                   /* an operator shut it down here (instances/{id} deleted) */
+	uint32_t total;             /* shardingTotalCount in force */
+	uint64_t epoch;             /* the assignment in force (0: none) */
+};
+int coord_job_at(const coord_t *c, size_t i, struct coord_job *out);
+
 #endif

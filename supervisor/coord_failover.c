@@ -326,6 +326,7 @@ static void taken(void *arg, const struct zkc_res *r)
 	struct cfire *f = cx_side_run(j, i);
 	if (!f) return;
 	f->monitor = 1;
+	j->c->failovers++;
 	log_info("job %s: failover: took item %" PRIu32 " of a crashed instance; running it now", j->name, i);
 	cx_submit(f);
 }

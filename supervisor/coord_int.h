@@ -185,6 +185,8 @@ struct coord {
 	int stopping;               /* coord_stop: no fire starts */
 	int closing;                /* coord_free: answers still come (ZCLOSING); tell no one */
 	int lease_stopped;          /* running items were stopped for the lease */
+	uint64_t failovers;         /* coord_failover.c: items of a crashed instance taken here */
+	uint64_t misfires;          /* coord_running.c: items found still running at their next fire */
 	ev_idle flush_w;
 };
 

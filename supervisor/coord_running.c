@@ -234,6 +234,7 @@ static void misfire_watch(struct cjob *j, uint32_t i)
 void cx_misfire(struct cjob *j, uint32_t item)
 {
 	char p[CJ_PATH_MAX];
+	j->c->misfires++;
 	log_info("job %s: item %" PRIu32 " is still running from an earlier fire: misfire (sharding/%" PRIu32
 	         "/misfire)%s", j->name, item, item, cj_conf(j)->misfire ? "; it runs again here when that run ends" : "");
 	zkc_create(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/misfire", item), "", 0, 0, NULL, NULL);

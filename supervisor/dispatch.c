@@ -647,3 +647,14 @@ void disp_free(disp_t *d)
 
 uint32_t disp_pending(const disp_t *d) { return d->q_pool.n + d->q_ext.n; }
 uint32_t disp_running(const disp_t *d) { return d->published.n; }
+
+void disp_foreach_running(const disp_t *d, void (*fn)(void *arg, const struct disp_run_info *r), void *arg)
+{
+	for (const struct entry *e = d->published.head; e; e = e->next) {
+		struct disp_run_info r = {
+			.job = e->job, .target = e->target ? e->target->name : "", .item = e->item, .attempt = e->attempt,
+			.fire_id = e->fire_id, .epoch = e->epoch, .started_ns = e->published_ns,
+		};
+		fn(arg, &r);
+	}
+}

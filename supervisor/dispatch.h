@@ -116,4 +116,13 @@ void disp_tick(disp_t *d, uint64_t now_ns);
 uint32_t disp_pending(const disp_t *d);     /* queued, not yet published */
 uint32_t disp_running(const disp_t *d);     /* published, no outcome yet */
 
+/* The items published and not ended, oldest first (for /status): fn(arg, r) for each. */
+struct disp_run_info {
+	const char *job, *target;   /* target: "pool", "attach:4242" */
+	uint32_t item, attempt;
+	uint64_t fire_id, epoch;
+	uint64_t started_ns;        /* CLOCK_MONOTONIC: published */
+};
+void disp_foreach_running(const disp_t *d, void (*fn)(void *arg, const struct disp_run_info *r), void *arg);
+
 #endif

@@ -141,6 +141,18 @@ uint64_t events_dropped(const event_sink_t *s)
 	return s->dropped;
 }
 
+const event_sink_t *events_sink_at(const events_t *e, size_t i)
+{
+	const event_sink_t *s = e ? e->sinks : NULL;
+	while (s && i--) s = s->next;
+	return s;
+}
+
+const char *events_sink_name(const event_sink_t *s)
+{
+	return s->name;
+}
+
 static size_t slen(const char *s)
 {
 	return s ? strlen(s) + 1 : 0;

@@ -8,6 +8,7 @@
 #ifndef EJOB_EVENTS_H
 #define EJOB_EVENTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum event_type {
@@ -55,6 +56,9 @@ event_sink_t *events_sink(events_t *e, const char *name, unsigned cap, void (*fn
  * on its own: a spool to replay). */
 void events_sink_idle(event_sink_t *s, unsigned period_ms, void (*idle)(void *arg));
 uint64_t events_dropped(const event_sink_t *s);   /* events this sink lost because its queue was full */
+/* The sinks, for the metrics: sink i (0 ..), or NULL past the last (e may be NULL); its name. */
+const event_sink_t *events_sink_at(const events_t *e, size_t i);
+const char *events_sink_name(const event_sink_t *s);
 const char *events_instance(const events_t *e);
 
 /* From the loop: a copy goes to every sink's queue; never waits. e may be NULL (no sinks). */

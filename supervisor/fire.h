@@ -61,6 +61,7 @@ struct fire {
 	uint64_t started_ns;        /* CLOCK_MONOTONIC, at fire_new */
 	char *task_id;              /* ElasticJob's taskId of the items submitted (fire_submit) */
 	enum event_source source;   /* where it came from (its owner sets it): normal, misfire, failover */
+	int started;                /* an item of it has started (its lateness is counted) */
 	fire_t *prev, *next;        /* the fires in progress */
 };
 
@@ -68,6 +69,9 @@ struct fire {
 fires_t *fires_new(disp_t *d, const char *instance);
 /* The execution events go to e (NULL: none); set before the first fire. */
 void fires_set_events(fires_t *fs, events_t *e);
+/* Fires and items are counted in m (supervisor/metrics.h; NULL: not counted). */
+typedef struct metrics metrics_t;
+void fires_set_metrics(fires_t *fs, metrics_t *m);
 /* At exit: forget the fires still open, and the set. */
 void fires_free(fires_t *fs);
 

@@ -29,7 +29,7 @@
 
 static const char usage_text[] =
 "usage: ejob-supervisor [-c FILE] [--workers N] [--zk HOSTS] [--namespace NS] [--ip IP]\n"
-"                       [--log-level LEVEL] [--worker-bin PATH] [--socket PATH]\n"
+"                       [--log-level LEVEL] [--worker-bin PATH] [--socket PATH] [--metrics ADDR]\n"
 "       ejob-supervisor -c FILE [--workers N] --standalone\n"
 "       ejob-supervisor -c FILE [--workers N] --run JOB[:ITEM,ITEM...]\n"
 "\n"
@@ -44,6 +44,8 @@ static const char usage_text[] =
 "      --log-level L     error, warn, info (default) or debug\n"
 "      --worker-bin PATH the ejob-worker binary (default: $EJOB_WORKER_BIN, else next to this one)\n"
 "      --socket PATH     the attach socket (default: supervisor.attachSocket, else docs/worker.md)\n"
+"      --metrics ADDR    serve /metrics (Prometheus), /healthz and /status on ADDR, e.g. 127.0.0.1:9464\n"
+"                        (default: supervisor.metrics, else none)\n"
 "      --run JOB[:ITEMS] run one fire of JOB here and now, without ZooKeeper: all its items, or\n"
 "                        the listed ones (JOB:0,2,5); exit 0 only if every item succeeded\n"
 "      --standalone      schedule the jobs without ZooKeeper: every item of every fire runs here\n"
@@ -77,6 +79,7 @@ static conf_t *load_config(struct sup *s, int quiet_ok)
 	o.namespace = s->opts.ns;
 	o.ip = s->opts.ip;
 	o.workers = s->opts.workers;
+	o.metrics = s->opts.metrics;
 	char *buf = NULL;
 	size_t len = 0;
 	if (conf_read_file(s->opts.config, &buf, &len) < 0) {
@@ -375,6 +378,78 @@ static void sd_state(void *arg, struct sdn_state *st)
 	st->lease_left_ns = cs.lease_ns > now ? cs.lease_ns - now : 0;
 }
 
+/* the metrics' view (metrics.h): read on the loop, at the moment of a request */
+static void mx_snapshot(void *arg, struct metrics_snapshot *m)
+{
+	struct sup *s = arg;
+	m->instance = s->instance_id;
+	m->stopping = s->stopping;
+	m->now_ns = wait_now_ns();
+	m->wall_ns = wait_realtime_ns();
+	m->workers = pool_size(s->pool);
+	pool_stats(s->pool, &m->pool);
+	m->running = disp_running(s->disp);
+	m->queued = disp_pending(s->disp);
+	struct shm_header *h = seg_header(s->seg);
+	uint64_t sh = atomic_load(&h->sub_head), st = atomic_load(&h->sub_tail);
+	uint64_t ch = atomic_load(&h->comp_head), ct = atomic_load(&h->comp_tail);
+	m->sub_used = sh > st ? sh - st : 0;
+	m->comp_used = ch > ct ? ch - ct : 0;
+	m->sub_slots = h->sub_slots;
+	m->comp_slots = h->comp_slots;
+	const event_sink_t *k;
+	for (size_t i = 0; m->nsinks < METRICS_SINKS_MAX && (k = events_sink_at(s->events, i)); i++) {
+		m->sinks[m->nsinks].name = events_sink_name(k);
+		m->sinks[m->nsinks++].dropped = events_dropped(k);
+	}
+	if (!s->coord) return;
+	m->zk = 1;
+	coord_status(s->coord, &m->cs);
+	coord_stats(s->coord, &m->st);
+}
+
+static int mx_job_at(void *arg, size_t i, struct coord_job *out)
+{
+	struct sup *s = arg;
+	return s->coord ? coord_job_at(s->coord, i, out) : -1;
+}
+
+static void mx_foreach_running(void *arg, void (*fn)(void *farg, const struct disp_run_info *r), void *farg)
+{
+	struct sup *s = arg;
+	disp_foreach_running(s->disp, fn, farg);
+}
+
+static int mx_page(void *arg, const char *path, char **body, size_t *len, const char **ctype)
+{
+	struct sup *s = arg;
+	return metrics_page(s->mx, path, body, len, ctype);
+}
+
+/* supervisor.metrics: the counters, counted from the first fire on, and the server, listening
+ * before anything reaches ZooKeeper (a port in use ends the start there); it answers from the
+ * loop only, once everything it shows exists. 0, or the exit status (logged). Read at the start
+ * only, as the history. */
+static int start_metrics(struct sup *s)
+{
+	char err[512];
+	const char *addr = s->conf->supervisor.metrics;
+	if (!addr) return 0;
+	static const struct metrics_hooks mh = {
+		.snapshot = mx_snapshot, .job_at = mx_job_at, .foreach_running = mx_foreach_running,
+	};
+	if (!(s->mx = metrics_new(&mh, s))) {
+		log_error("out of memory");
+		return 1;
+	}
+	fires_set_metrics(s->fires, s->mx);
+	if (!(s->http = httpd_new(s->loop, addr, mx_page, s, err, sizeof err))) {
+		log_error("%s", err);
+		return 1;
+	}
+	return 0;
+}
+
 /* ---- signals and the tick ---------------------------------------------------------------------- */
 
 static void shutdown_grace_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -491,6 +566,7 @@ static int parse_args(struct sup *s, int argc, char **argv)
 		{ "ip", required_argument, NULL, 'i' },     { "log-level", required_argument, NULL, 'l' },
 		{ "worker-bin", required_argument, NULL, 'b' }, { "socket", required_argument, NULL, 's' },
 		{ "run", required_argument, NULL, 'r' },    { "standalone", no_argument, NULL, 'S' },
+		{ "metrics", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
 	};
@@ -518,6 +594,7 @@ static int parse_args(struct sup *s, int argc, char **argv)
 		case 's': s->opts.socket = optarg; break;
 		case 'r': s->opts.run = optarg; break;
 		case 'S': s->opts.standalone = 1; break;
+		case 'm': s->opts.metrics = optarg; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		case 'V': printf("ejob-supervisor %s\n", EJOB_VERSION); exit(0);
 		case ':':
@@ -692,7 +769,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	if ((r = start_workers(s)) || (r = start_attach(s))) return r;
+	if ((r = start_workers(s)) || (r = start_attach(s)) || (r = start_metrics(s))) return r;
 	start_signals(s);
 
 	log_info("ejob-supervisor %s starting: instance %s, %" PRIu32 " workers (%s)", EJOB_VERSION, s->instance_id,
@@ -728,6 +805,7 @@ int main(int argc, char **argv)
 		int rc = local_run_finish(s->local);
 		if (rc > code) code = rc;
 	}
+	httpd_free(s->http);
 	sdn_free(s->sdn);
 	coord_free(s->coord);
 	sched_free(s->sched);
@@ -737,6 +815,7 @@ int main(int argc, char **argv)
 	disp_free(s->disp);
 	pool_free(s->pool);
 	events_free(s->events);     /* the sinks write what they have queued */
+	metrics_free(s->mx);
 	seg_close(s->seg);
 	conf_free(s->conf);
 	log_info("stopped");

@@ -45,6 +45,7 @@ struct pool {
 	int stopping;
 	ev_timer stop_w;
 	uint32_t alive;
+	uint64_t respawns;          /* workers started again after one died (pool_stats) */
 	struct slot *slots;
 	char index_env[32];
 };
@@ -66,6 +67,7 @@ static void respawn_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)revents;
 	struct slot *s = w->data;
 	if (s->pool->stopping || s->phase != PH_WAITING) return;
+	s->pool->respawns++;
 	spawn(s);
 }
 
@@ -468,6 +470,20 @@ uint32_t pool_size(const pool_t *p) { return p->p.nworkers; }
 int pool_is_ready(const pool_t *p, uint32_t worker)
 {
 	return worker < p->p.nworkers && p->slots[worker].phase == PH_READY;
+}
+
+void pool_stats(const pool_t *p, struct pool_stats *st)
+{
+	memset(st, 0, sizeof *st);
+	for (uint32_t i = 0; i < p->p.nworkers; i++) {
+		switch (p->slots[i].phase) {
+		case PH_IDLE: st->idle++; break;
+		case PH_STARTING: st->starting++; break;
+		case PH_READY: st->ready++; break;
+		case PH_WAITING: st->waiting++; break;
+		}
+	}
+	st->respawns = p->respawns;
 }
 
 uint32_t pool_ready_count(const pool_t *p)

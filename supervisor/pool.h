@@ -46,6 +46,15 @@ void pool_free(pool_t *p);
 uint32_t pool_size(const pool_t *p);
 int pool_is_ready(const pool_t *p, uint32_t worker);   /* alive and said ready */
 uint32_t pool_ready_count(const pool_t *p);
+/* The slots by state, and the restarts so far (for the metrics). */
+struct pool_stats {
+	uint32_t idle;              /* no process, none coming (stopped) */
+	uint32_t starting;          /* started, not ready yet */
+	uint32_t ready;             /* said ready: capacity */
+	uint32_t waiting;           /* died: its respawn is due (backoff) */
+	uint64_t respawns;          /* workers started again after one died */
+};
+void pool_stats(const pool_t *p, struct pool_stats *st);
 pid_t pool_pid(const pool_t *p, uint32_t worker);      /* 0 when no process */
 
 /* Kill a worker and the process group of its running item (SIGKILL), e.g. when its item

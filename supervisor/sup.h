@@ -12,8 +12,10 @@
 #include "supervisor/coord.h"
 #include "supervisor/dispatch.h"
 #include "supervisor/fire.h"
+#include "supervisor/httpd.h"
 #include "supervisor/local.h"
 #include "supervisor/log.h"
+#include "supervisor/metrics.h"
 #include "supervisor/pool.h"
 #include "supervisor/sched.h"
 #include "supervisor/sdnotify.h"
@@ -31,6 +33,7 @@ struct sup_opts {
 	const char *socket;         /* --socket */
 	const char *run;            /* --run JOB[:ITEMS] */
 	int standalone;             /* --standalone: no ZooKeeper, every item runs here */
+	const char *metrics;        /* --metrics ADDR */
 };
 
 struct sup {
@@ -59,6 +62,8 @@ struct sup {
 	sched_t *sched;             /* the jobs' fire times (not with --run) */
 	coord_t *coord;             /* ZooKeeper coordination, or NULL (--standalone, --run) */
 	sdn_t *sdn;                 /* systemd's notifications (a no-op without $NOTIFY_SOCKET) */
+	metrics_t *mx;              /* the counters behind /metrics (NULL: supervisor.metrics unset) */
+	httpd_t *http;              /* serves /metrics, /healthz, /status */
 };
 
 #endif

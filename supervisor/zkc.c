@@ -537,6 +537,7 @@ static void on_session(zkc_t *z, struct msg *m)
 		set_state(z, ZKC_CONNECTING, 0);
 	} else if (m->state == ZOO_EXPIRED_SESSION_STATE) {
 		close_handle(z);
+		z->expirations++;
 		set_state(z, ZKC_EXPIRED, 0);
 		z->state = ZKC_CONNECTING;
 		if (!z->down_ns) z->down_ns = now;
@@ -699,3 +700,5 @@ unsigned zkc_inflight_max(const zkc_t *z) { return z->inflight_max; }
 unsigned zkc_backlog(const zkc_t *z) { return z->inflight + z->nwait; }
 const struct ACL_vector *zkc_acl(const zkc_t *z) { return &z->acl; }
 uint64_t zkc_requests(const zkc_t *z) { return z->requests; }
+uint64_t zkc_errors(const zkc_t *z) { return z->errors; }
+uint64_t zkc_expirations(const zkc_t *z) { return z->expirations; }

@@ -189,6 +189,10 @@ void zkc_keep_free(zkc_keep_t *k);
 
 /* Requests sent since start, pings not counted (round trips, for the benchmark). */
 uint64_t zkc_requests(const zkc_t *z);
+/* Requests whose answer was the client's own failure, not the server's (a lost connection, an
+ * expired session, closing: the ones that renew no lease); sessions found expired. */
+uint64_t zkc_errors(const zkc_t *z);
+uint64_t zkc_expirations(const zkc_t *z);
 
 const char *zkc_state_name(enum zkc_state st);
 

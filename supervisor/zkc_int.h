@@ -139,6 +139,8 @@ struct zkc {
 	int timeout_ms;
 	uint64_t lease_ns;
 	uint64_t requests;
+	uint64_t errors;            /* answers that are the client's own failure (zkc_errors) */
+	uint64_t expirations;       /* sessions found expired */
 	/* the window: at most `window` requests at the server at once; the rest wait here, in order,
 	 * and go as answers come (or fail with ZCLOSING with the handle) */
 	unsigned window;

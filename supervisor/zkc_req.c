@@ -389,6 +389,8 @@ void zkc_on_result(zkc_t *z, struct msg *m)
 	if (m->rc == ZOK || (m->rc < ZAPIERROR && m->rc != ZCLOSING && m->rc != ZSESSIONEXPIRED && m->rc != ZSESSIONMOVED &&
 	                     m->rc != ZINVALIDCALLBACK))
 		zkc_lease_from(z, q->sent_ns, q->session);
+	else
+		z->errors++;
 	/* the watch sent with it: the server set it (it will fire, or die with the session), or not */
 	if (q->w) {
 		struct watch *w = q->w;

@@ -493,6 +493,18 @@ static void test_errors(void)
 	       HEAD "supervisor:\n  ip: host.example\n  attachSocket: run/x.sock\njobs: {}\n",
 	       "t.yaml:5:3: supervisor.ip: must be an IPv4 or IPv6 address, e.g. 10.0.0.1 (got \"host.example\")",
 	       "t.yaml:6:3: supervisor.attachSocket: must be an absolute path of at most 107 bytes");
+	ERRORS("metrics",
+	       HEAD "supervisor:\n  metrics: localhost:9464\njobs: {}\n",
+	       "t.yaml:5:3: supervisor.metrics: must be IPv4:PORT or [IPv6]:PORT with a port 1-65535, e.g. "
+	       "127.0.0.1:9464 (got \"localhost:9464\")");
+	ERRORS("metrics port",
+	       HEAD "supervisor:\n  metrics: 127.0.0.1:0\njobs: {}\n",
+	       "t.yaml:5:3: supervisor.metrics: must be IPv4:PORT or [IPv6]:PORT with a port 1-65535, e.g. "
+	       "127.0.0.1:9464 (got \"127.0.0.1:0\")");
+	c = parse(HEAD "supervisor:\n  metrics: '[::1]:9464'\njobs: {}\n", &d);
+	ok(c && c->supervisor.metrics && !strcmp(c->supervisor.metrics, "[::1]:9464"), "metrics: [::1]:9464");
+	conf_free(c);
+	conf_diags_free(d);
 	ERRORS("props",
 	       HEAD "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
 	       "    props:\n      a:\n      b: [1]\n      ejob.type: native\n",

@@ -1,0 +1,402 @@
+/* supervisor/metrics.c: the counters, and /metrics, /healthz, /status built from them (metrics.h). */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ipc/frame.h"
+#include "supervisor/log.h"
+#include "supervisor/metrics.h"
+
+/* ---- counters ------------------------------------------------------------------------------- */
+
+#define NBUCKETS 1024u
+
+struct mjob {                   /* one job's counters: created at its first fire here */
+	struct mjob *next;          /* hash chain */
+	struct mjob *order;         /* every job, in order of creation (the page's order) */
+	uint64_t fires;
+	uint64_t items[FRAME_ST__COUNT];   /* final outcomes */
+	char name[];
+};
+
+static const double dur_le[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600 };
+static const double late_le[] = { 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60 };
+#define NDUR (sizeof dur_le / sizeof dur_le[0])
+#define NLATE (sizeof late_le / sizeof late_le[0])
+
+struct hist {
+	uint64_t count;
+	double sum;
+	uint64_t le[16];            /* non-cumulative: le[i] counts (le_{i-1}, le_i] */
+};
+
+struct metrics {
+	struct metrics_hooks h;
+	void *arg;
+	struct mjob *buckets[NBUCKETS];
+	struct mjob *first, *last;
+	uint64_t retries;           /* attempts that ended and run again */
+	struct hist dur, late;
+};
+
+metrics_t *metrics_new(const struct metrics_hooks *h, void *arg)
+{
+	metrics_t *m = calloc(1, sizeof *m);
+	if (!m) return NULL;
+	m->h = *h;
+	m->arg = arg;
+	return m;
+}
+
+void metrics_free(metrics_t *m)
+{
+	if (!m) return;
+	for (struct mjob *j = m->first, *n; j; j = n) {
+		n = j->order;
+		free(j);
+	}
+	free(m);
+}
+
+static uint32_t hash(const char *s)
+{
+	uint32_t h = 2166136261u;       /* FNV-1a */
+	for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static struct mjob *job(metrics_t *m, const char *name)
+{
+	struct mjob **b = &m->buckets[hash(name) & (NBUCKETS - 1)];
+	for (struct mjob *j = *b; j; j = j->next)
+		if (!strcmp(j->name, name)) return j;
+	size_t l = strlen(name) + 1;
+	struct mjob *j = calloc(1, sizeof *j + l);
+	if (!j) return NULL;            /* not counted: a page shows less, nothing else is lost */
+	memcpy(j->name, name, l);
+	j->next = *b;
+	*b = j;
+	if (m->last) m->last->order = j;
+	else m->first = j;
+	m->last = j;
+	return j;
+}
+
+static void observe(struct hist *h, const double *le, size_t n, double v)
+{
+	h->count++;
+	h->sum += v;
+	for (size_t i = 0; i < n; i++)
+		if (v <= le[i]) {
+			h->le[i]++;
+			return;
+		}
+}
+
+void metrics_fire(metrics_t *m, const char *name)
+{
+	struct mjob *j = m ? job(m, name) : NULL;
+	if (j) j->fires++;
+}
+
+void metrics_item(metrics_t *m, const char *name, uint32_t status, int final, uint64_t duration_us)
+{
+	if (!m) return;
+	observe(&m->dur, dur_le, NDUR, (double)duration_us / 1e6);
+	if (!final) {
+		m->retries++;
+		return;
+	}
+	struct mjob *j = job(m, name);
+	if (j && status < FRAME_ST__COUNT) j->items[status]++;
+}
+
+void metrics_lateness(metrics_t *m, uint64_t late_ms)
+{
+	if (m) observe(&m->late, late_le, NLATE, (double)late_ms / 1e3);
+}
+
+/* ---- a page in memory ----------------------------------------------------------------------- */
+
+struct buf {
+	char *p;
+	size_t n, cap;
+	int oom;
+};
+
+__attribute__((format(printf, 2, 3))) static void bp(struct buf *b, const char *fmt, ...)
+{
+	if (b->oom) return;
+	for (;;) {
+		va_list ap;
+		va_start(ap, fmt);
+		int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+		va_end(ap);
+		if (k < 0) {
+			b->oom = 1;
+			return;
+		}
+		if (b->p && b->n + (size_t)k < b->cap) {
+			b->n += (size_t)k;
+			return;
+		}
+		size_t cap = b->cap ? b->cap * 2 : 65536;
+		while (cap < b->n + (size_t)k + 1) cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+}
+
+/* a label value or a JSON string's content: \, " and control bytes escaped (both formats agree
+ * on \\, \" and \n; JSON's others as \u00XX, which Prometheus never sees: job names have none) */
+static void besc(struct buf *b, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '\\' || c == '"') bp(b, "\\%c", c);
+		else if (c == '\n') bp(b, "\\n");
+		else if (c < 0x20) bp(b, "\\u%04x", c);
+		else bp(b, "%c", c);
+	}
+}
+
+static void head(struct buf *b, const char *name, const char *type, const char *help)
+{
+	bp(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void hist(struct buf *b, const char *name, const char *help, const struct hist *h, const double *le, size_t n)
+{
+	head(b, name, "histogram", help);
+	uint64_t cum = 0;
+	for (size_t i = 0; i < n; i++) {
+		cum += h->le[i];
+		bp(b, "%s_bucket{le=\"%g\"} %" PRIu64 "\n", name, le[i], cum);
+	}
+	bp(b, "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n%s_sum %.6f\n%s_count %" PRIu64 "\n", name, h->count, name, h->sum,
+	   name, h->count);
+}
+
+static void one(struct buf *b, const char *name, const char *type, const char *help, double v)
+{
+	head(b, name, type, help);
+	bp(b, "%s %.17g\n", name, v);
+}
+
+static void render_metrics(metrics_t *m, const struct metrics_snapshot *s, struct buf *b)
+{
+	head(b, "ejob_fires_total", "counter", "Fires that queued items on this supervisor, by job.");
+	for (const struct mjob *j = m->first; j; j = j->order) {
+		if (!j->fires) continue;
+		bp(b, "ejob_fires_total{job_name=\"");
+		besc(b, j->name);
+		bp(b, "\"} %" PRIu64 "\n", j->fires);
+	}
+	head(b, "ejob_items_total", "counter", "Items ended here with their final outcome (after retries), by job and "
+	     "outcome.");
+	for (const struct mjob *j = m->first; j; j = j->order)
+		for (uint32_t st = 0; st < FRAME_ST__COUNT; st++) {
+			if (!j->items[st] && st != FRAME_ST_OK) continue;
+			bp(b, "ejob_items_total{job_name=\"");
+			besc(b, j->name);
+			bp(b, "\",outcome=\"%s\"} %" PRIu64 "\n", frame_status_name(st), j->items[st]);
+		}
+	one(b, "ejob_item_retries_total", "counter", "Attempts that ended without success and run again.",
+	    (double)m->retries);
+	hist(b, "ejob_item_duration_seconds", "Duration of each attempt of an item, every job.", &m->dur, dur_le, NDUR);
+	hist(b, "ejob_fire_lateness_seconds", "From a scheduled fire's time to the start of its first item here.",
+	     &m->late, late_le, NLATE);
+
+	head(b, "ejob_workers", "gauge", "Pool workers by state.");
+	bp(b, "ejob_workers{state=\"ready\"} %" PRIu32 "\nejob_workers{state=\"starting\"} %" PRIu32 "\n"
+	   "ejob_workers{state=\"respawning\"} %" PRIu32 "\nejob_workers{state=\"stopped\"} %" PRIu32 "\n",
+	   s->pool.ready, s->pool.starting, s->pool.waiting, s->pool.idle);
+	one(b, "ejob_worker_respawns_total", "counter", "Pool workers started again after one died.",
+	    (double)s->pool.respawns);
+	one(b, "ejob_items_running", "gauge", "Items published to a worker and not ended.", s->running);
+	one(b, "ejob_items_queued", "gauge", "Items queued here, not yet published.", s->queued);
+	head(b, "ejob_ring_slots_used", "gauge", "Slots taken in the pool's shared-memory rings.");
+	bp(b, "ejob_ring_slots_used{ring=\"submission\"} %" PRIu64 "\nejob_ring_slots_used{ring=\"completion\"} %" PRIu64
+	   "\n", s->sub_used, s->comp_used);
+	head(b, "ejob_ring_slots", "gauge", "Slots of the pool's shared-memory rings.");
+	bp(b, "ejob_ring_slots{ring=\"submission\"} %" PRIu64 "\nejob_ring_slots{ring=\"completion\"} %" PRIu64 "\n",
+	   s->sub_slots, s->comp_slots);
+	head(b, "ejob_events_dropped_total", "counter", "Execution events a sink lost because its queue was full.");
+	for (size_t i = 0; i < s->nsinks; i++) {
+		bp(b, "ejob_events_dropped_total{sink=\"");
+		besc(b, s->sinks[i].name);
+		bp(b, "\"} %" PRIu64 "\n", s->sinks[i].dropped);
+	}
+
+	if (s->zk) {
+		const struct coord_stats *st = &s->st;
+		one(b, "ejob_zookeeper_requests_total", "counter", "ZooKeeper requests sent.", (double)st->requests);
+		one(b, "ejob_zookeeper_request_errors_total", "counter", "ZooKeeper requests that failed without the "
+		    "server's answer (connection lost, session expired).", (double)st->errors);
+		head(b, "ejob_zookeeper_session_state", "gauge", "The ZooKeeper session's state (1: this one).");
+		static const char *const names[] = { "connecting", "connected", "expired", "auth_failed" };
+		for (int k = 0; k < 4; k++)
+			bp(b, "ejob_zookeeper_session_state{state=\"%s\"} %d\n", names[k], (int)st->session == k);
+		one(b, "ejob_zookeeper_session_expirations_total", "counter", "ZooKeeper sessions found expired.",
+		    (double)st->expirations);
+		double left = s->cs.lease_ns > s->now_ns ? (double)(s->cs.lease_ns - s->now_ns) / 1e9 : 0;
+		one(b, "ejob_lease_headroom_seconds", "gauge", "Time the session surely lives even if ZooKeeper is not "
+		    "heard from again (0: none).", left);
+		one(b, "ejob_jobs", "gauge", "Jobs of the configuration that register here.", s->cs.jobs);
+		one(b, "ejob_jobs_registered", "gauge", "Of them, registered in the current session.", s->cs.registered);
+		one(b, "ejob_failovers_total", "counter", "Items of a crashed instance taken over here.",
+		    (double)st->failovers);
+		one(b, "ejob_misfires_total", "counter", "Items found still running at their next fire (misfire flag set).",
+		    (double)st->misfires);
+		one(b, "ejob_leader_jobs", "gauge", "Jobs this instance leads.", st->leader_of);
+		head(b, "ejob_leader", "gauge", "1 for each job this instance leads (no series for the others).");
+		struct coord_job cj;
+		int r;
+		for (size_t i = 0; m->h.job_at && (r = m->h.job_at(m->arg, i, &cj)) >= 0; i++) {
+			if (r || !cj.leader) continue;
+			bp(b, "ejob_leader{job_name=\"");
+			besc(b, cj.name);
+			bp(b, "\"} 1\n");
+		}
+	}
+}
+
+int metrics_health(const struct metrics_snapshot *s, char *why, size_t len)
+{
+	if (s->stopping) {
+		snprintf(why, len, "stopping");
+		return 503;
+	}
+	if (s->zk && !s->cs.connected) {
+		snprintf(why, len, "zookeeper: %s", s->cs.ever_connected ? "connection lost" : "not connected yet");
+		return 503;
+	}
+	if (s->zk && s->cs.registered < s->cs.jobs) {
+		snprintf(why, len, "zookeeper: %" PRIu32 " of %" PRIu32 " jobs registered", s->cs.registered, s->cs.jobs);
+		return 503;
+	}
+	if (s->zk) snprintf(why, len, "ok: connected, %" PRIu32 " jobs registered", s->cs.jobs);
+	else snprintf(why, len, "ok: standalone");
+	return 200;
+}
+
+static void iso(struct buf *b, uint64_t ms)
+{
+	time_t t = (time_t)(ms / 1000u);
+	struct tm tm;
+	char s[32] = "";
+	if (gmtime_r(&t, &tm)) strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%S", &tm);
+	bp(b, "\"%s.%03uZ\"", s, (unsigned)(ms % 1000u));
+}
+
+struct run_ctx {
+	struct buf *b;
+	const struct metrics_snapshot *s;
+	int n;
+};
+
+static void run_json(void *arg, const struct disp_run_info *r)
+{
+	struct run_ctx *x = arg;
+	struct buf *b = x->b;
+	uint64_t age = x->s->now_ns > r->started_ns ? x->s->now_ns - r->started_ns : 0;
+	uint64_t start_ms = (x->s->wall_ns - age) / 1000000u;
+	bp(b, "%s{\"job\":\"", x->n++ ? "," : "");
+	besc(b, r->job);
+	bp(b, "\",\"item\":%" PRIu32 ",\"attempt\":%" PRIu32 ",\"fireId\":%" PRIu64 ",\"epoch\":%" PRIu64 ",\"start\":",
+	   r->item, r->attempt, r->fire_id, r->epoch);
+	iso(b, start_ms);
+	bp(b, ",\"startMs\":%" PRIu64 ",\"where\":\"", start_ms);
+	besc(b, r->target);
+	bp(b, "\"}");
+}
+
+static void render_status(metrics_t *m, const struct metrics_snapshot *s, struct buf *b)
+{
+	char why[160];
+	int code = metrics_health(s, why, sizeof why);
+	bp(b, "{\"instance\":\"");
+	besc(b, s->instance);
+	bp(b, "\",\"healthy\":%s,\"reason\":\"", code == 200 ? "true" : "false");
+	besc(b, why);
+	bp(b, "\",\"stopping\":%s,\"zookeeper\":", s->stopping ? "true" : "false");
+	if (s->zk) {
+		static const char *const names[] = { "connecting", "connected", "expired", "auth_failed" };
+		double left = s->cs.lease_ns > s->now_ns ? (double)(s->cs.lease_ns - s->now_ns) / 1e9 : 0;
+		bp(b, "{\"state\":\"%s\",\"session\":\"0x%" PRIx64 "\",\"timeoutMs\":%d,\"leaseHeadroomSeconds\":%.3f,"
+		   "\"jobs\":%" PRIu32 ",\"registered\":%" PRIu32 "}", names[s->st.session], (uint64_t)s->st.session_id,
+		   s->st.timeout_ms, left, s->cs.jobs, s->cs.registered);
+	} else {
+		bp(b, "null");
+	}
+	bp(b, ",\"pool\":{\"workers\":%" PRIu32 ",\"ready\":%" PRIu32 ",\"starting\":%" PRIu32 ",\"respawning\":%" PRIu32
+	   ",\"stopped\":%" PRIu32 ",\"respawns\":%" PRIu64 ",\"running\":%" PRIu32 ",\"queued\":%" PRIu32 "}",
+	   s->workers, s->pool.ready, s->pool.starting, s->pool.waiting, s->pool.idle, s->pool.respawns, s->running,
+	   s->queued);
+	bp(b, ",\"leaderOf\":[");
+	struct coord_job cj;
+	int n = 0, r;
+	for (size_t i = 0; m->h.job_at && (r = m->h.job_at(m->arg, i, &cj)) >= 0; i++) {
+		if (r || !cj.leader) continue;
+		bp(b, "%s\"", n++ ? "," : "");
+		besc(b, cj.name);
+		bp(b, "\"");
+	}
+	bp(b, "],\"jobs\":[");
+	n = 0;
+	for (size_t i = 0; m->h.job_at && (r = m->h.job_at(m->arg, i, &cj)) >= 0; i++) {
+		if (r) continue;
+		bp(b, "%s{\"name\":\"", n++ ? "," : "");
+		besc(b, cj.name);
+		bp(b, "\",\"registered\":%s,\"leader\":%s,\"shutDown\":%s,\"shardingTotalCount\":%" PRIu32 ",\"epoch\":%" PRIu64
+		   "}", cj.registered ? "true" : "false", cj.leader ? "true" : "false", cj.shut ? "true" : "false", cj.total,
+		   cj.epoch);
+	}
+	bp(b, "],\"running\":[");
+	struct run_ctx x = { .b = b, .s = s };
+	if (m->h.foreach_running) m->h.foreach_running(m->arg, run_json, &x);
+	bp(b, "]}\n");
+}
+
+int metrics_page(metrics_t *m, const char *path, char **body, size_t *len, const char **ctype)
+{
+	struct buf b = { 0 };
+	struct metrics_snapshot s;
+	memset(&s, 0, sizeof s);
+	m->h.snapshot(m->arg, &s);
+	int code = 200;
+	if (!strcmp(path, "/metrics")) {
+		*ctype = "text/plain; version=0.0.4; charset=utf-8";
+		render_metrics(m, &s, &b);
+	} else if (!strcmp(path, "/healthz")) {
+		char why[160];
+		*ctype = "text/plain; charset=utf-8";
+		code = metrics_health(&s, why, sizeof why);
+		bp(&b, "%s\n", why);
+	} else if (!strcmp(path, "/status")) {
+		*ctype = "application/json";
+		render_status(m, &s, &b);
+	} else {
+		*ctype = "text/plain; charset=utf-8";
+		code = 404;
+		bp(&b, "not found: try /metrics, /healthz or /status\n");
+	}
+	if (b.oom) {
+		free(b.p);
+		log_error("metrics: out of memory building %s", path);
+		*body = NULL;
+		*len = 0;
+		return 500;
+	}
+	*body = b.p;
+	*len = b.n;
+	return code;
+}

@@ -1,0 +1,67 @@
+/* supervisor/metrics.h: what the supervisor counts, and the three pages that show it: /metrics
+ * (Prometheus's text format 0.0.4), /healthz, /status (JSON). Everything runs on the loop: fire.c
+ * counts fires and items as they happen (plain counters), and a page is built, in memory, from
+ * those counts and from a snapshot of the other modules' own counters that main.c's hooks take
+ * at the moment of the request. No thread, no lock. (supervisor/httpd.c serves the pages.)
+ *
+ * Label sets are bounded by the configuration, never by time: `job` only on ejob_fires_total,
+ * ejob_items_total (x 6 outcomes at most, an outcome's series appears with its first count) and
+ * ejob_leader (only the jobs led here: one series per job across the cluster); histograms and
+ * everything else are per supervisor. 10,000 jobs: at most ~70,000 series per supervisor, in
+ * practice one or two per job that fired (README, "Watching a cluster"). */
+#ifndef EJOB_METRICS_H
+#define EJOB_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "supervisor/coord.h"
+#include "supervisor/dispatch.h"
+#include "supervisor/pool.h"
+
+typedef struct metrics metrics_t;
+
+#define METRICS_SINKS_MAX 8
+
+/* The rest of the supervisor at the moment of a request, filled by hooks.snapshot. */
+struct metrics_snapshot {
+	const char *instance;       /* "{ip}@-@{pid}" */
+	int stopping;
+	int zk;                     /* coordinated by ZooKeeper (else --standalone) */
+	struct coord_status cs;     /* zk only */
+	struct coord_stats st;      /* zk only */
+	uint64_t now_ns;            /* CLOCK_MONOTONIC */
+	uint64_t wall_ns;           /* CLOCK_REALTIME, the same moment */
+	struct pool_stats pool;
+	uint32_t workers;
+	uint32_t running, queued;   /* items published and not ended; queued here */
+	uint64_t sub_used, sub_slots;   /* the pool's submission ring: slots taken, slots */
+	uint64_t comp_used, comp_slots; /* its completion ring */
+	size_t nsinks;
+	struct { const char *name; uint64_t dropped; } sinks[METRICS_SINKS_MAX];
+};
+
+struct metrics_hooks {
+	void (*snapshot)(void *arg, struct metrics_snapshot *s);
+	/* slot i of the job table (coord_job_at): 0 filled, 1 skip it, -1 past the last; NULL: no ZooKeeper */
+	int (*job_at)(void *arg, size_t i, struct coord_job *out);
+	void (*foreach_running)(void *arg, void (*fn)(void *farg, const struct disp_run_info *r), void *farg);
+};
+
+metrics_t *metrics_new(const struct metrics_hooks *h, void *arg);
+void metrics_free(metrics_t *m);
+
+/* From fire.c, on the loop. A fire that queued items here; an attempt's end (final: no retry
+ * follows; status: enum frame_status); how late a scheduled fire's first item started. */
+void metrics_fire(metrics_t *m, const char *job);
+void metrics_item(metrics_t *m, const char *job, uint32_t status, int final, uint64_t duration_us);
+void metrics_lateness(metrics_t *m, uint64_t late_ms);
+
+/* A page: the HTTP status, its body (malloc'd, *len bytes) and its content type; 404 for another
+ * path. NULL body: out of memory (answer 500). */
+int metrics_page(metrics_t *m, const char *path, char **body, size_t *len, const char **ctype);
+
+/* /healthz alone (pure): 200, or 503 with the reason in why. */
+int metrics_health(const struct metrics_snapshot *s, char *why, size_t len);
+
+#endif
