@@ -11,6 +11,12 @@
  *                       same stamp first thing: the scheduler that starts a process per item.
  *   raw futex           one-way hand-off to a sleeping process through a futex word: the floor.
  *   items/s             200000 noop_item items queued at once, 8 workers, until all are done.
+ *   events on / off     the same items as fires through the fire tracker (supervisor/fire.c,
+ *                       wired to the dispatcher's hooks as main.c wires it): 2000 fires of 100
+ *                       items, all queued at once; (a) no sinks, no metrics; (b) the history file
+ *                       (in the temp dir) and the metrics counters; and the metrics alone. Runs
+ *                       alternate, each side first, second and last in turn; each side's median. (b) is timed to its last outcome, and again until the
+ *                       history sink's thread has written every record (events_free).
  */
 #include <errno.h>
 #include <ev.h>
@@ -29,8 +35,13 @@
 #include "ipc/frame.h"
 #include "ipc/seg.h"
 #include "ipc/wait.h"
+#include "conf/conf.h"
 #include "supervisor/dispatch.h"
+#include "supervisor/events.h"
+#include "supervisor/events_history.h"
+#include "supervisor/fire.h"
 #include "supervisor/log.h"
+#include "supervisor/metrics.h"
 #include "supervisor/pool.h"
 
 extern char **environ;
@@ -43,6 +54,7 @@ static struct {
 	pool_t *pool;
 	disp_t *disp;
 	disp_target_t *target;
+	fires_t *fs;
 	uint32_t ready;
 	uint64_t outcomes, failures;
 	uint64_t want;
@@ -72,9 +84,16 @@ static void on_lost(void *arg, uint32_t w, const void *f, uint32_t len) { (void)
 static void on_ready(void *arg, uint32_t w) { (void)arg; (void)w; B.ready++; disp_kick(B.disp); }
 static void on_stopped(void *arg) { (void)arg; ev_break(B.loop, EVBREAK_ALL); }
 
+static void on_started(void *arg, const struct disp_started *s)
+{
+	(void)arg;
+	if (s->cookie) fires_started(B.fs, s);    /* the items submitted directly have no fire */
+}
+
 static void on_outcome(void *arg, const struct disp_outcome *o)
 {
 	(void)arg;
+	if (o->cookie) fires_outcome(B.fs, o);
 	B.outcomes++;
 	if (o->status != FRAME_ST_OK) {
 		if (B.failures++ < 3) fprintf(stderr, "bench/pool: item failed: %s %s\n", frame_status_name(o->status), o->error);
@@ -112,6 +131,56 @@ static void run_until(uint64_t outcomes)
 {
 	B.want = outcomes;
 	while (B.outcomes < outcomes) ev_run(B.loop, EVRUN_ONCE);
+}
+
+/* ---- items through the fire tracker, with and without the execution events ---------------- */
+
+static void bf_name(const fire_t *f, char *buf, size_t len)
+{
+	snprintf(buf, len, "bench: fire %" PRIu64, f->fire_ms);
+}
+
+static void bf_all_ended(fire_t *f)
+{
+	fire_summary(f);
+	fire_free(f);
+}
+
+static const struct fire_ops bench_fire_ops = { .all_ended = bf_all_ended, .name = bf_name, .fail_level = LL_WARN };
+
+/* nfires fires of per items of job j, all queued, then run until every item ended; seconds */
+static double fires_run(const conf_job_t *j, uint32_t nfires)
+{
+	uint64_t base = B.outcomes, t0 = now_ns(), ms = wait_realtime_ns() / 1000000u;
+	for (uint32_t k = 0; k < nfires; k++) {
+		fire_t *f = fire_new(B.fs, &bench_fire_ops, NULL, j->name, j->sharding_total_count, ms + k);
+		if (!f) exit(1);
+		for (uint32_t i = 0; i < f->total; i++) f->items[f->n++] = i;
+		if (fire_submit(f, j, 0) != j->sharding_total_count) {
+			fprintf(stderr, "bench/pool: fire_submit queued less than a fire\n");
+			exit(1);
+		}
+	}
+	fires_kick(B.fs);
+	run_until(base + (uint64_t)nfires * j->sharding_total_count);
+	return (double)(now_ns() - t0) / 1e9;
+}
+
+static void mx_snapshot(void *arg, struct metrics_snapshot *s)
+{
+	(void)arg;
+	s->instance = "127.0.0.1@-@0";
+}
+
+static double median(double *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t k = i; k > 0 && v[k - 1] > v[k]; k--) {
+			double t = v[k];
+			v[k] = v[k - 1];
+			v[k - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* ---- the alternatives --------------------------------------------------------------------- */
@@ -178,7 +247,8 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "--stamp")) return stamp_main(argv[2], argv[3]);
 	size_t NLAT = 3000, NEXEC = 300;
 	uint64_t NTPUT = 200000;
-	if (argc > 1 && !strcmp(argv[1], "--quick")) { NLAT = 500; NEXEC = 100; NTPUT = 30000; }
+	int ROUNDS = 5;
+	if (argc > 1 && !strcmp(argv[1], "--quick")) { NLAT = 500; NEXEC = 100; NTPUT = 30000; ROUNDS = 3; }
 
 	log_init("bench/pool");
 	log_set_level(LL_WARN);
@@ -199,7 +269,7 @@ int main(int argc, char **argv)
 	char err[256];
 	struct seg_params sp = { .nworkers = NWORKERS, .name = "pool" };
 	if (seg_create(&sp, &B.seg, err, sizeof err) < 0) { fprintf(stderr, "%s\n", err); return 1; }
-	struct disp_hooks dh = { .outcome = on_outcome };
+	struct disp_hooks dh = { .outcome = on_outcome, .started = on_started };
 	B.disp = disp_new(B.loop, &dh, NULL, 5000);
 	struct pool_params pp = { .nworkers = NWORKERS, .worker_bin = "worker/ejob-worker", .log_level = LL_WARN,
 	                          .heartbeat_timeout_ms = 5000, .backoff_max_ms = 1000 };
@@ -207,6 +277,7 @@ int main(int argc, char **argv)
 	B.pool = pool_new(B.loop, B.seg, &pp, &ph, NULL);
 	struct disp_target_ops ops = { t_capacity, t_accepts, t_pid, t_kill, t_bad };
 	B.target = disp_add_target(B.disp, B.seg, "pool", &ops, NULL);
+	if (!(B.fs = fires_new(B.disp, "127.0.0.1@-@0"))) return 1;
 	ev_child cw;
 	ev_child_init(&cw, child_cb, 0, 0);
 	ev_child_start(B.loop, &cw);
@@ -263,6 +334,61 @@ int main(int argc, char **argv)
 	double secs = (double)(now_ns() - t0) / 1e9;
 	double ips = (double)NTPUT / secs;
 
+	fprintf(stderr, "bench/pool: events on / off...\n");
+	enum { PER_FIRE = 100, RMAX = 9 };
+	uint32_t nfires = (uint32_t)(NTPUT / PER_FIRE);
+	conf_job_t job = {
+		.name = "bench", .type = CONF_JOB_NATIVE, .native_library = "bench/libnoop.so", .native_symbol = "noop_item",
+		.job_parameter = "", .sharding_total_count = PER_FIRE,
+	};
+	static const struct metrics_hooks mh = { .snapshot = mx_snapshot };
+	metrics_t *mx = metrics_new(&mh, NULL);
+	char hpath[300];
+	snprintf(hpath, sizeof hpath, "%s/history.jsonl", dir);
+	double off[RMAX], mo[RMAX], on[RMAX], onw[RMAX];
+	uint64_t dropped = 0;
+	uint64_t tfail = B.failures - fail0, ffail0 = B.failures;
+	for (int r = 0; r < ROUNDS; r++)
+		for (int k = 0; k < 3; k++) {
+			int side = (k + r) % 3;     /* each side first, second and third in turn */
+			double items = (double)((uint64_t)nfires * PER_FIRE);
+			if (side == 0) {            /* (a) no sinks, no metrics */
+				off[r] = items / fires_run(&job, nfires);
+				continue;
+			}
+			if (side == 1) {            /* metrics alone */
+				fires_set_metrics(B.fs, mx);
+				mo[r] = items / fires_run(&job, nfires);
+				fires_set_metrics(B.fs, NULL);
+				continue;
+			}
+			events_t *ev = events_new("127.0.0.1@-@0");   /* (b) history file + metrics */
+			event_sink_t *sink = ev ? history_open(ev, hpath, 16 << 20, 2, 65536) : NULL;
+			if (!sink || !mx) return 1;
+			fires_set_events(B.fs, ev);
+			fires_set_metrics(B.fs, mx);
+			uint64_t w0 = now_ns();
+			double s1 = fires_run(&job, nfires);
+			dropped += events_dropped(sink);
+			fires_set_events(B.fs, NULL);
+			fires_set_metrics(B.fs, NULL);
+			events_free(ev);   /* the sink's thread writes what it still has queued */
+			double s2 = (double)(now_ns() - w0) / 1e9;
+			on[r] = items / s1;
+			onw[r] = items / s2;
+		}
+	for (int r = 0; r < ROUNDS; r++)
+		fprintf(stderr, "bench/pool: round %d: off %.0f, metrics %.0f, on %.0f (written %.0f) items/s\n", r, off[r], mo[r],
+		        on[r], onw[r]);
+	uint64_t efail = B.failures - ffail0;
+	double moff = median(off, ROUNDS), mmo = median(mo, ROUNDS), mon = median(on, ROUNDS), monw = median(onw, ROUNDS);
+	metrics_free(mx);
+	for (int k = 0; k <= 2; k++) {
+		char p[320];
+		snprintf(p, sizeof p, k ? "%s.%d" : "%s", hpath, k);
+		unlink(p);
+	}
+
 	printf("| measure (%d workers, 2 cores) | ejob pool | alternative | ratio | target |\n", NWORKERS);
 	printf("|---|---|---|---|---|\n");
 	printf("| dispatch-to-start of a native item, p50 / p99 | %.1f / %.1f us | fork+exec per item: %.0f / %.0f us | %.0fx faster | |\n",
@@ -270,10 +396,20 @@ int main(int argc, char **argv)
 	printf("| dispatch-to-start p99 vs a raw sleeping futex hand-off | %.1f us | raw futex p50 / p99: %.1f / %.1f us | %.2fx | <= 2x |\n",
 	       d99 / 1e3, f50 / 1e3, f99 / 1e3, d99 / f99);
 	printf("| no-op native items/s, %" PRIu64 " queued at once | %.0f items/s | | | >= 100000 |\n", NTPUT, ips);
-	if (B.failures - fail0) printf("| (failed items during the run) | %" PRIu64 " | | | 0 |\n", B.failures - fail0);
+	printf("| no-op native items/s through the fire tracker, %" PRIu32 " fires of %d items queued at once, "
+	       "history file + metrics on vs off, median of %d alternating | on: %.0f items/s | off: %.0f items/s | %.3fx | >= 0.95x |\n",
+	       nfires, PER_FIRE, ROUNDS, mon, moff, mon / moff);
+	printf("| the same, metrics alone on vs off | metrics: %.0f items/s | off: %.0f items/s | %.3fx | >= 0.95x |\n",
+	       mmo, moff, mmo / moff);
+	printf("| the same, on: until the history sink has written every record | %.0f items/s | off: %.0f items/s | %.3fx | |\n",
+	       monw, moff, monw / moff);
+	printf("| events the history sink dropped (queue full), all runs | %" PRIu64 " | | | 0 |\n", dropped);
+	if (efail) printf("| (failed items during the fire runs) | %" PRIu64 " | | | 0 |\n", efail);
+	if (tfail) printf("| (failed items during the run) | %" PRIu64 " | | | 0 |\n", tfail);
 
 	pool_stop(B.pool, 2000);
 	ev_run(B.loop, 0);
+	fires_free(B.fs);
 	disp_free(B.disp);
 	pool_free(B.pool);
 	seg_close(B.seg);
