@@ -67,6 +67,18 @@ void json_str(json_buf_t *b, const char *s, size_t n, unsigned flags)
 	put(b, "\"", 1);
 	size_t i = 0;
 	while (i < n) {
+		/* a run of plain ASCII goes in one copy (a byte at a time was most of a history line's
+		 * cost, bench/pool) */
+		size_t run = i;
+		while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\' &&
+		       !((flags & JSON_GSON) && (p[run] == '<' || p[run] == '>' || p[run] == '&' || p[run] == '=' ||
+		                                 p[run] == '\'')))
+			run++;
+		if (run > i) {
+			put(b, (const char *)p + i, run - i);
+			i = run;
+			continue;
+		}
 		unsigned c = p[i];
 		const char *e = NULL;
 		switch (c) {

@@ -18,6 +18,8 @@ struct event_sink {
 	void (*fin)(void *arg);
 	void (*idle)(void *arg);
 	unsigned idle_ms;
+	void (*flush)(void *arg);   /* when the queue is found empty after events (NULL: none) */
+	unsigned types;             /* the event types it takes: bit 1 << type */
 	void *arg;
 	pthread_t th;
 	pthread_mutex_t mu;
@@ -59,9 +61,18 @@ const char *events_instance(const events_t *e)
 static void *sink_main(void *arg)
 {
 	event_sink_t *s = arg;
+	int dirty = 0;
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
 		while (!s->n && !s->stop) {
+			if (dirty && s->flush) {
+				/* a batch is done: the sink writes it out before it sleeps */
+				dirty = 0;
+				pthread_mutex_unlock(&s->mu);
+				s->flush(s->arg);
+				pthread_mutex_lock(&s->mu);
+				continue;
+			}
 			if (!s->idle) {
 				pthread_cond_wait(&s->cv, &s->mu);
 				continue;
@@ -85,9 +96,11 @@ static void *sink_main(void *arg)
 		pthread_mutex_unlock(&s->mu);
 		s->fn(s->arg, ev);
 		free(ev);
+		dirty = 1;
 		pthread_mutex_lock(&s->mu);
 	}
 	pthread_mutex_unlock(&s->mu);
+	if (dirty && s->flush) s->flush(s->arg);
 	if (s->fin) s->fin(s->arg);
 	return NULL;
 }
@@ -104,6 +117,7 @@ event_sink_t *events_sink(events_t *e, const char *name, unsigned cap, void (*fn
 	}
 	s->e = e;
 	s->cap = cap ? cap : 1;
+	s->types = ~0u;
 	s->fn = fn;
 	s->fin = fin;
 	s->arg = arg;
@@ -133,6 +147,20 @@ void events_sink_idle(event_sink_t *s, unsigned period_ms, void (*idle)(void *ar
 	s->idle_ms = period_ms ? period_ms : 1;
 	s->idle = idle;
 	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+void events_sink_types(event_sink_t *s, unsigned types)
+{
+	pthread_mutex_lock(&s->mu);
+	s->types = types;
+	pthread_mutex_unlock(&s->mu);
+}
+
+void events_sink_flush(event_sink_t *s, void (*flush)(void *arg))
+{
+	pthread_mutex_lock(&s->mu);
+	s->flush = flush;
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -181,13 +209,15 @@ void events_emit(events_t *e, const struct event *ev)
 {
 	if (!e) return;
 	for (event_sink_t *s = e->sinks; s; s = s->next) {
+		if (!(s->types & (1u << ev->type))) continue;
 		struct event *c = copy(ev);
 		pthread_mutex_lock(&s->mu);
 		int full = !c || s->n == s->cap;
 		if (!full) {
 			s->q[(s->head + s->n) % s->cap] = c;
-			s->n++;
-			pthread_cond_signal(&s->cv);
+			/* the thread sleeps only on an empty queue: wake it only then (a signal per event
+			 * cost a futex call per event at 250,000 items/s) */
+			if (!s->n++) pthread_cond_signal(&s->cv);
 		}
 		pthread_mutex_unlock(&s->mu);
 		if (full) {

@@ -55,6 +55,11 @@ event_sink_t *events_sink(events_t *e, const char *name, unsigned cap, void (*fn
 /* Also call idle(arg) on the sink's thread when no event came for period_ms (a sink that retries
  * on its own: a spool to replay). */
 void events_sink_idle(event_sink_t *s, unsigned period_ms, void (*idle)(void *arg));
+/* Only these event types go to the sink (bit 1 << type; default: all): others cost it no copy. */
+void events_sink_types(event_sink_t *s, unsigned types);
+/* Also call flush(arg) on its thread when it has handled events and found its queue empty (a
+ * sink that writes in batches), and once at the end before fin. */
+void events_sink_flush(event_sink_t *s, void (*flush)(void *arg));
 uint64_t events_dropped(const event_sink_t *s);   /* events this sink lost because its queue was full */
 /* The sinks, for the metrics: sink i (0 ..), or NULL past the last (e may be NULL); its name. */
 const event_sink_t *events_sink_at(const events_t *e, size_t i);

@@ -24,7 +24,8 @@ struct history {
 	char ip[64];
 	const char *instance;
 	int fd;
-	long long size;
+	long long size;             /* of the file, written */
+	json_buf_t pend;            /* whole lines not written yet (one write per batch) */
 	int failing;                /* the last open or write failed (logged once per episode) */
 };
 
@@ -82,6 +83,38 @@ static void rotate(struct history *h)
 	reopen(h);
 }
 
+/* the pending lines, in one write: whole lines (the file gets whole lines unless the disk fills) */
+static void flush(void *arg)
+{
+	struct history *h = arg;
+	if (!h->pend.len || h->pend.oom) {
+		if (h->pend.oom) {
+			log_error("history: out of memory: %zu bytes of records lost", h->pend.len);
+			json_free(&h->pend);
+			json_init(&h->pend);
+		}
+		return;
+	}
+	if (h->fd < 0 && reopen(h) < 0) {
+		json_free(&h->pend);     /* lost: said by reopen, once per episode */
+		json_init(&h->pend);
+		return;
+	}
+	ssize_t w = write(h->fd, h->pend.p, h->pend.len);
+	if (w == (ssize_t)h->pend.len) {
+		h->size += w;
+		if (h->failing) log_info("history: writing %s again", h->path);
+		h->failing = 0;
+	} else {
+		if (w >= 0) errno = ENOSPC;
+		failed(h, "write");
+		close(h->fd);
+		h->fd = -1;             /* opened again for the next batch */
+	}
+	json_free(&h->pend);
+	json_init(&h->pend);
+}
+
 static void record(void *arg, const struct event *ev)
 {
 	struct history *h = arg;
@@ -119,35 +152,20 @@ static void record(void *arg, const struct event *ev)
 		json_free(&b);
 		return;
 	}
-	if (h->fd < 0 && reopen(h) < 0) {
-		json_free(&b);
-		return;
+	/* the file would grow past maxBytes: what is pending goes first, then the file turns */
+	if (h->size + (long long)h->pend.len > 0 && h->size + (long long)(h->pend.len + b.len) > h->max_bytes) {
+		flush(h);
+		if (h->size > 0) rotate(h);
 	}
-	if (h->size > 0 && h->size + (long long)b.len > h->max_bytes) {
-		rotate(h);
-		if (h->fd < 0) {
-			json_free(&b);
-			return;
-		}
-	}
-	/* one write: a line is whole or absent, also for a reader tailing the file */
-	ssize_t w = write(h->fd, b.p, b.len);
-	if (w == (ssize_t)b.len) {
-		h->size += w;
-		if (h->failing) log_info("history: writing %s again", h->path);
-		h->failing = 0;
-	} else {
-		if (w >= 0) errno = ENOSPC;
-		failed(h, "write");
-		close(h->fd);
-		h->fd = -1;             /* opened again for the next record */
-	}
+	json_raw(&h->pend, b.p);
 	json_free(&b);
+	if (h->pend.len >= 256 * 1024) flush(h);
 }
 
 static void finish(void *arg)
 {
 	struct history *h = arg;
+	json_free(&h->pend);
 	if (h->fd >= 0) close(h->fd);
 	free(h->path);
 	free(h);
@@ -164,6 +182,7 @@ event_sink_t *history_open(events_t *e, const char *path, long long max_bytes, i
 	h->max_bytes = max_bytes;
 	h->keep = keep;
 	h->fd = -1;
+	json_init(&h->pend);
 	h->instance = events_instance(e);
 	if (gethostname(h->host, sizeof h->host) != 0) h->host[0] = 0;
 	h->host[sizeof h->host - 1] = 0;
@@ -184,6 +203,8 @@ event_sink_t *history_open(events_t *e, const char *path, long long max_bytes, i
 		finish(h);
 		return NULL;
 	}
+	events_sink_types(s, 1u << EVT_ITEM_ENDED);
+	events_sink_flush(s, flush);
 	log_info("history: every item execution goes to %s (rotated past %lld bytes, %d kept)", path, max_bytes, keep);
 	return s;
 }

@@ -157,14 +157,39 @@ __attribute__((format(printf, 2, 3))) static void bp(struct buf *b, const char *
 
 /* a label value or a JSON string's content: \, " and control bytes escaped (both formats agree
  * on \\, \" and \n; JSON's others as \u00XX, which Prometheus never sees: job names have none) */
+static void bput(struct buf *b, const char *s, size_t n)
+{
+	if (b->oom) return;
+	if (b->n + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 65536;
+		while (cap < b->n + n + 1) cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = 0;
+}
+
 static void besc(struct buf *b, const char *s)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	while (*s) {
+		/* the run that needs no escape goes in one copy (a job name is all of it): formatting
+		 * byte by byte made a 10,000-job page take 19 ms of the loop */
+		size_t run = 0;
+		while (s[run] && s[run] != '\\' && s[run] != '"' && (unsigned char)s[run] >= 0x20) run++;
+		bput(b, s, run);
+		s += run;
+		if (!*s) break;
+		unsigned char c = (unsigned char)*s++;
 		if (c == '\\' || c == '"') bp(b, "\\%c", c);
 		else if (c == '\n') bp(b, "\\n");
-		else if (c < 0x20) bp(b, "\\u%04x", c);
-		else bp(b, "%c", c);
+		else bp(b, "\\u%04x", c);
 	}
 }
 
