@@ -127,10 +127,27 @@ struct buf {
 	int oom;
 };
 
+/* room for n more bytes and a NUL; 0, or -1 (oom set) */
+static int grow(struct buf *b, size_t n)
+{
+	if (b->oom) return -1;
+	if (b->p && b->n + n < b->cap) return 0;
+	size_t cap = b->cap ? b->cap * 2 : 65536;
+	while (cap < b->n + n + 1) cap *= 2;
+	char *p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = 1;
+		return -1;
+	}
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
 __attribute__((format(printf, 2, 3))) static void bp(struct buf *b, const char *fmt, ...)
 {
-	if (b->oom) return;
 	for (;;) {
+		if (b->oom) return;
 		va_list ap;
 		va_start(ap, fmt);
 		int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
@@ -143,39 +160,20 @@ __attribute__((format(printf, 2, 3))) static void bp(struct buf *b, const char *
 			b->n += (size_t)k;
 			return;
 		}
-		size_t cap = b->cap ? b->cap * 2 : 65536;
-		while (cap < b->n + (size_t)k + 1) cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
+		if (grow(b, (size_t)k) < 0) return;
 	}
 }
 
-/* a label value or a JSON string's content: \, " and control bytes escaped (both formats agree
- * on \\, \" and \n; JSON's others as \u00XX, which Prometheus never sees: job names have none) */
 static void bput(struct buf *b, const char *s, size_t n)
 {
-	if (b->oom) return;
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 65536;
-		while (cap < b->n + n + 1) cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
+	if (grow(b, n) < 0) return;
 	memcpy(b->p + b->n, s, n);
 	b->n += n;
 	b->p[b->n] = 0;
 }
 
+/* a label value or a JSON string's content: \, " and control bytes escaped (both formats agree
+ * on \\, \" and \n; JSON's others as \u00XX, which Prometheus never sees: job names have none) */
 static void besc(struct buf *b, const char *s)
 {
 	while (*s) {
