@@ -289,30 +289,49 @@ static int no_such(struct ctl *c, const char *kind, const char *name, char **nam
 	return ctl_msg(c, 2, "no %s '%s' in %s (%d %s%s there%s)", kind, name, where, n, kind, n == 1 ? "" : "s", hint);
 }
 
-int ejobctl_servers(int argc, char **argv)
-{
+/* What servers and instances both do first: options, connect, read the jobs, the names of the
+ * view (server ips, instance ids), and check --server/--instance against them. 0 to go on;
+ * else the exit status (-1: --help done, exit 0), everything freed. */
+struct view {
 	struct ctl c;
-	const char *job, *only;
-	int r = args(&c, "servers", argc, argv, "--server", &job, &only, servers_usage);
-	if (r) return r < 0 ? 0 : r;
-	if ((r = ctl_connect(&c))) return r;
 	struct snaps s;
-	if ((r = snaps_read(&c, job, &s))) {
-		snaps_free(&s);
-		ctl_close(&c);
+	const char *job, *only;
+	char **names;
+	int n;
+};
+
+static int view_open(struct view *v, const char *cmd, int argc, char **argv, const char *opt, const char *kind,
+                     const char *hint, void (*usage)(FILE *), char **(*names)(const struct snaps *, int *))
+{
+	int r = args(&v->c, cmd, argc, argv, opt, &v->job, &v->only, usage);
+	if (r) return r;
+	if ((r = ctl_connect(&v->c))) return r;
+	if ((r = snaps_read(&v->c, v->job, &v->s))) {
+		snaps_free(&v->s);
+		ctl_close(&v->c);
 		return r;
 	}
-	int nip;
-	char **ips = server_ips(&s, &nip);
-	if (only) {
-		if ((r = no_such(&c, "server", only, ips, nip, job, ""))) {
-			ctl_strv_free(ips, nip);
-			snaps_free(&s);
-			ctl_close(&c);
-			return r;
-		}
+	v->names = names(&v->s, &v->n);
+	if (v->only && (r = no_such(&v->c, kind, v->only, v->names, v->n, v->job, hint))) {
+		ctl_strv_free(v->names, v->n);
+		snaps_free(&v->s);
+		ctl_close(&v->c);
+		return r;
 	}
-	warnings_stderr(&c, &s);
+	warnings_stderr(&v->c, &v->s);
+	return 0;
+}
+
+int ejobctl_servers(int argc, char **argv)
+{
+	struct view v;
+	int r = view_open(&v, "servers", argc, argv, "--server", "server", "", servers_usage, server_ips);
+	if (r) return r < 0 ? 0 : r;
+	struct ctl c = v.c;
+	struct snaps s = v.s;
+	const char *job = v.job, *only = v.only;
+	char **ips = v.names;
+	int nip = v.n;
 	struct jw w;
 	struct ctl_table *t = NULL;
 	if (c.json) {
@@ -473,28 +492,15 @@ static void items_of(const struct snap_job *j, const char *id, int what, char *b
 
 int ejobctl_instances(int argc, char **argv)
 {
-	struct ctl c;
-	const char *job, *only;
-	int r = args(&c, "instances", argc, argv, "--instance", &job, &only, instances_usage);
+	struct view v;
+	int r = view_open(&v, "instances", argc, argv, "--instance", "instance", "; ids are {ip}@-@{pid}",
+	                  instances_usage, instance_ids);
 	if (r) return r < 0 ? 0 : r;
-	if ((r = ctl_connect(&c))) return r;
-	struct snaps s;
-	if ((r = snaps_read(&c, job, &s))) {
-		snaps_free(&s);
-		ctl_close(&c);
-		return r;
-	}
-	int nid;
-	char **ids = instance_ids(&s, &nid);
-	if (only) {
-		if ((r = no_such(&c, "instance", only, ids, nid, job, "; ids are {ip}@-@{pid}"))) {
-			ctl_strv_free(ids, nid);
-			snaps_free(&s);
-			ctl_close(&c);
-			return r;
-		}
-	}
-	warnings_stderr(&c, &s);
+	struct ctl c = v.c;
+	struct snaps s = v.s;
+	const char *job = v.job, *only = v.only;
+	char **ids = v.names;
+	int nid = v.n;
 	struct jw w;
 	struct ctl_table *t = NULL;
 	if (c.json) {
