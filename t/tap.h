@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* a test linked with t/lib/tlib keeps its temp dir when a check fails (weak: tlib is optional) */
+extern void tlib_keep_tmp(void) __attribute__((weak));
+
 static int tap_planned = -1;
 static int tap_run;
 static int tap_failed;
@@ -76,6 +79,7 @@ static void BAIL_OUT(const char *fmt, ...)
 	printf("\n");
 	fflush(stdout);
 	va_end(ap);
+	if (tlib_keep_tmp) tlib_keep_tmp();
 	exit(255);
 }
 
@@ -89,6 +93,7 @@ static int tap_vok(int pass, const char *file, int line, const char *fmt, va_lis
 	fflush(stdout);
 	if (!pass) {
 		tap_failed++;
+		if (tlib_keep_tmp) tlib_keep_tmp();
 		diag("  Failed test '%s'\n  at %s line %d.", name, file, line);
 	}
 	return pass;

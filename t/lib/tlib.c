@@ -66,11 +66,26 @@ static void rm_rf(const char *path)
 	if (p > 0) waitpid(p, NULL, 0);
 }
 
+/* a failed check or a bail out keeps the temp dir (logs, records) for the post-mortem */
+static int keep_tmp;
+
+void tlib_keep_tmp(void) { keep_tmp = 1; }
+
+static void drop_tmp(void)
+{
+	if (!tmpdir[0]) return;
+	if (keep_tmp || getenv("EJOB_KEEP_TMP")) {
+		if (keep_tmp) fprintf(stderr, "# the test's files are kept in %s\n", tmpdir);
+		return;
+	}
+	rm_rf(tmpdir);
+}
+
 static void at_exit(void)
 {
 	if (getpid() != owner_pid) return;
 	tlib_kill_all();
-	if (tmpdir[0] && !getenv("EJOB_KEEP_TMP")) rm_rf(tmpdir);
+	drop_tmp();
 }
 
 static void on_fatal(int sig)
@@ -78,7 +93,8 @@ static void on_fatal(int sig)
 	static const char msg[] = "Bail out! test timed out or was killed; children killed\n";
 	if (sig == SIGALRM && write(1, msg, sizeof msg - 1) < 0) { /* nothing to do */ }
 	tlib_kill_all();
-	if (tmpdir[0] && !getenv("EJOB_KEEP_TMP")) rm_rf(tmpdir);
+	keep_tmp = 1;
+	drop_tmp();
 	signal(sig, SIG_DFL);
 	if (sig == SIGALRM) _exit(255);
 	raise(sig);

@@ -17,9 +17,10 @@ void tlib_untrack(pid_t pid);               /* after the test reaped it itself *
  * whose children the test may have stopped) */
 void tlib_track_group(pid_t pid);
 void tlib_kill_all(void);
+void tlib_keep_tmp(void);   /* keep the temp dir at exit (a check failed: tap.h calls it) */
 
-/* A fresh directory under $TMPDIR (removed with its contents at exit unless the test failed
- * and EJOB_KEEP_TMP is set). */
+/* A fresh directory under $TMPDIR, removed with its contents at exit unless a check failed, the
+ * test bailed out or was killed (then its path is printed), or EJOB_KEEP_TMP is set. */
 const char *tlib_tmpdir(void);
 
 /* Run argv (argv[0] a path), with stdin from /dev/null; capture stdout and stderr (each
