@@ -61,6 +61,7 @@ static const struct fdesc complete_fields[] = {
 	F("job",      FK_STR, 1, struct frame_complete, job,         1, FRAME_JOB_MAX),
 	F("task",     FK_STR, 1, struct frame_complete, task_id,     1, 0),
 	F("err",      FK_STR, 1, struct frame_complete, error,       0, FRAME_ERRTXT_MAX),
+	F("out",      FK_STR, 0, struct frame_complete, output,      0, FRAME_OUT_MAX),
 };
 
 static const struct fdesc hello_fields[] = {

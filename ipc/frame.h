@@ -30,6 +30,7 @@
 /* Value limits (the encoder refuses and the decoder rejects anything beyond them). */
 #define FRAME_JOB_MAX     255u        /* bytes in a job name */
 #define FRAME_ERRTXT_MAX  512u        /* bytes in a completion's error text */
+#define FRAME_OUT_MAX     1024u       /* bytes in a completion's output tail */
 #define FRAME_ITEMS_MAX   1000000u    /* shardingTotalCount ceiling */
 #define FRAME_MAX_KEYS    64u         /* entries in the top-level map, unknown keys included */
 #define FRAME_MAX_DEPTH   8u          /* nesting (inside unknown keys) */
@@ -106,6 +107,8 @@ struct frame_complete {
 	const char *job;       /* "job" */
 	const char *task_id;   /* "task" */
 	const char *error;     /* "err": short error text, 0..FRAME_ERRTXT_MAX bytes ("" if none) */
+	const char *output;    /* "out": the last lines of the item's output, 0..FRAME_OUT_MAX bytes
+	                          (optional, NULL = absent; readers older than it skip it) */
 };
 
 /* First frame on the attach socket: who is attaching and for which jobs. */

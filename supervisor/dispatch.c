@@ -259,8 +259,9 @@ void disp_kick(disp_t *d)
 
 /* ---- outcomes ------------------------------------------------------------------------------- */
 
-static void finish(disp_t *d, struct entry *e, uint32_t status, int32_t code, int32_t sig, uint64_t dur_us,
-                   const char *error, const char *where)
+/* output: the last lines of the item's output, as its worker sent them (NULL: none) */
+static void finish_out(disp_t *d, struct entry *e, uint32_t status, int32_t code, int32_t sig, uint64_t dur_us,
+                       const char *error, const char *where, const char *output)
 {
 	/* stopped for the lease: not the item's failure; it runs again once the session is known to
 	 * be safe (disp_release), without using up a retry */
@@ -276,6 +277,7 @@ static void finish(disp_t *d, struct entry *e, uint32_t status, int32_t code, in
 		.xid = e->xid, .cookie = e->cookie, .fire_id = e->fire_id, .epoch = e->epoch, .job = e->job,
 		.item = e->item, .attempt = e->attempt, .status = status, .exit_code = code, .signal = sig,
 		.duration_us = dur_us, .error = error ? error : "", .where = where ? where : "", .final = !retry,
+		.output = output,
 	};
 	if (!d->closing) d->h.outcome(d->arg, &o);
 	if (retry) {
@@ -289,6 +291,12 @@ static void finish(disp_t *d, struct entry *e, uint32_t status, int32_t code, in
 	} else {
 		free(e);
 	}
+}
+
+static void finish(disp_t *d, struct entry *e, uint32_t status, int32_t code, int32_t sig, uint64_t dur_us,
+                   const char *error, const char *where)
+{
+	finish_out(d, e, status, code, sig, dur_us, error, where, NULL);
 }
 
 /* An item leaves its target (completed or lost). */
@@ -362,7 +370,7 @@ static void handle_completion(disp_t *d, disp_target_t *t, const struct ring_com
 	/* stopped, or not started, by its worker for the lease in shared memory (the supervisor was
 	 * held up, or had not published the renewed one): as if we had stopped it */
 	if (!e->cancel && st != FRAME_ST_OK && is_lease_stop(d)) e->lease = 1;
-	finish(d, e, st, c.exit_code, c.signal, c.duration_us, c.error, where);
+	finish_out(d, e, st, c.exit_code, c.signal, c.duration_us, c.error, where, c.output);
 }
 
 /* Take every completion waiting in t's ring; returns how many. */

@@ -40,6 +40,7 @@ struct disp_outcome {
 	uint64_t duration_us;
 	const char *error;
 	const char *where;          /* "worker 3", "attach:4242#0" */
+	const char *output;         /* the last lines of its output (NULL: none sent) */
 	int final;                  /* 1: no retry follows */
 };
 

@@ -189,12 +189,13 @@ static size_t slen(const char *s)
 /* one block: the event, then its strings */
 static struct event *copy(const struct event *ev)
 {
-	size_t n = sizeof *ev + slen(ev->job) + slen(ev->task_id) + slen(ev->where) + slen(ev->error);
+	size_t n = sizeof *ev + slen(ev->job) + slen(ev->task_id) + slen(ev->where) + slen(ev->error) +
+	           slen(ev->output);
 	struct event *c = malloc(n);
 	if (!c) return NULL;
 	*c = *ev;
 	char *p = (char *)(c + 1);
-	const char **f[] = { &c->job, &c->task_id, &c->where, &c->error };
+	const char **f[] = { &c->job, &c->task_id, &c->where, &c->error, &c->output };
 	for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
 		if (!*f[k]) continue;
 		size_t l = strlen(*f[k]) + 1;

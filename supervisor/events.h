@@ -28,6 +28,7 @@ struct event {
 	const char *task_id;        /* ElasticJob's taskId of the fire's items here */
 	const char *where;          /* "worker 3", "attach:4242#0" */
 	const char *error;          /* ended: the failure cause ("" if none) */
+	const char *output;         /* ended: the last lines of its output (NULL: none) */
 	uint64_t fire_ms;           /* the fire id */
 	uint64_t epoch;             /* the assignment it ran under (0: none) */
 	uint64_t start_ms;          /* wall clock: the attempt's start (ended: end - duration) */

@@ -147,6 +147,7 @@ static void record(void *arg, const struct event *ev)
 	else json_raw(&b, "null");
 	json_key(&b, "cause", 0), json_cstr(&b, ev->error && ev->error[0] ? ev->error : NULL, JSON_PLAIN);
 	json_key(&b, "where", 0), json_cstr(&b, ev->where, JSON_PLAIN);
+	json_key(&b, "output", 0), json_cstr(&b, ev->output && ev->output[0] ? ev->output : NULL, JSON_PLAIN);
 	json_raw(&b, "}\n");
 	if (b.oom) {
 		json_free(&b);

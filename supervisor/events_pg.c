@@ -179,10 +179,12 @@ static char *cause_of(const struct event *ev)
 	else if (ev->exit_code) snprintf(head, sizeof head, "%s (exit %d)", frame_status_name(ev->status), ev->exit_code);
 	else snprintf(head, sizeof head, "%s", frame_status_name(ev->status));
 	const char *err = ev->error ? ev->error : "";
-	size_t n = strlen(head) + strlen(err) + 3;
+	/* then what it wrote last, where ElasticJob puts the stack trace */
+	const char *out = ev->output ? ev->output : "";
+	size_t n = strlen(head) + strlen(err) + strlen(out) + 32;
 	char *c = malloc(n);
 	if (!c) return NULL;
-	snprintf(c, n, "%s%s%s", head, err[0] ? ": " : "", err);
+	snprintf(c, n, "%s%s%s%s%s", head, err[0] ? ": " : "", err, out[0] ? "\nlast output:\n" : "", out);
 	cut(c);
 	return c;
 }

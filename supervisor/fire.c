@@ -217,7 +217,7 @@ static void item_ended(fire_t *f, const struct disp_outcome *o)
 		uint64_t now = wait_realtime_ns() / 1000000u, took_ms = o->duration_us / 1000u;
 		struct event ev = {
 			.type = EVT_ITEM_ENDED, .job = o->job, .task_id = f->task_id, .where = o->where, .error = o->error,
-			.fire_ms = f->fire_ms, .epoch = o->epoch, .start_ms = now > took_ms ? now - took_ms : now, .end_ms = now,
+			.output = o->output, .fire_ms = f->fire_ms, .epoch = o->epoch, .start_ms = now > took_ms ? now - took_ms : now, .end_ms = now,
 			.duration_us = o->duration_us, .item = o->item, .attempt = o->attempt, .status = o->status,
 			.exit_code = o->exit_code, .signal = o->signal, .final = o->final, .source = f->source,
 		};

@@ -190,7 +190,12 @@ static void test_roundtrip(void)
 	   cd.attempt == 1 && cd.status == FRAME_ST_CRASHED && cd.exit_code == -1 && cd.signal == 9,
 	   "completion numbers survive (negative code too)");
 	is_str(cd.error, "killed by signal 9", "error text");
+	ok(cd.output == NULL, "no output sent: output NULL");
 	is_str(frame_status_name(cd.status), "crashed", "status name");
+	c.output = "last line\n";
+	n = frame_encode_complete(&c, buf, sizeof buf);
+	r = frame_decode_complete(dec, buf, (size_t)n, &cd, &err);
+	ok(r == 0 && cd.output && !strcmp(cd.output, "last line\n"), "the output tail survives");
 
 	/* a completion is not a submission */
 	r = frame_decode_submit(dec, buf, (size_t)n, &d, &err);
@@ -229,6 +234,14 @@ static void test_encode_refusals(void)
 	longerr[513] = '\0';
 	struct frame_complete c = { .attempt = 1, .job = "j", .task_id = "t", .error = longerr };
 	ok(frame_encode_complete(&c, buf, sizeof buf) == -1 && errno == EINVAL, "513-byte error text refused");
+	char longout[1100];
+	memset(longout, 'o', 1025);
+	longout[1025] = '\0';
+	c.error = "";
+	c.output = longout;
+	ok(frame_encode_complete(&c, buf, sizeof buf) == -1 && errno == EINVAL, "1025 bytes of output refused");
+	longout[1024] = '\0';
+	ok(frame_encode_complete(&c, buf, sizeof buf) > 0, "1024 bytes of output encode");
 }
 
 static void test_header_rejections(void)
@@ -459,7 +472,7 @@ static void test_attach_frames(void)
 
 int main(void)
 {
-	plan(115);
+	plan(119);
 	dec = frame_decoder_new(FRAME_MAX_LEN);
 	if (!dec) BAIL_OUT("frame_decoder_new failed");
 	test_crc();

@@ -398,15 +398,28 @@ static void test_welcome(void)
 	char big[700];
 	for (int i = 0; i < 233; i++) memcpy(big + 3 * i, "\xe2\x82\xac", 3);   /* 699 bytes of euro signs */
 	big[699] = '\0';
+	/* the output tail: the last 1024 bytes from a line start, what is not UTF-8 text as '?' */
+	char lot[3000];
+	size_t lotn = 0;
+	for (int i = 0; i < 300; i++) lotn += (size_t)snprintf(lot + lotn, sizeof lot - lotn, "l%03d\n", i);
+	ok(ejob_set_output(c1, lot, lotn) == 0, "ejob_set_output of 1500 bytes for slot 1's item");
+	ok(ejob_set_output(c, "x", 1) == 0, "ejob_set_output for slot 0's");
+	const char *odd = "ok\n\xff\x01\xc3\xa9\xed\xa0\x80\tend";
+	ok(ejob_set_output(c, odd, strlen(odd)) == 0, "  then of bytes that are not all text");
 	ok(ejob_done(s0, EJOB_FAILED, 7, 0, "boom") == 0, "done(failed, 7, \"boom\")");
+	ok(ejob_set_output(c, "x", 1) == -1 && errno == ENOENT, "ejob_set_output after done: ENOENT");
 	ok(ejob_done(s1, EJOB_ERROR, 0, 0, big) == 0, "done with a 699-byte error");
 	ok(ejob_done(s1, EJOB_OK, 0, 0, NULL) == -1 && errno == ENOENT, "done again: ENOENT");
 	struct frame_complete cc;
 	ok(drain_one(s, d, &cc) && cc.xid == 501 && cc.status == FRAME_ST_FAILED && cc.exit_code == 7 &&
 	   !strcmp(cc.error, "boom") && cc.item == 0 && !strcmp(cc.job, "alpha") && cc.epoch == f0.epoch && cc.fire_id == 31,
 	   "the supervisor drains: xid 501 failed 7 \"boom\"");
+	is_str(cc.output, "ok\n??\xc3\xa9???\tend", "  its output as last set, bytes that are not UTF-8 text as '?'");
 	ok(drain_one(s, d, &cc) && cc.xid == 502 && cc.status == FRAME_ST_ERROR && strlen(cc.error) == 510 &&
 	   !memcmp(cc.error, big, 510), "xid 502: error text cut to 510 bytes (170 whole characters)");
+	ok(cc.output && strlen(cc.output) == 1020 && !strncmp(cc.output, "l096\n", 5) &&
+	   !strcmp(cc.output + 1015, "l299\n"), "  its output: the last 1020 bytes, from the first whole line in "
+	   "the last 1024");
 	is_int(atomic_load(&seg_worker(s, 0)->state), WRK_IDLE, "  slot 0 IDLE again");
 	is_int(atomic_load(&seg_worker(s, 0)->items), 1, "  one item counted");
 
@@ -602,7 +615,7 @@ int main(void)
 	if (n < 0 || (size_t)n >= sizeof sockpath) BAIL_OUT("tmpdir path too long for a socket");
 	snprintf(logpath, sizeof logpath, "%s/external.log", dir);
 	lsock = listen_at(sockpath);
-	plan(86);
+	plan(92);
 	test_paths();
 	test_handshake_failures();
 	test_welcome();

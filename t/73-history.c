@@ -3,6 +3,8 @@
  *   - every attempt of every item is one JSON line with the fields docs/config.md lists, and
  *     each agrees with what the item did: ok (exit 0), failed with exit 3 and retried (attempt 1
  *     not final, attempt 2 final), timed out (ended by a signal: no exit code), crashed (SIGKILL);
+ *     each carries the last lines of its output (stdout and stderr, at most 1024 bytes, from a
+ *     line start), or null;
  *     the fire ids and items are exactly the runs the job's script recorded;
  *   - the file is rotated past maxBytes (FILE.1, FILE.2, ...): no file over it, no line cut, none
  *     lost while keep allows;
@@ -28,8 +30,8 @@ static const char job_sh[] =
 	"#!/bin/sh\n"
 	"echo \"$EJOB_FIRE_ID $EJOB_ITEM\" >> \"$OUT\"\n"
 	"case \"$EJOB_ITEM\" in\n"
-	"0) exit 0;;\n"
-	"1) exit 3;;\n"
+	"0) i=0; while [ $i -lt 200 ]; do i=$((i+1)); echo \"line $i of 200\"; done; exit 0;;\n"
+	"1) echo \"about to fail\"; sleep 0.1; echo \"it broke at attempt $EJOB_ATTEMPT\" >&2; exit 3;;\n"
 	"2) exec sleep 5;;\n"
 	"3) kill -KILL $$;;\n"
 	"esac\n";
@@ -71,6 +73,7 @@ struct rec {
 	int item, attempt, final, exit_code, signal;
 	long long start, end, dur;
 	char outcome[32], source[32], task[256], instance[96], ip[64], host[128];
+	char output[1500];   /* as JSON: "..." or null */
 };
 
 static int parse(const char *line, struct rec *r)
@@ -97,6 +100,7 @@ static int parse(const char *line, struct rec *r)
 	ok = ok && field(line, "ip", r->ip, sizeof r->ip);
 	ok = ok && field(line, "host", r->host, sizeof r->host);
 	ok = ok && field(line, "cause", v, sizeof v) && field(line, "where", v, sizeof v) && field(line, "epoch", v, sizeof v);
+	ok = ok && field(line, "output", r->output, sizeof r->output);
 	return ok;
 }
 
@@ -254,6 +258,18 @@ int main(void)
 		          llabs(x->end - x->start - x->dur) <= 2 && x->start >= f;
 	}
 	ok(fields, "each names the taskId, instance, ip and host, source NORMAL_TRIGGER, and start + duration = end");
+
+	/* the output: stdout and stderr as they came; of a long one the last 1024 bytes, from a line */
+	is_str(r1->output, "\"about to fail\\nit broke at attempt 1\\n\"", "item 1's record has its output, "
+	       "stdout and stderr");
+	is_str(r1b->output, "\"about to fail\\nit broke at attempt 2\\n\"", "  and its retry's record its own");
+	size_t ol = strlen(r0->output), esc = 0;
+	for (const char *p = r0->output; (p = strstr(p, "\\n")); p += 2) esc++;
+	const char *tail = "line 200 of 200\\n\"";
+	ok(!strncmp(r0->output, "\"line ", 6) && ol > strlen(tail) && !strcmp(r0->output + ol - strlen(tail), tail) &&
+	   ol - 2 - esc <= 1024 && ol - 2 - esc > 900, "item 0 wrote 200 lines: its record has the last of them, "
+	   "from a line start, %zu bytes", ol - 2 - esc);
+	is_str(r2->output, "null", "item 2 wrote nothing: output null");
 
 	/* ejobctl history reads them back: every record, the failed ones, one item's */
 	int nfail = 0, nitem1 = 0;

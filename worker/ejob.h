@@ -77,6 +77,7 @@ enum ejob_kind {
 };
 
 #define EJOB_ERROR_MAX 512u   /* bytes of error text a completion carries (longer is cut) */
+#define EJOB_OUTPUT_MAX 1024u /* bytes of output a completion carries (the last ones are kept) */
 
 /* One shard-item execution, as handed to a job. Every string is NUL-terminated UTF-8 and stays
  * valid until ejob_done for this item (or ejob_detach). Native jobs get a pointer to it:
@@ -111,6 +112,13 @@ typedef struct ejob_context {
  * runs for long should poll it (a load or two from shared memory, no syscall: cheap) and
  * return soon after it turns true. Callable from any thread while the item runs. */
 int ejob_cancelled(const ejob_context *ctx);
+
+/* The current item's output, as its history record shows it ("output"): the last
+ * EJOB_OUTPUT_MAX bytes of text[0..len) are kept (from a line start when it had to be cut; bytes
+ * that are not UTF-8 text are sent as '?'), and go with ejob_done. Replaces what an earlier call
+ * set for this item. Call it from the thread that runs the item (a native job may call it with
+ * its ctx). 0, or -1 with errno ENOENT (ctx is not the current item of its slot). */
+int ejob_set_output(const ejob_context *ctx, const char *text, size_t len);
 
 typedef struct ejob_worker ejob_worker;   /* one attachment: segment mapping, socket */
 typedef struct ejob_slot ejob_slot;       /* one worker-table entry, used by one thread */

@@ -59,6 +59,8 @@ struct ejob_slot {
 	uint64_t claimed_ns;
 	ejob_context ctx;
 	char err[256];
+	int has_out;             /* ejob_set_output was called for the current item */
+	char out_text[EJOB_OUTPUT_MAX + 1];
 };
 
 static void slot_err(ejob_slot *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -413,6 +415,7 @@ int ejob_next(ejob_slot *s, int timeout_ms, const ejob_context **ctx)
 			}
 			fill_context(s, &f);
 			s->busy = 1;
+			s->has_out = 0;
 			s->claimed_ns = wait_now_ns();
 			/* Published under a lease that has passed (the supervisor was held up): it must not
 			 * start, or it would run while the session may be gone. Refused, not run and then
@@ -471,8 +474,14 @@ int ejob_done(ejob_slot *s, int status, int code, int signal, const char *error)
 		.duration_us = (wait_now_ns() - s->claimed_ns) / 1000u,
 		.item = x->item, .attempt = x->attempt, .status = (uint32_t)status, .exit_code = code,
 		.signal = signal, .job = x->job, .task_id = x->task_id, .error = etxt,
+		.output = s->has_out ? s->out_text : NULL,
 	};
 	long n = frame_encode_complete(&c, s->out, s->out_cap);
+	if (n < 0 && errno == EMSGSIZE && c.output) {
+		/* small completion slots: the outcome goes without the output */
+		c.output = NULL;
+		n = frame_encode_complete(&c, s->out, s->out_cap);
+	}
 	if (n < 0) {
 		slot_err(s, "cannot encode the completion of xid %llu: %s", (unsigned long long)x->xid, strerror(errno));
 		return -1;
@@ -497,6 +506,45 @@ int ejob_done(ejob_slot *s, int status, int code, int signal, const char *error)
 	ejob_set_item_pgid(s, 0);
 	ejob_set_in_native(s, 0);
 	ring_heartbeat(s->seg, WRK_IDLE);
+	return 0;
+}
+
+/* Keep the last EJOB_OUTPUT_MAX bytes of text as valid UTF-8 without NUL or control characters
+ * other than newline and tab (bytes that are not are sent as '?'), starting at a line if the
+ * text had to be cut and a line starts in what is kept. */
+int ejob_set_output(const ejob_context *ctx, const char *text, size_t len)
+{
+	ejob_slot *s = ctx ? (ejob_slot *)(uintptr_t)ctx->priv : NULL;
+	if (!s || !s->busy || &s->ctx != ctx) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (!text) len = 0;
+	const unsigned char *p = (const unsigned char *)text, *e = p + len;
+	if (len > EJOB_OUTPUT_MAX) {
+		p = e - EJOB_OUTPUT_MAX;
+		const unsigned char *nl = memchr(p, '\n', (size_t)(e - p));
+		if (nl && nl + 1 < e) p = nl + 1;
+		else
+			while (p < e && (*p & 0xc0) == 0x80) p++;
+	}
+	size_t n = 0;
+	while (p < e) {
+		unsigned c = *p, k = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+		int good = k && (size_t)(e - p) >= k && (k > 1 || c >= 0x20 || c == '\n' || c == '\t') && c != 0x7f;
+		for (unsigned j = 1; good && j < k; j++) good = (p[j] & 0xc0) == 0x80;
+		/* no overlong forms, surrogates or code points past U+10FFFF (PostgreSQL refuses them) */
+		if (good && k == 2) good = c >= 0xc2;
+		if (good && k == 3) good = !(c == 0xe0 && p[1] < 0xa0) && !(c == 0xed && p[1] >= 0xa0);
+		if (good && k == 4) good = c <= 0xf4 && !(c == 0xf0 && p[1] < 0x90) && !(c == 0xf4 && p[1] >= 0x90);
+		if (!good) k = 1;
+		if (good) memcpy(s->out_text + n, p, k);
+		else s->out_text[n] = '?';
+		n += good ? k : 1;
+		p += k;
+	}
+	s->out_text[n] = '\0';
+	s->has_out = 1;
 	return 0;
 }
 

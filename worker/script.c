@@ -221,7 +221,26 @@ struct fwd {
 	uint64_t lines, bytes;           /* logged: log lines, and the script's bytes they hold */
 	int cut;                         /* over the cap: the rest is read and dropped */
 	uint64_t cut_lines, cut_bytes;   /* dropped: lines (their ends), bytes */
+	struct outcome *o;               /* its out[]: the last bytes of output, logged or dropped */
 };
+
+/* The output's tail for the item's history: every byte the script wrote, as it came. */
+static void tail_add(struct fwd *f, const char *p, size_t n)
+{
+	char *t = f->o->out;
+	size_t cap = sizeof f->o->out, *len = &f->o->out_len;
+	if (n >= cap) {
+		p += n - cap;
+		n = cap;
+		*len = 0;
+	} else if (*len + n > cap) {
+		size_t keep = cap - n;
+		memmove(t, t + *len - keep, keep);
+		*len = keep;
+	}
+	memcpy(t + *len, p, n);
+	*len += n;
+}
 
 static void write_all(int fd, const char *p, size_t n)
 {
@@ -250,6 +269,7 @@ static int line_head(const struct fwd *f, char *out, size_t len, const char *lev
 static void drop(struct fwd *f, struct stream *s, const char *p, size_t n)
 {
 	if (!n) return;
+	tail_add(f, p, n);
 	const char *e = p + n;
 	f->cut_bytes += n;
 	for (const char *nl; p < e && (nl = memchr(p, '\n', (size_t)(e - p))); p = nl + 1) f->cut_lines++;
@@ -279,6 +299,7 @@ static void emit(struct fwd *f, struct stream *s, size_t n, size_t used, int mor
 	}
 	f->line[l++] = '\n';
 	write_all(f->log_fd, f->line, l);
+	tail_add(f, s->buf, used);
 	s->cont = more;
 	f->lines++;
 	f->bytes += used;
@@ -505,7 +526,7 @@ void script_run(const struct script_spec *sp, struct outcome *o)
 		return;
 	}
 	struct fwd f = { .tag = sp->tag, .ident = sp->ident ? sp->ident : "ejob-worker", .log_fd = sp->log_fd,
-	                 .max_lines = sp->max_lines, .max_bytes = sp->max_bytes };
+	                 .max_lines = sp->max_lines, .max_bytes = sp->max_bytes, .o = o };
 	/* a line's head, the stream's name and marks, a piece; or the cut notice */
 	f.cap = strlen(sp->tag) + strlen(f.ident) + SCRIPT_LINE_MAX + 400;
 	f.line = malloc(f.cap);

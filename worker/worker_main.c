@@ -352,6 +352,8 @@ int main(int argc, char **argv)
 		if (r == 0) continue;
 		struct outcome o;
 		run_item(&m, c, &o);
+		if (o.out_len && ejob_set_output(c, o.out, o.out_len) < 0)
+			logmsg(&m, "the output of an item is not reported: %s", strerror(errno));
 		if (ejob_done(m.slot, o.status, o.code, o.sig, o.err) < 0) {
 			logmsg(&m, "reporting an item failed: %s", ejob_slot_error(m.slot));
 			rc = 1;
