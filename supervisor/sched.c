@@ -8,6 +8,7 @@
 
 #include "ipc/wait.h"
 #include "supervisor/log.h"
+#include "supervisor/events.h"
 #include "supervisor/sched.h"
 
 #define NS 1000000000ll
@@ -104,6 +105,7 @@ struct sched {
 	struct ev_loop *loop;
 	wtimer_set_t *timers;
 	struct sched_hooks hooks;
+	events_t *events;           /* fire times that did not run go there (NULL: nowhere) */
 	void *arg;
 	struct sched_job **jobs;
 	size_t n, cap;
@@ -160,6 +162,14 @@ static int start_fire(struct sched_job *j, int64_t fire_s, int catch_up, uint32_
 }
 
 static void note_missed(struct sched_job *j, uint32_t n, int64_t at_s);
+
+/* n fire times (the latest at_s) that did not run: the event */
+static void skipped(struct sched_job *j, int64_t at_s, uint32_t n, const char *reason, const char *why)
+{
+	struct event ev = { .type = EVT_FIRE_SKIPPED, .job = j->name, .fire_ms = (uint64_t)at_s * 1000u, .count = n,
+	                    .reason = reason, .detail = why };
+	events_emit(j->s->events, &ev);
+}
 
 /* The job is idle: run one catch-up for everything missed, or drop it. A catch-up that cannot
  * start now (the hook says why: not connected, say) stays owed, and sched_kick() tries again. */
@@ -224,6 +234,8 @@ static void job_due(wtimer_t *t, int64_t now_ns)
 		         "the clock was stepped forward or the supervisor was held up",
 		         j->name, d.missed, d.missed >= SCHED_MISSED_CAP ? "+" : "", d.missed == 1 ? "" : "s", when,
 		         (double)(now_ns - d.latest_missed_s * NS) / 1e9);
+		skipped(j, d.latest_missed_s, d.missed, "late", "the fire time passed without running: the clock was stepped "
+		        "forward or the supervisor was held up");
 		note_missed(j, d.missed, d.latest_missed_s);
 	}
 	if (d.on_time) {
@@ -233,6 +245,10 @@ static void job_due(wtimer_t *t, int64_t now_ns)
 			fmt_time(j->running_since_s, job_tz(j), since, sizeof since);
 			log_info("job %s: fire %s not started: the fire of %s still runs; it counts as missed (misfire %s)",
 			         j->name, when, since, j->conf->misfire ? "on: one catch-up run follows" : "off: dropped");
+			char why[160];
+			snprintf(why, sizeof why, "the fire of %s still runs (misfire %s)", since,
+			         j->conf->misfire ? "on: one catch-up run follows" : "off: dropped");
+			skipped(j, d.latest_s, 1, "still_running", why);
 			note_missed(j, 1, d.latest_s);
 		} else if (start_fire(j, d.latest_s, 0, 0) < 0) {
 			/* could not start (the hook said why): a missed fire like any other, whose
@@ -258,6 +274,11 @@ static void clock_set(void *arg, int64_t now_ns)
 		         "each job waits for its first fire time after them", (double)-step / 1e9);
 	else
 		log_warn("the wall clock was set forward by %.3fs: fire times skipped count as missed", (double)step / 1e9);
+}
+
+void sched_set_events(sched_t *s, events_t *e)
+{
+	s->events = e;
 }
 
 sched_t *sched_new(struct ev_loop *loop, const struct sched_hooks *h, void *arg)

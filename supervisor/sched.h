@@ -72,6 +72,9 @@ struct sched_hooks {
 };
 
 sched_t *sched_new(struct ev_loop *loop, const struct sched_hooks *h, void *arg);
+/* Fire times that do not run (still running, passed while held up) are events there. */
+typedef struct events events_t;
+void sched_set_events(sched_t *s, events_t *e);
 void sched_free(sched_t *s);
 
 /* Take the jobs of a (new) config: new jobs start waiting for their first fire after now;
