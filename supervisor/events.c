@@ -121,12 +121,19 @@ static void *sink_main(void *arg)
 			}
 		}
 		if (!s->n) break;                   /* stopping, and all written */
-		struct event *ev = s->q[s->head];
-		s->head = (s->head + 1) % s->cap;
-		s->n--;
+		/* a batch per lock: the loop takes the lock once per event, this side once per batch */
+		struct event *batch[64];
+		unsigned nb = 0;
+		while (s->n && nb < 64) {
+			batch[nb++] = s->q[s->head];
+			s->head = (s->head + 1) % s->cap;
+			s->n--;
+		}
 		pthread_mutex_unlock(&s->mu);
-		s->fn(s->arg, ev);
-		free(ev);
+		for (unsigned k = 0; k < nb; k++) {
+			s->fn(s->arg, batch[k]);
+			free(batch[k]);
+		}
 		dirty = 1;
 		pthread_mutex_lock(&s->mu);
 	}

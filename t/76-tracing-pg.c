@@ -259,6 +259,10 @@ static void failover_rows(void)
 	char *h = tsup_slurp(hp);
 	ok(h && strstr(h, "\"job\":\"fo\"") && strstr(h, "\"source\":\"FAILOVER\"") &&
 	   strstr(h, "\"source\":\"NORMAL_TRIGGER\""), "  its history file has both, one with source FAILOVER");
+	/* the epoch in hex, as ejobctl status shows it: the sharding commit's zxid */
+	char *ep = h ? strstr(h, "\"epoch\":\"0x") : NULL;
+	unsigned long long epoch = ep ? strtoull(ep + 11, NULL, 16) : 0;
+	ok(epoch > 0 && ep[11 + strspn(ep + 11, "0123456789abcdef")] == '"', "  and the epoch it ran under (0x%llx)", epoch);
 	free(h);
 	tzkup_end(&u);
 }
