@@ -274,19 +274,70 @@ bool conf_job_equal(const conf_job_t *a, const conf_job_t *b);
 size_t conf_job_diff(const conf_job_t *a, const conf_job_t *b, const char **keys, size_t max);
 
 /* Keys of a job that this version of ejob accepts and publishes in the config node (for
- * ElasticJob's tools) but does not act on, so that whoever loads a job can warn about them:
- * - jobErrorHandlerType other than LOG: ejob logs a failed item (what LOG does, ElasticJob's
- *   default) and retries it up to maxRetries; it throws nothing, does not keep quiet for
- *   IGNORE, and sends no mail, WeChat or DingTalk message;
+ * ElasticJob's tools) but does not act on as written, so that whoever loads a job can warn:
+ * - jobErrorHandlerType THROW (a rethrow has no meaning outside Java) or, in a config node, a
+ *   name ejob has no handler for (ElasticJob would load it as a plugin): a failed item is
+ *   logged, as LOG does;
  * - a non-empty jobListenerTypes: no listener runs.
  * Fills out[] in that order and returns how many (0-CONF_UNACTED_MAX). Pure: no I/O. The caller
  * says where: "FILE:LINE: jobs.NAME.KEY: TEXT" for a file, "NODE: KEY: TEXT" for a config node. */
 #define CONF_UNACTED_MAX 2
 typedef struct conf_unacted {
 	const char *key;      /* "jobErrorHandlerType" or "jobListenerTypes" */
-	char text[512];       /* "EMAIL is not acted on by this version of ejob: ..." */
+	char text[512];       /* "THROW has no meaning outside Java: ..." */
 } conf_unacted_t;
 size_t conf_job_unacted(const conf_job_t *j, conf_unacted_t out[CONF_UNACTED_MAX]);
+
+/* ---- error handlers (jobErrorHandlerType and the props it reads; conf_errh.c) -------------- */
+
+/* What ejob does with a job's failed item (its final outcome, after maxRetries): docs/config.md. */
+typedef enum conf_errh_type {
+	CONF_ERRH_LOG = 0,     /* unset, LOG, THROW, or a name ejob has no handler for: the log line */
+	CONF_ERRH_IGNORE,      /* nothing more than the log line */
+	CONF_ERRH_DINGTALK,    /* a DingTalk robot message */
+	CONF_ERRH_WECHAT,      /* a WeChat Work group robot message */
+	CONF_ERRH_EMAIL,       /* a mail */
+	CONF_ERRH_WEBHOOK,     /* ejob's: the failure as JSON, POSTed to a URL */
+	CONF_ERRH__COUNT
+} conf_errh_type_t;
+
+#define CONF_ERRH_CONNECT_TIMEOUT_MS 3000            /* ElasticJob's DINGTALK and WECHAT defaults */
+#define CONF_ERRH_READ_TIMEOUT_MS 5000
+#define CONF_ERRH_SUBJECT "ElasticJob error message" /* EmailPropertiesConstants.DEFAULT_SUBJECT */
+
+/* The handler and its props, read with ElasticJob's keys and defaults. Strings point into the
+ * job's props (NULL: unset or ""), and live as long as the job's config. */
+typedef struct conf_errh {
+	conf_errh_type_t type;
+	/* DINGTALK dingtalk.webhook, WECHAT wechat.webhook, WEBHOOK webhook.url */
+	const char *url;
+	const char *keyword;         /* DINGTALK dingtalk.keyword: put before the message */
+	const char *secret;          /* DINGTALK dingtalk.secret: the URL is signed (HmacSHA256) */
+	int connect_timeout_ms;      /* PREFIX.connectTimeoutMilliseconds, CONF_ERRH_CONNECT_TIMEOUT_MS */
+	int read_timeout_ms;         /* PREFIX.readTimeoutMilliseconds, CONF_ERRH_READ_TIMEOUT_MS */
+	/* EMAIL: email.* */
+	const char *host;
+	int port;
+	const char *username, *password;  /* both or neither (none: no login) */
+	bool use_ssl;                /* true: SMTPS, TLS from the first byte */
+	const char *ssl_trust;       /* "*" or hosts (blank-separated) whose certificate is trusted */
+	const char *subject;         /* CONF_ERRH_SUBJECT; may be "" when written so */
+	const char *from;            /* one address */
+	const char *to;              /* addresses separated by commas */
+	const char *cc, *bcc;        /* one address each */
+	bool debug;                  /* the SMTP conversation in the log */
+} conf_errh_t;
+
+/* The handler of j and its props, with their defaults, into *e; each problem (a sending type
+ * without its required props, a number, boolean, URL or address that is not one) goes to fn (may
+ * be NULL) with the prop's key ("dingtalk.webhook") and what is wrong. Returns how many. Pure:
+ * the loader calls it to refuse a job, the supervisor to send. */
+typedef void conf_errh_err_fn(void *arg, const char *key, const char *msg);
+int conf_job_errh(const conf_job_t *j, conf_errh_t *e, conf_errh_err_fn *fn, void *arg);
+const char *conf_errh_type_name(conf_errh_type_t t);         /* "LOG", "DINGTALK", ... */
+/* One mail address as email.* takes it, "user@host" or "Name <user@host>" (blanks around it
+ * ignored): 0 and where in s[0..n) the user@host is, or -1 when it is not an address. */
+int conf_mail_addr(const char *s, size_t n, size_t *off, size_t *len);
 
 const char *conf_job_type_name(conf_job_type_t t);           /* "script" ... ; "" for NONE */
 const char *conf_strategy_name(conf_strategy_t s);           /* "AVG_ALLOCATION" ... */

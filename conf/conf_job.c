@@ -47,7 +47,8 @@ static const char *const type_names[] = { "script", "native", "external" };
 static const char *const strategy_names[] = { "AVG_ALLOCATION", "ODEVITY_BY_NAME", "ROUND_ROBIN_BY_NAME" };
 /* ElasticJob's built-in handlers (elasticjob-executor, elasticjob-error-handler) */
 static const char *const executor_names[] = { "CPU", "SINGLE_THREAD" };
-static const char *const error_handler_names[] = { "LOG", "THROW", "IGNORE", "EMAIL", "WECHAT", "DINGTALK" };
+static const char *const error_handler_names[] = { "LOG", "THROW", "IGNORE", "EMAIL", "WECHAT", "DINGTALK",
+                                                   "WEBHOOK" /* ejob's */ };
 
 #define NELEM(a) (sizeof(a) / sizeof *(a))
 #define INT_RANGE_MIN (-2147483647LL - 1)
@@ -406,6 +407,28 @@ static void check_type_props(jb_t *b, const conf_tnode_t *pk)
 	}
 }
 
+/* An error handler's prop (conf_errh.c), at the prop's key when it is written (else at props,
+ * or the job). */
+struct errh_arg {
+	jb_t *b;
+	const conf_tnode_t *props, *at;
+};
+
+static void errh_err(void *arg, const char *key, const char *msg)
+{
+	struct errh_arg *a = arg;
+	const conf_tnode_t *at = a->at;
+	for (size_t i = 0; a->props && a->props->kind == CONF_TN_MAP && i < a->props->n; i++) {
+		const conf_tnode_t *k = a->props->kids[2 * i];
+		if (k->kind == CONF_TN_SCALAR && k->len == strlen(key) && memcmp(k->str, key, k->len) == 0) at = k;
+	}
+	char p[512], q[512];
+	kpath(a->b, q, sizeof q, "props");
+	conf_path(p, sizeof p, q, key);
+	conf_err(a->b->cx, at, p, "%s", msg);
+	a->b->errors++;
+}
+
 struct sip_arg {
 	jb_t *b;
 	const conf_tnode_t *at;
@@ -629,6 +652,12 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	get_int(&b, node ? ejob[2] : v[K_MAXRETRIES], node ? ejobk[2] : keys[K_MAXRETRIES],
 	        node ? "props.ejob.maxRetries" : "maxRetries", 0, 100, NULL, &j->max_retries);
 	check_type_props(&b, keys[K_PROPS]);
+	/* what the error handler needs in props (a node's too: ejobctl config set refuses what the
+	 * supervisor would) */
+	conf_errh_t eh;
+	struct errh_arg ea = { &b, v[K_PROPS], keys[K_PROPS] ? keys[K_PROPS] : keys[K_ERRHANDLER] };
+	if (!ea.at) ea.at = b.at;
+	conf_job_errh(j, &eh, errh_err, &ea);
 
 	if (conf_arena_exhausted(cx->out)) return -1;
 	return b.errors ? -1 : 0;

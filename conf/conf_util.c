@@ -163,12 +163,20 @@ const char *conf_strategy_name(conf_strategy_t s)
 size_t conf_job_unacted(const conf_job_t *j, conf_unacted_t out[CONF_UNACTED_MAX])
 {
 	size_t n = 0;
-	if (j->error_handler_type && strcmp(j->error_handler_type, "LOG") != 0) {
+	const char *t = j->error_handler_type;
+	conf_errh_t e;
+	conf_job_errh(j, &e, NULL, NULL);
+	if (t && !strcmp(t, "THROW")) {
 		out[n].key = "jobErrorHandlerType";
 		snprintf(out[n].text, sizeof out[n].text,
-		         "%.200s is not acted on by this version of ejob (it is only published for ElasticJob's "
-		         "tools): a failed item is logged, as LOG does, and retried up to maxRetries",
-		         j->error_handler_type);
+		         "THROW has no meaning outside Java (ElasticJob rethrows the exception to its caller): ejob "
+		         "treats it as LOG, a failed item is logged");
+		n++;
+	} else if (t && *t && strcmp(t, "LOG") != 0 && e.type == CONF_ERRH_LOG) {
+		out[n].key = "jobErrorHandlerType";
+		snprintf(out[n].text, sizeof out[n].text,
+		         "%.200s is not an error handler ejob has (LOG, IGNORE, THROW, DINGTALK, WECHAT, EMAIL, WEBHOOK; "
+		         "ElasticJob would load it as a plugin): a failed item is logged, as LOG does", t);
 		n++;
 	}
 	if (j->n_listener_types) {

@@ -78,7 +78,7 @@ int main(void)
 	            "    type: script\n"
 	            "    cron: \"0 0 * * * ?\"\n"
 	            "    shardingTotalCount: 1\n"
-	            "    jobErrorHandlerType: DINGTALK\n"
+	            "    jobErrorHandlerType: THROW\n"
 	            "    jobListenerTypes: [audit, metrics]\n"
 	            "    props: {script.command.line: /bin/true}\n"
 	            "  b:\n"
@@ -91,10 +91,9 @@ int main(void)
 	const char *run_a[] = { "--run", "a", NULL };
 	int st = tsup_run(&t, run_a, 20000);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a job with keys not acted on still runs (exit 0)");
-	snprintf(want, sizeof want, " WARN %s:4: jobs.a.jobErrorHandlerType: DINGTALK is not acted on by this version of "
-	         "ejob (it is only published for ElasticJob's tools): a failed item is logged, as LOG does, and retried up to "
-	         "maxRetries\n", t.conf);
-	is_int(tsup_log_count(&t, want), 1, "the start logs a WARN naming jobErrorHandlerType and that it is not acted on");
+	snprintf(want, sizeof want, " WARN %s:4: jobs.a.jobErrorHandlerType: THROW has no meaning outside Java (ElasticJob "
+	         "rethrows the exception to its caller): ejob treats it as LOG, a failed item is logged\n", t.conf);
+	is_int(tsup_log_count(&t, want), 1, "the start logs a WARN naming jobErrorHandlerType THROW and what ejob does");
 	snprintf(want, sizeof want, " WARN %s:4: jobs.a.jobListenerTypes: [audit, metrics] are not acted on by this "
 	         "version of ejob (only published for ElasticJob's tools): no listener runs\n", t.conf);
 	is_int(tsup_log_count(&t, want), 1, "  and one naming jobListenerTypes");
@@ -129,11 +128,11 @@ int main(void)
 	                  "regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t29c}\n"
 	                  "supervisor: {workers: 1, attachSocket: \"%s\"}\n"
 	                  "jobs:\n  j: {type: external, cron: \"0 0 * * * ?\", shardingTotalCount: 1,\n"
-	                  "      jobErrorHandlerType: EMAIL}\n", t.sock);
+	                  "      jobErrorHandlerType: THROW}\n", t.sock);
 	tlib_write_file(t.conf, good, (size_t)gl);
 	kill(t.pid, SIGHUP);
 	ok(tsup_wait_log(&t, "configuration reloaded: 1 job", 1, 5000), "SIGHUP with a good file: reloaded");
-	snprintf(want, sizeof want, " WARN %s:4: jobs.j.jobErrorHandlerType: EMAIL is not acted on by this version of ejob",
+	snprintf(want, sizeof want, " WARN %s:4: jobs.j.jobErrorHandlerType: THROW has no meaning outside Java",
 	         t.conf);
 	is_int(tsup_log_count(&t, want), 1, "  with a WARN for a key it does not act on");
 	st = tsup_stop(&t, SIGTERM, 10000);

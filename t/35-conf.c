@@ -433,7 +433,7 @@ static void test_errors(void)
 	       "t.yaml:12:5: jobs.j.jobExecutorServiceHandlerType: must be one of CPU or SINGLE_THREAD "
 	       "(got \"SINGLE\")",
 	       "t.yaml:13:5: jobs.j.jobErrorHandlerType: must be one of LOG, THROW, IGNORE, EMAIL, "
-	       "WECHAT or DINGTALK (got \"mail\"); did you mean 'EMAIL'?");
+	       "WECHAT, DINGTALK or WEBHOOK (got \"mail\"); did you mean 'EMAIL'?");
 	ERRORS("names that become ZooKeeper nodes",
 	       "regCenter:\n  serverLists: a:1\n  namespace: zookeeper\njobs:\n"
 	       "  'a b':\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
@@ -933,8 +933,8 @@ static void test_unacted(void)
 		"  none:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
 		"  log:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
 		"    jobErrorHandlerType: LOG\n    jobListenerTypes: []\n"
-		"  mail:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
-		"    jobErrorHandlerType: EMAIL\n"
+		"  throw:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+		"    jobErrorHandlerType: THROW\n"
 		"  both:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
 		"    jobListenerTypes: [audit]\n    jobErrorHandlerType: IGNORE\n";
 	conf_t *c = parse(y, &d);
@@ -943,16 +943,14 @@ static void test_unacted(void)
 	is_int((int)conf_job_unacted(&c->jobs[0], u), 0, "neither key set: nothing");
 	is_int((int)conf_job_unacted(&c->jobs[1], u), 0, "LOG (ElasticJob's default, what ejob does) and no listeners: nothing");
 	size_t n = conf_job_unacted(&c->jobs[2], u);
-	is_int((int)n, 1, "EMAIL: one key");
+	is_int((int)n, 1, "THROW: one key");
 	is_str(n ? u[0].key : "", "jobErrorHandlerType", "  jobErrorHandlerType");
-	is_str(n ? u[0].text : "", "EMAIL is not acted on by this version of ejob (it is only published for ElasticJob's "
-	       "tools): a failed item is logged, as LOG does, and retried up to maxRetries", "  saying so and what ejob does");
+	is_str(n ? u[0].text : "", "THROW has no meaning outside Java (ElasticJob rethrows the exception to its caller): "
+	       "ejob treats it as LOG, a failed item is logged", "  saying so and what ejob does");
 	n = conf_job_unacted(&c->jobs[3], u);
-	is_int((int)n, 2, "IGNORE and a listener: two keys");
-	ok(n == 2 && !strcmp(u[0].key, "jobErrorHandlerType") && !strncmp(u[0].text, "IGNORE is not acted on", 22),
-	   "  the handler first");
-	ok(n == 2 && !strcmp(u[1].key, "jobListenerTypes"), "  then the listeners");
-	is_str(n == 2 ? u[1].text : "", "[audit] is not acted on by this version of ejob (only published for ElasticJob's "
+	is_int((int)n, 1, "IGNORE (acted on) and a listener: one key");
+	ok(n == 1 && !strcmp(u[0].key, "jobListenerTypes"), "  the listeners");
+	is_str(n == 1 ? u[0].text : "", "[audit] is not acted on by this version of ejob (only published for ElasticJob's "
 	       "tools): no listener runs", "  named");
 	conf_free(c);
 	conf_diags_free(d);
@@ -966,6 +964,9 @@ static void test_unacted(void)
 	if (ok(j != NULL, "a config node with 60 listeners and handler 'log'")) {
 		n = conf_job_unacted(j, u);
 		is_int((int)n, 2, "  'log' is not LOG (ElasticJob's names are exact): two keys");
+		is_str(n == 2 ? u[0].text : "", "log is not an error handler ejob has (LOG, IGNORE, THROW, DINGTALK, WECHAT, "
+		       "EMAIL, WEBHOOK; ElasticJob would load it as a plugin): a failed item is logged, as LOG does",
+		       "  the handler: taken as LOG");
 		ok(n == 2 && strstr(u[1].text, "[listener00, listener01, ") && strstr(u[1].text, "...] are not acted on"),
 		   "  the list is cut with '...' (%s)", n == 2 ? u[1].text : "");
 		conf_job_free(j);

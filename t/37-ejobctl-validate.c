@@ -126,17 +126,16 @@ int main(void)
 		"regCenter: {serverLists: 'zk:2181', namespace: demo}\n"
 		"jobs:\n"
 		"  a:\n    type: external\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
-		"    jobErrorHandlerType: DINGTALK\n    jobListenerTypes: [audit, metrics]\n"
+		"    jobErrorHandlerType: THROW\n    jobListenerTypes: [audit, metrics]\n"
 		"  b:\n    type: external\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
 		"    jobErrorHandlerType: LOG\n";
 	write_file("unacted.yaml", unacted, strlen(unacted));
 	st = run((const char *[]){ "validate", "--now", "1700000000", path_of("unacted.yaml"), NULL });
-	is_int(st, 0, "jobErrorHandlerType DINGTALK and jobListenerTypes: still valid, exit 0");
+	is_int(st, 0, "jobErrorHandlerType THROW and jobListenerTypes: still valid, exit 0");
 	ok(!strncmp(out, "ok\na: external", 14), "ok and the jobs on stdout");
 	snprintf(want, sizeof want,
-	         "%1$s:3: warning: jobs.a.jobErrorHandlerType: DINGTALK is not acted on by this version of ejob (it is "
-	         "only published for ElasticJob's tools): a failed item is logged, as LOG does, and retried up to "
-	         "maxRetries\n"
+	         "%1$s:3: warning: jobs.a.jobErrorHandlerType: THROW has no meaning outside Java (ElasticJob rethrows the "
+	         "exception to its caller): ejob treats it as LOG, a failed item is logged\n"
 	         "%1$s:3: warning: jobs.a.jobListenerTypes: [audit, metrics] are not acted on by this version of ejob "
 	         "(only published for ElasticJob's tools): no listener runs\n",
 	         path_of("unacted.yaml"));
