@@ -53,8 +53,10 @@ LIBS        := -lzookeeper_mt -lev -lmsgpackc -lyaml -ldl -lm
 # HTTP server on the loop (supervisor/httpd.c), both the supervisor's only. libpq: the tracing
 # sink (supervisor/events_pg.c) in the supervisor; tests and benchmarks link it too
 # (supervisor/libsup.a holds the sink, t/76 reads its rows), and ejobctl history reads them.
-SUP_LIBS    := -l:libzookeeper_st.so.2 -lev -lmsgpackc -lyaml -ldl -lm -lsystemd -lmicrohttpd -lpq
-TEST_LIBS   := $(LIBS) -lpq
+# libcurl and libcrypto (OpenSSL): the error handlers' messages (supervisor/errh*.c: HTTP, SMTP,
+# DingTalk's HmacSHA256), in the supervisor and in what links supervisor/libsup.a (t/79 signs too).
+SUP_LIBS    := -l:libzookeeper_st.so.2 -lev -lmsgpackc -lyaml -ldl -lm -lsystemd -lmicrohttpd -lpq -lcurl -lcrypto
+TEST_LIBS   := $(LIBS) -lpq -lcurl -lcrypto
 
 # ---- sources ---------------------------------------------------------------------------
 LIB_SRCS   := $(wildcard ipc/*.c cron/*.c conf/*.c) $(filter-out worker/worker_main.c,$(wildcard worker/*.c))

@@ -451,3 +451,9 @@ int coord_job_at(const coord_t *c, size_t i, struct coord_job *out)
 	out->epoch = j->as.have ? j->as.epoch : 0;
 	return 0;
 }
+
+const conf_job_t *coord_job_conf(coord_t *c, const char *job)
+{
+	struct cjob *j = cj_find(c, job);
+	return j ? cj_conf(j) : NULL;
+}

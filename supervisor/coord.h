@@ -112,4 +112,9 @@ struct coord_job {
 };
 int coord_job_at(const coord_t *c, size_t i, struct coord_job *out);
 
+/* The config in force of job here (its config node's, else the file's until the node is read),
+ * or NULL when coord has no such job. It lives until the node changes or the job goes: use it
+ * at once. */
+const conf_job_t *coord_job_conf(coord_t *c, const char *job);
+
 #endif

@@ -20,19 +20,26 @@ struct history {
 	char *path;
 	long long max_bytes;
 	int keep;
-	char host[256];
-	char ip[64];
-	const char *instance;
+	struct history_src src;     /* who writes, and the date of the last second */
 	int fd;
 	long long size;             /* of the file, written */
 	json_buf_t pend;            /* whole lines not written yet (one write per batch) */
 	int failing;                /* the last open or write failed (logged once per episode) */
-	time_t iso_s;               /* the second iso[] holds ("2026-11-24T07:31:52"), -1: none */
-	char iso[32];
 };
 
+void history_src_init(struct history_src *h, const char *instance)
+{
+	memset(h, 0, sizeof *h);
+	h->instance = instance;
+	h->iso_s = -1;
+	if (gethostname(h->host, sizeof h->host) != 0) h->host[0] = 0;
+	h->host[sizeof h->host - 1] = 0;
+	const char *sep = strstr(instance, "@-@");
+	snprintf(h->ip, sizeof h->ip, "%.*s", sep ? (int)(sep - instance) : 0, instance);
+}
+
 /* "2026-11-24T07:31:52.355Z": the date and time of a second formatted once for all its records */
-static void iso_ms(struct history *h, json_buf_t *b, uint64_t ms)
+static void iso_ms(struct history_src *h, json_buf_t *b, uint64_t ms)
 {
 	time_t t = (time_t)(ms / 1000u);
 	if (t != h->iso_s) {
@@ -124,14 +131,8 @@ static void flush(void *arg)
 	json_init(&h->pend);
 }
 
-static void record(void *arg, const struct event *ev)
+void history_fields(json_buf_t *b, const struct event *ev, struct history_src *h)
 {
-	struct history *h = arg;
-	if (ev->type != EVT_ITEM_ENDED) return;
-	/* the line goes straight after the pending ones (no buffer of its own to copy from) */
-	json_buf_t *b = &h->pend;
-	size_t start = b->len;
-	json_raw(b, "{");
 	json_key(b, "job", 1), json_cstr(b, ev->job, JSON_PLAIN);
 	json_key(b, "item", 0), json_u64(b, ev->item);
 	json_key(b, "fireId", 0), json_u64(b, ev->fire_ms);
@@ -161,6 +162,17 @@ static void record(void *arg, const struct event *ev)
 	json_key(b, "cause", 0), json_cstr(b, ev->error && ev->error[0] ? ev->error : NULL, JSON_PLAIN);
 	json_key(b, "where", 0), json_cstr(b, ev->where, JSON_PLAIN);
 	json_key(b, "output", 0), json_cstr(b, ev->output && ev->output[0] ? ev->output : NULL, JSON_PLAIN);
+}
+
+static void record(void *arg, const struct event *ev)
+{
+	struct history *h = arg;
+	if (ev->type != EVT_ITEM_ENDED) return;
+	/* the line goes straight after the pending ones (no buffer of its own to copy from) */
+	json_buf_t *b = &h->pend;
+	size_t start = b->len;
+	json_raw(b, "{");
+	history_fields(b, ev, &h->src);
 	json_raw(b, "}\n");
 	if (b->oom) return;          /* flush says how much was lost */
 	/* the file would grow past maxBytes: what was pending goes first, then the file turns, and
@@ -198,13 +210,8 @@ event_sink_t *history_open(events_t *e, const char *path, long long max_bytes, i
 	h->max_bytes = max_bytes;
 	h->keep = keep;
 	h->fd = -1;
-	h->iso_s = -1;
 	json_init(&h->pend);
-	h->instance = events_instance(e);
-	if (gethostname(h->host, sizeof h->host) != 0) h->host[0] = 0;
-	h->host[sizeof h->host - 1] = 0;
-	const char *sep = strstr(h->instance, "@-@");
-	snprintf(h->ip, sizeof h->ip, "%.*s", sep ? (int)(sep - h->instance) : 0, h->instance);
+	history_src_init(&h->src, events_instance(e));
 	/* opened on the sink's thread at the first record (a FIFO or a hung mount would block the
 	 * loop here); what can be told without opening is told now */
 	struct stat st;

@@ -378,6 +378,13 @@ static void sd_state(void *arg, struct sdn_state *st)
 	st->lease_left_ns = cs.lease_ns > now ? cs.lease_ns - now : 0;
 }
 
+/* the error handlers' view (errh.h): the config in force of a job whose item failed */
+static const conf_job_t *eh_job_conf(void *arg, const char *job)
+{
+	struct sup *s = arg;
+	return s->coord ? coord_job_conf(s->coord, job) : conf_find_job(s->conf, job);
+}
+
 /* the metrics' view (metrics.h): read on the loop, at the moment of a request */
 static void mx_snapshot(void *arg, struct metrics_snapshot *m)
 {
@@ -402,6 +409,7 @@ static void mx_snapshot(void *arg, struct metrics_snapshot *m)
 		m->sinks[m->nsinks].name = events_sink_name(k);
 		m->sinks[m->nsinks++].dropped = events_dropped(k);
 	}
+	errh_counts(s->errh, m->errh);
 	if (!s->coord) return;
 	m->zk = 1;
 	coord_status(s->coord, &m->cs);
@@ -665,6 +673,12 @@ static int start_workers(struct sup *s)
 		return 1;
 	}
 	fires_set_events(s->fires, s->events);
+	/* the error handlers: a tap (their thread starts with their first message) */
+	static const struct errh_hooks eh = { .job_conf = eh_job_conf };
+	if (!(s->errh = errh_new(&eh, s, s->instance_id)) || errh_subscribe(s->errh, s->events) < 0) {
+		log_error("out of memory");
+		return 1;
+	}
 	if (cs->history_file || tr->url) {
 		/* read at the start only: a reload does not move the history or the tracing */
 		if (cs->history_file &&
@@ -822,6 +836,7 @@ int main(int argc, char **argv)
 	att_free(s->att);
 	disp_free(s->disp);
 	pool_free(s->pool);
+	errh_free(s->errh);         /* the error handlers send what they have queued */
 	events_free(s->events);     /* the sinks write what they have queued */
 	metrics_free(s->mx);
 	seg_close(s->seg);

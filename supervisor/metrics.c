@@ -343,6 +343,13 @@ static void render_metrics(metrics_t *m, const struct metrics_snapshot *s, struc
 		bp(b, "\"} %" PRIu64 "\n", s->sinks[i].dropped);
 	}
 
+	head(b, "ejob_error_handler_messages_total", "counter", "Messages of the jobs' error handlers "
+	     "(jobErrorHandlerType) for failed items, by handler and result (sent, failed, dropped).");
+	for (int t = CONF_ERRH_DINGTALK; t < CONF_ERRH__COUNT; t++)
+		for (int r = 0; r < ERRH__RESULTS; r++)
+			bp(b, "ejob_error_handler_messages_total{type=\"%s\",result=\"%s\"} %" PRIu64 "\n",
+			   conf_errh_type_name((conf_errh_type_t)t), errh_result_name((enum errh_result)r), s->errh[t][r]);
+
 	if (s->zk) {
 		const struct coord_stats *st = &s->st;
 		one(b, "ejob_zookeeper_requests_total", "counter", "ZooKeeper requests sent.", (double)st->requests);

@@ -17,6 +17,7 @@
 
 #include "supervisor/coord.h"
 #include "supervisor/dispatch.h"
+#include "supervisor/errh.h"
 #include "supervisor/events.h"
 #include "supervisor/pool.h"
 
@@ -40,6 +41,7 @@ struct metrics_snapshot {
 	uint64_t comp_used, comp_slots; /* its completion ring */
 	size_t nsinks;
 	struct { const char *name; uint64_t dropped; } sinks[METRICS_SINKS_MAX];
+	uint64_t errh[CONF_ERRH__COUNT][ERRH__RESULTS];  /* error handlers' messages (errh_counts) */
 };
 
 struct metrics_hooks {

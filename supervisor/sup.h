@@ -11,6 +11,7 @@
 #include "supervisor/attach.h"
 #include "supervisor/coord.h"
 #include "supervisor/dispatch.h"
+#include "supervisor/errh.h"
 #include "supervisor/fire.h"
 #include "supervisor/httpd.h"
 #include "supervisor/local.h"
@@ -64,6 +65,7 @@ struct sup {
 	sdn_t *sdn;                 /* systemd's notifications (a no-op without $NOTIFY_SOCKET) */
 	metrics_t *mx;              /* the counters behind /metrics (NULL: supervisor.metrics unset) */
 	httpd_t *http;              /* serves /metrics, /healthz, /status */
+	errh_t *errh;               /* the error handlers' messages (jobErrorHandlerType) */
 };
 
 #endif
