@@ -116,18 +116,31 @@ static struct errh_msg *pack(const conf_errh_t *e, const char *job, uint32_t ite
 
 /* ---- the thread ------------------------------------------------------------------------------- */
 
-/* Wait ms, or less when the stop comes. */
-static void pause_ms(errh_t *x, unsigned ms)
+/* The pause before another attempt: 0 after ms, or -1 at once when the stop's time would run out
+ * before it ends (then the attempt is not made). */
+static int pause_ms(errh_t *x, unsigned ms)
 {
-	struct timespec dl;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += ms / 1000u;
-	dl.tv_nsec += (long)(ms % 1000u) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+	uint64_t until = wait_now_ns() + (uint64_t)ms * 1000000u;
+	int r = 0;
 	pthread_mutex_lock(&x->mu);
-	while (!atomic_load(&x->stop) && pthread_cond_timedwait(&x->cv, &x->mu, &dl) != ETIMEDOUT) {
+	for (;;) {
+		uint64_t now = wait_now_ns();
+		if (atomic_load(&x->stop) && atomic_load(&x->stop_at) <= until) {
+			r = -1;
+			break;
+		}
+		if (now >= until) break;
+		/* errh_free signals the stop; the wait's clock is the wall's, its length the monotonic's */
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		uint64_t left = until - now;
+		dl.tv_sec += (time_t)(left / 1000000000u);
+		dl.tv_nsec += (long)(left % 1000000000u);
+		if (dl.tv_nsec >= 1000000000L) dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+		pthread_cond_timedwait(&x->cv, &x->mu, &dl);
 	}
 	pthread_mutex_unlock(&x->mu);
+	return r;
 }
 
 static void deliver(errh_t *x, const struct errh_msg *m)
@@ -135,7 +148,7 @@ static void deliver(errh_t *x, const struct errh_msg *m)
 	const char *type = conf_errh_type_name(m->type);
 	char why[512] = "";
 	uint64_t t0 = wait_now_ns();
-	int again = 0, attempt;
+	int again = 0, attempt, cut = 0;
 	for (attempt = 1;; attempt++) {
 		if (errh_send(&x->snd, m, why, sizeof why, &again) == 0) {
 			count(x, m->type, ERRH_SENT);
@@ -143,14 +156,18 @@ static void deliver(errh_t *x, const struct errh_msg *m)
 			         (double)(wait_now_ns() - t0) / 1e6, attempt > 1 ? ", at the last of its attempts" : "");
 			return;
 		}
-		if (!again || attempt == ERRH_ATTEMPTS || atomic_load(&x->stop)) break;
-		log_warn("job %s item %" PRIu32 ": the %s message could not be sent (%s); trying again", m->job, m->item, type,
-		         why);
-		pause_ms(x, attempt == 1 ? 500 : 1000);
+		if (!again || attempt == ERRH_ATTEMPTS) break;
+		unsigned ms = attempt == 1 ? 500 : 1000;
+		log_warn("job %s item %" PRIu32 ": the %s message could not be sent (%s); trying again in %.1f s", m->job,
+		         m->item, type, why, ms / 1000.0);
+		if (pause_ms(x, ms) < 0) {
+			cut = 1;
+			break;
+		}
 	}
 	count(x, m->type, ERRH_FAILED);
-	log_error("job %s item %" PRIu32 ": the %s message was not sent: %s (%d attempt%s)", m->job, m->item, type, why,
-	          attempt, attempt == 1 ? "" : "s");
+	log_error("job %s item %" PRIu32 ": the %s message was not sent: %s (%d attempt%s%s)", m->job, m->item, type, why,
+	          attempt, attempt == 1 ? "" : "s", cut ? "; the supervisor stopped before the next" : "");
 }
 
 static void *run(void *arg)
