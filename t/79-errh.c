@@ -13,7 +13,8 @@
  *     attempts), in ejob_error_handler_messages_total;
  *   - IGNORE, LOG, THROW and a job that succeeds send nothing;
  *   - a receiver that never answers does not delay the fires (each on its second), and the
- *     supervisor still stops within its bound;
+ *     supervisor still stops within its bound; past the queue's 256 messages they are dropped,
+ *     counted and logged once;
  *   - --run sends its message before it exits;
  *   - under ZooKeeper, the handler of the config node in force, not the file's;
  *   - DINGTALK without dingtalk.webhook is refused at load, by the supervisor and ejobctl. */
@@ -373,6 +374,24 @@ static long long metric(const char *page, const char *type, const char *result)
 	return p ? atoll(p + strlen(k)) : -1;
 }
 
+struct mwant {
+	int port;
+	const char *type, *result;
+	long long min;
+};
+
+/* until a counter of the error handlers reaches min (a scrape every 50 ms) */
+static int metric_reached(void *arg)
+{
+	const struct mwant *w = arg;
+	char *page = NULL;
+	int code = http_get(w->port, "/metrics", &page);
+	long long v = code == 200 ? metric(page, w->type, w->result) : -1;
+	free(page);
+	if (v < w->min) usleep(50000);
+	return v >= w->min;
+}
+
 /* a mail's .txt line "Key: value" */
 static const char *mail_line(const char *txt, const char *key, char *out, size_t len)
 {
@@ -539,14 +558,26 @@ int main(void)
 	}
 	tsup_config(&a, "a", yaml);
 
-	/* h: a job failing every second whose WEBHOOK never answers (its own fail.sh: its runs file) */
+	/* h: a job failing every second whose WEBHOOK never answers (its own fail.sh: its runs file),
+	 * and one fire of 400 native items that fail at once, to the same receiver: more messages
+	 * than the queue holds */
 	snprintf(props, sizeof props, "      webhook.url: \"http://127.0.0.1:%d/hang/tick\"\n"
 	         "      webhook.readTimeoutMilliseconds: \"1500\"\n", hport);
 	job_yaml(j, sizeof j, "tick", "* * * * * ?", 1, "@DIR@/tick.sh", "    jobErrorHandlerType: WEBHOOK\n", props);
+	int hmport = tzk_free_port();
+	char flood_cron[64];
+	tsup_cron_once(flood_cron, sizeof flood_cron, 2);
 	snprintf(yaml, sizeof yaml,
 	         "regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t79}\n"
-	         "supervisor: {workers: 2, attachSocket: \"@SOCK@\"}\n"
-	         "jobs:\n%s", j);
+	         "supervisor: {workers: 2, attachSocket: \"@SOCK@\", metrics: \"127.0.0.1:%d\"}\n"
+	         "jobs:\n%s"
+	         "  flood:\n"
+	         "    type: native\n"
+	         "    cron: \"%s\"\n"
+	         "    shardingTotalCount: 400\n"
+	         "    jobErrorHandlerType: WEBHOOK\n"
+	         "    props: {native.library: t/native/libfail.so, native.symbol: fail_item,\n"
+	         "            webhook.url: \"http://127.0.0.1:%d/hang/flood\"}\n", hmport, j, flood_cron, hport);
 	tsup_config(&h, "h", yaml);
 	char tsh[700], truns[720];
 	snprintf(tsh, sizeof tsh, "%s/tick.sh", h.dir);
@@ -726,6 +757,16 @@ int main(void)
 
 	/* ---- h: fires stay on their seconds while the webhook hangs ---- */
 	tsup_wait_lines(truns, "", 5, 15000);
+	struct mwant mw = { hmport, "WEBHOOK", "dropped", 400 - 256 };
+	ok(tlib_wait_for(metric_reached, &mw, 8000), "a fire of 400 failing items while the messages are stuck: those "
+	   "past the queue's 256 are dropped and counted");
+	char *hlog = tsup_log_text(&h);
+	int flood_lines = 0;
+	for (const char *q2 = hlog; q2 && (q2 = strstr(q2, "ERROR job flood item ")); q2++)
+		flood_lines += !strncmp(strchr(q2, ':'), ": the WEBHOOK message is dropped: 256 messages wait", 51);
+	ok(flood_lines == 1 && hlog && strstr(hlog, "WARN error handlers: messages are queued again; "),
+	   "  and logged once for the episode, not once each; then that the queue took one again");
+	free(hlog);
 	uint64_t ts0 = tlib_now_ms();
 	st = tsup_stop(&h, SIGTERM, 15000);
 	uint64_t stop_ms = tlib_now_ms() - ts0;
