@@ -568,17 +568,22 @@ static int send_mail(struct errh_sender *s, const struct errh_msg *m, char *why,
 	if (m->cc) to = rcpt(to, m->cc, strlen(m->cc), &bad);
 	if (m->bcc) to = rcpt(to, m->bcc, strlen(m->bcc), &bad);
 	size_t off, len;
-	if (conf_mail_addr(m->from, strlen(m->from), &off, &len) < 0) bad = 1;
+	if (conf_mail_addr(m->from, strlen(m->from), &off, &len) < 0 || len + 3 > sizeof from) bad = 1;
 	else snprintf(from, sizeof from, "<%.*s>", (int)len, m->from + off);
-	if (!c || bad || !to || build_mail(s, m, &ml.t) < 0) {
-		snprintf(why, whysz, "%s", bad ? "an address that is not one (the config was checked: a bug)" : "out of memory");
-		goto out;
-	}
 	/* smtps: TLS from the first byte (JavaMail's SSLSocketFactory); smtp: none (no STARTTLS, as
 	 * ElasticJob's session does not enable it); the URL's path is the EHLO name */
 	int v6 = strchr(m->host, ':') != NULL;
-	snprintf(url, sizeof url, "%s://%s%s%s:%d/%s", m->use_ssl ? "smtps" : "smtp", v6 ? "[" : "", m->host, v6 ? "]" : "",
-	         m->port, s->hostname);
+	int ul = snprintf(url, sizeof url, "%s://%s%s%s:%d/%s", m->use_ssl ? "smtps" : "smtp", v6 ? "[" : "", m->host,
+	                  v6 ? "]" : "", m->port, s->hostname);
+	if (ul < 0 || (size_t)ul >= sizeof url) {
+		snprintf(why, whysz, "email.host is too long for a URL (%zu bytes)", strlen(m->host));
+		goto out;
+	}
+	if (!c || bad || !to || build_mail(s, m, &ml.t) < 0) {
+		snprintf(why, whysz, "%s", bad ? "an address ejob cannot send to (longer than 509 bytes, or not one)" :
+		         "out of memory");
+		goto out;
+	}
 	common(c, err);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
