@@ -43,7 +43,7 @@ static const char *const node_keys[K_NNODE] = {
 	"label", "description", "props", "jobName",
 };
 
-static const char *const type_names[] = { "script", "native", "external" };
+static const char *const type_names[] = { "script", "native", "external", "http" };
 static const char *const strategy_names[] = { "AVG_ALLOCATION", "ODEVITY_BY_NAME", "ROUND_ROBIN_BY_NAME" };
 /* ElasticJob's built-in handlers (elasticjob-executor, elasticjob-error-handler) */
 static const char *const executor_names[] = { "CPU", "SINGLE_THREAD" };
@@ -372,8 +372,29 @@ static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at,
 	j->props = kv;
 }
 
+/* An http prop's problem, at the prop's key when it is written (else at props, or the job). */
+struct http_arg {
+	jb_t *b;
+	const conf_tnode_t *props, *at;
+	const char *path;
+};
+
+static void http_err(void *arg, const char *key, const char *msg)
+{
+	struct http_arg *a = arg;
+	const conf_tnode_t *at = a->at;
+	for (size_t i = 0; a->props && a->props->kind == CONF_TN_MAP && i < a->props->n; i++) {
+		const conf_tnode_t *k = a->props->kids[2 * i];
+		if (k->kind == CONF_TN_SCALAR && k->len == strlen(key) && memcmp(k->str, key, k->len) == 0) at = k;
+	}
+	char p[512];
+	conf_path(p, sizeof p, a->path, key);
+	conf_err(a->b->cx, at, p, "%s", msg);
+	a->b->errors++;
+}
+
 /* What each type needs in props. */
-static void check_type_props(jb_t *b, const conf_tnode_t *pk)
+static void check_type_props(jb_t *b, const conf_tnode_t *pk, const conf_tnode_t *pv)
 {
 	conf_job_t *j = b->j;
 	char p[512];
@@ -403,6 +424,9 @@ static void check_type_props(jb_t *b, const conf_tnode_t *pk)
 			         j->native_symbol ? q : "");
 			b->errors++;
 		}
+	} else if (j->type == CONF_JOB_HTTP) {
+		struct http_arg a = { b, pv, at, p };
+		conf_job_http(j, http_err, &a);
 	}
 }
 
@@ -614,8 +638,8 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	kpath(&b, p, sizeof p, node ? "props.ejob.type" : "type");
 	if (!tv || conf_is_null(tv)) {
 		if (!node) {
-			conf_err(cx, tk ? tk : b.at, p, "missing; every job needs a type: script, native or "
-			         "external");
+			conf_err(cx, tk ? tk : b.at, p, "missing; every job needs a type: script, native, "
+			         "external or http");
 			b.errors++;
 		}
 	} else {
@@ -628,7 +652,7 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	        "an integer 0-2147483647 (0: no limit)", &j->timeout_seconds);
 	get_int(&b, node ? ejob[2] : v[K_MAXRETRIES], node ? ejobk[2] : keys[K_MAXRETRIES],
 	        node ? "props.ejob.maxRetries" : "maxRetries", 0, 100, NULL, &j->max_retries);
-	check_type_props(&b, keys[K_PROPS]);
+	check_type_props(&b, keys[K_PROPS], v[K_PROPS]);
 
 	if (conf_arena_exhausted(cx->out)) return -1;
 	return b.errors ? -1 : 0;

@@ -219,6 +219,35 @@ int main(void)
 	ok(st == 0 && !strcmp(err, paths), "a name found in $PATH but not executable: said so, exit 0 (%d: %s)", st, err);
 	free(paths);
 
+	/* an http job: its http.data that a GET does not send, and CA files that cannot serve here */
+	write_file("ca.pem", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", 57);
+	char *http = malloc(1 << 13);
+	snprintf(http, 1 << 13,
+	         "regCenter: {serverLists: 'zk:2181', namespace: demo}\n"
+	         "jobs:\n"
+	         "  get:\n    type: http\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {http.uri: 'http://h/', http.method: GET, http.data: 'x=1'}\n"
+	         "  ca:\n    type: http\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {http.uri: 'https://h/', http.method: POST, http.data: 'x=1', http.ca.file: %1$s/ca.pem}\n"
+	         "  noca:\n    type: http\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {http.uri: 'https://h/', http.method: GET, http.ca.file: %1$s/no.pem}\n"
+	         "  notca:\n    type: http\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {http.uri: 'https://h/', http.method: GET, http.ca.file: %1$s/noexec.sh}\n",
+	         dir);
+	write_file("http.yaml", http, strlen(http));
+	st = run((const char *[]){ "validate", path_of("http.yaml"), NULL });
+	ok(st == 0 && !strncmp(out, "ok\nget: http,", 13), "http jobs: valid, exit 0 (%d)", st);
+	snprintf(http, 1 << 13,
+	         "%1$s:3: warning: jobs.get.props.http.data: is not sent: a GET request has no body (ElasticJob sends "
+	         "http.data only with POST, PUT and DELETE, and so does ejob); put it in http.uri's query string\n"
+	         "%1$s:13: warning: jobs.noca.props.http.ca.file: %2$s/no.pem: not found\n"
+	         "%1$s:18: warning: jobs.notca.props.http.ca.file: %2$s/noexec.sh: holds no PEM certificate "
+	         "(-----BEGIN CERTIFICATE-----)\n",
+	         path_of("http.yaml"), dir);
+	is_str(err, http, "  a warning for data a GET does not send, and for each CA file that is absent or holds no "
+	       "certificate; none for a POST's data and a PEM file");
+	free(http);
+
 	/* cron and timeZone errors */
 	const char *bad_cron =
 		"regCenter: {serverLists: 'zk:2181', namespace: demo}\n"
@@ -248,7 +277,7 @@ int main(void)
 	snprintf(want, sizeof want,
 	         "%1$s:1:27: regCenter.serverLists: server \"zk\" needs a port, e.g. 127.0.0.1:2181; "
 	         "serverLists is host:port pairs separated by commas\n"
-	         "%1$s:4:5: jobs.a.type: must be one of script, native or external (got \"shell\")\n"
+	         "%1$s:4:5: jobs.a.type: must be one of script, native, external or http (got \"shell\")\n"
 	         "%1$s:6:5: jobs.a.shardingTotalCount: must be an integer 1-10000 (got \"0\")\n"
 	         "%1$s:7:3: jobs.b.cron: missing; every job needs a Quartz cron expression, e.g. "
 	         "\"0/5 * * * * ?\"\n"
