@@ -305,7 +305,7 @@ static int pool_accepts(void *arg, const char *job, uint32_t kind)
 {
 	(void)arg;
 	(void)job;
-	return kind == FRAME_KIND_SCRIPT || kind == FRAME_KIND_NATIVE;
+	return kind == FRAME_KIND_SCRIPT || kind == FRAME_KIND_NATIVE || kind == FRAME_KIND_HTTP;
 }
 
 static pid_t pool_worker_pid(void *arg, uint32_t worker)
@@ -335,7 +335,7 @@ static int job_ok(void *arg, const char *job, char *why, size_t len)
 		const conf_job_t *j = &s->conf->jobs[i];
 		if (strcmp(j->name, job)) continue;
 		if (j->type == CONF_JOB_EXTERNAL) return 0;
-		snprintf(why, len, "is a %s job, not an external one", j->type == CONF_JOB_SCRIPT ? "script" : "native");
+		snprintf(why, len, "is a job of type %s, not an external one", conf_job_type_name(j->type));
 		return -1;
 	}
 	snprintf(why, len, "no such job in this supervisor's configuration");
