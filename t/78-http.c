@@ -595,6 +595,10 @@ int main(void)
 	test_tls();
 	test_cancel();
 	twork_fini(&tw);
+	char *wl = twork_slurp(log, NULL);
+	ok(wl && !strstr(wl, "Sanitizer") && !strstr(wl, "runtime error:"), "no sanitizer report in the worker log");
+	if (wl && (strstr(wl, "Sanitizer") || strstr(wl, "runtime error:"))) diag("%s", wl);
+	free(wl);
 
 	test_supervisor();
 	return done_testing();
