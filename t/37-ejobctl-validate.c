@@ -120,6 +120,8 @@ int main(void)
 	is_str(err, "", "  without a warning: its program and library are there, every key it sets is acted on");
 	st = run((const char *[]){ "validate", "examples/demo.yaml", NULL });
 	ok(st == 0 && !strcmp(err, ""), "examples/demo.yaml too (%d: %s)", st, err);
+	st = run((const char *[]){ "validate", "examples/http.yaml", NULL });
+	ok(st == 0 && !strcmp(err, "") && !strncmp(out, "ok\nping: http,", 14), "examples/http.yaml too (%d: %s)", st, err);
 
 	/* keys this version does not act on: a warning each on stderr, still valid (exit 0) */
 	const char *unacted =
