@@ -150,6 +150,9 @@ int conf_listen_addr(const char *s, struct sockaddr_storage *ss, unsigned *len);
 /* ElasticJob's HttpJobExecutor defaults */
 #define CONF_HTTP_CONNECT_TIMEOUT_MS 3000
 #define CONF_HTTP_READ_TIMEOUT_MS 5000
+/* ejob: bytes of http.uri, http.data, http.content.type and http.ca.file together (they travel
+ * in each item's frame, a 4 KiB ring slot) */
+#define CONF_HTTP_REQUEST_MAX 3072u
 
 #define CONF_SCRIPT_OUTPUT_MAX_LINES 1000
 #define CONF_SCRIPT_OUTPUT_MAX_BYTES 65536

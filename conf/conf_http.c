@@ -150,6 +150,17 @@ int conf_job_http(conf_job_t *j, conf_http_err_fn *fn, void *arg)
 		        "out to use the system's");
 	timeout(&r, j, "http.connect.timeout.milliseconds", &j->http_connect_timeout_ms);
 	timeout(&r, j, "http.read.timeout.milliseconds", &j->http_read_timeout_ms);
+	/* the request travels in each item's frame, a ring slot of 4 KiB with the task id and the
+	 * parameters: refuse here what would fail every item at dispatch */
+	const char *part[] = { "http.uri", "http.data", "http.content.type", "http.ca.file" };
+	size_t len[] = { uri ? strlen(uri) : 0, data ? strlen(data) : 0, ctype ? strlen(ctype) : 0, ca ? strlen(ca) : 0 };
+	size_t total = len[0] + len[1] + len[2] + len[3], big = 0;
+	for (size_t i = 1; i < NELEM(len); i++)
+		if (len[i] > len[big]) big = i;
+	if (total > CONF_HTTP_REQUEST_MAX)
+		problem(&r, part[big], "is %zu bytes, and http.uri, http.data, http.content.type and http.ca.file together "
+		        "are %zu: at most %u fit in an item's frame (a body that large belongs in a file the endpoint reads)",
+		        len[big], total, CONF_HTTP_REQUEST_MAX);
 	if (r.n) return r.n;
 	j->http_uri = uri;
 	j->http_method = methods[m];

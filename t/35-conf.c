@@ -1048,6 +1048,15 @@ static void test_http(void)
 	       "(a space is %20) (got \"http://h/a b\")",
 	       "t.yaml:19:57: jobs.c.props.http.read.timeout.milliseconds: must be an integer 0-2147483647, in "
 	       "milliseconds (0: no limit) (got \"2147483648\")");
+	char big[4096];
+	int bl = snprintf(big, sizeof big, HEAD HJOB "    props:\n      http.uri: 'http://h/'\n      http.method: POST\n"
+	                  "      http.data: '");
+	memset(big + bl, 'x', 3070);
+	snprintf(big + bl + 3070, sizeof big - (size_t)bl - 3070, "'\n");
+	ERRORS("a request too big for an item's frame", big,
+	       "t.yaml:12:7: jobs.h.props.http.data: is 3070 bytes, and http.uri, http.data, http.content.type and "
+	       "http.ca.file together are 3079: at most 3072 fit in an item's frame (a body that large belongs in a file "
+	       "the endpoint reads)");
 	ERRORS("an empty uri and method",
 	       HEAD HJOB "    props: {http.uri: '', http.method: ''}\n",
 	       "t.yaml:9:13: jobs.h.props.http.uri: an http job needs the URL to request, http://HOST[:PORT]/PATH or "
