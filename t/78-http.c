@@ -289,6 +289,22 @@ static void test_requests(void)
 	ok(run(&f, &c, NULL) && c.status == FRAME_ST_OK && find_req("/s/200/options", &r) && !strcmp(r.method, "OPTIONS"),
 	   "OPTIONS: ok");
 
+	/* one log line per request, in the supervisor's form, a password in the uri hidden */
+	char auth[256];
+	snprintf(auth, sizeof auth, "http://user:secret@127.0.0.1:%d/s/200/auth", http_port);
+	f = item("GET", auth);
+	if (run(&f, &c, NULL)) {
+		char want[300];
+		snprintf(want, sizeof want, " INFO [hello@-@0,1@-@READY@-@127.0.0.1@-@4242 item 1 attempt 1] GET "
+		         "http://user:***@127.0.0.1:%d/s/200/auth: HTTP/1.1 200 OK in ", http_port);
+		char *log = twork_slurp(tw.log, NULL);
+		const char *at = log ? strstr(log, want) : NULL;
+		ok(c.status == FRAME_ST_OK && at && strstr(at, "s, 26 bytes: answer 200 of /s/200/auth\\n\n"),
+		   "the worker logs the request: method, uri, status line, time, size and the body's first bytes");
+		ok(log && !strstr(log, "secret"), "  with the uri's password as ***");
+		free(log);
+	}
+
 	/* a POST redirected with 302 goes on as a GET, as Java's HttpURLConnection does */
 	f = item("POST", url(0, "/redirect/302/r"));
 	f.data = "x=1";
