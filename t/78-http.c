@@ -12,7 +12,10 @@
  *   - the worker heartbeats while it waits for an answer; the item's cancel (timeout with its
  *     SIGUSR1, lease) stops a request at once;
  *   - end to end through a supervisor (--run): type http from the config file, timeoutSeconds
- *     stopping a request mid-way, the history record's outcome, exitCode and output. */
+ *     stopping a request mid-way, the history record's outcome, exitCode and output;
+ *   - in a cluster (a real ZooKeeper): ejob's http job registered as ElasticJob registers its
+ *     HTTP jobs (root node HTTP, props http.* and ejob.type in the config node), and an HTTP job
+ *     ElasticJob registered (root node HTTP, no ejob.type) run by ejob with the node's props. */
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
@@ -32,6 +35,8 @@
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/twork.h"
+#include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
 #include "t/tap.h"
 
 #define PYTHON "/usr/bin/python3"
@@ -592,6 +597,62 @@ static void test_supervisor(void)
 	free(l);
 }
 
+/* ---- in a cluster ----------------------------------------------------------------------------- */
+
+static struct tzk_server zk;
+
+static int got_req(void *arg)
+{
+	struct rec r;
+	return find_req(arg, &r);
+}
+
+static void test_cluster(void)
+{
+	if (tzk_wait_ready(&zk, 30000) < 0) BAIL_OUT("ZooKeeper did not start (see above)");
+	struct tzkup u;
+	tzkup_on(&u, zk.connect, "t78", 2000);
+	/* an HTTP job as ElasticJob's console registers it: root node HTTP, its config node (as
+	 * ElasticJob 3.0.4 dumps one) without ejob.type */
+	char node[1024];
+	snprintf(node, sizeof node,
+	         "cron: 0/1 * * * * ?\ndescription: ''\ndisabled: false\nfailover: false\njobName: theirs\n"
+	         "jobParameter: ''\nmaxTimeDiffSeconds: -1\nmisfire: true\nmonitorExecution: true\noverwrite: false\n"
+	         "props:\n  http.method: GET\n  http.uri: http://127.0.0.1:%d/s/200/theirs\nreconcileIntervalMinutes: 10\n"
+	         "shardingItemParameters: ''\nshardingTotalCount: 2\nstaticSharding: false\n", http_port);
+	if (tzk_create(u.zh, "/t78", "", 0, NULL) != ZOK || tzk_create(u.zh, "/t78/theirs", "HTTP", 0, NULL) != ZOK ||
+	    tzk_create(u.zh, "/t78/theirs/config", node, 0, NULL) != ZOK)
+		BAIL_OUT("cannot create ElasticJob's nodes");
+	char jobs[1024];
+	snprintf(jobs, sizeof jobs,
+	         "  mine:\n    type: http\n    cron: \"0/1 * * * * ?\"\n    shardingTotalCount: 1\n    overwrite: true\n"
+	         "    props: {http.uri: \"http://127.0.0.1:%1$d/s/200/mine\", http.method: POST, http.data: \"m=1\"}\n"
+	         "  theirs:\n    type: http\n    cron: \"0/1 * * * * ?\"\n    shardingTotalCount: 2\n    overwrite: false\n"
+	         "    props: {http.uri: \"http://127.0.0.1:%1$d/s/200/from-the-file\", http.method: GET}\n",
+	         http_port);
+	static struct tsup a;
+	tzkup_config(&u, &a, "cluster", "workers: 2", jobs);
+	tzkup_run(&u, &a, "127.0.0.2");
+	ok(tzk_wait_data(u.zh, "/t78/mine", "HTTP", 15000), "ejob's http job: its root node says HTTP, as ElasticJob's");
+	char *cfg = NULL;
+	tzk_get(u.zh, "/t78/mine/config", &cfg, NULL);
+	ok(cfg && strstr(cfg, "  http.uri: http://127.0.0.1:") && strstr(cfg, "  http.data: m=1\n") &&
+	   strstr(cfg, "  ejob.type: http\n"), "  its config node: the http.* props as written, ejob.type http");
+	free(cfg);
+	static char mine[] = "/s/200/mine", theirs[] = "/s/200/theirs";
+	ok(tlib_wait_for(got_req, mine, 10000), "  it runs: the server gets its POST");
+	ok(tlib_wait_for(got_req, theirs, 10000),
+	   "ElasticJob's HTTP job (root node HTTP, no ejob.type) runs here with its node's http.uri");
+	struct rec r = { .ctx = "" };
+	ok(find_req("/s/200/theirs", &r) && !strcmp(r.method, "GET") &&
+	   strstr(r.ctx, "{\"jobName\":\"theirs\",\"taskId\":\"theirs@-@0,1@-@READY@-@127.0.0.2@-@"),
+	   "  a GET with its sharding context (%s)", r.ctx);
+	ok(!find_req("/s/200/from-the-file", &r), "  never the file's uri (overwrite: false: the node wins)");
+	int st = tsup_stop(&a, SIGTERM, 10000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the supervisor stops cleanly (%d)", st);
+	tzkup_end(&u);
+}
+
 int main(void)
 {
 	tlib_init(90);
@@ -600,6 +661,8 @@ int main(void)
 	static const char *const proxies[] = { "http_proxy", "https_proxy", "HTTPS_PROXY", "ALL_PROXY", "all_proxy" };
 	for (size_t i = 0; i < sizeof proxies / sizeof *proxies; i++) unsetenv(proxies[i]);
 	setenv("no_proxy", "*", 1);
+	/* ZooKeeper's JVM starts while the worker's cases run */
+	if (tzk_spawn(&zk, "zk", &(struct tzk_opts){ .tick_ms = 200 }) < 0) BAIL_OUT("cannot start ZooKeeper");
 	start_server();
 
 	char log[600];
@@ -617,5 +680,6 @@ int main(void)
 	free(wl);
 
 	test_supervisor();
+	test_cluster();
 	return done_testing();
 }
