@@ -288,6 +288,124 @@ static int setup(CURL *e, const ejob_context *c, struct xfer *x, struct curl_sli
 	return 0;
 }
 
+/* How the exchange ended, as the wait loop saw it. */
+struct ending {
+	CURLcode res;            /* libcurl's result when it ended by itself */
+	int cancel;              /* the tick asked to stop (enum ejob_cancel), 0 if not */
+	int read_timeout;        /* the server was silent for http_read_ms */
+	double secs;
+	char errbuf[CURL_ERROR_SIZE];   /* libcurl's words for res */
+};
+
+/* Drive the transfer to its end: curl_multi_perform, then (unless it ended) the tick, the read
+ * timeout, and a wait on the connection and the wake fd of at most a tick. */
+static void transfer(const struct http_spec *sp, CURLM *m, CURL *e, struct xfer *x, struct ending *end)
+{
+	uint64_t t0 = wait_now_ns(), read_ns = (uint64_t)sp->ctx->http_read_ms * 1000000u;
+	for (;;) {
+		int running, done = 0;
+		CURLMcode mc = curl_multi_perform(m, &running);
+		if (mc != CURLM_OK) {
+			end->res = CURLE_FAILED_INIT;
+			snprintf(end->errbuf, sizeof end->errbuf, "curl_multi_perform: %s", curl_multi_strerror(mc));
+			break;
+		}
+		CURLMsg *msg;
+		int left;
+		while ((msg = curl_multi_info_read(m, &left)))
+			if (msg->msg == CURLMSG_DONE) {
+				end->res = msg->data.result;
+				done = 1;
+			}
+		if (done) break;
+		int next_ms = HTTP_TICK_MS;
+		if (sp->tick && (end->cancel = sp->tick(sp->arg, &next_ms))) break;
+		uint64_t now = wait_now_ns();
+		if (!x->rx_ns) {   /* connected (and the TLS handshake done): the request is on its way */
+			curl_off_t pre = 0;
+			if (curl_easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &pre) == CURLE_OK && pre > 0) x->rx_ns = now;
+		}
+		if (read_ns && x->rx_ns) {
+			if (now - x->rx_ns >= read_ns) {
+				end->read_timeout = 1;
+				break;
+			}
+			uint64_t ms = (x->rx_ns + read_ns - now) / 1000000u + 1;
+			if (ms < (uint64_t)next_ms) next_ms = (int)ms;
+		}
+		struct curl_waitfd wfd = { sp->wake_fd, CURL_WAIT_POLLIN, 0 };
+		mc = curl_multi_poll(m, sp->wake_fd >= 0 ? &wfd : NULL, sp->wake_fd >= 0 ? 1u : 0u, next_ms, NULL);
+		if (mc != CURLM_OK) {
+			end->res = CURLE_FAILED_INIT;
+			snprintf(end->errbuf, sizeof end->errbuf, "curl_multi_poll: %s", curl_multi_strerror(mc));
+			break;
+		}
+		if (wfd.revents & CURL_WAIT_POLLIN) {
+			uint64_t v;
+			if (read(sp->wake_fd, &v, sizeof v) < 0) { /* EAGAIN: someone else drained it */ }
+		}
+	}
+	end->secs = (double)(wait_now_ns() - t0) / 1e9;
+}
+
+/* The outcome (see http.h) and the request's log line. */
+static void verdict(const struct http_spec *sp, CURL *e, const struct xfer *x, const struct ending *end,
+                    struct outcome *o)
+{
+	const ejob_context *c = sp->ctx;
+	const char *meth = c->http_method;
+	char uri[512];
+	redact(c->http_uri, uri, sizeof uri);
+	long code = 0;
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+	if (x->status[0]) {   /* the output: the answer's status line and the first bytes of its body */
+		size_t sl = strlen(x->status), bl = utf8_cut(x->body, x->body_len, HTTP_BODY_KEEP);
+		memcpy(o->out, x->status, sl);
+		o->out[sl] = '\n';
+		memcpy(o->out + sl + 1, x->body, bl);
+		o->out_len = sl + 1 + bl;
+	}
+	if (end->cancel) {
+		o->status = end->cancel == EJOB_CANCEL_TIMEOUT ? EJOB_TIMEOUT : EJOB_CANCELLED;
+		const char *reason = end->cancel == EJOB_CANCEL_TIMEOUT ? "timeoutSeconds passed"
+		                     : end->cancel == EJOB_CANCEL_LEASE ? "the ZooKeeper lease ran out"
+		                     : "the supervisor is stopping";
+		snprintf(o->err, sizeof o->err, "stopped after %.3fs, before the answer ended: %s", end->secs, reason);
+		log_line(sp, "%s %s: stopped after %.3fs (%s)", meth, uri, end->secs, reason);
+		return;
+	}
+	if (end->read_timeout) {
+		o->code = x->status[0] ? (int)code : 0;
+		set_err(o, EJOB_FAILED, "read timeout: no data from the server for %" PRIu32
+		        " ms (http.read.timeout.milliseconds)%s%s", c->http_read_ms, x->status[0] ? "; it had answered " : "",
+		        x->status);
+	} else if (end->res != CURLE_OK) {
+		const char *why = end->errbuf[0] ? end->errbuf : curl_easy_strerror(end->res);
+		if (end->res == CURLE_UNSUPPORTED_PROTOCOL && code >= 300 && code < 400) {
+			/* a redirect to the other scheme: not followed (nor does Java follow it) */
+			o->code = (int)code;
+			set_err(o, EJOB_FAILED, "%s: not followed to %s (a redirect keeps the scheme)",
+			        x->status[0] ? x->status : "a redirect", x->location[0] ? x->location : "another scheme");
+		} else if (end->res == CURLE_OPERATION_TIMEDOUT) {
+			set_err(o, EJOB_FAILED, "connect timeout: %s (http.connect.timeout.milliseconds %" PRIu32 ")", why,
+			        c->http_connect_ms);
+		} else {
+			set_err(o, request_error(end->res) ? EJOB_ERROR : EJOB_FAILED, "%s", why);
+		}
+	} else {
+		o->code = (int)code;
+		o->status = code >= 200 && code < 300 ? EJOB_OK : EJOB_FAILED;
+		if (o->status != EJOB_OK)
+			snprintf(o->err, sizeof o->err, "%s", x->status[0] ? x->status : "an answer without a status line");
+		char body[700] = "";
+		if (x->body_total) body_for_log(x, body, sizeof body, 160);
+		log_line(sp, "%s %s: %s in %.3fs, %" PRIu64 " bytes%s%s", meth, uri, x->status[0] ? x->status : "(no status)",
+		         end->secs, x->body_total, body[0] ? ": " : "", body);
+		return;
+	}
+	log_line(sp, "%s %s: %s after %.3fs", meth, uri, o->err, end->secs);
+}
+
 void http_run(const struct http_spec *sp, struct outcome *o)
 {
 	const ejob_context *c = sp->ctx;
@@ -302,121 +420,22 @@ void http_run(const struct http_spec *sp, struct outcome *o)
 		set_err(o, EJOB_ERROR, "curl_global_init failed: %s", curl_easy_strerror(global_rc));
 		return;
 	}
-	char uri[512], errbuf[CURL_ERROR_SIZE] = "";
-	redact(c->http_uri, uri, sizeof uri);
 	struct xfer x = { 0 };
+	struct ending end = { .res = CURLE_OK };
 	struct curl_slist *hdrs = NULL;
 	json_buf_t js;
 	json_init(&js);
 	CURL *e = curl_easy_init();
 	CURLM *m = curl_multi_init();
 	int rs = -1;
-	if (!e || !m || script_context_json(c, &js) < 0 || (rs = setup(e, c, &x, &hdrs, js.p, errbuf)) < 0 ||
+	if (!e || !m || script_context_json(c, &js) < 0 || (rs = setup(e, c, &x, &hdrs, js.p, end.errbuf)) < 0 ||
 	    curl_multi_add_handle(m, e) != CURLM_OK) {
-		set_err(o, EJOB_ERROR, "%s", rs == -2 ? errbuf : "out of memory setting up the request");
-		goto out;
-	}
-
-	uint64_t t0 = wait_now_ns(), read_ns = (uint64_t)c->http_read_ms * 1000000u;
-	CURLcode res = CURLE_OK;
-	int cancel = 0, read_timeout = 0, done = 0;
-	for (;;) {
-		int running;
-		CURLMcode mc = curl_multi_perform(m, &running);
-		if (mc != CURLM_OK) {
-			res = CURLE_FAILED_INIT;
-			snprintf(errbuf, sizeof errbuf, "curl_multi_perform: %s", curl_multi_strerror(mc));
-			break;
-		}
-		CURLMsg *msg;
-		int left;
-		while ((msg = curl_multi_info_read(m, &left)))
-			if (msg->msg == CURLMSG_DONE) {
-				res = msg->data.result;
-				done = 1;
-			}
-		if (done) break;
-		int next_ms = HTTP_TICK_MS;
-		int why = sp->tick ? sp->tick(sp->arg, &next_ms) : 0;
-		if (why) {
-			cancel = why;
-			break;
-		}
-		uint64_t now = wait_now_ns();
-		if (!x.rx_ns) {   /* connected (and the TLS handshake done): the request is on its way */
-			curl_off_t pre = 0;
-			if (curl_easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &pre) == CURLE_OK && pre > 0) x.rx_ns = now;
-		}
-		if (read_ns && x.rx_ns) {
-			if (now - x.rx_ns >= read_ns) {
-				read_timeout = 1;
-				break;
-			}
-			uint64_t ms = (x.rx_ns + read_ns - now) / 1000000u + 1;
-			if (ms < (uint64_t)next_ms) next_ms = (int)ms;
-		}
-		struct curl_waitfd wfd = { sp->wake_fd, CURL_WAIT_POLLIN, 0 };
-		mc = curl_multi_poll(m, sp->wake_fd >= 0 ? &wfd : NULL, sp->wake_fd >= 0 ? 1u : 0u, next_ms, NULL);
-		if (mc != CURLM_OK) {
-			res = CURLE_FAILED_INIT;
-			snprintf(errbuf, sizeof errbuf, "curl_multi_poll: %s", curl_multi_strerror(mc));
-			break;
-		}
-		if (wfd.revents & CURL_WAIT_POLLIN) {
-			uint64_t v;
-			if (read(sp->wake_fd, &v, sizeof v) < 0) { /* EAGAIN: someone else drained it */ }
-		}
-	}
-	double secs = (double)(wait_now_ns() - t0) / 1e9;
-	long code = 0;
-	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
-	const char *meth = c->http_method;
-
-	/* the output: the answer's status line and the first bytes of its body */
-	if (x.status[0]) {
-		size_t sl = strlen(x.status), bl = utf8_cut(x.body, x.body_len, HTTP_BODY_KEEP);
-		memcpy(o->out, x.status, sl);
-		o->out[sl] = '\n';
-		memcpy(o->out + sl + 1, x.body, bl);
-		o->out_len = sl + 1 + bl;
-	}
-	char bodylog[700] = "";
-	if (x.body_total) body_for_log(&x, bodylog, sizeof bodylog, 160);
-	if (cancel) {
-		o->status = cancel == EJOB_CANCEL_TIMEOUT ? EJOB_TIMEOUT : EJOB_CANCELLED;
-		const char *reason = cancel == EJOB_CANCEL_TIMEOUT ? "timeoutSeconds passed"
-		                     : cancel == EJOB_CANCEL_LEASE ? "the ZooKeeper lease ran out" : "the supervisor is stopping";
-		snprintf(o->err, sizeof o->err, "stopped after %.3fs, before the answer ended: %s", secs, reason);
-		log_line(sp, "%s %s: stopped after %.3fs (%s)", meth, uri, secs, reason);
-	} else if (read_timeout) {
-		o->code = x.status[0] ? (int)code : 0;
-		set_err(o, EJOB_FAILED, "read timeout: no data from the server for %" PRIu32 " ms (http.read.timeout.milliseconds)%s%s",
-		        c->http_read_ms, x.status[0] ? " after " : "", x.status);
-		log_line(sp, "%s %s: %s after %.3fs", meth, uri, o->err, secs);
-	} else if (res != CURLE_OK) {
-		const char *why = errbuf[0] ? errbuf : curl_easy_strerror(res);
-		if (res == CURLE_UNSUPPORTED_PROTOCOL && code >= 300 && code < 400) {
-			/* a redirect to the other scheme: not followed (nor does Java follow it) */
-			o->code = (int)code;
-			set_err(o, EJOB_FAILED, "%s: not followed to %s (a redirect keeps the scheme)",
-			        x.status[0] ? x.status : "a redirect", x.location[0] ? x.location : "another scheme");
-		} else if (res == CURLE_OPERATION_TIMEDOUT) {
-			set_err(o, EJOB_FAILED, "connect timeout: %s (http.connect.timeout.milliseconds %" PRIu32 ")", why,
-			        c->http_connect_ms);
-		} else {
-			set_err(o, request_error(res) ? EJOB_ERROR : EJOB_FAILED, "%s", why);
-		}
-		log_line(sp, "%s %s: %s after %.3fs", meth, uri, o->err, secs);
+		set_err(o, EJOB_ERROR, "%s", rs == -2 ? end.errbuf : "out of memory setting up the request");
 	} else {
-		o->code = (int)code;
-		o->status = code >= 200 && code < 300 ? EJOB_OK : EJOB_FAILED;
-		if (o->status != EJOB_OK)
-			snprintf(o->err, sizeof o->err, "%s", x.status[0] ? x.status : "an answer without a status line");
-		log_line(sp, "%s %s: %s in %.3fs, %" PRIu64 " bytes%s%s", meth, uri, x.status[0] ? x.status : "(no status)",
-		         secs, x.body_total, bodylog[0] ? ": " : "", bodylog);
+		transfer(sp, m, e, &x, &end);
+		verdict(sp, e, &x, &end, o);
+		curl_multi_remove_handle(m, e);
 	}
-out:
-	if (m && e) curl_multi_remove_handle(m, e);
 	if (e) curl_easy_cleanup(e);
 	if (m) curl_multi_cleanup(m);
 	curl_slist_free_all(hdrs);
