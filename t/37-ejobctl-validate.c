@@ -110,6 +110,11 @@ int main(void)
 	       "ok and one line per job, next fire time in the job's zone (a one-off job: on trigger)");
 	is_str(err, "", "nothing on stderr");
 
+	st = run((const char *[]){ "validate", "examples/oneoff.yaml", NULL });
+	is_int(st, 0, "examples/oneoff.yaml is valid");
+	is_str(out, "ok\nreindex: script, one-off (no cron), next on trigger, 4 items\n", "  a one-off job");
+	is_str(err, "", "  no warning");
+
 	setenv("TZ", "America/New_York", 1);
 	st = run((const char *[]){ "validate", "--now", "1700000000", path_of("good.yaml"), NULL });
 	ok(strstr(out, "b: external, cron \"0 0 2 * * ?\" (local time, America/New_York), next "
