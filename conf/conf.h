@@ -315,10 +315,10 @@ void conf_job_free(conf_job_t *j);                           /* only for conf_no
  * none; ElasticJob's SCRIPT with a script.command.line is a script job), then usable: jobName is
  * job, a type ejob runs, a timeZone that loads on this host (a node without cron is a one-off
  * job, as ElasticJob's OneOffJobBootstrap writes it). Returns the job (free with conf_job_free),
- * or NULL and why it cannot be taken in why: the parser's first error
- * ("NAME:LINE:COLUMN: key: ..."), "unreadable" (out of memory), or "jobName is 'x', not 'y'",
- * "timeZone: ...", and the type's reasons. diags (may be NULL): every error of
- * the parse, as conf_node_parse gives them; the caller frees it. */
+ * or NULL and why it cannot be taken in why: the parser's first error ("NAME:LINE:COLUMN: key:
+ * ..."), "unreadable" (out of memory), or "jobName is 'x', not 'y'", "timeZone: ...", and the
+ * type's reasons. diags (may be NULL): every error of the parse, as conf_node_parse gives them;
+ * the caller frees it. */
 conf_job_t *conf_node_take(const void *buf, size_t len, const char *name, const char *job, const char *root_type,
                            char *why, size_t whysz, conf_diags_t **diags);
 

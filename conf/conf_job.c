@@ -534,8 +534,8 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		j->cron = NULL;
 	} else if (j->cron && !j->cron[strspn(j->cron, " \t")]) {
 		kpath(&b, p, sizeof p, "cron");
-		conf_err(cx, keys[K_CRON] ? keys[K_CRON] : v[K_CRON], p, "blank; give a Quartz cron expression (e.g. \"0/5 * * * * ?\"), or leave cron "
-		         "out (or \"\") for a one-off job that runs only when triggered");
+		conf_err(cx, keys[K_CRON] ? keys[K_CRON] : v[K_CRON], p, "blank; give a Quartz cron expression (e.g. "
+		         "\"0/5 * * * * ?\"), or leave cron out (or \"\") for a one-off job that runs only when triggered");
 		b.errors++;
 		j->cron = NULL;
 	} else if (j->cron) {

@@ -58,8 +58,8 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
 	const conf_job_t *old = cj_conf(j);
 	if (bad) {
 		log_error("job %s: the config node %s is not valid: %s; going on with the config in force (%s%s%s, %d "
-		          "items) until it is fixed", j->name, path, bad, old->cron ? "cron '" : "one-off", old->cron ? old->cron : "",
-		          old->cron ? "'" : "", old->sharding_total_count);
+		          "items) until it is fixed", j->name, path, bad, old->cron ? "cron '" : "one-off",
+		          old->cron ? old->cron : "", old->cron ? "'" : "", old->sharding_total_count);
 		conf_job_free(cj);
 		return -1;
 	}
