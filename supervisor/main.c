@@ -488,6 +488,17 @@ static void sup_shutdown(struct sup *s, int exit_code)
 	pool_stop(s->pool, (grace + kill_grace) * 1000u);
 }
 
+/* A one-off job (no cron) runs on trigger only, and --standalone has no trigger (no ZooKeeper):
+ * say so rather than leave the job silently idle. */
+static void note_untriggered(const struct sup *s, const conf_t *c)
+{
+	if (!s->opts.standalone) return;
+	for (size_t i = 0; i < c->n_jobs; i++)
+		if (!c->jobs[i].cron && !c->jobs[i].disabled)
+			log_warn("job %s: one-off (no cron): it runs on trigger only, and --standalone has no trigger (no "
+			         "ZooKeeper), so it does not run here; '--run %s' runs it once", c->jobs[i].name, c->jobs[i].name);
+}
+
 static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	(void)revents;
@@ -510,7 +521,10 @@ static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			log_warn("supervisor.scriptOutputMaxLines/scriptOutputMaxBytes changed: the workers get them at the "
 			         "next start");
 		/* the scheduler takes the new jobs before the old config goes */
-		if (s->sched) sched_set_jobs(s->sched, c);
+		if (s->sched) {
+			sched_set_jobs(s->sched, c);
+			note_untriggered(s, c);
+		}
 		if (s->coord) coord_set_jobs(s->coord, c);  /* after: a stored config stays in force */
 		conf_free(s->conf);
 		s->conf = c;
@@ -750,6 +764,7 @@ static int start_scheduling(struct sup *s)
 	sched_set_events(s->sched, s->events);
 	local_set_sched(s->local, s->sched);
 	sched_set_jobs(s->sched, s->conf);
+	note_untriggered(s, s->conf);
 	return 0;
 }
 
