@@ -148,17 +148,23 @@ static void arm_next(struct sched_job *j)
 /* Start one fire through the hook. The job counts as running before the hook is called: a hook
  * may end the fire before it returns (a fire with nothing to run here), and that end must find
  * it running, or the job would look busy for good and every later fire would be a misfire. */
-static int start_fire(struct sched_job *j, int64_t fire_s, int catch_up, uint32_t missed)
+static int start_fire_ms(struct sched_job *j, int64_t fire_s, int64_t fire_ms, int catch_up, uint32_t missed)
 {
 	sched_t *s = j->s;
 	struct sched_fire_info f = {
-		.job = j->name, .conf = j->conf, .fire_s = fire_s, .catch_up = catch_up, .missed = missed, .handle = j,
+		.job = j->name, .conf = j->conf, .fire_s = fire_s, .fire_ms = fire_ms, .catch_up = catch_up,
+		.missed = missed, .handle = j,
 	};
 	j->running = 1;
 	j->running_since_s = fire_s;
 	int r = s->hooks.start(s->arg, &f);
 	if (r != 0) j->running = 0;
 	return r;
+}
+
+static int start_fire(struct sched_job *j, int64_t fire_s, int catch_up, uint32_t missed)
+{
+	return start_fire_ms(j, fire_s, fire_s * 1000, catch_up, missed);
 }
 
 static void note_missed(struct sched_job *j, uint32_t n, int64_t at_s);
@@ -512,14 +518,15 @@ int sched_trigger(sched_t *s, const char *job)
 {
 	struct sched_job *j = find(s, job);
 	if (!j || !j->conf || s->stopped) return -1;
-	int64_t now_s = floor_s(wtimer_now_ns());
+	int64_t now_ns = wtimer_now_ns(), now_s = floor_s(now_ns);
 	if (j->running) {
 		log_info("job %s: triggered while its previous fire still runs: misfire", j->name);
+		skipped(j, now_s, 1, "still_running", "triggered while the previous fire still runs (misfire)");
 		note_missed(j, 1, now_s);
 		return 0;
 	}
 	log_info("job %s: triggered: a fire now", j->name);
-	if (start_fire(j, now_s, 0, 0) < 0) note_missed(j, 1, now_s);
+	if (start_fire_ms(j, now_s, now_ns / 1000000, 0, 0) < 0) note_missed(j, 1, now_s);
 	return 0;
 }
 

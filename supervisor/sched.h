@@ -59,6 +59,8 @@ struct sched_fire_info {
 	const char *job;
 	const conf_job_t *conf;   /* the job's current config */
 	int64_t fire_s;           /* the scheduled fire time this run stands for */
+	int64_t fire_ms;          /* its id: fire_s in ms, or for a trigger the ms it came at (two
+	                             triggers in one second are two fires, with two ids) */
 	int catch_up;             /* 1: one run for missed fires */
 	uint32_t missed;          /* catch-up: how many fires it stands for (capped) */
 	sched_job_t *handle;      /* for sched_fire_ended() */
