@@ -11,7 +11,6 @@
  *   - failover: true and a supervisor killed (-9) in the middle of its triggered items: they run
  *     on the other supervisor, once each; the other's own items are not run again. */
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,24 +29,8 @@
 static struct tzkup u;
 static char *out, *err;
 
-/* ejobctl ARGS... --zk ... --namespace t77: its exit status; stdout and stderr in out, err */
-static int ctl(const char *first, ...)
-{
-	const char *argv[24] = { EJOBCTL };
-	int n = 1;
-	va_list ap;
-	va_start(ap, first);
-	for (const char *a = first; a && n < 18; a = va_arg(ap, const char *)) argv[n++] = a;
-	va_end(ap);
-	argv[n++] = "--zk", argv[n++] = u.zk.connect, argv[n++] = "--namespace", argv[n++] = u.ns;
-	argv[n] = NULL;
-	free(out), free(err);
-	out = err = NULL;
-	int st = tlib_run(argv, &out, &err);
-	if (!out) out = strdup("");
-	if (!err) err = strdup("");
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+/* ejobctl ARGS... --zk ... --namespace NS: its exit status; stdout and stderr in out, err */
+#define ctl(...) tzkup_ctl(&u, &out, &err, __VA_ARGS__)
 
 /* run records "FIRE_ID ITEM TASK_ID" of item (-1: any) on tasks containing who (NULL: any) */
 static int runs(const char *path, int item, const char *who)
