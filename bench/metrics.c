@@ -93,13 +93,20 @@ static metrics_t *build(size_t njobs)
 	static const struct metrics_hooks mh = { .snapshot = snap, .job_at = job_at };
 	B.njobs = njobs;
 	metrics_t *m = metrics_new(&mh, NULL);
-	if (!m) exit(1);
+	events_t *e = events_new("10.0.0.1@-@1");   /* taps only: no thread */
+	if (!m || !e || metrics_subscribe(m, e) < 0) exit(1);
 	for (size_t i = 0; i < njobs; i++) {
-		metrics_fire(m, B.names[i]);
-		for (uint32_t k = 0; k < 10; k++)
-			metrics_item(m, B.names[i], k == 3 && i % 10 == 0 ? FRAME_ST_FAILED : FRAME_ST_OK, 1, 1000u + k);
-		metrics_lateness(m, i % 50);
+		struct event ev = { .type = EVT_FIRE_STARTED, .job = B.names[i] };
+		events_emit(e, &ev);
+		for (uint32_t k = 0; k < 10; k++) {
+			struct event st = { .type = EVT_ITEM_STARTED, .job = B.names[i], .late = k == 0, .late_ms = i % 50 };
+			events_emit(e, &st);
+			struct event en = { .type = EVT_ITEM_ENDED, .job = B.names[i], .final = 1, .duration_us = 1000u + k,
+			                    .status = k == 3 && i % 10 == 0 ? FRAME_ST_FAILED : FRAME_ST_OK };
+			events_emit(e, &en);
+		}
 	}
+	events_free(e);
 	return m;
 }
 

@@ -356,22 +356,23 @@ int main(int argc, char **argv)
 				off[r] = items / fires_run(&job, nfires);
 				continue;
 			}
-			if (side == 1) {            /* metrics alone */
-				fires_set_metrics(B.fs, mx);
+			if (side == 1) {            /* metrics alone: their tap on the events */
+				events_t *ev = events_new("127.0.0.1@-@0");
+				if (!ev || !mx || metrics_subscribe(mx, ev) < 0) return 1;
+				fires_set_events(B.fs, ev);
 				mo[r] = items / fires_run(&job, nfires);
-				fires_set_metrics(B.fs, NULL);
+				fires_set_events(B.fs, NULL);
+				events_free(ev);
 				continue;
 			}
 			events_t *ev = events_new("127.0.0.1@-@0");   /* (b) history file + metrics */
 			event_sink_t *sink = ev ? history_open(ev, hpath, 16 << 20, 2, 65536) : NULL;
-			if (!sink || !mx) return 1;
+			if (!sink || !mx || metrics_subscribe(mx, ev) < 0) return 1;
 			fires_set_events(B.fs, ev);
-			fires_set_metrics(B.fs, mx);
 			uint64_t w0 = now_ns();
 			double s1 = fires_run(&job, nfires);
 			dropped += events_dropped(sink);
 			fires_set_events(B.fs, NULL);
-			fires_set_metrics(B.fs, NULL);
 			events_free(ev);   /* the sink's thread writes what it still has queued */
 			double s2 = (double)(now_ns() - w0) / 1e9;
 			on[r] = items / s1;

@@ -161,7 +161,8 @@ int conf_listen_addr(const char *s, struct sockaddr_storage *ss, unsigned *len);
 typedef struct conf_job {
 	const char *name;                      /* jobName (the key under jobs:) */
 	conf_job_type_t type;                  /* ejob: type */
-	const char *cron;                      /* Quartz; NULL only from a config node without one */
+	const char *cron;                      /* Quartz; NULL: a one-off job (no cron, or ""), which
+	                                          fires only when triggered */
 	const char *time_zone;                 /* NULL: the machine's zone */
 	/* What validation made of cron and time_zone, owned by the job's config (conf_free,
 	 * conf_job_free); conf_job_equal compares the text. */
@@ -333,11 +334,12 @@ void conf_job_free(conf_job_t *j);                           /* only for conf_no
  * config set|edit` before they write one: conf_node_parse (name labels the messages), then, for
  * a node without props ejob.type, the type of the job's root node (root_type: its data, "" if
  * none; ElasticJob's SCRIPT with a script.command.line is a script job), then usable: jobName is
- * job, a type ejob runs, a cron, a timeZone that loads on this host. Returns the job (free with
- * conf_job_free), or NULL and why it cannot be taken in why: the parser's first error
- * ("NAME:LINE:COLUMN: key: ..."), "unreadable" (out of memory), or "jobName is 'x', not 'y'",
- * "it has no cron", "timeZone: ...", and the type's reasons. diags (may be NULL): every error of
- * the parse, as conf_node_parse gives them; the caller frees it. */
+ * job, a type ejob runs, a timeZone that loads on this host (a node without cron is a one-off
+ * job, as ElasticJob's OneOffJobBootstrap writes it). Returns the job (free with conf_job_free),
+ * or NULL and why it cannot be taken in why: the parser's first error ("NAME:LINE:COLUMN: key:
+ * ..."), "unreadable" (out of memory), or "jobName is 'x', not 'y'", "timeZone: ...", and the
+ * type's reasons. diags (may be NULL): every error of the parse, as conf_node_parse gives them;
+ * the caller frees it. */
 conf_job_t *conf_node_take(const void *buf, size_t len, const char *name, const char *job, const char *root_type,
                            char *why, size_t whysz, conf_diags_t **diags);
 

@@ -3,7 +3,7 @@
  * The two forms share the keys of ElasticJob's JobConfigurationPOJO and every check. They differ
  * where ElasticJob's own YAML differs from ejob's file:
  *   file:  the name is the key under jobs:; ejob's keys type, timeoutSeconds and maxRetries are
- *          job keys; unknown keys and props named ejob.* are errors; cron and type are required.
+ *          job keys; unknown keys and props named ejob.* are errors; type is required.
  *   node:  the name is jobName; ejob's keys are props ejob.type, ejob.timeoutSeconds and
  *          ejob.maxRetries (ElasticJob refuses unknown top-level keys, docs/config.md); unknown
  *          keys are ignored; handler types ElasticJob may load as plugins are taken as written.
@@ -549,17 +549,21 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		check_name(&b, name_key, name_key->str, name_key->len);
 	}
 
-	/* cron and timeZone: Quartz's syntax; a zone the host can load (when opts can look) */
-	kpath(&b, p, sizeof p, "cron");
-	if (!v[K_CRON] || conf_is_null(v[K_CRON])) {
-		if (!node) {
-			conf_err(cx, keys[K_CRON] ? keys[K_CRON] : b.at, p, "missing; every job needs a Quartz cron expression, "
-			         "e.g. \"0/5 * * * * ?\"");
-			b.errors++;
-		}
-	} else {
-		get_str(&b, v[K_CRON], keys[K_CRON], "cron", &j->cron, true);
-		if (j->cron) check_cron(&b, v[K_CRON], j->cron);
+	/* cron and timeZone: Quartz's syntax; a zone the host can load (when opts can look). No cron,
+	 * or an empty one, is a one-off job (cron NULL): ElasticJob's OneOffJobBootstrap takes exactly
+	 * those (Strings.isNullOrEmpty), and its RescheduleListenerManager reads a node so
+	 * (StringUtils.isEmpty). A blank one is neither: ElasticJob refuses it both ways. */
+	get_str(&b, v[K_CRON], keys[K_CRON], "cron", &j->cron, false);
+	if (j->cron && !*j->cron) {
+		j->cron = NULL;
+	} else if (j->cron && !j->cron[strspn(j->cron, " \t")]) {
+		kpath(&b, p, sizeof p, "cron");
+		conf_err(cx, keys[K_CRON] ? keys[K_CRON] : v[K_CRON], p, "blank; give a Quartz cron expression (e.g. "
+		         "\"0/5 * * * * ?\"), or leave cron out (or \"\") for a one-off job that runs only when triggered");
+		b.errors++;
+		j->cron = NULL;
+	} else if (j->cron) {
+		check_cron(&b, v[K_CRON], j->cron);
 	}
 	get_str(&b, v[K_TIMEZONE], keys[K_TIMEZONE], "timeZone", &j->time_zone, true);
 	const conf_opts_t *o = cx->opts;

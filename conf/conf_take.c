@@ -53,11 +53,8 @@ static const char *unusable(const conf_job_t *cj, const char *job, const char *t
 			         "native, external or http)", t);
 		return why;
 	}
-	/* conf_node_parse compiled the cron (refusing one that does not parse) and loaded the zone */
-	if (!cj->cron_compiled) {
-		snprintf(why, sz, "it has no cron");
-		return why;
-	}
+	/* conf_node_parse compiled the cron (refusing one that does not parse; none is a one-off job)
+	 * and loaded the zone */
 	if (cj->time_zone && !cj->tz) {
 		snprintf(why, sz, "timeZone: %.200s", cj->tz_error ? cj->tz_error : "not loaded");
 		return why;

@@ -131,18 +131,23 @@ void json_cstr(json_buf_t *b, const char *s, unsigned flags)
 	else json_str(b, s, strlen(s), flags);
 }
 
+/* digits by hand: snprintf's format parsing was a good part of a history record's cost */
 void json_u64(json_buf_t *b, uint64_t v)
 {
 	char t[24];
-	snprintf(t, sizeof t, "%" PRIu64, v);
-	json_raw(b, t);
+	size_t i = sizeof t;
+	do t[--i] = (char)('0' + v % 10); while (v /= 10);
+	put(b, t + i, sizeof t - i);
 }
 
 void json_i64(json_buf_t *b, int64_t v)
 {
-	char t[24];
-	snprintf(t, sizeof t, "%" PRId64, v);
-	json_raw(b, t);
+	if (v < 0) {
+		put(b, "-", 1);
+		json_u64(b, (uint64_t)0 - (uint64_t)v);   /* INT64_MIN too */
+		return;
+	}
+	json_u64(b, (uint64_t)v);
 }
 
 void json_key(json_buf_t *b, const char *key, int first)

@@ -55,6 +55,29 @@ void cj_kick(struct cjob *j)
 	if (!j->gone) j->c->h.kick(j->c->arg, j->name);
 }
 
+void cj_event(struct cjob *j, struct event *ev)
+{
+	ev->job = j->name;
+	events_emit(fires_events(j->c->fires), ev);
+}
+
+void cj_set_leader(struct cjob *j, int on)
+{
+	if (!j->lead.leader == !on) return;
+	j->lead.leader = on;
+	struct event ev = { .type = EVT_LEADER, .reason = on ? "gained" : "lost" };
+	cj_event(j, &ev);
+}
+
+/* the session's changes, as events (no job) */
+static void session_event(coord_t *c, const char *state)
+{
+	char id[24];
+	snprintf(id, sizeof id, "0x%" PRIx64, (uint64_t)zkc_session_id(c->z));
+	struct event ev = { .type = EVT_SESSION, .reason = state, .detail = id };
+	events_emit(fires_events(c->fires), &ev);
+}
+
 struct cjob *cj_find(coord_t *c, const char *name)
 {
 	for (size_t i = 0; i < c->n; i++)
@@ -116,6 +139,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 		         c->servers, (uint64_t)zkc_session_id(c->z), new_session ? ", new" : "",
 		         zkc_timeout_ms(c->z));
 		c->connected = c->ever_connected = 1;
+		session_event(c, new_session ? "connected_new_session" : "connected");
 		/* the connection's lease is fresh (zkc): the workers get it before anything is
 		 * dispatched, or a catch-up item could start under the old one and be stopped at once */
 		if (new_session) c->lease_stopped = 0;
@@ -148,11 +172,13 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 		break;
 	case ZKC_CONNECTING:
 		log_info("zookeeper: dispatching paused until the connection is back");
+		if (c->connected) session_event(c, "disconnected");
 		c->connected = 0;
 		c->h.pause(c->arg, 1);
 		break;
 	case ZKC_EXPIRED: {
 		log_warn("zookeeper: session expired; starting a new one (jobs register again)");
+		session_event(c, "expired");
 		c->connected = 0;
 		c->h.pause(c->arg, 1);
 		/* what was held for the lease will not run here: its running nodes went with the
@@ -170,6 +196,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 		break;
 	}
 	case ZKC_AUTH_FAILED:
+		session_event(c, "auth_failed");
 		c->connected = 0;
 		c->h.pause(c->arg, 1);
 		break;
@@ -406,7 +433,8 @@ void coord_stats(const coord_t *c, struct coord_stats *st)
 	st->expirations = zkc_expirations(c->z);
 	st->failovers = c->failovers;
 	st->misfires = c->misfires;
-	for (size_t i = 0; i < c->n; i++) st->leader_of += !c->jobs[i]->gone && c->jobs[i]->lead.leader;
+	/* cut off from ZooKeeper, this instance cannot know that it still leads */
+	for (size_t i = 0; i < c->n && c->connected; i++) st->leader_of += !c->jobs[i]->gone && c->jobs[i]->lead.leader;
 }
 
 /* slot i of the job table: O(1), so that a page over 10,000 jobs costs 10,000 steps */
@@ -417,7 +445,7 @@ int coord_job_at(const coord_t *c, size_t i, struct coord_job *out)
 	if (j->gone) return 1;
 	out->name = j->name;
 	out->registered = cj_registered(j);
-	out->leader = j->lead.leader;
+	out->leader = j->lead.leader && c->connected;
 	out->shut = j->ops.shut;
 	out->total = (uint32_t)cj_conf(j)->sharding_total_count;
 	out->epoch = j->as.have ? j->as.epoch : 0;

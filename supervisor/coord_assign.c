@@ -160,6 +160,8 @@ void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch)
 	for (uint32_t k = 0; k < total; k++) mine += owner[k] && !strcmp(owner[k], me);
 	log_info("job %s: assignment of epoch 0x%" PRIx64 ": %" PRIu32 " of %" PRIu32 " items here", j->name, epoch, mine,
 	         total);
+	struct event ev = { .type = EVT_ASSIGNMENT, .epoch = epoch, .count = mine };
+	cj_event(j, &ev);
 	cj_check_owners(j);
 	struct states *st = calloc(1, sizeof *st);
 	if (!st || !j->as.have) {

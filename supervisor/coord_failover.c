@@ -327,7 +327,12 @@ static void taken(void *arg, const struct zkc_res *r)
 	if (!f) return;
 	f->monitor = 1;
 	j->c->failovers++;
-	log_info("job %s: failover: took item %" PRIu32 " of a crashed instance; running it now", j->name, i);
+	/* the crashed instance: the item's owner in the assignment this instance knows */
+	const char *from = i < j->as.total && j->as.owner && j->as.owner[i] ? j->as.owner[i] : NULL;
+	log_info("job %s: failover: took item %" PRIu32 " of a crashed instance%s%s; running it now", j->name, i,
+	         from ? " " : "", from ? from : "");
+	struct event ev = { .type = EVT_FAILOVER, .item = i, .count = 1, .detail = from, .epoch = j->as.epoch };
+	cj_event(j, &ev);
 	cx_submit(f);
 }
 

@@ -157,6 +157,7 @@ static void write_running(struct cfire *f)
 	if (zkc_multi_share(j->c->z, m, running_written, f) != ZOK) {
 		log_warn("job %s: fire %" PRIu64 ": cannot write its running nodes (not connected); the fire is missed", j->name,
 		         f->fire->fire_ms);
+		cx_skipped(j, f->fire->fire_ms, "not_connected", "its running nodes could not be written (not connected)");
 		f->fire->n = 0;
 		f->missed = 1;
 		cx_end(f);
@@ -182,6 +183,9 @@ static void running_written(void *arg, const struct zkc_res *r)
 		log_warn("job %s: fire %" PRIu64 ": its running nodes could not be written (%s); the fire is missed%s", j->name,
 		         f->fire->fire_ms, zerror(r->rc), f->failover ? "" : cj_conf(j)->misfire ? ": its catch-up runs once the job can run"
 		         : " (misfire: false)");
+		char why[160];
+		snprintf(why, sizeof why, "its running nodes could not be written (%s)", zerror(r->rc));
+		cx_skipped(j, f->fire->fire_ms, "running_nodes", why);
 		f->fire->n = 0;
 		f->missed = 1;
 		cx_end(f);
@@ -289,6 +293,12 @@ void cx_continue(struct cjob *j)
 	write_running(f);
 }
 
+void cx_skipped(struct cjob *j, uint64_t fire_ms, const char *reason, const char *why)
+{
+	struct event ev = { .type = EVT_FIRE_SKIPPED, .fire_ms = fire_ms, .reason = reason, .detail = why };
+	cj_event(j, &ev);
+}
+
 /* A fire that does not run here says why, every time: at WARN when the cause is new, at INFO
  * while it stays the same (so a refusal that lasts is one WARN, then one short line per fire). */
 static void fire_refused(struct cjob *j, const struct sched_fire_info *fi, const char *cause, const char *fmt, ...)
@@ -304,6 +314,7 @@ static void fire_refused(struct cjob *j, const struct sched_fire_info *fi, const
 	if (!log_cause(&j->fx.fire_cause, LL_WARN, cause, "job %s: %sfire %" PRId64 " does not run here: %s", j->name,
 	               fi->catch_up ? "catch-up " : "", ms, why))
 		log_info("job %s: %sfire %" PRId64 " does not run here: %s", j->name, fi->catch_up ? "catch-up " : "", ms, why);
+	cx_skipped(j, (uint64_t)ms, cause, why);
 }
 
 int coord_fire(void *arg, const struct sched_fire_info *fi)
@@ -320,7 +331,7 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	if (!j->chk.clock_known && cj->max_time_diff_seconds >= 0 && zkc_state(c->z) == ZKC_CONNECTED) {
 		/* not a fire on a clock nobody looked at: the first comparison is one round trip, sent
 		 * as soon as the session is there, so this only happens when ZooKeeper is slow */
-		fire_refused(j, fi, "clock unknown", "this machine's clock has not been compared with ZooKeeper's yet "
+		fire_refused(j, fi, "clock_unknown", "this machine's clock has not been compared with ZooKeeper's yet "
 		             "(maxTimeDiffSeconds: %d); %s", cj->max_time_diff_seconds,
 		             cj->misfire ? "it runs once it has been (misfire: true)" : "it is dropped (misfire: false)");
 		return -1;
@@ -335,7 +346,7 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	 * like any wait (coord_lead.c cj_wait_bound) */
 	if (!cj_registered(j) && !(j->reg.busy && zkc_state(c->z) == ZKC_CONNECTED)) {
 		int conn = zkc_state(c->z) == ZKC_CONNECTED;
-		fire_refused(j, fi, conn ? "not registered" : "not connected",
+		fire_refused(j, fi, conn ? "not_registered" : "not_connected",
 		             "%s; %s", conn ? "the job is not registered yet" : "not connected to ZooKeeper",
 		             cj->misfire ? "it runs once the job can run again (misfire: true)" : "it is dropped (misfire: false)");
 		return -1;
@@ -346,7 +357,7 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 		return 1;
 	}
 	log_cause_reset(&j->fx.fire_cause);
-	struct cfire *f = cx_new(j, cj->sharding_total_count, (uint64_t)fi->fire_s * 1000u);
+	struct cfire *f = cx_new(j, cj->sharding_total_count, (uint64_t)fi->fire_ms);
 	if (!f) return -1;
 	f->handle = fi->handle;
 	f->fire->source = fi->catch_up ? EVS_MISFIRE : EVS_NORMAL;

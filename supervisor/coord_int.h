@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "supervisor/coord.h"
+#include "supervisor/events.h"
 #include "supervisor/fire.h"
 #include "supervisor/log.h"
 #include "supervisor/sched.h"
@@ -236,6 +237,14 @@ enum cj_wait cj_ready(const struct cjob *j);
 
 /* coord.c: the session, the jobs of the config; kept watches for every concern */
 void cj_kick(struct cjob *j);
+/* An event of job j (ev->job is set here). */
+struct event;
+void cj_event(struct cjob *j, struct event *ev);
+/* A fire time that runs nothing here: the event (reason: a code; why: for people). The log
+ * line is the caller's. */
+void cx_skipped(struct cjob *j, uint64_t fire_ms, const char *reason, const char *why);
+/* Lead or not: the event when it changes. */
+void cj_set_leader(struct cjob *j, int on);
 void cj_retired(struct cjob *j);                /* a removed job's last fire has ended */
 const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 struct cjob *cj_find(coord_t *c, const char *name);

@@ -27,7 +27,7 @@ static void elected(void *arg, const struct zkc_res *r)
 	struct cjob *j = arg;
 	if (!cj_live(j, r->session)) return;
 	if (r->rc == ZOK) {
-		j->lead.leader = 1;
+		cj_set_leader(j, 1);
 		j->lead.fence = r->nops > 1 ? r->op_stat[1].version : -1;
 		/* a new term: the first listing of instances looks for items orphaned before it */
 		free_live(j);
@@ -47,14 +47,14 @@ static void leader_known(void *arg, const struct zkc_res *r)
 	if (j->gone) return;
 	if (r->event == ZOO_DELETED_EVENT) {
 		if (j->lead.leader) log_warn("job %s: this instance's leader node went away; electing again", j->name);
-		j->lead.leader = 0;
+		cj_set_leader(j, 0);
 	}
 	if (!cj_live(j, r->session)) return;
 	if (r->rc == ZOK) {
 		/* a leader exists (maybe us: our own create fires the creation watch); the watch
 		 * tells when it goes */
 		if ((int64_t)r->stat.ephemeralOwner != zkc_session_id(j->c->z)) {
-			j->lead.leader = 0;
+			cj_set_leader(j, 0);
 		} else if (!j->lead.leader) {
 			/* ours, but we stepped down (a sharding refused): without its fence we cannot
 			 * write as leader; give it up and stand again */
@@ -213,20 +213,20 @@ void cj_watch_necessary(struct cjob *j)
 
 void cj_lead_session(struct cjob *j)
 {
-	j->lead.leader = 0;
+	cj_set_leader(j, 0);
 }
 
 void cj_step_down(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
 	if (!j->lead.leader) return;
-	j->lead.leader = 0;
+	cj_set_leader(j, 0);
 	zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
 }
 
 void cj_deposed(struct cjob *j)
 {
-	j->lead.leader = 0;
+	cj_set_leader(j, 0);
 	cj_elect(j);
 }
 
@@ -268,6 +268,10 @@ static void wait_missed(struct cjob *j, struct cfire *f, const char *why, const 
 {
 	log_error("job %s: fire %" PRIu64 " missed: no assignment after %.1fs (%s); %s", j->name, f->fire->fire_ms,
 	          (double)(wait_now_ns() - f->fire->started_ns) / 1e9, why, then);
+	char d[300];
+	snprintf(d, sizeof d, "no assignment after %.1fs (%s); %s", (double)(wait_now_ns() - f->fire->started_ns) / 1e9, why,
+	         then);
+	cx_skipped(j, f->fire->fire_ms, "no_assignment", d);
 	/* a request that never got its answer would hold the flags: read again from scratch */
 	cx_stale_forget(j);
 	cj_assign_reload(j);
@@ -438,6 +442,7 @@ void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 	if (!cj_registered(j)) {
 		log_error("job %s: fire %" PRIu64 " missed: the job is still not registered after %.1fs", j->name, f->fire->fire_ms,
 		          (double)(now_ns - f->fire->started_ns) / 1e9);
+		cx_skipped(j, f->fire->fire_ms, "not_registered", "the job is still not registered");
 		f->fire->n = 0;
 		f->missed = 1;
 		cx_end(f);
@@ -462,7 +467,7 @@ void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 	if (j->lead.leader) {
 		/* first step down: the catch-up fire that cx_end may start must not shard with the old fence */
 		char p[CJ_PATH_MAX];
-		j->lead.leader = 0;
+		cj_set_leader(j, 0);
 		zkc_delete(j->c->z, cj_path(j, p, "/leader/election/instance"), -1, NULL, NULL);
 		wait_missed(j, f, why, "this instance steps down as leader");
 	} else {

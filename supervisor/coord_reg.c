@@ -101,8 +101,9 @@ static void reg_done(struct cjob *j)
 {
 	j->reg.busy = 0;
 	j->reg.session = zkc_session(j->c->z);
-	log_info("job %s: registered as %s (%s)", j->name, j->c->id,
-	         cj_conf(j)->disabled ? "server DISABLED" : "server ENABLED");
+	log_info("job %s: registered as %s (%s%s)", j->name, j->c->id,
+	         cj_conf(j)->disabled ? "server DISABLED" : "server ENABLED",
+	         cj_conf(j)->cron ? "" : "; one-off: runs on trigger only");
 	j->reg.ever = 1;
 	if (j->reg.rejoin) {
 		j->reg.rejoin = 0;

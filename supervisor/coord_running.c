@@ -239,6 +239,8 @@ void cx_misfire(struct cjob *j, uint32_t item)
 	         "/misfire)%s", j->name, item, item, cj_conf(j)->misfire ? "; it runs again here when that run ends" : "");
 	zkc_create(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/misfire", item), "", 0, 0, NULL, NULL);
 	misfire_watch(j, item);
+	struct event ev = { .type = EVT_MISFIRE, .item = item, .count = 1, .reason = "still_running" };
+	cj_event(j, &ev);
 }
 
 void cx_running_session(struct cjob *j)

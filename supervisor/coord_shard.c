@@ -44,6 +44,7 @@ struct commit {
 	int flag_op;                /* index of the create of leader/sharding/necessary, or -1 */
 	int fence;                  /* the fence it was written under */
 	uint64_t gen;               /* j->lead.inst_gen at the listing */
+	int ninst;                  /* instances it shards over */
 };
 
 static void shardop_free(struct shardop *o)
@@ -72,7 +73,10 @@ static void sharded(void *arg, const struct zkc_res *r)
 	j->shard.busy = 0;
 	if (r->rc == ZOK && cj_live(j, r->session) && cm->sharding_op < r->nops) {
 		cj_sharded(j);
-		cj_install(j, cm->owner, cm->total, (uint64_t)r->op_stat[cm->sharding_op].mzxid);
+		uint64_t epoch = (uint64_t)r->op_stat[cm->sharding_op].mzxid;
+		struct event ev = { .type = EVT_SHARDED, .epoch = epoch, .count = (uint32_t)cm->ninst };
+		cj_event(j, &ev);
+		cj_install(j, cm->owner, cm->total, epoch);
 		cm->owner = NULL;
 	}
 	int k = 0;
@@ -145,6 +149,7 @@ static void shard_commit(struct shardop *o)
 	cm->j = j;
 	cm->total = total;
 	cm->gen = o->gen;
+	cm->ninst = n;
 	zkc_multi_t *m = zkc_multi_new();
 	cm->fence = j->lead.fence;
 	zkc_multi_check(m, cj_path(j, p, "/leader/election"), j->lead.fence);

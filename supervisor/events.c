@@ -33,10 +33,41 @@ struct event_sink {
 	struct event_sink *next;
 };
 
+#define EVENTS_TAPS_MAX 4
+
 struct events {
 	char *instance;
 	event_sink_t *sinks;
+	unsigned types;             /* what any tap or sink takes: events_emit returns at once else */
+	size_t ntaps;
+	struct {
+		unsigned types;
+		void (*fn)(void *arg, const struct event *ev);
+		void *arg;
+	} taps[EVENTS_TAPS_MAX];
 };
+
+const char *event_type_name(enum event_type t)
+{
+	static const char *const names[EVT__COUNT] = {
+		[EVT_ITEM_STARTED] = "item_started", [EVT_ITEM_ENDED] = "item_ended", [EVT_FIRE_STARTED] = "fire_started",
+		[EVT_FIRE_ENDED] = "fire_ended", [EVT_FIRE_SKIPPED] = "fire_skipped", [EVT_MISFIRE] = "misfire",
+		[EVT_FAILOVER] = "failover", [EVT_ASSIGNMENT] = "assignment", [EVT_SHARDED] = "sharded",
+		[EVT_LEADER] = "leader", [EVT_SESSION] = "session",
+	};
+	return (unsigned)t < EVT__COUNT && names[t] ? names[t] : "?";
+}
+
+int events_tap(events_t *e, unsigned types, void (*fn)(void *arg, const struct event *ev), void *arg)
+{
+	if (!e || e->ntaps == EVENTS_TAPS_MAX) return -1;
+	e->taps[e->ntaps].types = types;
+	e->taps[e->ntaps].fn = fn;
+	e->taps[e->ntaps].arg = arg;
+	e->ntaps++;
+	e->types |= types;
+	return 0;
+}
 
 const char *event_source_name(enum event_source s)
 {
@@ -90,12 +121,19 @@ static void *sink_main(void *arg)
 			}
 		}
 		if (!s->n) break;                   /* stopping, and all written */
-		struct event *ev = s->q[s->head];
-		s->head = (s->head + 1) % s->cap;
-		s->n--;
+		/* a batch per lock: the loop takes the lock once per event, this side once per batch */
+		struct event *batch[64];
+		unsigned nb = 0;
+		while (s->n && nb < 64) {
+			batch[nb++] = s->q[s->head];
+			s->head = (s->head + 1) % s->cap;
+			s->n--;
+		}
 		pthread_mutex_unlock(&s->mu);
-		s->fn(s->arg, ev);
-		free(ev);
+		for (unsigned k = 0; k < nb; k++) {
+			s->fn(s->arg, batch[k]);
+			free(batch[k]);
+		}
 		dirty = 1;
 		pthread_mutex_lock(&s->mu);
 	}
@@ -138,6 +176,7 @@ event_sink_t *events_sink(events_t *e, const char *name, unsigned cap, void (*fn
 	}
 	s->next = e->sinks;
 	e->sinks = s;
+	e->types |= s->types;
 	return s;
 }
 
@@ -155,6 +194,11 @@ void events_sink_types(event_sink_t *s, unsigned types)
 	pthread_mutex_lock(&s->mu);
 	s->types = types;
 	pthread_mutex_unlock(&s->mu);
+	/* the loop's filter: what every tap and sink takes, now */
+	events_t *e = s->e;
+	e->types = 0;
+	for (size_t i = 0; i < e->ntaps; i++) e->types |= e->taps[i].types;
+	for (const event_sink_t *k = e->sinks; k; k = k->next) e->types |= k->types;
 }
 
 void events_sink_flush(event_sink_t *s, void (*flush)(void *arg))
@@ -190,12 +234,12 @@ static size_t slen(const char *s)
 static struct event *copy(const struct event *ev)
 {
 	size_t n = sizeof *ev + slen(ev->job) + slen(ev->task_id) + slen(ev->where) + slen(ev->error) +
-	           slen(ev->output);
+	           slen(ev->output) + slen(ev->reason) + slen(ev->detail);
 	struct event *c = malloc(n);
 	if (!c) return NULL;
 	*c = *ev;
 	char *p = (char *)(c + 1);
-	const char **f[] = { &c->job, &c->task_id, &c->where, &c->error, &c->output };
+	const char **f[] = { &c->job, &c->task_id, &c->where, &c->error, &c->output, &c->reason, &c->detail };
 	for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
 		if (!*f[k]) continue;
 		size_t l = strlen(*f[k]) + 1;
@@ -208,7 +252,9 @@ static struct event *copy(const struct event *ev)
 
 void events_emit(events_t *e, const struct event *ev)
 {
-	if (!e) return;
+	if (!e || !(e->types & (1u << ev->type))) return;
+	for (size_t i = 0; i < e->ntaps; i++)
+		if (e->taps[i].types & (1u << ev->type)) e->taps[i].fn(e->taps[i].arg, ev);
 	for (event_sink_t *s = e->sinks; s; s = s->next) {
 		if (!(s->types & (1u << ev->type))) continue;
 		struct event *c = copy(ev);

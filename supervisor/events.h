@@ -1,10 +1,12 @@
-/* supervisor/events.h: the execution events. One event per thing that happens to a job here
- * (today: an item's attempt started, an attempt ended; fire.c emits them from the one place where
- * fires track their items). Sinks subscribe (the history file now; metrics, PostgreSQL and error
- * handlers next). A sink never blocks the loop: events_emit() copies the event into each sink's
- * bounded queue and returns; a sink drains its queue on a thread of its own. When a sink's queue
- * is full the event is dropped for that sink only, counted (events_dropped), and the log says so
- * once per episode (when it starts, and how many were lost when it ends). */
+/* supervisor/events.h: the execution events. One event per thing that happens to a job here:
+ * its fires and their items (fire.c emits them from the one place where fires track their
+ * items), fires that do not run and why, misfires, failovers, assignments, leadership and the
+ * session (the scheduler and coord). Subscribers: taps, called on the loop at once (cheap
+ * counters: the metrics and their recent-events list), and sinks (the history file,
+ * PostgreSQL), each behind a bounded queue and a thread of its own. A sink never blocks the
+ * loop: events_emit() copies the event into each sink's queue and returns. When a sink's queue
+ * is full the event is dropped for that sink only, counted (events_dropped), and the log says
+ * so once per episode (when it starts, and how many were lost when it ends). */
 #ifndef EJOB_EVENTS_H
 #define EJOB_EVENTS_H
 
@@ -16,7 +18,17 @@ enum event_type {
 	EVT_ITEM_ENDED,             /* an attempt's outcome (final or not) */
 	EVT_FIRE_STARTED,           /* a fire's items were handed out here (task_id names them all) */
 	EVT_FIRE_ENDED,             /* each of them has its final outcome (status: ok when all are) */
+	EVT_FIRE_SKIPPED,           /* a fire time that runs nothing here: reason (a code), detail (why) */
+	EVT_MISFIRE,                /* count items found still running at a fire: misfire flagged */
+	EVT_FAILOVER,               /* item of a crashed instance taken here: detail its instance */
+	EVT_ASSIGNMENT,             /* an assignment in force here: epoch, count items of this instance */
+	EVT_SHARDED,                /* this leader committed an assignment: epoch, count instances */
+	EVT_LEADER,                 /* reason "gained" or "lost" */
+	EVT_SESSION,                /* the ZooKeeper session: reason "connected", "disconnected",
+	                               "expired", "auth_failed"; detail the session id */
+	EVT__COUNT
 };
+const char *event_type_name(enum event_type t);   /* "item_started", "fire_skipped", ... */
 
 /* Where an execution came from, with ElasticJob's names (ExecutionSource). */
 enum event_source { EVS_NORMAL = 0, EVS_MISFIRE, EVS_FAILOVER };
@@ -29,12 +41,17 @@ struct event {
 	const char *where;          /* "worker 3", "attach:4242#0" */
 	const char *error;          /* ended: the failure cause ("" if none) */
 	const char *output;         /* ended: the last lines of its output (NULL: none) */
+	const char *reason;         /* skipped, leader, session: a short code */
+	const char *detail;         /* skipped: why, for people; failover: from which instance */
 	uint64_t fire_ms;           /* the fire id */
 	uint64_t epoch;             /* the assignment it ran under (0: none) */
 	uint64_t start_ms;          /* wall clock: the attempt's start (ended: end - duration) */
 	uint64_t end_ms;            /* wall clock: its end (0: started) */
 	uint64_t duration_us;
 	uint32_t item, attempt;
+	uint32_t count;             /* misfire, assignment: items; sharded: instances */
+	int late;                   /* item started: late_ms is set (the first item of a scheduled fire) */
+	uint64_t late_ms;           /* from the fire's scheduled time to that start */
 	uint32_t status;            /* ended: enum frame_status */
 	int32_t exit_code, signal;
 	int final;                  /* ended: no retry follows */
@@ -67,7 +84,11 @@ const event_sink_t *events_sink_at(const events_t *e, size_t i);
 const char *events_sink_name(const event_sink_t *s);
 const char *events_instance(const events_t *e);
 
-/* From the loop: a copy goes to every sink's queue; never waits. e may be NULL (no sinks). */
+/* A tap: fn(arg, ev) on the loop, inside events_emit, for each event of the types given (bit
+ * 1 << type). It must be quick and never block; ev and its strings live only for the call. */
+int events_tap(events_t *e, unsigned types, void (*fn)(void *arg, const struct event *ev), void *arg);
+
+/* From the loop: the taps first, then a copy to every sink's queue; never waits. e may be NULL. */
 void events_emit(events_t *e, const struct event *ev);
 
 #endif

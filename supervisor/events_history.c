@@ -27,20 +27,29 @@ struct history {
 	long long size;             /* of the file, written */
 	json_buf_t pend;            /* whole lines not written yet (one write per batch) */
 	int failing;                /* the last open or write failed (logged once per episode) */
+	time_t iso_s;               /* the second iso[] holds ("2026-11-24T07:31:52"), -1: none */
+	char iso[32];
 };
 
-static void iso_ms(json_buf_t *b, uint64_t ms)
+/* "2026-11-24T07:31:52.355Z": the date and time of a second formatted once for all its records */
+static void iso_ms(struct history *h, json_buf_t *b, uint64_t ms)
 {
 	time_t t = (time_t)(ms / 1000u);
-	struct tm tm;
-	char s[64];
-	if (!gmtime_r(&t, &tm)) {
-		json_u64(b, ms);
-		return;
+	if (t != h->iso_s) {
+		struct tm tm;
+		if (!gmtime_r(&t, &tm) || !strftime(h->iso, sizeof h->iso, "%Y-%m-%dT%H:%M:%S", &tm)) {
+			json_u64(b, ms);
+			return;
+		}
+		h->iso_s = t;
 	}
-	size_t n = strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(s + n, sizeof s - n, ".%03uZ", (unsigned)(ms % 1000u));
-	json_cstr(b, s, JSON_PLAIN);
+	unsigned f = (unsigned)(ms % 1000u);
+	char s[40];
+	size_t n = strlen(h->iso);
+	memcpy(s, h->iso, n);
+	s[n] = '.', s[n + 1] = (char)('0' + f / 100), s[n + 2] = (char)('0' + f / 10 % 10), s[n + 3] = (char)('0' + f % 10);
+	s[n + 4] = 'Z', s[n + 5] = 0;
+	json_str(b, s, n + 5, JSON_PLAIN);
 }
 
 static void failed(struct history *h, const char *what)
@@ -119,47 +128,53 @@ static void record(void *arg, const struct event *ev)
 {
 	struct history *h = arg;
 	if (ev->type != EVT_ITEM_ENDED) return;
-	json_buf_t b;
-	json_init(&b);
-	json_raw(&b, "{");
-	json_key(&b, "job", 1), json_cstr(&b, ev->job, JSON_PLAIN);
-	json_key(&b, "item", 0), json_u64(&b, ev->item);
-	json_key(&b, "fireId", 0), json_u64(&b, ev->fire_ms);
-	json_key(&b, "taskId", 0), json_cstr(&b, ev->task_id, JSON_PLAIN);
-	json_key(&b, "instance", 0), json_cstr(&b, h->instance, JSON_PLAIN);
-	json_key(&b, "host", 0), json_cstr(&b, h->host, JSON_PLAIN);
-	json_key(&b, "ip", 0), json_cstr(&b, h->ip, JSON_PLAIN);
+	/* the line goes straight after the pending ones (no buffer of its own to copy from) */
+	json_buf_t *b = &h->pend;
+	size_t start = b->len;
+	json_raw(b, "{");
+	json_key(b, "job", 1), json_cstr(b, ev->job, JSON_PLAIN);
+	json_key(b, "item", 0), json_u64(b, ev->item);
+	json_key(b, "fireId", 0), json_u64(b, ev->fire_ms);
+	json_key(b, "taskId", 0), json_cstr(b, ev->task_id, JSON_PLAIN);
+	json_key(b, "instance", 0), json_cstr(b, h->instance, JSON_PLAIN);
+	json_key(b, "host", 0), json_cstr(b, h->host, JSON_PLAIN);
+	json_key(b, "ip", 0), json_cstr(b, h->ip, JSON_PLAIN);
 	char ep[24];
-	snprintf(ep, sizeof ep, "0x%" PRIx64, ev->epoch);
-	json_key(&b, "epoch", 0), json_cstr(&b, ev->epoch ? ep : NULL, JSON_PLAIN);
-	json_key(&b, "attempt", 0), json_u64(&b, ev->attempt);
-	json_key(&b, "final", 0), json_raw(&b, ev->final ? "true" : "false");
-	json_key(&b, "source", 0), json_cstr(&b, event_source_name(ev->source), JSON_PLAIN);
-	json_key(&b, "start", 0), iso_ms(&b, ev->start_ms);
-	json_key(&b, "end", 0), iso_ms(&b, ev->end_ms);
-	json_key(&b, "durationMs", 0), json_u64(&b, (ev->duration_us + 500) / 1000);
-	json_key(&b, "outcome", 0), json_cstr(&b, frame_status_name(ev->status), JSON_PLAIN);
-	json_key(&b, "exitCode", 0);       /* null when a signal ended it */
-	if (ev->signal) json_raw(&b, "null");
-	else json_i64(&b, ev->exit_code);
-	json_key(&b, "signal", 0);
-	if (ev->signal) json_i64(&b, ev->signal);
-	else json_raw(&b, "null");
-	json_key(&b, "cause", 0), json_cstr(&b, ev->error && ev->error[0] ? ev->error : NULL, JSON_PLAIN);
-	json_key(&b, "where", 0), json_cstr(&b, ev->where, JSON_PLAIN);
-	json_key(&b, "output", 0), json_cstr(&b, ev->output && ev->output[0] ? ev->output : NULL, JSON_PLAIN);
-	json_raw(&b, "}\n");
-	if (b.oom) {
-		json_free(&b);
-		return;
-	}
-	/* the file would grow past maxBytes: what is pending goes first, then the file turns */
-	if (h->size + (long long)h->pend.len > 0 && h->size + (long long)(h->pend.len + b.len) > h->max_bytes) {
+	size_t k = sizeof ep;
+	ep[--k] = 0;
+	for (uint64_t v = ev->epoch; v || k == sizeof ep - 1; v >>= 4) ep[--k] = "0123456789abcdef"[v & 15];
+	ep[--k] = 'x', ep[--k] = '0';
+	json_key(b, "epoch", 0), json_cstr(b, ev->epoch ? ep + k : NULL, JSON_PLAIN);
+	json_key(b, "attempt", 0), json_u64(b, ev->attempt);
+	json_key(b, "final", 0), json_raw(b, ev->final ? "true" : "false");
+	json_key(b, "source", 0), json_cstr(b, event_source_name(ev->source), JSON_PLAIN);
+	json_key(b, "start", 0), iso_ms(h, b, ev->start_ms);
+	json_key(b, "end", 0), iso_ms(h, b, ev->end_ms);
+	json_key(b, "durationMs", 0), json_u64(b, (ev->duration_us + 500) / 1000);
+	json_key(b, "outcome", 0), json_cstr(b, frame_status_name(ev->status), JSON_PLAIN);
+	json_key(b, "exitCode", 0);       /* null when a signal ended it */
+	if (ev->signal) json_raw(b, "null");
+	else json_i64(b, ev->exit_code);
+	json_key(b, "signal", 0);
+	if (ev->signal) json_i64(b, ev->signal);
+	else json_raw(b, "null");
+	json_key(b, "cause", 0), json_cstr(b, ev->error && ev->error[0] ? ev->error : NULL, JSON_PLAIN);
+	json_key(b, "where", 0), json_cstr(b, ev->where, JSON_PLAIN);
+	json_key(b, "output", 0), json_cstr(b, ev->output && ev->output[0] ? ev->output : NULL, JSON_PLAIN);
+	json_raw(b, "}\n");
+	if (b->oom) return;          /* flush says how much was lost */
+	/* the file would grow past maxBytes: what was pending goes first, then the file turns, and
+	 * this line starts the new one */
+	if (h->size + (long long)start > 0 && h->size + (long long)b->len > h->max_bytes) {
+		char *line = strdup(b->p + start);
+		b->len = start;
+		b->p[start] = '\0';
 		flush(h);
 		if (h->size > 0) rotate(h);
+		if (line) json_raw(&h->pend, line);
+		else log_error("history: out of memory: a record is lost");
+		free(line);
 	}
-	json_raw(&h->pend, b.p);
-	json_free(&b);
 	if (h->pend.len >= 256 * 1024) flush(h);
 }
 
@@ -183,6 +198,7 @@ event_sink_t *history_open(events_t *e, const char *path, long long max_bytes, i
 	h->max_bytes = max_bytes;
 	h->keep = keep;
 	h->fd = -1;
+	h->iso_s = -1;
 	json_init(&h->pend);
 	h->instance = events_instance(e);
 	if (gethostname(h->host, sizeof h->host) != 0) h->host[0] = 0;

@@ -665,6 +665,8 @@ static void record(void *arg, const struct event *ev)
 		if (f) free_fire(f);
 		break;
 	}
+	default:
+		break;      /* ElasticJob's tables have no place for the others (and the sink does not take them) */
 	}
 	drain(g);
 }
@@ -741,6 +743,7 @@ event_sink_t *pg_open(events_t *e, const struct pg_params *p, unsigned queue)
 		return NULL;
 	}
 	events_sink_idle(s, PG_IDLE_MS, idle);
+	events_sink_types(s, 1u << EVT_FIRE_STARTED | 1u << EVT_ITEM_STARTED | 1u << EVT_ITEM_ENDED | 1u << EVT_FIRE_ENDED);
 	log_info("tracing: ElasticJob's JOB_EXECUTION_LOG and JOB_STATUS_TRACE_LOG go to PostgreSQL; rows wait in %s "
 	         "(up to %lld bytes) while it is away", g->spool, g->max);
 	return s;

@@ -10,13 +10,11 @@
 #include "ipc/wait.h"
 #include "supervisor/fire.h"
 #include "supervisor/log.h"
-#include "supervisor/metrics.h"
 
 struct fires {
 	disp_t *disp;
 	char *instance;
 	events_t *events;
-	metrics_t *mx;
 	fire_t *list;               /* fires in progress */
 };
 
@@ -66,9 +64,9 @@ void fires_set_events(fires_t *fs, events_t *e)
 	fs->events = e;
 }
 
-void fires_set_metrics(fires_t *fs, metrics_t *m)
+events_t *fires_events(const fires_t *fs)
 {
-	fs->mx = m;
+	return fs->events;
 }
 
 void fire_fmt_time(uint64_t ms, char *buf, size_t len)
@@ -153,14 +151,13 @@ uint32_t fire_submit(fire_t *f, const conf_job_t *j, uint64_t epoch)
 	}
 	free(f->task_id);
 	f->task_id = task;
-	if (f->n && f->fs->events) {
+	if (f->n) {
 		struct event ev = {
 			.type = EVT_FIRE_STARTED, .job = f->job, .task_id = task, .where = "", .fire_ms = f->fire_ms,
 			.epoch = epoch, .start_ms = wait_realtime_ns() / 1000000u, .source = f->source,
 		};
 		events_emit(f->fs->events, &ev);
 	}
-	if (f->n) metrics_fire(f->fs->mx, j->name);
 	return f->n;
 }
 
@@ -190,18 +187,18 @@ void fire_summary(const fire_t *f)
 static void item_started(fire_t *f, const struct disp_started *s)
 {
 	log_debug("job %s item %" PRIu32 " attempt %" PRIu32 ": started on %s", s->job, s->item, s->attempt, s->where);
-	if (f && !f->started) {
-		f->started = 1;
-		/* a scheduled fire's id is its time; a side run's is its start (nothing to measure) */
-		uint64_t now = wait_realtime_ns() / 1000000u;
-		if (f->source == EVS_NORMAL) metrics_lateness(f->fs->mx, now > f->fire_ms ? now - f->fire_ms : 0);
-	}
-	if (!f || !f->fs->events) return;
+	if (!f) return;
+	uint64_t now = wait_realtime_ns() / 1000000u;
 	struct event ev = {
 		.type = EVT_ITEM_STARTED, .job = s->job, .task_id = f->task_id, .where = s->where, .fire_ms = f->fire_ms,
-		.epoch = f->epoch, .start_ms = wait_realtime_ns() / 1000000u, .item = s->item, .attempt = s->attempt,
-		.source = f->source,
+		.epoch = f->epoch, .start_ms = now, .item = s->item, .attempt = s->attempt, .source = f->source,
 	};
+	if (!f->started) {
+		f->started = 1;
+		/* a scheduled fire's id is its time; a side run's is its start (nothing to measure) */
+		ev.late = f->source == EVS_NORMAL;
+		ev.late_ms = now > f->fire_ms ? now - f->fire_ms : 0;
+	}
 	events_emit(f->fs->events, &ev);
 }
 
@@ -218,8 +215,7 @@ static void item_ended(fire_t *f, const struct disp_outcome *o)
 	log_msg(lvl, "job %s item %" PRIu32 " attempt %" PRIu32 ": %s%s in %s on %s%s%s%s", o->job, o->item,
 	        o->attempt, frame_status_name(o->status), detail, took, o->where, o->error[0] ? ": " : "", o->error,
 	        o->status != FRAME_ST_OK && !o->final ? "; it will run again" : "");
-	if (f) metrics_item(f->fs->mx, o->job, o->status, o->final, o->duration_us);
-	if (f && f->fs->events) {
+	if (f) {
 		uint64_t now = wait_realtime_ns() / 1000000u, took_ms = o->duration_us / 1000u;
 		struct event ev = {
 			.type = EVT_ITEM_ENDED, .job = o->job, .task_id = f->task_id, .where = o->where, .error = o->error,
@@ -234,7 +230,7 @@ static void item_ended(fire_t *f, const struct disp_outcome *o)
 	f->ended++;
 	f->ok += o->status == FRAME_ST_OK;
 	if (f->ops->item_ended) f->ops->item_ended(f, o->item, o);
-	if (f->ended == f->n && f->fs->events) {
+	if (f->ended == f->n) {
 		uint64_t now = wait_realtime_ns() / 1000000u;
 		struct event ev = {
 			.type = EVT_FIRE_ENDED, .job = f->job, .task_id = f->task_id, .where = "", .fire_ms = f->fire_ms,

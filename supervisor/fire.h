@@ -69,9 +69,8 @@ struct fire {
 fires_t *fires_new(disp_t *d, const char *instance);
 /* The execution events go to e (NULL: none); set before the first fire. */
 void fires_set_events(fires_t *fs, events_t *e);
-/* Fires and items are counted in m (supervisor/metrics.h; NULL: not counted). */
-typedef struct metrics metrics_t;
-void fires_set_metrics(fires_t *fs, metrics_t *m);
+/* The events they go to (the scheduler and coord emit theirs there too; NULL: none). */
+events_t *fires_events(const fires_t *fs);
 /* At exit: forget the fires still open, and the set. */
 void fires_free(fires_t *fs);
 

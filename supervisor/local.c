@@ -89,7 +89,7 @@ int local_fire(void *arg, const struct sched_fire_info *fi)
 	if (l->stopping) return -1;
 	struct sfire *sf = calloc(1, sizeof *sf);
 	fire_t *f = sf ? fire_new(l->p.fires, &standalone_ops, sf, j->name, j->sharding_total_count,
-	                          (uint64_t)fi->fire_s * 1000u) : NULL;
+	                          (uint64_t)fi->fire_ms) : NULL;
 	if (!f) {
 		free(sf);
 		return -1;

@@ -442,7 +442,10 @@ static int start_metrics(struct sup *s)
 		log_error("out of memory");
 		return 1;
 	}
-	fires_set_metrics(s->fires, s->mx);
+	if (metrics_subscribe(s->mx, s->events) < 0) {
+		log_error("out of memory");
+		return 1;
+	}
 	if (!(s->http = httpd_new(s->loop, addr, mx_page, s, err, sizeof err))) {
 		log_error("%s", err);
 		return 1;
@@ -485,6 +488,17 @@ static void sup_shutdown(struct sup *s, int exit_code)
 	pool_stop(s->pool, (grace + kill_grace) * 1000u);
 }
 
+/* A one-off job (no cron) runs on trigger only, and --standalone has no trigger (no ZooKeeper):
+ * say so rather than leave the job silently idle. */
+static void note_untriggered(const struct sup *s, const conf_t *c)
+{
+	if (!s->opts.standalone) return;
+	for (size_t i = 0; i < c->n_jobs; i++)
+		if (!c->jobs[i].cron && !c->jobs[i].disabled)
+			log_warn("job %s: one-off (no cron): it runs on trigger only, and --standalone has no trigger (no "
+			         "ZooKeeper), so it does not run here; '--run %s' runs it once", c->jobs[i].name, c->jobs[i].name);
+}
+
 static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	(void)revents;
@@ -507,7 +521,10 @@ static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			log_warn("supervisor.scriptOutputMaxLines/scriptOutputMaxBytes changed: the workers get them at the "
 			         "next start");
 		/* the scheduler takes the new jobs before the old config goes */
-		if (s->sched) sched_set_jobs(s->sched, c);
+		if (s->sched) {
+			sched_set_jobs(s->sched, c);
+			note_untriggered(s, c);
+		}
 		if (s->coord) coord_set_jobs(s->coord, c);  /* after: a stored config stays in force */
 		conf_free(s->conf);
 		s->conf = c;
@@ -656,16 +673,20 @@ static int start_workers(struct sup *s)
 	}
 	const conf_supervisor_t *cs = &s->conf->supervisor;
 	const conf_tracing_t *tr = &s->conf->tracing;
+	/* the events: always (the metrics count from them); sinks as configured */
+	if (!(s->events = events_new(s->instance_id))) {
+		log_error("out of memory");
+		return 1;
+	}
+	fires_set_events(s->fires, s->events);
 	if (cs->history_file || tr->url) {
 		/* read at the start only: a reload does not move the history or the tracing */
-		if (!(s->events = events_new(s->instance_id))) return 1;
 		if (cs->history_file &&
 		    !history_open(s->events, cs->history_file, cs->history_max_bytes, cs->history_keep, 65536))
 			return 1;
 		struct pg_params pg = { .url = tr->url, .username = tr->username, .password = tr->password,
 		                        .spool_dir = tr->spool_dir, .spool_max_bytes = tr->spool_max_bytes };
 		if (tr->url && !pg_open(s->events, &pg, 65536)) return 1;
-		fires_set_events(s->fires, s->events);
 	}
 
 	return 0;
@@ -740,8 +761,10 @@ static int start_scheduling(struct sup *s)
 		log_error("scheduler: %s", strerror(errno));
 		return -1;
 	}
+	sched_set_events(s->sched, s->events);
 	local_set_sched(s->local, s->sched);
 	sched_set_jobs(s->sched, s->conf);
+	note_untriggered(s, s->conf);
 	return 0;
 }
 

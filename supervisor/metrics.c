@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "ipc/frame.h"
+#include "ipc/wait.h"
 #include "supervisor/log.h"
 #include "supervisor/metrics.h"
 
@@ -14,12 +15,32 @@
 
 #define NBUCKETS 1024u
 
+/* why a fire time ran nothing here (events.h EVT_FIRE_SKIPPED's reasons): a fixed set, so that
+ * the label is bounded; anything else is "other" */
+static const char *const skip_reasons[] = {
+	"disabled", "shut", "not_connected", "not_registered", "no_assignment", "running_nodes", "still_running",
+	"late", "clock", "clock_unknown", "other",
+};
+#define NSKIP (sizeof skip_reasons / sizeof skip_reasons[0])
+
 struct mjob {                   /* one job's counters: created at its first fire here */
 	struct mjob *next;          /* hash chain */
 	struct mjob *order;         /* every job, in order of creation (the page's order) */
 	uint64_t fires;
 	uint64_t items[FRAME_ST__COUNT];   /* final outcomes */
+	uint64_t skipped[NSKIP];
 	char name[];
+};
+
+/* the recent events that are not a fire's or an item's, for /status */
+#define NRECENT 64u
+
+struct recent {
+	enum event_type type;
+	uint64_t at_ms;             /* wall clock */
+	uint64_t fire_ms, epoch;
+	uint32_t item, count;
+	char *job, *reason, *detail;
 };
 
 static const double dur_le[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600 };
@@ -40,6 +61,8 @@ struct metrics {
 	struct mjob *first, *last;
 	uint64_t retries;           /* attempts that ended and run again */
 	struct hist dur, late;
+	struct recent recent[NRECENT];
+	uint64_t nrecent;           /* ever: the newest is recent[(nrecent - 1) % NRECENT] */
 };
 
 metrics_t *metrics_new(const struct metrics_hooks *h, void *arg)
@@ -51,9 +74,18 @@ metrics_t *metrics_new(const struct metrics_hooks *h, void *arg)
 	return m;
 }
 
+static void recent_clear(struct recent *r)
+{
+	free(r->job);
+	free(r->reason);
+	free(r->detail);
+	memset(r, 0, sizeof *r);
+}
+
 void metrics_free(metrics_t *m)
 {
 	if (!m) return;
+	for (unsigned i = 0; i < NRECENT; i++) recent_clear(&m->recent[i]);
 	for (struct mjob *j = m->first, *n; j; j = n) {
 		n = j->order;
 		free(j);
@@ -96,15 +128,8 @@ static void observe(struct hist *h, const double *le, size_t n, double v)
 		}
 }
 
-void metrics_fire(metrics_t *m, const char *name)
+static void count_item(metrics_t *m, const char *name, uint32_t status, int final, uint64_t duration_us)
 {
-	struct mjob *j = m ? job(m, name) : NULL;
-	if (j) j->fires++;
-}
-
-void metrics_item(metrics_t *m, const char *name, uint32_t status, int final, uint64_t duration_us)
-{
-	if (!m) return;
 	observe(&m->dur, dur_le, NDUR, (double)duration_us / 1e6);
 	if (!final) {
 		m->retries++;
@@ -114,9 +139,59 @@ void metrics_item(metrics_t *m, const char *name, uint32_t status, int final, ui
 	if (j && status < FRAME_ST__COUNT) j->items[status]++;
 }
 
-void metrics_lateness(metrics_t *m, uint64_t late_ms)
+static char *dup_or_null(const char *s)
 {
-	if (m) observe(&m->late, late_le, NLATE, (double)late_ms / 1e3);
+	return s && s[0] ? strdup(s) : NULL;   /* lost to a lack of memory: the entry shows less */
+}
+
+static void keep_recent(metrics_t *m, const struct event *ev)
+{
+	struct recent *r = &m->recent[m->nrecent++ % NRECENT];
+	recent_clear(r);
+	r->type = ev->type;
+	r->at_ms = wait_realtime_ns() / 1000000u;
+	r->fire_ms = ev->fire_ms;
+	r->epoch = ev->epoch;
+	r->item = ev->item;
+	r->count = ev->count;
+	r->job = dup_or_null(ev->job);
+	r->reason = dup_or_null(ev->reason);
+	r->detail = dup_or_null(ev->detail);
+}
+
+/* the tap: every count comes from the events, on the loop */
+static void on_event(void *arg, const struct event *ev)
+{
+	metrics_t *m = arg;
+	struct mjob *j;
+	switch (ev->type) {
+	case EVT_FIRE_STARTED:
+		if ((j = job(m, ev->job))) j->fires++;
+		break;
+	case EVT_ITEM_STARTED:
+		if (ev->late) observe(&m->late, late_le, NLATE, (double)ev->late_ms / 1e3);
+		break;
+	case EVT_ITEM_ENDED:
+		count_item(m, ev->job, ev->status, ev->final, ev->duration_us);
+		break;
+	case EVT_FIRE_SKIPPED: {
+		size_t k = 0;
+		while (k + 1 < NSKIP && (!ev->reason || strcmp(ev->reason, skip_reasons[k]))) k++;
+		if ((j = job(m, ev->job))) j->skipped[k] += ev->count ? ev->count : 1;
+		keep_recent(m, ev);
+		break;
+	}
+	default:
+		keep_recent(m, ev);
+		break;
+	}
+}
+
+int metrics_subscribe(metrics_t *m, events_t *e)
+{
+	unsigned all = 0;
+	for (unsigned t = 1; t < EVT__COUNT; t++) all |= 1u << t;
+	return events_tap(e, all & ~(1u << EVT_FIRE_ENDED), on_event, m);
 }
 
 /* ---- a page in memory ----------------------------------------------------------------------- */
@@ -231,6 +306,15 @@ static void render_metrics(metrics_t *m, const struct metrics_snapshot *s, struc
 			bp(b, "ejob_items_total{job_name=\"");
 			besc(b, j->name);
 			bp(b, "\",outcome=\"%s\"} %" PRIu64 "\n", frame_status_name(st), j->items[st]);
+		}
+	head(b, "ejob_fires_skipped_total", "counter", "Fire times that ran nothing here, by job and reason (disabled, "
+	     "not_connected, no_assignment, still_running, late, ...).");
+	for (const struct mjob *j = m->first; j; j = j->order)
+		for (size_t k = 0; k < NSKIP; k++) {
+			if (!j->skipped[k]) continue;
+			bp(b, "ejob_fires_skipped_total{job_name=\"");
+			besc(b, j->name);
+			bp(b, "\",reason=\"%s\"} %" PRIu64 "\n", skip_reasons[k], j->skipped[k]);
 		}
 	one(b, "ejob_item_retries_total", "counter", "Attempts that ended without success and run again.",
 	    (double)m->retries);
@@ -386,6 +470,29 @@ static void render_status(metrics_t *m, const struct metrics_snapshot *s, struct
 	bp(b, "],\"running\":[");
 	struct run_ctx x = { .b = b, .s = s };
 	if (m->h.foreach_running) m->h.foreach_running(m->arg, run_json, &x);
+	/* the last NRECENT events that are not a fire's or an item's, oldest first */
+	bp(b, "],\"events\":[");
+	uint64_t from = m->nrecent > NRECENT ? m->nrecent - NRECENT : 0;
+	for (uint64_t k = from; k < m->nrecent; k++) {
+		const struct recent *e = &m->recent[k % NRECENT];
+		bp(b, "%s{\"at\":", k > from ? "," : "");
+		iso(b, e->at_ms);
+		bp(b, ",\"type\":\"%s\",\"job\":", event_type_name(e->type));
+		const char *const str[] = { e->job, e->reason, e->detail };
+		const char *const key[] = { "job", "reason", "detail" };
+		for (int i = 0; i < 3; i++) {
+			if (i) bp(b, ",\"%s\":", key[i]);
+			if (!str[i]) {
+				bp(b, "null");
+				continue;
+			}
+			bp(b, "\"");
+			besc(b, str[i]);
+			bp(b, "\"");
+		}
+		bp(b, ",\"item\":%" PRIu32 ",\"count\":%" PRIu32 ",\"epoch\":%" PRIu64 ",\"fireId\":%" PRIu64 "}", e->item,
+		   e->count, e->epoch, e->fire_ms);
+	}
 	bp(b, "]}\n");
 }
 

@@ -17,6 +17,7 @@
 
 #include "supervisor/coord.h"
 #include "supervisor/dispatch.h"
+#include "supervisor/events.h"
 #include "supervisor/pool.h"
 
 typedef struct metrics metrics_t;
@@ -51,11 +52,9 @@ struct metrics_hooks {
 metrics_t *metrics_new(const struct metrics_hooks *h, void *arg);
 void metrics_free(metrics_t *m);
 
-/* From fire.c, on the loop. A fire that queued items here; an attempt's end (final: no retry
- * follows; status: enum frame_status); how late a scheduled fire's first item started. */
-void metrics_fire(metrics_t *m, const char *job);
-void metrics_item(metrics_t *m, const char *job, uint32_t status, int final, uint64_t duration_us);
-void metrics_lateness(metrics_t *m, uint64_t late_ms);
+/* Count from e's events (a tap, on the loop): fires, items, lateness, fire times skipped, and
+ * the recent events that /status lists. 0, or -1 (no room for another tap). */
+int metrics_subscribe(metrics_t *m, events_t *e);
 
 /* A page: the HTTP status, its body (malloc'd, *len bytes) and its content type; 404 for another
  * path. NULL body: out of memory (answer 500). */

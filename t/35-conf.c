@@ -319,8 +319,6 @@ static void test_errors(void)
 	       "t.yaml:8:5: jobs.hello.shardingTotalCount: must be an integer 1-10000 (got \"four\")");
 	ERRORS("unknown key with a suggestion",
 	       HEAD "jobs:\n  j:\n    type: external\n    crn: '* * * * * ?'\n    shardingTotalCount: 1\n",
-	       "t.yaml:5:3: jobs.j.cron: missing; every job needs a Quartz cron expression, "
-	       "e.g. \"0/5 * * * * ?\"",
 	       "t.yaml:7:5: jobs.j.crn: unknown key; did you mean 'cron'?");
 	ERRORS("unknown key without a close one lists the allowed keys",
 	       "regCenter:\n  serverLists: a:1\n  namespace: n\n  colour: blue\njobs: {}\n",
@@ -339,8 +337,6 @@ static void test_errors(void)
 	       "t.yaml:9:5: jobs.j.cron: duplicate key (first at line 7, column 5); each key may "
 	       "appear once",
 	       "t.yaml:10:3: jobs.j: duplicate key (first at line 5, column 3); each key may appear once",
-	       "t.yaml:10:3: jobs.j.cron: missing; every job needs a Quartz cron expression, "
-	       "e.g. \"0/5 * * * * ?\"",
 	       "t.yaml:10:3: jobs.j.shardingTotalCount: missing; every job needs the number of shard "
 	       "items, 1-10000",
 	       "t.yaml:10:3: jobs.j.props: a native job needs props 'native.library', the path of the "
@@ -399,7 +395,6 @@ static void test_errors(void)
 	       "t.yaml:1:1: regCenter.namespace: missing; give the root node of the jobs, e.g. \"ejob-demo\"",
 	       "t.yaml:2:3: regCenter.serverLists: must not be empty; give host:port pairs, e.g. "
 	       "\"zk1:2181,zk2:2181\"",
-	       "t.yaml:7:5: jobs.j.cron: must not be empty; leave the key out to unset it",
 	       "t.yaml:8:5: jobs.j.timeZone: must not be empty; leave the key out to unset it",
 	       "t.yaml:9:5: jobs.j.shardingTotalCount: must be an integer 1-10000 (got nothing)");
 	ERRORS("missing sections", "supervisor: {}\n",
@@ -558,8 +553,6 @@ static void test_errors(void)
 	ERRORS("a key that is a list", HEAD "jobs:\n  [a]: 1\n",
 	       "t.yaml:5:3: jobs: a key must be a scalar (got a list)");
 	ERRORS("a merge of a scalar", HEAD "jobs:\n  j:\n    <<: 5\n",
-	       "t.yaml:5:3: jobs.j.cron: missing; every job needs a Quartz cron expression, e.g. "
-	       "\"0/5 * * * * ?\"",
 	       "t.yaml:5:3: jobs.j.shardingTotalCount: missing; every job needs the number of shard "
 	       "items, 1-10000",
 	       "t.yaml:5:3: jobs.j.type: missing; every job needs a type: script, native, external or http",
@@ -633,6 +626,26 @@ static void test_cron(void)
 	   "... nor loaded; the cron is compiled all the same");
 	conf_free(c);
 	conf_diags_free(d);
+
+	/* a one-off job: no cron, or an empty one (ElasticJob's OneOffJobBootstrap takes both) */
+	c = parse(HEAD "jobs:\n  a: {type: external, shardingTotalCount: 1}\n"
+	          "  b: {type: external, cron: ~, shardingTotalCount: 1}\n"
+	          "  c: {type: external, cron: '', shardingTotalCount: 1}\n"
+	          "  d:\n    type: external\n    cron:\n    shardingTotalCount: 1\n", &d);
+	ok(c && c->n_jobs == 4, "a job without cron, with cron ~, '' or nothing is valid");
+	int oneoff = c != NULL;
+	for (size_t i = 0; c && i < c->n_jobs; i++) oneoff &= !c->jobs[i].cron && !c->jobs[i].cron_compiled;
+	ok(oneoff, "... a one-off job each: no cron, nothing compiled");
+	conf_free(c);
+	conf_diags_free(d);
+	/* a blank one is not empty: ElasticJob refuses it as a cron (Quartz) and as a one-off job */
+	ERRORS("a blank cron",
+	       HEAD "jobs:\n  j:\n    type: external\n    cron: '  '\n    shardingTotalCount: 1\n"
+	       "  k: {type: external, cron: \"\\t\", shardingTotalCount: 1}\n",
+	       "t.yaml:7:5: jobs.j.cron: blank; give a Quartz cron expression (e.g. \"0/5 * * * * ?\"), or leave cron "
+	       "out (or \"\") for a one-off job that runs only when triggered",
+	       "t.yaml:9:23: jobs.k.cron: blank; give a Quartz cron expression (e.g. \"0/5 * * * * ?\"), or leave "
+	       "cron out (or \"\") for a one-off job that runs only when triggered");
 }
 
 static void test_sip(void)
@@ -724,8 +737,6 @@ static void test_many_errors(void)
 	       "did you mean 'script'?",
 	       "t.yaml:12:33: jobs.one.shardingItemParameters: item 2 is out of range: "
 	       "shardingTotalCount is 2, so items are 0-1",
-	       "t.yaml:13:3: jobs.two.cron: missing; every job needs a Quartz cron expression, e.g. "
-	       "\"0/5 * * * * ?\"",
 	       "t.yaml:15:5: jobs.two.crn: unknown key; did you mean 'cron'?",
 	       "t.yaml:17:5: jobs.two.failover: must be true or false (got \"sometimes\")");
 

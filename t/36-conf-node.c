@@ -585,6 +585,66 @@ static void test_compiled(void)
 	conf_diags_free(d);
 }
 
+/* A one-off job (ElasticJob's OneOffJobBootstrap: no cron). JobConfiguration.newBuilder("oo", 3)
+ * without .cron(...) leaves cron null, which JobConfigurationPOJO's dump leaves out; its Spring
+ * namespace passes the missing attribute as "" instead, dumped as cron: ''. Both are one-off jobs
+ * to ElasticJob (Strings.isNullOrEmpty) and to ejob; a blank cron is neither. */
+static const char ONEOFF_YAML[] =
+	"description: ''\n"
+	"disabled: false\n"
+	"failover: true\n"
+	"jobName: oo\n"
+	"jobParameter: ''\n"
+	"maxTimeDiffSeconds: -1\n"
+	"misfire: true\n"
+	"monitorExecution: true\n"
+	"overwrite: false\n"
+	"props:\n"
+	"  script.command.line: echo\n"
+	"reconcileIntervalMinutes: 10\n"
+	"shardingItemParameters: ''\n"
+	"shardingTotalCount: 3\n"
+	"staticSharding: false\n";
+
+static void test_one_off(void)
+{
+	same_after_round_trip("ElasticJob's one-off job", ONEOFF_YAML);
+	char why[600];
+	conf_diags_t *d = NULL;
+	conf_job_t *j = conf_node_take(ONEOFF_YAML, strlen(ONEOFF_YAML), "/ns/oo/config", "oo", "SCRIPT", why, sizeof why, &d);
+	if (!ok(j != NULL, "taken as the config of job oo (root node SCRIPT)")) diag("why: %s", why);
+	ok(j && !j->cron && !j->cron_compiled && j->type == CONF_JOB_SCRIPT, "a one-off script job");
+	conf_job_free(j);
+	conf_diags_free(d);
+
+	char spring[sizeof ONEOFF_YAML + 16];
+	snprintf(spring, sizeof spring, "cron: ''\n%s", ONEOFF_YAML);
+	j = conf_node_take(spring, strlen(spring), "/ns/oo/config", "oo", "SCRIPT", why, sizeof why, NULL);
+	ok(j && !j->cron && !j->cron_compiled, "cron: '' (ElasticJob's Spring namespace) is a one-off job too");
+	char *y = j ? conf_node_emit(j, NULL) : NULL;
+	ok(y && !strstr(y, "cron"), "written back without cron, as the builder's null");
+	free(y);
+	conf_job_free(j);
+	node_errors("a blank cron", "jobName: j\nshardingTotalCount: 1\ncron: ' '\n",
+	            "/ns/job/config:3:1: cron: blank; give a Quartz cron expression (e.g. \"0/5 * * * * ?\"), or leave "
+	            "cron out (or \"\") for a one-off job that runs only when triggered");
+
+	/* the file's one-off job: its node has no cron, and reads back equal */
+	static const char file[] = "regCenter: {serverLists: 'a:1', namespace: n}\n"
+	                           "jobs:\n  oo: {type: script, shardingTotalCount: 3, failover: true, "
+	                           "props: {script.command.line: echo}}\n";
+	conf_t *c = conf_parse(file, sizeof file - 1, "f.yaml", NULL, &d);
+	conf_diags_free(d);
+	y = c ? conf_node_emit(&c->jobs[0], NULL) : NULL;
+	ok(y && !strstr(y, "cron"), "a file's one-off job: no cron in its node");
+	j = y ? node(y, &d) : NULL;
+	ok(j && c && conf_job_equal(j, &c->jobs[0]), "file -> node -> job is equal");
+	conf_job_free(j);
+	conf_diags_free(d);
+	free(y);
+	conf_free(c);
+}
+
 static void test_java_facts(void)
 {
 	/* ELASTICJOB.md: "job1" hashes to 3267604; "Aa" and "BB" collide (2112) */
@@ -672,6 +732,7 @@ int main(void)
 	test_strings();
 	test_tolerance_and_errors();
 	test_compiled();
+	test_one_off();
 	test_java_facts();
 	test_http_take();
 	return done_testing();

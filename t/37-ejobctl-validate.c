@@ -93,7 +93,8 @@ int main(void)
 		"  c:\n    type: external\n    cron: '0 0 2 * * ?'\n    timeZone: Asia/Shanghai\n"
 		"    shardingTotalCount: 2\n"
 		"  d:\n    type: external\n    cron: '0 0 0 30 2 ?'\n    timeZone: America/New_York\n"
-		"    shardingTotalCount: 2\n";
+		"    shardingTotalCount: 2\n"
+		"  e:\n    type: external\n    shardingTotalCount: 3\n";
 	write_file("good.yaml", good, strlen(good));
 	int st = run((const char *[]){ "validate", "--now", "1700000000", path_of("good.yaml"), NULL });
 	is_int(st, 0, "a valid file: exit 0");
@@ -104,9 +105,15 @@ int main(void)
 	       "1 item, disabled\n"
 	       "c: external, cron \"0 0 2 * * ?\" (Asia/Shanghai), next 2023-11-16T02:00:00+08:00, "
 	       "2 items\n"
-	       "d: external, cron \"0 0 0 30 2 ?\" (America/New_York), next never, 2 items\n",
-	       "ok and one line per job, next fire time in the job's zone");
+	       "d: external, cron \"0 0 0 30 2 ?\" (America/New_York), next never, 2 items\n"
+	       "e: external, one-off (no cron), next on trigger, 3 items\n",
+	       "ok and one line per job, next fire time in the job's zone (a one-off job: on trigger)");
 	is_str(err, "", "nothing on stderr");
+
+	st = run((const char *[]){ "validate", "examples/oneoff.yaml", NULL });
+	is_int(st, 0, "examples/oneoff.yaml is valid");
+	is_str(out, "ok\nreindex: script, one-off (no cron), next on trigger, 4 items\n", "  a one-off job");
+	is_str(err, "", "  no warning");
 
 	setenv("TZ", "America/New_York", 1);
 	st = run((const char *[]){ "validate", "--now", "1700000000", path_of("good.yaml"), NULL });
@@ -281,8 +288,6 @@ int main(void)
 	         "serverLists is host:port pairs separated by commas\n"
 	         "%1$s:4:5: jobs.a.type: must be one of script, native, external or http (got \"shell\")\n"
 	         "%1$s:6:5: jobs.a.shardingTotalCount: must be an integer 1-10000 (got \"0\")\n"
-	         "%1$s:7:3: jobs.b.cron: missing; every job needs a Quartz cron expression, e.g. "
-	         "\"0/5 * * * * ?\"\n"
 	         "%1$s:10:5: jobs.b.misfire: must be true or false (got \"maybe\")\n",
 	         path_of("bad.yaml"));
 	is_str(err, want, "every error, file:line:column: key: message");

@@ -288,6 +288,9 @@ int main(void)
 		for (const char *p = out; p && (p = strstr(p, "\"start\":")); p++) got++;
 		ok(WIFEXITED(hs) && WEXITSTATUS(hs) == 0 && got == hq[k].want, "ejobctl history h %s: %d records (%d)",
 		   hq[k].what, got, hq[k].want);
+		if (k == 0)
+			ok(out && strstr(out, "\"output\":\"about to fail\\nit broke at attempt 2\\n\"") &&
+			   strstr(out, "\"output\":null"), "  with each one's output (null when it wrote nothing)");
 		free(out), free(err);
 	}
 	return done_testing();

@@ -214,8 +214,10 @@ int main(void)
 	         "  bad: {type: script, cron: \"0 0 0 1 1 ? 2099\", shardingTotalCount: 2, maxRetries: 0,\n"
 	         "        props: {script.command.line: \"%s\"}}\n"
 	         "  slow: {type: script, cron: \"0 0 0 1 1 ? 2099\", shardingTotalCount: 1,\n"
-	         "         props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}}\n",
-	         okp, badp, started, slowp);
+	         "         props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}}\n"
+	         "  off: {type: script, cron: \"0 0 0 1 1 ? 2099\", shardingTotalCount: 1, disabled: true,\n"
+	         "        props: {script.command.line: \"%s\"}}\n",
+	         okp, badp, started, slowp, okp);
 
 	/* Prometheus starts while ZooKeeper does */
 	int pa = tzk_free_port(), pb = tzk_free_port();
@@ -249,9 +251,9 @@ int main(void)
 	ha.code = hb.code = 200;
 	ok(tlib_wait_for(health_is, &ha, 10000) && tlib_wait_for(health_is, &hb, 10000), "/healthz: 200 on both once "
 	   "connected and registered");
-	const char *names[] = { "ok", "bad", "slow" };
+	const char *names[] = { "ok", "bad", "slow", "off" };
 	int reg = 1;
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 4; k++)
 		reg &= tzkup_session(&u, names[k], a.id) != 0 && tzkup_session(&u, names[k], b.id) != 0;
 	ok(reg, "  and ZooKeeper agrees: every job has both instances");
 
@@ -260,6 +262,8 @@ int main(void)
 		zoo_create(u.zh, tzkup_path(&u, names[k], "trigger/%s", a.id), "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
 		zoo_create(u.zh, tzkup_path(&u, names[k], "trigger/%s", b.id), "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
 	}
+	/* and the disabled job on a alone: a fire that runs nothing, counted with its reason */
+	zoo_create(u.zh, tzkup_path(&u, "off", "trigger/%s", a.id), "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
 	ok(tlib_wait_for(prom_ready, NULL, 10000), "prometheus is ready on 127.0.0.1:%d", prom_port);
 	struct want w[] = {
 		{ "sum(ejob_items_total{job_name=\"ok\",outcome=\"ok\"})", 4 },
@@ -271,10 +275,12 @@ int main(void)
 		{ "sum(ejob_item_duration_seconds_count)", 6 },
 		{ "count(up{job=\"ejob\"} == 1)", 2 },
 		{ "sum(ejob_zookeeper_session_state{state=\"connected\"})", 2 },
-		{ "sum(ejob_jobs_registered)", 6 },
+		{ "sum(ejob_jobs_registered)", 8 },
+		{ "sum(ejob_fires_skipped_total{job_name=\"off\",reason=\"disabled\"})", 1 },
+		{ "count(ejob_fires_skipped_total)", 1 },
 		{ "sum(ejob_workers{state=\"ready\"})", 6 },
 		{ "count(ejob_leader{job_name=\"ok\"})", 1 },
-		{ "sum(ejob_leader_jobs)", 3 },
+		{ "sum(ejob_leader_jobs)", 3 },   /* a disabled server does not lead (coord_lead.c) */
 	};
 	for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) {
 		int got = tlib_wait_for(prom_is, &w[k], k ? 4000 : 12000);
@@ -337,6 +343,17 @@ int main(void)
 	ok(has(body, "\"leaderOf\":[") && has(strstr(body, "\"leaderOf\":["), "\"ok\"") &&
 	   has(body, "{\"name\":\"ok\",\"registered\":true,\"leader\":true"), "the leader's /status: leaderOf has ok");
 	ok(jnum(body, "workers") == 3 && jnum(body, "ready") == 3, "  pool: 3 workers, 3 ready");
+	/* the recent events: this session, the leadership and assignment of ok */
+	const char *evs = body ? strstr(body, "\"events\":[") : NULL;
+	ok(has(evs, "\"type\":\"session\",\"job\":null,\"reason\":\"connected_new_session\"") &&
+	   has(evs, "\"type\":\"leader\",\"job\":\"ok\",\"reason\":\"gained\"") &&
+	   has(evs, "\"type\":\"sharded\",\"job\":\"ok\"") && has(evs, "\"type\":\"assignment\",\"job\":\"ok\""),
+	   "  its recent events: the session, ok's leadership gained, its sharding and its assignment");
+	if (lport == pa)
+		ok(has(evs, "\"type\":\"fire_skipped\",\"job\":\"off\",\"reason\":\"disabled\",\"detail\":\"the job is "
+		       "disabled (disabled: true)\""), "  and off's fire that ran nothing, with why");
+	else
+		ok(!has(evs, "\"type\":\"fire_skipped\""), "  and no fire skipped (off was triggered on the other)");
 	ok(has(body, "\"state\":\"connected\"") && jnum(body, "leaseHeadroomSeconds") >= 0 && has(body, "\"healthy\":true"),
 	   "  zookeeper: connected, a lease headroom, healthy");
 	free(body);
@@ -353,6 +370,10 @@ int main(void)
 	ok(tlib_wait_for(health_is, &ha, 6000), "/healthz: 503 once the connection is lost");
 	code = http_get(pa, "/healthz", &body);
 	ok(code == 503 && has(body, "connection lost"), "  with a reason: %s", body ? body : "(none)");
+	free(body);
+	code = http_get(pa, "/metrics", &body);
+	ok(has(body, "\nejob_leader_jobs 0\n") && !has(body, "ejob_leader{"), "  cut off, a leads nothing as far as it "
+	   "knows (ejob_leader_jobs 0, no ejob_leader series)");
 	free(body);
 	is_int(tzk_resume(&u.zk), 0, "ZooKeeper resumed");
 	ha.code = 200;

@@ -9,7 +9,9 @@
  *   - PostgreSQL stopped during fires and started again: every run has exactly one row, all
  *     written when it is back;
  *   - PostgreSQL stopped with SIGSTOP (it accepts, never answers): fires stay on time, and every
- *     row arrives once it runs again. */
+ *     row arrives once it runs again;
+ *   - failover (ZooKeeper, two supervisors, failover: true): the item of a supervisor killed with
+ *     SIGKILL runs on the other, whose row says execution_source FAILOVER, as its history line does. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -29,6 +31,7 @@
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
 #include "t/tap.h"
 
 #define PGBIN "/usr/lib/postgresql/15/bin"
@@ -99,7 +102,9 @@ static PGresult *q(const char *sql)
 		r = PQexec(db, sql);
 	}
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-		diag("query failed: %s: %s", sql, PQresultErrorMessage(r));
+		/* the tables not there yet is what a wait sees first: not worth a line each time */
+		const char *code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+		if (!code || strcmp(code, "42P01")) diag("query failed: %s: %s", sql, PQresultErrorMessage(r));
 		PQclear(r);
 		return NULL;
 	}
@@ -198,6 +203,68 @@ static int runs_at_least(void *arg)
 	const char **a = arg;
 	static long long f[4096], l[4096];
 	return read_runs(a[0], f, l, 4096) >= atoi(a[1]);
+}
+
+/* "ITEM PID" of each run of fo, and it sleeps: the kill finds it running */
+static const char fo_sh[] =
+	"#!/bin/sh\n"
+	"echo \"$EJOB_ITEM $$\" >> \"$OUT\"\n"
+	"sleep 1.5\n";
+
+static void failover_rows(void)
+{
+	struct tzkup u;
+	tzkup_start(&u, 200, "t76fo", 2000);
+	char sh[600], runs[600], jobs[1500], sup[600];
+	tlib_script(sh, sizeof sh, "fo.sh", fo_sh);
+	snprintf(runs, sizeof runs, "%s/fo-runs", tlib_tmpdir());
+	snprintf(jobs, sizeof jobs,
+	         "  fo: {type: script, cron: \"0 0 0 1 1 ? 2099\", shardingTotalCount: 2, failover: true,\n"
+	         "       props: {script.command.line: \"/usr/bin/env OUT=%s %s\"}}\n", runs, sh);
+	static struct tsup x, y;
+	/* the supervisor: section's keys, then (closing it) a tracing: section of its own */
+	snprintf(sup, sizeof sup, "workers: 2, history: {file: \"@DIR@/history.jsonl\"}}\n"
+	         "tracing: {type: RDB, url: \"jdbc:postgresql://127.0.0.1:%d/postgres\", username: postgres, "
+	         "spoolDir: \"@DIR@/spool\"", pgport);
+	tzkup_config(&u, &x, "fx", sup, jobs);
+	tzkup_config(&u, &y, "fy", sup, jobs);
+	tzkup_run(&u, &x, "127.0.0.7");
+	tzkup_run(&u, &y, "127.0.0.8");
+	if (!tzkup_wait_registered(&u, "fo", x.id, 0, 10000) || !tzkup_wait_registered(&u, "fo", y.id, 0, 10000))
+		BAIL_OUT("fo does not register");
+	/* both take part: one item each, once the leader has sharded */
+	uint64_t end = tlib_now_ms() + 8000;
+	while (tlib_now_ms() < end && (tzkup_owned(&u, "fo", 2, x.id) != 1 || tzkup_owned(&u, "fo", 2, y.id) != 1)) {
+		zoo_create(u.zh, tzkup_path(&u, "fo", "leader/sharding/necessary"), "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+		usleep(300000);
+	}
+	zoo_create(u.zh, tzkup_path(&u, "fo", "trigger/%s", x.id), "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+	zoo_create(u.zh, tzkup_path(&u, "fo", "trigger/%s", y.id), "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+	ok(tsup_wait_lines(runs, " ", 2, 8000), "fo: both items run, one on each supervisor");
+	kill(x.pid, SIGKILL);
+	waitpid(x.pid, NULL, 0);
+	tlib_untrack(x.pid);
+	struct qwait w = { "SELECT count(*) FROM job_execution_log WHERE job_name = 'fo' AND execution_source = 'FAILOVER' "
+	                   "AND is_success AND complete_time IS NOT NULL AND ip = '127.0.0.8'", 1 };
+	ok(tlib_wait_for(q_reaches, &w, 12000), "the item of the supervisor killed runs on the other: a FAILOVER row, "
+	   "ok, from 127.0.0.8");
+	is_int((int)q_int("SELECT count(*) FROM job_execution_log WHERE job_name = 'fo' AND ip = '127.0.0.8'"), 2,
+	       "  its rows: its own item (NORMAL_TRIGGER) and the one it took (FAILOVER)");
+	is_int((int)q_int("SELECT count(*) FROM job_execution_log WHERE job_name = 'fo' AND ip = '127.0.0.7' AND "
+	                  "complete_time IS NULL"), 1, "  the killed supervisor's row of it never completes (as in ElasticJob)");
+	int st = tsup_stop(&y, SIGTERM, 10000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the other stops cleanly");
+	char hp[700];
+	snprintf(hp, sizeof hp, "%s/history.jsonl", y.dir);
+	char *h = tsup_slurp(hp);
+	ok(h && strstr(h, "\"job\":\"fo\"") && strstr(h, "\"source\":\"FAILOVER\"") &&
+	   strstr(h, "\"source\":\"NORMAL_TRIGGER\""), "  its history file has both, one with source FAILOVER");
+	/* the epoch in hex, as ejobctl status shows it: the sharding commit's zxid */
+	char *ep = h ? strstr(h, "\"epoch\":\"0x") : NULL;
+	unsigned long long epoch = ep ? strtoull(ep + 11, NULL, 16) : 0;
+	ok(epoch > 0 && ep[11 + strspn(ep + 11, "0123456789abcdef")] == '"', "  and the epoch it ran under (0x%llx)", epoch);
+	free(h);
+	tzkup_end(&u);
 }
 
 int main(void)
@@ -404,6 +471,7 @@ int main(void)
 	st = tlib_run(fargv, &out, &err);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && out && strstr(out, "\"executions\":[]"), "  --failed: none of them");
 	free(out), free(err);
+	failover_rows();
 	if (db) PQfinish(db);
 	pg_stop();
 	return done_testing();

@@ -23,7 +23,7 @@ static const char usage_text[] =
 	"  --failed    only attempts that did not succeed\n";
 
 struct row {
-	char *start, *end, *job, *source, *outcome, *instance, *host, *task, *cause;
+	char *start, *end, *job, *source, *outcome, *instance, *host, *task, *cause, *output;
 	long long item, attempt, exit_code, signal, dur_ms;   /* -1: unknown / null */
 	long long start_ms;
 };
@@ -36,7 +36,7 @@ struct rows {
 static void row_free(struct row *r)
 {
 	free(r->start), free(r->end), free(r->job), free(r->source), free(r->outcome);
-	free(r->instance), free(r->host), free(r->task), free(r->cause);
+	free(r->instance), free(r->host), free(r->task), free(r->cause), free(r->output);
 }
 
 static void rows_add(struct rows *rs, const struct row *r)
@@ -181,7 +181,8 @@ static int parse_line(const char *line, struct row *r)
 		char **dst = !strcmp(key, "start") ? &r->start : !strcmp(key, "end") ? &r->end : !strcmp(key, "job") ? &r->job
 		             : !strcmp(key, "source") ? &r->source : !strcmp(key, "outcome") ? &r->outcome
 		             : !strcmp(key, "instance") ? &r->instance : !strcmp(key, "host") ? &r->host
-		             : !strcmp(key, "taskId") ? &r->task : !strcmp(key, "cause") ? &r->cause : NULL;
+		             : !strcmp(key, "taskId") ? &r->task : !strcmp(key, "cause") ? &r->cause
+		             : !strcmp(key, "output") ? &r->output : NULL;
 		if (dst && !*dst) *dst = sval, sval = NULL;
 		if (!strcmp(key, "item")) r->item = num;
 		else if (!strcmp(key, "attempt")) r->attempt = num;
@@ -446,6 +447,7 @@ int ejobctl_history(int argc, char **argv)
 			jw_key(&w, "host"), jw_str(&w, x->host);
 			jw_key(&w, "taskId"), jw_str(&w, x->task);
 			jw_key(&w, "cause"), jw_str(&w, x->cause);
+			jw_key(&w, "output"), jw_str(&w, x->output);
 			jw_end(&w);
 		} else {
 			char it[24], at[24], ex[32], du[32];

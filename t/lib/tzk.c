@@ -2,6 +2,7 @@
 #include "t/lib/tzk.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -395,9 +396,42 @@ int tzk_restart(struct tzk_server *z, unsigned timeout_ms)
 	return tzk_wait_ready(z, timeout_ms);
 }
 
+/* every thread of pid stopped (state T in /proc/pid/task/N/stat)? */
+static int all_stopped(pid_t pid)
+{
+	char dir[64];
+	snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(dir);
+	if (!d) return 0;
+	int all = 1, n = 0;
+	struct dirent *e;
+	while (all && (e = readdir(d))) {
+		if (e->d_name[0] == '.') continue;
+		char p[128], buf[512];
+		snprintf(p, sizeof p, "%s/%.20s/stat", dir, e->d_name);
+		FILE *f = fopen(p, "re");
+		size_t k = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+		if (f) fclose(f);
+		buf[k] = 0;
+		const char *rp = strrchr(buf, ')');
+		if (!rp) continue;                  /* a thread that just ended */
+		n++;
+		all = rp[1] == ' ' && (rp[2] == 'T' || rp[2] == 't');
+	}
+	closedir(d);
+	return all && n;
+}
+
 int tzk_pause(struct tzk_server *z)
 {
 	if (!z->pid || kill(z->pid, SIGSTOP) < 0) { say("SIGSTOP of ZooKeeper pid %d failed", (int)z->pid); return -1; }
+	/* the signal is delivered asynchronously: until every thread has stopped the server may
+	 * still answer, so a "frozen" check right after kill() could see it serve */
+	uint64_t end = tlib_now_ms() + 3000;
+	while (!all_stopped(z->pid)) {
+		if (tlib_now_ms() > end) { say("ZooKeeper pid %d did not stop within 3 s of SIGSTOP", (int)z->pid); return -1; }
+		usleep(1000);
+	}
 	return 0;
 }
 
