@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -225,6 +226,14 @@ static struct curl_slist *header(struct curl_slist *l, const char *name, const c
 	return r;
 }
 
+/* every fd is CLOEXEC: libcurl makes its sockets without it */
+static curl_socket_t open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	(void)arg;
+	(void)purpose;
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
 static int setup(CURL *e, const ejob_context *c, struct xfer *x, struct curl_slist **hdrs, const char *ctx_json,
                  char *errbuf)
 {
@@ -268,6 +277,7 @@ static int setup(CURL *e, const ejob_context *c, struct xfer *x, struct curl_sli
 	SET(CURLOPT_XFERINFOFUNCTION, on_progress);
 	SET(CURLOPT_XFERINFODATA, x);
 	SET(CURLOPT_NOPROGRESS, 0L);
+	SET(CURLOPT_OPENSOCKETFUNCTION, open_socket);
 	if (!strcmp(m, "HEAD")) {
 		SET(CURLOPT_NOBODY, 1L);
 	} else if (body) {
