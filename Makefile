@@ -168,11 +168,13 @@ examples/%: examples/%.o libejob.a
 
 # Tests run from the repo root; they find binaries and ZooKeeper on their own. Two lanes: the
 # tests in CHECK_LANE2 spend most of their time waiting (t/53 a minute for the leader's
-# reconcile, t/57 and t/52 for reloads and watches) and run one after another beside the rest,
-# which run one after another too. Each starts its own ZooKeeper on free ports.
-CHECK_LANE2 := t/{52,53,57}-*
+# reconcile, t/57 and t/52 for reloads and watches, t/65 for fires between operators' orders,
+# t/39 on timers, t/74 and t/77 on a supervisor or two) and run one after another beside the
+# rest, which run one after another too. Each starts its own ZooKeeper on free ports. --timer
+# gives each test's time, to keep the lanes even.
+CHECK_LANE2 := t/{39,52,53,57,65,74,77}-*
 check: all
-	prove -j2 --rules='seq=$(CHECK_LANE2)' --rules='seq=**' t/
+	prove -j2 --timer --rules='seq=$(CHECK_LANE2)' --rules='seq=**' t/
 
 # ---- demo: tools/demo installs the dependencies first, then builds what it needs (so no
 # prerequisites here); it gets this make, and with it the jobserver of make -jN
