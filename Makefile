@@ -9,7 +9,8 @@
 #   make install PREFIX=/usr/local DESTDIR=
 #   make clean
 #
-# Sources are found by folder: ipc/*.c, cron/*.c, conf/*.c and worker/*.c (but worker/worker_main.c)
+# Sources are found by folder: ipc/*.c, cron/*.c, conf/*.c and worker/*.c (but worker/worker_main.c and
+# worker/http.c, ejob-worker's own)
 # make libejob.a; every t/NN-name.c is a test t/NN-name.t, every bench/NAME.c a program
 # bench/NAME (linked with t/lib/*.o), every t/native/libNAME.c a test job library t/native/libNAME.so,
 # every t/fuzz/fuzz-NAME.c a fuzzer. Adding a file needs no edit here (t/native/zkc-probe has a rule).
@@ -59,7 +60,9 @@ SUP_LIBS    := -l:libzookeeper_st.so.2 -lev -lmsgpackc -lyaml -ldl -lm -lsystemd
 TEST_LIBS   := $(LIBS) -lpq -lcurl -lcrypto
 
 # ---- sources ---------------------------------------------------------------------------
-LIB_SRCS   := $(wildcard ipc/*.c cron/*.c conf/*.c) $(filter-out worker/worker_main.c,$(wildcard worker/*.c))
+# worker/http.c is ejob-worker's alone: libcurl is linked there, not into libejob.a's users
+WORKER_ONLY := worker/worker_main.c worker/http.c
+LIB_SRCS   := $(wildcard ipc/*.c cron/*.c conf/*.c) $(filter-out $(WORKER_ONLY),$(wildcard worker/*.c))
 LIB_OBJS   := $(LIB_SRCS:.c=.o)
 TLIB_SRCS  := $(wildcard t/lib/*.c)
 TLIB_OBJS  := $(TLIB_SRCS:.c=.o)
@@ -97,7 +100,7 @@ PROGRAMS += worker/ejob-worker
 endif
 
 ALL_SRCS := $(LIB_SRCS) $(TLIB_SRCS) $(SUP_SRCS) $(CTL_SRCS) $(TEST_SRCS) $(BENCH_SRCS) $(wildcard bench/lib*.c) \
-            $(EX_LIB_SRCS) $(EX_BIN_SRCS) $(T_NATIVE_SRCS) $(wildcard tools/shmdump.c worker/worker_main.c t/native/zkc-probe.c)
+            $(EX_LIB_SRCS) $(EX_BIN_SRCS) $(T_NATIVE_SRCS) $(wildcard tools/shmdump.c $(WORKER_ONLY) t/native/zkc-probe.c)
 DEPS := $(ALL_SRCS:.c=.d)
 
 all: $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS) $(T_NATIVE) $(T_PROBE)
@@ -136,8 +139,9 @@ $(ZKC_OBJS) t/native/zkc-probe.o: BASE_CFLAGS := $(filter-out -DTHREADED,$(BASE_
 t/native/zkc-probe: t/native/zkc-probe.o $(ZKC_OBJS) supervisor/log.o libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(SUP_LIBS)
 
-worker/ejob-worker: worker/worker_main.o libejob.a
-	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(LIBS)
+# libcurl (OpenSSL): http jobs (worker/http.c)
+worker/ejob-worker: $(WORKER_ONLY:.c=.o) libejob.a
+	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(LIBS) -lcurl
 
 # the supervisor's modules, for tests and benchmarks that drive them directly
 supervisor/libsup.a: $(SUP_MOD_OBJS)
@@ -166,11 +170,13 @@ examples/%: examples/%.o libejob.a
 
 # Tests run from the repo root; they find binaries and ZooKeeper on their own. Two lanes: the
 # tests in CHECK_LANE2 spend most of their time waiting (t/53 a minute for the leader's
-# reconcile, t/57 and t/52 for reloads and watches) and run one after another beside the rest,
-# which run one after another too. Each starts its own ZooKeeper on free ports.
-CHECK_LANE2 := t/{52,53,57}-*
+# reconcile, t/57 and t/52 for reloads and watches, t/65 for fires between operators' orders,
+# t/39 on timers, t/74 and t/77 on a supervisor or two) and run one after another beside the
+# rest, which run one after another too. Each starts its own ZooKeeper on free ports. --timer
+# gives each test's time, to keep the lanes even.
+CHECK_LANE2 := t/{39,52,53,57,65,74,77}-*
 check: all
-	prove -j2 --rules='seq=$(CHECK_LANE2)' --rules='seq=**' t/
+	prove -j2 --timer --rules='seq=$(CHECK_LANE2)' --rules='seq=**' t/
 
 # ---- demo: tools/demo installs the dependencies first, then builds what it needs (so no
 # prerequisites here); it gets this make, and with it the jobserver of make -jN

@@ -52,6 +52,7 @@ typedef enum conf_job_type {
 	CONF_JOB_SCRIPT,
 	CONF_JOB_NATIVE,
 	CONF_JOB_EXTERNAL,
+	CONF_JOB_HTTP,       /* ElasticJob's HTTP job: one request per item (conf_http.c) */
 } conf_job_type_t;
 
 typedef enum conf_strategy {
@@ -146,6 +147,13 @@ int conf_listen_addr(const char *s, struct sockaddr_storage *ss, unsigned *len);
 #define CONF_HISTORY_MAX_BYTES (64 << 20)
 #define CONF_HISTORY_KEEP 5
 
+/* ElasticJob's HttpJobExecutor defaults */
+#define CONF_HTTP_CONNECT_TIMEOUT_MS 3000
+#define CONF_HTTP_READ_TIMEOUT_MS 5000
+/* ejob: bytes of http.uri, http.data, http.content.type and http.ca.file together (they travel
+ * in each item's frame, a 4 KiB ring slot) */
+#define CONF_HTTP_REQUEST_MAX 3072u
+
 #define CONF_SCRIPT_OUTPUT_MAX_LINES 1000
 #define CONF_SCRIPT_OUTPUT_MAX_BYTES 65536
 
@@ -153,7 +161,8 @@ int conf_listen_addr(const char *s, struct sockaddr_storage *ss, unsigned *len);
 typedef struct conf_job {
 	const char *name;                      /* jobName (the key under jobs:) */
 	conf_job_type_t type;                  /* ejob: type */
-	const char *cron;                      /* Quartz; NULL only from a config node without one */
+	const char *cron;                      /* Quartz; NULL: a one-off job (no cron, or ""), which
+	                                          fires only when triggered */
 	const char *time_zone;                 /* NULL: the machine's zone */
 	/* What validation made of cron and time_zone, owned by the job's config (conf_free,
 	 * conf_job_free); conf_job_equal compares the text. */
@@ -195,6 +204,17 @@ typedef struct conf_job {
 	const char *script_command_line;       /* props "script.command.line", or NULL */
 	const char *native_library;            /* props "native.library", or NULL */
 	const char *native_symbol;             /* props "native.symbol", or NULL */
+	/* type http: ElasticJob's HttpJobProperties, read from props with its defaults (set only for
+	 * a job of type http; docs/config.md) */
+	const char *http_uri;                  /* "http.uri": http:// or https:// */
+	const char *http_method;               /* "http.method": GET POST PUT DELETE HEAD OPTIONS TRACE */
+	const char *http_data;                 /* "http.data", NULL when unset or "" (the body of a
+	                                          POST, PUT or DELETE; other methods send none) */
+	const char *http_content_type;         /* "http.content.type", NULL when unset or "" */
+	const char *http_ca_file;              /* "http.ca.file" (ejob): PEM CA certificates for
+	                                          https; NULL: the system's */
+	int http_connect_timeout_ms;           /* "http.connect.timeout.milliseconds", 3000; 0 none */
+	int http_read_timeout_ms;              /* "http.read.timeout.milliseconds", 5000; 0 none */
 	unsigned line;                         /* where the job starts in its file; 0 from a node */
 	struct conf_arena *mem_;               /* private: set on jobs from conf_node_parse() */
 } conf_job_t;
@@ -278,12 +298,14 @@ size_t conf_job_diff(const conf_job_t *a, const conf_job_t *b, const char **keys
  * - jobErrorHandlerType THROW (a rethrow has no meaning outside Java) or, in a config node, a
  *   name ejob has no handler for (ElasticJob would load it as a plugin): a failed item is
  *   logged, as LOG does;
- * - a non-empty jobListenerTypes: no listener runs.
+ * - a non-empty jobListenerTypes: no listener runs;
+ * - an http job's http.data with a method that sends no body (GET, HEAD, OPTIONS, TRACE): it
+ *   is not sent, as ElasticJob does not send it.
  * Fills out[] in that order and returns how many (0-CONF_UNACTED_MAX). Pure: no I/O. The caller
  * says where: "FILE:LINE: jobs.NAME.KEY: TEXT" for a file, "NODE: KEY: TEXT" for a config node. */
-#define CONF_UNACTED_MAX 2
+#define CONF_UNACTED_MAX 3
 typedef struct conf_unacted {
-	const char *key;      /* "jobErrorHandlerType" or "jobListenerTypes" */
+	const char *key;      /* "jobErrorHandlerType", "jobListenerTypes" or "props.http.data" */
 	char text[512];       /* "THROW has no meaning outside Java: ..." */
 } conf_unacted_t;
 size_t conf_job_unacted(const conf_job_t *j, conf_unacted_t out[CONF_UNACTED_MAX]);
@@ -363,11 +385,12 @@ void conf_job_free(conf_job_t *j);                           /* only for conf_no
  * config set|edit` before they write one: conf_node_parse (name labels the messages), then, for
  * a node without props ejob.type, the type of the job's root node (root_type: its data, "" if
  * none; ElasticJob's SCRIPT with a script.command.line is a script job), then usable: jobName is
- * job, a type ejob runs, a cron, a timeZone that loads on this host. Returns the job (free with
- * conf_job_free), or NULL and why it cannot be taken in why: the parser's first error
- * ("NAME:LINE:COLUMN: key: ..."), "unreadable" (out of memory), or "jobName is 'x', not 'y'",
- * "it has no cron", "timeZone: ...", and the type's reasons. diags (may be NULL): every error of
- * the parse, as conf_node_parse gives them; the caller frees it. */
+ * job, a type ejob runs, a timeZone that loads on this host (a node without cron is a one-off
+ * job, as ElasticJob's OneOffJobBootstrap writes it). Returns the job (free with conf_job_free),
+ * or NULL and why it cannot be taken in why: the parser's first error ("NAME:LINE:COLUMN: key:
+ * ..."), "unreadable" (out of memory), or "jobName is 'x', not 'y'", "timeZone: ...", and the
+ * type's reasons. diags (may be NULL): every error of the parse, as conf_node_parse gives them;
+ * the caller frees it. */
 conf_job_t *conf_node_take(const void *buf, size_t len, const char *name, const char *job, const char *root_type,
                            char *why, size_t whysz, conf_diags_t **diags);
 

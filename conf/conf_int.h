@@ -11,6 +11,8 @@
  *   conf_util.c    lookups, conf_job_equal, names of enums
  *   conf_snake.c   SnakeYAML's emitter rules (scalar analysis, implicit types, scalar writers)
  *   conf_node.c    ElasticJob's config node: emit (with java.util.Properties order) and parse
+ *   conf_take.c    whether a config node can be taken as a job's config
+ *   conf_http.c    an http job's props
  */
 #ifndef EJOB_CONF_INT_H
 #define EJOB_CONF_INT_H
@@ -178,6 +180,17 @@ tz_t *conf_sys_load_zone(const char *name, char *why, size_t whysz, void *arg);
  * comes from jobName). Returns 0, or -1 when errors were reported. */
 int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
                    const conf_tnode_t *map, const char *path);
+
+/* ---- http jobs (conf_http.c) ------------------------------------------------------------ */
+
+/* An http job's props into j->http_* (ElasticJob's HttpJobProperties and its defaults, ejob's
+ * http.ca.file), each checked: for every problem err(arg, key, message) is called (key: the
+ * prop, "http.uri"; err may be NULL). Returns how many; 0: the fields are set. Called by the
+ * loader for type http, and by conf_node_take for a node its root node types HTTP. */
+typedef void conf_http_err_fn(void *arg, const char *key, const char *msg);
+int conf_job_http(conf_job_t *j, conf_http_err_fn *err, void *arg);
+/* Whether ElasticJob sends http.data with this method (POST, PUT, DELETE). */
+int conf_http_sends_data(const char *method);
 
 /* ---- SnakeYAML rules (conf_snake.c) ----------------------------------------------------- */
 

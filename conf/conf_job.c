@@ -3,7 +3,7 @@
  * The two forms share the keys of ElasticJob's JobConfigurationPOJO and every check. They differ
  * where ElasticJob's own YAML differs from ejob's file:
  *   file:  the name is the key under jobs:; ejob's keys type, timeoutSeconds and maxRetries are
- *          job keys; unknown keys and props named ejob.* are errors; cron and type are required.
+ *          job keys; unknown keys and props named ejob.* are errors; type is required.
  *   node:  the name is jobName; ejob's keys are props ejob.type, ejob.timeoutSeconds and
  *          ejob.maxRetries (ElasticJob refuses unknown top-level keys, docs/config.md); unknown
  *          keys are ignored; handler types ElasticJob may load as plugins are taken as written.
@@ -43,7 +43,7 @@ static const char *const node_keys[K_NNODE] = {
 	"label", "description", "props", "jobName",
 };
 
-static const char *const type_names[] = { "script", "native", "external" };
+static const char *const type_names[] = { "script", "native", "external", "http" };
 static const char *const strategy_names[] = { "AVG_ALLOCATION", "ODEVITY_BY_NAME", "ROUND_ROBIN_BY_NAME" };
 /* ElasticJob's built-in handlers (elasticjob-executor, elasticjob-error-handler) */
 static const char *const executor_names[] = { "CPU", "SINGLE_THREAD" };
@@ -373,8 +373,29 @@ static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at,
 	j->props = kv;
 }
 
+/* An http prop's problem, at the prop's key when it is written (else at props, or the job). */
+struct http_arg {
+	jb_t *b;
+	const conf_tnode_t *props, *at;
+	const char *path;
+};
+
+static void http_err(void *arg, const char *key, const char *msg)
+{
+	struct http_arg *a = arg;
+	const conf_tnode_t *at = a->at;
+	for (size_t i = 0; a->props && a->props->kind == CONF_TN_MAP && i < a->props->n; i++) {
+		const conf_tnode_t *k = a->props->kids[2 * i];
+		if (k->kind == CONF_TN_SCALAR && k->len == strlen(key) && memcmp(k->str, key, k->len) == 0) at = k;
+	}
+	char p[512];
+	conf_path(p, sizeof p, a->path, key);
+	conf_err(a->b->cx, at, p, "%s", msg);
+	a->b->errors++;
+}
+
 /* What each type needs in props. */
-static void check_type_props(jb_t *b, const conf_tnode_t *pk)
+static void check_type_props(jb_t *b, const conf_tnode_t *pk, const conf_tnode_t *pv)
 {
 	conf_job_t *j = b->j;
 	char p[512];
@@ -404,6 +425,9 @@ static void check_type_props(jb_t *b, const conf_tnode_t *pk)
 			         j->native_symbol ? q : "");
 			b->errors++;
 		}
+	} else if (j->type == CONF_JOB_HTTP) {
+		struct http_arg a = { b, pv, at, p };
+		conf_job_http(j, http_err, &a);
 	}
 }
 
@@ -548,17 +572,21 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		check_name(&b, name_key, name_key->str, name_key->len);
 	}
 
-	/* cron and timeZone: Quartz's syntax; a zone the host can load (when opts can look) */
-	kpath(&b, p, sizeof p, "cron");
-	if (!v[K_CRON] || conf_is_null(v[K_CRON])) {
-		if (!node) {
-			conf_err(cx, keys[K_CRON] ? keys[K_CRON] : b.at, p, "missing; every job needs a Quartz cron expression, "
-			         "e.g. \"0/5 * * * * ?\"");
-			b.errors++;
-		}
-	} else {
-		get_str(&b, v[K_CRON], keys[K_CRON], "cron", &j->cron, true);
-		if (j->cron) check_cron(&b, v[K_CRON], j->cron);
+	/* cron and timeZone: Quartz's syntax; a zone the host can load (when opts can look). No cron,
+	 * or an empty one, is a one-off job (cron NULL): ElasticJob's OneOffJobBootstrap takes exactly
+	 * those (Strings.isNullOrEmpty), and its RescheduleListenerManager reads a node so
+	 * (StringUtils.isEmpty). A blank one is neither: ElasticJob refuses it both ways. */
+	get_str(&b, v[K_CRON], keys[K_CRON], "cron", &j->cron, false);
+	if (j->cron && !*j->cron) {
+		j->cron = NULL;
+	} else if (j->cron && !j->cron[strspn(j->cron, " \t")]) {
+		kpath(&b, p, sizeof p, "cron");
+		conf_err(cx, keys[K_CRON] ? keys[K_CRON] : v[K_CRON], p, "blank; give a Quartz cron expression (e.g. "
+		         "\"0/5 * * * * ?\"), or leave cron out (or \"\") for a one-off job that runs only when triggered");
+		b.errors++;
+		j->cron = NULL;
+	} else if (j->cron) {
+		check_cron(&b, v[K_CRON], j->cron);
 	}
 	get_str(&b, v[K_TIMEZONE], keys[K_TIMEZONE], "timeZone", &j->time_zone, true);
 	const conf_opts_t *o = cx->opts;
@@ -637,8 +665,8 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	kpath(&b, p, sizeof p, node ? "props.ejob.type" : "type");
 	if (!tv || conf_is_null(tv)) {
 		if (!node) {
-			conf_err(cx, tk ? tk : b.at, p, "missing; every job needs a type: script, native or "
-			         "external");
+			conf_err(cx, tk ? tk : b.at, p, "missing; every job needs a type: script, native, "
+			         "external or http");
 			b.errors++;
 		}
 	} else {
@@ -651,7 +679,7 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	        "an integer 0-2147483647 (0: no limit)", &j->timeout_seconds);
 	get_int(&b, node ? ejob[2] : v[K_MAXRETRIES], node ? ejobk[2] : keys[K_MAXRETRIES],
 	        node ? "props.ejob.maxRetries" : "maxRetries", 0, 100, NULL, &j->max_retries);
-	check_type_props(&b, keys[K_PROPS]);
+	check_type_props(&b, keys[K_PROPS], v[K_PROPS]);
 	/* what the error handler needs in props (a node's too: ejobctl config set refuses what the
 	 * supervisor would) */
 	conf_errh_t eh;

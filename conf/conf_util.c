@@ -147,6 +147,7 @@ const char *conf_job_type_name(conf_job_type_t t)
 	case CONF_JOB_SCRIPT: return "script";
 	case CONF_JOB_NATIVE: return "native";
 	case CONF_JOB_EXTERNAL: return "external";
+	case CONF_JOB_HTTP: return "http";
 	default: return "";
 	}
 }
@@ -192,6 +193,13 @@ size_t conf_job_unacted(const conf_job_t *j, conf_unacted_t out[CONF_UNACTED_MAX
 		snprintf(out[n].text, sizeof out[n].text,
 		         "[%s] %s not acted on by this version of ejob (only published for ElasticJob's tools): "
 		         "no listener runs", list, j->n_listener_types == 1 ? "is" : "are");
+		n++;
+	}
+	if (j->type == CONF_JOB_HTTP && j->http_data && !conf_http_sends_data(j->http_method)) {
+		out[n].key = "props.http.data";
+		snprintf(out[n].text, sizeof out[n].text,
+		         "is not sent: a %s request has no body (ElasticJob sends http.data only with POST, PUT and "
+		         "DELETE, and so does ejob); put it in http.uri's query string", j->http_method);
 		n++;
 	}
 	return n;

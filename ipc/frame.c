@@ -38,7 +38,7 @@ static const struct fdesc submit_fields[] = {
 	F("item",     FK_U32, 1, struct frame_submit, item,        0, FRAME_ITEMS_MAX - 1),
 	F("total",    FK_U32, 1, struct frame_submit, total,       1, FRAME_ITEMS_MAX),
 	F("attempt",  FK_U32, 1, struct frame_submit, attempt,     1, UINT32_MAX),
-	F("kind",     FK_U32, 0, struct frame_submit, kind,        1, FRAME_KIND_EXTERNAL),
+	F("kind",     FK_U32, 0, struct frame_submit, kind,        1, FRAME_KIND_MAX),
 	F("job",      FK_STR, 1, struct frame_submit, job,         1, FRAME_JOB_MAX),
 	F("task",     FK_STR, 1, struct frame_submit, task_id,     1, 0),
 	F("iparam",   FK_STR, 1, struct frame_submit, item_param,  0, 0),
@@ -46,6 +46,13 @@ static const struct fdesc submit_fields[] = {
 	F("cmd",      FK_STR, 0, struct frame_submit, cmd,         0, 0),
 	F("lib",      FK_STR, 0, struct frame_submit, lib,         0, 0),
 	F("sym",      FK_STR, 0, struct frame_submit, sym,         0, 0),
+	F("uri",      FK_STR, 0, struct frame_submit, uri,         0, 0),
+	F("method",   FK_STR, 0, struct frame_submit, method,      1, FRAME_METHOD_MAX),
+	F("data",     FK_STR, 0, struct frame_submit, data,        0, 0),
+	F("ctype",    FK_STR, 0, struct frame_submit, ctype,       0, 0),
+	F("cafile",   FK_STR, 0, struct frame_submit, ca_file,     0, 0),
+	F("cto",      FK_U32, 0, struct frame_submit, connect_ms,  0, INT32_MAX),
+	F("rto",      FK_U32, 0, struct frame_submit, read_ms,     0, INT32_MAX),
 };
 
 static const struct fdesc complete_fields[] = {
@@ -129,8 +136,8 @@ const char *frame_status_name(uint32_t status)
 
 const char *frame_kind_name(uint32_t kind)
 {
-	static const char *const names[] = { "none", "script", "native", "external" };
-	return kind <= FRAME_KIND_EXTERNAL ? names[kind] : "?";
+	static const char *const names[FRAME_KIND_MAX + 1] = { "none", "script", "native", "external", "http" };
+	return kind <= FRAME_KIND_MAX ? names[kind] : "?";
 }
 
 /* ---- little-endian header ---------------------------------------------------------------- */

@@ -31,6 +31,7 @@
 #define FRAME_JOB_MAX     255u        /* bytes in a job name */
 #define FRAME_ERRTXT_MAX  512u        /* bytes in a completion's error text */
 #define FRAME_OUT_MAX     1024u       /* bytes in a completion's output tail */
+#define FRAME_METHOD_MAX  16u         /* bytes in an HTTP method */
 #define FRAME_ITEMS_MAX   1000000u    /* shardingTotalCount ceiling */
 #define FRAME_MAX_KEYS    64u         /* entries in the top-level map, unknown keys included */
 #define FRAME_MAX_DEPTH   8u          /* nesting (inside unknown keys) */
@@ -60,7 +61,9 @@ enum frame_kind {
 	FRAME_KIND_SCRIPT   = 1,
 	FRAME_KIND_NATIVE   = 2,
 	FRAME_KIND_EXTERNAL = 3,
+	FRAME_KIND_HTTP     = 4,
 };
+#define FRAME_KIND_MAX FRAME_KIND_HTTP
 
 /* Outcome of an item (completion field "status"). */
 enum frame_status {
@@ -91,6 +94,15 @@ struct frame_submit {
 	const char *cmd;       /* "cmd": script.command.line (optional, NULL = absent) */
 	const char *lib;       /* "lib": native.library (optional) */
 	const char *sym;       /* "sym": native.symbol (optional) */
+	/* kind HTTP: the request, from ElasticJob's http.* props (docs/config.md); all optional */
+	const char *uri;       /* "uri": http.uri */
+	const char *method;    /* "method": http.method, 1..FRAME_METHOD_MAX bytes */
+	const char *data;      /* "data": http.data, the body (POST, PUT, DELETE) */
+	const char *ctype;     /* "ctype": http.content.type */
+	const char *ca_file;   /* "cafile": http.ca.file (ejob's), a CA bundle for https */
+	uint32_t connect_ms;   /* "cto": http.connect.timeout.milliseconds, 0..INT32_MAX; 0 (or
+	                          absent) = no limit of its own */
+	uint32_t read_ms;      /* "rto": http.read.timeout.milliseconds, likewise */
 };
 
 /* The outcome of one execution, worker -> supervisor: the same identity plus the result. */

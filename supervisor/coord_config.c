@@ -57,8 +57,9 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
 	const char *bad = cj ? NULL : why;
 	const conf_job_t *old = cj_conf(j);
 	if (bad) {
-		log_error("job %s: the config node %s is not valid: %s; going on with the config in force (cron '%s', %d "
-		          "items) until it is fixed", j->name, path, bad, old->cron ? old->cron : "", old->sharding_total_count);
+		log_error("job %s: the config node %s is not valid: %s; going on with the config in force (%s%s%s, %d "
+		          "items) until it is fixed", j->name, path, bad, old->cron ? "cron '" : "one-off",
+		          old->cron ? old->cron : "", old->cron ? "'" : "", old->sharding_total_count);
 		conf_job_free(cj);
 		return -1;
 	}

@@ -357,7 +357,7 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 		return 1;
 	}
 	log_cause_reset(&j->fx.fire_cause);
-	struct cfire *f = cx_new(j, cj->sharding_total_count, (uint64_t)fi->fire_s * 1000u);
+	struct cfire *f = cx_new(j, cj->sharding_total_count, (uint64_t)fi->fire_ms);
 	if (!f) return -1;
 	f->handle = fi->handle;
 	f->fire->source = fi->catch_up ? EVS_MISFIRE : EVS_NORMAL;

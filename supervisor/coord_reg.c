@@ -92,6 +92,7 @@ static const char *type_string(const conf_job_t *cj)
 	case CONF_JOB_SCRIPT: return "SCRIPT";
 	case CONF_JOB_NATIVE: return "NATIVE";
 	case CONF_JOB_EXTERNAL: return "EXTERNAL";
+	case CONF_JOB_HTTP: return "HTTP";   /* ElasticJob's own type name for its HTTP jobs */
 	default: return "";
 	}
 }
@@ -100,8 +101,9 @@ static void reg_done(struct cjob *j)
 {
 	j->reg.busy = 0;
 	j->reg.session = zkc_session(j->c->z);
-	log_info("job %s: registered as %s (%s)", j->name, j->c->id,
-	         cj_conf(j)->disabled ? "server DISABLED" : "server ENABLED");
+	log_info("job %s: registered as %s (%s%s)", j->name, j->c->id,
+	         cj_conf(j)->disabled ? "server DISABLED" : "server ENABLED",
+	         cj_conf(j)->cron ? "" : "; one-off: runs on trigger only");
 	j->reg.ever = 1;
 	if (j->reg.rejoin) {
 		j->reg.rejoin = 0;

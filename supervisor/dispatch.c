@@ -31,6 +31,8 @@ struct entry {
 	uint32_t kind, item, total, attempt, max_retries, timeout_s;
 	uint64_t fire_id, epoch, cookie;
 	char *job, *task_id, *item_param, *job_param, *cmd, *lib, *sym;   /* inside this allocation */
+	char *uri, *method, *data, *ctype, *ca_file;                       /* kind HTTP, likewise */
+	uint32_t connect_ms, read_ms;
 };
 
 struct list {
@@ -137,13 +139,16 @@ static char *scopy(char **at, const char *s)
 
 uint64_t disp_submit(disp_t *d, const struct disp_req *r)
 {
+	const struct disp_http *h = r->kind == FRAME_KIND_HTTP ? r->http : NULL;
 	if (!r->job || !r->task_id || r->item >= r->total || (r->kind == FRAME_KIND_SCRIPT && !r->cmd) ||
-	    (r->kind == FRAME_KIND_NATIVE && (!r->lib || !r->sym))) {
+	    (r->kind == FRAME_KIND_NATIVE && (!r->lib || !r->sym)) ||
+	    (r->kind == FRAME_KIND_HTTP && (!h || !h->uri || !h->method))) {
 		errno = EINVAL;
 		return 0;
 	}
 	size_t n = sizeof(struct entry) + slen(r->job) + slen(r->task_id) + slen(r->item_param ? r->item_param : "") +
 	           slen(r->job_param ? r->job_param : "") + slen(r->cmd) + slen(r->lib) + slen(r->sym);
+	if (h) n += slen(h->uri) + slen(h->method) + slen(h->data) + slen(h->ctype) + slen(h->ca_file);
 	struct entry *e = calloc(1, n);
 	if (!e) return 0;
 	char *at = (char *)(e + 1);
@@ -154,6 +159,15 @@ uint64_t disp_submit(disp_t *d, const struct disp_req *r)
 	e->cmd = scopy(&at, r->cmd);
 	e->lib = scopy(&at, r->lib);
 	e->sym = scopy(&at, r->sym);
+	if (h) {
+		e->uri = scopy(&at, h->uri);
+		e->method = scopy(&at, h->method);
+		e->data = scopy(&at, h->data);
+		e->ctype = scopy(&at, h->ctype);
+		e->ca_file = scopy(&at, h->ca_file);
+		e->connect_ms = h->connect_ms;
+		e->read_ms = h->read_ms;
+	}
 	e->kind = r->kind;
 	e->item = r->item;
 	e->total = r->total;
@@ -180,6 +194,8 @@ static int publish(disp_t *d, disp_target_t *t, struct entry *e)
 		.xid = e->xid, .fire_id = e->fire_id, .epoch = e->epoch, .item = e->item, .total = e->total,
 		.attempt = e->attempt, .kind = e->kind, .job = e->job, .task_id = e->task_id,
 		.item_param = e->item_param, .job_param = e->job_param, .cmd = e->cmd, .lib = e->lib, .sym = e->sym,
+		.uri = e->uri, .method = e->method, .data = e->data, .ctype = e->ctype, .ca_file = e->ca_file,
+		.connect_ms = e->connect_ms, .read_ms = e->read_ms,
 	};
 	uint64_t now = wait_now_ns();
 	if (e->timeout_s) {

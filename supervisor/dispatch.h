@@ -17,10 +17,18 @@
 typedef struct disp disp_t;
 typedef struct disp_target disp_target_t;
 
+/* An http item's request: ElasticJob's http.* props (conf_job_t's http_*). */
+struct disp_http {
+	const char *uri, *method;   /* required */
+	const char *data, *ctype, *ca_file;   /* NULL: none */
+	uint32_t connect_ms, read_ms;         /* 0: no limit */
+};
+
 struct disp_req {
 	const char *job;
 	uint32_t kind;              /* enum frame_kind */
 	const char *cmd, *lib, *sym;/* by kind (copied) */
+	const struct disp_http *http;   /* kind HTTP: the request (copied) */
 	const char *job_param;
 	const char *item_param;
 	const char *task_id;

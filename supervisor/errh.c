@@ -336,6 +336,7 @@ void errh_free(errh_t *x)
 	for (unsigned k = 0; k < x->n; k++) free(x->q[(x->head + k) % ERRH_QUEUE]);
 	pthread_mutex_destroy(&x->mu);
 	pthread_cond_destroy(&x->cv);
+	history_src_free(&x->src);
 	free(x->instance);
 	free(x);
 }

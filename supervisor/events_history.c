@@ -32,10 +32,16 @@ void history_src_init(struct history_src *h, const char *instance)
 	memset(h, 0, sizeof *h);
 	h->instance = instance;
 	h->iso_s = -1;
+	json_init(&h->fixed);
 	if (gethostname(h->host, sizeof h->host) != 0) h->host[0] = 0;
 	h->host[sizeof h->host - 1] = 0;
 	const char *sep = strstr(instance, "@-@");
 	snprintf(h->ip, sizeof h->ip, "%.*s", sep ? (int)(sep - instance) : 0, instance);
+}
+
+void history_src_free(struct history_src *h)
+{
+	json_free(&h->fixed);
 }
 
 /* "2026-11-24T07:31:52.355Z": the date and time of a second formatted once for all its records */
@@ -133,35 +139,39 @@ static void flush(void *arg)
 
 void history_fields(json_buf_t *b, const struct event *ev, struct history_src *h)
 {
-	json_key(b, "job", 1), json_cstr(b, ev->job, JSON_PLAIN);
-	json_key(b, "item", 0), json_u64(b, ev->item);
-	json_key(b, "fireId", 0), json_u64(b, ev->fire_ms);
-	json_key(b, "taskId", 0), json_cstr(b, ev->task_id, JSON_PLAIN);
-	json_key(b, "instance", 0), json_cstr(b, h->instance, JSON_PLAIN);
-	json_key(b, "host", 0), json_cstr(b, h->host, JSON_PLAIN);
-	json_key(b, "ip", 0), json_cstr(b, h->ip, JSON_PLAIN);
+	/* each key with its comma and colon is one literal */
+	json_raw(b, "\"job\":"), json_cstr(b, ev->job, JSON_PLAIN);
+	json_raw(b, ",\"item\":"), json_u64(b, ev->item);
+	json_raw(b, ",\"fireId\":"), json_u64(b, ev->fire_ms);
+	json_raw(b, ",\"taskId\":"), json_cstr(b, ev->task_id, JSON_PLAIN);
+	if (!h->fixed.p) {              /* this instance's part of every record, escaped once */
+		json_raw(&h->fixed, ",\"instance\":"), json_cstr(&h->fixed, h->instance, JSON_PLAIN);
+		json_raw(&h->fixed, ",\"host\":"), json_cstr(&h->fixed, h->host, JSON_PLAIN);
+		json_raw(&h->fixed, ",\"ip\":"), json_cstr(&h->fixed, h->ip, JSON_PLAIN);
+	}
+	json_raw(b, h->fixed.p ? h->fixed.p : "");
 	char ep[24];
 	size_t k = sizeof ep;
 	ep[--k] = 0;
 	for (uint64_t v = ev->epoch; v || k == sizeof ep - 1; v >>= 4) ep[--k] = "0123456789abcdef"[v & 15];
 	ep[--k] = 'x', ep[--k] = '0';
-	json_key(b, "epoch", 0), json_cstr(b, ev->epoch ? ep + k : NULL, JSON_PLAIN);
-	json_key(b, "attempt", 0), json_u64(b, ev->attempt);
-	json_key(b, "final", 0), json_raw(b, ev->final ? "true" : "false");
-	json_key(b, "source", 0), json_cstr(b, event_source_name(ev->source), JSON_PLAIN);
-	json_key(b, "start", 0), iso_ms(h, b, ev->start_ms);
-	json_key(b, "end", 0), iso_ms(h, b, ev->end_ms);
-	json_key(b, "durationMs", 0), json_u64(b, (ev->duration_us + 500) / 1000);
-	json_key(b, "outcome", 0), json_cstr(b, frame_status_name(ev->status), JSON_PLAIN);
-	json_key(b, "exitCode", 0);       /* null when a signal ended it */
+	json_raw(b, ",\"epoch\":"), json_cstr(b, ev->epoch ? ep + k : NULL, JSON_PLAIN);
+	json_raw(b, ",\"attempt\":"), json_u64(b, ev->attempt);
+	json_raw(b, ",\"final\":"), json_raw(b, ev->final ? "true" : "false");
+	json_raw(b, ",\"source\":"), json_cstr(b, event_source_name(ev->source), JSON_PLAIN);
+	json_raw(b, ",\"start\":"), iso_ms(h, b, ev->start_ms);
+	json_raw(b, ",\"end\":"), iso_ms(h, b, ev->end_ms);
+	json_raw(b, ",\"durationMs\":"), json_u64(b, (ev->duration_us + 500) / 1000);
+	json_raw(b, ",\"outcome\":"), json_cstr(b, frame_status_name(ev->status), JSON_PLAIN);
+	json_raw(b, ",\"exitCode\":");       /* null when a signal ended it */
 	if (ev->signal) json_raw(b, "null");
 	else json_i64(b, ev->exit_code);
-	json_key(b, "signal", 0);
+	json_raw(b, ",\"signal\":");
 	if (ev->signal) json_i64(b, ev->signal);
 	else json_raw(b, "null");
-	json_key(b, "cause", 0), json_cstr(b, ev->error && ev->error[0] ? ev->error : NULL, JSON_PLAIN);
-	json_key(b, "where", 0), json_cstr(b, ev->where, JSON_PLAIN);
-	json_key(b, "output", 0), json_cstr(b, ev->output && ev->output[0] ? ev->output : NULL, JSON_PLAIN);
+	json_raw(b, ",\"cause\":"), json_cstr(b, ev->error && ev->error[0] ? ev->error : NULL, JSON_PLAIN);
+	json_raw(b, ",\"where\":"), json_cstr(b, ev->where, JSON_PLAIN);
+	json_raw(b, ",\"output\":"), json_cstr(b, ev->output && ev->output[0] ? ev->output : NULL, JSON_PLAIN);
 }
 
 static void record(void *arg, const struct event *ev)
@@ -194,6 +204,7 @@ static void finish(void *arg)
 {
 	struct history *h = arg;
 	json_free(&h->pend);
+	history_src_free(&h->src);
 	if (h->fd >= 0) close(h->fd);
 	free(h->path);
 	free(h);

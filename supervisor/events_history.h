@@ -20,8 +20,10 @@ struct history_src {
 	char ip[64];
 	time_t iso_s;               /* the second iso[] holds ("2026-11-24T07:31:52"), -1: none */
 	char iso[32];
+	json_buf_t fixed;           /* ,"instance":..,"host":..,"ip":.. as every record has it */
 };
 void history_src_init(struct history_src *h, const char *instance);
+void history_src_free(struct history_src *h);
 /* The record of an ended attempt (EVT_ITEM_ENDED), docs/config.md's "The history file": its
  * fields, "job":... to "output":..., appended to b without the braces (ejob's WEBHOOK error
  * handler sends the same record). */

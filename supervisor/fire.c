@@ -43,6 +43,7 @@ uint32_t fire_kind(const conf_job_t *j)
 	case CONF_JOB_SCRIPT: return FRAME_KIND_SCRIPT;
 	case CONF_JOB_NATIVE: return FRAME_KIND_NATIVE;
 	case CONF_JOB_EXTERNAL: return FRAME_KIND_EXTERNAL;
+	case CONF_JOB_HTTP: return FRAME_KIND_HTTP;
 	default: return FRAME_KIND_NONE;
 	}
 }
@@ -120,7 +121,7 @@ uint32_t fire_submit(fire_t *f, const conf_job_t *j, uint64_t epoch)
 	f->n = 0;
 	f->epoch = epoch;
 	if (kind == FRAME_KIND_NONE) {
-		log_error("job %s: no type (script, native or external): it cannot run", j->name);
+		log_error("job %s: no type (script, native, external or http): it cannot run", j->name);
 		return 0;
 	}
 	char *task = fire_task_id(j->name, f->items, n, f->fs->instance);
@@ -128,9 +129,14 @@ uint32_t fire_submit(fire_t *f, const conf_job_t *j, uint64_t epoch)
 		log_error("job %s: out of memory starting a fire", j->name);
 		return 0;
 	}
+	const struct disp_http http = {
+		.uri = j->http_uri, .method = j->http_method, .data = j->http_data, .ctype = j->http_content_type,
+		.ca_file = j->http_ca_file, .connect_ms = (uint32_t)j->http_connect_timeout_ms,
+		.read_ms = (uint32_t)j->http_read_timeout_ms,
+	};
 	for (uint32_t i = 0; i < n; i++) {
 		struct disp_req q = {
-			.job = j->name, .kind = kind, .cmd = j->script_command_line, .lib = j->native_library,
+			.job = j->name, .kind = kind, .cmd = j->script_command_line, .lib = j->native_library, .http = &http,
 			.sym = j->native_symbol, .job_param = j->job_parameter,
 			.item_param = conf_job_item_param(j, (int)f->items[i]), .task_id = task, .item = f->items[i],
 			.total = f->total, .fire_id = f->fire_ms, .epoch = epoch, .timeout_s = (uint32_t)j->timeout_seconds,

@@ -89,7 +89,7 @@ int local_fire(void *arg, const struct sched_fire_info *fi)
 	if (l->stopping) return -1;
 	struct sfire *sf = calloc(1, sizeof *sf);
 	fire_t *f = sf ? fire_new(l->p.fires, &standalone_ops, sf, j->name, j->sharding_total_count,
-	                          (uint64_t)fi->fire_s * 1000u) : NULL;
+	                          (uint64_t)fi->fire_ms) : NULL;
 	if (!f) {
 		free(sf);
 		return -1;
@@ -223,7 +223,7 @@ int local_run(local_t *l, const conf_t *conf, const char *spec)
 	uint32_t total = j->sharding_total_count;
 	uint32_t kind = fire_kind(j);
 	if (kind == FRAME_KIND_NONE) {
-		log_error("--run %s: the job has no type (script, native or external)", name);
+		log_error("--run %s: the job has no type (script, native, external or http)", name);
 		return -1;
 	}
 	fire_t *f = fire_new(l->p.fires, &run_ops, l, name, total, wait_realtime_ns() / 1000000u);

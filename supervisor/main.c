@@ -305,7 +305,7 @@ static int pool_accepts(void *arg, const char *job, uint32_t kind)
 {
 	(void)arg;
 	(void)job;
-	return kind == FRAME_KIND_SCRIPT || kind == FRAME_KIND_NATIVE;
+	return kind == FRAME_KIND_SCRIPT || kind == FRAME_KIND_NATIVE || kind == FRAME_KIND_HTTP;
 }
 
 static pid_t pool_worker_pid(void *arg, uint32_t worker)
@@ -335,7 +335,7 @@ static int job_ok(void *arg, const char *job, char *why, size_t len)
 		const conf_job_t *j = &s->conf->jobs[i];
 		if (strcmp(j->name, job)) continue;
 		if (j->type == CONF_JOB_EXTERNAL) return 0;
-		snprintf(why, len, "is a %s job, not an external one", j->type == CONF_JOB_SCRIPT ? "script" : "native");
+		snprintf(why, len, "is a job of type %s, not an external one", conf_job_type_name(j->type));
 		return -1;
 	}
 	snprintf(why, len, "no such job in this supervisor's configuration");
@@ -496,6 +496,17 @@ static void sup_shutdown(struct sup *s, int exit_code)
 	pool_stop(s->pool, (grace + kill_grace) * 1000u);
 }
 
+/* A one-off job (no cron) runs on trigger only, and --standalone has no trigger (no ZooKeeper):
+ * say so rather than leave the job silently idle. */
+static void note_untriggered(const struct sup *s, const conf_t *c)
+{
+	if (!s->opts.standalone) return;
+	for (size_t i = 0; i < c->n_jobs; i++)
+		if (!c->jobs[i].cron && !c->jobs[i].disabled)
+			log_warn("job %s: one-off (no cron): it runs on trigger only, and --standalone has no trigger (no "
+			         "ZooKeeper), so it does not run here; '--run %s' runs it once", c->jobs[i].name, c->jobs[i].name);
+}
+
 static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	(void)revents;
@@ -518,7 +529,10 @@ static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			log_warn("supervisor.scriptOutputMaxLines/scriptOutputMaxBytes changed: the workers get them at the "
 			         "next start");
 		/* the scheduler takes the new jobs before the old config goes */
-		if (s->sched) sched_set_jobs(s->sched, c);
+		if (s->sched) {
+			sched_set_jobs(s->sched, c);
+			note_untriggered(s, c);
+		}
 		if (s->coord) coord_set_jobs(s->coord, c);  /* after: a stored config stays in force */
 		conf_free(s->conf);
 		s->conf = c;
@@ -764,6 +778,7 @@ static int start_scheduling(struct sup *s)
 	sched_set_events(s->sched, s->events);
 	local_set_sched(s->local, s->sched);
 	sched_set_jobs(s->sched, s->conf);
+	note_untriggered(s, s->conf);
 	return 0;
 }
 

@@ -148,17 +148,23 @@ static void arm_next(struct sched_job *j)
 /* Start one fire through the hook. The job counts as running before the hook is called: a hook
  * may end the fire before it returns (a fire with nothing to run here), and that end must find
  * it running, or the job would look busy for good and every later fire would be a misfire. */
-static int start_fire(struct sched_job *j, int64_t fire_s, int catch_up, uint32_t missed)
+static int start_fire_ms(struct sched_job *j, int64_t fire_s, int64_t fire_ms, int catch_up, uint32_t missed)
 {
 	sched_t *s = j->s;
 	struct sched_fire_info f = {
-		.job = j->name, .conf = j->conf, .fire_s = fire_s, .catch_up = catch_up, .missed = missed, .handle = j,
+		.job = j->name, .conf = j->conf, .fire_s = fire_s, .fire_ms = fire_ms, .catch_up = catch_up,
+		.missed = missed, .handle = j,
 	};
 	j->running = 1;
 	j->running_since_s = fire_s;
 	int r = s->hooks.start(s->arg, &f);
 	if (r != 0) j->running = 0;
 	return r;
+}
+
+static int start_fire(struct sched_job *j, int64_t fire_s, int catch_up, uint32_t missed)
+{
+	return start_fire_ms(j, fire_s, fire_s * 1000, catch_up, missed);
 }
 
 static void note_missed(struct sched_job *j, uint32_t n, int64_t at_s);
@@ -341,7 +347,7 @@ static int year_of(int64_t s)
 }
 
 /* (Re)build a job's cron from its config, which compiled it and loaded its zone; 0, or -1
- * (logged; the job will not fire). */
+ * (logged; the job will not fire). A one-off job (no cron) has no timer: 0, and j->cron NULL. */
 static int job_load(struct sched_job *j, const conf_job_t *c, int64_t now_s)
 {
 	cron_free(j->cron);
@@ -355,10 +361,7 @@ static int job_load(struct sched_job *j, const conf_job_t *c, int64_t now_s)
 		log_error("job %s: out of memory; it will not fire", j->name);
 		return -1;
 	}
-	if (!c->cron) {
-		log_error("job %s: no cron; it will not fire until its config has one", j->name);
-		return -1;
-	}
+	if (!c->cron) return 0;
 	if (c->time_zone && !c->tz) {
 		log_error("job %s: timeZone: %s; it will not fire until this is fixed", j->name,
 		          c->tz_error ? c->tz_error : "not loaded (its config was read without zone lookups)");
@@ -387,6 +390,20 @@ static struct sched_job *find(const sched_t *s, const char *name)
 	return NULL;
 }
 
+/* A job's cron or zone changed (the config still in j's texts); a one-off job's zone means nothing. */
+static void log_change(const struct sched_job *j, const conf_job_t *c)
+{
+	const char *in = c->time_zone ? " in " : "", *tz = c->time_zone ? c->time_zone : "";
+	if (!c->cron && j->cron_text)
+		log_info("job %s: no cron now: a one-off job, it fires only when triggered (was '%s'%s%s)", j->name,
+		         j->cron_text, j->tz_text ? " in " : "", j->tz_text ? j->tz_text : "");
+	else if (c->cron && !j->cron_text)
+		log_info("job %s: cron '%s'%s%s now (was none: a one-off job)", j->name, c->cron, in, tz);
+	else if (c->cron)
+		log_info("job %s: cron '%s'%s%s now (was '%s'%s%s)", j->name, c->cron, in, tz, j->cron_text,
+		         j->tz_text ? " in " : "", j->tz_text ? j->tz_text : "");
+}
+
 /* A job takes a config (new, or a change of it); 0, or -1 if its cron or zone cannot be loaded. */
 static int job_take(sched_t *s, struct sched_job *j, const conf_job_t *c, int fresh, int64_t now_s)
 {
@@ -394,10 +411,7 @@ static int job_take(sched_t *s, struct sched_job *j, const conf_job_t *c, int fr
 	int was_off = !fresh && (!j->cron || !wtimer_armed(&j->timer));
 	j->conf = c;
 	if (fresh || !streq(j->cron_text, c->cron) || !streq(j->tz_text, c->time_zone)) {
-		if (!fresh)
-			log_info("job %s: cron '%s'%s%s now (was '%s'%s%s)", j->name, c->cron ? c->cron : "(none)",
-			         c->time_zone ? " in " : "", c->time_zone ? c->time_zone : "",
-			         j->cron_text ? j->cron_text : "(none)", j->tz_text ? " in " : "", j->tz_text ? j->tz_text : "");
+		if (!fresh) log_change(j, c);
 		if (job_load(j, c, now_s) < 0) rc = -1;
 		/* a new cron starts from now: the old cron's past is not the new one's missed fires */
 		if (j->last_s < now_s) j->last_s = now_s;
@@ -414,6 +428,7 @@ static int job_take(sched_t *s, struct sched_job *j, const conf_job_t *c, int fr
 	if (next >= 0) fmt_time(next, job_tz(j), when, sizeof when);
 	if (c->disabled) log_info("job %s: disabled; it does not fire", j->name);
 	else if (j->cron) log_debug("job %s: next fire %s", j->name, when);
+	else log_debug("job %s: one-off: it fires only when triggered", j->name);
 	return rc;
 }
 
@@ -503,14 +518,15 @@ int sched_trigger(sched_t *s, const char *job)
 {
 	struct sched_job *j = find(s, job);
 	if (!j || !j->conf || s->stopped) return -1;
-	int64_t now_s = floor_s(wtimer_now_ns());
+	int64_t now_ns = wtimer_now_ns(), now_s = floor_s(now_ns);
 	if (j->running) {
 		log_info("job %s: triggered while its previous fire still runs: misfire", j->name);
+		skipped(j, now_s, 1, "still_running", "triggered while the previous fire still runs (misfire)");
 		note_missed(j, 1, now_s);
 		return 0;
 	}
 	log_info("job %s: triggered: a fire now", j->name);
-	if (start_fire(j, now_s, 0, 0) < 0) note_missed(j, 1, now_s);
+	if (start_fire_ms(j, now_s, now_ns / 1000000, 0, 0) < 0) note_missed(j, 1, now_s);
 	return 0;
 }
 

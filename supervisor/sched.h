@@ -12,7 +12,8 @@
  * Missed fires, and fires that come while the job's previous fire still runs, set the job's
  * misfire flag; when the job is idle again and `misfire` is on, one catch-up fire runs for all of
  * them (N missed fires collapse into one, as in ElasticJob); with `misfire: false` they are
- * dropped and logged.
+ * dropped and logged. A one-off job (no cron) has no timer: it fires only when triggered
+ * (sched_trigger), and a trigger while its fire runs is a missed fire like the others.
  *
  * sched_decide() is the pure part (tests drive it with synthetic clocks); the rest keeps one
  * wall-clock timer per job and calls hooks to start fires. */
@@ -58,6 +59,8 @@ struct sched_fire_info {
 	const char *job;
 	const conf_job_t *conf;   /* the job's current config */
 	int64_t fire_s;           /* the scheduled fire time this run stands for */
+	int64_t fire_ms;          /* its id: fire_s in ms, or for a trigger the ms it came at (two
+	                             triggers in one second are two fires, with two ids) */
 	int catch_up;             /* 1: one run for missed fires */
 	uint32_t missed;          /* catch-up: how many fires it stands for (capped) */
 	sched_job_t *handle;      /* for sched_fire_ended() */
@@ -84,9 +87,9 @@ void sched_free(sched_t *s);
  * tz: conf_parse with zone lookups, or conf_node_parse), the cron under Quartz's year limit of
  * the day it is taken; nothing is parsed here. The config must outlive its use here (it owns
  * the zones): call again before freeing it.
- * Returns 0, or -1 if some job has no cron, or a cron or time zone its config did not compile
- * or load, or a cron the year limit refuses (logged; that job stops firing until a config fixes
- * it). */
+ * A job without a cron (a one-off job) has no timer: it fires only by sched_trigger().
+ * Returns 0, or -1 if some job has a cron or time zone its config did not compile or load, or a
+ * cron the year limit refuses (logged; that job stops firing until a config fixes it). */
 int sched_set_jobs(sched_t *s, const conf_t *conf);
 
 /* One job of the config takes another config (the one stored in ZooKeeper, say): as
@@ -101,8 +104,9 @@ void sched_fire_ended(sched_t *s, sched_job_t *job);
  * the sharding): it counts as missed, and its catch-up follows (misfire: true) when it can run. */
 void sched_fire_missed(sched_t *s, sched_job_t *job);
 
-/* A fire now, outside the cron (a manual trigger): as a fire that comes at this second (while the
- * previous fire runs, it is a misfire). 0, or -1 for no such job. */
+/* A fire now, outside the cron (a manual trigger; a one-off job's only fires): as a fire that
+ * comes at this second (while the previous fire runs, it is a misfire: one catch-up run after it
+ * with misfire: true, none with false). 0, or -1 for no such job. */
 int sched_trigger(sched_t *s, const char *job);
 
 /* The start hook can run fires of job again (connected, registered): a catch-up run owed for

@@ -203,6 +203,43 @@ static void test_roundtrip(void)
 	is_str(err.msg, "frame type 2, expected 1 (submit)", "  message");
 }
 
+/* An HTTP item's request travels in optional fields; a timeout of 0 (no limit) is left out and
+ * decodes as 0; an empty method is refused both ways. */
+static void test_http_fields(void)
+{
+	unsigned char buf[4096];
+	struct frame_submit s = {
+		.item = 1, .total = 2, .attempt = 1, .kind = FRAME_KIND_HTTP, .job = "h", .task_id = "h@-@1@-@READY@-@x",
+		.item_param = "", .job_param = "", .uri = "https://example.com/run?a=1", .method = "POST",
+		.data = "x=1&y=\xc3\xa9", .ctype = "application/json", .ca_file = "/etc/ejob/ca.pem", .connect_ms = 3000,
+		.read_ms = 0,
+	};
+	long n = frame_encode_submit(&s, buf, sizeof buf);
+	struct frame_submit d;
+	struct frame_err err;
+	int r = n > 0 ? frame_decode_submit(dec, buf, (size_t)n, &d, &err) : -1;
+	if (!ok(r == 0, "an http submission encodes and decodes")) diag("%s", n > 0 ? err.msg : "encode failed");
+	if (r == 0) {
+		ok(d.kind == FRAME_KIND_HTTP && !strcmp(d.uri, s.uri) && !strcmp(d.method, "POST") && !strcmp(d.data, s.data) &&
+		   !strcmp(d.ctype, s.ctype) && !strcmp(d.ca_file, s.ca_file), "  uri, method, data, ctype, cafile survive");
+		ok(d.connect_ms == 3000 && d.read_ms == 0, "  timeouts survive (0: no limit)");
+		ok(!d.cmd && !d.lib && !d.sym, "  no script or native fields");
+	}
+	is_str(frame_kind_name(FRAME_KIND_HTTP), "http", "kind name");
+	struct frame_submit b = s;
+	b.method = "";
+	errno = 0;
+	ok(frame_encode_submit(&b, buf, sizeof buf) == -1 && errno == EINVAL, "an empty method is refused");
+	b.method = "GETGETGETGETGETGE";
+	ok(frame_encode_submit(&b, buf, sizeof buf) == -1 && errno == EINVAL, "a 17-byte method is refused");
+	b = s;
+	b.read_ms = (uint32_t)INT32_MAX + 1u;
+	ok(frame_encode_submit(&b, buf, sizeof buf) == -1 && errno == EINVAL, "a read timeout past INT32_MAX is refused");
+	b = s;
+	b.kind = FRAME_KIND_HTTP + 1;
+	ok(frame_encode_submit(&b, buf, sizeof buf) == -1 && errno == EINVAL, "kind 5 is refused");
+}
+
 static void test_encode_refusals(void)
 {
 	unsigned char buf[4096];
@@ -472,11 +509,12 @@ static void test_attach_frames(void)
 
 int main(void)
 {
-	plan(119);
+	plan(128);
 	dec = frame_decoder_new(FRAME_MAX_LEN);
 	if (!dec) BAIL_OUT("frame_decoder_new failed");
 	test_crc();
 	test_roundtrip();
+	test_http_fields();
 	test_encode_refusals();
 	test_header_rejections();
 	test_msgpack_rejections();

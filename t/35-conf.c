@@ -319,8 +319,6 @@ static void test_errors(void)
 	       "t.yaml:8:5: jobs.hello.shardingTotalCount: must be an integer 1-10000 (got \"four\")");
 	ERRORS("unknown key with a suggestion",
 	       HEAD "jobs:\n  j:\n    type: external\n    crn: '* * * * * ?'\n    shardingTotalCount: 1\n",
-	       "t.yaml:5:3: jobs.j.cron: missing; every job needs a Quartz cron expression, "
-	       "e.g. \"0/5 * * * * ?\"",
 	       "t.yaml:7:5: jobs.j.crn: unknown key; did you mean 'cron'?");
 	ERRORS("unknown key without a close one lists the allowed keys",
 	       "regCenter:\n  serverLists: a:1\n  namespace: n\n  colour: blue\njobs: {}\n",
@@ -339,8 +337,6 @@ static void test_errors(void)
 	       "t.yaml:9:5: jobs.j.cron: duplicate key (first at line 7, column 5); each key may "
 	       "appear once",
 	       "t.yaml:10:3: jobs.j: duplicate key (first at line 5, column 3); each key may appear once",
-	       "t.yaml:10:3: jobs.j.cron: missing; every job needs a Quartz cron expression, "
-	       "e.g. \"0/5 * * * * ?\"",
 	       "t.yaml:10:3: jobs.j.shardingTotalCount: missing; every job needs the number of shard "
 	       "items, 1-10000",
 	       "t.yaml:10:3: jobs.j.props: a native job needs props 'native.library', the path of the "
@@ -353,7 +349,7 @@ static void test_errors(void)
 	       "t.yaml:5:3: supervisor.workers: must be an integer 1-1024 (got a list)",
 	       "t.yaml:6:3: supervisor.attachAllowUids: must be a list of user names or numeric ids "
 	       "(got a scalar)",
-	       "t.yaml:9:5: jobs.j.type: must be one of script, native or external (got a mapping)",
+	       "t.yaml:9:5: jobs.j.type: must be one of script, native, external or http (got a mapping)",
 	       "t.yaml:10:5: jobs.j.cron: must be a string (got a list)",
 	       "t.yaml:12:5: jobs.j.failover: must be true or false (got \"1\")",
 	       "t.yaml:13:5: jobs.j.props: must be a mapping of names to strings (got a list)");
@@ -399,7 +395,6 @@ static void test_errors(void)
 	       "t.yaml:1:1: regCenter.namespace: missing; give the root node of the jobs, e.g. \"ejob-demo\"",
 	       "t.yaml:2:3: regCenter.serverLists: must not be empty; give host:port pairs, e.g. "
 	       "\"zk1:2181,zk2:2181\"",
-	       "t.yaml:7:5: jobs.j.cron: must not be empty; leave the key out to unset it",
 	       "t.yaml:8:5: jobs.j.timeZone: must not be empty; leave the key out to unset it",
 	       "t.yaml:9:5: jobs.j.shardingTotalCount: must be an integer 1-10000 (got nothing)");
 	ERRORS("missing sections", "supervisor: {}\n",
@@ -407,7 +402,7 @@ static void test_errors(void)
 	       "t.yaml:1:1: jobs: missing; the file needs jobs, a mapping of job names to jobs "
 	       "(jobs: {} for none)");
 	ERRORS("missing type", HEAD "jobs:\n  j:\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n",
-	       "t.yaml:5:3: jobs.j.type: missing; every job needs a type: script, native or external");
+	       "t.yaml:5:3: jobs.j.type: missing; every job needs a type: script, native, external or http");
 	ERRORS("what each type needs",
 	       HEAD "jobs:\n  s:\n    type: script\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
 	       "    props: {script.command.line: ' '}\n"
@@ -558,11 +553,9 @@ static void test_errors(void)
 	ERRORS("a key that is a list", HEAD "jobs:\n  [a]: 1\n",
 	       "t.yaml:5:3: jobs: a key must be a scalar (got a list)");
 	ERRORS("a merge of a scalar", HEAD "jobs:\n  j:\n    <<: 5\n",
-	       "t.yaml:5:3: jobs.j.cron: missing; every job needs a Quartz cron expression, e.g. "
-	       "\"0/5 * * * * ?\"",
 	       "t.yaml:5:3: jobs.j.shardingTotalCount: missing; every job needs the number of shard "
 	       "items, 1-10000",
-	       "t.yaml:5:3: jobs.j.type: missing; every job needs a type: script, native or external",
+	       "t.yaml:5:3: jobs.j.type: missing; every job needs a type: script, native, external or http",
 	       "t.yaml:6:9: jobs.j.<<: a merge key takes a mapping or a list of mappings (got a scalar)");
 }
 
@@ -633,6 +626,26 @@ static void test_cron(void)
 	   "... nor loaded; the cron is compiled all the same");
 	conf_free(c);
 	conf_diags_free(d);
+
+	/* a one-off job: no cron, or an empty one (ElasticJob's OneOffJobBootstrap takes both) */
+	c = parse(HEAD "jobs:\n  a: {type: external, shardingTotalCount: 1}\n"
+	          "  b: {type: external, cron: ~, shardingTotalCount: 1}\n"
+	          "  c: {type: external, cron: '', shardingTotalCount: 1}\n"
+	          "  d:\n    type: external\n    cron:\n    shardingTotalCount: 1\n", &d);
+	ok(c && c->n_jobs == 4, "a job without cron, with cron ~, '' or nothing is valid");
+	int oneoff = c != NULL;
+	for (size_t i = 0; c && i < c->n_jobs; i++) oneoff &= !c->jobs[i].cron && !c->jobs[i].cron_compiled;
+	ok(oneoff, "... a one-off job each: no cron, nothing compiled");
+	conf_free(c);
+	conf_diags_free(d);
+	/* a blank one is not empty: ElasticJob refuses it as a cron (Quartz) and as a one-off job */
+	ERRORS("a blank cron",
+	       HEAD "jobs:\n  j:\n    type: external\n    cron: '  '\n    shardingTotalCount: 1\n"
+	       "  k: {type: external, cron: \"\\t\", shardingTotalCount: 1}\n",
+	       "t.yaml:7:5: jobs.j.cron: blank; give a Quartz cron expression (e.g. \"0/5 * * * * ?\"), or leave cron "
+	       "out (or \"\") for a one-off job that runs only when triggered",
+	       "t.yaml:9:23: jobs.k.cron: blank; give a Quartz cron expression (e.g. \"0/5 * * * * ?\"), or leave "
+	       "cron out (or \"\") for a one-off job that runs only when triggered");
 }
 
 static void test_sip(void)
@@ -720,12 +733,10 @@ static void test_many_errors(void)
 	       "'zookeeper'",
 	       "t.yaml:5:3: supervisor.workers: must be an integer 1-1024 (got \"0\")",
 	       "t.yaml:6:3: supervisor.logLevel: must be one of error, warn, info or debug (got \"verbose\")",
-	       "t.yaml:9:5: jobs.one.type: must be one of script, native or external (got \"scrip\"); "
+	       "t.yaml:9:5: jobs.one.type: must be one of script, native, external or http (got \"scrip\"); "
 	       "did you mean 'script'?",
 	       "t.yaml:12:33: jobs.one.shardingItemParameters: item 2 is out of range: "
 	       "shardingTotalCount is 2, so items are 0-1",
-	       "t.yaml:13:3: jobs.two.cron: missing; every job needs a Quartz cron expression, e.g. "
-	       "\"0/5 * * * * ?\"",
 	       "t.yaml:15:5: jobs.two.crn: unknown key; did you mean 'cron'?",
 	       "t.yaml:17:5: jobs.two.failover: must be true or false (got \"sometimes\")");
 
@@ -974,6 +985,115 @@ static void test_unacted(void)
 	conf_diags_free(d);
 }
 
+/* type http: ElasticJob's HttpJobProperties, their defaults, and every way they can be wrong */
+static void test_http(void)
+{
+	conf_diags_t *d;
+	const char *y = HEAD "jobs:\n"
+		"  ping:\n    type: http\n    cron: '0 * * * * ?'\n    shardingTotalCount: 2\n"
+		"    props:\n      http.uri: 'http://127.0.0.1:8080/ping?x=1'\n      http.method: GET\n"
+		"  push:\n    type: http\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+		"    props:\n      http.uri: 'HTTPS://[::1]:8443/push'\n      http.method: POST\n"
+		"      http.data: 'a=1'\n      http.content.type: application/json\n"
+		"      http.connect.timeout.milliseconds: '0'\n      http.read.timeout.milliseconds: '250'\n"
+		"      http.ca.file: /etc/ejob/ca.pem\n";
+	conf_t *c = parse(y, &d);
+	if (ok(c != NULL && c->n_jobs == 2, "two http jobs load")) {
+		const conf_job_t *g = &c->jobs[0], *p = &c->jobs[1];
+		ok(g->type == CONF_JOB_HTTP && !strcmp(conf_job_type_name(g->type), "http"), "  type http");
+		is_str(g->http_uri, "http://127.0.0.1:8080/ping?x=1", "  http.uri");
+		is_str(g->http_method, "GET", "  http.method");
+		ok(!g->http_data && !g->http_content_type && !g->http_ca_file, "  no data, content type or CA file");
+		ok(g->http_connect_timeout_ms == 3000 && g->http_read_timeout_ms == 5000,
+		   "  ElasticJob's defaults: connect 3000 ms, read 5000 ms");
+		ok(!strcmp(p->http_method, "POST") && !strcmp(p->http_data, "a=1") &&
+		   !strcmp(p->http_content_type, "application/json") && !strcmp(p->http_ca_file, "/etc/ejob/ca.pem"),
+		   "  data, content type, CA file");
+		ok(p->http_connect_timeout_ms == 0 && p->http_read_timeout_ms == 250, "  timeouts as written (0: no limit)");
+		size_t len;
+		char *n = conf_node_emit(p, &len);
+		conf_job_t *back = n ? conf_node_parse(n, len, "/ns/push/config", NULL) : NULL;
+		ok(back && conf_job_equal(p, back) && back->type == CONF_JOB_HTTP && back->http_read_timeout_ms == 250,
+		   "  its config node reads back as the same http job");
+		ok(n && strstr(n, "  ejob.type: http\n"), "  with props ejob.type: http");
+		conf_job_free(back);
+		free(n);
+	}
+	conf_free(c);
+	conf_diags_free(d);
+
+#define HJOB "jobs:\n  h:\n    type: http\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+	ERRORS("an http job without props",
+	       HEAD HJOB,
+	       "t.yaml:5:3: jobs.h.props.http.uri: an http job needs the URL to request, http://HOST[:PORT]/PATH or "
+	       "https://...; the key is missing",
+	       "t.yaml:5:3: jobs.h.props.http.method: an http job needs its request method, as ElasticJob does: GET, "
+	       "POST, PUT, DELETE, HEAD, OPTIONS or TRACE; the key is missing");
+	ERRORS("every http prop wrong",
+	       HEAD HJOB "    props:\n      http.uri: 'ftp://h/x'\n      http.method: post\n"
+	       "      http.content.type: \"a\\nb\"\n      http.connect.timeout.milliseconds: '-1'\n"
+	       "      http.read.timeout.milliseconds: 5s\n      http.ca.file: ''\n",
+	       "t.yaml:10:7: jobs.h.props.http.uri: must start with http:// or https:// (got \"ftp://h/x\")",
+	       "t.yaml:11:7: jobs.h.props.http.method: must be written in upper case, 'POST' (got \"post\"): "
+	       "ElasticJob's HttpURLConnection refuses any other spelling",
+	       "t.yaml:12:7: jobs.h.props.http.content.type: must be one line without control characters, a header "
+	       "value such as application/json (got \"a\\nb\")",
+	       "t.yaml:13:7: jobs.h.props.http.connect.timeout.milliseconds: must be an integer 0-2147483647, in "
+	       "milliseconds (0: no limit) (got \"-1\")",
+	       "t.yaml:14:7: jobs.h.props.http.read.timeout.milliseconds: must be an integer 0-2147483647, in "
+	       "milliseconds (0: no limit) (got \"5s\")",
+	       "t.yaml:15:7: jobs.h.props.http.ca.file: must be the path of a file of PEM CA certificates for https; "
+	       "leave the key out to use the system's");
+	ERRORS("uris that make no request",
+	       HEAD "jobs:\n"
+	       "  a:\n    type: http\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+	       "    props: {http.uri: 'http:///x', http.method: GET}\n"
+	       "  b:\n    type: http\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+	       "    props: {http.uri: 'http://h:70000/', http.method: PATCH}\n"
+	       "  c:\n    type: http\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+	       "    props: {http.uri: 'http://h/a b', http.method: GET, http.read.timeout.milliseconds: '2147483648'}\n",
+	       "t.yaml:9:13: jobs.a.props.http.uri: has no host: write it as http://HOST[:PORT]/PATH (got \"http:///x\")",
+	       "t.yaml:14:13: jobs.b.props.http.uri: has a port that is not a number 1-65535 (got \"http://h:70000/\")",
+	       "t.yaml:14:42: jobs.b.props.http.method: must be GET, POST, PUT, DELETE, HEAD, OPTIONS or TRACE, the "
+	       "methods ElasticJob's HttpURLConnection sends (got \"PATCH\")",
+	       "t.yaml:19:13: jobs.c.props.http.uri: must not hold spaces or control characters: percent-encode them "
+	       "(a space is %20) (got \"http://h/a b\")",
+	       "t.yaml:19:57: jobs.c.props.http.read.timeout.milliseconds: must be an integer 0-2147483647, in "
+	       "milliseconds (0: no limit) (got \"2147483648\")");
+	char big[4096];
+	int bl = snprintf(big, sizeof big, HEAD HJOB "    props:\n      http.uri: 'http://h/'\n      http.method: POST\n"
+	                  "      http.data: '");
+	memset(big + bl, 'x', 3070);
+	snprintf(big + bl + 3070, sizeof big - (size_t)bl - 3070, "'\n");
+	ERRORS("a request too big for an item's frame", big,
+	       "t.yaml:12:7: jobs.h.props.http.data: is 3070 bytes, and http.uri, http.data, http.content.type and "
+	       "http.ca.file together are 3079: at most 3072 fit in an item's frame (a body that large belongs in a file "
+	       "the endpoint reads)");
+	ERRORS("an empty uri and method",
+	       HEAD HJOB "    props: {http.uri: '', http.method: ''}\n",
+	       "t.yaml:9:13: jobs.h.props.http.uri: an http job needs the URL to request, http://HOST[:PORT]/PATH or "
+	       "https://... (got \"\")",
+	       "t.yaml:9:27: jobs.h.props.http.method: an http job needs its request method, as ElasticJob does: GET, "
+	       "POST, PUT, DELETE, HEAD, OPTIONS or TRACE (got \"\")");
+#undef HJOB
+
+	/* http.data with a method that sends no body: ElasticJob drops it; ejob says so */
+	c = parse(HEAD "jobs:\n  g:\n    type: http\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+	          "    props: {http.uri: 'http://h/', http.method: GET, http.data: 'x=1'}\n"
+	          "  p:\n    type: http\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+	          "    props: {http.uri: 'http://h/', http.method: DELETE, http.data: 'x=1'}\n", &d);
+	conf_unacted_t u[CONF_UNACTED_MAX];
+	if (ok(c && c->n_jobs == 2, "http jobs with data")) {
+		size_t n = conf_job_unacted(&c->jobs[0], u);
+		ok(n == 1 && !strcmp(u[0].key, "props.http.data"), "GET with http.data: a warning about props.http.data");
+		is_str(n ? u[0].text : "", "is not sent: a GET request has no body (ElasticJob sends http.data only with "
+		       "POST, PUT and DELETE, and so does ejob); put it in http.uri's query string", "  saying why");
+		is_int((int)conf_job_unacted(&c->jobs[1], u), 0, "DELETE sends it: no warning");
+	}
+	conf_free(c);
+	conf_diags_free(d);
+}
+
 int main(void)
 {
 	test_reference();
@@ -988,5 +1108,6 @@ int main(void)
 	test_load_file();
 	test_equal();
 	test_unacted();
+	test_http();
 	return done_testing();
 }

@@ -502,7 +502,7 @@ static void test_tolerance_and_errors(void)
 	            "/ns/job/config:3:1: jobShardingStrategyType: must be one of AVG_ALLOCATION, "
 	            "ODEVITY_BY_NAME or ROUND_ROBIN_BY_NAME (got \"MINE\")");
 	node_errors("a bad ejob.type", "jobName: j\nshardingTotalCount: 1\nprops:\n  ejob.type: SCRIPT\n",
-	            "/ns/job/config:4:3: props.ejob.type: must be one of script, native or external "
+	            "/ns/job/config:4:3: props.ejob.type: must be one of script, native, external or http "
 	            "(got \"SCRIPT\"); did you mean 'script'?");
 	node_errors("a bad ejob.timeoutSeconds", "jobName: j\nshardingTotalCount: 1\nprops:\n"
 	            "  ejob.type: external\n  ejob.timeoutSeconds: soon\n",
@@ -585,6 +585,66 @@ static void test_compiled(void)
 	conf_diags_free(d);
 }
 
+/* A one-off job (ElasticJob's OneOffJobBootstrap: no cron). JobConfiguration.newBuilder("oo", 3)
+ * without .cron(...) leaves cron null, which JobConfigurationPOJO's dump leaves out; its Spring
+ * namespace passes the missing attribute as "" instead, dumped as cron: ''. Both are one-off jobs
+ * to ElasticJob (Strings.isNullOrEmpty) and to ejob; a blank cron is neither. */
+static const char ONEOFF_YAML[] =
+	"description: ''\n"
+	"disabled: false\n"
+	"failover: true\n"
+	"jobName: oo\n"
+	"jobParameter: ''\n"
+	"maxTimeDiffSeconds: -1\n"
+	"misfire: true\n"
+	"monitorExecution: true\n"
+	"overwrite: false\n"
+	"props:\n"
+	"  script.command.line: echo\n"
+	"reconcileIntervalMinutes: 10\n"
+	"shardingItemParameters: ''\n"
+	"shardingTotalCount: 3\n"
+	"staticSharding: false\n";
+
+static void test_one_off(void)
+{
+	same_after_round_trip("ElasticJob's one-off job", ONEOFF_YAML);
+	char why[600];
+	conf_diags_t *d = NULL;
+	conf_job_t *j = conf_node_take(ONEOFF_YAML, strlen(ONEOFF_YAML), "/ns/oo/config", "oo", "SCRIPT", why, sizeof why, &d);
+	if (!ok(j != NULL, "taken as the config of job oo (root node SCRIPT)")) diag("why: %s", why);
+	ok(j && !j->cron && !j->cron_compiled && j->type == CONF_JOB_SCRIPT, "a one-off script job");
+	conf_job_free(j);
+	conf_diags_free(d);
+
+	char spring[sizeof ONEOFF_YAML + 16];
+	snprintf(spring, sizeof spring, "cron: ''\n%s", ONEOFF_YAML);
+	j = conf_node_take(spring, strlen(spring), "/ns/oo/config", "oo", "SCRIPT", why, sizeof why, NULL);
+	ok(j && !j->cron && !j->cron_compiled, "cron: '' (ElasticJob's Spring namespace) is a one-off job too");
+	char *y = j ? conf_node_emit(j, NULL) : NULL;
+	ok(y && !strstr(y, "cron"), "written back without cron, as the builder's null");
+	free(y);
+	conf_job_free(j);
+	node_errors("a blank cron", "jobName: j\nshardingTotalCount: 1\ncron: ' '\n",
+	            "/ns/job/config:3:1: cron: blank; give a Quartz cron expression (e.g. \"0/5 * * * * ?\"), or leave "
+	            "cron out (or \"\") for a one-off job that runs only when triggered");
+
+	/* the file's one-off job: its node has no cron, and reads back equal */
+	static const char file[] = "regCenter: {serverLists: 'a:1', namespace: n}\n"
+	                           "jobs:\n  oo: {type: script, shardingTotalCount: 3, failover: true, "
+	                           "props: {script.command.line: echo}}\n";
+	conf_t *c = conf_parse(file, sizeof file - 1, "f.yaml", NULL, &d);
+	conf_diags_free(d);
+	y = c ? conf_node_emit(&c->jobs[0], NULL) : NULL;
+	ok(y && !strstr(y, "cron"), "a file's one-off job: no cron in its node");
+	j = y ? node(y, &d) : NULL;
+	ok(j && c && conf_job_equal(j, &c->jobs[0]), "file -> node -> job is equal");
+	conf_job_free(j);
+	conf_diags_free(d);
+	free(y);
+	conf_free(c);
+}
+
 static void test_java_facts(void)
 {
 	/* ELASTICJOB.md: "job1" hashes to 3267604; "Aa" and "BB" collide (2112) */
@@ -600,6 +660,71 @@ static void test_java_facts(void)
 	ok(order[0] == 1 && order[1] == 0 && order[2] == 2, "a (bin 1), then r, b (bin 2, put order)");
 }
 
+/* ElasticJob's HTTP job, as its console writes the node (no ejob.type; the job's root node says
+ * HTTP): taken as ejob's http job with its props, ejob's own keys at their defaults. */
+static const char HTTP_YAML[] =
+	"cron: 0/5 * * * * ?\n"
+	"description: ''\n"
+	"disabled: false\n"
+	"failover: false\n"
+	"jobName: http_job\n"
+	"jobParameter: ''\n"
+	"maxTimeDiffSeconds: -1\n"
+	"misfire: true\n"
+	"monitorExecution: true\n"
+	"overwrite: false\n"
+	"props:\n"
+	"  http.method: POST\n"
+	"  http.data: source=ejob\n"
+	"  http.uri: http://127.0.0.1:8080/run\n"
+	"  http.read.timeout.milliseconds: '9000'\n"
+	"reconcileIntervalMinutes: 10\n"
+	"shardingItemParameters: ''\n"
+	"shardingTotalCount: 3\n"
+	"staticSharding: false\n";
+
+static void test_http_take(void)
+{
+	char why[512];
+	conf_job_t *j = conf_node_take(HTTP_YAML, strlen(HTTP_YAML), "/ns/http_job/config", "http_job", "HTTP", why,
+	                               sizeof why, NULL);
+	if (ok(j != NULL, "ElasticJob's HTTP job node (root node HTTP) is taken")) {
+		ok(j->type == CONF_JOB_HTTP, "  as an http job");
+		ok(!strcmp(j->http_uri, "http://127.0.0.1:8080/run") && !strcmp(j->http_method, "POST") &&
+		   !strcmp(j->http_data, "source=ejob") && !j->http_content_type,
+		   "  with its uri, method and data");
+		ok(j->http_connect_timeout_ms == 3000 && j->http_read_timeout_ms == 9000,
+		   "  its read timeout, and ElasticJob's default connect timeout");
+		ok(j->timeout_seconds == 0 && j->max_retries == 0, "  ejob's own keys at their defaults");
+		conf_job_free(j);
+	} else {
+		diag("%s", why);
+	}
+	j = conf_node_take(HTTP_YAML, strlen(HTTP_YAML), "/ns/http_job/config", "http_job", "", why, sizeof why, NULL);
+	ok(!j, "the same node without a root type is not taken");
+	is_str(why, "props has no ejob.type (script, native, external or http), and the job's root node names no type",
+	       "  why");
+	conf_job_free(j);
+
+	char bad[sizeof HTTP_YAML];
+	snprintf(bad, sizeof bad, "%s", HTTP_YAML);
+	char *u = strstr(bad, "  http.uri:");
+	memcpy(u, "  xttp", 6);
+	j = conf_node_take(bad, strlen(bad), "/ns/http_job/config", "http_job", "HTTP", why, sizeof why, NULL);
+	ok(!j, "an HTTP job node without http.uri is refused");
+	is_str(why, "it is ElasticJob's HTTP job (the job's root node), and props http.uri: an http job needs the URL "
+	       "to request, http://HOST[:PORT]/PATH or https://...; the key is missing", "  why");
+	conf_job_free(j);
+
+	static const char typed[] = "cron: 0 * * * * ?\njobName: h\nshardingTotalCount: 1\nprops:\n"
+	                            "  ejob.type: http\n  http.uri: http://h/\n  http.method: Get\n";
+	j = conf_node_take(typed, strlen(typed), "/ns/h/config", "h", "HTTP", why, sizeof why, NULL);
+	ok(!j, "an ejob http node with a bad method is refused");
+	is_str(why, "/ns/h/config:7:3: props.http.method: must be written in upper case, 'GET' (got \"Get\"): "
+	       "ElasticJob's HttpURLConnection refuses any other spelling", "  with the parser's message");
+	conf_job_free(j);
+}
+
 int main(void)
 {
 	test_elasticjob_samples();
@@ -607,6 +732,8 @@ int main(void)
 	test_strings();
 	test_tolerance_and_errors();
 	test_compiled();
+	test_one_off();
 	test_java_facts();
+	test_http_take();
 	return done_testing();
 }

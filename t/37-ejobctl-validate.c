@@ -93,7 +93,8 @@ int main(void)
 		"  c:\n    type: external\n    cron: '0 0 2 * * ?'\n    timeZone: Asia/Shanghai\n"
 		"    shardingTotalCount: 2\n"
 		"  d:\n    type: external\n    cron: '0 0 0 30 2 ?'\n    timeZone: America/New_York\n"
-		"    shardingTotalCount: 2\n";
+		"    shardingTotalCount: 2\n"
+		"  e:\n    type: external\n    shardingTotalCount: 3\n";
 	write_file("good.yaml", good, strlen(good));
 	int st = run((const char *[]){ "validate", "--now", "1700000000", path_of("good.yaml"), NULL });
 	is_int(st, 0, "a valid file: exit 0");
@@ -104,9 +105,15 @@ int main(void)
 	       "1 item, disabled\n"
 	       "c: external, cron \"0 0 2 * * ?\" (Asia/Shanghai), next 2023-11-16T02:00:00+08:00, "
 	       "2 items\n"
-	       "d: external, cron \"0 0 0 30 2 ?\" (America/New_York), next never, 2 items\n",
-	       "ok and one line per job, next fire time in the job's zone");
+	       "d: external, cron \"0 0 0 30 2 ?\" (America/New_York), next never, 2 items\n"
+	       "e: external, one-off (no cron), next on trigger, 3 items\n",
+	       "ok and one line per job, next fire time in the job's zone (a one-off job: on trigger)");
 	is_str(err, "", "nothing on stderr");
+
+	st = run((const char *[]){ "validate", "examples/oneoff.yaml", NULL });
+	is_int(st, 0, "examples/oneoff.yaml is valid");
+	is_str(out, "ok\nreindex: script, one-off (no cron), next on trigger, 4 items\n", "  a one-off job");
+	is_str(err, "", "  no warning");
 
 	setenv("TZ", "America/New_York", 1);
 	st = run((const char *[]){ "validate", "--now", "1700000000", path_of("good.yaml"), NULL });
@@ -120,6 +127,8 @@ int main(void)
 	is_str(err, "", "  without a warning: its program and library are there, every key it sets is acted on");
 	st = run((const char *[]){ "validate", "examples/demo.yaml", NULL });
 	ok(st == 0 && !strcmp(err, ""), "examples/demo.yaml too (%d: %s)", st, err);
+	st = run((const char *[]){ "validate", "examples/http.yaml", NULL });
+	ok(st == 0 && !strcmp(err, "") && !strncmp(out, "ok\nping: http,", 14), "examples/http.yaml too (%d: %s)", st, err);
 	st = run((const char *[]){ "validate", "examples/error-handlers.yaml", NULL });
 	ok(st == 0 && !strcmp(err, ""), "and examples/error-handlers.yaml, a job of each error handler (%d: %s)", st, err);
 
@@ -220,6 +229,35 @@ int main(void)
 	ok(st == 0 && !strcmp(err, paths), "a name found in $PATH but not executable: said so, exit 0 (%d: %s)", st, err);
 	free(paths);
 
+	/* an http job: its http.data that a GET does not send, and CA files that cannot serve here */
+	write_file("ca.pem", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", 57);
+	char *http = malloc(1 << 13);
+	snprintf(http, 1 << 13,
+	         "regCenter: {serverLists: 'zk:2181', namespace: demo}\n"
+	         "jobs:\n"
+	         "  get:\n    type: http\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {http.uri: 'http://h/', http.method: GET, http.data: 'x=1'}\n"
+	         "  ca:\n    type: http\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {http.uri: 'https://h/', http.method: POST, http.data: 'x=1', http.ca.file: %1$s/ca.pem}\n"
+	         "  noca:\n    type: http\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {http.uri: 'https://h/', http.method: GET, http.ca.file: %1$s/no.pem}\n"
+	         "  notca:\n    type: http\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {http.uri: 'https://h/', http.method: GET, http.ca.file: %1$s/noexec.sh}\n",
+	         dir);
+	write_file("http.yaml", http, strlen(http));
+	st = run((const char *[]){ "validate", path_of("http.yaml"), NULL });
+	ok(st == 0 && !strncmp(out, "ok\nget: http,", 13), "http jobs: valid, exit 0 (%d)", st);
+	snprintf(http, 1 << 13,
+	         "%1$s:3: warning: jobs.get.props.http.data: is not sent: a GET request has no body (ElasticJob sends "
+	         "http.data only with POST, PUT and DELETE, and so does ejob); put it in http.uri's query string\n"
+	         "%1$s:13: warning: jobs.noca.props.http.ca.file: %2$s/no.pem: not found\n"
+	         "%1$s:18: warning: jobs.notca.props.http.ca.file: %2$s/noexec.sh: holds no PEM certificate "
+	         "(-----BEGIN CERTIFICATE-----)\n",
+	         path_of("http.yaml"), dir);
+	is_str(err, http, "  a warning for data a GET does not send, and for each CA file that is absent or holds no "
+	       "certificate; none for a POST's data and a PEM file");
+	free(http);
+
 	/* cron and timeZone errors */
 	const char *bad_cron =
 		"regCenter: {serverLists: 'zk:2181', namespace: demo}\n"
@@ -249,10 +287,8 @@ int main(void)
 	snprintf(want, sizeof want,
 	         "%1$s:1:27: regCenter.serverLists: server \"zk\" needs a port, e.g. 127.0.0.1:2181; "
 	         "serverLists is host:port pairs separated by commas\n"
-	         "%1$s:4:5: jobs.a.type: must be one of script, native or external (got \"shell\")\n"
+	         "%1$s:4:5: jobs.a.type: must be one of script, native, external or http (got \"shell\")\n"
 	         "%1$s:6:5: jobs.a.shardingTotalCount: must be an integer 1-10000 (got \"0\")\n"
-	         "%1$s:7:3: jobs.b.cron: missing; every job needs a Quartz cron expression, e.g. "
-	         "\"0/5 * * * * ?\"\n"
 	         "%1$s:10:5: jobs.b.misfire: must be true or false (got \"maybe\")\n",
 	         path_of("bad.yaml"));
 	is_str(err, want, "every error, file:line:column: key: message");

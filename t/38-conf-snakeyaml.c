@@ -97,6 +97,7 @@ static void gen_job(conf_job_t *j, int idx)
 	j->name = keep(strdup(name));
 	j->type = (conf_job_type_t)(idx % 4);            /* NONE too: a node ElasticJob wrote */
 	j->cron = crons[rnd(5)];
+	if (idx % 8 == 5) j->cron = NULL;               /* a one-off job: no cron in the node */
 	j->time_zone = rnd(2) ? zones[rnd(4)] : NULL;
 	j->sharding_total_count = 1 + rnd(20);
 	j->sharding_item_parameters = "";

@@ -3,6 +3,8 @@
  *     missed fires when the clock jumps forward (counted, capped, never a burst), no fire twice
  *     when it jumps back, "never";
  *   - wtimer: many wall-clock deadlines on one timerfd fire in order and never early;
+ *   - a one-off job (no cron): no timer, a fire per trigger, triggers while it runs collapse
+ *     into one catch-up run;
  *   - a real supervisor (--standalone, real workers): a job on the cron "*\/1 * * * * ?" (every second) fires once per second
  *     with no fire early; a job whose run outlasts its next fires gets exactly one catch-up run
  *     (and none with misfire: false); SIGHUP applies a cron change to the next fire. */
@@ -234,6 +236,58 @@ static void test_hook_contract(void)
 	conf_free(c);
 }
 
+/* ---- a one-off job (no cron): no timer; it fires when triggered, and a trigger while its fire
+ * runs is a missed fire: one catch-up run once it ends (misfire: true) ----------------------- */
+
+struct oneoffst {
+	int calls, catchups;
+	sched_job_t *running;       /* the fire started and not ended yet */
+};
+
+static int oneoff_start(void *arg, const struct sched_fire_info *f)
+{
+	struct oneoffst *o = arg;
+	o->calls++;
+	if (f->catch_up) o->catchups++;
+	o->running = f->handle;     /* it runs until the test ends it */
+	return 0;
+}
+
+static void test_one_off(void)
+{
+	static const char yaml[] = "regCenter: {serverLists: \"127.0.0.1:1\", namespace: t39}\n"
+	                           "jobs:\n  oo:\n    type: script\n    shardingTotalCount: 2\n"
+	                           "    props: {script.command.line: /bin/true}\n";
+	conf_diags_t *dg = NULL;
+	conf_t *c = conf_parse(yaml, sizeof yaml - 1, "oneoff.yaml", NULL, &dg);
+	conf_diags_free(dg);
+	if (!c) BAIL_OUT("cannot parse the one-off test's config");
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	struct oneoffst o = { 0 };
+	static const struct sched_hooks hk = { .start = oneoff_start };
+	sched_t *s = sched_new(loop, &hk, &o);
+	is_int(sched_set_jobs(s, c), 0, "a one-off job is taken (no cron is not an error)");
+	is_int((int)sched_next(s, "oo"), -1, "  it has no next fire");
+	run_for(loop, 1.2);
+	is_int(o.calls, 0, "  nothing fires on its own in 1.2 s");
+	is_int(sched_trigger(s, "oo"), 0, "sched_trigger");
+	ok(o.calls == 1 && o.catchups == 0, "  one fire, now");
+	sched_trigger(s, "oo");
+	sched_trigger(s, "oo");
+	is_int(o.calls, 1, "  two triggers while it runs start nothing");
+	sched_fire_ended(s, o.running);
+	ok(o.calls == 2 && o.catchups == 1, "  when it ends, one catch-up run for both (misfire: true)");
+	sched_fire_ended(s, o.running);
+	is_int(o.calls, 2, "  and no more");
+	sched_trigger(s, "oo");
+	is_int(o.calls, 3, "a trigger when it is idle again: a fire");
+	sched_fire_ended(s, o.running);
+	is_int((int)sched_next(s, "oo"), -1, "  still no timer");
+	sched_free(s);
+	ev_loop_destroy(loop);
+	conf_free(c);
+}
+
 /* ---- a real supervisor ------------------------------------------------------------------------- */
 
 /* one line per run: "FIRE_ID ITEM START_NS END_NS"; a run is slow (SLOW seconds) only the first
@@ -426,6 +480,7 @@ int main(void)
 	test_decide();
 	test_wtimer();
 	test_hook_contract();
+	test_one_off();
 	test_supervisor();
 	test_reload();
 	return done_testing();

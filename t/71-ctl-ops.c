@@ -12,7 +12,6 @@
  *     cut off after the first (no job left, nothing online) and finished; the job again once its
  *     supervisors have stopped. */
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,29 +29,8 @@
 static struct tzkup u;
 static char *out, *err;
 
-/* ejobctl ARGS... --zk ... --namespace t71: its exit status; stdout and stderr in out, err */
-static int ctl(const char *first, ...)
-{
-	const char *argv[32] = { EJOBCTL };
-	int n = 1;
-	va_list ap;
-	va_start(ap, first);
-	for (const char *a = first; a && n < 28; a = va_arg(ap, const char *)) argv[n++] = a;
-	va_end(ap);
-	argv[n++] = "--zk", argv[n++] = u.zk.connect, argv[n++] = "--namespace", argv[n++] = u.ns;
-	argv[n] = NULL;
-	free(out), free(err);
-	out = err = NULL;
-	int st = tlib_run(argv, &out, &err);
-	if (!out) out = strdup("");
-	if (!err) err = strdup("");
-	if (getenv("T71_SHOW")) {   /* what an operator would see, e.g. for the docs */
-		char cmd[512] = "$ ejobctl";
-		for (int i = 1; i < n - 4; i++) snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " %s", argv[i]);
-		diag("%s --zk ... --namespace %s   # exit %d\n%s%s", cmd, u.ns, WIFEXITED(st) ? WEXITSTATUS(st) : -1, out, err);
-	}
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+/* ejobctl ARGS... --zk ... --namespace NS: its exit status; stdout and stderr in out, err */
+#define ctl(...) tzkup_ctl(&u, &out, &err, __VA_ARGS__)
 
 static long long now_ms(void) { return tlib_wall_ns() / 1000000; }
 

@@ -144,8 +144,8 @@ static void jobs_usage(FILE *f)
 	        "usage: ejobctl jobs (--zk HOSTS --namespace NS [--digest U:P] | -c FILE) [--json] [--timeout S]\n"
 	        "\n"
 	        "Every job of the namespace: name, type, cron and time zone, items, instances online,\n"
-	        "status as ElasticJob-UI derives it (OK, CRASHED, DISABLED, SHARDING_FLAG), next fire,\n"
-	        "description.\n");
+	        "status as ElasticJob-UI derives it (OK, CRASHED, DISABLED, SHARDING_FLAG), next fire\n"
+	        "(a one-off job, without cron: \"on trigger\"), description.\n");
 }
 
 int ejobctl_jobs(int argc, char **argv)
@@ -214,9 +214,11 @@ int ejobctl_jobs(int argc, char **argv)
 			snprintf(items, sizeof items, "%u", cf ? cf->sharding_total_count : 0);
 			snprintf(inst, sizeof inst, "%d", j->ninst);
 			int64_t next = snap_next_fire(j, iso, sizeof iso);
-			ctl_table_row(t, j->name, *j->type ? j->type : NULL, cf ? cf->cron : "(bad config)",
+			int oneoff = cf && !cf->cron;       /* fires only when triggered */
+			ctl_table_row(t, j->name, *j->type ? j->type : NULL, !cf ? "(bad config)" : oneoff ? "(one-off)" : cf->cron,
 			              cf ? cf->time_zone : NULL, cf ? items : NULL, inst, snap_job_status(j, NULL, 0),
-			              next >= 0 ? iso : NULL, cf && cf->description && *cf->description ? cf->description : NULL);
+			              next >= 0 ? iso : oneoff ? "on trigger" : NULL,
+			              cf && cf->description && *cf->description ? cf->description : NULL);
 		}
 		ctl_table_print(t, stdout);
 	}

@@ -227,3 +227,33 @@ int ejobctl_library_problem(const char *lib, char *why, size_t len)
 	              "(/lib, /usr/lib), where dlopen looks for a name without '/'", lib);
 	return 1;
 }
+
+int ejobctl_ca_file_problem(const char *path, char *why, size_t len)
+{
+	char rel[PATH_MAX + 128];
+	struct stat st;
+	relative_note(path, rel, sizeof rel);
+	if (stat(path, &st) < 0) {
+		snprintf(why, len, "%s: %s%s", path, stat_reason(errno), rel);
+		return 1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, len, "%s: not a regular file", path);
+		return 1;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, len, "%s: not readable: %s", path, strerror(errno));
+		return 1;
+	}
+	static char buf[65536];
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof buf - 1)) < 0 && errno == EINTR) {}
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	if (n <= 0 || !memmem(buf, (size_t)(n > 0 ? n : 0), "-----BEGIN CERTIFICATE-----", 27)) {
+		snprintf(why, len, "%s: holds no PEM certificate (-----BEGIN CERTIFICATE-----)", path);
+		return 1;
+	}
+	return 0;
+}

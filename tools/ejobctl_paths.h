@@ -1,5 +1,6 @@
-/* tools/ejobctl_paths.h: whether the program of a script job and the library of a native job
- * can be found from here, the way ejob-worker finds them (for ejobctl validate's warnings). */
+/* tools/ejobctl_paths.h: whether the program of a script job, the library of a native job and
+ * the CA file of an http job can be found from here, the way ejob-worker finds them (for ejobctl
+ * validate's warnings). */
 #ifndef EJOB_EJOBCTL_PATHS_H
 #define EJOB_EJOBCTL_PATHS_H
 
@@ -18,5 +19,11 @@ int ejobctl_script_problem(const char *cmd, char *why, size_t len);
  * object for this machine; else 1 with why: "...: not found", "...: not readable",
  * "...: not a shared library (...)". The library is only read, never loaded. */
 int ejobctl_library_problem(const char *lib, char *why, size_t len);
+
+/* An http job's http.ca.file, as libcurl in ejob-worker opens it (a relative path from the
+ * working directory): 0 if it is a readable regular file holding a PEM certificate ("-----BEGIN
+ * CERTIFICATE-----" in its first 64 KiB); else 1 with why: "...: not found", "...: not
+ * readable", "...: holds no PEM certificate". */
+int ejobctl_ca_file_problem(const char *path, char *why, size_t len);
 
 #endif

@@ -146,8 +146,11 @@ static void print_table(const struct snap_job *j, const int *only, int nonly)
 	printf("job          %s (%s)\n", j->name, *j->type ? j->type : "type unknown");
 	if (cf) {
 		int64_t next = snap_next_fire(j, iso, sizeof iso);
-		printf("cron         %s (%s); next fire %s\n", cf->cron ? cf->cron : "none: a one-off job",
-		       cf->time_zone ? cf->time_zone : "this host's zone", next >= 0 ? iso : "never");
+		if (!cf->cron)
+			printf("cron         none: a one-off job; next fire on trigger (ejobctl trigger %s)\n", j->name);
+		else
+			printf("cron         %s (%s); next fire %s\n", cf->cron, cf->time_zone ? cf->time_zone : "this host's zone",
+			       next >= 0 ? iso : "never");
 		printf("items        %u, %s, failover %s, misfire %s%s\n", cf->sharding_total_count,
 		       conf_strategy_name(cf->sharding_strategy), cf->failover ? "on" : "off", cf->misfire ? "on" : "off",
 		       cf->disabled ? ", disabled in its config" : "");

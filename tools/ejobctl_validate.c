@@ -1,7 +1,8 @@
 /* tools/ejobctl_validate.c: ejobctl validate FILE: check a configuration file.
  *
  * Prints every error (stderr), or "ok" and one line per job (stdout): its name, type, cron,
- * next fire time in the job's zone (ISO-8601 with the offset) and its shard items; and, on
+ * next fire time in the job's zone (ISO-8601 with the offset; a one-off job: "one-off (no
+ * cron), next on trigger") and its shard items; and, on
  * stderr, a warning for what a valid file holds that will not act as written (keys this version
  * does not act on; a script's program or a native library that cannot be found from here).
  * Exit 0 valid, 2 invalid (or usage), 1 when the file cannot be read.
@@ -90,6 +91,8 @@ static void warn_job(const char *file, const conf_job_t *j)
 		fprintf(stderr, "%s:%u: warning: jobs.%s.props.script.command.line: %s\n", file, j->line, j->name, why);
 	if (j->type == CONF_JOB_NATIVE && j->native_library && ejobctl_library_problem(j->native_library, why, sizeof why))
 		fprintf(stderr, "%s:%u: warning: jobs.%s.props.native.library: %s\n", file, j->line, j->name, why);
+	if (j->type == CONF_JOB_HTTP && j->http_ca_file && ejobctl_ca_file_problem(j->http_ca_file, why, sizeof why))
+		fprintf(stderr, "%s:%u: warning: jobs.%s.props.http.ca.file: %s\n", file, j->line, j->name, why);
 }
 
 int ejobctl_validate(int argc, char **argv)
@@ -155,10 +158,15 @@ int ejobctl_validate(int argc, char **argv)
 	for (size_t i = 0; i < c->n_jobs; i++) {
 		const conf_job_t *j = &c->jobs[i];
 		char next[640], zone[300];
-		next_fire(j, now, next, sizeof next, zone, sizeof zone);
-		printf("%s: %s, cron \"%s\" (%s), next %s, %" PRIu32 " item%s%s\n", j->name,
-		       conf_job_type_name(j->type), j->cron, zone, next, j->sharding_total_count,
-		       j->sharding_total_count == 1 ? "" : "s", j->disabled ? ", disabled" : "");
+		printf("%s: %s, ", j->name, conf_job_type_name(j->type));
+		if (j->cron) {
+			next_fire(j, now, next, sizeof next, zone, sizeof zone);
+			printf("cron \"%s\" (%s), next %s", j->cron, zone, next);
+		} else {
+			printf("one-off (no cron), next on trigger");
+		}
+		printf(", %" PRIu32 " item%s%s\n", j->sharding_total_count, j->sharding_total_count == 1 ? "" : "s",
+		       j->disabled ? ", disabled" : "");
 	}
 	conf_free(c);
 	if (fflush(stdout) != 0) return 1;

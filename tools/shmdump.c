@@ -119,6 +119,8 @@ static void frame_out(struct dump *d, json_buf_t *b, const unsigned char *data, 
 				if (f.cmd) jstr(b, "cmd", f.cmd, &first);
 				if (f.lib) jstr(b, "lib", f.lib, &first);
 				if (f.sym) jstr(b, "sym", f.sym, &first);
+				if (f.method) jstr(b, "method", f.method, &first);
+				if (f.uri) jstr(b, "uri", f.uri, &first);
 				json_raw(b, "}");
 			} else {
 				json_raw(b, "submit");
@@ -138,6 +140,8 @@ static void frame_out(struct dump *d, json_buf_t *b, const unsigned char *data, 
 				if (f.cmd) qstr(b, "cmd", f.cmd);
 				if (f.lib) qstr(b, "lib", f.lib);
 				if (f.sym) qstr(b, "sym", f.sym);
+				if (f.method) qstr(b, "method", f.method);
+				if (f.uri) qstr(b, "uri", f.uri);
 			}
 			return;
 		}

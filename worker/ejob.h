@@ -74,6 +74,7 @@ enum ejob_kind {
 	EJOB_KIND_SCRIPT   = 1,  /* cmd: script.command.line (pool workers run these) */
 	EJOB_KIND_NATIVE   = 2,  /* lib, sym: native.library, native.symbol (pool workers) */
 	EJOB_KIND_EXTERNAL = 3,  /* for the external worker that serves the job */
+	EJOB_KIND_HTTP     = 4,  /* http_*: ElasticJob's HTTP job, a request per item (pool workers) */
 };
 
 #define EJOB_ERROR_MAX 512u   /* bytes of error text a completion carries (longer is cut) */
@@ -104,6 +105,15 @@ typedef struct ejob_context {
 	const char *lib;           /* kind NATIVE: the library path; otherwise NULL */
 	const char *sym;           /* kind NATIVE: the symbol; otherwise NULL */
 	const void *priv;          /* the library's own: do not touch */
+	/* kind HTTP: the request, from ElasticJob's http.* props (docs/config.md); NULL / 0 otherwise */
+	const char *http_uri;      /* http.uri: http:// or https:// */
+	const char *http_method;   /* http.method: GET, POST, PUT, DELETE, HEAD, OPTIONS, TRACE */
+	const char *http_data;     /* http.data: the body of a POST, PUT or DELETE; NULL if none */
+	const char *http_content_type; /* http.content.type; NULL if none */
+	const char *http_ca_file;  /* http.ca.file (ejob's): CA certificates for https; NULL: the system's */
+	uint32_t http_connect_ms;  /* http.connect.timeout.milliseconds; 0: no limit of its own */
+	uint32_t http_read_ms;     /* http.read.timeout.milliseconds: longest wait for the next byte
+	                              of the answer; 0: no limit */
 } ejob_context;
 
 /* Has the supervisor asked this item to stop? 0 (EJOB_CANCEL_NONE) while it may go on; else the

@@ -29,7 +29,8 @@ _Static_assert((int)EJOB_OK == (int)FRAME_ST_OK && (int)EJOB_FAILED == (int)FRAM
 _Static_assert(EJOB_CANCEL_TIMEOUT == SHM_CANCEL_TIMEOUT && EJOB_CANCEL_SHUTDOWN == SHM_CANCEL_SHUTDOWN &&
                EJOB_CANCEL_LEASE == SHM_CANCEL_LEASE, "ejob_cancel mirrors SHM_CANCEL_*");
 _Static_assert((int)EJOB_KIND_SCRIPT == (int)FRAME_KIND_SCRIPT && (int)EJOB_KIND_NATIVE == (int)FRAME_KIND_NATIVE &&
-               (int)EJOB_KIND_EXTERNAL == (int)FRAME_KIND_EXTERNAL, "ejob_kind mirrors frame_kind");
+               (int)EJOB_KIND_EXTERNAL == (int)FRAME_KIND_EXTERNAL && (int)EJOB_KIND_HTTP == (int)FRAME_KIND_HTTP,
+               "ejob_kind mirrors frame_kind");
 _Static_assert(EJOB_ERROR_MAX == FRAME_ERRTXT_MAX, "error text limit");
 
 #define POOL_HEARTBEAT_MS 500u
@@ -380,6 +381,13 @@ static void fill_context(ejob_slot *s, const struct frame_submit *f)
 	c->lib = f->lib;
 	c->sym = f->sym;
 	c->priv = s;
+	c->http_uri = f->uri;
+	c->http_method = f->method;
+	c->http_data = f->data;
+	c->http_content_type = f->ctype;
+	c->http_ca_file = f->ca_file;
+	c->http_connect_ms = f->connect_ms;
+	c->http_read_ms = f->read_ms;
 }
 
 int ejob_next(ejob_slot *s, int timeout_ms, const ejob_context **ctx)

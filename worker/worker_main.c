@@ -10,8 +10,9 @@
  *   SIGTERM with the supervisor alive: finish the current item, exit 0
  *   SIGUSR1: the supervisor set a cancel in our entry; wake the script runner to look at it
  *   the lease's kill time passed with an item still running (the supervisor is frozen, or it
- *   would have killed it): SIGKILL a script's process group; a native item cannot be stopped
- *   but by exiting, so _exit(1) (the supervisor reclaims the item from our held frame)
+ *   would have killed it): SIGKILL a script's process group; a native item (or an http one
+ *   stuck in libcurl) cannot be stopped but by exiting, so _exit(1) (the supervisor reclaims
+ *   the item from our held frame)
  * Exit codes: 0 asked to stop; 1 runtime failure; 2 bad invocation or segment. */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,7 @@
 
 #include "ipc/wait.h"
 #include "worker/ejob.h"
+#include "worker/http.h"
 #include "worker/native.h"
 #include "worker/script.h"
 
@@ -105,7 +107,9 @@ static int lease_check(struct wmain *m)
 	char why[160];
 	snprintf(why, sizeof why, "the ZooKeeper lease ran out %.1fs ago and the supervisor did not stop the item",
 	         (double)(now - kill_ns) / 1e9);
-	if (kind == EJOB_KIND_NATIVE) die_with_item(m, why);   /* it runs on our main thread */
+	if (kind == EJOB_KIND_NATIVE || kind == EJOB_KIND_HTTP)
+		die_with_item(m, why);   /* it runs on our main thread (a request stops at the lease's stop time;
+		                            this is for one stuck inside libcurl) */
 	pthread_mutex_lock(&m->item_lock);
 	pid_t pg = m->item_pgid;
 	if (pg > 0 && pg != m->lease_killed) {
@@ -226,6 +230,22 @@ out:
 	json_free(&js);
 }
 
+static void run_http(struct wmain *m, const ejob_context *c, struct outcome *o)
+{
+	size_t tl = strlen(c->task_id) + 48;
+	char *tag = malloc(tl);
+	if (!tag) {
+		error_outcome(o, "out of memory");
+		return;
+	}
+	snprintf(tag, tl, "[%s item %u attempt %u]", c->task_id, (unsigned)c->item, (unsigned)c->attempt);   /* sized for it */
+	struct http_spec sp = {
+		.ctx = c, .tag = tag, .ident = m->ident, .log_fd = 2, .wake_fd = m->wake, .tick = on_tick, .arg = m,
+	};
+	http_run(&sp, o);
+	free(tag);
+}
+
 static void run_item(struct wmain *m, const ejob_context *c, struct outcome *o)
 {
 	m->ctx = c;
@@ -237,12 +257,15 @@ static void run_item(struct wmain *m, const ejob_context *c, struct outcome *o)
 	case EJOB_KIND_NATIVE:
 		native_run(m->natives, m->slot, c, o);
 		break;
+	case EJOB_KIND_HTTP:
+		run_http(m, c, o);
+		break;
 	case EJOB_KIND_EXTERNAL:
 		error_outcome(o, "job '%s' is external: its items go to the workers that attach for it, "
 		              "not to pool workers", c->job);
 		break;
 	default:
-		error_outcome(o, "item of job '%s' has no kind (script or native)", c->job);
+		error_outcome(o, "item of job '%s' has no kind (script, native or http)", c->job);
 		break;
 	}
 	atomic_store(&m->kind, 0);

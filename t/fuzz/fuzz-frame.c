@@ -57,7 +57,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    s.item != s2.item || s.total != s2.total || s.attempt != s2.attempt || s.kind != s2.kind ||
 		    !SAME_STR(s.job, s2.job) || !SAME_STR(s.task_id, s2.task_id) || !SAME_STR(s.item_param, s2.item_param) ||
 		    !SAME_STR(s.job_param, s2.job_param) || !SAME_STR(s.cmd, s2.cmd) || !SAME_STR(s.lib, s2.lib) ||
-		    !SAME_STR(s.sym, s2.sym))
+		    !SAME_STR(s.sym, s2.sym) || !SAME_STR(s.uri, s2.uri) || !SAME_STR(s.method, s2.method) ||
+		    !SAME_STR(s.data, s2.data) || !SAME_STR(s.ctype, s2.ctype) || !SAME_STR(s.ca_file, s2.ca_file) ||
+		    s.connect_ms != s2.connect_ms || s.read_ms != s2.read_ms)
 			abort();
 	} else if (err.code == FRAME_OK || !err.msg[0]) {
 		abort();                                /* every rejection says why */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "t/lib/tlib.h"
@@ -191,4 +192,28 @@ int tzkup_wait_ended(const struct tzkup *u, const char *job, int item, unsigned 
 		if (tlib_now_ms() >= end) return 0;
 		pause_ms(10);
 	}
+}
+
+int tzkup_ctl(const struct tzkup *u, char **out, char **err, const char *first, ...)
+{
+	const char *argv[32] = { "tools/ejobctl" };
+	int n = 1;
+	va_list ap;
+	va_start(ap, first);
+	for (const char *a = first; a && n < 25; a = va_arg(ap, const char *)) argv[n++] = a;
+	va_end(ap);
+	argv[n++] = "--zk", argv[n++] = u->connect, argv[n++] = "--namespace", argv[n++] = u->ns;
+	argv[n] = NULL;
+	free(*out), free(*err);
+	*out = *err = NULL;
+	int st = tlib_run(argv, out, err);
+	if (!*out) *out = strdup("");
+	if (!*err) *err = strdup("");
+	if (getenv("EJOB_TEST_SHOW")) {
+		char cmd[512] = "$ ejobctl";
+		for (int i = 1; i < n - 4; i++) snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " %s", argv[i]);
+		fprintf(stderr, "# %s --zk ... --namespace %s   # exit %d\n%s%s", cmd, u->ns,
+		        WIFEXITED(st) ? WEXITSTATUS(st) : -1, *out, *err);
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }

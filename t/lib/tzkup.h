@@ -95,4 +95,10 @@ int tzkup_wait_epoch(const struct tzkup *u, const char *job, uint64_t not_epoch,
  * gone, sharding/{item}/completed there. 1 if so within timeout_ms. */
 int tzkup_wait_ended(const struct tzkup *u, const char *job, int item, unsigned timeout_ms);
 
+/* tools/ejobctl ARGS (up to 24, NULL-terminated) --zk CONNECT --namespace NS: its exit status (-1:
+ * killed by a signal); its stdout and stderr in *out and *err (malloc'd, "" when empty; what they
+ * held is freed first). With EJOB_TEST_SHOW set, each command and its output go to diag(), as an
+ * operator would see them (for the docs). */
+int tzkup_ctl(const struct tzkup *u, char **out, char **err, const char *first, ...);
+
 #endif

@@ -1,0 +1,176 @@
+/* conf/conf_http.c: an http job's props, as ElasticJob's HttpJobExecutor reads them
+ * (elasticjob-http-executor, HttpJobProperties), plus ejob's http.ca.file: what each means, its
+ * default, and whether together they make a request. Pure: the CA file is not looked at (it
+ * may exist only on the machines that run the job; `ejobctl validate` warns). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "conf/conf_int.h"
+
+/* HttpURLConnection.setRequestMethod takes exactly these (in upper case, as written); ElasticJob
+ * sends http.data with the three of them it counts as write methods. */
+static const char *const methods[] = { "GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "TRACE" };
+
+#define NELEM(a) (sizeof(a) / sizeof *(a))
+
+static const char *prop(const conf_job_t *j, const char *key)
+{
+	for (size_t i = 0; i < j->n_props; i++)
+		if (strcmp(j->props[i].key, key) == 0) return j->props[i].value;
+	return NULL;
+}
+
+struct report {
+	conf_http_err_fn *fn;
+	void *arg;
+	int n;
+};
+
+static void problem(struct report *r, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void problem(struct report *r, const char *key, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	r->n++;
+	if (r->fn) r->fn(r->arg, key, msg);
+}
+
+/* What is wrong with a uri, or NULL: the scheme, a host, a port, no blanks. */
+static const char *uri_problem(const char *u)
+{
+	size_t sl = !strncasecmp(u, "http://", 7) ? 7 : !strncasecmp(u, "https://", 8) ? 8 : 0;
+	if (!sl) return "must start with http:// or https://";
+	for (const unsigned char *p = (const unsigned char *)u; *p; p++)
+		if (*p <= ' ' || *p == 0x7f) return "must not hold spaces or control characters: percent-encode them (a space is %20)";
+	const char *auth = u + sl;
+	size_t al = strcspn(auth, "/?#");
+	const char *host = memrchr(auth, '@', al);   /* after any user:password@ */
+	host = host ? host + 1 : auth;
+	size_t hl = al - (size_t)(host - auth);
+	const char *port = NULL;
+	if (hl && host[0] == '[') {
+		const char *close = memchr(host, ']', hl);
+		if (!close || close == host + 1) return "has a bracketed IPv6 host that is empty or not closed";
+		if ((size_t)(close + 1 - host) < hl) {
+			if (close[1] != ':') return "has text after its IPv6 host's ']' that is not a :PORT";
+			port = close + 2;
+		}
+	} else {
+		const char *colon = memrchr(host, ':', hl);
+		if (colon) port = colon + 1;
+		if ((colon ? (size_t)(colon - host) : hl) == 0) return "has no host: write it as http://HOST[:PORT]/PATH";
+	}
+	if (port) {
+		size_t pl = (size_t)(host + hl - port);
+		unsigned long v = 0;
+		int digits = pl > 0 && pl <= 5;
+		for (size_t i = 0; digits && i < pl; i++) {
+			if (port[i] < '0' || port[i] > '9') digits = 0;
+			else v = v * 10 + (unsigned long)(port[i] - '0');
+		}
+		if (!digits || v < 1 || v > 65535) return "has a port that is not a number 1-65535";
+	}
+	return NULL;
+}
+
+/* A timeout as Integer.parseInt reads it, in ElasticJob's range: 0 (no limit) or more. */
+static void timeout(struct report *r, const conf_job_t *j, const char *key, int *out)
+{
+	const char *s = prop(j, key);
+	if (!s) return;
+	long long v = 0;
+	size_t n = strlen(s);
+	int ok = n > 0 && n <= 10;
+	for (size_t i = 0; ok && i < n; i++) {
+		if (s[i] < '0' || s[i] > '9') ok = 0;
+		else v = v * 10 + (s[i] - '0');
+	}
+	if (!ok || v > 2147483647LL) {
+		char q[128];
+		conf_quote(q, sizeof q, s, n);
+		problem(r, key, "must be an integer 0-2147483647, in milliseconds (0: no limit) (got %s)", q);
+		return;
+	}
+	*out = (int)v;
+}
+
+int conf_job_http(conf_job_t *j, conf_http_err_fn *fn, void *arg)
+{
+	struct report r = { fn, arg, 0 };
+	char q[128];
+	const char *uri = prop(j, "http.uri"), *method = prop(j, "http.method"), *ctype = prop(j, "http.content.type");
+	const char *data = prop(j, "http.data"), *ca = prop(j, "http.ca.file");
+	j->http_connect_timeout_ms = CONF_HTTP_CONNECT_TIMEOUT_MS;
+	j->http_read_timeout_ms = CONF_HTTP_READ_TIMEOUT_MS;
+
+	if (!uri || !*uri) {
+		problem(&r, "http.uri", "an http job needs the URL to request, http://HOST[:PORT]/PATH or https://...%s",
+		        uri ? " (got \"\")" : "; the key is missing");
+	} else {
+		const char *why = uri_problem(uri);
+		conf_quote(q, sizeof q, uri, strlen(uri));
+		if (why) problem(&r, "http.uri", "%s (got %s)", why, q);
+	}
+	size_t m = NELEM(methods);
+	if (!method || !*method) {
+		problem(&r, "http.method", "an http job needs its request method, as ElasticJob does: GET, POST, PUT, "
+		        "DELETE, HEAD, OPTIONS or TRACE%s", method ? " (got \"\")" : "; the key is missing");
+	} else {
+		for (m = 0; m < NELEM(methods); m++)
+			if (strcmp(method, methods[m]) == 0) break;
+		if (m == NELEM(methods)) {
+			size_t k;
+			for (k = 0; k < NELEM(methods); k++)
+				if (strcasecmp(method, methods[k]) == 0) break;
+			conf_quote(q, sizeof q, method, strlen(method));
+			if (k < NELEM(methods))
+				problem(&r, "http.method", "must be written in upper case, '%s' (got %s): ElasticJob's "
+				        "HttpURLConnection refuses any other spelling", methods[k], q);
+			else
+				problem(&r, "http.method", "must be GET, POST, PUT, DELETE, HEAD, OPTIONS or TRACE, the methods "
+				        "ElasticJob's HttpURLConnection sends (got %s)", q);
+		}
+	}
+	if (ctype) {
+		for (const unsigned char *p = (const unsigned char *)ctype; *p; p++)
+			if ((*p < ' ' && *p != '\t') || *p == 0x7f) {
+				conf_quote(q, sizeof q, ctype, strlen(ctype));
+				problem(&r, "http.content.type", "must be one line without control characters, a header value "
+				        "such as application/json (got %s)", q);
+				break;
+			}
+	}
+	if (ca && !*ca)
+		problem(&r, "http.ca.file", "must be the path of a file of PEM CA certificates for https; leave the key "
+		        "out to use the system's");
+	timeout(&r, j, "http.connect.timeout.milliseconds", &j->http_connect_timeout_ms);
+	timeout(&r, j, "http.read.timeout.milliseconds", &j->http_read_timeout_ms);
+	/* the request travels in each item's frame, a ring slot of 4 KiB with the task id and the
+	 * parameters: refuse here what would fail every item at dispatch */
+	const char *part[] = { "http.uri", "http.data", "http.content.type", "http.ca.file" };
+	size_t len[] = { uri ? strlen(uri) : 0, data ? strlen(data) : 0, ctype ? strlen(ctype) : 0, ca ? strlen(ca) : 0 };
+	size_t total = len[0] + len[1] + len[2] + len[3], big = 0;
+	for (size_t i = 1; i < NELEM(len); i++)
+		if (len[i] > len[big]) big = i;
+	if (total > CONF_HTTP_REQUEST_MAX)
+		problem(&r, part[big], "is %zu bytes, and http.uri, http.data, http.content.type and http.ca.file together "
+		        "are %zu: at most %u fit in an item's frame (a body that large belongs in a file the endpoint reads)",
+		        len[big], total, CONF_HTTP_REQUEST_MAX);
+	if (r.n) return r.n;
+	j->http_uri = uri;
+	j->http_method = methods[m];
+	j->http_data = data && *data ? data : NULL;
+	j->http_content_type = ctype && *ctype ? ctype : NULL;
+	j->http_ca_file = ca;
+	return 0;
+}
+
+int conf_http_sends_data(const char *method)
+{
+	return method && (!strcmp(method, "POST") || !strcmp(method, "PUT") || !strcmp(method, "DELETE"));
+}
