@@ -54,44 +54,6 @@ const char *conf_errh_type_name(conf_errh_type_t t)
 	}
 }
 
-/* What is wrong with a webhook URL, or NULL: the scheme, a host, a port, no blanks. */
-static const char *url_problem(const char *u)
-{
-	size_t sl = !strncasecmp(u, "http://", 7) ? 7 : !strncasecmp(u, "https://", 8) ? 8 : 0;
-	if (!sl) return "must start with http:// or https://";
-	for (const unsigned char *p = (const unsigned char *)u; *p; p++)
-		if (*p <= ' ' || *p == 0x7f)
-			return "must not hold spaces or control characters: percent-encode them (a space is %20)";
-	const char *auth = u + sl;
-	size_t al = strcspn(auth, "/?#");
-	const char *host = memrchr(auth, '@', al);   /* after any user:password@ */
-	host = host ? host + 1 : auth;
-	size_t hl = al - (size_t)(host - auth);
-	const char *port = NULL;
-	if (hl && host[0] == '[') {
-		const char *close = memchr(host, ']', hl);
-		if (!close || close == host + 1) return "has a bracketed IPv6 host that is empty or not closed";
-		if ((size_t)(close + 1 - host) < hl) {
-			if (close[1] != ':') return "has text after its IPv6 host's ']' that is not a :PORT";
-			port = close + 2;
-		}
-	} else {
-		const char *colon = memrchr(host, ':', hl);
-		if (colon) port = colon + 1;
-		if ((colon ? (size_t)(colon - host) : hl) == 0) return "has no host: write it as https://HOST[:PORT]/PATH";
-	}
-	if (port) {
-		size_t pl = (size_t)(host + hl - port);
-		unsigned long v = 0;
-		int digits = pl > 0 && pl <= 5;
-		for (size_t i = 0; digits && i < pl; i++) {
-			if (port[i] < '0' || port[i] > '9') digits = 0;
-			else v = v * 10 + (unsigned long)(port[i] - '0');
-		}
-		if (!digits || v < 1 || v > 65535) return "has a port that is not a number 1-65535";
-	}
-	return NULL;
-}
 
 /* An integer in [min, max] written in decimal digits (Integer.parseInt's range), into *out. */
 static void number(struct report *r, const conf_job_t *j, const char *key, long long min, long long max,
@@ -199,7 +161,7 @@ static void webhook(struct report *r, const conf_job_t *j, conf_errh_t *e, const
 	const char *type = conf_errh_type_name(e->type);
 	snprintf(k, sizeof k, "%s.%s", prefix, urlkey);
 	if ((e->url = need(r, j, k, type, what))) {
-		const char *why = url_problem(e->url);
+		const char *why = conf_url_problem(e->url);
 		if (why) {
 			char q[128];
 			conf_quote(q, sizeof q, e->url, strlen(e->url));

@@ -40,43 +40,6 @@ static void problem(struct report *r, const char *key, const char *fmt, ...)
 	if (r->fn) r->fn(r->arg, key, msg);
 }
 
-/* What is wrong with a uri, or NULL: the scheme, a host, a port, no blanks. */
-static const char *uri_problem(const char *u)
-{
-	size_t sl = !strncasecmp(u, "http://", 7) ? 7 : !strncasecmp(u, "https://", 8) ? 8 : 0;
-	if (!sl) return "must start with http:// or https://";
-	for (const unsigned char *p = (const unsigned char *)u; *p; p++)
-		if (*p <= ' ' || *p == 0x7f) return "must not hold spaces or control characters: percent-encode them (a space is %20)";
-	const char *auth = u + sl;
-	size_t al = strcspn(auth, "/?#");
-	const char *host = memrchr(auth, '@', al);   /* after any user:password@ */
-	host = host ? host + 1 : auth;
-	size_t hl = al - (size_t)(host - auth);
-	const char *port = NULL;
-	if (hl && host[0] == '[') {
-		const char *close = memchr(host, ']', hl);
-		if (!close || close == host + 1) return "has a bracketed IPv6 host that is empty or not closed";
-		if ((size_t)(close + 1 - host) < hl) {
-			if (close[1] != ':') return "has text after its IPv6 host's ']' that is not a :PORT";
-			port = close + 2;
-		}
-	} else {
-		const char *colon = memrchr(host, ':', hl);
-		if (colon) port = colon + 1;
-		if ((colon ? (size_t)(colon - host) : hl) == 0) return "has no host: write it as http://HOST[:PORT]/PATH";
-	}
-	if (port) {
-		size_t pl = (size_t)(host + hl - port);
-		unsigned long v = 0;
-		int digits = pl > 0 && pl <= 5;
-		for (size_t i = 0; digits && i < pl; i++) {
-			if (port[i] < '0' || port[i] > '9') digits = 0;
-			else v = v * 10 + (unsigned long)(port[i] - '0');
-		}
-		if (!digits || v < 1 || v > 65535) return "has a port that is not a number 1-65535";
-	}
-	return NULL;
-}
 
 /* A timeout as Integer.parseInt reads it, in ElasticJob's range: 0 (no limit) or more. */
 static void timeout(struct report *r, const conf_job_t *j, const char *key, int *out)
@@ -112,7 +75,7 @@ int conf_job_http(conf_job_t *j, conf_http_err_fn *fn, void *arg)
 		problem(&r, "http.uri", "an http job needs the URL to request, http://HOST[:PORT]/PATH or https://...%s",
 		        uri ? " (got \"\")" : "; the key is missing");
 	} else {
-		const char *why = uri_problem(uri);
+		const char *why = conf_url_problem(uri);
 		conf_quote(q, sizeof q, uri, strlen(uri));
 		if (why) problem(&r, "http.uri", "%s (got %s)", why, q);
 	}

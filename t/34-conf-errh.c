@@ -131,7 +131,7 @@ static void test_errors(void)
 			"\"https://x:70000/\")",
 			"t.yaml:17:49: jobs.b.props.wechat.readTimeoutMilliseconds: must be an integer 1-2147483647, in "
 			"milliseconds (got \"-5\")",
-			"t.yaml:23:13: jobs.c.props.webhook.url: has no host: write it as https://HOST[:PORT]/PATH (got "
+			"t.yaml:23:13: jobs.c.props.webhook.url: has no host: write it as http://HOST[:PORT]/PATH (got "
 			"\"http:///p\")",
 			"t.yaml:23:39: jobs.c.props.webhook.connectTimeoutMilliseconds: must be an integer 1-2147483647, in "
 			"milliseconds (got \"1s\")",
