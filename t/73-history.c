@@ -36,25 +36,6 @@ static const char job_sh[] =
 	"3) kill -KILL $$;;\n"
 	"esac\n";
 
-/* the raw text of a flat JSON object's key ("..." with quotes for a string), in out */
-static int field(const char *line, const char *key, char *out, size_t len)
-{
-	char k[64];
-	snprintf(k, sizeof k, "\"%s\":", key);
-	const char *p = strstr(line, k);
-	if (!p) return 0;
-	p += strlen(k);
-	const char *e = p;
-	if (*e == '"') {
-		for (e++; *e && *e != '"'; e++)
-			if (*e == '\\' && e[1]) e++;
-		if (*e) e++;
-	} else {
-		while (*e && *e != ',' && *e != '}') e++;
-	}
-	snprintf(out, len, "%.*s", (int)(e - p), p);
-	return 1;
-}
 
 static long long iso_ms(const char *q)    /* "2026-11-24T07:31:51.256Z" */
 {
@@ -81,26 +62,26 @@ static int parse(const char *line, struct rec *r)
 	char v[300];
 	memset(r, 0, sizeof *r);
 	int ok = line[0] == '{' && line[strlen(line) - 1] == '}';
-	ok = ok && field(line, "fireId", v, sizeof v) && sscanf(v, "%lld", &r->fire) == 1;
-	ok = ok && field(line, "item", v, sizeof v) && sscanf(v, "%d", &r->item) == 1;
-	ok = ok && field(line, "attempt", v, sizeof v) && sscanf(v, "%d", &r->attempt) == 1;
-	ok = ok && field(line, "final", v, sizeof v);
+	ok = ok && tlib_json_field(line, "fireId", v, sizeof v) && sscanf(v, "%lld", &r->fire) == 1;
+	ok = ok && tlib_json_field(line, "item", v, sizeof v) && sscanf(v, "%d", &r->item) == 1;
+	ok = ok && tlib_json_field(line, "attempt", v, sizeof v) && sscanf(v, "%d", &r->attempt) == 1;
+	ok = ok && tlib_json_field(line, "final", v, sizeof v);
 	r->final = !strcmp(v, "true");
-	ok = ok && field(line, "exitCode", v, sizeof v);
+	ok = ok && tlib_json_field(line, "exitCode", v, sizeof v);
 	r->exit_code = !strcmp(v, "null") ? -1000 : atoi(v);
-	ok = ok && field(line, "signal", v, sizeof v);
+	ok = ok && tlib_json_field(line, "signal", v, sizeof v);
 	r->signal = !strcmp(v, "null") ? 0 : atoi(v);
-	ok = ok && field(line, "start", v, sizeof v) && (r->start = iso_ms(v)) > 0;
-	ok = ok && field(line, "end", v, sizeof v) && (r->end = iso_ms(v)) > 0;
-	ok = ok && field(line, "durationMs", v, sizeof v) && sscanf(v, "%lld", &r->dur) == 1;
-	ok = ok && field(line, "outcome", r->outcome, sizeof r->outcome);
-	ok = ok && field(line, "source", r->source, sizeof r->source);
-	ok = ok && field(line, "taskId", r->task, sizeof r->task);
-	ok = ok && field(line, "instance", r->instance, sizeof r->instance);
-	ok = ok && field(line, "ip", r->ip, sizeof r->ip);
-	ok = ok && field(line, "host", r->host, sizeof r->host);
-	ok = ok && field(line, "cause", v, sizeof v) && field(line, "where", v, sizeof v) && field(line, "epoch", v, sizeof v);
-	ok = ok && field(line, "output", r->output, sizeof r->output);
+	ok = ok && tlib_json_field(line, "start", v, sizeof v) && (r->start = iso_ms(v)) > 0;
+	ok = ok && tlib_json_field(line, "end", v, sizeof v) && (r->end = iso_ms(v)) > 0;
+	ok = ok && tlib_json_field(line, "durationMs", v, sizeof v) && sscanf(v, "%lld", &r->dur) == 1;
+	ok = ok && tlib_json_field(line, "outcome", r->outcome, sizeof r->outcome);
+	ok = ok && tlib_json_field(line, "source", r->source, sizeof r->source);
+	ok = ok && tlib_json_field(line, "taskId", r->task, sizeof r->task);
+	ok = ok && tlib_json_field(line, "instance", r->instance, sizeof r->instance);
+	ok = ok && tlib_json_field(line, "ip", r->ip, sizeof r->ip);
+	ok = ok && tlib_json_field(line, "host", r->host, sizeof r->host);
+	ok = ok && tlib_json_field(line, "cause", v, sizeof v) && tlib_json_field(line, "where", v, sizeof v) && tlib_json_field(line, "epoch", v, sizeof v);
+	ok = ok && tlib_json_field(line, "output", r->output, sizeof r->output);
 	return ok;
 }
 

@@ -29,49 +29,7 @@
 #include "t/lib/tzkup.h"
 #include "t/tap.h"
 
-/* ---- a small HTTP client (GET, Connection: close) ------------------------------------------ */
-
-/* GET http://127.0.0.1:port/path: the status code (-1: no answer), the body in *body (malloc'd) */
-static int http_get(int port, const char *path, char **body)
-{
-	*body = NULL;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) return -1;
-	struct timeval tv = { .tv_sec = 3 };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-		close(fd);
-		return -1;
-	}
-	char req[4096];
-	int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n", path, port);
-	if (write(fd, req, (size_t)n) != n) {
-		close(fd);
-		return -1;
-	}
-	size_t len = 0, cap = 65536;
-	char *buf = malloc(cap);
-	for (;;) {
-		if (cap - len < 4096) buf = realloc(buf, cap *= 2);
-		ssize_t r = read(fd, buf + len, cap - len - 1);
-		if (r < 0 && errno == EINTR) continue;
-		if (r <= 0) break;
-		len += (size_t)r;
-	}
-	close(fd);
-	buf[len] = '\0';
-	int code = -1;
-	char *sep = strstr(buf, "\r\n\r\n");
-	if (sscanf(buf, "HTTP/1.%*d %d", &code) != 1 || !sep) {
-		free(buf);
-		return -1;
-	}
-	*body = strdup(sep + 4);
-	free(buf);
-	return code;
-}
+/* ---- Prometheus's HTTP API ---------------------------------------------------------------- */
 
 static void urlenc(const char *s, char *out, size_t len)
 {
@@ -97,7 +55,7 @@ static char *prom_query(const char *q)
 	urlenc(q, enc, sizeof enc);
 	snprintf(path, sizeof path, "/api/v1/query?query=%s", enc);
 	char *body;
-	int code = http_get(prom_port, path, &body);
+	int code = tlib_http_get(prom_port, path, &body);
 	if (code != 200) {
 		free(body);
 		return NULL;
@@ -163,7 +121,7 @@ static int prom_ready(void *arg)
 {
 	(void)arg;
 	char *b;
-	int code = http_get(prom_port, "/-/ready", &b);
+	int code = tlib_http_get(prom_port, "/-/ready", &b);
 	free(b);
 	return code == 200;
 }
@@ -178,7 +136,7 @@ static int health_is(void *arg)
 {
 	struct hz *h = arg;
 	char *b;
-	int code = http_get(h->port, "/healthz", &b);
+	int code = tlib_http_get(h->port, "/healthz", &b);
 	free(b);
 	return code == h->code;
 }
@@ -244,7 +202,7 @@ int main(void)
 	ok(tlib_wait_for(health_is, &ha, 5000) && tlib_wait_for(health_is, &hb, 5000), "/healthz: 503 on both while "
 	   "ZooKeeper has not answered");
 	char *body = NULL;
-	int code = http_get(pa, "/healthz", &body);
+	int code = tlib_http_get(pa, "/healthz", &body);
 	ok(code == 503 && has(body, "not connected"), "  with a reason: %s", body ? body : "(none)");
 	free(body);
 	is_int(tzk_resume(&u.zk), 0, "ZooKeeper resumed");
@@ -301,7 +259,7 @@ int main(void)
 	is_int((int)prom_value(lq), 1, "  prometheus: %s is 1", lq);
 
 	/* ---- the exposition passes promtool ---- */
-	code = http_get(pa, "/metrics", &body);
+	code = tlib_http_get(pa, "/metrics", &body);
 	is_int(code, 200, "GET /metrics: 200");
 	char mfile[700];
 	snprintf(mfile, sizeof mfile, "%s/metrics.txt", tlib_tmpdir());
@@ -325,7 +283,7 @@ int main(void)
 	char *t = tsup_slurp(started);
 	long long script_ms = t ? atoll(t) / 1000000 : -1;
 	free(t);
-	code = http_get(sport, "/status", &body);
+	code = tlib_http_get(sport, "/status", &body);
 	is_int(code, 200, "GET /status: 200");
 	const char *run = body ? strstr(body, "\"running\":[{") : NULL;
 	ok(run && has(run, "\"job\":\"slow\"") && jnum(run, "item") == 0 && jnum(run, "attempt") == 1,
@@ -336,10 +294,10 @@ int main(void)
 	   "began (the script saw %lld)", start_ms, script_ms);
 	ok(has(body, so->id), "  the instance is %s", so->id);
 	free(body);
-	code = http_get(nport, "/status", &body);
+	code = tlib_http_get(nport, "/status", &body);
 	ok(code == 200 && has(body, "\"running\":[]"), "  the other supervisor runs nothing");
 	free(body);
-	code = http_get(lport, "/status", &body);
+	code = tlib_http_get(lport, "/status", &body);
 	ok(has(body, "\"leaderOf\":[") && has(strstr(body, "\"leaderOf\":["), "\"ok\"") &&
 	   has(body, "{\"name\":\"ok\",\"registered\":true,\"leader\":true"), "the leader's /status: leaderOf has ok");
 	ok(jnum(body, "workers") == 3 && jnum(body, "ready") == 3, "  pool: 3 workers, 3 ready");
@@ -357,10 +315,10 @@ int main(void)
 	ok(has(body, "\"state\":\"connected\"") && jnum(body, "leaseHeadroomSeconds") >= 0 && has(body, "\"healthy\":true"),
 	   "  zookeeper: connected, a lease headroom, healthy");
 	free(body);
-	code = http_get(oport, "/status", &body);
+	code = tlib_http_get(oport, "/status", &body);
 	ok(has(body, "{\"name\":\"ok\",\"registered\":true,\"leader\":false"), "the other's /status: not ok's leader");
 	free(body);
-	code = http_get(pa, "/nothing", &body);
+	code = tlib_http_get(pa, "/nothing", &body);
 	is_int(code, 404, "another path: 404");
 	free(body);
 
@@ -368,10 +326,10 @@ int main(void)
 	is_int(tzk_pause(&u.zk), 0, "ZooKeeper paused");
 	ha.code = 503;
 	ok(tlib_wait_for(health_is, &ha, 6000), "/healthz: 503 once the connection is lost");
-	code = http_get(pa, "/healthz", &body);
+	code = tlib_http_get(pa, "/healthz", &body);
 	ok(code == 503 && has(body, "connection lost"), "  with a reason: %s", body ? body : "(none)");
 	free(body);
-	code = http_get(pa, "/metrics", &body);
+	code = tlib_http_get(pa, "/metrics", &body);
 	ok(has(body, "\nejob_leader_jobs 0\n") && !has(body, "ejob_leader{"), "  cut off, a leads nothing as far as it "
 	   "knows (ejob_leader_jobs 0, no ejob_leader series)");
 	free(body);

@@ -495,25 +495,6 @@ static void test_cancel(void)
 
 /* ---- end to end: a supervisor with http jobs in its file ------------------------------------ */
 
-/* the raw text of a history line's key */
-static int field(const char *line, const char *key, char *out, size_t len)
-{
-	char k[64];
-	snprintf(k, sizeof k, "\"%s\":", key);
-	const char *p = strstr(line, k);
-	if (!p) return 0;
-	p += strlen(k);
-	const char *e = p;
-	if (*e == '"') {
-		for (e++; *e && *e != '"'; e++)
-			if (*e == '\\' && e[1]) e++;
-		if (*e) e++;
-	} else {
-		while (*e && *e != ',' && *e != '}') e++;
-	}
-	snprintf(out, len, "%.*s", (int)(e - p), p);
-	return 1;
-}
 
 /* The history's line for job and attempt (NULL if none; malloc'd). */
 static char *hist_line(const char *hist, const char *job, int attempt)
@@ -523,7 +504,7 @@ static char *hist_line(const char *hist, const char *job, int attempt)
 	for (char *l = all; l && *l;) {
 		char *nl = strchr(l, '\n');
 		if (nl) *nl = '\0';
-		if (strstr(l, want) && field(l, "attempt", at, sizeof at) && atoi(at) == attempt) {
+		if (strstr(l, want) && tlib_json_field(l, "attempt", at, sizeof at) && atoi(at) == attempt) {
 			free(found);
 			found = strdup(l);
 		}
@@ -564,9 +545,9 @@ static void test_supervisor(void)
 	   strstr(r.ctx, "\"jobName\":\"fine\",\"taskId\":\"fine@-@0,1@-@READY@-@"),
 	   "  the request as its props say, with ElasticJob's taskId in the sharding context");
 	char *l = hist_line(hist, "fine", 1);
-	ok(l && field(l, "outcome", v, sizeof v) && !strcmp(v, "\"ok\"") && field(l, "exitCode", v, sizeof v) &&
+	ok(l && tlib_json_field(l, "outcome", v, sizeof v) && !strcmp(v, "\"ok\"") && tlib_json_field(l, "exitCode", v, sizeof v) &&
 	   !strcmp(v, "200"), "  history: ok, exitCode 200");
-	ok(l && field(l, "output", v, sizeof v) && !strcmp(v, "\"HTTP/1.1 200 OK\\nanswer 200 of /s/200/fine\\n\""),
+	ok(l && tlib_json_field(l, "output", v, sizeof v) && !strcmp(v, "\"HTTP/1.1 200 OK\\nanswer 200 of /s/200/fine\\n\""),
 	   "  history output: the status line and the body (%s)", l ? v : "no record");
 	free(l);
 
@@ -575,11 +556,11 @@ static void test_supervisor(void)
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "--run of an http job answered 503: exit 1 (%d)", st);
 	char *l1 = hist_line(hist, "broken", 1), *l2 = hist_line(hist, "broken", 2);
 	ok(l1 && l2, "  two attempts (maxRetries 1): a failed answer is retried");
-	ok(l2 && field(l2, "outcome", v, sizeof v) && !strcmp(v, "\"failed\"") && field(l2, "exitCode", v, sizeof v) &&
+	ok(l2 && tlib_json_field(l2, "outcome", v, sizeof v) && !strcmp(v, "\"failed\"") && tlib_json_field(l2, "exitCode", v, sizeof v) &&
 	   !strcmp(v, "503"), "  history: failed, exitCode 503");
-	ok(l2 && field(l2, "cause", v, sizeof v) && !strcmp(v, "\"HTTP/1.1 503 Service Unavailable\""),
+	ok(l2 && tlib_json_field(l2, "cause", v, sizeof v) && !strcmp(v, "\"HTTP/1.1 503 Service Unavailable\""),
 	   "  cause: the status line (%s)", l2 ? v : "");
-	ok(l2 && field(l2, "output", v, sizeof v) && !strcmp(v, "\"HTTP/1.1 503 Service Unavailable\\nanswer 503 of "
+	ok(l2 && tlib_json_field(l2, "output", v, sizeof v) && !strcmp(v, "\"HTTP/1.1 503 Service Unavailable\\nanswer 503 of "
 	   "/s/503/broken\\n\""), "  output: the status line and the body");
 	free(l1);
 	free(l2);
@@ -590,8 +571,8 @@ static void test_supervisor(void)
 	uint64_t ms = tlib_now_ms() - t0;
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "--run of a request longer than timeoutSeconds 1: exit 1 (%d)", st);
 	l = hist_line(hist, "stuck", 1);
-	ok(l && field(l, "outcome", v, sizeof v) && !strcmp(v, "\"timeout\""), "  history: timeout (%s)", l ? v : "");
-	ok(l && field(l, "durationMs", v, sizeof v) && atoi(v) >= 950 && atoi(v) < 1600,
+	ok(l && tlib_json_field(l, "outcome", v, sizeof v) && !strcmp(v, "\"timeout\""), "  history: timeout (%s)", l ? v : "");
+	ok(l && tlib_json_field(l, "durationMs", v, sizeof v) && atoi(v) >= 950 && atoi(v) < 1600,
 	   "  stopped at the second, not at the server's 10 s (%s ms)", l ? v : "");
 	ok(ms < 4000, "  the whole run took %" PRIu64 " ms", ms);
 	free(l);

@@ -239,25 +239,6 @@ static int reqs_there(void *arg)
 
 /* ---- what is expected ---------------------------------------------------------------------------------- */
 
-/* the raw text of a flat JSON object's key ("..." with quotes for a string) */
-static int field(const char *line, const char *key, char *out, size_t len)
-{
-	char k[64];
-	snprintf(k, sizeof k, "\"%s\":", key);
-	const char *p = strstr(line, k);
-	if (!p) return 0;
-	p += strlen(k);
-	const char *e = p;
-	if (*e == '"') {
-		for (e++; *e && *e != '"'; e++)
-			if (*e == '\\' && e[1]) e++;
-		if (*e) e++;
-	} else {
-		while (*e && *e != ',' && *e != '}') e++;
-	}
-	snprintf(out, len, "%.*s", (int)(e - p), p);
-	return 1;
-}
 
 /* the history line of job's item, attempt */
 static char *history_line(const char *hist, const char *job, int item, int attempt)
@@ -266,7 +247,7 @@ static char *history_line(const char *hist, const char *job, int item, int attem
 	snprintf(want, sizeof want, "{\"job\":\"%s\",\"item\":%d,", job, item);
 	for (char *l = t ? strtok(t, "\n") : NULL; l; l = strtok(NULL, "\n")) {
 		char a[32];
-		if (!strncmp(l, want, strlen(want)) && field(l, "attempt", a, sizeof a) && atoi(a) == attempt) {
+		if (!strncmp(l, want, strlen(want)) && tlib_json_field(l, "attempt", a, sizeof a) && atoi(a) == attempt) {
 			found = strdup(l);
 			break;
 		}
@@ -280,11 +261,11 @@ static void message_of(const char *line, const char *job, int item, const char *
                        size_t len)
 {
 	char fire[32], inst[128], where[64], att[16], src[32];
-	field(line, "fireId", fire, sizeof fire);
-	field(line, "instance", inst, sizeof inst);
-	field(line, "where", where, sizeof where);
-	field(line, "attempt", att, sizeof att);
-	field(line, "source", src, sizeof src);
+	tlib_json_field(line, "fireId", fire, sizeof fire);
+	tlib_json_field(line, "instance", inst, sizeof inst);
+	tlib_json_field(line, "where", where, sizeof where);
+	tlib_json_field(line, "attempt", att, sizeof att);
+	tlib_json_field(line, "source", src, sizeof src);
 	long long ms = atoll(fire);
 	time_t t = (time_t)(ms / 1000);
 	struct tm tm;
@@ -330,41 +311,6 @@ static void sign_of(const char *secret, const char *ts, char *out, size_t len)
 	out[o] = 0;
 }
 
-static int http_get(int port, const char *path, char **body)
-{
-	*body = NULL;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) return -1;
-	struct timeval tv = { .tv_sec = 3 };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-		close(fd);
-		return -1;
-	}
-	char req[512];
-	int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
-	if (write(fd, req, (size_t)n) != n) {
-		close(fd);
-		return -1;
-	}
-	size_t len = 0, cap = 1 << 20;
-	char *buf = malloc(cap);
-	for (ssize_t r; len + 1 < cap && (r = read(fd, buf + len, cap - len - 1)) != 0;) {
-		if (r < 0 && errno == EINTR) continue;
-		if (r < 0) break;
-		len += (size_t)r;
-	}
-	close(fd);
-	buf[len] = 0;
-	int code = -1;
-	char *sep = strstr(buf, "\r\n\r\n");
-	if (sscanf(buf, "HTTP/1.%*d %d", &code) != 1 || !sep) code = -1;
-	else *body = strdup(sep + 4);
-	free(buf);
-	return code;
-}
 
 static long long metric(const char *page, const char *type, const char *result)
 {
@@ -385,7 +331,7 @@ static int metric_reached(void *arg)
 {
 	const struct mwant *w = arg;
 	char *page = NULL;
-	int code = http_get(w->port, "/metrics", &page);
+	int code = tlib_http_get(w->port, "/metrics", &page);
 	long long v = code == 200 ? metric(page, w->type, w->result) : -1;
 	free(page);
 	if (v < w->min) usleep(50000);
@@ -689,7 +635,7 @@ int main(void)
 	   "still logged");
 
 	char *page = NULL;
-	int code = http_get(mport, "/metrics", &page);
+	int code = tlib_http_get(mport, "/metrics", &page);
 	ok(code == 200 && metric(page, "DINGTALK", "sent") == 1 && metric(page, "DINGTALK", "failed") == 1 &&
 	   metric(page, "WECHAT", "sent") == 1 && metric(page, "WECHAT", "failed") == 1 &&
 	   metric(page, "WEBHOOK", "sent") == 1 && metric(page, "EMAIL", "sent") == 3 &&

@@ -1,6 +1,10 @@
 /* t/lib/tlib.c: test support (see tlib.h). */
 #include "t/lib/tlib.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -244,4 +248,66 @@ int64_t tlib_wall_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- JSON and HTTP for the tests that read what a supervisor serves or writes ---------------- */
+
+int tlib_json_field(const char *line, const char *key, char *out, size_t len)
+{
+	char k[64];
+	snprintf(k, sizeof k, "\"%s\":", key);
+	const char *p = strstr(line, k);
+	if (!p) return 0;
+	p += strlen(k);
+	const char *e = p;
+	if (*e == '"') {
+		for (e++; *e && *e != '"'; e++)
+			if (*e == '\\' && e[1]) e++;
+		if (*e) e++;
+	} else {
+		while (*e && *e != ',' && *e != '}') e++;
+	}
+	snprintf(out, len, "%.*s", (int)(e - p), p);
+	return 1;
+}
+
+int tlib_http_get(int port, const char *path, char **body)
+{
+	*body = NULL;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) return -1;
+	struct timeval tv = { .tv_sec = 3 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+		close(fd);
+		return -1;
+	}
+	char req[4096];
+	int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n", path, port);
+	if (write(fd, req, (size_t)n) != n) {
+		close(fd);
+		return -1;
+	}
+	size_t len = 0, cap = 65536;
+	char *buf = malloc(cap);
+	for (;;) {
+		if (cap - len < 4096) buf = realloc(buf, cap *= 2);
+		ssize_t r = read(fd, buf + len, cap - len - 1);
+		if (r < 0 && errno == EINTR) continue;
+		if (r <= 0) break;
+		len += (size_t)r;
+	}
+	close(fd);
+	buf[len] = '\0';
+	int code = -1;
+	char *sep = strstr(buf, "\r\n\r\n");
+	if (sscanf(buf, "HTTP/1.%*d %d", &code) != 1 || !sep) {
+		free(buf);
+		return -1;
+	}
+	*body = strdup(sep + 4);
+	free(buf);
+	return code;
 }

@@ -40,4 +40,12 @@ int tlib_write_file(const char *path, const void *data, size_t len);
  * bail out, exit 255) if it cannot be written. */
 const char *tlib_script(char *path, size_t len, const char *name, const char *text);
 
+/* The raw text of a flat JSON object's key in line ("..." with its quotes for a string, else up to
+ * the next , or }) into out: 1, or 0 when the key is not there. */
+int tlib_json_field(const char *line, const char *key, char *out, size_t len);
+
+/* GET http://127.0.0.1:port/path (Connection: close, 3 s to answer): the status code, -1 when no
+ * answer; the body in *body (malloc'd, NULL without an answer). */
+int tlib_http_get(int port, const char *path, char **body);
+
 #endif
