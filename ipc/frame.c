@@ -53,6 +53,10 @@ static const struct fdesc submit_fields[] = {
 	F("cafile",   FK_STR, 0, struct frame_submit, ca_file,     0, 0),
 	F("cto",      FK_U32, 0, struct frame_submit, connect_ms,  0, INT32_MAX),
 	F("rto",      FK_U32, 0, struct frame_submit, read_ms,     0, INT32_MAX),
+	F("flow",     FK_U32, 0, struct frame_submit, flow,        1, FRAME_FLOW_MAX),
+	F("bmax",     FK_U32, 0, struct frame_submit, batch_max,   1, FRAME_BATCH_MAX),
+	F("fetch",    FK_STR, 0, struct frame_submit, fetch,       1, 0),
+	F("proc",     FK_STR, 0, struct frame_submit, process,     1, 0),
 };
 
 static const struct fdesc complete_fields[] = {

@@ -33,6 +33,8 @@
 #define FRAME_OUT_MAX     1024u       /* bytes in a completion's output tail */
 #define FRAME_METHOD_MAX  16u         /* bytes in an HTTP method */
 #define FRAME_ITEMS_MAX   1000000u    /* shardingTotalCount ceiling */
+#define FRAME_FLOW_MAX    2u          /* "flow": 0 none, 1 once, 2 streaming (ejob_dataflow_mode) */
+#define FRAME_BATCH_MAX   (64u << 20) /* "bmax": a dataflow batch's bound in bytes (EJOB_BATCH_MAX) */
 #define FRAME_MAX_KEYS    64u         /* entries in the top-level map, unknown keys included */
 #define FRAME_MAX_DEPTH   8u          /* nesting (inside unknown keys) */
 #define FRAME_MAX_OBJECTS 512u        /* msgpack objects in one frame */
@@ -103,6 +105,11 @@ struct frame_submit {
 	uint32_t connect_ms;   /* "cto": http.connect.timeout.milliseconds, 0..INT32_MAX; 0 (or
 	                          absent) = no limit of its own */
 	uint32_t read_ms;      /* "rto": http.read.timeout.milliseconds, likewise */
+	/* a dataflow job's item (kind NATIVE or EXTERNAL); all optional */
+	uint32_t flow;         /* "flow": 0..FRAME_FLOW_MAX, enum ejob_dataflow_mode (0 = absent) */
+	uint32_t batch_max;    /* "bmax": ejob.dataflow.batchBytes, 1..FRAME_BATCH_MAX */
+	const char *fetch;     /* "fetch": native.fetch (kind NATIVE) */
+	const char *process;   /* "proc": native.process (kind NATIVE) */
 };
 
 /* The outcome of one execution, worker -> supervisor: the same identity plus the result. */

@@ -240,6 +240,33 @@ static void test_http_fields(void)
 	ok(frame_encode_submit(&b, buf, sizeof buf) == -1 && errno == EINVAL, "kind 5 is refused");
 }
 
+static void test_dataflow_fields(void)
+{
+	unsigned char buf[4096];
+	struct frame_submit s = {
+		.item = 0, .total = 1, .attempt = 1, .kind = FRAME_KIND_NATIVE, .job = "d", .task_id = "d@-@0@-@READY@-@x",
+		.item_param = "", .job_param = "", .lib = "/opt/libd.so", .fetch = "d_fetch", .process = "d_process",
+		.flow = 2, .batch_max = FRAME_BATCH_MAX,
+	};
+	long n = frame_encode_submit(&s, buf, sizeof buf);
+	struct frame_submit d;
+	struct frame_err err;
+	int r = n > 0 ? frame_decode_submit(dec, buf, (size_t)n, &d, &err) : -1;
+	if (!ok(r == 0, "a dataflow submission encodes and decodes")) diag("%s", n > 0 ? err.msg : "encode failed");
+	if (r == 0)
+		ok(d.flow == 2 && d.batch_max == FRAME_BATCH_MAX && !strcmp(d.fetch, "d_fetch") &&
+		   !strcmp(d.process, "d_process") && !d.sym, "  flow, bmax, fetch, proc survive");
+	struct frame_submit b = s;
+	b.flow = FRAME_FLOW_MAX + 1;
+	ok(frame_encode_submit(&b, buf, sizeof buf) == -1 && errno == EINVAL, "flow 3 is refused");
+	b = s;
+	b.batch_max = FRAME_BATCH_MAX + 1;
+	ok(frame_encode_submit(&b, buf, sizeof buf) == -1 && errno == EINVAL, "a batch bound past 64 MiB is refused");
+	b = s;
+	b.fetch = "";
+	ok(frame_encode_submit(&b, buf, sizeof buf) == -1 && errno == EINVAL, "an empty fetch symbol is refused");
+}
+
 static void test_encode_refusals(void)
 {
 	unsigned char buf[4096];
@@ -509,12 +536,13 @@ static void test_attach_frames(void)
 
 int main(void)
 {
-	plan(128);
+	plan(133);
 	dec = frame_decoder_new(FRAME_MAX_LEN);
 	if (!dec) BAIL_OUT("frame_decoder_new failed");
 	test_crc();
 	test_roundtrip();
 	test_http_fields();
+	test_dataflow_fields();
 	test_encode_refusals();
 	test_header_rejections();
 	test_msgpack_rejections();

@@ -72,7 +72,8 @@ enum ejob_cancel {
 enum ejob_kind {
 	EJOB_KIND_NONE     = 0,
 	EJOB_KIND_SCRIPT   = 1,  /* cmd: script.command.line (pool workers run these) */
-	EJOB_KIND_NATIVE   = 2,  /* lib, sym: native.library, native.symbol (pool workers) */
+	EJOB_KIND_NATIVE   = 2,  /* lib, sym: native.library, native.symbol (pool workers); a
+	                            dataflow job's: lib, fetch_sym, process_sym */
 	EJOB_KIND_EXTERNAL = 3,  /* for the external worker that serves the job */
 	EJOB_KIND_HTTP     = 4,  /* http_*: ElasticJob's HTTP job, a request per item (pool workers) */
 };
@@ -114,6 +115,12 @@ typedef struct ejob_context {
 	uint32_t http_connect_ms;  /* http.connect.timeout.milliseconds; 0: no limit of its own */
 	uint32_t http_read_ms;     /* http.read.timeout.milliseconds: longest wait for the next byte
 	                              of the answer; 0: no limit */
+	/* a dataflow job's item (docs/config.md, type dataflow): run it with ejob_dataflow */
+	uint32_t dataflow;         /* enum ejob_dataflow_mode: 0 for any other job */
+	uint32_t batch_max;        /* ejob.dataflow.batchBytes: the biggest batch a fetch may hand
+	                              back, 1..EJOB_BATCH_MAX bytes (0 when dataflow is 0) */
+	const char *fetch_sym;     /* kind NATIVE dataflow: native.fetch (an ejob_fetch_fn); else NULL */
+	const char *process_sym;   /* kind NATIVE dataflow: native.process (an ejob_process_fn); else NULL */
 } ejob_context;
 
 /* Has the supervisor asked this item to stop? 0 (EJOB_CANCEL_NONE) while it may go on; else the
@@ -129,6 +136,46 @@ int ejob_cancelled(const ejob_context *ctx);
  * set for this item. Call it from the thread that runs the item (a native job may call it with
  * its ctx). 0, or -1 with errno ENOENT (ctx is not the current item of its slot). */
 int ejob_set_output(const ejob_context *ctx, const char *text, size_t len);
+
+/* ---- dataflow jobs --------------------------------------------------------------------------
+ *
+ * ElasticJob's DataflowJob: fetchData(ctx) hands back a batch, processData(ctx, batch) handles
+ * it. In C a batch is an opaque byte buffer of at most ctx->batch_max bytes that ejob_dataflow
+ * owns: fetch fills it, process reads it. A native dataflow job exports both functions
+ * (props native.fetch and native.process; they are called with arg NULL); an external worker
+ * serving a dataflow job calls ejob_dataflow with its own, so both run the same loop. */
+
+enum ejob_dataflow_mode {
+	EJOB_DATAFLOW_NONE      = 0,  /* not a dataflow job */
+	EJOB_DATAFLOW_ONCE      = 1,  /* streaming.process false: one fetch, one process (if any) */
+	EJOB_DATAFLOW_STREAMING = 2,  /* streaming.process true: fetch and process until a fetch
+	                                 hands back nothing, a call fails, or the item is cancelled */
+};
+
+#define EJOB_BATCH_DEFAULT (1u << 20)   /* ejob.dataflow.batchBytes when unset: 1 MiB */
+#define EJOB_BATCH_MAX     (64u << 20)  /* its ceiling: 64 MiB */
+
+/* Fill buf (cap bytes) with the next batch: its length (1..cap), 0 when there is nothing to
+ * process, or < 0 on failure (the item fails with that value as its code). */
+typedef long ejob_fetch_fn(const ejob_context *ctx, void *buf, size_t cap, void *arg);
+/* Handle one batch (len >= 1, never an empty one, as ElasticJob never calls processData with
+ * an empty list): 0, or non-zero on failure (the item fails with that value as its code). */
+typedef int ejob_process_fn(const ejob_context *ctx, const void *batch, size_t len, void *arg);
+
+/* Run a dataflow item as ElasticJob's DataflowJobExecutor does: fetch; while the batch is not
+ * empty, process it, and (ctx->dataflow STREAMING only) fetch again. Before every fetch it
+ * stamps the slot's heartbeat and looks at ejob_cancelled(ctx): a cancel (timeout, shutdown,
+ * lease) ends the loop there (a running fetch or process is not interrupted: poll
+ * ejob_cancelled inside one that may take long). The item's output (ejob_set_output) becomes
+ * a summary, e.g. "3 batches, 12345 bytes; ended: empty fetch".
+ * Returns the item's status for ejob_done (enum ejob_status): EJOB_OK, EJOB_FAILED (*code: the
+ * fetch's negative value or the process's return; a fetch that claims more than cap bytes
+ * fails with code -1), EJOB_TIMEOUT or EJOB_CANCELLED (the cancel's reason), EJOB_ERROR (ctx
+ * is not a dataflow item, fetch or process is NULL, or the batch buffer cannot be allocated).
+ * code may be NULL. If err is not NULL, the reason for a status other than EJOB_OK is written
+ * there (errlen bytes, for ejob_done's error text). */
+int ejob_dataflow(const ejob_context *ctx, ejob_fetch_fn *fetch, ejob_process_fn *process, void *arg, int *code,
+                  char *err, size_t errlen);
 
 typedef struct ejob_worker ejob_worker;   /* one attachment: segment mapping, socket */
 typedef struct ejob_slot ejob_slot;       /* one worker-table entry, used by one thread */

@@ -32,6 +32,8 @@ _Static_assert((int)EJOB_KIND_SCRIPT == (int)FRAME_KIND_SCRIPT && (int)EJOB_KIND
                (int)EJOB_KIND_EXTERNAL == (int)FRAME_KIND_EXTERNAL && (int)EJOB_KIND_HTTP == (int)FRAME_KIND_HTTP,
                "ejob_kind mirrors frame_kind");
 _Static_assert(EJOB_ERROR_MAX == FRAME_ERRTXT_MAX, "error text limit");
+_Static_assert(EJOB_DATAFLOW_STREAMING == FRAME_FLOW_MAX && EJOB_BATCH_MAX == FRAME_BATCH_MAX,
+               "dataflow mode and batch bound mirror the frame's");
 
 #define POOL_HEARTBEAT_MS 500u
 #define MAX_SLOTS FRAME_SLOTS_MAX
@@ -388,6 +390,10 @@ static void fill_context(ejob_slot *s, const struct frame_submit *f)
 	c->http_ca_file = f->ca_file;
 	c->http_connect_ms = f->connect_ms;
 	c->http_read_ms = f->read_ms;
+	c->dataflow = f->flow;
+	c->batch_max = f->flow ? (f->batch_max ? f->batch_max : EJOB_BATCH_DEFAULT) : 0;
+	c->fetch_sym = f->fetch;
+	c->process_sym = f->process;
 }
 
 int ejob_next(ejob_slot *s, int timeout_ms, const ejob_context **ctx)

@@ -59,13 +59,51 @@ static void *open_lib(native_cache_t *c, const char *path, const char **why)
 	return h;
 }
 
+/* dlsym one symbol of h as a function pointer, or NULL with the reason in o->err. */
+static void *find_sym(void *h, const char *sym, struct outcome *o)
+{
+	dlerror();
+	void *p = dlsym(h, sym);
+	const char *why = dlerror();
+	if (why || !p) {
+		snprintf(o->err, sizeof o->err, "%s", why ? why : "dlsym returned NULL");
+		return NULL;
+	}
+	return p;
+}
+
+static int has(const char *s)
+{
+	return s && s[0];
+}
+
+/* A dataflow item: ejob_dataflow with the library's fetch and process functions. */
+static void run_dataflow(void *h, ejob_slot *slot, const ejob_context *ctx, struct outcome *o)
+{
+	void *pf = find_sym(h, ctx->fetch_sym, o), *pp = pf ? find_sym(h, ctx->process_sym, o) : NULL;
+	if (!pp) return;
+	ejob_fetch_fn *fetch;
+	ejob_process_fn *process;
+	memcpy(&fetch, &pf, sizeof fetch);   /* object pointer to function pointer, as POSIX allows */
+	memcpy(&process, &pp, sizeof process);
+	ejob_set_in_native(slot, 1);
+	int code = 0;
+	o->status = ejob_dataflow(ctx, fetch, process, NULL, &code, o->err, sizeof o->err);
+	ejob_set_in_native(slot, 0);
+	ejob_heartbeat(slot);
+	o->code = code;
+	if (o->status == EJOB_OK || o->status == EJOB_TIMEOUT || o->status == EJOB_CANCELLED) o->err[0] = '\0';
+}
+
 void native_run(native_cache_t *c, ejob_slot *slot, const ejob_context *ctx, struct outcome *o)
 {
 	memset(o, 0, sizeof *o);
 	o->status = EJOB_ERROR;
-	if (!ctx->lib || !ctx->lib[0] || !ctx->sym || !ctx->sym[0]) {
-		snprintf(o->err, sizeof o->err, "native item without %s (props native.library and native.symbol)",
-		         !ctx->lib || !ctx->lib[0] ? "a library" : "a symbol");
+	int flow = ctx->size >= sizeof *ctx && ctx->dataflow;
+	if (!has(ctx->lib) || (!flow && !has(ctx->sym)) || (flow && (!has(ctx->fetch_sym) || !has(ctx->process_sym)))) {
+		snprintf(o->err, sizeof o->err, "native item without %s (props native.library and native.%s)",
+		         !has(ctx->lib) ? "a library" : flow ? "its functions" : "a symbol",
+		         flow ? "fetch, native.process" : "symbol");
 		return;
 	}
 	const char *why = NULL;
@@ -74,13 +112,12 @@ void native_run(native_cache_t *c, ejob_slot *slot, const ejob_context *ctx, str
 		snprintf(o->err, sizeof o->err, "%s", why ? why : "dlopen failed");
 		return;
 	}
-	dlerror();
-	void *p = dlsym(h, ctx->sym);
-	why = dlerror();
-	if (why || !p) {
-		snprintf(o->err, sizeof o->err, "%s", why ? why : "dlsym returned NULL");
+	if (flow) {
+		run_dataflow(h, slot, ctx, o);
 		return;
 	}
+	void *p = find_sym(h, ctx->sym, o);
+	if (!p) return;
 	native_fn *fn;
 	memcpy(&fn, &p, sizeof fn);   /* object pointer to function pointer, as POSIX allows */
 	ejob_set_in_native(slot, 1);

@@ -15,7 +15,8 @@ void native_cache_free(native_cache_t *c);    /* dlcloses them all */
  * seen (a failed dlopen is not cached: the library may appear later), dlsym, then call it
  * with the slot marked as in native code (no heartbeat expected meanwhile). 0: ok; anything
  * else: failed with that code; a cancel asked for while it ran: timeout / cancelled with that
- * code; dlopen or dlsym failure, or no lib/sym: error with dlerror()'s text. */
+ * code; dlopen or dlsym failure, or no lib/sym: error with dlerror()'s text. A dataflow item
+ * (ctx->dataflow) runs ejob_dataflow with ctx->fetch_sym and ctx->process_sym from lib instead. */
 void native_run(native_cache_t *c, ejob_slot *slot, const ejob_context *ctx, struct outcome *out);
 
 #endif

@@ -1,0 +1,246 @@
+/* t/80-dataflow.c: dataflow jobs (ElasticJob's DataflowJob): the worker library's loop,
+ * ejob_dataflow, called directly and run by a real ejob-worker on native items of
+ * t/native/libflow.so (fetch hands out N batches, then nothing; each call is recorded to a
+ * file): streaming stops at an empty fetch, without streaming exactly one batch, a fetch or a
+ * process failure fails the item, a batch bigger than the bound fails it, a cancel mid-stream
+ * stops it at the next round with the cancel's outcome. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ipc/seg.h"
+#include "t/lib/tlib.h"
+#include "t/lib/twork.h"
+#include "t/tap.h"
+#include "worker/ejob.h"
+
+static char dir[4096], lib[4096];
+static unsigned flow_n;   /* the direct calls' fetch: batches left */
+
+static long my_fetch(const ejob_context *ctx, void *buf, size_t cap, void *arg)
+{
+	(void)ctx;
+	unsigned *calls = arg;
+	calls[0]++;
+	if (!flow_n) return 0;
+	flow_n--;
+	memset(buf, 'x', cap < 10 ? cap : 10);
+	return 10;
+}
+
+static int my_process(const ejob_context *ctx, const void *batch, size_t len, void *arg)
+{
+	(void)ctx;
+	(void)batch;
+	unsigned *calls = arg;
+	calls[1]++;
+	return len == 10 ? 0 : 1;
+}
+
+/* ejob_dataflow on a context of our own (no slot: never cancelled, no output to set) */
+static void test_direct(void)
+{
+	ejob_context c = { .size = sizeof c, .kind = EJOB_KIND_EXTERNAL, .job = "d", .task_id = "t", .item_param = "",
+	                   .job_param = "", .dataflow = EJOB_DATAFLOW_STREAMING, .batch_max = 64 };
+	unsigned calls[2] = { 0, 0 };
+	int code = 99;
+	char err[200];
+	flow_n = 4;
+	int st = ejob_dataflow(&c, my_fetch, my_process, calls, &code, err, sizeof err);
+	ok(st == EJOB_OK && code == 0 && !err[0], "direct, streaming, 4 batches: ok (%d %d '%s')", st, code, err);
+	ok(calls[0] == 5 && calls[1] == 4, "  5 fetches, 4 processes (got %u, %u)", calls[0], calls[1]);
+
+	c.dataflow = EJOB_DATAFLOW_ONCE;
+	calls[0] = calls[1] = 0;
+	flow_n = 4;
+	st = ejob_dataflow(&c, my_fetch, my_process, calls, &code, err, sizeof err);
+	ok(st == EJOB_OK && calls[0] == 1 && calls[1] == 1, "direct, once: one fetch, one process (%u, %u)", calls[0],
+	   calls[1]);
+
+	calls[0] = calls[1] = 0;
+	flow_n = 0;
+	st = ejob_dataflow(&c, my_fetch, my_process, calls, &code, err, sizeof err);
+	ok(st == EJOB_OK && calls[0] == 1 && calls[1] == 0, "direct, once, nothing fetched: ok, process never called");
+
+	c.batch_max = 8;
+	flow_n = 1;
+	st = ejob_dataflow(&c, my_fetch, my_process, calls, &code, err, sizeof err);
+	ok(st == EJOB_FAILED && code == -1, "a fetch that claims more than the bound: failed, code -1 (%d %d)", st, code);
+	is_str(err, "fetch claimed 10 bytes, more than the batch bound 8", "  with the reason");
+
+	c.dataflow = EJOB_DATAFLOW_NONE;
+	st = ejob_dataflow(&c, my_fetch, my_process, calls, &code, err, sizeof err);
+	ok(st == EJOB_ERROR, "not a dataflow item: error");
+	is_str(err, "not a dataflow item", "  saying so");
+	c.dataflow = EJOB_DATAFLOW_ONCE;
+	ok(ejob_dataflow(&c, NULL, my_process, calls, NULL, NULL, 0) == EJOB_ERROR, "no fetch function: error");
+}
+
+/* ---- a real worker ---------------------------------------------------------------------- */
+
+static struct frame_submit flow_item(struct twork *t, uint32_t mode, const char *param)
+{
+	struct frame_submit f = twork_item(t, FRAME_KIND_NATIVE);
+	f.lib = lib;
+	f.sym = NULL;
+	f.fetch = "flow_fetch";
+	f.process = "flow_process";
+	f.flow = mode;
+	f.job_param = param;
+	return f;
+}
+
+static int run_item(struct twork *t, struct frame_submit *f, struct frame_complete *c)
+{
+	twork_publish(t, f);
+	if (!twork_completion(t, 10000, c)) {
+		diag("no completion for xid %llu in 10 s", (unsigned long long)f->xid);
+		memset(c, 0, sizeof *c);
+		c->status = 99;
+		c->error = c->output = "";
+		return 0;
+	}
+	return 1;
+}
+
+/* Count the lines of the record that start with what (for xid). */
+static unsigned count(const char *rec, const char *what, uint64_t xid)
+{
+	char head[64];
+	snprintf(head, sizeof head, "%s %llu ", what, (unsigned long long)xid);
+	unsigned n = 0;
+	for (const char *p = rec; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
+		if (!strncmp(p, head, strlen(head))) n++;
+	return n;
+}
+
+static void test_worker(struct twork *t)
+{
+	char rec[4200], param[4400];
+	snprintf(rec, sizeof rec, "%s/flow.rec", dir);
+	struct frame_complete c;
+
+	snprintf(param, sizeof param, "%s 3 0 0 0", rec);
+	struct frame_submit f = flow_item(t, 2, param);
+	run_item(t, &f, &c);
+	ok(c.status == FRAME_ST_OK && c.exit_code == 0, "streaming, 3 batches: ok (%s %d '%s')",
+	   frame_status_name(c.status), c.exit_code, c.error);
+	char *r = twork_slurp(rec, NULL);
+	ok(count(r, "fetch", f.xid) == 4 && count(r, "process", f.xid) == 3,
+	   "  stops at the empty fetch: 4 fetches, 3 processes (got %u, %u)", count(r, "fetch", f.xid),
+	   count(r, "process", f.xid));
+	ok(r && !strstr(r, "BAD"), "  each process got the bytes its fetch made");
+	char want[4300];
+	snprintf(want, sizeof want, "fetch %llu %u\n", (unsigned long long)f.xid, EJOB_BATCH_DEFAULT);
+	ok(r && strstr(r, want), "  the batch bound is 1 MiB by default (fetch's cap)");
+	free(r);
+	is_str(c.output, "3 batches, 306 bytes; ended: empty fetch", "  the output counts batches and bytes");
+
+	f = flow_item(t, 1, param);
+	run_item(t, &f, &c);
+	r = twork_slurp(rec, NULL);
+	ok(c.status == FRAME_ST_OK && count(r, "fetch", f.xid) == 1 && count(r, "process", f.xid) == 1,
+	   "without streaming: exactly one fetch and one process (%s, %u, %u)", frame_status_name(c.status),
+	   count(r, "fetch", f.xid), count(r, "process", f.xid));
+	free(r);
+	is_str(c.output, "1 batch, 101 bytes; ended: one batch (streaming.process false)", "  and says so");
+
+	snprintf(param, sizeof param, "%s 0 0 0 0", rec);
+	f = flow_item(t, 2, param);
+	run_item(t, &f, &c);
+	r = twork_slurp(rec, NULL);
+	ok(c.status == FRAME_ST_OK && count(r, "fetch", f.xid) == 1 && count(r, "process", f.xid) == 0,
+	   "nothing to fetch: ok, process never called with an empty batch");
+	free(r);
+
+	snprintf(param, sizeof param, "%s 5 0 3 0", rec);
+	f = flow_item(t, 2, param);
+	run_item(t, &f, &c);
+	r = twork_slurp(rec, NULL);
+	ok(c.status == FRAME_ST_FAILED && c.exit_code == -7 && count(r, "process", f.xid) == 2,
+	   "fetch 3 fails: failed with its code -7 after 2 batches (%s %d, %u)", frame_status_name(c.status),
+	   c.exit_code, count(r, "process", f.xid));
+	is_str(c.error, "fetch failed (-7)", "  the error says which call");
+	free(r);
+
+	snprintf(param, sizeof param, "%s 5 0 0 2", rec);
+	f = flow_item(t, 2, param);
+	run_item(t, &f, &c);
+	r = twork_slurp(rec, NULL);
+	ok(c.status == FRAME_ST_FAILED && c.exit_code == 5 && count(r, "fetch", f.xid) == 2,
+	   "process of batch 2 fails: failed with its code 5, no fetch after it (%s %d, %u)",
+	   frame_status_name(c.status), c.exit_code, count(r, "fetch", f.xid));
+	is_str(c.error, "process failed (5) on batch 2 (102 bytes)", "  the error says which batch");
+	is_str(c.output, "1 batch, 101 bytes; ended: process failed (5) on batch 2 (102 bytes)",
+	       "  the output counts the batches done");
+	free(r);
+
+	snprintf(param, sizeof param, "%s 3 0 0 0", rec);
+	f = flow_item(t, 2, param);
+	f.batch_max = 64;
+	run_item(t, &f, &c);
+	ok(c.status == FRAME_ST_FAILED && c.exit_code == -1, "a batch past ejob.dataflow.batchBytes (64): failed, code -1");
+
+	f = flow_item(t, 2, param);
+	f.fetch = "no_such_fetch";
+	run_item(t, &f, &c);
+	snprintf(want, sizeof want, "%s: undefined symbol: no_such_fetch", lib);
+	ok(c.status == FRAME_ST_ERROR, "an unknown fetch symbol: error");
+	is_str(c.error, want, "  with dlerror()'s text");
+
+	/* cancel mid-stream: an endless stream, 50 ms per batch */
+	struct shm_worker *w = twork_entry(t, t->index);
+	snprintf(param, sizeof param, "%s 1000000 50 0 0", rec);
+	f = flow_item(t, 2, param);
+	twork_publish(t, &f);
+	uint64_t t0 = tlib_now_ms();
+	for (;;) {
+		r = twork_slurp(rec, NULL);
+		unsigned n = count(r, "process", f.xid);
+		free(r);
+		if (n >= 3 || tlib_now_ms() - t0 > 5000) break;
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
+	atomic_store(&w->cancel_xid, f.xid);
+	atomic_store_explicit(&w->cancel, SHM_CANCEL_TIMEOUT, memory_order_release);
+	uint64_t t1 = tlib_now_ms();
+	int got = twork_completion(t, 5000, &c);
+	uint64_t took = tlib_now_ms() - t1;
+	atomic_store(&w->cancel, 0);
+	atomic_store(&w->cancel_xid, 0);
+	ok(got && c.status == FRAME_ST_TIMEOUT, "a timeout cancel mid-stream: outcome timeout (%s)",
+	   got ? frame_status_name(c.status) : "none");
+	ok(got && took < 1000, "  within a batch's time (%llu ms)", (unsigned long long)took);
+	r = twork_slurp(rec, NULL);
+	unsigned np = count(r, "process", f.xid), nf = count(r, "fetch", f.xid);
+	free(r);
+	ok(np >= 3 && nf == np, "  no fetch after the cancel was seen (%u fetches, %u processes)", nf, np);
+	ok(got && strstr(c.output, "; ended: cancelled (timeout)"), "  the output says why it ended (%s)",
+	   got ? c.output : "");
+}
+
+int main(void)
+{
+	tlib_init(60);
+	snprintf(dir, sizeof dir, "%s", tlib_tmpdir());
+	if (!realpath("t/native/libflow.so", lib)) BAIL_OUT("t/native/libflow.so: %s", strerror(errno));
+	char logpath[4200];
+	snprintf(logpath, sizeof logpath, "%s/worker.log", dir);
+	plan(30);
+
+	test_direct();
+	struct twork t;
+	twork_init(&t, 1, logpath);
+	twork_spawn(&t, 0);
+	test_worker(&t);
+	twork_fini(&t);
+
+	char *log = twork_slurp(logpath, NULL);
+	ok(log && !strstr(log, "Sanitizer") && !strstr(log, "runtime error:"), "no sanitizer report in the worker log");
+	free(log);
+	return done_testing();
+}
