@@ -53,6 +53,8 @@ typedef enum conf_job_type {
 	CONF_JOB_NATIVE,
 	CONF_JOB_EXTERNAL,
 	CONF_JOB_HTTP,       /* ElasticJob's HTTP job: one request per item (conf_http.c) */
+	CONF_JOB_DATAFLOW,   /* ElasticJob's DataflowJob: fetch and process (conf_dataflow.c); native
+	                        when native.library is set, else external */
 } conf_job_type_t;
 
 typedef enum conf_strategy {
@@ -153,6 +155,10 @@ int conf_listen_addr(const char *s, struct sockaddr_storage *ss, unsigned *len);
 /* ejob: bytes of http.uri, http.data, http.content.type and http.ca.file together (they travel
  * in each item's frame, a 4 KiB ring slot) */
 #define CONF_HTTP_REQUEST_MAX 3072u
+/* ejob: dataflow.batch.bytes, the bound of a dataflow job's batch (worker/ejob.h's
+ * EJOB_BATCH_DEFAULT and EJOB_BATCH_MAX) */
+#define CONF_DATAFLOW_BATCH_BYTES (1u << 20)
+#define CONF_DATAFLOW_BATCH_MAX   (64u << 20)
 
 #define CONF_SCRIPT_OUTPUT_MAX_LINES 1000
 #define CONF_SCRIPT_OUTPUT_MAX_BYTES 65536
@@ -215,6 +221,13 @@ typedef struct conf_job {
 	                                          https; NULL: the system's */
 	int http_connect_timeout_ms;           /* "http.connect.timeout.milliseconds", 3000; 0 none */
 	int http_read_timeout_ms;              /* "http.read.timeout.milliseconds", 5000; 0 none */
+	/* type dataflow: ElasticJob's DataflowJobProperties and ejob's (set only for a job of type
+	 * dataflow; docs/config.md) */
+	bool dataflow_streaming;               /* "streaming.process": true or false, false */
+	unsigned dataflow_batch_bytes;         /* "dataflow.batch.bytes" (ejob): 1..CONF_DATAFLOW_BATCH_MAX,
+	                                          CONF_DATAFLOW_BATCH_BYTES */
+	const char *native_fetch;              /* "native.fetch": a native dataflow job's functions; */
+	const char *native_process;            /* "native.process": NULL for an external one */
 	unsigned line;                         /* where the job starts in its file; 0 from a node */
 	struct conf_arena *mem_;               /* private: set on jobs from conf_node_parse() */
 } conf_job_t;

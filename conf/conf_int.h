@@ -191,6 +191,11 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
  * loader for type http, and by conf_node_take for a node its root node types HTTP. */
 typedef void conf_http_err_fn(void *arg, const char *key, const char *msg);
 int conf_job_http(conf_job_t *j, conf_http_err_fn *err, void *arg);
+/* A dataflow job's props into j->dataflow_* and j->native_fetch/_process (conf_dataflow.c):
+ * streaming.process (ElasticJob's, false), dataflow.batch.bytes (ejob's, 1 MiB), and for a
+ * native one (native.library set) native.fetch and native.process. Same reporting as
+ * conf_job_http; returns how many problems. */
+int conf_job_dataflow(conf_job_t *j, conf_http_err_fn *err, void *arg);
 /* Whether ElasticJob sends http.data with this method (POST, PUT, DELETE). */
 int conf_http_sends_data(const char *method);
 

@@ -43,7 +43,7 @@ static const char *const node_keys[K_NNODE] = {
 	"label", "description", "props", "jobName",
 };
 
-static const char *const type_names[] = { "script", "native", "external", "http" };
+static const char *const type_names[] = { "script", "native", "external", "http", "dataflow" };
 static const char *const strategy_names[] = { "AVG_ALLOCATION", "ODEVITY_BY_NAME", "ROUND_ROBIN_BY_NAME" };
 /* ElasticJob's built-in handlers (elasticjob-executor, elasticjob-error-handler) */
 static const char *const executor_names[] = { "CPU", "SINGLE_THREAD" };
@@ -373,16 +373,16 @@ static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at,
 	j->props = kv;
 }
 
-/* An http prop's problem, at the prop's key when it is written (else at props, or the job). */
-struct http_arg {
+/* An http or dataflow prop's problem, at the prop's key when it is written (else at props, or the job). */
+struct prop_arg {
 	jb_t *b;
 	const conf_tnode_t *props, *at;
 	const char *path;
 };
 
-static void http_err(void *arg, const char *key, const char *msg)
+static void prop_err(void *arg, const char *key, const char *msg)
 {
-	struct http_arg *a = arg;
+	struct prop_arg *a = arg;
 	const conf_tnode_t *at = a->at;
 	for (size_t i = 0; a->props && a->props->kind == CONF_TN_MAP && i < a->props->n; i++) {
 		const conf_tnode_t *k = a->props->kids[2 * i];
@@ -426,8 +426,11 @@ static void check_type_props(jb_t *b, const conf_tnode_t *pk, const conf_tnode_t
 			b->errors++;
 		}
 	} else if (j->type == CONF_JOB_HTTP) {
-		struct http_arg a = { b, pv, at, p };
-		conf_job_http(j, http_err, &a);
+		struct prop_arg a = { b, pv, at, p };
+		conf_job_http(j, prop_err, &a);
+	} else if (j->type == CONF_JOB_DATAFLOW) {
+		struct prop_arg a = { b, pv, at, p };
+		conf_job_dataflow(j, prop_err, &a);
 	}
 }
 
@@ -666,7 +669,7 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	if (!tv || conf_is_null(tv)) {
 		if (!node) {
 			conf_err(cx, tk ? tk : b.at, p, "missing; every job needs a type: script, native, "
-			         "external or http");
+			         "external, http or dataflow");
 			b.errors++;
 		}
 	} else {

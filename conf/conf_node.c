@@ -7,7 +7,7 @@
  * own keys cannot be top-level keys; they go into props, which every ElasticJob tool keeps:
  *
  *   props:
- *     ejob.type: script          (script, native, external, http)
+ *     ejob.type: script          (script, native, external, http, dataflow)
  *     ejob.timeoutSeconds: '0'
  *     ejob.maxRetries: '0'
  *

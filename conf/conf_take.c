@@ -42,15 +42,20 @@ static const char *unusable(const conf_job_t *cj, const char *job, const char *t
 	}
 	if (cj->type == CONF_JOB_NONE) {
 		if (!*t)
-			snprintf(why, sz, "props has no ejob.type (script, native, external or http), and the job's root node "
+			snprintf(why, sz, "props has no ejob.type (script, native, external, http or dataflow), and the job's root node "
 			         "names no type");
 		else if (!strcmp(t, "SCRIPT"))
 			snprintf(why, sz, "it is ElasticJob's SCRIPT job (the job's root node) without props "
 			         "script.command.line");
+		else if (!strcmp(t, "DATAFLOW"))
+			snprintf(why, sz, "it is ElasticJob's DATAFLOW job (the job's root node): a Java class's fetchData and "
+			         "processData, which ejob cannot run; run it with ElasticJob, or give the node props "
+			         "ejob.type: dataflow with native.library, native.fetch and native.process (or none of them, "
+			         "for external workers)");
 		else
-			snprintf(why, sz, "its type is %s (the job's root node): a Java job (SIMPLE, DATAFLOW or a class), "
+			snprintf(why, sz, "its type is %s (the job's root node): a Java job (SIMPLE or a class), "
 			         "which ejob cannot run; run it with ElasticJob, or give the node props ejob.type (script, "
-			         "native, external or http)", t);
+			         "native, external, http or dataflow)", t);
 		return why;
 	}
 	/* conf_node_parse compiled the cron (refusing one that does not parse; none is a one-off job)

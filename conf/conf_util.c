@@ -149,6 +149,7 @@ const char *conf_job_type_name(conf_job_type_t t)
 	case CONF_JOB_NATIVE: return "native";
 	case CONF_JOB_EXTERNAL: return "external";
 	case CONF_JOB_HTTP: return "http";
+	case CONF_JOB_DATAFLOW: return "dataflow";
 	default: return "";
 	}
 }

@@ -33,6 +33,8 @@ struct entry {
 	char *job, *task_id, *item_param, *job_param, *cmd, *lib, *sym;   /* inside this allocation */
 	char *uri, *method, *data, *ctype, *ca_file;                       /* kind HTTP, likewise */
 	uint32_t connect_ms, read_ms;
+	uint32_t flow, batch_max;                                          /* dataflow: 0 when not */
+	char *fetch, *process;                                             /* native dataflow, likewise */
 };
 
 struct list {
@@ -140,8 +142,10 @@ static char *scopy(char **at, const char *s)
 uint64_t disp_submit(disp_t *d, const struct disp_req *r)
 {
 	const struct disp_http *h = r->kind == FRAME_KIND_HTTP ? r->http : NULL;
+	const struct disp_flow *fl = r->kind == FRAME_KIND_NATIVE || r->kind == FRAME_KIND_EXTERNAL ? r->flow : NULL;
 	if (!r->job || !r->task_id || r->item >= r->total || (r->kind == FRAME_KIND_SCRIPT && !r->cmd) ||
-	    (r->kind == FRAME_KIND_NATIVE && (!r->lib || !r->sym)) ||
+	    (r->kind == FRAME_KIND_NATIVE && (!r->lib || (fl ? !fl->fetch || !fl->process : !r->sym))) ||
+	    (fl && (fl->mode < 1 || fl->mode > FRAME_FLOW_MAX || !fl->batch_max || fl->batch_max > FRAME_BATCH_MAX)) ||
 	    (r->kind == FRAME_KIND_HTTP && (!h || !h->uri || !h->method))) {
 		errno = EINVAL;
 		return 0;
@@ -149,6 +153,7 @@ uint64_t disp_submit(disp_t *d, const struct disp_req *r)
 	size_t n = sizeof(struct entry) + slen(r->job) + slen(r->task_id) + slen(r->item_param ? r->item_param : "") +
 	           slen(r->job_param ? r->job_param : "") + slen(r->cmd) + slen(r->lib) + slen(r->sym);
 	if (h) n += slen(h->uri) + slen(h->method) + slen(h->data) + slen(h->ctype) + slen(h->ca_file);
+	if (fl) n += slen(fl->fetch) + slen(fl->process);
 	struct entry *e = calloc(1, n);
 	if (!e) return 0;
 	char *at = (char *)(e + 1);
@@ -167,6 +172,12 @@ uint64_t disp_submit(disp_t *d, const struct disp_req *r)
 		e->ca_file = scopy(&at, h->ca_file);
 		e->connect_ms = h->connect_ms;
 		e->read_ms = h->read_ms;
+	}
+	if (fl) {
+		e->flow = fl->mode;
+		e->batch_max = fl->batch_max;
+		e->fetch = scopy(&at, fl->fetch);
+		e->process = scopy(&at, fl->process);
 	}
 	e->kind = r->kind;
 	e->item = r->item;
@@ -195,7 +206,8 @@ static int publish(disp_t *d, disp_target_t *t, struct entry *e)
 		.attempt = e->attempt, .kind = e->kind, .job = e->job, .task_id = e->task_id,
 		.item_param = e->item_param, .job_param = e->job_param, .cmd = e->cmd, .lib = e->lib, .sym = e->sym,
 		.uri = e->uri, .method = e->method, .data = e->data, .ctype = e->ctype, .ca_file = e->ca_file,
-		.connect_ms = e->connect_ms, .read_ms = e->read_ms,
+		.connect_ms = e->connect_ms, .read_ms = e->read_ms, .flow = e->flow, .batch_max = e->batch_max,
+		.fetch = e->fetch, .process = e->process,
 	};
 	uint64_t now = wait_now_ns();
 	if (e->timeout_s) {

@@ -24,11 +24,19 @@ struct disp_http {
 	uint32_t connect_ms, read_ms;         /* 0: no limit */
 };
 
+/* A dataflow item's loop (conf_job_t's dataflow_* and native_fetch/_process). */
+struct disp_flow {
+	uint32_t mode;                        /* 1 once, 2 streaming (enum ejob_dataflow_mode) */
+	uint32_t batch_max;                   /* bytes */
+	const char *fetch, *process;          /* kind NATIVE: the functions; NULL for EXTERNAL */
+};
+
 struct disp_req {
 	const char *job;
 	uint32_t kind;              /* enum frame_kind */
 	const char *cmd, *lib, *sym;/* by kind (copied) */
 	const struct disp_http *http;   /* kind HTTP: the request (copied) */
+	const struct disp_flow *flow;   /* a dataflow job's, NATIVE or EXTERNAL (copied); else NULL */
 	const char *job_param;
 	const char *item_param;
 	const char *task_id;

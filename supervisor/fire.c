@@ -44,6 +44,8 @@ uint32_t fire_kind(const conf_job_t *j)
 	case CONF_JOB_NATIVE: return FRAME_KIND_NATIVE;
 	case CONF_JOB_EXTERNAL: return FRAME_KIND_EXTERNAL;
 	case CONF_JOB_HTTP: return FRAME_KIND_HTTP;
+	/* a native one runs in pool workers, else the workers that attach for it run its loop */
+	case CONF_JOB_DATAFLOW: return j->native_library ? FRAME_KIND_NATIVE : FRAME_KIND_EXTERNAL;
 	default: return FRAME_KIND_NONE;
 	}
 }
@@ -121,7 +123,7 @@ uint32_t fire_submit(fire_t *f, const conf_job_t *j, uint64_t epoch)
 	f->n = 0;
 	f->epoch = epoch;
 	if (kind == FRAME_KIND_NONE) {
-		log_error("job %s: no type (script, native, external or http): it cannot run", j->name);
+		log_error("job %s: no type (script, native, external, http or dataflow): it cannot run", j->name);
 		return 0;
 	}
 	char *task = fire_task_id(j->name, f->items, n, f->fs->instance);
@@ -134,9 +136,14 @@ uint32_t fire_submit(fire_t *f, const conf_job_t *j, uint64_t epoch)
 		.ca_file = j->http_ca_file, .connect_ms = (uint32_t)j->http_connect_timeout_ms,
 		.read_ms = (uint32_t)j->http_read_timeout_ms,
 	};
+	const struct disp_flow flow = {
+		.mode = j->dataflow_streaming ? 2u : 1u, .batch_max = j->dataflow_batch_bytes, .fetch = j->native_fetch,
+		.process = j->native_process,
+	};
 	for (uint32_t i = 0; i < n; i++) {
 		struct disp_req q = {
 			.job = j->name, .kind = kind, .cmd = j->script_command_line, .lib = j->native_library, .http = &http,
+			.flow = j->type == CONF_JOB_DATAFLOW ? &flow : NULL,
 			.sym = j->native_symbol, .job_param = j->job_parameter,
 			.item_param = conf_job_item_param(j, (int)f->items[i]), .task_id = task, .item = f->items[i],
 			.total = f->total, .fire_id = f->fire_ms, .epoch = epoch, .timeout_s = (uint32_t)j->timeout_seconds,

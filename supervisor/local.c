@@ -223,7 +223,7 @@ int local_run(local_t *l, const conf_t *conf, const char *spec)
 	uint32_t total = j->sharding_total_count;
 	uint32_t kind = fire_kind(j);
 	if (kind == FRAME_KIND_NONE) {
-		log_error("--run %s: the job has no type (script, native, external or http)", name);
+		log_error("--run %s: the job has no type (script, native, external, http or dataflow)", name);
 		return -1;
 	}
 	fire_t *f = fire_new(l->p.fires, &run_ops, l, name, total, wait_realtime_ns() / 1000000u);

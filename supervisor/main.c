@@ -334,7 +334,7 @@ static int job_ok(void *arg, const char *job, char *why, size_t len)
 	for (size_t i = 0; i < s->conf->n_jobs; i++) {
 		const conf_job_t *j = &s->conf->jobs[i];
 		if (strcmp(j->name, job)) continue;
-		if (j->type == CONF_JOB_EXTERNAL) return 0;
+		if (fire_kind(j) == FRAME_KIND_EXTERNAL) return 0;   /* external, or dataflow without a library */
 		snprintf(why, len, "is a job of type %s, not an external one", conf_job_type_name(j->type));
 		return -1;
 	}

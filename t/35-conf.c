@@ -349,7 +349,7 @@ static void test_errors(void)
 	       "t.yaml:5:3: supervisor.workers: must be an integer 1-1024 (got a list)",
 	       "t.yaml:6:3: supervisor.attachAllowUids: must be a list of user names or numeric ids "
 	       "(got a scalar)",
-	       "t.yaml:9:5: jobs.j.type: must be one of script, native, external or http (got a mapping)",
+	       "t.yaml:9:5: jobs.j.type: must be one of script, native, external, http or dataflow (got a mapping)",
 	       "t.yaml:10:5: jobs.j.cron: must be a string (got a list)",
 	       "t.yaml:12:5: jobs.j.failover: must be true or false (got \"1\")",
 	       "t.yaml:13:5: jobs.j.props: must be a mapping of names to strings (got a list)");
@@ -402,7 +402,7 @@ static void test_errors(void)
 	       "t.yaml:1:1: jobs: missing; the file needs jobs, a mapping of job names to jobs "
 	       "(jobs: {} for none)");
 	ERRORS("missing type", HEAD "jobs:\n  j:\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n",
-	       "t.yaml:5:3: jobs.j.type: missing; every job needs a type: script, native, external or http");
+	       "t.yaml:5:3: jobs.j.type: missing; every job needs a type: script, native, external, http or dataflow");
 	ERRORS("what each type needs",
 	       HEAD "jobs:\n  s:\n    type: script\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
 	       "    props: {script.command.line: ' '}\n"
@@ -555,7 +555,7 @@ static void test_errors(void)
 	ERRORS("a merge of a scalar", HEAD "jobs:\n  j:\n    <<: 5\n",
 	       "t.yaml:5:3: jobs.j.shardingTotalCount: missing; every job needs the number of shard "
 	       "items, 1-10000",
-	       "t.yaml:5:3: jobs.j.type: missing; every job needs a type: script, native, external or http",
+	       "t.yaml:5:3: jobs.j.type: missing; every job needs a type: script, native, external, http or dataflow",
 	       "t.yaml:6:9: jobs.j.<<: a merge key takes a mapping or a list of mappings (got a scalar)");
 }
 
@@ -733,7 +733,7 @@ static void test_many_errors(void)
 	       "'zookeeper'",
 	       "t.yaml:5:3: supervisor.workers: must be an integer 1-1024 (got \"0\")",
 	       "t.yaml:6:3: supervisor.logLevel: must be one of error, warn, info or debug (got \"verbose\")",
-	       "t.yaml:9:5: jobs.one.type: must be one of script, native, external or http (got \"scrip\"); "
+	       "t.yaml:9:5: jobs.one.type: must be one of script, native, external, http or dataflow (got \"scrip\"); "
 	       "did you mean 'script'?",
 	       "t.yaml:12:33: jobs.one.shardingItemParameters: item 2 is out of range: "
 	       "shardingTotalCount is 2, so items are 0-1",
@@ -1094,6 +1094,52 @@ static void test_http(void)
 	conf_diags_free(d);
 }
 
+/* type dataflow: ElasticJob's streaming.process, ejob's dataflow.batch.bytes, native or external */
+static void test_dataflow(void)
+{
+	conf_diags_t *d = NULL;
+	const char *y = HEAD "jobs:\n"
+		"  nat:\n    type: dataflow\n    cron: '0 * * * * ?'\n    shardingTotalCount: 2\n"
+		"    props:\n      native.library: /opt/libd.so\n      native.fetch: d_fetch\n"
+		"      native.process: d_process\n      streaming.process: 'TRUE'\n"
+		"  ext:\n    type: dataflow\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+		"    props:\n      dataflow.batch.bytes: '4096'\n";
+	conf_t *c = parse(y, &d);
+	if (ok(c != NULL && c->n_jobs == 2, "two dataflow jobs load")) {
+		const conf_job_t *n = &c->jobs[0], *e = &c->jobs[1];
+		ok(n->type == CONF_JOB_DATAFLOW && !strcmp(conf_job_type_name(n->type), "dataflow"), "  type dataflow");
+		ok(n->dataflow_streaming && n->dataflow_batch_bytes == 1048576u && !strcmp(n->native_fetch, "d_fetch") &&
+		   !strcmp(n->native_process, "d_process"), "  native: its functions, streaming (TRUE, as Java reads it), 1 MiB");
+		ok(!e->dataflow_streaming && e->dataflow_batch_bytes == 4096 && !e->native_fetch && !e->native_library,
+		   "  external: ElasticJob's default streaming.process false, the bound as written");
+		size_t len;
+		char *txt = conf_node_emit(n, &len);
+		conf_job_t *back = txt ? conf_node_parse(txt, len, "/ns/nat/config", NULL) : NULL;
+		ok(back && conf_job_equal(n, back) && back->type == CONF_JOB_DATAFLOW && back->dataflow_streaming &&
+		   back->native_fetch && !strcmp(back->native_fetch, "d_fetch"), "  its config node reads back as the same job");
+		ok(txt && strstr(txt, "  ejob.type: dataflow\n"), "  with props ejob.type: dataflow");
+		conf_job_free(back);
+		free(txt);
+	}
+	conf_free(c);
+	conf_diags_free(d);
+#define DJOB "jobs:\n  d:\n    type: dataflow\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
+	ERRORS("every dataflow prop wrong",
+	       HEAD DJOB "    props:\n      streaming.process: 'yes'\n      dataflow.batch.bytes: '67108865'\n"
+	       "      native.symbol: f\n      native.fetch: '1x'\n",
+	       "t.yaml:9:5: jobs.d.props.native.library: missing: a native dataflow job needs the path of its shared "
+	       "object (or leave out native.fetch and native.process: then external workers serve it)",
+	       "t.yaml:9:5: jobs.d.props.native.process: missing: a native dataflow job names its C functions in "
+	       "native.fetch and native.process (see docs/worker.md)",
+	       "t.yaml:10:7: jobs.d.props.streaming.process: must be true or false (ElasticJob would read anything but "
+	       "true as false)",
+	       "t.yaml:11:7: jobs.d.props.dataflow.batch.bytes: must be an integer 1-67108864, the biggest batch in bytes "
+	       "a fetch may hand back (got '67108865')",
+	       "t.yaml:12:7: jobs.d.props.native.symbol: a dataflow job calls native.fetch and native.process, not "
+	       "native.symbol: remove it",
+	       "t.yaml:13:7: jobs.d.props.native.fetch: must be a C function's name, an identifier (got '1x')");
+}
+
 int main(void)
 {
 	test_reference();
@@ -1109,5 +1155,6 @@ int main(void)
 	test_equal();
 	test_unacted();
 	test_http();
+	test_dataflow();
 	return done_testing();
 }

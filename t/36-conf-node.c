@@ -502,8 +502,8 @@ static void test_tolerance_and_errors(void)
 	            "/ns/job/config:3:1: jobShardingStrategyType: must be one of AVG_ALLOCATION, "
 	            "ODEVITY_BY_NAME or ROUND_ROBIN_BY_NAME (got \"MINE\")");
 	node_errors("a bad ejob.type", "jobName: j\nshardingTotalCount: 1\nprops:\n  ejob.type: SCRIPT\n",
-	            "/ns/job/config:4:3: props.ejob.type: must be one of script, native, external or http "
-	            "(got \"SCRIPT\"); did you mean 'script'?");
+	            "/ns/job/config:4:3: props.ejob.type: must be one of script, native, external, http or "
+	            "dataflow (got \"SCRIPT\"); did you mean 'script'?");
 	node_errors("a bad ejob.timeoutSeconds", "jobName: j\nshardingTotalCount: 1\nprops:\n"
 	            "  ejob.type: external\n  ejob.timeoutSeconds: soon\n",
 	            "/ns/job/config:5:3: props.ejob.timeoutSeconds: must be an integer 0-2147483647 "
@@ -702,7 +702,7 @@ static void test_http_take(void)
 	}
 	j = conf_node_take(HTTP_YAML, strlen(HTTP_YAML), "/ns/http_job/config", "http_job", "", why, sizeof why, NULL);
 	ok(!j, "the same node without a root type is not taken");
-	is_str(why, "props has no ejob.type (script, native, external or http), and the job's root node names no type",
+	is_str(why, "props has no ejob.type (script, native, external, http or dataflow), and the job's root node names no type",
 	       "  why");
 	conf_job_free(j);
 
@@ -725,6 +725,29 @@ static void test_http_take(void)
 	conf_job_free(j);
 }
 
+/* ElasticJob's DATAFLOW node is a Java class's: refused with the way out; ejob's own is taken */
+static void test_dataflow_take(void)
+{
+	static const char ej[] = "cron: 0/1 * * * * ?\njobName: df\nshardingTotalCount: 3\nprops:\n"
+	                         "  streaming.process: 'true'\n";
+	static const char ours[] = "cron: 0/1 * * * * ?\njobName: df\nshardingTotalCount: 3\nprops:\n"
+	                           "  streaming.process: 'true'\n  ejob.type: dataflow\n";
+	char why[600];
+	conf_job_t *j = conf_node_take(ej, strlen(ej), "/ns/df/config", "df", "DATAFLOW", why, sizeof why, NULL);
+	ok(!j, "ElasticJob's DATAFLOW job node (root node DATAFLOW, no ejob.type) is refused");
+	is_str(why, "it is ElasticJob's DATAFLOW job (the job's root node): a Java class's fetchData and processData, "
+	       "which ejob cannot run; run it with ElasticJob, or give the node props ejob.type: dataflow with "
+	       "native.library, native.fetch and native.process (or none of them, for external workers)", "  why");
+	conf_job_free(j);
+	j = conf_node_take(ours, strlen(ours), "/ns/df/config", "df", "DATAFLOW", why, sizeof why, NULL);
+	if (ok(j != NULL, "the same node with props ejob.type: dataflow is taken"))
+		ok(j->type == CONF_JOB_DATAFLOW && j->dataflow_streaming && !j->native_library,
+		   "  as an external dataflow job, streaming");
+	else
+		diag("%s", why);
+	conf_job_free(j);
+}
+
 int main(void)
 {
 	test_elasticjob_samples();
@@ -735,5 +758,6 @@ int main(void)
 	test_one_off();
 	test_java_facts();
 	test_http_take();
+	test_dataflow_take();
 	return done_testing();
 }

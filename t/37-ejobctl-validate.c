@@ -287,7 +287,7 @@ int main(void)
 	snprintf(want, sizeof want,
 	         "%1$s:1:27: regCenter.serverLists: server \"zk\" needs a port, e.g. 127.0.0.1:2181; "
 	         "serverLists is host:port pairs separated by commas\n"
-	         "%1$s:4:5: jobs.a.type: must be one of script, native, external or http (got \"shell\")\n"
+	         "%1$s:4:5: jobs.a.type: must be one of script, native, external, http or dataflow (got \"shell\")\n"
 	         "%1$s:6:5: jobs.a.shardingTotalCount: must be an integer 1-10000 (got \"0\")\n"
 	         "%1$s:10:5: jobs.b.misfire: must be true or false (got \"maybe\")\n",
 	         path_of("bad.yaml"));

@@ -7,12 +7,15 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "ipc/seg.h"
 #include "t/lib/tlib.h"
+#include "t/lib/tsup.h"
 #include "t/lib/twork.h"
 #include "t/tap.h"
 #include "worker/ejob.h"
@@ -182,7 +185,7 @@ static void test_worker(struct twork *t)
 	f = flow_item(t, 2, param);
 	f.batch_max = 64;
 	run_item(t, &f, &c);
-	ok(c.status == FRAME_ST_FAILED && c.exit_code == -1, "a batch past ejob.dataflow.batchBytes (64): failed, code -1");
+	ok(c.status == FRAME_ST_FAILED && c.exit_code == -1, "a batch past dataflow.batch.bytes (64): failed, code -1");
 
 	f = flow_item(t, 2, param);
 	f.fetch = "no_such_fetch";
@@ -223,6 +226,147 @@ static void test_worker(struct twork *t)
 	   got ? c.output : "");
 }
 
+/* ---- through a supervisor (--run, no ZooKeeper) ------------------------------------------ */
+
+static int field(const char *line, const char *key, char *out, size_t len)
+{
+	char k[64];
+	snprintf(k, sizeof k, "\"%s\":", key);
+	const char *p = strstr(line, k);
+	if (!p) return 0;
+	p += strlen(k);
+	const char *e = p;
+	if (*e == '"') {
+		for (e++; *e && *e != '"'; e++)
+			if (*e == '\\' && e[1]) e++;
+		if (*e) e++;
+	} else {
+		while (*e && *e != ',' && *e != '}') e++;
+	}
+	snprintf(out, len, "%.*s", (int)(e - p), p);
+	return 1;
+}
+
+/* The history's line for job and attempt (NULL if none; malloc'd). */
+static char *hist_line(const char *hist, const char *job, int attempt)
+{
+	char *all = twork_slurp(hist, NULL), *found = NULL, want[80], at[16];
+	snprintf(want, sizeof want, "\"job\":\"%s\",", job);
+	for (char *l = all; l && *l;) {
+		char *nl = strchr(l, '\n');
+		if (nl) *nl = '\0';
+		if (strstr(l, want) && field(l, "attempt", at, sizeof at) && atoi(at) == attempt) {
+			free(found);
+			found = strdup(l);
+		}
+		if (!nl) break;
+		l = nl + 1;
+	}
+	free(all);
+	return found;
+}
+
+/* Wait until the record holds at least n process lines (any item). */
+static int wait_processed(const char *rec, unsigned n, unsigned timeout_ms)
+{
+	uint64_t t0 = tlib_now_ms();
+	for (;;) {
+		char *r = twork_slurp(rec, NULL);
+		unsigned k = 0;
+		for (const char *p = r; p && (p = strstr(p, "process ")); p++) k++;
+		free(r);
+		if (k >= n) return 1;
+		if (tlib_now_ms() - t0 > timeout_ms) return 0;
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void test_supervisor(void)
+{
+	struct tsup t;
+	char yaml[20000], v[1200];
+	snprintf(yaml, sizeof yaml,
+	         "regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t80}\n"
+	         "supervisor: {workers: 2, attachSocket: \"@SOCK@\", killGraceSeconds: 1, shutdownGraceSeconds: 1,\n"
+	         "             history: {file: \"@DIR@/hist.jsonl\"}}\n"
+	         "jobs:\n"
+	         "  stream:\n    type: dataflow\n    cron: \"0 0 0 1 1 ? 2099\"\n    shardingTotalCount: 2\n"
+	         "    jobParameter: \"@DIR@/stream.rec 4 0 0 0\"\n"
+	         "    props: {native.library: \"%1$s\", native.fetch: flow_fetch, native.process: flow_process,\n"
+	         "            streaming.process: 'true'}\n"
+	         "  once:\n    type: dataflow\n    cron: \"0 0 0 1 1 ? 2099\"\n    shardingTotalCount: 1\n"
+	         "    jobParameter: \"@DIR@/once.rec 4 0 0 0\"\n"
+	         "    props: {native.library: \"%1$s\", native.fetch: flow_fetch, native.process: flow_process}\n"
+	         "  endless:\n    type: dataflow\n    cron: \"0 0 0 1 1 ? 2099\"\n    shardingTotalCount: 1\n"
+	         "    timeoutSeconds: 1\n    jobParameter: \"@DIR@/endless.rec 1000000 20 0 0\"\n"
+	         "    props: {native.library: \"%1$s\", native.fetch: flow_fetch, native.process: flow_process,\n"
+	         "            streaming.process: 'true'}\n"
+	         "  forever:\n    type: dataflow\n    cron: \"0 0 0 1 1 ? 2099\"\n    shardingTotalCount: 1\n"
+	         "    jobParameter: \"@DIR@/forever.rec 1000000 20 0 0\"\n"
+	         "    props: {native.library: \"%1$s\", native.fetch: flow_fetch, native.process: flow_process,\n"
+	         "            streaming.process: 'true'}\n",
+	         lib);
+	tsup_config(&t, "sup", yaml);
+	char hist[700], rec[700];
+	snprintf(hist, sizeof hist, "%s/hist.jsonl", t.dir);
+
+	const char *a1[] = { "--run", "stream", NULL };
+	int st = tsup_run(&t, a1, 15000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "--run of a streaming dataflow job: exit 0 (%d)", st);
+	snprintf(rec, sizeof rec, "%s/stream.rec", t.dir);
+	ok(tsup_count_lines(rec, "fetch ") == 10 && tsup_count_lines(rec, "process ") == 8,
+	   "  each of its 2 items: 5 fetches, 4 processes (got %d, %d)", tsup_count_lines(rec, "fetch "),
+	   tsup_count_lines(rec, "process "));
+	char *l = hist_line(hist, "stream", 1);
+	ok(l && field(l, "outcome", v, sizeof v) && !strcmp(v, "\"ok\""), "  history: ok");
+	ok(l && field(l, "output", v, sizeof v) && !strcmp(v, "\"4 batches, 410 bytes; ended: empty fetch\""),
+	   "  history output: the batches and bytes (%s)", l ? v : "no record");
+	free(l);
+
+	const char *a2[] = { "--run", "once", NULL };
+	st = tsup_run(&t, a2, 15000);
+	snprintf(rec, sizeof rec, "%s/once.rec", t.dir);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && tsup_count_lines(rec, "fetch ") == 1 &&
+	   tsup_count_lines(rec, "process ") == 1, "--run without streaming.process: one fetch, one process (%d, %d)",
+	   tsup_count_lines(rec, "fetch "), tsup_count_lines(rec, "process "));
+
+	const char *a3[] = { "--run", "endless", NULL };
+	uint64_t t0 = tlib_now_ms();
+	st = tsup_run(&t, a3, 15000);
+	uint64_t ms = tlib_now_ms() - t0;
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "--run of an endless stream with timeoutSeconds 1: exit 1 (%d)", st);
+	l = hist_line(hist, "endless", 1);
+	ok(l && field(l, "outcome", v, sizeof v) && !strcmp(v, "\"timeout\""), "  history: timeout (%s)", l ? v : "");
+	ok(l && field(l, "output", v, sizeof v) && strstr(v, "; ended: cancelled (timeout)"),
+	   "  output: the batches done, and why it ended (%s)", l ? v : "");
+	ok(ms < 4000, "  the whole run took %llu ms", (unsigned long long)ms);
+	free(l);
+
+	/* SIGTERM to the supervisor mid-stream: running items get shutdownGraceSeconds (1) to end, then
+	 * the cancel (shutdown) */
+	snprintf(rec, sizeof rec, "%s/forever.rec", t.dir);
+	const char *a4[] = { "--run", "forever", NULL };
+	tsup_start(&t, a4);
+	int going = wait_processed(rec, 3, 5000);
+	ok(going, "a stream without end is going (3 batches processed)");
+	tsup_wait_taken(&t, SIGTERM, 3000);
+	t0 = tlib_now_ms();
+	tsup_stop(&t, SIGTERM, 5000);
+	ms = tlib_now_ms() - t0;
+	ok(t.reaped && ms >= 900 && ms < 2500, "SIGTERM to the supervisor: it exits after the grace second (%llu ms)",
+	   (unsigned long long)ms);
+	int nf = tsup_count_lines(rec, "fetch "), np = tsup_count_lines(rec, "process ");
+	struct timespec ts = { 0, 200000000 };
+	nanosleep(&ts, NULL);
+	ok(tsup_count_lines(rec, "fetch ") == nf && np >= 3 && nf <= np + 1,
+	   "  the stream stopped: no fetch after it (%d fetches, %d processes)", nf, np);
+	l = hist_line(hist, "forever", 1);
+	ok(l && field(l, "outcome", v, sizeof v) && !strcmp(v, "\"cancelled\"") && field(l, "output", v, sizeof v) &&
+	   strstr(v, "; ended: cancelled (shutdown or lease)"), "  history: cancelled, saying why (%s)", l ? v : "");
+	free(l);
+}
+
 int main(void)
 {
 	tlib_init(60);
@@ -230,7 +374,7 @@ int main(void)
 	if (!realpath("t/native/libflow.so", lib)) BAIL_OUT("t/native/libflow.so: %s", strerror(errno));
 	char logpath[4200];
 	snprintf(logpath, sizeof logpath, "%s/worker.log", dir);
-	plan(30);
+	plan(43);
 
 	test_direct();
 	struct twork t;
@@ -238,6 +382,7 @@ int main(void)
 	twork_spawn(&t, 0);
 	test_worker(&t);
 	twork_fini(&t);
+	test_supervisor();
 
 	char *log = twork_slurp(logpath, NULL);
 	ok(log && !strstr(log, "Sanitizer") && !strstr(log, "runtime error:"), "no sanitizer report in the worker log");

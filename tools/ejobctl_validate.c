@@ -89,7 +89,8 @@ static void warn_job(const char *file, const conf_job_t *j)
 	if (j->type == CONF_JOB_SCRIPT && j->script_command_line &&
 	    ejobctl_script_problem(j->script_command_line, why, sizeof why))
 		fprintf(stderr, "%s:%u: warning: jobs.%s.props.script.command.line: %s\n", file, j->line, j->name, why);
-	if (j->type == CONF_JOB_NATIVE && j->native_library && ejobctl_library_problem(j->native_library, why, sizeof why))
+	if ((j->type == CONF_JOB_NATIVE || j->type == CONF_JOB_DATAFLOW) && j->native_library &&
+	    ejobctl_library_problem(j->native_library, why, sizeof why))
 		fprintf(stderr, "%s:%u: warning: jobs.%s.props.native.library: %s\n", file, j->line, j->name, why);
 	if (j->type == CONF_JOB_HTTP && j->http_ca_file && ejobctl_ca_file_problem(j->http_ca_file, why, sizeof why))
 		fprintf(stderr, "%s:%u: warning: jobs.%s.props.http.ca.file: %s\n", file, j->line, j->name, why);

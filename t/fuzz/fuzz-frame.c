@@ -59,7 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    !SAME_STR(s.job_param, s2.job_param) || !SAME_STR(s.cmd, s2.cmd) || !SAME_STR(s.lib, s2.lib) ||
 		    !SAME_STR(s.sym, s2.sym) || !SAME_STR(s.uri, s2.uri) || !SAME_STR(s.method, s2.method) ||
 		    !SAME_STR(s.data, s2.data) || !SAME_STR(s.ctype, s2.ctype) || !SAME_STR(s.ca_file, s2.ca_file) ||
-		    s.connect_ms != s2.connect_ms || s.read_ms != s2.read_ms)
+		    s.connect_ms != s2.connect_ms || s.read_ms != s2.read_ms || s.flow != s2.flow ||
+		    s.batch_max != s2.batch_max || !SAME_STR(s.fetch, s2.fetch) || !SAME_STR(s.process, s2.process))
 			abort();
 	} else if (err.code == FRAME_OK || !err.msg[0]) {
 		abort();                                /* every rejection says why */
