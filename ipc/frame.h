@@ -107,7 +107,7 @@ struct frame_submit {
 	uint32_t read_ms;      /* "rto": http.read.timeout.milliseconds, likewise */
 	/* a dataflow job's item (kind NATIVE or EXTERNAL); all optional */
 	uint32_t flow;         /* "flow": 0..FRAME_FLOW_MAX, enum ejob_dataflow_mode (0 = absent) */
-	uint32_t batch_max;    /* "bmax": ejob.dataflow.batchBytes, 1..FRAME_BATCH_MAX */
+	uint32_t batch_max;    /* "bmax": dataflow.batch.bytes, 1..FRAME_BATCH_MAX */
 	const char *fetch;     /* "fetch": native.fetch (kind NATIVE) */
 	const char *process;   /* "proc": native.process (kind NATIVE) */
 };

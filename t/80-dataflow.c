@@ -3,7 +3,11 @@
  * t/native/libflow.so (fetch hands out N batches, then nothing; each call is recorded to a
  * file): streaming stops at an empty fetch, without streaming exactly one batch, a fetch or a
  * process failure fails the item, a batch bigger than the bound fails it, a cancel mid-stream
- * stops it at the next round with the cancel's outcome. */
+ * stops it at the next round with the cancel's outcome. Then through a supervisor (--run, no
+ * ZooKeeper): type dataflow from the config file, timeoutSeconds and SIGTERM ending an endless
+ * stream, the history's output; and an external worker serving a dataflow job with the same
+ * loop. About 3 s. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -367,6 +371,69 @@ static void test_supervisor(void)
 	free(l);
 }
 
+/* An external worker serving a dataflow job (no native.library): the same loop, ejob_dataflow,
+ * here with libflow's functions taken by dlsym, as any program may link its own. */
+static _Noreturn void external_worker(const char *sock)
+{
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	void *pf = h ? dlsym(h, "flow_fetch") : NULL, *pp = h ? dlsym(h, "flow_process") : NULL;
+	if (!pf || !pp) _exit(3);
+	ejob_fetch_fn *fetch;
+	ejob_process_fn *process;
+	memcpy(&fetch, &pf, sizeof fetch);
+	memcpy(&process, &pp, sizeof process);
+	const char *jobs[] = { "xflow", NULL };
+	struct ejob_attach_opts o = { .socket_path = sock, .jobs = jobs, .slots = 1, .name = "flow-worker" };
+	ejob_worker *w;
+	ejob_slot *sl;
+	const ejob_context *ctx;
+	char err[512];
+	if (ejob_attach(&o, &w, err, sizeof err) < 0 || ejob_bind(w, 0, &sl) < 0) _exit(4);
+	int r;
+	while ((r = ejob_next(sl, 10000, &ctx)) == 1) {
+		int code;
+		int st = ejob_dataflow(ctx, fetch, process, NULL, &code, err, sizeof err);
+		if (ejob_done(sl, st, code, 0, err) < 0) _exit(5);
+	}
+	ejob_detach(w);
+	_exit(r < 0 && errno == ESHUTDOWN ? 0 : 6);
+}
+
+static void test_external(void)
+{
+	struct tsup t;
+	char yaml[2048], v[1200], rec[700], hist[700];
+	snprintf(yaml, sizeof yaml,
+	         "regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t80x}\n"
+	         "supervisor: {workers: 1, attachSocket: \"@SOCK@\", history: {file: \"@DIR@/hist.jsonl\"}}\n"
+	         "jobs:\n"
+	         "  xflow:\n    type: dataflow\n    cron: \"0 0 0 1 1 ? 2099\"\n    shardingTotalCount: 2\n"
+	         "    jobParameter: \"@DIR@/x.rec 3 0 0 0\"\n"
+	         "    props: {streaming.process: 'true', dataflow.batch.bytes: '4096'}\n");
+	tsup_config(&t, "ext", yaml);
+	snprintf(rec, sizeof rec, "%s/x.rec", t.dir);
+	snprintf(hist, sizeof hist, "%s/hist.jsonl", t.dir);
+	const char *args[] = { "--run", "xflow", NULL };
+	tsup_start(&t, args);
+	ok(tsup_wait_listening(&t, 5000), "a dataflow job without native.library: the supervisor waits for workers");
+	pid_t w = tlib_fork();
+	if (w == 0) external_worker(t.sock);
+	int st = tsup_stop(&t, 0, 15000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "an external worker calling ejob_dataflow serves it: exit 0 (%d)", st);
+	ok(tsup_count_lines(rec, "fetch ") == 8 && tsup_count_lines(rec, "process ") == 6 &&
+	   tsup_count_lines(rec, "fetch ") == tsup_count_lines(rec, " 4096"),
+	   "  2 items streamed to the empty fetch with the job's bound (%d fetches, %d processes)",
+	   tsup_count_lines(rec, "fetch "), tsup_count_lines(rec, "process "));
+	char *l = hist_line(hist, "xflow", 1);
+	ok(l && field(l, "output", v, sizeof v) && !strcmp(v, "\"3 batches, 306 bytes; ended: empty fetch\"") &&
+	   strstr(l, "\"where\":\"attach:"), "  history: its output, from the attachment (%s)", l ? v : "no record");
+	free(l);
+	int wst = 0;
+	waitpid(w, &wst, 0);
+	tlib_untrack(w);
+	ok(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "  the worker leaves when the supervisor stops (0x%x)", wst);
+}
+
 int main(void)
 {
 	tlib_init(60);
@@ -374,7 +441,7 @@ int main(void)
 	if (!realpath("t/native/libflow.so", lib)) BAIL_OUT("t/native/libflow.so: %s", strerror(errno));
 	char logpath[4200];
 	snprintf(logpath, sizeof logpath, "%s/worker.log", dir);
-	plan(43);
+	plan(48);
 
 	test_direct();
 	struct twork t;
@@ -383,6 +450,7 @@ int main(void)
 	test_worker(&t);
 	twork_fini(&t);
 	test_supervisor();
+	test_external();
 
 	char *log = twork_slurp(logpath, NULL);
 	ok(log && !strstr(log, "Sanitizer") && !strstr(log, "runtime error:"), "no sanitizer report in the worker log");

@@ -37,7 +37,7 @@ int ejob_dataflow(const ejob_context *ctx, ejob_fetch_fn *fetch, ejob_process_fn
 	void *buf = malloc(ctx->batch_max);
 	if (!buf) {
 		if (err && errlen) snprintf(err, errlen, "cannot allocate a batch buffer of %" PRIu32 " bytes "
-		                            "(ejob.dataflow.batchBytes)", ctx->batch_max);
+		                            "(dataflow.batch.bytes)", ctx->batch_max);
 		return EJOB_ERROR;
 	}
 	uint64_t batches = 0, bytes = 0;

@@ -117,7 +117,7 @@ typedef struct ejob_context {
 	                              of the answer; 0: no limit */
 	/* a dataflow job's item (docs/config.md, type dataflow): run it with ejob_dataflow */
 	uint32_t dataflow;         /* enum ejob_dataflow_mode: 0 for any other job */
-	uint32_t batch_max;        /* ejob.dataflow.batchBytes: the biggest batch a fetch may hand
+	uint32_t batch_max;        /* dataflow.batch.bytes: the biggest batch a fetch may hand
 	                              back, 1..EJOB_BATCH_MAX bytes (0 when dataflow is 0) */
 	const char *fetch_sym;     /* kind NATIVE dataflow: native.fetch (an ejob_fetch_fn); else NULL */
 	const char *process_sym;   /* kind NATIVE dataflow: native.process (an ejob_process_fn); else NULL */
@@ -152,7 +152,7 @@ enum ejob_dataflow_mode {
 	                                 hands back nothing, a call fails, or the item is cancelled */
 };
 
-#define EJOB_BATCH_DEFAULT (1u << 20)   /* ejob.dataflow.batchBytes when unset: 1 MiB */
+#define EJOB_BATCH_DEFAULT (1u << 20)   /* dataflow.batch.bytes when unset: 1 MiB */
 #define EJOB_BATCH_MAX     (64u << 20)  /* its ceiling: 64 MiB */
 
 /* Fill buf (cap bytes) with the next batch: its length (1..cap), 0 when there is nothing to
