@@ -129,6 +129,9 @@ int main(void)
 	ok(st == 0 && !strcmp(err, ""), "examples/demo.yaml too (%d: %s)", st, err);
 	st = run((const char *[]){ "validate", "examples/http.yaml", NULL });
 	ok(st == 0 && !strcmp(err, "") && !strncmp(out, "ok\nping: http,", 14), "examples/http.yaml too (%d: %s)", st, err);
+	st = run((const char *[]){ "validate", "examples/dataflow.yaml", NULL });
+	ok(st == 0 && !strcmp(err, "") && !strncmp(out, "ok\nwordcount: dataflow,", 23),
+	   "examples/dataflow.yaml too, its library there (%d: %s)", st, err);
 	st = run((const char *[]){ "validate", "examples/error-handlers.yaml", NULL });
 	ok(st == 0 && !strcmp(err, ""), "and examples/error-handlers.yaml, a job of each error handler (%d: %s)", st, err);
 

@@ -367,7 +367,7 @@ static void test_supervisor(void)
 	   "  the stream stopped: no fetch after it (%d fetches, %d processes)", nf, np);
 	l = hist_line(hist, "forever", 1);
 	ok(l && field(l, "outcome", v, sizeof v) && !strcmp(v, "\"cancelled\"") && field(l, "output", v, sizeof v) &&
-	   strstr(v, "; ended: cancelled (shutdown or lease)"), "  history: cancelled, saying why (%s)", l ? v : "");
+	   strstr(v, "; ended: cancelled (stop: the supervisor stopping, the job shut down or its server disabled)"), "  history: cancelled, saying why (%s)", l ? v : "");
 	free(l);
 }
 

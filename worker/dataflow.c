@@ -5,18 +5,15 @@
 
 #include "worker/ejob.h"
 
-/* Stamp the heartbeat and look at the cancel: 0 to go on, else the item's status. */
-static int stop_here(const ejob_context *ctx)
+/* Stamp the heartbeat and look at the cancel: 0 to go on, else the item's status and *end why. */
+static int stop_here(const ejob_context *ctx, const char **end)
 {
 	if (ctx->priv) ejob_heartbeat((ejob_slot *)(uintptr_t)ctx->priv);
 	int why = ejob_cancelled(ctx);
 	if (!why) return 0;
+	*end = why == EJOB_CANCEL_TIMEOUT ? "cancelled (timeout)" : why == EJOB_CANCEL_LEASE ? "cancelled (lease)" :
+	       "cancelled (stop: the supervisor stopping, the job shut down or its server disabled)";
 	return why == EJOB_CANCEL_TIMEOUT ? EJOB_TIMEOUT : EJOB_CANCELLED;
-}
-
-static const char *cancel_name(int status)
-{
-	return status == EJOB_TIMEOUT ? "cancelled (timeout)" : "cancelled (shutdown or lease)";
 }
 
 int ejob_dataflow(const ejob_context *ctx, ejob_fetch_fn *fetch, ejob_process_fn *process, void *arg, int *code,
@@ -44,10 +41,7 @@ int ejob_dataflow(const ejob_context *ctx, ejob_fetch_fn *fetch, ejob_process_fn
 	int status = EJOB_OK;
 	const char *end = "empty fetch";
 	for (;;) {
-		if ((status = stop_here(ctx))) {
-			end = cancel_name(status);
-			break;
-		}
+		if ((status = stop_here(ctx, &end))) break;
 		long n = fetch(ctx, buf, ctx->batch_max, arg);
 		if (n < 0 || (unsigned long)n > ctx->batch_max) {
 			status = EJOB_FAILED;
