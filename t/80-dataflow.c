@@ -5,8 +5,9 @@
  * process failure fails the item, a batch bigger than the bound fails it, a cancel mid-stream
  * stops it at the next round with the cancel's outcome. Then through a supervisor (--run, no
  * ZooKeeper): type dataflow from the config file, timeoutSeconds and SIGTERM ending an endless
- * stream, the history's output; and an external worker serving a dataflow job with the same
- * loop. About 3 s. */
+ * stream, the history's output; an external worker serving a dataflow job with the same loop;
+ * and in a cluster (a real ZooKeeper, started while the rest runs): the config node, and the
+ * server disabled mid-stream ending the stream. About 4 s. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
@@ -20,6 +21,8 @@
 #include "ipc/seg.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
+#include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
 #include "t/lib/twork.h"
 #include "t/tap.h"
 #include "worker/ejob.h"
@@ -434,14 +437,66 @@ static void test_external(void)
 	ok(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "  the worker leaves when the supervisor stops (0x%x)", wst);
 }
 
+/* ---- in a cluster: the server disabled mid-stream ---------------------------------------------- */
+
+static struct tzk_server zk;
+
+static void test_cluster(void)
+{
+	if (tzk_wait_ready(&zk, 30000) < 0) BAIL_OUT("ZooKeeper did not start (see above)");
+	struct tzkup u;
+	tzkup_on(&u, zk.connect, "t80", 2000);
+	static struct tsup a;
+	char jobs[8192], rec[700], hist[700], v[1200];
+	snprintf(jobs, sizeof jobs,
+	         "  endless:\n    type: dataflow\n    cron: \"0/1 * * * * ?\"\n    shardingTotalCount: 1\n"
+	         "    jobParameter: \"@DIR@/endless.rec 1000000 20 0 0\"\n"
+	         "    props: {native.library: \"%s\", native.fetch: flow_fetch, native.process: flow_process,\n"
+	         "            streaming.process: 'true'}\n", lib);
+	tzkup_config(&u, &a, "cluster", "workers: 2, killGraceSeconds: 1, history: {file: \"@DIR@/hist.jsonl\"}", jobs);
+	snprintf(rec, sizeof rec, "%s/endless.rec", a.dir);
+	snprintf(hist, sizeof hist, "%s/hist.jsonl", a.dir);
+	tzkup_run(&u, &a, "127.0.0.2");
+	char *cfg = NULL;
+	ok(tzk_wait_exists(u.zh, "/t80/endless/config", 1, 15000) && tzk_get(u.zh, "/t80/endless/config", &cfg, NULL) == ZOK &&
+	   cfg && strstr(cfg, "  ejob.type: dataflow\n") && strstr(cfg, "  native.fetch: flow_fetch\n") &&
+	   strstr(cfg, "  streaming.process: 'true'\n"), "its config node: ejob.type dataflow, the props as written");
+	free(cfg);
+	ok(wait_processed(rec, 3, 15000), "a fire starts a stream without end");
+	uint64_t t0 = tlib_now_ms();
+	ok(tzk_set(u.zh, "/t80/endless/servers/127.0.0.2", "DISABLED") == ZOK, "the server is disabled (servers/{ip})");
+	char *l = NULL;
+	while (tlib_now_ms() - t0 < 5000 && !(l = hist_line(hist, "endless", 1))) {
+		struct timespec ts = { 0, 20000000 };
+		nanosleep(&ts, NULL);
+	}
+	uint64_t ms = tlib_now_ms() - t0;
+	ok(l && field(l, "outcome", v, sizeof v) && !strcmp(v, "\"cancelled\""), "  the stream ends, cancelled (%s)",
+	   l ? v : "no record");
+	ok(l && ms < 2000, "  within %llu ms", (unsigned long long)ms);
+	ok(l && field(l, "output", v, sizeof v) &&
+	   strstr(v, "; ended: cancelled (stop: the supervisor stopping, the job shut down or its server disabled)"),
+	   "  its output says why (%s)", l ? v : "");
+	free(l);
+	int n = tsup_count_lines(rec, "fetch ");
+	struct timespec ts = { 0, 300000000 };
+	nanosleep(&ts, NULL);
+	ok(tsup_count_lines(rec, "fetch ") == n, "  and no fetch follows (%d)", n);
+	int st = tsup_stop(&a, SIGTERM, 10000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the supervisor stops cleanly (%d)", st);
+	tzkup_end(&u);
+}
+
 int main(void)
 {
 	tlib_init(60);
+	/* ZooKeeper's JVM starts while the other cases run */
+	if (tzk_spawn(&zk, "zk", &(struct tzk_opts){ .tick_ms = 200 }) < 0) BAIL_OUT("cannot start ZooKeeper");
 	snprintf(dir, sizeof dir, "%s", tlib_tmpdir());
 	if (!realpath("t/native/libflow.so", lib)) BAIL_OUT("t/native/libflow.so: %s", strerror(errno));
 	char logpath[4200];
 	snprintf(logpath, sizeof logpath, "%s/worker.log", dir);
-	plan(48);
+	plan(56);
 
 	test_direct();
 	struct twork t;
@@ -451,6 +506,7 @@ int main(void)
 	twork_fini(&t);
 	test_supervisor();
 	test_external();
+	test_cluster();
 
 	char *log = twork_slurp(logpath, NULL);
 	ok(log && !strstr(log, "Sanitizer") && !strstr(log, "runtime error:"), "no sanitizer report in the worker log");
