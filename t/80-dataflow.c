@@ -235,25 +235,6 @@ static void test_worker(struct twork *t)
 
 /* ---- through a supervisor (--run, no ZooKeeper) ------------------------------------------ */
 
-static int field(const char *line, const char *key, char *out, size_t len)
-{
-	char k[64];
-	snprintf(k, sizeof k, "\"%s\":", key);
-	const char *p = strstr(line, k);
-	if (!p) return 0;
-	p += strlen(k);
-	const char *e = p;
-	if (*e == '"') {
-		for (e++; *e && *e != '"'; e++)
-			if (*e == '\\' && e[1]) e++;
-		if (*e) e++;
-	} else {
-		while (*e && *e != ',' && *e != '}') e++;
-	}
-	snprintf(out, len, "%.*s", (int)(e - p), p);
-	return 1;
-}
-
 /* The history's line for job and attempt (NULL if none; malloc'd). */
 static char *hist_line(const char *hist, const char *job, int attempt)
 {
@@ -262,7 +243,7 @@ static char *hist_line(const char *hist, const char *job, int attempt)
 	for (char *l = all; l && *l;) {
 		char *nl = strchr(l, '\n');
 		if (nl) *nl = '\0';
-		if (strstr(l, want) && field(l, "attempt", at, sizeof at) && atoi(at) == attempt) {
+		if (strstr(l, want) && tlib_json_field(l, "attempt", at, sizeof at) && atoi(at) == attempt) {
 			free(found);
 			found = strdup(l);
 		}
@@ -326,8 +307,8 @@ static void test_supervisor(void)
 	   "  each of its 2 items: 5 fetches, 4 processes (got %d, %d)", tsup_count_lines(rec, "fetch "),
 	   tsup_count_lines(rec, "process "));
 	char *l = hist_line(hist, "stream", 1);
-	ok(l && field(l, "outcome", v, sizeof v) && !strcmp(v, "\"ok\""), "  history: ok");
-	ok(l && field(l, "output", v, sizeof v) && !strcmp(v, "\"4 batches, 410 bytes; ended: empty fetch\""),
+	ok(l && tlib_json_field(l, "outcome", v, sizeof v) && !strcmp(v, "\"ok\""), "  history: ok");
+	ok(l && tlib_json_field(l, "output", v, sizeof v) && !strcmp(v, "\"4 batches, 410 bytes; ended: empty fetch\""),
 	   "  history output: the batches and bytes (%s)", l ? v : "no record");
 	free(l);
 
@@ -344,8 +325,8 @@ static void test_supervisor(void)
 	uint64_t ms = tlib_now_ms() - t0;
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "--run of an endless stream with timeoutSeconds 1: exit 1 (%d)", st);
 	l = hist_line(hist, "endless", 1);
-	ok(l && field(l, "outcome", v, sizeof v) && !strcmp(v, "\"timeout\""), "  history: timeout (%s)", l ? v : "");
-	ok(l && field(l, "output", v, sizeof v) && strstr(v, "; ended: cancelled (timeout)"),
+	ok(l && tlib_json_field(l, "outcome", v, sizeof v) && !strcmp(v, "\"timeout\""), "  history: timeout (%s)", l ? v : "");
+	ok(l && tlib_json_field(l, "output", v, sizeof v) && strstr(v, "; ended: cancelled (timeout)"),
 	   "  output: the batches done, and why it ended (%s)", l ? v : "");
 	ok(ms < 4000, "  the whole run took %llu ms", (unsigned long long)ms);
 	free(l);
@@ -369,7 +350,7 @@ static void test_supervisor(void)
 	ok(tsup_count_lines(rec, "fetch ") == nf && np >= 3 && nf <= np + 1,
 	   "  the stream stopped: no fetch after it (%d fetches, %d processes)", nf, np);
 	l = hist_line(hist, "forever", 1);
-	ok(l && field(l, "outcome", v, sizeof v) && !strcmp(v, "\"cancelled\"") && field(l, "output", v, sizeof v) &&
+	ok(l && tlib_json_field(l, "outcome", v, sizeof v) && !strcmp(v, "\"cancelled\"") && tlib_json_field(l, "output", v, sizeof v) &&
 	   strstr(v, "; ended: cancelled (stop: the supervisor stopping, the job shut down or its server disabled)"), "  history: cancelled, saying why (%s)", l ? v : "");
 	free(l);
 }
@@ -428,7 +409,7 @@ static void test_external(void)
 	   "  2 items streamed to the empty fetch with the job's bound (%d fetches, %d processes)",
 	   tsup_count_lines(rec, "fetch "), tsup_count_lines(rec, "process "));
 	char *l = hist_line(hist, "xflow", 1);
-	ok(l && field(l, "output", v, sizeof v) && !strcmp(v, "\"3 batches, 306 bytes; ended: empty fetch\"") &&
+	ok(l && tlib_json_field(l, "output", v, sizeof v) && !strcmp(v, "\"3 batches, 306 bytes; ended: empty fetch\"") &&
 	   strstr(l, "\"where\":\"attach:"), "  history: its output, from the attachment (%s)", l ? v : "no record");
 	free(l);
 	int wst = 0;
@@ -471,10 +452,10 @@ static void test_cluster(void)
 		nanosleep(&ts, NULL);
 	}
 	uint64_t ms = tlib_now_ms() - t0;
-	ok(l && field(l, "outcome", v, sizeof v) && !strcmp(v, "\"cancelled\""), "  the stream ends, cancelled (%s)",
+	ok(l && tlib_json_field(l, "outcome", v, sizeof v) && !strcmp(v, "\"cancelled\""), "  the stream ends, cancelled (%s)",
 	   l ? v : "no record");
 	ok(l && ms < 2000, "  within %llu ms", (unsigned long long)ms);
-	ok(l && field(l, "output", v, sizeof v) &&
+	ok(l && tlib_json_field(l, "output", v, sizeof v) &&
 	   strstr(v, "; ended: cancelled (stop: the supervisor stopping, the job shut down or its server disabled)"),
 	   "  its output says why (%s)", l ? v : "");
 	free(l);
