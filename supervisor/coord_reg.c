@@ -93,6 +93,7 @@ static const char *type_string(const conf_job_t *cj)
 	case CONF_JOB_NATIVE: return "NATIVE";
 	case CONF_JOB_EXTERNAL: return "EXTERNAL";
 	case CONF_JOB_HTTP: return "HTTP";   /* ElasticJob's own type name for its HTTP jobs */
+	case CONF_JOB_DATAFLOW: return "DATAFLOW";   /* the name ElasticJob's JobType gives them */
 	default: return "";
 	}
 }

@@ -443,6 +443,10 @@ static void test_cluster(void)
 	   cfg && strstr(cfg, "  ejob.type: dataflow\n") && strstr(cfg, "  native.fetch: flow_fetch\n") &&
 	   strstr(cfg, "  streaming.process: 'true'\n"), "its config node: ejob.type dataflow, the props as written");
 	free(cfg);
+	char *root = NULL;
+	tzk_get(u.zh, "/t80/endless", &root, NULL);
+	is_str(root, "DATAFLOW", "its root node says DATAFLOW, the name ElasticJob's JobType gives it");
+	free(root);
 	ok(wait_processed(rec, 3, 15000), "a fire starts a stream without end");
 	uint64_t t0 = tlib_now_ms();
 	ok(tzk_set(u.zh, "/t80/endless/servers/127.0.0.2", "DISABLED") == ZOK, "the server is disabled (servers/{ip})");
@@ -477,7 +481,7 @@ int main(void)
 	if (!realpath("t/native/libflow.so", lib)) BAIL_OUT("t/native/libflow.so: %s", strerror(errno));
 	char logpath[4200];
 	snprintf(logpath, sizeof logpath, "%s/worker.log", dir);
-	plan(56);
+	plan(57);
 
 	test_direct();
 	struct twork t;
