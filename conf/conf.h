@@ -154,6 +154,9 @@ int conf_listen_addr(const char *s, struct sockaddr_storage *ss, unsigned *len);
  * in each item's frame, a 4 KiB ring slot) */
 #define CONF_HTTP_REQUEST_MAX 3072u
 
+/* ejob: seconds a listener command may run before it is killed and counts as failed */
+#define CONF_LISTENER_TIMEOUT_DEFAULT 60
+
 #define CONF_SCRIPT_OUTPUT_MAX_LINES 1000
 #define CONF_SCRIPT_OUTPUT_MAX_BYTES 65536
 
@@ -215,6 +218,11 @@ typedef struct conf_job {
 	                                          https; NULL: the system's */
 	int http_connect_timeout_ms;           /* "http.connect.timeout.milliseconds", 3000; 0 none */
 	int http_read_timeout_ms;              /* "http.read.timeout.milliseconds", 5000; 0 none */
+	/* listeners (ejob, docs/config.md "Listeners"): commands run on this instance around its
+	 * items of each fire, split and run like a script job's command line; NULL: none */
+	const char *listener_before;           /* "ejob.listener.before" */
+	const char *listener_after;            /* "ejob.listener.after" */
+	int listener_timeout_seconds;          /* "ejob.listener.timeoutSeconds", CONF_LISTENER_TIMEOUT_DEFAULT */
 	unsigned line;                         /* where the job starts in its file; 0 from a node */
 	struct conf_arena *mem_;               /* private: set on jobs from conf_node_parse() */
 } conf_job_t;

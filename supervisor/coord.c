@@ -10,6 +10,7 @@
 
 #include "ipc/wait.h"
 #include "supervisor/coord_int.h"
+#include "supervisor/listen.h"
 
 const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...)
 {
@@ -222,11 +223,13 @@ coord_t *coord_new(const struct coord_params *cp, const struct coord_hooks *h, v
 		.digest = rc->digest, .base_sleep_ms = rc->base_sleep_ms, .max_sleep_ms = rc->max_sleep_ms,
 	};
 	static const struct zkc_hooks zh = { .state = on_state };
+	if (!(c->listen = listen_new(c->loop))) goto fail;
 	if (!(c->z = zkc_new(c->loop, &p, &zh, c))) goto fail;
 	ev_idle_init(&c->flush_w, cx_flush_cb);
 	c->flush_w.data = c;
 	return c;
 fail:
+	listen_free(c->listen);
 	free(c->id);
 	free(c->ip);
 	free(c->ns);
@@ -280,6 +283,7 @@ void coord_free(coord_t *c)
 		cx_fires_free(c->jobs[i]);
 		job_free(c->jobs[i]);
 	}
+	listen_free(c->listen);   /* after the fires: theirs are cancelled with them */
 	free(c->jobs);
 	free(c->id);
 	free(c->ip);

@@ -8,6 +8,7 @@
 
 #include "ipc/frame.h"
 #include "ipc/wait.h"
+#include "supervisor/listen.h"
 #include "supervisor/log.h"
 #include "supervisor/metrics.h"
 
@@ -19,7 +20,7 @@
  * the label is bounded; anything else is "other" */
 static const char *const skip_reasons[] = {
 	"disabled", "shut", "not_connected", "not_registered", "no_assignment", "running_nodes", "still_running",
-	"late", "clock", "clock_unknown", "other",
+	"late", "clock", "clock_unknown", "listener", "other",
 };
 #define NSKIP (sizeof skip_reasons / sizeof skip_reasons[0])
 
@@ -29,6 +30,7 @@ struct mjob {                   /* one job's counters: created at its first fire
 	uint64_t fires;
 	uint64_t items[FRAME_ST__COUNT];   /* final outcomes */
 	uint64_t skipped[NSKIP];
+	uint64_t listener[2][LISTEN__COUNT];   /* listener commands ended: [before, after][result] */
 	char name[];
 };
 
@@ -181,6 +183,11 @@ static void on_event(void *arg, const struct event *ev)
 		keep_recent(m, ev);
 		break;
 	}
+	case EVT_LISTENER:
+		if ((j = job(m, ev->job)) && ev->reason && ev->status < LISTEN__COUNT)
+			j->listener[strcmp(ev->reason, "before") != 0][ev->status]++;
+		if (ev->status != LISTEN_OK) keep_recent(m, ev);
+		break;
 	default:
 		keep_recent(m, ev);
 		break;
@@ -316,6 +323,17 @@ static void render_metrics(metrics_t *m, const struct metrics_snapshot *s, struc
 			besc(b, j->name);
 			bp(b, "\",reason=\"%s\"} %" PRIu64 "\n", skip_reasons[k], j->skipped[k]);
 		}
+	head(b, "ejob_listener_runs_total", "counter", "Listener commands (ejob.listener.before, after) ended here, by "
+	     "job, kind and result (ok, failed, timeout).");
+	for (const struct mjob *j = m->first; j; j = j->order)
+		for (int k = 0; k < 2; k++)
+			for (int r = 0; r < LISTEN__COUNT; r++) {
+				if (!j->listener[k][r]) continue;
+				bp(b, "ejob_listener_runs_total{job_name=\"");
+				besc(b, j->name);
+				bp(b, "\",kind=\"%s\",result=\"%s\"} %" PRIu64 "\n", k ? "after" : "before",
+				   listen_result_name((enum listen_result)r), j->listener[k][r]);
+			}
 	one(b, "ejob_item_retries_total", "counter", "Attempts that ended without success and run again.",
 	    (double)m->retries);
 	hist(b, "ejob_item_duration_seconds", "Duration of each attempt of an item, every job.", &m->dur, dur_le, NDUR);
