@@ -282,9 +282,9 @@ static int keyidx_cmp(const void *a, const void *b)
 }
 
 /* props: a mapping of strings. In a node, ejob's own keys come out of it (see the top). */
-/* props ejob.listener.{name} (docs/config.md "Listeners"): the per-instance commands and their
- * timeout; the cluster-wide ones are not run by this version, so they are refused rather than
- * silently ignored. */
+/* props ejob.listener.{name} (docs/config.md "Listeners"): the per-instance commands, the
+ * once-per-fire afterAll and their timeout; beforeAll is not run by this version, so it is
+ * refused rather than silently ignored. */
 static void get_listener_prop(jb_t *b, const conf_tnode_t *k, const char *ip, const char *name, const char *s)
 {
 	conf_job_t *j = b->j;
@@ -300,13 +300,15 @@ static void get_listener_prop(jb_t *b, const conf_tnode_t *k, const char *ip, co
 		} else {
 			j->listener_timeout_seconds = (int)v;
 		}
-	} else if (!strcmp(name, "beforeAll") || !strcmp(name, "afterAll")) {
-		conf_err(b->cx, k, ip, "once-per-fire listeners across the cluster are not supported by this version of ejob "
-		         "yet; use ejob.listener.before or ejob.listener.after (each instance, around its items)");
+	} else if (!strcmp(name, "afterAll")) {
+		j->listener_after_all = *s ? s : NULL;
+	} else if (!strcmp(name, "beforeAll")) {
+		conf_err(b->cx, k, ip, "the once-per-fire listener before every item is not supported by this version of "
+		         "ejob yet; use ejob.listener.before (each instance, before its items)");
 		b->errors++;
 	} else {
-		conf_err(b->cx, k, ip, "unknown listener prop; ejob's are ejob.listener.before, ejob.listener.after and "
-		         "ejob.listener.timeoutSeconds");
+		conf_err(b->cx, k, ip, "unknown listener prop; ejob's are ejob.listener.before, ejob.listener.after, "
+		         "ejob.listener.afterAll and ejob.listener.timeoutSeconds");
 		b->errors++;
 	}
 }

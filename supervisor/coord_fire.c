@@ -99,6 +99,7 @@ void cx_end(struct cfire *f)
 	sched_job_t *h = f->handle;
 	if (f->fire->n) fire_summary(f->fire);
 	cx_after(f);
+	cx_once_fire(f);
 	if (f->failover) {
 		for (struct cfire **pp = &j->fx.side; *pp; pp = &(*pp)->next)
 			if (*pp == f) {

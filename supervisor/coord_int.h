@@ -12,7 +12,9 @@
  *   coord_failover.c  failover: hand-out (leader) and takes
  *   coord_lease.c     the lease told to the workers; items stopped and released for it
  *   coord_check.c     the clock against ZooKeeper's; the leader's reconcile
- *   coord_ops.c       the operator's nodes: trigger, servers/{ip}, instances/{id} deleted */
+ *   coord_ops.c       the operator's nodes: trigger, servers/{ip}, instances/{id} deleted
+ *   coord_listen.c    the per-instance listeners of a fire (before, after)
+ *   coord_once.c      afterAll: once per fire across the cluster (guarantee/once/{fireId}) */
 #ifndef EJOB_COORD_INT_H
 #define EJOB_COORD_INT_H
 
@@ -141,6 +143,7 @@ struct cjob {                   /* coord.c: a job of the config, and what each c
 	struct cj_failover fo;
 	struct cj_ops ops;
 	struct cj_check chk;
+	struct once *once;          /* coord_once.c: fires whose afterAll this instance waits on (list) */
 };
 
 /* A fire of a job in ZooKeeper mode, or a side run (a failover take, a misfire's run again): the
@@ -344,6 +347,11 @@ void cx_write_running(struct cfire *f);     /* write its running nodes, then sub
  * cx_write_running; or at once. A failing before ends the fire here (skipped: "listener"). */
 void cx_before(struct cfire *f);
 void cx_after(struct cfire *f);                /* cx_end: its after listener, when it has one */
+
+/* coord_once.c: ejob.listener.afterAll, once per fire across the cluster */
+void cx_once_fire(struct cfire *f);           /* cx_end: its items here are written as completed, waited on */
+void cx_once_state(struct cjob *j, int connected);   /* the connection lost (its command killed), or back */
+void cx_once_free(struct cjob *j);
 
 /* coord_running.c: running nodes that outlive their run */
 void cx_misfire(struct cjob *j, uint32_t item);   /* item still running elsewhere: flag it, run it again after */

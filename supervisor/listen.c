@@ -3,10 +3,11 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -200,37 +201,62 @@ static void fail_cb(struct ev_loop *loop, ev_idle *w, int revents)
 }
 
 /* environ without our names, plus them (one malloc'd array; the strings in vals) */
-static char **make_env(const struct listen_spec *s, char vals[4][128])
+#define NENV 5
+static char **make_env(const struct listen_spec *s, char vals[NENV][128])
 {
-	static const char *const names[4] = { "EJOB_LISTENER=", "EJOB_JOB=", "EJOB_FIRE_ID=", "EJOB_EPOCH=" };
+	static const char *const names[NENV] = { "EJOB_LISTENER=", "EJOB_JOB=", "EJOB_FIRE_ID=", "EJOB_EPOCH=",
+	                                         "EJOB_LISTENER_TAKEOVER=" };
 	size_t n = 0;
 	while (environ && environ[n]) n++;
-	char **env = calloc(n + 5, sizeof *env);
+	char **env = calloc(n + NENV + 1, sizeof *env);
 	if (!env) return NULL;
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		size_t m;
-		for (m = 0; m < 4; m++)
+		for (m = 0; m < NENV; m++)
 			if (!strncmp(environ[i], names[m], strlen(names[m]))) break;
-		if (m == 4) env[k++] = environ[i];
+		if (m == NENV) env[k++] = environ[i];
 	}
 	snprintf(vals[0], sizeof vals[0], "%s%s", names[0], s->kind);
 	if ((size_t)snprintf(vals[1], sizeof vals[1], "%s%s", names[1], s->job) >= sizeof vals[1]) vals[1][0] = 0;
 	snprintf(vals[2], sizeof vals[2], "%s%" PRIu64, names[2], s->fire_ms);
 	snprintf(vals[3], sizeof vals[3], "%s%" PRIu64, names[3], s->epoch);
-	for (size_t m = 0; m < 4; m++)
+	snprintf(vals[4], sizeof vals[4], "%s%u", names[4], s->takeover);
+	for (size_t m = 0; m < NENV; m++)
 		if (vals[m][0]) env[k++] = vals[m];
 	env[k] = NULL;
 	return env;
 }
 
-/* posix_spawn the command: 0 with r->pid and r->out set, or -1 with r->why */
+/* In the child between fork and exec: async-signal-safe calls only. It dies with the supervisor
+ * (PR_SET_PDEATHSIG): a cluster-wide listener's run is taken over once this supervisor's session
+ * is gone, and must not run on meanwhile. */
+static void child(const char *path, char *const *argv, char *const *env, int out, pid_t ppid)
+{
+	setpgid(0, 0);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != ppid) _exit(127);
+	int dn = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (dn < 0 || dup2(dn, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) _exit(127);
+	/* the ZooKeeper client's fds are not CLOEXEC */
+	if (close_range(3, ~0U, 0) < 0)
+		for (int fd = 3; fd < 1024; fd++) close(fd);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* every disposition back to default (the raw syscall: glibc's refuses its own signals) */
+	static const unsigned long dfl[8];
+	for (int sig = 1; sig <= 64; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP) syscall(SYS_rt_sigaction, sig, dfl, NULL, (size_t)8);
+	execve(path, argv, env);
+	_exit(127);
+}
+
+/* fork and exec the command: 0 with r->pid and r->out set, or -1 with r->why */
 static int spawn(listen_run_t *r, const struct listen_spec *s)
 {
-	char **argv = NULL, **env = NULL, path[4096], vals[4][128];
-	int p[2] = { -1, -1 }, rc = -1, e;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
+	char **argv = NULL, **env = NULL, path[4096], vals[NENV][128];
+	int p[2] = { -1, -1 }, rc = -1;
+	memset(vals, 0, sizeof vals);
 	int w = script_split(s->cmd, 1, &argv, r->why, sizeof r->why);
 	if (w < 0) return -1;
 	argv[w] = (char *)s->context;
@@ -250,32 +276,19 @@ static int spawn(listen_run_t *r, const struct listen_spec *s)
 		free(env);
 		return -1;
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&at);
-	sigset_t none, all;
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &all);
-	posix_spawnattr_setpgroup(&at, 0);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, p[1], 2);
-	/* the ZooKeeper client's fds are not CLOEXEC */
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	pid_t pid;
-	if ((e = posix_spawn(&pid, path, &fa, &at, argv, env)) != 0) {
-		snprintf(r->why, sizeof r->why, "posix_spawn(%.160s) failed: %s", path, strerror(e));
+	pid_t ppid = getpid();
+	pid_t pid = fork();
+	if (pid == 0) child(path, argv, env, p[1], ppid);
+	if (pid < 0) {
+		snprintf(r->why, sizeof r->why, "fork failed: %s", strerror(errno));
 		close(p[0]);
 	} else {
+		setpgid(pid, pid);   /* also here: a kill of its group right after finds the group */
 		r->pid = pid;
 		r->out = p[0];
 		rc = 0;
 	}
 	close(p[1]);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
 	free(argv);
 	free(env);
 	return rc;

@@ -1,8 +1,8 @@
 /* supervisor/listen.h: listener commands (props ejob.listener.before / after, docs/config.md
  * "Listeners"), run by the supervisor itself on its loop, never blocking it: the command line is
  * split like a script job's (worker/script.h script_split), the fire's context JSON is its last
- * argument, and it runs in its own process group with stdin /dev/null; its output lines go to
- * the log. An ev_child watcher reaps it; past its timeout its group gets SIGTERM, then SIGKILL
+ * argument, and it runs in its own process group with stdin /dev/null (fork and exec, with
+ * PR_SET_PDEATHSIG: it dies with the supervisor); its output lines go to the log. An ev_child watcher reaps it; past its timeout its group gets SIGTERM, then SIGKILL
  * LISTEN_KILL_GRACE_S later, and it counts as timed out. */
 #ifndef EJOB_LISTEN_H
 #define EJOB_LISTEN_H
@@ -26,6 +26,7 @@ struct listen_spec {
 	uint64_t fire_ms;           /* EJOB_FIRE_ID */
 	uint64_t epoch;             /* EJOB_EPOCH */
 	uint32_t timeout_s;         /* > 0 */
+	unsigned takeover;          /* EJOB_LISTENER_TAKEOVER: an earlier run of it may have been cut short */
 };
 
 /* done(arg, result, why, duration_us) once the command has ended (why: "exit 3", "signal 9",
