@@ -94,6 +94,21 @@ static void hold(struct once *o)
 	zkc_keep_arm(o->w);
 }
 
+static void reg_send(struct once *o);
+static void end_send(struct once *o);
+
+/* A write or claim that went unanswered (a lost connection, an ended session): again once
+ * connected; at once if the connection is already back (its notice came before this answer). */
+static void again(struct once *o, int state, int what)
+{
+	o->state = state;
+	o->again = what;
+	if (zkc_state(o->j->c->z) != ZKC_CONNECTED) return;
+	if (what == 2) hold(o);
+	else if (state == O_REG) reg_send(o);
+	else end_send(o);
+}
+
 static void reg_send(struct once *o)
 {
 	char p[CJ_PATH_MAX];
@@ -136,7 +151,7 @@ static void registered(void *arg, const struct zkc_res *r)
 {
 	struct once *o = arg;
 	if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT || r->rc == ZCLOSING || r->rc == ZSESSIONEXPIRED) {
-		o->again = 1;           /* sent again when connected (cx_once_state) */
+		again(o, O_REG, 1);
 		return;
 	}
 	/* NODEEXISTS: written before (a write whose answer was lost); NONODE: the fire is done */
@@ -225,8 +240,7 @@ static void claimed(void *arg, const struct zkc_res *r)
 		return;
 	}
 	if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT || r->rc == ZCLOSING || r->rc == ZSESSIONEXPIRED) {
-		o->state = O_END;       /* claim again when connected */
-		o->again = 2;
+		again(o, O_END, 2);     /* claim again when connected (a claim of ours is found and deleted) */
 		return;
 	}
 	int check = r->nops > 0 ? r->op_rc[0] : r->rc, take = r->nops > 1 ? r->op_rc[1] : r->rc;
@@ -311,7 +325,7 @@ static void ended_written(void *arg, const struct zkc_res *r)
 	struct once *o = arg;
 	char p[CJ_PATH_MAX];
 	if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT || r->rc == ZCLOSING || r->rc == ZSESSIONEXPIRED) {
-		o->again = 1;           /* sent again when connected; a new session: someone took it over */
+		again(o, O_END, 1);     /* sent again when connected */
 		return;
 	}
 	if (r->rc != ZOK) {
@@ -369,9 +383,10 @@ void cx_once_state(struct cjob *j, int connected)
 	for (struct once *o = j->once, *n; o; o = n) {
 		n = o->next;
 		if (!connected) {
-			if (o->state == O_RUN && o->lr) {
-				/* its session may end before it is back: another instance would take over */
-				log_warn("job %s: fire %" PRIu64 ": afterAll: the ZooKeeper connection is lost: its command is killed "
+			if (o->state == O_RUN) {
+				/* its session may end before it is back: another instance would take over (a
+				 * claim whose command has not started yet starts none) */
+				if (o->lr) log_warn("job %s: fire %" PRIu64 ": afterAll: the ZooKeeper connection is lost: its command is killed "
 				         "(it runs again, here or elsewhere, once the connection or the session is back)",
 				         j->name, o->fire_ms);
 				listen_cancel(o->lr);
