@@ -160,6 +160,9 @@ int conf_listen_addr(const char *s, struct sockaddr_storage *ss, unsigned *len);
 #define CONF_DATAFLOW_BATCH_BYTES (1u << 20)
 #define CONF_DATAFLOW_BATCH_MAX   (64u << 20)
 
+/* ejob: seconds a listener command may run before it is killed and counts as failed */
+#define CONF_LISTENER_TIMEOUT_DEFAULT 60
+
 #define CONF_SCRIPT_OUTPUT_MAX_LINES 1000
 #define CONF_SCRIPT_OUTPUT_MAX_BYTES 65536
 
@@ -228,6 +231,12 @@ typedef struct conf_job {
 	                                          CONF_DATAFLOW_BATCH_BYTES */
 	const char *native_fetch;              /* "native.fetch": a native dataflow job's functions; */
 	const char *native_process;            /* "native.process": NULL for an external one */
+	/* listeners (ejob, docs/config.md "Listeners"): commands run on this instance around its
+	 * items of each fire, split and run like a script job's command line; NULL: none */
+	const char *listener_before;           /* "ejob.listener.before" */
+	const char *listener_after;            /* "ejob.listener.after" */
+	const char *listener_after_all;        /* "ejob.listener.afterAll": once per fire, cluster-wide */
+	int listener_timeout_seconds;          /* "ejob.listener.timeoutSeconds", CONF_LISTENER_TIMEOUT_DEFAULT */
 	unsigned line;                         /* where the job starts in its file; 0 from a node */
 	struct conf_arena *mem_;               /* private: set on jobs from conf_node_parse() */
 } conf_job_t;

@@ -282,6 +282,37 @@ static int keyidx_cmp(const void *a, const void *b)
 }
 
 /* props: a mapping of strings. In a node, ejob's own keys come out of it (see the top). */
+/* props ejob.listener.{name} (docs/config.md "Listeners"): the per-instance commands, the
+ * once-per-fire afterAll and their timeout; beforeAll is not run by this version, so it is
+ * refused rather than silently ignored. */
+static void get_listener_prop(jb_t *b, const conf_tnode_t *k, const char *ip, const char *name, const char *s)
+{
+	conf_job_t *j = b->j;
+	if (!strcmp(name, "before")) j->listener_before = *s ? s : NULL;
+	else if (!strcmp(name, "after")) j->listener_after = *s ? s : NULL;
+	else if (!strcmp(name, "timeoutSeconds")) {
+		char *end;
+		errno = 0;
+		long v = strtol(s, &end, 10);
+		if (!*s || *end || errno || v < 1 || v > 86400) {
+			conf_err(b->cx, k, ip, "must be an integer 1-86400 (seconds a listener command may run; got \"%.40s\")", s);
+			b->errors++;
+		} else {
+			j->listener_timeout_seconds = (int)v;
+		}
+	} else if (!strcmp(name, "afterAll")) {
+		j->listener_after_all = *s ? s : NULL;
+	} else if (!strcmp(name, "beforeAll")) {
+		conf_err(b->cx, k, ip, "the once-per-fire listener before every item is not supported by this version of "
+		         "ejob yet; use ejob.listener.before (each instance, before its items)");
+		b->errors++;
+	} else {
+		conf_err(b->cx, k, ip, "unknown listener prop; ejob's are ejob.listener.before, ejob.listener.after, "
+		         "ejob.listener.afterAll and ejob.listener.timeoutSeconds");
+		b->errors++;
+	}
+}
+
 static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at,
                       const conf_tnode_t **ejob, const conf_tnode_t **ejobk)
 {
@@ -336,7 +367,9 @@ static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at,
 		const char *key = keys[i];
 		if (!key) continue;
 		conf_path(ip, sizeof ip, p, key);
-		if (strncmp(key, "ejob.", 5) == 0) {
+		if (strncmp(key, "ejob.listener.", 14) == 0) {
+			/* kept in props as written (they travel in the config node), and read below */
+		} else if (strncmp(key, "ejob.", 5) == 0) {
 			size_t e;
 			for (e = 0; e < NELEM(ejob_keys); e++)
 				if (strcmp(key, ejob_keys[e]) == 0) break;
@@ -368,6 +401,7 @@ static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at,
 		if (strcmp(key, "script.command.line") == 0) j->script_command_line = s;
 		else if (strcmp(key, "native.library") == 0) j->native_library = s;
 		else if (strcmp(key, "native.symbol") == 0) j->native_symbol = s;
+		else if (strncmp(key, "ejob.listener.", 14) == 0) get_listener_prop(b, k, ip, key + 14, s);
 	}
 	j->n_props = n;
 	j->props = kv;
@@ -535,6 +569,7 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	j->description = "";
 	j->monitor_execution = true;
 	j->misfire = true;
+	j->listener_timeout_seconds = CONF_LISTENER_TIMEOUT_DEFAULT;
 	j->max_time_diff_seconds = -1;
 	j->reconcile_interval_minutes = 10;
 	j->line = name_key ? name_key->line : 0;

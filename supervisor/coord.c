@@ -10,6 +10,7 @@
 
 #include "ipc/wait.h"
 #include "supervisor/coord_int.h"
+#include "supervisor/listen.h"
 
 const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...)
 {
@@ -160,6 +161,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 			if (new_session) session_new(j);
 			if (j->gone && j->retire_zk && !new_session) retire_zk(j);
 			if (j->gone && new_session) j->retiring = j->retire_zk = 0;   /* its ephemerals went with the session */
+			cx_once_state(j, 1);
 			if (!j->gone && j->reg.session != zkc_session(c->z)) cj_reg_start(j);
 			else if (!j->gone) {
 				if (j->reg.publish) cj_publish_now(j);
@@ -175,11 +177,13 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 		if (c->connected) session_event(c, "disconnected");
 		c->connected = 0;
 		c->h.pause(c->arg, 1);
+		for (size_t i = 0; i < c->n; i++) cx_once_state(c->jobs[i], 0);
 		break;
 	case ZKC_EXPIRED: {
 		log_warn("zookeeper: session expired; starting a new one (jobs register again)");
 		session_event(c, "expired");
 		c->connected = 0;
+		for (size_t i = 0; i < c->n; i++) cx_once_state(c->jobs[i], 0);
 		c->h.pause(c->arg, 1);
 		/* what was held for the lease will not run here: its running nodes went with the
 		 * session (failover off), or are queued for failover once registered again (on) */
@@ -222,11 +226,13 @@ coord_t *coord_new(const struct coord_params *cp, const struct coord_hooks *h, v
 		.digest = rc->digest, .base_sleep_ms = rc->base_sleep_ms, .max_sleep_ms = rc->max_sleep_ms,
 	};
 	static const struct zkc_hooks zh = { .state = on_state };
+	if (!(c->listen = listen_new(c->loop))) goto fail;
 	if (!(c->z = zkc_new(c->loop, &p, &zh, c))) goto fail;
 	ev_idle_init(&c->flush_w, cx_flush_cb);
 	c->flush_w.data = c;
 	return c;
 fail:
+	listen_free(c->listen);
 	free(c->id);
 	free(c->ip);
 	free(c->ns);
@@ -260,6 +266,7 @@ static void unwatch(struct cjob *j)
 
 static void job_free(struct cjob *j)
 {
+	cx_once_free(j);
 	cj_config_free(j);
 	cj_lead_free(j);
 	cj_assign_free(j);
@@ -280,6 +287,7 @@ void coord_free(coord_t *c)
 		cx_fires_free(c->jobs[i]);
 		job_free(c->jobs[i]);
 	}
+	listen_free(c->listen);   /* after the fires: theirs are cancelled with them */
 	free(c->jobs);
 	free(c->id);
 	free(c->ip);

@@ -12,6 +12,7 @@
 #include "ipc/frame.h"
 #include "ipc/wait.h"
 #include "supervisor/coord_int.h"
+#include "supervisor/listen.h"
 
 /* ---- fires ----------------------------------------------------------------------------------------- */
 
@@ -37,6 +38,7 @@ static const struct fire_ops zk_ops = {
 
 void cx_free(struct cfire *f)
 {
+	listen_cancel(f->lr);
 	fire_free(f->fire);
 	free(f->pending);
 	free(f);
@@ -96,6 +98,8 @@ void cx_end(struct cfire *f)
 	coord_t *c = j->c;
 	sched_job_t *h = f->handle;
 	if (f->fire->n) fire_summary(f->fire);
+	cx_after(f);
+	cx_once_fire(f);
 	if (f->failover) {
 		for (struct cfire **pp = &j->fx.side; *pp; pp = &(*pp)->next)
 			if (*pp == f) {
@@ -128,7 +132,7 @@ void cx_submit(struct cfire *f)
 static void running_written(void *arg, const struct zkc_res *r);
 
 /* one multi: the running node of each item (and away with our old completed nodes) */
-static void write_running(struct cfire *f)
+void cx_write_running(struct cfire *f)
 {
 	struct cjob *j = f->j;
 	if (j->gone) {
@@ -235,7 +239,7 @@ static void running_written(void *arg, const struct zkc_res *r)
 		cx_end(f);
 		return;
 	}
-	write_running(f);
+	cx_write_running(f);
 }
 
 enum cj_wait cj_ready(const struct cjob *j)
@@ -289,8 +293,7 @@ void cx_continue(struct cjob *j)
 		return;
 	}
 	log_cause_reset(&j->fx.idle_cause);
-	f->state = F_START;
-	write_running(f);
+	cx_before(f);
 }
 
 void cx_skipped(struct cjob *j, uint64_t fire_ms, const char *reason, const char *why)

@@ -12,7 +12,9 @@
  *   coord_failover.c  failover: hand-out (leader) and takes
  *   coord_lease.c     the lease told to the workers; items stopped and released for it
  *   coord_check.c     the clock against ZooKeeper's; the leader's reconcile
- *   coord_ops.c       the operator's nodes: trigger, servers/{ip}, instances/{id} deleted */
+ *   coord_ops.c       the operator's nodes: trigger, servers/{ip}, instances/{id} deleted
+ *   coord_listen.c    the per-instance listeners of a fire (before, after)
+ *   coord_once.c      afterAll: once per fire across the cluster (guarantee/once/{fireId}) */
 #ifndef EJOB_COORD_INT_H
 #define EJOB_COORD_INT_H
 
@@ -141,6 +143,7 @@ struct cjob {                   /* coord.c: a job of the config, and what each c
 	struct cj_failover fo;
 	struct cj_ops ops;
 	struct cj_check chk;
+	struct once *once;          /* coord_once.c: fires whose afterAll this instance waits on (list) */
 };
 
 /* A fire of a job in ZooKeeper mode, or a side run (a failover take, a misfire's run again): the
@@ -163,9 +166,11 @@ struct cfire {
 	int misfire_run;            /* the run again of an item whose fire found it running */
 	int missed;                 /* ended without running: the scheduler counts it missed */
 	struct cfire *next;         /* failover runs: the job's list */
+	struct listen_run *lr;      /* F_BEFORE: its before listener running (coord_listen.c) */
+	uint64_t before_epoch;      /* the assignment its before listener was told */
 };
 
-enum { F_WAIT = 1, F_START, F_RUN };
+enum { F_WAIT = 1, F_BEFORE, F_START, F_RUN };
 
 struct coord {
 	struct ev_loop *loop;
@@ -188,6 +193,7 @@ struct coord {
 	int lease_stopped;          /* running items were stopped for the lease */
 	uint64_t failovers;         /* coord_failover.c: items of a crashed instance taken here */
 	uint64_t misfires;          /* coord_running.c: items found still running at their next fire */
+	struct listen *listen;      /* coord_listen.c: the listener commands running (listen.h) */
 	ev_idle flush_w;
 };
 
@@ -334,6 +340,18 @@ void cx_fires_free(struct cjob *j);            /* coord_free: every fire of the 
 struct cfire *cx_side_run(struct cjob *j, uint32_t item);
 void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents);
 void cx_session_lost(struct cjob *j);
+void cx_write_running(struct cfire *f);     /* write its running nodes, then submit its items */
+
+/* coord_listen.c: the per-instance listeners (ejob.listener.before / after) */
+/* Its items here are known: run the before listener (a scheduled fire that has one), then
+ * cx_write_running; or at once. A failing before ends the fire here (skipped: "listener"). */
+void cx_before(struct cfire *f);
+void cx_after(struct cfire *f);                /* cx_end: its after listener, when it has one */
+
+/* coord_once.c: ejob.listener.afterAll, once per fire across the cluster */
+void cx_once_fire(struct cfire *f);           /* cx_end: its items here are written as completed, waited on */
+void cx_once_state(struct cjob *j, int connected);   /* the connection lost (its command killed), or back */
+void cx_once_free(struct cjob *j);
 
 /* coord_running.c: running nodes that outlive their run */
 void cx_misfire(struct cjob *j, uint32_t item);   /* item still running elsewhere: flag it, run it again after */

@@ -55,7 +55,7 @@ const char *event_type_name(enum event_type t)
 		[EVT_ITEM_STARTED] = "item_started", [EVT_ITEM_ENDED] = "item_ended", [EVT_FIRE_STARTED] = "fire_started",
 		[EVT_FIRE_ENDED] = "fire_ended", [EVT_FIRE_SKIPPED] = "fire_skipped", [EVT_MISFIRE] = "misfire",
 		[EVT_FAILOVER] = "failover", [EVT_ASSIGNMENT] = "assignment", [EVT_SHARDED] = "sharded",
-		[EVT_LEADER] = "leader", [EVT_SESSION] = "session",
+		[EVT_LEADER] = "leader", [EVT_SESSION] = "session", [EVT_LISTENER] = "listener",
 	};
 	return (unsigned)t < EVT__COUNT && names[t] ? names[t] : "?";
 }

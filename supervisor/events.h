@@ -26,6 +26,8 @@ enum event_type {
 	EVT_LEADER,                 /* reason "gained" or "lost" */
 	EVT_SESSION,                /* the ZooKeeper session: reason "connected", "disconnected",
 	                               "expired", "auth_failed"; detail the session id */
+	EVT_LISTENER,               /* a listener command ended: reason its kind ("before", "after"),
+	                               status enum listen_result (listen.h), detail how it ended */
 	EVT__COUNT
 };
 const char *event_type_name(enum event_type t);   /* "item_started", "fire_skipped", ... */

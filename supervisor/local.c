@@ -24,6 +24,7 @@ struct local {
 	fire_t *run;                /* --run: its one fire, kept until the exit */
 	int external;               /* --run: the job is external */
 	uint64_t last_wait_log_ns;
+	int listeners_said;         /* --standalone: "listeners do not run" logged */
 };
 
 local_t *local_new(const struct local_params *p)
@@ -87,6 +88,11 @@ int local_fire(void *arg, const struct sched_fire_info *fi)
 	local_t *l = arg;
 	const conf_job_t *j = fi->conf;
 	if (l->stopping) return -1;
+	if (!l->listeners_said && (j->listener_before || j->listener_after || j->listener_after_all)) {
+		l->listeners_said = 1;
+		log_warn("job %s: its listeners (ejob.listener.*) do not run without ZooKeeper (--standalone) in this "
+		         "version; its items run without them (said once)", j->name);
+	}
 	struct sfire *sf = calloc(1, sizeof *sf);
 	fire_t *f = sf ? fire_new(l->p.fires, &standalone_ops, sf, j->name, j->sharding_total_count,
 	                          (uint64_t)fi->fire_ms) : NULL;

@@ -8,6 +8,7 @@
 
 #include "ipc/frame.h"
 #include "ipc/wait.h"
+#include "supervisor/listen.h"
 #include "supervisor/log.h"
 #include "supervisor/metrics.h"
 
@@ -19,9 +20,12 @@
  * the label is bounded; anything else is "other" */
 static const char *const skip_reasons[] = {
 	"disabled", "shut", "not_connected", "not_registered", "no_assignment", "running_nodes", "still_running",
-	"late", "clock", "clock_unknown", "other",
+	"late", "clock", "clock_unknown", "listener", "other",
 };
 #define NSKIP (sizeof skip_reasons / sizeof skip_reasons[0])
+
+/* listener commands (EVT_LISTENER's reason) */
+static const char *const listener_kinds[3] = { "before", "after", "afterAll" };
 
 struct mjob {                   /* one job's counters: created at its first fire here */
 	struct mjob *next;          /* hash chain */
@@ -29,6 +33,7 @@ struct mjob {                   /* one job's counters: created at its first fire
 	uint64_t fires;
 	uint64_t items[FRAME_ST__COUNT];   /* final outcomes */
 	uint64_t skipped[NSKIP];
+	uint64_t listener[3][LISTEN__COUNT];   /* listener commands ended: [listener_kinds][result] */
 	char name[];
 };
 
@@ -181,6 +186,13 @@ static void on_event(void *arg, const struct event *ev)
 		keep_recent(m, ev);
 		break;
 	}
+	case EVT_LISTENER:
+		for (int k = 0; k < 3; k++)
+			if (ev->reason && !strcmp(ev->reason, listener_kinds[k]) && ev->status < LISTEN__COUNT &&
+			    (j = job(m, ev->job)))
+				j->listener[k][ev->status]++;
+		if (ev->status != LISTEN_OK) keep_recent(m, ev);
+		break;
 	default:
 		keep_recent(m, ev);
 		break;
@@ -316,6 +328,17 @@ static void render_metrics(metrics_t *m, const struct metrics_snapshot *s, struc
 			besc(b, j->name);
 			bp(b, "\",reason=\"%s\"} %" PRIu64 "\n", skip_reasons[k], j->skipped[k]);
 		}
+	head(b, "ejob_listener_runs_total", "counter", "Listener commands (ejob.listener.before, after, afterAll) ended here, by "
+	     "job, kind and result (ok, failed, timeout).");
+	for (const struct mjob *j = m->first; j; j = j->order)
+		for (int k = 0; k < 3; k++)
+			for (int r = 0; r < LISTEN__COUNT; r++) {
+				if (!j->listener[k][r]) continue;
+				bp(b, "ejob_listener_runs_total{job_name=\"");
+				besc(b, j->name);
+				bp(b, "\",kind=\"%s\",result=\"%s\"} %" PRIu64 "\n", listener_kinds[k],
+				   listen_result_name((enum listen_result)r), j->listener[k][r]);
+			}
 	one(b, "ejob_item_retries_total", "counter", "Attempts that ended without success and run again.",
 	    (double)m->retries);
 	hist(b, "ejob_item_duration_seconds", "Duration of each attempt of an item, every job.", &m->dur, dur_le, NDUR);

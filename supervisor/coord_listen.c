@@ -1,0 +1,203 @@
+/* supervisor/coord_listen.c: the per-instance listeners of a fire in ZooKeeper mode (props
+ * ejob.listener.before / after, docs/config.md "Listeners"; the commands run by listen.c).
+ *
+ * before runs once the fire's items here are known (the assignment in force) and before anything
+ * of them is written or dispatched: its running nodes are written only after it succeeded, so a
+ * failing before leaves nothing "running"; the fire then ends here without its items, as a
+ * fire_skipped event with reason "listener". after runs once every item of the fire here has its
+ * final outcome and its completion is written (cx_end); its failure is logged and counted, and
+ * changes nothing else. Side runs (failover takes, misfire runs) run no listener. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/json.h"
+#include "supervisor/coord_int.h"
+#include "supervisor/listen.h"
+
+/* The fire's context, the command's last argument: {"jobName","taskId","shardingTotalCount",
+ * "jobParameter","shardingItemParameters":{"0":"a",...} ("" for an item without one),"fireId","epoch",
+ * "source"} and, after,
+ * "succeeded":[items] and "failed":[items]. Strings escaped as Gson does (script jobs' context). */
+static char *context_json(const struct cfire *f, const conf_job_t *cj, uint64_t epoch, int after)
+{
+	const fire_t *t = f->fire;
+	char *task = fire_task_id(cj->name, t->items, t->n, f->j->c->id);
+	if (!task) return NULL;
+	json_buf_t b;
+	json_init(&b);
+	json_raw(&b, "{");
+	json_key(&b, "jobName", 1);
+	json_cstr(&b, cj->name, JSON_GSON);
+	json_key(&b, "taskId", 0);
+	json_cstr(&b, task, JSON_GSON);
+	json_key(&b, "shardingTotalCount", 0);
+	json_u64(&b, t->total);
+	json_key(&b, "jobParameter", 0);
+	json_cstr(&b, cj->job_parameter, JSON_GSON);
+	json_key(&b, "shardingItemParameters", 0);
+	json_raw(&b, "{");
+	for (uint32_t i = 0; i < t->n; i++) {
+		char k[16];
+		snprintf(k, sizeof k, "%" PRIu32, t->items[i]);
+		json_key(&b, k, i == 0);
+		const char *ip = conf_job_item_param(cj, (int)t->items[i]);
+		json_cstr(&b, ip ? ip : "", JSON_GSON);
+	}
+	json_raw(&b, "}");
+	json_key(&b, "fireId", 0);
+	json_u64(&b, t->fire_ms);
+	json_key(&b, "epoch", 0);
+	json_u64(&b, epoch);
+	json_key(&b, "source", 0);
+	json_cstr(&b, event_source_name(t->source), JSON_PLAIN);
+	if (after)
+		for (int ok = 1; ok >= 0; ok--) {
+			json_key(&b, ok ? "succeeded" : "failed", 0);
+			json_raw(&b, "[");
+			int first = 1;
+			for (uint32_t i = 0; i < t->n; i++) {
+				if ((t->done[t->items[i]] == FIRE_OK) != ok) continue;
+				if (!first) json_raw(&b, ",");
+				json_u64(&b, t->items[i]);
+				first = 0;
+			}
+			json_raw(&b, "]");
+		}
+	json_raw(&b, "}");
+	free(task);
+	if (b.oom) {
+		json_free(&b);
+		return NULL;
+	}
+	return b.p;
+}
+
+static void listener_event(struct cjob *j, const char *kind, uint64_t fire_ms, uint64_t epoch, enum listen_result r,
+                           const char *why, uint64_t us)
+{
+	struct event ev = { .type = EVT_LISTENER, .fire_ms = fire_ms, .epoch = epoch, .reason = kind, .detail = why,
+	                    .status = (uint32_t)r, .duration_us = us };
+	cj_event(j, &ev);
+}
+
+static listen_run_t *start(struct cjob *j, const struct cfire *f, const char *kind, const char *cmd, uint64_t epoch,
+                           int after, listen_done_fn done, void *arg)
+{
+	const conf_job_t *cj = cj_conf(j);
+	char *ctx = context_json(f, cj, epoch, after);
+	if (!ctx) {
+		log_error("job %s: fire %" PRIu64 ": out of memory building its %s listener's context", j->name,
+		          f->fire->fire_ms, kind);
+		return NULL;
+	}
+	struct listen_spec s = {
+		.job = j->name, .kind = kind, .cmd = cmd, .context = ctx, .fire_ms = f->fire->fire_ms, .epoch = epoch,
+		.timeout_s = (uint32_t)cj->listener_timeout_seconds,
+	};
+	listen_run_t *r = listen_start(j->c->listen, &s, done, arg);
+	free(ctx);
+	return r;
+}
+
+/* ---- before ------------------------------------------------------------------------------------ */
+
+static void before_done(void *arg, enum listen_result r, const char *why, uint64_t us)
+{
+	struct cfire *f = arg;
+	struct cjob *j = f->j;
+	f->lr = NULL;
+	listener_event(j, "before", f->fire->fire_ms, f->before_epoch, r, why, us);
+	if (j->gone || j->c->stopping) {
+		f->fire->n = 0;
+		cx_end(f);
+		return;
+	}
+	if (r != LISTEN_OK) {
+		log_warn("job %s: fire %" PRIu64 ": its before listener failed (%s): its %" PRIu32 " item%s here do%s not run",
+		         j->name, f->fire->fire_ms, why, f->fire->n, f->fire->n == 1 ? "" : "s", f->fire->n == 1 ? "es" : "");
+		char d[300];
+		snprintf(d, sizeof d, "the before listener (ejob.listener.before) failed: %s", why);
+		cx_skipped(j, f->fire->fire_ms, "listener", d);
+		f->fire->n = 0;
+		cx_end(f);
+		return;
+	}
+	log_debug("job %s: fire %" PRIu64 ": before listener ok in %.2fs", j->name, f->fire->fire_ms, (double)us / 1e6);
+	if (j->as.epoch != f->before_epoch) {
+		/* resharded while it ran: only the items still ours run here */
+		uint32_t w = 0;
+		for (uint32_t i = 0; i < f->fire->n; i++)
+			if (cj_owned(j, f->fire->items[i])) f->fire->items[w++] = f->fire->items[i];
+		if (w != f->fire->n)
+			log_info("job %s: fire %" PRIu64 ": resharded while its before listener ran: %" PRIu32 " of its %" PRIu32
+			         " items here are no longer this instance's and do not run here", j->name, f->fire->fire_ms,
+			         f->fire->n - w, f->fire->n);
+		f->fire->n = w;
+		if (!w) {
+			cx_end(f);
+			return;
+		}
+	}
+	cx_write_running(f);
+}
+
+void cx_before(struct cfire *f)
+{
+	struct cjob *j = f->j;
+	const conf_job_t *cj = cj_conf(j);
+	f->state = F_START;
+	if (f->failover || !cj->listener_before) {
+		cx_write_running(f);
+		return;
+	}
+	f->state = F_BEFORE;
+	f->before_epoch = j->as.epoch;
+	f->lr = start(j, f, "before", cj->listener_before, f->before_epoch, 0, before_done, f);
+	if (!f->lr) {
+		cx_skipped(j, f->fire->fire_ms, "listener", "the before listener could not start (out of memory)");
+		f->fire->n = 0;
+		cx_end(f);
+	}
+}
+
+/* ---- after ------------------------------------------------------------------------------------- */
+
+struct after_run {              /* what after's end needs: the fire (and a removed job) may be gone */
+	coord_t *c;
+	uint64_t fire_ms, epoch;
+	char job[];
+};
+
+static void after_done(void *arg, enum listen_result r, const char *why, uint64_t us)
+{
+	struct after_run *a = arg;
+	if (r != LISTEN_OK)
+		log_warn("job %s: fire %" PRIu64 ": its after listener failed (%s)", a->job, a->fire_ms, why);
+	else
+		log_debug("job %s: fire %" PRIu64 ": after listener ok in %.2fs", a->job, a->fire_ms, (double)us / 1e6);
+	struct event ev = { .type = EVT_LISTENER, .job = a->job, .fire_ms = a->fire_ms, .epoch = a->epoch,
+	                    .reason = "after", .detail = why, .status = (uint32_t)r, .duration_us = us };
+	events_emit(fires_events(a->c->fires), &ev);
+	free(a);
+}
+
+void cx_after(struct cfire *f)
+{
+	struct cjob *j = f->j;
+	const conf_job_t *cj = cj_conf(j);
+	if (f->failover || !f->fire->n || !f->fire->ended || !cj->listener_after || j->c->closing) return;
+	size_t len = strlen(j->name) + 1;
+	struct after_run *a = malloc(sizeof *a + len);
+	if (!a) {
+		log_error("job %s: fire %" PRIu64 ": out of memory starting its after listener", j->name, f->fire->fire_ms);
+		return;
+	}
+	a->c = j->c;
+	a->fire_ms = f->fire->fire_ms;
+	a->epoch = f->fire->epoch;
+	memcpy(a->job, j->name, len);
+	/* coord_free cancels every run still going (after_done is then never called) */
+	if (!start(j, f, "after", cj->listener_after, f->fire->epoch, 1, after_done, a)) free(a);
+}

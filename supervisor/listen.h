@@ -1,0 +1,45 @@
+/* supervisor/listen.h: listener commands (props ejob.listener.before / after, docs/config.md
+ * "Listeners"), run by the supervisor itself on its loop, never blocking it: the command line is
+ * split like a script job's (worker/script.h script_split), the fire's context JSON is its last
+ * argument, and it runs in its own process group with stdin /dev/null (fork and exec, with
+ * PR_SET_PDEATHSIG: it dies with the supervisor); its output lines go to the log. An ev_child watcher reaps it; past its timeout its group gets SIGTERM, then SIGKILL
+ * LISTEN_KILL_GRACE_S later, and it counts as timed out. */
+#ifndef EJOB_LISTEN_H
+#define EJOB_LISTEN_H
+
+#include <ev.h>
+#include <stdint.h>
+
+typedef struct listen listen_t;          /* the runs of one supervisor */
+typedef struct listen_run listen_run_t;   /* one command running */
+
+enum listen_result { LISTEN_OK = 0, LISTEN_FAILED, LISTEN_TIMEOUT, LISTEN__COUNT };
+const char *listen_result_name(enum listen_result r);   /* "ok", "failed", "timeout" */
+
+#define LISTEN_KILL_GRACE_S 2
+
+struct listen_spec {
+	const char *job;
+	const char *kind;           /* "before", "after": EJOB_LISTENER, and the log's name of it */
+	const char *cmd;            /* the command line, as script.command.line */
+	const char *context;        /* the context JSON: its last argument */
+	uint64_t fire_ms;           /* EJOB_FIRE_ID */
+	uint64_t epoch;             /* EJOB_EPOCH */
+	uint32_t timeout_s;         /* > 0 */
+	unsigned takeover;          /* EJOB_LISTENER_TAKEOVER: an earlier run of it may have been cut short */
+};
+
+/* done(arg, result, why, duration_us) once the command has ended (why: "exit 3", "signal 9",
+ * "timed out after 60s", "cannot run it: ..."), on the loop, never inside listen_start. */
+typedef void (*listen_done_fn)(void *arg, enum listen_result r, const char *why, uint64_t duration_us);
+
+listen_t *listen_new(struct ev_loop *loop);
+/* Kills (SIGKILL to its group) every command still running, without telling anyone. */
+void listen_free(listen_t *ls);
+/* Start the command. A command that cannot start (a bad command line, not found, no memory)
+ * still ends through done, failed, from the loop. NULL only when out of memory (logged). */
+listen_run_t *listen_start(listen_t *ls, const struct listen_spec *s, listen_done_fn done, void *arg);
+/* Forget it: its group gets SIGKILL, done is never called. */
+void listen_cancel(listen_run_t *r);
+
+#endif

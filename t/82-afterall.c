@@ -1,0 +1,210 @@
+/* t/82-afterall.c: ejob.listener.afterAll, once per fire across the cluster (coord_once.c), on
+ * three supervisors and one ZooKeeper, checked by the records the command and the items write
+ * and by the nodes left in ZooKeeper:
+ *   - each fire's afterAll runs exactly once, on one instance, after every item of the fire (on
+ *     all three) has ended, and its nodes under guarantee/once/{fireId} are gone afterwards;
+ *   - the supervisor running it is killed (-9) in the middle: its command dies with it (no end
+ *     record), and the command runs once more to its end on another instance, told it is a
+ *     takeover (EJOB_LISTENER_TAKEOVER=1), started only after the kill: never two at once;
+ *   - the next fires on the two left run it exactly once again. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "t/lib/tlib.h"
+#include "t/lib/tsup.h"
+#include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
+#include "t/tap.h"
+
+static struct tzkup u;
+
+/* afterAll: OUT, then the context; "start FIRE PPID TAKEOVER NS", 2 s, "end FIRE PPID NS" */
+static const char aa_sh[] =
+	"#!/bin/sh\n"
+	"echo \"start $EJOB_FIRE_ID $PPID $EJOB_LISTENER_TAKEOVER $(date +%s%N)\" >> \"$1\"\n"
+	"sleep 2\n"
+	"echo \"end $EJOB_FIRE_ID $PPID 0 $(date +%s%N)\" >> \"$1\"\n";
+
+struct aa { char kind[8]; long long fire; int pid; int takeover; long long ns; };
+#define MAXA 256
+static struct aa recs[MAXA];
+static int nrecs;
+
+static void load(const char *path)
+{
+	nrecs = 0;
+	char *t = tsup_slurp(path);
+	for (char *p = t ? strtok(t, "\n") : NULL; p && nrecs < MAXA; p = strtok(NULL, "\n")) {
+		struct aa *a = &recs[nrecs];
+		if (sscanf(p, "%7s %lld %d %d %lld", a->kind, &a->fire, &a->pid, &a->takeover, &a->ns) == 5) nrecs++;
+	}
+	free(t);
+}
+
+static int count(const char *kind, long long fire, int pid)
+{
+	int n = 0;
+	for (int i = 0; i < nrecs; i++)
+		n += !strcmp(recs[i].kind, kind) && recs[i].fire == fire && (!pid || recs[i].pid == pid);
+	return n;
+}
+
+static const struct aa *find(const char *kind, long long fire, int not_pid)
+{
+	for (int i = 0; i < nrecs; i++)
+		if (!strcmp(recs[i].kind, kind) && recs[i].fire == fire && recs[i].pid != not_pid) return &recs[i];
+	return NULL;
+}
+
+/* the latest end of an item of fire (OUT.se of the run script: "end ITEM NS TASK FIRE"), 0 if none */
+static long long items_end(const char *se, long long fire, int *n)
+{
+	struct tsup_rec r[512];
+	int k = tsup_read_recs(se, r, 512);
+	long long last = 0;
+	*n = 0;
+	for (int i = 0; i < k; i++)
+		if (!strcmp(r[i].kind, "end") && r[i].extra == fire) {
+			(*n)++;
+			if (r[i].ns > last) last = r[i].ns;
+		}
+	return last;
+}
+
+/* the fires with an end record above `after`, ascending */
+static int ended_fires(long long after, long long *out, int max)
+{
+	int n = 0;
+	for (int i = 0; i < nrecs; i++) {
+		if (strcmp(recs[i].kind, "end") || recs[i].fire <= after) continue;
+		int seen = 0;
+		for (int k = 0; k < n; k++) seen |= out[k] == recs[i].fire;
+		if (!seen && n < max) out[n++] = recs[i].fire;
+	}
+	for (int a = 0; a < n; a++)
+		for (int b = a + 1; b < n; b++)
+			if (out[b] < out[a]) {
+				long long t = out[a];
+				out[a] = out[b];
+				out[b] = t;
+			}
+	return n;
+}
+
+/* one start and one end, by one supervisor, not a takeover, after every item ended */
+static int exactly_once(long long fire, const char *se)
+{
+	const struct aa *s = find("start", fire, 0), *e = find("end", fire, 0);
+	int n;
+	long long last = items_end(se, fire, &n);
+	if (count("start", fire, 0) != 1 || count("end", fire, 0) != 1 || !s || !e || s->pid != e->pid || s->takeover ||
+	    n != 3 || s->ns < last) {
+		diag("fire %lld: %d starts, %d ends, %d items ended (last %lld), start %lld", fire, count("start", fire, 0),
+		     count("end", fire, 0), n, last, s ? s->ns : 0);
+		return 0;
+	}
+	return 1;
+}
+
+int main(void)
+{
+	tlib_init(90);
+	tzkup_start(&u, 200, "t82", 3000);
+	const char *rec = tsup_rec_script();
+	char aash[400], r_items[400], r_aa[400], se[420], jobs[2048];
+	tlib_script(aash, sizeof aash, "afterall.sh", aa_sh);
+	snprintf(r_items, sizeof r_items, "%s/runs-agg", tlib_tmpdir());
+	snprintf(se, sizeof se, "%s.se", r_items);
+	snprintf(r_aa, sizeof r_aa, "%s/afterall", tlib_tmpdir());
+	snprintf(jobs, sizeof jobs,
+	         "  agg:\n    type: script\n    cron: \"0/4 * * * * ?\"\n    shardingTotalCount: 3\n"
+	         "    props: {script.command.line: \"%s %s 0.3\", ejob.listener.afterAll: \"%s %s\"}\n",
+	         rec, r_items, aash, r_aa);
+	struct tsup s[3];
+	const char *ips[3] = { "127.0.0.1", "127.0.0.2", "127.0.0.3" };
+	for (int i = 0; i < 3; i++) {
+		char name[8];
+		snprintf(name, sizeof name, "s%d", i);
+		tzkup_config(&u, &s[i], name, "workers: 2, shutdownGraceSeconds: 0, killGraceSeconds: 1", jobs);
+		tzkup_run(&u, &s[i], ips[i]);
+	}
+	int ready = 1;
+	for (int i = 0; i < 3; i++)
+		ready &= tzkup_wait_registered(&u, "agg", s[i].id, 0, 10000) && tzkup_wait_owned(&u, "agg", 3, s[i].id, 1, 10000);
+	ok(ready, "three supervisors, one item each");
+	long long since = tlib_wall_ns() / 1000000 + 500;
+
+	/* ---- two fires: once each ---- */
+	long long f[16];
+	int nf = 0;
+	for (uint64_t end = tlib_now_ms() + 15000; tlib_now_ms() < end && nf < 2; usleep(200000)) {
+		load(r_aa);
+		nf = ended_fires(since, f, 16);
+	}
+	ok(nf >= 2, "afterAll ended for %d fires", nf);
+	int once = nf >= 2;
+	for (int k = 0; k < nf && k < 2; k++) once &= exactly_once(f[k], se);
+	ok(once, "each ran exactly once, on one instance, after all three items ended");
+	int gone = 1;
+	for (int k = 0; k < nf && k < 2; k++)
+		gone &= tzk_exists(u.zh, tzkup_path(&u, "agg", "guarantee/once/%lld", f[k]), NULL) == ZNONODE;
+	ok(gone, "their guarantee/once/{fireId} nodes are gone");
+
+	/* ---- the one running it is killed: it runs once more elsewhere, never at once ---- */
+	long long after = nf ? f[nf - 1] : since, fk = 0;
+	int pk = 0;
+	for (uint64_t end = tlib_now_ms() + 10000; tlib_now_ms() < end && !fk; usleep(50000)) {
+		load(r_aa);
+		for (int i = 0; i < nrecs; i++)
+			if (!strcmp(recs[i].kind, "start") && recs[i].fire > after) {
+				fk = recs[i].fire;
+				pk = recs[i].pid;
+				break;
+			}
+	}
+	int victim = -1;
+	for (int i = 0; i < 3; i++)
+		if (s[i].pid == pk) victim = i;
+	ok(fk && victim >= 0, "fire %lld's afterAll started on supervisor s%d", fk, victim);
+	if (victim < 0) BAIL_OUT("no afterAll start to kill");
+	kill(s[victim].pid, SIGKILL);
+	long long killed_ns = tlib_wall_ns();
+	diag("killed s%d (pid %d) during fire %lld's afterAll", victim, pk, fk);
+	const struct aa *e2 = NULL;
+	for (uint64_t end = tlib_now_ms() + 15000; tlib_now_ms() < end && !e2; usleep(200000)) {
+		load(r_aa);
+		e2 = find("end", fk, pk);
+	}
+	load(r_aa);
+	e2 = find("end", fk, pk);
+	const struct aa *s2 = find("start", fk, pk);
+	ok(e2 && s2 && e2->pid == s2->pid, "fire %lld's afterAll ran to its end on another supervisor", fk);
+	is_int(count("end", fk, pk), 0, "the killed run never ended (it died with its supervisor)");
+	is_int(count("start", fk, 0), 2, "two starts: the killed run and the takeover");
+	is_int(count("end", fk, 0), 1, "one end");
+	ok(s2 && s2->takeover == 1, "the second run was told it is a takeover");
+	ok(s2 && s2->ns > killed_ns, "it started after the kill (never two at once)");
+
+	/* ---- the two left: once again ---- */
+	long long g[16];
+	int ng = 0;
+	for (uint64_t end = tlib_now_ms() + 20000; tlib_now_ms() < end && ng < 1; usleep(200000)) {
+		load(r_aa);
+		ng = ended_fires(fk, g, 16);
+	}
+	ok(ng >= 1, "a later fire's afterAll ended on the two left");
+	if (ng >= 1) {
+		const struct aa *a = find("start", g[0], 0), *b = find("end", g[0], 0);
+		ok(count("start", g[0], 0) == 1 && count("end", g[0], 0) == 1 && a && b && a->pid == b->pid && !a->takeover,
+		   "  exactly once (fire %lld)", g[0]);
+	} else {
+		ok(0, "  exactly once");
+	}
+	for (int i = 0; i < 3; i++)
+		if (i != victim) tsup_stop(&s[i], SIGTERM, 10000);
+	tzkup_end(&u);
+	done_testing();
+}
