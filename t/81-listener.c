@@ -283,5 +283,5 @@ int main(void)
 	ok(tsup_stop(&a, SIGTERM, 10000) >= 0 && tsup_stop(&b, SIGTERM, 10000) >= 0, "both supervisors stop");
 	for (int i = 0; i < nlines; i++) free(lines[i]);
 	tzkup_end(&u);
-	done_testing();
+	return done_testing();
 }

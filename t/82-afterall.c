@@ -17,6 +17,7 @@
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
 #include "t/lib/tzkup.h"
+#include "t/lib/tafter.h"
 #include "t/tap.h"
 
 static struct tzkup u;
@@ -28,31 +29,15 @@ static const char aa_sh[] =
 	"sleep 2\n"
 	"echo \"end $EJOB_FIRE_ID $PPID 0 $(date +%s%N)\" >> \"$1\"\n";
 
-struct aa { char kind[8]; long long fire; int pid; int takeover; long long ns; };
 #define MAXA 256
-static struct aa recs[MAXA];
+static struct tafter_rec recs[MAXA];
 static int nrecs;
 
-static void load(const char *path)
-{
-	nrecs = 0;
-	char *t = tsup_slurp(path);
-	for (char *p = t ? strtok(t, "\n") : NULL; p && nrecs < MAXA; p = strtok(NULL, "\n")) {
-		struct aa *a = &recs[nrecs];
-		if (sscanf(p, "%7s %lld %d %d %lld", a->kind, &a->fire, &a->pid, &a->takeover, &a->ns) == 5) nrecs++;
-	}
-	free(t);
-}
+static void load(const char *path) { nrecs = tafter_load(path, recs, MAXA); }
 
-static int count(const char *kind, long long fire, int pid)
-{
-	int n = 0;
-	for (int i = 0; i < nrecs; i++)
-		n += !strcmp(recs[i].kind, kind) && recs[i].fire == fire && (!pid || recs[i].pid == pid);
-	return n;
-}
+static int count(const char *kind, long long fire, int pid) { return tafter_count(recs, nrecs, kind, fire, pid); }
 
-static const struct aa *find(const char *kind, long long fire, int not_pid)
+static const struct tafter_rec *find(const char *kind, long long fire, int not_pid)
 {
 	for (int i = 0; i < nrecs; i++)
 		if (!strcmp(recs[i].kind, kind) && recs[i].fire == fire && recs[i].pid != not_pid) return &recs[i];
@@ -97,7 +82,7 @@ static int ended_fires(long long after, long long *out, int max)
 /* one start and one end, by one supervisor, not a takeover, after every item ended */
 static int exactly_once(long long fire, const char *se)
 {
-	const struct aa *s = find("start", fire, 0), *e = find("end", fire, 0);
+	const struct tafter_rec *s = find("start", fire, 0), *e = find("end", fire, 0);
 	int n;
 	long long last = items_end(se, fire, &n);
 	if (count("start", fire, 0) != 1 || count("end", fire, 0) != 1 || !s || !e || s->pid != e->pid || s->takeover ||
@@ -173,14 +158,14 @@ int main(void)
 	kill(s[victim].pid, SIGKILL);
 	long long killed_ns = tlib_wall_ns();
 	diag("killed s%d (pid %d) during fire %lld's afterAll", victim, pk, fk);
-	const struct aa *e2 = NULL;
+	const struct tafter_rec *e2 = NULL;
 	for (uint64_t end = tlib_now_ms() + 15000; tlib_now_ms() < end && !e2; usleep(200000)) {
 		load(r_aa);
 		e2 = find("end", fk, pk);
 	}
 	load(r_aa);
 	e2 = find("end", fk, pk);
-	const struct aa *s2 = find("start", fk, pk);
+	const struct tafter_rec *s2 = find("start", fk, pk);
 	ok(e2 && s2 && e2->pid == s2->pid, "fire %lld's afterAll ran to its end on another supervisor", fk);
 	is_int(count("end", fk, pk), 0, "the killed run never ended (it died with its supervisor)");
 	is_int(count("start", fk, 0), 2, "two starts: the killed run and the takeover");
@@ -197,7 +182,7 @@ int main(void)
 	}
 	ok(ng >= 1, "a later fire's afterAll ended on the two left");
 	if (ng >= 1) {
-		const struct aa *a = find("start", g[0], 0), *b = find("end", g[0], 0);
+		const struct tafter_rec *a = find("start", g[0], 0), *b = find("end", g[0], 0);
 		ok(count("start", g[0], 0) == 1 && count("end", g[0], 0) == 1 && a && b && a->pid == b->pid && !a->takeover,
 		   "  exactly once (fire %lld)", g[0]);
 	} else {
@@ -206,5 +191,5 @@ int main(void)
 	for (int i = 0; i < 3; i++)
 		if (i != victim) tsup_stop(&s[i], SIGTERM, 10000);
 	tzkup_end(&u);
-	done_testing();
+	return done_testing();
 }

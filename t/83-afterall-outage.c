@@ -15,6 +15,7 @@
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
 #include "t/lib/tzkup.h"
+#include "t/lib/tafter.h"
 #include "t/tap.h"
 
 static struct tzkup u;
@@ -26,24 +27,14 @@ static const char aa_sh[] =
 	"sleep 6\n"
 	"echo \"end $EJOB_FIRE_ID $$ $EJOB_LISTENER_TAKEOVER $(date +%s%N)\" >> \"$1\"\n";
 
-struct aa { char kind[8]; long long fire; int pid; int takeover; long long ns; };
 #define MAXA 256
-static struct aa recs[MAXA];
+static struct tafter_rec recs[MAXA];
 static int nrecs;
 
-static void load(const char *path)
-{
-	nrecs = 0;
-	char *t = tsup_slurp(path);
-	for (char *p = t ? strtok(t, "\n") : NULL; p && nrecs < MAXA; p = strtok(NULL, "\n")) {
-		struct aa *a = &recs[nrecs];
-		if (sscanf(p, "%7s %lld %d %d %lld", a->kind, &a->fire, &a->pid, &a->takeover, &a->ns) == 5) nrecs++;
-	}
-	free(t);
-}
+static void load(const char *path) { nrecs = tafter_load(path, recs, MAXA); }
 
 /* the n-th record (0 ..) of kind for fire, NULL if none */
-static const struct aa *nth(const char *kind, long long fire, int n)
+static const struct tafter_rec *nth(const char *kind, long long fire, int n)
 {
 	for (int i = 0; i < nrecs; i++)
 		if (!strcmp(recs[i].kind, kind) && recs[i].fire == fire && n-- == 0) return &recs[i];
@@ -83,14 +74,14 @@ int main(void)
 	tzk_resume(&u.zk);
 	long long resumed_ns = tlib_wall_ns();
 	diag("ZooKeeper frozen for 5 s during fire %lld's afterAll", f);
-	const struct aa *e = NULL;
+	const struct tafter_rec *e = NULL;
 	for (uint64_t end = tlib_now_ms() + 20000; tlib_now_ms() < end && !e; usleep(200000)) {
 		load(r_aa);
 		e = nth("end", f, 0);
 	}
 	usleep(1000000);            /* an end of the first run, had it lived on, would be there by now */
 	load(r_aa);
-	const struct aa *s1 = nth("start", f, 0), *s2 = nth("start", f, 1);
+	const struct tafter_rec *s1 = nth("start", f, 0), *s2 = nth("start", f, 1);
 	e = nth("end", f, 0);
 	ok(e != NULL, "fire %lld's afterAll ran to its end", f);
 	ok(!nth("end", f, 1), "one end: the first run was killed when the connection was lost");
@@ -101,5 +92,5 @@ int main(void)
 	tsup_stop(&a, SIGTERM, 10000);
 	tsup_stop(&b, SIGTERM, 10000);
 	tzkup_end(&u);
-	done_testing();
+	return done_testing();
 }

@@ -17,6 +17,7 @@
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
 #include "t/lib/tzkup.h"
+#include "t/lib/tafter.h"
 #include "t/tap.h"
 
 static struct tzkup u;
@@ -31,30 +32,15 @@ static const char aa_sh[] =
 	"sleep 1\n"
 	"echo \"end $EJOB_FIRE_ID $PPID 0 $(date +%s%N)\" >> \"$1\"\n";
 
-struct aa { char kind[8]; long long fire; int pid; int takeover; long long ns; };
 #define MAXA 256
-static struct aa recs[MAXA];
+static struct tafter_rec recs[MAXA];
 static int nrecs;
 
-static void load(const char *path)
-{
-	nrecs = 0;
-	char *t = tsup_slurp(path);
-	for (char *p = t ? strtok(t, "\n") : NULL; p && nrecs < MAXA; p = strtok(NULL, "\n")) {
-		struct aa *a = &recs[nrecs];
-		if (sscanf(p, "%7s %lld %d %d %lld", a->kind, &a->fire, &a->pid, &a->takeover, &a->ns) == 5) nrecs++;
-	}
-	free(t);
-}
+static void load(const char *path) { nrecs = tafter_load(path, recs, MAXA); }
 
-static int count(const char *kind, long long fire)
-{
-	int n = 0;
-	for (int i = 0; i < nrecs; i++) n += !strcmp(recs[i].kind, kind) && recs[i].fire == fire;
-	return n;
-}
+static int count(const char *kind, long long fire) { return tafter_count(recs, nrecs, kind, fire, 0); }
 
-static const struct aa *nth(const char *kind, long long fire, int n)
+static const struct tafter_rec *nth(const char *kind, long long fire, int n)
 {
 	for (int i = 0; i < nrecs; i++)
 		if (!strcmp(recs[i].kind, kind) && recs[i].fire == fire && n-- == 0) return &recs[i];
@@ -151,7 +137,7 @@ int main(void)
 	for (uint64_t end = tlib_now_ms() + 10000; tlib_now_ms() < end && !count("end", f1); usleep(200000)) load(r_aa);
 	usleep(500000);
 	load(r_aa);
-	const struct aa *st = nth("start", f1, 0);
+	const struct tafter_rec *st = nth("start", f1, 0);
 	ok(count("start", f1) == 1 && count("end", f1) == 1 && st && !st->takeover, "fire %lld: afterAll ran exactly once", f1);
 	ok(st && st->pid != s[v0].pid && st->ns > item_end(r_items, 2, f1) && item_end(r_items, 2, f1),
 	   "  on a survivor, after item 2 ended");
@@ -184,12 +170,12 @@ int main(void)
 	for (uint64_t end = tlib_now_ms() + 12000; tlib_now_ms() < end && !count("end", f2); usleep(200000)) load(r_aa);
 	usleep(500000);
 	load(r_aa);
-	const struct aa *e = nth("end", f2, 0), *s1 = nth("start", f2, 0), *s2 = nth("start", f2, 1);
+	const struct tafter_rec *e = nth("end", f2, 0), *s1 = nth("start", f2, 0), *s2 = nth("start", f2, 1);
 	ok(count("end", f2) == 1 && e && e->pid == left[1 - v2].pid, "fire %lld: afterAll ran to its end once, on the last "
 	   "supervisor", f2);
 	ok(count("start", f2) == 1 || (count("start", f2) == 2 && s1 && s1->pid == left[v2].pid && s2 && s2->takeover &&
 	   s2->ns > killed_ns), "  a second start only as a takeover after the kill (%d starts)", count("start", f2));
 	tsup_stop(&left[1 - v2], SIGTERM, 10000);
 	tzkup_end(&u);
-	done_testing();
+	return done_testing();
 }

@@ -1,0 +1,20 @@
+/* t/lib/tafter.h: the records an afterAll command of t/82-84 writes, one line per start and end:
+ * "start FIRE PID TAKEOVER NS" and "end FIRE PID TAKEOVER NS" (PID: the one the test's script
+ * names: its own $$, or $PPID, the supervisor that ran it). */
+#ifndef EJOB_TAFTER_H
+#define EJOB_TAFTER_H
+
+struct tafter_rec {
+	char kind[8];          /* "start" or "end" */
+	long long fire;
+	int pid;               /* as the script wrote it */
+	int takeover;          /* EJOB_LISTENER_TAKEOVER of a start */
+	long long ns;          /* its wall clock */
+};
+
+/* The records of path, in the order written: how many (at most max). */
+int tafter_load(const char *path, struct tafter_rec *r, int max);
+/* Of r[0..n): the records of kind for fire, by the supervisor pid (0: any). */
+int tafter_count(const struct tafter_rec *r, int n, const char *kind, long long fire, int pid);
+
+#endif
