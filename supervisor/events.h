@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 enum event_type {
-	EVT_ITEM_STARTED = 1,       /* an attempt published to a worker */
-	EVT_ITEM_ENDED,             /* an attempt's outcome (final or not) */
+	EVT_ITEM_STARTED = 1,       /* an attempt published to a worker (dispatched: it starts at once) */
+	EVT_ITEM_ENDED,             /* an attempt's outcome; final 0: it is retried (attempt + 1 follows) */
 	EVT_FIRE_STARTED,           /* a fire's items were handed out here (task_id names them all) */
 	EVT_FIRE_ENDED,             /* each of them has its final outcome (status: ok when all are) */
 	EVT_FIRE_SKIPPED,           /* a fire time that runs nothing here: reason (a code), detail (why) */
