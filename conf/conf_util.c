@@ -194,7 +194,8 @@ size_t conf_job_unacted(const conf_job_t *j, conf_unacted_t out[CONF_UNACTED_MAX
 		out[n].key = "jobListenerTypes";
 		snprintf(out[n].text, sizeof out[n].text,
 		         "[%s] %s not acted on by this version of ejob (only published for ElasticJob's tools): "
-		         "no listener runs", list, j->n_listener_types == 1 ? "is" : "are");
+		         "ElasticJob's listener classes do not run here; ejob's listeners are the ejob.listener.* props",
+		         list, j->n_listener_types == 1 ? "is" : "are");
 		n++;
 	}
 	if (j->type == CONF_JOB_HTTP && j->http_data && !conf_http_sends_data(j->http_method)) {

@@ -95,7 +95,7 @@ int main(void)
 	         "rethrows the exception to its caller): ejob treats it as LOG, a failed item is logged\n", t.conf);
 	is_int(tsup_log_count(&t, want), 1, "the start logs a WARN naming jobErrorHandlerType THROW and what ejob does");
 	snprintf(want, sizeof want, " WARN %s:4: jobs.a.jobListenerTypes: [audit, metrics] are not acted on by this "
-	         "version of ejob (only published for ElasticJob's tools): no listener runs\n", t.conf);
+	         "version of ejob (only published for ElasticJob's tools): ElasticJob's listener classes do not run here; ejob's listeners are the ejob.listener.* props\n", t.conf);
 	is_int(tsup_log_count(&t, want), 1, "  and one naming jobListenerTypes");
 	is_int(tsup_log_count(&t, " WARN "), 2, "  and no other (LOG and an empty list are what ejob does)");
 

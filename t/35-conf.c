@@ -962,7 +962,7 @@ static void test_unacted(void)
 	is_int((int)n, 1, "IGNORE (acted on) and a listener: one key");
 	ok(n == 1 && !strcmp(u[0].key, "jobListenerTypes"), "  the listeners");
 	is_str(n == 1 ? u[0].text : "", "[audit] is not acted on by this version of ejob (only published for ElasticJob's "
-	       "tools): no listener runs", "  named");
+	       "tools): ElasticJob's listener classes do not run here; ejob's listeners are the ejob.listener.* props", "  named");
 	conf_free(c);
 	conf_diags_free(d);
 

@@ -151,7 +151,7 @@ int main(void)
 	         "%1$s:3: warning: jobs.a.jobErrorHandlerType: THROW has no meaning outside Java (ElasticJob rethrows the "
 	         "exception to its caller): ejob treats it as LOG, a failed item is logged\n"
 	         "%1$s:3: warning: jobs.a.jobListenerTypes: [audit, metrics] are not acted on by this version of ejob "
-	         "(only published for ElasticJob's tools): no listener runs\n",
+	         "(only published for ElasticJob's tools): ElasticJob's listener classes do not run here; ejob's listeners are the ejob.listener.* props\n",
 	         path_of("unacted.yaml"));
 	is_str(err, want, "a warning naming each key, on stderr; none for LOG");
 
@@ -190,7 +190,10 @@ int main(void)
 	         "  notelf:\n    type: native\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
 	         "    props: {native.library: %1$s/notelf.so, native.symbol: f}\n"
 	         "  exe:\n    type: native\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
-	         "    props: {native.library: %2$s, native.symbol: main}\n",
+	         "    props: {native.library: %2$s, native.symbol: main}\n"
+	         "  lst:\n    type: script\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
+	         "    props: {script.command.line: \"sh -c 'exit 0'\", ejob.listener.before: no-such-listener-ejob,\n"
+	         "            ejob.listener.after: \"sh -c 'exit 0'\", ejob.listener.afterAll: \"run 'x\"}\n",
 	         dir, EJOBCTL);
 	write_file("paths.yaml", paths, strlen(paths));
 	st = run((const char *[]){ "validate", path_of("paths.yaml"), NULL });
@@ -212,10 +215,13 @@ int main(void)
 	         "%1$s:58: warning: jobs.notelf.props.native.library: %3$s/notelf.so: not a shared library (not an ELF "
 	         "file)\n"
 	         "%1$s:63: warning: jobs.exe.props.native.library: %4$s: not a shared library (a position-independent "
-	         "executable, which dlopen refuses)\n",
+	         "executable, which dlopen refuses)\n"
+	         "%1$s:68: warning: jobs.lst.props.ejob.listener.before: no-such-listener-ejob: not found in $PATH\n"
+	         "%1$s:68: warning: jobs.lst.props.ejob.listener.afterAll: cannot be split into words: unterminated "
+	         "single quote starting at column 5\n",
 	         path_of("paths.yaml"), cwd, dir, EJOBCTL);
-	is_str(err, paths, "a warning for each: job, key, path and why; none for what is there (in $PATH, "
-	       "relative to here, a system library by name)");
+	is_str(err, paths, "a warning for each: job, key, path and why, the listeners' commands too; none for what "
+	       "is there (in $PATH, relative to here, a system library by name)");
 	/* a name in $PATH that is not executable: found, but not run (as the worker looks it up) */
 	const char *noexec_path =
 		"regCenter: {serverLists: 'zk:2181', namespace: demo}\n"

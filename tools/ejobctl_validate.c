@@ -94,6 +94,15 @@ static void warn_job(const char *file, const conf_job_t *j)
 		fprintf(stderr, "%s:%u: warning: jobs.%s.props.native.library: %s\n", file, j->line, j->name, why);
 	if (j->type == CONF_JOB_HTTP && j->http_ca_file && ejobctl_ca_file_problem(j->http_ca_file, why, sizeof why))
 		fprintf(stderr, "%s:%u: warning: jobs.%s.props.http.ca.file: %s\n", file, j->line, j->name, why);
+	/* the listeners' commands are split and found as a script job's */
+	const struct { const char *key, *cmd; } ls[] = {
+		{ "ejob.listener.before", j->listener_before },
+		{ "ejob.listener.after", j->listener_after },
+		{ "ejob.listener.afterAll", j->listener_after_all },
+	};
+	for (size_t k = 0; k < sizeof ls / sizeof ls[0]; k++)
+		if (ls[k].cmd && ejobctl_script_problem(ls[k].cmd, why, sizeof why))
+			fprintf(stderr, "%s:%u: warning: jobs.%s.props.%s: %s\n", file, j->line, j->name, ls[k].key, why);
 }
 
 int ejobctl_validate(int argc, char **argv)
