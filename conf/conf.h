@@ -320,7 +320,8 @@ size_t conf_job_diff(const conf_job_t *a, const conf_job_t *b, const char **keys
  * - jobErrorHandlerType THROW (a rethrow has no meaning outside Java) or, in a config node, a
  *   name ejob has no handler for (ElasticJob would load it as a plugin): a failed item is
  *   logged, as LOG does;
- * - a non-empty jobListenerTypes: no listener runs;
+ * - a non-empty jobListenerTypes: ElasticJob's listener classes do not run (ejob's listeners are
+ *   the ejob.listener.* props);
  * - an http job's http.data with a method that sends no body (GET, HEAD, OPTIONS, TRACE): it
  *   is not sent, as ElasticJob does not send it.
  * Fills out[] in that order and returns how many (0-CONF_UNACTED_MAX). Pure: no I/O. The caller
