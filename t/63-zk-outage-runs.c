@@ -1,6 +1,9 @@
 /* t/63-zk-outage-runs.c: what runs after a short ZooKeeper outage that the sessions survive
  * (issue 10, 2 and 3). Three supervisors, 4 s sessions (items get B = 2 s to stop: SIGTERM when
- * ZooKeeper has been silent for 2 s), two jobs firing every 4 s.
+ * ZooKeeper has been silent for 2 s); `cut` fires every 4 s, `span` every 10 s (a supervisor's
+ * first connection attempt to a server still starting can wait its read timeout, 2.7 s, and a
+ * reconnection after the next fire time would rightly fold the missed fire into that fire's run:
+ * misfire gives one catch-up run for all the fires missed).
  *
  *   - ZooKeeper frozen (SIGSTOP: a short partition) for 0.6 of the session timeout while the
  *     items of `cut` (3 s each) run: they are stopped for the lease, as they must be, and run
@@ -77,12 +80,12 @@ static void fire_runs(const char *path, long long fire, int *done, int *cut, int
 	for (int i = 0; i < ITEMS; i++) *done += ok_item[i];
 }
 
-/* every cron fire time in [from, to] (every 4 s): each item of it ran to its end; how many fires */
+/* every cron fire time in [from, to] (every 10 s): each item of it ran to its end; how many fires */
 static int every_fire_done(const char *path, long long from, long long to, long long *first_bad)
 {
 	int fires = 0;
 	*first_bad = 0;
-	for (long long f = (from + 3999) / 4000 * 4000; f <= to; f += 4000) {
+	for (long long f = (from + 9999) / 10000 * 10000; f <= to; f += 10000) {
 		int done, cut, att;
 		fire_runs(path, f, &done, &cut, &att);
 		if (done != ITEMS && !*first_bad) *first_bad = f;
@@ -116,7 +119,7 @@ int main(void)
 	         "    props: {script.command.line: \"%s %s 3\"}\n"
 	         "  span:\n"
 	         "    type: script\n"
-	         "    cron: \"0/4 * * * * ?\"\n"
+	         "    cron: \"0/10 * * * * ?\"\n"
 	         "    shardingTotalCount: %d\n"
 	         "    props: {script.command.line: \"%s %s 0.5\"}\n",
 	         ITEMS, sh, out_cut, ITEMS, sh, out_span);
@@ -152,21 +155,23 @@ int main(void)
 	}
 	ok(cut > 0, "a partition of 2.4 s stops the running items for the lease (%d stopped)", cut);
 	is_int(done, ITEMS, "and every item of that fire runs again and ends ok once the session answers");
-	is_int(att, 2, "as their next attempt (none of them taken back more than once)");
+	/* attempt 2, or a later one: a ZooKeeper slow to answer after SIGCONT (a loaded machine) can
+	 * let the lease lapse once more, and items stopped again for it run again (the lease
+	 * working); t/46 and t/50 check the lease's timing itself */
+	ok(att >= 2, "as a later attempt (attempt %d)", att);
 
-	/* 2: ZooKeeper down for about 0.6-0.75 T over span's fire f2+4: its catch-up runs at the
-	 * reconnection and is not stopped */
+	/* 2: ZooKeeper down for about 0.6-0.75 T over one of span's fire times: its catch-up runs at
+	 * the reconnection and is not stopped */
 	/* (a few fires later: cut's run again and the catch-up behind it are over by then) */
-	long long f2 = (now_ms() / 4000 + 3) * 4000;
-	sleep_until(f2 + 2200);
+	long long spanned = (now_ms() / 10000 + 2) * 10000;
+	sleep_until(spanned - 1800);
 	long long down = now_ms();
 	tzk_stop(&u.zk, SIGKILL, 5000);
 	usleep(2200000);
 	if (tzk_restart(&u.zk, 20000) < 0) BAIL_OUT("ZooKeeper does not start again");
 	long long up = now_ms();
 	diag("ZooKeeper was down %.2f s (%.2f of the session timeout), over the fire at %lld ms", (up - down) / 1000.0,
-	     (up - down) / 4000.0, f2 + 4000);
-	long long spanned = f2 + 4000;
+	     (up - down) / 4000.0, spanned);
 	end = tlib_now_ms() + 15000;
 	while (tlib_now_ms() < end) {
 		fire_runs(out_span, spanned, &done, &cut, &att);
@@ -179,7 +184,7 @@ int main(void)
 		static struct rec r[MAXR];
 		int n = read_recs(out_span, r, MAXR);
 		for (int i = 0; i < n; i++)
-			if (r[i].fire >= spanned - 4000)
+			if (r[i].fire >= spanned - 10000)
 				diag("span: %s item %d fire %lld at +%lld ms attempt %d task %s", r[i].kind, r[i].item,
 				     r[i].fire, r[i].ns / 1000000 - spanned, r[i].attempt, r[i].task);
 		for (int k = 0; k < 3; k++) tsup_log_tail(&s[k], 40, "supervisor");
@@ -189,8 +194,8 @@ int main(void)
 
 	/* every cron fire of span since the steady state, but the newest (cut's later fires collapse
 	 * into catch-up runs while its long items run again: misfire) */
-	sleep_until((now_ms() / 4000 + 2) * 4000 + 1000);
-	long long last = (now_ms() / 4000 - 1) * 4000, bad = 0;
+	sleep_until((now_ms() / 10000 + 1) * 10000 + 1000);
+	long long last = (now_ms() / 10000 - 1) * 10000, bad = 0;
 	int nf = every_fire_done(out_span, steady, last, &bad);
 	ok(!bad, "span: each of its %d fires ran every item to its end%s", nf, bad ? " (not all did)" : "");
 	if (bad) diag("span: fire %lld", bad);
