@@ -10,13 +10,6 @@
 
 #include "conf/conf_int.h"
 
-static const char *prop(const conf_job_t *j, const char *key)
-{
-	for (size_t i = 0; i < j->n_props; i++)
-		if (strcmp(j->props[i].key, key) == 0) return j->props[i].value;
-	return NULL;
-}
-
 static int identifier(const char *s)
 {
 	if (!s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_')) return 0;
@@ -29,7 +22,7 @@ static int identifier(const char *s)
 /* A native.fetch or native.process prop: a C function's name. */
 static int symbol(conf_job_t *j, const char *key, const char **out, conf_http_err_fn *err, void *arg)
 {
-	const char *s = prop(j, key);
+	const char *s = conf_job_prop(j, key);
 	if (identifier(s)) {
 		*out = s;
 		return 0;
@@ -47,7 +40,7 @@ int conf_job_dataflow(conf_job_t *j, conf_http_err_fn *err, void *arg)
 	int n = 0;
 	j->dataflow_streaming = false;
 	j->dataflow_batch_bytes = CONF_DATAFLOW_BATCH_BYTES;
-	const char *s = prop(j, "streaming.process");
+	const char *s = conf_job_prop(j, "streaming.process");
 	if (s) {
 		/* Java's Boolean.parseBoolean takes "true" in any case and calls everything else false;
 		 * ejob refuses what is neither, so that "yes" does not silently mean one batch */
@@ -58,7 +51,7 @@ int conf_job_dataflow(conf_job_t *j, conf_http_err_fn *err, void *arg)
 			n++;
 		}
 	}
-	s = prop(j, "dataflow.batch.bytes");
+	s = conf_job_prop(j, "dataflow.batch.bytes");
 	if (s) {
 		char *end;
 		errno = 0;
@@ -73,7 +66,7 @@ int conf_job_dataflow(conf_job_t *j, conf_http_err_fn *err, void *arg)
 			j->dataflow_batch_bytes = (unsigned)v;
 		}
 	}
-	int native = j->native_library || prop(j, "native.fetch") || prop(j, "native.process");
+	int native = j->native_library || conf_job_prop(j, "native.fetch") || conf_job_prop(j, "native.process");
 	if (!native) return n;   /* external: the workers that attach for it run the loop */
 	if (!j->native_library || !*j->native_library) {
 		if (err) err(arg, "native.library", "missing: a native dataflow job needs the path of its shared object "

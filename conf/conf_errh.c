@@ -3,43 +3,17 @@
  * EmailPropertiesConstants and their validators), plus ejob's WEBHOOK: what each key means, its
  * default, and whether together they make a message that can be sent. Pure: nothing is looked
  * up or connected (the supervisor's supervisor/errh.c sends). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "conf/conf_int.h"
 
-static const char *prop(const conf_job_t *j, const char *key)
-{
-	for (size_t i = 0; i < j->n_props; i++)
-		if (strcmp(j->props[i].key, key) == 0) return j->props[i].value;
-	return NULL;
-}
-
 /* an optional text: "" is unset, as ElasticJob's Strings.isNullOrEmpty takes it */
 static const char *opt(const conf_job_t *j, const char *key)
 {
-	const char *s = prop(j, key);
+	const char *s = conf_job_prop(j, key);
 	return s && *s ? s : NULL;
-}
-
-struct report {
-	conf_errh_err_fn *fn;
-	void *arg;
-	int n;
-};
-
-static void problem(struct report *r, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void problem(struct report *r, const char *key, const char *fmt, ...)
-{
-	char msg[600];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	r->n++;
-	if (r->fn) r->fn(r->arg, key, msg);
 }
 
 const char *conf_errh_type_name(conf_errh_type_t t)
@@ -56,10 +30,10 @@ const char *conf_errh_type_name(conf_errh_type_t t)
 
 
 /* An integer in [min, max] written in decimal digits (Integer.parseInt's range), into *out. */
-static void number(struct report *r, const conf_job_t *j, const char *key, long long min, long long max,
+static void number(struct conf_prop_report *r, const conf_job_t *j, const char *key, long long min, long long max,
                    const char *what, int *out)
 {
-	const char *s = prop(j, key);
+	const char *s = conf_job_prop(j, key);
 	if (!s) return;
 	long long v = 0;
 	size_t n = strlen(s);
@@ -71,7 +45,7 @@ static void number(struct report *r, const conf_job_t *j, const char *key, long 
 	if (!ok || v < min || v > max) {
 		char q[128];
 		conf_quote(q, sizeof q, s, n);
-		problem(r, key, "must be %s (got %s)", what, q);
+		conf_prop_problem(r, key, "must be %s (got %s)", what, q);
 		return;
 	}
 	*out = (int)v;
@@ -79,16 +53,16 @@ static void number(struct report *r, const conf_job_t *j, const char *key, long 
 
 /* true or false in any case; ElasticJob's Boolean.parseBoolean reads anything else as false,
  * which hides a typo: ejob refuses it */
-static void boolean(struct report *r, const conf_job_t *j, const char *key, bool *out)
+static void boolean(struct conf_prop_report *r, const conf_job_t *j, const char *key, bool *out)
 {
-	const char *s = prop(j, key);
+	const char *s = conf_job_prop(j, key);
 	if (!s) return;
 	if (!strcasecmp(s, "true")) *out = true;
 	else if (!strcasecmp(s, "false")) *out = false;
 	else {
 		char q[128];
 		conf_quote(q, sizeof q, s, strlen(s));
-		problem(r, key, "must be true or false (got %s; ElasticJob would read it as false)", q);
+		conf_prop_problem(r, key, "must be true or false (got %s; ElasticJob would read it as false)", q);
 	}
 }
 
@@ -123,12 +97,12 @@ static const char *addr_problem(const char *s, size_t n)
 	return "is not an address: write it as user@host or Name <user@host>";
 }
 
-static void address(struct report *r, const char *key, const char *s, int list)
+static void address(struct conf_prop_report *r, const char *key, const char *s, int list)
 {
 	char q[128];
 	if (!list && strchr(s, ',')) {
 		conf_quote(q, sizeof q, s, strlen(s));
-		problem(r, key, "must be one address, as ElasticJob takes it (got %s); email.to takes several, separated by "
+		conf_prop_problem(r, key, "must be one address, as ElasticJob takes it (got %s); email.to takes several, separated by "
 		        "commas", q);
 		return;
 	}
@@ -138,7 +112,7 @@ static void address(struct report *r, const char *key, const char *s, int list)
 		const char *why = addr_problem(p, n);
 		if (why) {
 			conf_quote(q, sizeof q, p, n);
-			problem(r, key, "%s %s", q, why);
+			conf_prop_problem(r, key, "%s %s", q, why);
 		}
 		if (!p[n]) break;
 		p += n + 1;
@@ -146,15 +120,15 @@ static void address(struct report *r, const char *key, const char *s, int list)
 }
 
 /* A required text: set and not "". */
-static const char *need(struct report *r, const conf_job_t *j, const char *key, const char *type, const char *what)
+static const char *need(struct conf_prop_report *r, const conf_job_t *j, const char *key, const char *type, const char *what)
 {
-	const char *s = prop(j, key);
+	const char *s = conf_job_prop(j, key);
 	if (!s || !*s)
-		problem(r, key, "jobErrorHandlerType %s needs %s%s", type, what, s ? " (got \"\")" : "; the key is missing");
+		conf_prop_problem(r, key, "jobErrorHandlerType %s needs %s%s", type, what, s ? " (got \"\")" : "; the key is missing");
 	return s && *s ? s : NULL;
 }
 
-static void webhook(struct report *r, const conf_job_t *j, conf_errh_t *e, const char *prefix, const char *urlkey,
+static void webhook(struct conf_prop_report *r, const conf_job_t *j, conf_errh_t *e, const char *prefix, const char *urlkey,
                     const char *what)
 {
 	char k[96];
@@ -165,7 +139,7 @@ static void webhook(struct report *r, const conf_job_t *j, conf_errh_t *e, const
 		if (why) {
 			char q[128];
 			conf_quote(q, sizeof q, e->url, strlen(e->url));
-			problem(r, k, "%s (got %s)", why, q);
+			conf_prop_problem(r, k, "%s (got %s)", why, q);
 		}
 	}
 	snprintf(k, sizeof k, "%s.connectTimeoutMilliseconds", prefix);
@@ -176,7 +150,7 @@ static void webhook(struct report *r, const conf_job_t *j, conf_errh_t *e, const
 
 int conf_job_errh(const conf_job_t *j, conf_errh_t *e, conf_errh_err_fn *fn, void *arg)
 {
-	struct report r = { fn, arg, 0 };
+	struct conf_prop_report r = { fn, arg, 0 };
 	const char *t = j->error_handler_type;
 	memset(e, 0, sizeof *e);
 	e->connect_timeout_ms = CONF_ERRH_CONNECT_TIMEOUT_MS;
@@ -209,7 +183,7 @@ int conf_job_errh(const conf_job_t *j, conf_errh_t *e, conf_errh_err_fn *fn, voi
 				if (*p <= ' ' || *p == 0x7f || *p == '/' || *p == '@') {
 					char q[128];
 					conf_quote(q, sizeof q, e->host, strlen(e->host));
-					problem(&r, "email.host", "must be a host name or an address, nothing else (got %s)", q);
+					conf_prop_problem(&r, "email.host", "must be a host name or an address, nothing else (got %s)", q);
 					break;
 				}
 		if (need(&r, j, "email.port", "EMAIL", "the SMTP server's port (465 for SMTPS, 587 or 25 without useSsl)"))
@@ -217,12 +191,12 @@ int conf_job_errh(const conf_job_t *j, conf_errh_t *e, conf_errh_err_fn *fn, voi
 		e->username = opt(j, "email.username");
 		e->password = opt(j, "email.password");
 		if (!e->username != !e->password)
-			problem(&r, e->username ? "email.password" : "email.username", "email.username and email.password go "
+			conf_prop_problem(&r, e->username ? "email.password" : "email.username", "email.username and email.password go "
 			        "together: set both to log in, or neither for a server that takes mail without a login");
 		boolean(&r, j, "email.useSsl", &e->use_ssl);
 		boolean(&r, j, "email.debug", &e->debug);
 		e->ssl_trust = opt(j, "email.ssl.trust");
-		const char *s = prop(j, "email.subject");
+		const char *s = conf_job_prop(j, "email.subject");
 		if (s) e->subject = s;
 		if ((e->from = need(&r, j, "email.from", "EMAIL", "the sender's address, user@host or Name <user@host>")))
 			address(&r, "email.from", e->from, 0);

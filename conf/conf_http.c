@@ -2,7 +2,6 @@
  * (elasticjob-http-executor, HttpJobProperties), plus ejob's http.ca.file: what each means, its
  * default, and whether together they make a request. Pure: the CA file is not looked at (it
  * may exist only on the machines that run the job; `ejobctl validate` warns). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -15,36 +14,11 @@ static const char *const methods[] = { "GET", "POST", "PUT", "DELETE", "HEAD", "
 
 #define NELEM(a) (sizeof(a) / sizeof *(a))
 
-static const char *prop(const conf_job_t *j, const char *key)
-{
-	for (size_t i = 0; i < j->n_props; i++)
-		if (strcmp(j->props[i].key, key) == 0) return j->props[i].value;
-	return NULL;
-}
-
-struct report {
-	conf_http_err_fn *fn;
-	void *arg;
-	int n;
-};
-
-static void problem(struct report *r, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void problem(struct report *r, const char *key, const char *fmt, ...)
-{
-	char msg[600];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	r->n++;
-	if (r->fn) r->fn(r->arg, key, msg);
-}
-
 
 /* A timeout as Integer.parseInt reads it, in ElasticJob's range: 0 (no limit) or more. */
-static void timeout(struct report *r, const conf_job_t *j, const char *key, int *out)
+static void timeout(struct conf_prop_report *r, const conf_job_t *j, const char *key, int *out)
 {
-	const char *s = prop(j, key);
+	const char *s = conf_job_prop(j, key);
 	if (!s) return;
 	long long v = 0;
 	size_t n = strlen(s);
@@ -56,7 +30,7 @@ static void timeout(struct report *r, const conf_job_t *j, const char *key, int 
 	if (!ok || v > 2147483647LL) {
 		char q[128];
 		conf_quote(q, sizeof q, s, n);
-		problem(r, key, "must be an integer 0-2147483647, in milliseconds (0: no limit) (got %s)", q);
+		conf_prop_problem(r, key, "must be an integer 0-2147483647, in milliseconds (0: no limit) (got %s)", q);
 		return;
 	}
 	*out = (int)v;
@@ -64,24 +38,24 @@ static void timeout(struct report *r, const conf_job_t *j, const char *key, int 
 
 int conf_job_http(conf_job_t *j, conf_http_err_fn *fn, void *arg)
 {
-	struct report r = { fn, arg, 0 };
+	struct conf_prop_report r = { fn, arg, 0 };
 	char q[128];
-	const char *uri = prop(j, "http.uri"), *method = prop(j, "http.method"), *ctype = prop(j, "http.content.type");
-	const char *data = prop(j, "http.data"), *ca = prop(j, "http.ca.file");
+	const char *uri = conf_job_prop(j, "http.uri"), *method = conf_job_prop(j, "http.method"), *ctype = conf_job_prop(j, "http.content.type");
+	const char *data = conf_job_prop(j, "http.data"), *ca = conf_job_prop(j, "http.ca.file");
 	j->http_connect_timeout_ms = CONF_HTTP_CONNECT_TIMEOUT_MS;
 	j->http_read_timeout_ms = CONF_HTTP_READ_TIMEOUT_MS;
 
 	if (!uri || !*uri) {
-		problem(&r, "http.uri", "an http job needs the URL to request, http://HOST[:PORT]/PATH or https://...%s",
+		conf_prop_problem(&r, "http.uri", "an http job needs the URL to request, http://HOST[:PORT]/PATH or https://...%s",
 		        uri ? " (got \"\")" : "; the key is missing");
 	} else {
 		const char *why = conf_url_problem(uri);
 		conf_quote(q, sizeof q, uri, strlen(uri));
-		if (why) problem(&r, "http.uri", "%s (got %s)", why, q);
+		if (why) conf_prop_problem(&r, "http.uri", "%s (got %s)", why, q);
 	}
 	size_t m = NELEM(methods);
 	if (!method || !*method) {
-		problem(&r, "http.method", "an http job needs its request method, as ElasticJob does: GET, POST, PUT, "
+		conf_prop_problem(&r, "http.method", "an http job needs its request method, as ElasticJob does: GET, POST, PUT, "
 		        "DELETE, HEAD, OPTIONS or TRACE%s", method ? " (got \"\")" : "; the key is missing");
 	} else {
 		for (m = 0; m < NELEM(methods); m++)
@@ -92,10 +66,10 @@ int conf_job_http(conf_job_t *j, conf_http_err_fn *fn, void *arg)
 				if (strcasecmp(method, methods[k]) == 0) break;
 			conf_quote(q, sizeof q, method, strlen(method));
 			if (k < NELEM(methods))
-				problem(&r, "http.method", "must be written in upper case, '%s' (got %s): ElasticJob's "
+				conf_prop_problem(&r, "http.method", "must be written in upper case, '%s' (got %s): ElasticJob's "
 				        "HttpURLConnection refuses any other spelling", methods[k], q);
 			else
-				problem(&r, "http.method", "must be GET, POST, PUT, DELETE, HEAD, OPTIONS or TRACE, the methods "
+				conf_prop_problem(&r, "http.method", "must be GET, POST, PUT, DELETE, HEAD, OPTIONS or TRACE, the methods "
 				        "ElasticJob's HttpURLConnection sends (got %s)", q);
 		}
 	}
@@ -103,13 +77,13 @@ int conf_job_http(conf_job_t *j, conf_http_err_fn *fn, void *arg)
 		for (const unsigned char *p = (const unsigned char *)ctype; *p; p++)
 			if ((*p < ' ' && *p != '\t') || *p == 0x7f) {
 				conf_quote(q, sizeof q, ctype, strlen(ctype));
-				problem(&r, "http.content.type", "must be one line without control characters, a header value "
+				conf_prop_problem(&r, "http.content.type", "must be one line without control characters, a header value "
 				        "such as application/json (got %s)", q);
 				break;
 			}
 	}
 	if (ca && !*ca)
-		problem(&r, "http.ca.file", "must be the path of a file of PEM CA certificates for https; leave the key "
+		conf_prop_problem(&r, "http.ca.file", "must be the path of a file of PEM CA certificates for https; leave the key "
 		        "out to use the system's");
 	timeout(&r, j, "http.connect.timeout.milliseconds", &j->http_connect_timeout_ms);
 	timeout(&r, j, "http.read.timeout.milliseconds", &j->http_read_timeout_ms);
@@ -121,7 +95,7 @@ int conf_job_http(conf_job_t *j, conf_http_err_fn *fn, void *arg)
 	for (size_t i = 1; i < NELEM(len); i++)
 		if (len[i] > len[big]) big = i;
 	if (total > CONF_HTTP_REQUEST_MAX)
-		problem(&r, part[big], "is %zu bytes, and http.uri, http.data, http.content.type and http.ca.file together "
+		conf_prop_problem(&r, part[big], "is %zu bytes, and http.uri, http.data, http.content.type and http.ca.file together "
 		        "are %zu: at most %u fit in an item's frame (a body that large belongs in a file the endpoint reads)",
 		        len[big], total, CONF_HTTP_REQUEST_MAX);
 	if (r.n) return r.n;

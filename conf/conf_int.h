@@ -190,6 +190,17 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
  * prop, "http.uri"; err may be NULL). Returns how many; 0: the fields are set. Called by the
  * loader for type http, and by conf_node_take for a node its root node types HTTP. */
 typedef void conf_http_err_fn(void *arg, const char *key, const char *msg);
+
+/* A job's prop (the first with that key), or NULL: for the checks of a type's or handler's props. */
+const char *conf_job_prop(const conf_job_t *j, const char *key);
+/* What those checks find: each problem said through fn (the key, the message) and counted in n. */
+struct conf_prop_report {
+	conf_http_err_fn *fn;
+	void *arg;
+	int n;
+};
+void conf_prop_problem(struct conf_prop_report *r, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 int conf_job_http(conf_job_t *j, conf_http_err_fn *err, void *arg);
 /* A dataflow job's props into j->dataflow_* and j->native_fetch/_process (conf_dataflow.c):
  * streaming.process (ElasticJob's, false), dataflow.batch.bytes (ejob's, 1 MiB), and for a

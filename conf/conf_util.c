@@ -1,5 +1,6 @@
 /* conf/conf_util.c: looking things up in a loaded config, comparing jobs, the keys ejob does
  * not act on, naming enums. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,4 +258,22 @@ const char *conf_url_problem(const char *u)
 		if (!digits || v < 1 || v > 65535) return "has a port that is not a number 1-65535";
 	}
 	return NULL;
+}
+
+const char *conf_job_prop(const conf_job_t *j, const char *key)
+{
+	for (size_t i = 0; i < j->n_props; i++)
+		if (strcmp(j->props[i].key, key) == 0) return j->props[i].value;
+	return NULL;
+}
+
+void conf_prop_problem(struct conf_prop_report *r, const char *key, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	r->n++;
+	if (r->fn) r->fn(r->arg, key, msg);
 }
