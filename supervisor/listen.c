@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -237,16 +236,7 @@ static void child(const char *path, char *const *argv, char *const *env, int out
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != ppid) _exit(127);
 	int dn = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (dn < 0 || dup2(dn, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) _exit(127);
-	/* the ZooKeeper client's fds are not CLOEXEC */
-	if (close_range(3, ~0U, 0) < 0)
-		for (int fd = 3; fd < 1024; fd++) close(fd);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* every disposition back to default (the raw syscall: glibc's refuses its own signals) */
-	static const unsigned long dfl[8];
-	for (int sig = 1; sig <= 64; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP) syscall(SYS_rt_sigaction, sig, dfl, NULL, (size_t)8);
+	script_child_reset(3);      /* also the ZooKeeper client's fds, which are not CLOEXEC */
 	execve(path, argv, env);
 	_exit(127);
 }

@@ -434,6 +434,22 @@ static void child_fail(int xw, int stage)
 	_exit(127);
 }
 
+void script_child_reset(int first_fd)
+{
+	if (close_range((unsigned)first_fd, ~0U, 0) < 0)
+		for (int fd = first_fd; fd < 1024; fd++) close(fd);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Every disposition back to default; only SIG_IGN would survive exec. The raw syscall,
+	 * because glibc's sigaction refuses its own signals (32, 33), which may well arrive ignored
+	 * (GNU make starts its children so). SIG_DFL is 0, so an all-zero kernel sigaction means
+	 * "default, no flags, empty mask" whatever the architecture's layout. */
+	static const unsigned long dfl[8];
+	for (int sig = 1; sig <= 64; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP) syscall(SYS_rt_sigaction, sig, dfl, NULL, (size_t)8);
+}
+
 /* In the child between fork and exec: async-signal-safe calls only. */
 static void child(const struct script_spec *sp, const char *path, pid_t ppid, int devnull, int ow, int ew, int xw,
                   int go, int go_w)
@@ -455,18 +471,7 @@ static void child(const struct script_spec *sp, const char *path, pid_t ppid, in
 		if (dup3(xw, 3, O_CLOEXEC) < 0) child_fail(xw, STAGE_SETUP);
 		xw = 3;
 	}
-	if (close_range(4, ~0U, 0) < 0)
-		for (int fd = 4; fd < 1024; fd++) close(fd);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* Every disposition back to default; only SIG_IGN would survive exec. The raw syscall,
-	 * because glibc's sigaction refuses its own signals (32, 33), which may well arrive ignored
-	 * (GNU make starts its children so). SIG_DFL is 0, so an all-zero kernel sigaction means
-	 * "default, no flags, empty mask" whatever the architecture's layout. */
-	static const unsigned long dfl[8];
-	for (int sig = 1; sig <= 64; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP) syscall(SYS_rt_sigaction, sig, dfl, NULL, (size_t)8);
+	script_child_reset(4);
 	execve(path, sp->argv, sp->env);
 	child_fail(xw, STAGE_EXEC);
 }

@@ -45,6 +45,10 @@ int script_env(char *const *base, const ejob_context *ctx, char ***out);
  * ENOENT (not in $PATH), EACCES (found, but not executable) or ENAMETOOLONG. */
 int script_resolve(const char *name, char *out, size_t len);
 
+/* In a child between fork and exec (async-signal-safe): every fd from first_fd up closed, an
+ * empty signal mask, every disposition back to default. */
+void script_child_reset(int first_fd);
+
 #define SCRIPT_LINE_MAX 4096u   /* bytes of one output line; longer lines are cut into pieces */
 #define SCRIPT_TICK_MS  500     /* default period of the tick callback */
 /* The caps ejob-worker applies without --script-output-max-lines/-bytes (docs/config.md,
