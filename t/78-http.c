@@ -496,24 +496,6 @@ static void test_cancel(void)
 /* ---- end to end: a supervisor with http jobs in its file ------------------------------------ */
 
 
-/* The history's line for job and attempt (NULL if none; malloc'd). */
-static char *hist_line(const char *hist, const char *job, int attempt)
-{
-	char *all = twork_slurp(hist, NULL), *found = NULL, want[80], at[16];
-	snprintf(want, sizeof want, "\"job\":\"%s\",", job);
-	for (char *l = all; l && *l;) {
-		char *nl = strchr(l, '\n');
-		if (nl) *nl = '\0';
-		if (strstr(l, want) && tlib_json_field(l, "attempt", at, sizeof at) && atoi(at) == attempt) {
-			free(found);
-			found = strdup(l);
-		}
-		if (!nl) break;
-		l = nl + 1;
-	}
-	free(all);
-	return found;
-}
 
 static void test_supervisor(void)
 {
@@ -544,7 +526,7 @@ static void test_supervisor(void)
 	ok(find_req("/s/200/fine", &r) && !strcmp(r.method, "POST") && !strcmp(r.body, "x=1") &&
 	   strstr(r.ctx, "\"jobName\":\"fine\",\"taskId\":\"fine@-@0,1@-@READY@-@"),
 	   "  the request as its props say, with ElasticJob's taskId in the sharding context");
-	char *l = hist_line(hist, "fine", 1);
+	char *l = tsup_history_line(hist, "fine", -1, 1);
 	ok(l && tlib_json_field(l, "outcome", v, sizeof v) && !strcmp(v, "\"ok\"") && tlib_json_field(l, "exitCode", v, sizeof v) &&
 	   !strcmp(v, "200"), "  history: ok, exitCode 200");
 	ok(l && tlib_json_field(l, "output", v, sizeof v) && !strcmp(v, "\"HTTP/1.1 200 OK\\nanswer 200 of /s/200/fine\\n\""),
@@ -554,7 +536,7 @@ static void test_supervisor(void)
 	const char *a2[] = { "--run", "broken", NULL };
 	st = tsup_run(&t, a2, 15000);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "--run of an http job answered 503: exit 1 (%d)", st);
-	char *l1 = hist_line(hist, "broken", 1), *l2 = hist_line(hist, "broken", 2);
+	char *l1 = tsup_history_line(hist, "broken", -1, 1), *l2 = tsup_history_line(hist, "broken", -1, 2);
 	ok(l1 && l2, "  two attempts (maxRetries 1): a failed answer is retried");
 	ok(l2 && tlib_json_field(l2, "outcome", v, sizeof v) && !strcmp(v, "\"failed\"") && tlib_json_field(l2, "exitCode", v, sizeof v) &&
 	   !strcmp(v, "503"), "  history: failed, exitCode 503");
@@ -570,7 +552,7 @@ static void test_supervisor(void)
 	st = tsup_run(&t, a3, 15000);
 	uint64_t ms = tlib_now_ms() - t0;
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "--run of a request longer than timeoutSeconds 1: exit 1 (%d)", st);
-	l = hist_line(hist, "stuck", 1);
+	l = tsup_history_line(hist, "stuck", -1, 1);
 	ok(l && tlib_json_field(l, "outcome", v, sizeof v) && !strcmp(v, "\"timeout\""), "  history: timeout (%s)", l ? v : "");
 	ok(l && tlib_json_field(l, "durationMs", v, sizeof v) && atoi(v) >= 950 && atoi(v) < 1600,
 	   "  stopped at the second, not at the server's 10 s (%s ms)", l ? v : "");

@@ -240,21 +240,6 @@ static int reqs_there(void *arg)
 /* ---- what is expected ---------------------------------------------------------------------------------- */
 
 
-/* the history line of job's item, attempt */
-static char *history_line(const char *hist, const char *job, int item, int attempt)
-{
-	char *t = tsup_slurp(hist), want[128], *found = NULL;
-	snprintf(want, sizeof want, "{\"job\":\"%s\",\"item\":%d,", job, item);
-	for (char *l = t ? strtok(t, "\n") : NULL; l; l = strtok(NULL, "\n")) {
-		char a[32];
-		if (!strncmp(l, want, strlen(want)) && tlib_json_field(l, "attempt", a, sizeof a) && atoi(a) == attempt) {
-			found = strdup(l);
-			break;
-		}
-	}
-	free(t);
-	return found;
-}
 
 /* the text every handler sends for the attempt of this history line (errh.h) */
 static void message_of(const char *line, const char *job, int item, const char *head, const char *output, char *out,
@@ -568,7 +553,7 @@ int main(void)
 
 	char hist[700];
 	snprintf(hist, sizeof hist, "%s/hist.jsonl", a.dir);
-	char *dl1 = history_line(hist, "ding", 0, 1), *dl2 = history_line(hist, "ding", 0, 2);
+	char *dl1 = tsup_history_line(hist, "ding", 0, 1), *dl2 = tsup_history_line(hist, "ding", 0, 2);
 	char text[4096], body[16384], js[8192];
 	ok(dl1 && dl2, "ding's item failed twice (maxRetries 1): two history records");
 	is_int(count_path("/ok/ding"), 1, "DINGTALK: one message for the item, after its retry");
@@ -594,7 +579,7 @@ int main(void)
 	}
 
 	q = find_path("/ok/wechat");
-	char *wl = history_line(hist, "wechat", 0, 1);
+	char *wl = tsup_history_line(hist, "wechat", 0, 1);
 	if (q && wl) {
 		message_of(wl, "wechat", 0, "failed (exit 3)", out_text, text, sizeof text);
 		jstr(text, 1, js, sizeof js);
@@ -606,7 +591,7 @@ int main(void)
 	}
 
 	q = find_path("/ok/hook");
-	char *hl = history_line(hist, "hook", 0, 1);
+	char *hl = tsup_history_line(hist, "hook", 0, 1);
 	is_int(count_path("/ok/hook"), 1, "WEBHOOK: one message, for item 0 (item 1 succeeded)");
 	if (q && hl) {
 		message_of(hl, "hook", 0, "failed (exit 3)", out_text, text, sizeof text);
@@ -662,7 +647,7 @@ int main(void)
 			m2 = t;
 		}
 	}
-	char *ml = history_line(hist, "mail", 0, 1);
+	char *ml = tsup_history_line(hist, "mail", 0, 1);
 	ok(m1 && m2 && h1 && e1 && ml, "a mail from each EMAIL job");
 	if (m1 && h1 && e1 && ml) {
 		is_str(mail_line(m1, "login", v, sizeof v), "ejob", "EMAIL: logged in as email.username");

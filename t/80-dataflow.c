@@ -235,24 +235,6 @@ static void test_worker(struct twork *t)
 
 /* ---- through a supervisor (--run, no ZooKeeper) ------------------------------------------ */
 
-/* The history's line for job and attempt (NULL if none; malloc'd). */
-static char *hist_line(const char *hist, const char *job, int attempt)
-{
-	char *all = twork_slurp(hist, NULL), *found = NULL, want[80], at[16];
-	snprintf(want, sizeof want, "\"job\":\"%s\",", job);
-	for (char *l = all; l && *l;) {
-		char *nl = strchr(l, '\n');
-		if (nl) *nl = '\0';
-		if (strstr(l, want) && tlib_json_field(l, "attempt", at, sizeof at) && atoi(at) == attempt) {
-			free(found);
-			found = strdup(l);
-		}
-		if (!nl) break;
-		l = nl + 1;
-	}
-	free(all);
-	return found;
-}
 
 /* Wait until the record holds at least n process lines (any item). */
 static int wait_processed(const char *rec, unsigned n, unsigned timeout_ms)
@@ -306,7 +288,7 @@ static void test_supervisor(void)
 	ok(tsup_count_lines(rec, "fetch ") == 10 && tsup_count_lines(rec, "process ") == 8,
 	   "  each of its 2 items: 5 fetches, 4 processes (got %d, %d)", tsup_count_lines(rec, "fetch "),
 	   tsup_count_lines(rec, "process "));
-	char *l = hist_line(hist, "stream", 1);
+	char *l = tsup_history_line(hist, "stream", -1, 1);
 	ok(l && tlib_json_field(l, "outcome", v, sizeof v) && !strcmp(v, "\"ok\""), "  history: ok");
 	ok(l && tlib_json_field(l, "output", v, sizeof v) && !strcmp(v, "\"4 batches, 410 bytes; ended: empty fetch\""),
 	   "  history output: the batches and bytes (%s)", l ? v : "no record");
@@ -324,7 +306,7 @@ static void test_supervisor(void)
 	st = tsup_run(&t, a3, 15000);
 	uint64_t ms = tlib_now_ms() - t0;
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "--run of an endless stream with timeoutSeconds 1: exit 1 (%d)", st);
-	l = hist_line(hist, "endless", 1);
+	l = tsup_history_line(hist, "endless", -1, 1);
 	ok(l && tlib_json_field(l, "outcome", v, sizeof v) && !strcmp(v, "\"timeout\""), "  history: timeout (%s)", l ? v : "");
 	ok(l && tlib_json_field(l, "output", v, sizeof v) && strstr(v, "; ended: cancelled (timeout)"),
 	   "  output: the batches done, and why it ended (%s)", l ? v : "");
@@ -349,7 +331,7 @@ static void test_supervisor(void)
 	nanosleep(&ts, NULL);
 	ok(tsup_count_lines(rec, "fetch ") == nf && np >= 3 && nf <= np + 1,
 	   "  the stream stopped: no fetch after it (%d fetches, %d processes)", nf, np);
-	l = hist_line(hist, "forever", 1);
+	l = tsup_history_line(hist, "forever", -1, 1);
 	ok(l && tlib_json_field(l, "outcome", v, sizeof v) && !strcmp(v, "\"cancelled\"") && tlib_json_field(l, "output", v, sizeof v) &&
 	   strstr(v, "; ended: cancelled (stop: the supervisor stopping, the job shut down or its server disabled)"), "  history: cancelled, saying why (%s)", l ? v : "");
 	free(l);
@@ -408,7 +390,7 @@ static void test_external(void)
 	   tsup_count_lines(rec, "fetch ") == tsup_count_lines(rec, " 4096"),
 	   "  2 items streamed to the empty fetch with the job's bound (%d fetches, %d processes)",
 	   tsup_count_lines(rec, "fetch "), tsup_count_lines(rec, "process "));
-	char *l = hist_line(hist, "xflow", 1);
+	char *l = tsup_history_line(hist, "xflow", -1, 1);
 	ok(l && tlib_json_field(l, "output", v, sizeof v) && !strcmp(v, "\"3 batches, 306 bytes; ended: empty fetch\"") &&
 	   strstr(l, "\"where\":\"attach:"), "  history: its output, from the attachment (%s)", l ? v : "no record");
 	free(l);
@@ -451,7 +433,7 @@ static void test_cluster(void)
 	uint64_t t0 = tlib_now_ms();
 	ok(tzk_set(u.zh, "/t80/endless/servers/127.0.0.2", "DISABLED") == ZOK, "the server is disabled (servers/{ip})");
 	char *l = NULL;
-	while (tlib_now_ms() - t0 < 5000 && !(l = hist_line(hist, "endless", 1))) {
+	while (tlib_now_ms() - t0 < 5000 && !(l = tsup_history_line(hist, "endless", -1, 1))) {
 		struct timespec ts = { 0, 20000000 };
 		nanosleep(&ts, NULL);
 	}

@@ -503,3 +503,18 @@ long long tsup_tree_ticks(pid_t root)
 	}
 	return sum;
 }
+
+char *tsup_history_line(const char *path, const char *job, int item, int attempt)
+{
+	char *all = tsup_slurp(path), *found = NULL, want[300], v[32];
+	snprintf(want, sizeof want, "{\"job\":\"%s\",", job);
+	for (char *l = all ? strtok(all, "\n") : NULL; l; l = strtok(NULL, "\n")) {
+		if (strncmp(l, want, strlen(want)) || !tlib_json_field(l, "attempt", v, sizeof v) || atoi(v) != attempt)
+			continue;
+		if (item >= 0 && (!tlib_json_field(l, "item", v, sizeof v) || atoi(v) != item)) continue;
+		free(found);
+		found = strdup(l);
+	}
+	free(all);
+	return found;
+}

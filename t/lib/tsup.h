@@ -83,6 +83,9 @@ long long tsup_tree_ticks(pid_t root);   /* exists and is not a zombie */
 
 /* Read a whole file (malloc'd, NUL-terminated), NULL if missing. */
 char *tsup_slurp(const char *path);
+/* The last line of a history file (supervisor.history) for job's item (-1: any) and attempt;
+ * NULL if none. malloc'd. */
+char *tsup_history_line(const char *path, const char *job, int item, int attempt);
 /* Count the lines of a file that contain needle. */
 int tsup_count_lines(const char *path, const char *needle);
 /* Wait until at least count lines of path contain needle ("" for any line); 1 if they did
