@@ -235,6 +235,8 @@ typedef struct conf_job {
 	 * items of each fire, split and run like a script job's command line; NULL: none */
 	const char *listener_before;           /* "ejob.listener.before" */
 	const char *listener_after;            /* "ejob.listener.after" */
+	const char *listener_before_all;       /* "ejob.listener.beforeAll": once per fire, cluster-wide,
+	                                          before any item of it runs anywhere */
 	const char *listener_after_all;        /* "ejob.listener.afterAll": once per fire, cluster-wide */
 	int listener_timeout_seconds;          /* "ejob.listener.timeoutSeconds", CONF_LISTENER_TIMEOUT_DEFAULT */
 	unsigned line;                         /* where the job starts in its file; 0 from a node */

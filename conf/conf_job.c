@@ -283,8 +283,7 @@ static int keyidx_cmp(const void *a, const void *b)
 
 /* props: a mapping of strings. In a node, ejob's own keys come out of it (see the top). */
 /* props ejob.listener.{name} (docs/config.md "Listeners"): the per-instance commands, the
- * once-per-fire afterAll and their timeout; beforeAll is not run by this version, so it is
- * refused rather than silently ignored. */
+ * once-per-fire beforeAll and afterAll, and their timeout. */
 static void get_listener_prop(jb_t *b, const conf_tnode_t *k, const char *ip, const char *name, const char *s)
 {
 	conf_job_t *j = b->j;
@@ -303,12 +302,10 @@ static void get_listener_prop(jb_t *b, const conf_tnode_t *k, const char *ip, co
 	} else if (!strcmp(name, "afterAll")) {
 		j->listener_after_all = *s ? s : NULL;
 	} else if (!strcmp(name, "beforeAll")) {
-		conf_err(b->cx, k, ip, "the once-per-fire listener before every item is not supported by this version of "
-		         "ejob yet; use ejob.listener.before (each instance, before its items)");
-		b->errors++;
+		j->listener_before_all = *s ? s : NULL;
 	} else {
 		conf_err(b->cx, k, ip, "unknown listener prop; ejob's are ejob.listener.before, ejob.listener.after, "
-		         "ejob.listener.afterAll and ejob.listener.timeoutSeconds");
+		         "ejob.listener.beforeAll, ejob.listener.afterAll and ejob.listener.timeoutSeconds");
 		b->errors++;
 	}
 }

@@ -98,6 +98,7 @@ static void warn_job(const char *file, const conf_job_t *j)
 	const struct { const char *key, *cmd; } ls[] = {
 		{ "ejob.listener.before", j->listener_before },
 		{ "ejob.listener.after", j->listener_after },
+		{ "ejob.listener.beforeAll", j->listener_before_all },
 		{ "ejob.listener.afterAll", j->listener_after_all },
 	};
 	for (size_t k = 0; k < sizeof ls / sizeof ls[0]; k++)
