@@ -329,8 +329,8 @@ static void render_metrics(metrics_t *m, const struct metrics_snapshot *s, struc
 			besc(b, j->name);
 			bp(b, "\",reason=\"%s\"} %" PRIu64 "\n", skip_reasons[k], j->skipped[k]);
 		}
-	head(b, "ejob_listener_runs_total", "counter", "Listener commands (ejob.listener.before, after, beforeAll, afterAll) ended here, by "
-	     "job, kind and result (ok, failed, timeout).");
+	head(b, "ejob_listener_runs_total", "counter", "Listener commands (ejob.listener.before, after, beforeAll, "
+	     "afterAll) ended here, by job, kind and result (ok, failed, timeout).");
 	for (const struct mjob *j = m->first; j; j = j->order)
 		for (size_t k = 0; k < NKINDS; k++)
 			for (int r = 0; r < LISTEN__COUNT; r++) {
