@@ -162,6 +162,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 			if (j->gone && j->retire_zk && !new_session) retire_zk(j);
 			if (j->gone && new_session) j->retiring = j->retire_zk = 0;   /* its ephemerals went with the session */
 			cx_once_state(j, 1);
+			cx_bar_state(j, 1);
 			if (!j->gone && j->reg.session != zkc_session(c->z)) cj_reg_start(j);
 			else if (!j->gone) {
 				if (j->reg.publish) cj_publish_now(j);
@@ -177,13 +178,13 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 		if (c->connected) session_event(c, "disconnected");
 		c->connected = 0;
 		c->h.pause(c->arg, 1);
-		for (size_t i = 0; i < c->n; i++) cx_once_state(c->jobs[i], 0);
+		for (size_t i = 0; i < c->n; i++) cx_once_state(c->jobs[i], 0), cx_bar_state(c->jobs[i], 0);
 		break;
 	case ZKC_EXPIRED: {
 		log_warn("zookeeper: session expired; starting a new one (jobs register again)");
 		session_event(c, "expired");
 		c->connected = 0;
-		for (size_t i = 0; i < c->n; i++) cx_once_state(c->jobs[i], 0);
+		for (size_t i = 0; i < c->n; i++) cx_once_state(c->jobs[i], 0), cx_bar_state(c->jobs[i], 0);
 		c->h.pause(c->arg, 1);
 		/* what was held for the lease will not run here: its running nodes went with the
 		 * session (failover off), or are queued for failover once registered again (on) */
@@ -250,7 +251,11 @@ void coord_start(coord_t *c)
 
 void coord_stop(coord_t *c)
 {
-	if (c) c->stopping = 1;
+	if (!c) return;
+	c->stopping = 1;
+	/* a fire waiting for beforeAll has run nothing yet: it ends now (a run of it here is killed,
+	 * and the others take it over once our claim is gone) */
+	for (size_t i = 0; i < c->n; i++) cx_bar_stop(c->jobs[i]);
 }
 
 /* A removed job watches nothing (registration, if it comes back, arms every watch again). */

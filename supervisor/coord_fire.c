@@ -38,9 +38,11 @@ static const struct fire_ops zk_ops = {
 
 void cx_free(struct cfire *f)
 {
+	cx_bar_detach(f);
 	listen_cancel(f->lr);
 	fire_free(f->fire);
 	free(f->pending);
+	free(f->unrun);
 	free(f);
 }
 
@@ -60,9 +62,11 @@ static struct cfire *cx_new(struct cjob *j, uint32_t total, uint64_t fire_ms)
 	struct cfire *f = calloc(1, sizeof *f);
 	if (!f) return NULL;
 	f->pending = calloc(total ? total : 1, sizeof *f->pending);
+	f->unrun = calloc(total ? total : 1, sizeof *f->unrun);
 	f->fire = fire_new(j->c->fires, &zk_ops, f, j->name, total, fire_ms);
-	if (!f->pending || !f->fire) {
+	if (!f->pending || !f->unrun || !f->fire) {
 		free(f->pending);
+		free(f->unrun);
 		fire_free(f->fire);
 		free(f);
 		return NULL;
@@ -272,11 +276,20 @@ void cx_continue(struct cjob *j)
 	}
 	const char *me = j->c->id;
 	uint32_t owned = 0;
-	f->fire->n = 0;
-	for (uint32_t i = 0; i < j->as.total; i++) {
+	f->fire->n = f->nunrun = 0;
+	for (uint32_t i = 0; i < j->as.total && i < f->fire->total; i++) {
 		if (!j->as.owner[i] || strcmp(j->as.owner[i], me)) continue;
 		owned++;
 		if (!j->as.disabled[i]) f->fire->items[f->fire->n++] = i;
+		else f->unrun[f->nunrun++] = i;
+	}
+	if (!f->fire->n && f->nunrun && cj_conf(j)->listener_before_all) {
+		/* nothing runs here, but the others wait for these items: they are written as started */
+		log_info("job %s: fire %" PRIu64 ": nothing runs here: all %" PRIu32 " item%s of this instance %s disabled "
+		         "(sharding/{i}/disabled); they are written for its beforeAll", j->name, f->fire->fire_ms, owned,
+		         owned == 1 ? "" : "s", owned == 1 ? "is" : "are");
+		cx_barrier(f);
+		return;
 	}
 	if (!f->fire->n) {
 		/* nothing here: the fire is over at once (the scheduler counts it ended) */

@@ -14,7 +14,8 @@
  *   coord_check.c     the clock against ZooKeeper's; the leader's reconcile
  *   coord_ops.c       the operator's nodes: trigger, servers/{ip}, instances/{id} deleted
  *   coord_listen.c    the per-instance listeners of a fire (before, after)
- *   coord_once.c      afterAll: once per fire across the cluster (guarantee/once/{fireId}) */
+ *   coord_once.c      afterAll: once per fire across the cluster (guarantee/once/{fireId})
+ *   coord_barrier.c   beforeAll: once per fire across the cluster, before any item runs */
 #ifndef EJOB_COORD_INT_H
 #define EJOB_COORD_INT_H
 
@@ -168,9 +169,14 @@ struct cfire {
 	struct cfire *next;         /* failover runs: the job's list */
 	struct listen_run *lr;      /* F_BEFORE: its before listener running (coord_listen.c) */
 	uint64_t before_epoch;      /* the assignment its before listener was told */
+	uint32_t *unrun;            /* items of this instance that the fire does not run here (disabled,
+	                               a failed before): written for beforeAll and afterAll all the same,
+	                               so that they never wait for them */
+	uint32_t nunrun;
+	struct barrier *bar;        /* F_BARRIER: waiting for beforeAll (coord_barrier.c) */
 };
 
-enum { F_WAIT = 1, F_BEFORE, F_START, F_RUN };
+enum { F_WAIT = 1, F_BEFORE, F_BARRIER, F_START, F_RUN };
 
 struct coord {
 	struct ev_loop *loop;
@@ -347,11 +353,26 @@ void cx_write_running(struct cfire *f);     /* write its running nodes, then sub
  * cx_write_running; or at once. A failing before ends the fire here (skipped: "listener"). */
 void cx_before(struct cfire *f);
 void cx_after(struct cfire *f);                /* cx_end: its after listener, when it has one */
+/* After a listener or the barrier (what: its name, for the log): the assignment changed since
+ * epoch, so only the items still this instance's run here; the others are dropped. */
+void cx_keep_owned(struct cfire *f, uint64_t epoch, const char *what);
 
 /* coord_once.c: ejob.listener.afterAll, once per fire across the cluster */
 void cx_once_fire(struct cfire *f);           /* cx_end: its items here are written as completed, waited on */
 void cx_once_state(struct cjob *j, int connected);   /* the connection lost (its command killed), or back */
 void cx_once_free(struct cjob *j);
+/* The context of a once-per-fire command: {"jobName","shardingTotalCount","jobParameter","fireId",
+ * "epoch","takeover"}; NULL when out of memory. */
+char *cx_once_context(struct cjob *j, uint64_t fire_ms, uint32_t total, uint64_t epoch, int takeover);
+
+/* coord_barrier.c: ejob.listener.beforeAll, once per fire across the cluster, before its items */
+/* Its items here are known and its before listener done: write them (and f->unrun) under the
+ * fire's started/ and wait for the others' (bounded), the run of beforeAll on one instance, and
+ * its result: then cx_write_running, or the fire ends here (skipped: "listener") and everywhere. */
+void cx_barrier(struct cfire *f);
+void cx_bar_detach(struct cfire *f);          /* cx_free: the fire goes; a claim of ours is let go */
+void cx_bar_stop(struct cjob *j);             /* coord_stop: a fire waiting at the barrier ends */
+void cx_bar_state(struct cjob *j, int connected);   /* the connection lost (its command killed), or back */
 
 /* coord_running.c: running nodes that outlive their run */
 void cx_misfire(struct cjob *j, uint32_t item);   /* item still running elsewhere: flag it, run it again after */

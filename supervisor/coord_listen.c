@@ -6,7 +6,8 @@
  * failing before leaves nothing "running"; the fire then ends here without its items, as a
  * fire_skipped event with reason "listener". after runs once every item of the fire here has its
  * final outcome and its completion is written (cx_end); its failure is logged and counted, and
- * changes nothing else. Side runs (failover takes, misfire runs) run no listener. */
+ * changes nothing else. Side runs (failover takes, misfire runs) run no listener. With a beforeAll
+ * (coord_barrier.c), the fire waits at its barrier after before and before its running nodes. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,29 @@ static listen_run_t *start(struct cjob *j, const struct cfire *f, const char *ki
 
 /* ---- before ------------------------------------------------------------------------------------ */
 
+void cx_keep_owned(struct cfire *f, uint64_t epoch, const char *what)
+{
+	struct cjob *j = f->j;
+	if (j->as.epoch == epoch) return;
+	/* resharded meanwhile: only the items still ours run here */
+	uint32_t w = 0;
+	for (uint32_t i = 0; i < f->fire->n; i++)
+		if (cj_owned(j, f->fire->items[i])) f->fire->items[w++] = f->fire->items[i];
+	if (w != f->fire->n)
+		log_info("job %s: fire %" PRIu64 ": resharded while its %s listener ran: %" PRIu32 " of its %" PRIu32
+		         " items here are no longer this instance's and do not run here", j->name, f->fire->fire_ms, what,
+		         f->fire->n - w, f->fire->n);
+	f->fire->n = w;
+}
+
+/* before is done (or there is none): beforeAll's barrier, or the running nodes */
+static void before_next(struct cfire *f)
+{
+	if (cj_conf(f->j)->listener_before_all) cx_barrier(f);
+	else if (f->fire->n) cx_write_running(f);
+	else cx_end(f);
+}
+
 static void before_done(void *arg, enum listen_result r, const char *why, uint64_t us)
 {
 	struct cfire *f = arg;
@@ -120,27 +144,17 @@ static void before_done(void *arg, enum listen_result r, const char *why, uint64
 		char d[300];
 		snprintf(d, sizeof d, "the before listener (ejob.listener.before) failed: %s", why);
 		cx_skipped(j, f->fire->fire_ms, "listener", d);
+		/* not run, but accounted for: beforeAll and afterAll do not wait for them */
+		memcpy(f->unrun + f->nunrun, f->fire->items, f->fire->n * sizeof *f->unrun);
+		f->nunrun += f->fire->n;
 		f->fire->n = 0;
-		cx_end(f);
+		if (cj_conf(j)->listener_before_all) cx_barrier(f);
+		else cx_end(f);
 		return;
 	}
 	log_debug("job %s: fire %" PRIu64 ": before listener ok in %.2fs", j->name, f->fire->fire_ms, (double)us / 1e6);
-	if (j->as.epoch != f->before_epoch) {
-		/* resharded while it ran: only the items still ours run here */
-		uint32_t w = 0;
-		for (uint32_t i = 0; i < f->fire->n; i++)
-			if (cj_owned(j, f->fire->items[i])) f->fire->items[w++] = f->fire->items[i];
-		if (w != f->fire->n)
-			log_info("job %s: fire %" PRIu64 ": resharded while its before listener ran: %" PRIu32 " of its %" PRIu32
-			         " items here are no longer this instance's and do not run here", j->name, f->fire->fire_ms,
-			         f->fire->n - w, f->fire->n);
-		f->fire->n = w;
-		if (!w) {
-			cx_end(f);
-			return;
-		}
-	}
-	cx_write_running(f);
+	cx_keep_owned(f, f->before_epoch, "before");
+	before_next(f);
 }
 
 void cx_before(struct cfire *f)
@@ -148,8 +162,12 @@ void cx_before(struct cfire *f)
 	struct cjob *j = f->j;
 	const conf_job_t *cj = cj_conf(j);
 	f->state = F_START;
-	if (f->failover || !cj->listener_before) {
+	if (f->failover) {
 		cx_write_running(f);
+		return;
+	}
+	if (!cj->listener_before) {
+		before_next(f);
 		return;
 	}
 	f->state = F_BEFORE;

@@ -187,6 +187,31 @@ static void claim(struct once *o)
 
 static void run_done(void *arg, enum listen_result res, const char *why, uint64_t us);
 
+char *cx_once_context(struct cjob *j, uint64_t fire_ms, uint32_t total, uint64_t epoch, int takeover)
+{
+	json_buf_t b;
+	json_init(&b);
+	json_raw(&b, "{");
+	json_key(&b, "jobName", 1);
+	json_cstr(&b, j->name, JSON_GSON);
+	json_key(&b, "shardingTotalCount", 0);
+	json_u64(&b, total);
+	json_key(&b, "jobParameter", 0);
+	json_cstr(&b, cj_conf(j)->job_parameter, JSON_GSON);
+	json_key(&b, "fireId", 0);
+	json_u64(&b, fire_ms);
+	json_key(&b, "epoch", 0);
+	json_u64(&b, epoch);
+	json_key(&b, "takeover", 0);
+	json_raw(&b, takeover ? "true" : "false");
+	json_raw(&b, "}");
+	if (b.oom) {
+		json_free(&b);
+		return NULL;
+	}
+	return b.p;
+}
+
 static void runs_counted(void *arg, const struct zkc_res *r)
 {
 	struct once *o = arg;
@@ -197,35 +222,19 @@ static void runs_counted(void *arg, const struct zkc_res *r)
 		run_done(o, LISTEN_OK, "no afterAll in the config in force", 0);
 		return;
 	}
-	json_buf_t b;
-	json_init(&b);
-	json_raw(&b, "{");
-	json_key(&b, "jobName", 1);
-	json_cstr(&b, o->j->name, JSON_GSON);
-	json_key(&b, "shardingTotalCount", 0);
-	json_u64(&b, o->total);
-	json_key(&b, "jobParameter", 0);
-	json_cstr(&b, cj->job_parameter, JSON_GSON);
-	json_key(&b, "fireId", 0);
-	json_u64(&b, o->fire_ms);
-	json_key(&b, "epoch", 0);
-	json_u64(&b, o->epoch);
-	json_key(&b, "takeover", 0);
-	json_raw(&b, o->takeover ? "true" : "false");
-	json_raw(&b, "}");
-	if (b.oom) {
-		json_free(&b);
+	char *ctx = cx_once_context(o->j, o->fire_ms, o->total, o->epoch, o->takeover);
+	if (!ctx) {
 		run_done(o, LISTEN_FAILED, "out of memory", 0);
 		return;
 	}
 	struct listen_spec s = {
-		.job = o->j->name, .kind = "afterAll", .cmd = cj->listener_after_all, .context = b.p, .fire_ms = o->fire_ms,
+		.job = o->j->name, .kind = "afterAll", .cmd = cj->listener_after_all, .context = ctx, .fire_ms = o->fire_ms,
 		.epoch = o->epoch, .timeout_s = (uint32_t)cj->listener_timeout_seconds, .takeover = (unsigned)o->takeover,
 	};
 	log_info("job %s: fire %" PRIu64 ": every item has completed: its afterAll runs here%s", o->j->name, o->fire_ms,
 	         o->takeover ? " (a takeover: an earlier run was cut short)" : "");
 	o->lr = listen_start(o->j->c->listen, &s, run_done, o);
-	json_free(&b);
+	free(ctx);
 	if (!o->lr) run_done(o, LISTEN_FAILED, "out of memory", 0);
 }
 
@@ -345,9 +354,11 @@ void cx_once_fire(struct cfire *f)
 	struct cjob *j = f->j;
 	const conf_job_t *cj = cj_conf(j);
 	fire_t *t = f->fire;
-	if (f->failover || !cj->listener_after_all || !t->n || !t->ended || j->c->closing) return;
+	/* items that ran, and items of this instance the fire did not run (disabled, a failed before):
+	 * those have their final outcome too, and the others must not wait for them */
+	if (f->failover || !cj->listener_after_all || (t->n && !t->ended) || !(t->n + f->nunrun) || j->c->closing) return;
 	struct once *o = calloc(1, sizeof *o);
-	if (!o || !(o->items = calloc(t->n, sizeof *o->items))) {
+	if (!o || !(o->items = calloc(t->n + f->nunrun, sizeof *o->items))) {
 		free(o);
 		log_error("job %s: fire %" PRIu64 ": out of memory: its afterAll is not waited for here", j->name, t->fire_ms);
 		return;
@@ -358,6 +369,7 @@ void cx_once_fire(struct cfire *f)
 	o->total = t->total;
 	for (uint32_t i = 0; i < t->n; i++)
 		if (t->done[t->items[i]] != FIRE_OPEN) o->items[o->nitems++] = t->items[i];
+	for (uint32_t i = 0; i < f->nunrun; i++) o->items[o->nitems++] = f->unrun[i];
 	/* bounded: a fire whose items never all complete (an instance gone without failover) is
 	 * forgotten here once newer ones wait */
 	uint32_t n = 0;

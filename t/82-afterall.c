@@ -6,7 +6,8 @@
  *   - the supervisor running it is killed (-9) in the middle: its command dies with it (no end
  *     record), and the command runs once more to its end on another instance, told it is a
  *     takeover (EJOB_LISTENER_TAKEOVER=1), started only after the kill: never two at once;
- *   - the next fires on the two left run it exactly once again. */
+ *   - the next fires on the two left run it exactly once again;
+ *   - a disabled item does not hold it: it runs once after the items that ran. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +188,27 @@ int main(void)
 		   "  exactly once (fire %lld)", g[0]);
 	} else {
 		ok(0, "  exactly once");
+	}
+	/* ---- a disabled item: afterAll still runs, once, after the others ---- */
+	tzk_create(u.zh, tzkup_path(&u, "agg", "sharding/1/disabled"), "", 0, NULL);
+	usleep(300000);
+	load(r_aa);
+	long long from = ng ? g[ng - 1] : fk, h[16];
+	int nh = ended_fires(from, h, 16);
+	from = nh ? h[nh - 1] : from;
+	nh = 0;
+	for (uint64_t end = tlib_now_ms() + 15000; tlib_now_ms() < end && nh < 1; usleep(200000)) {
+		load(r_aa);
+		nh = ended_fires(from, h, 16);
+	}
+	if (nh >= 1) {
+		const struct tafter_rec *a = find("start", h[0], 0);
+		int n;
+		long long lastend = items_end(se, h[0], &n);
+		ok(count("start", h[0], 0) == 1 && count("end", h[0], 0) == 1 && a && n == 2 && a->ns > lastend,
+		   "item 1 disabled: afterAll once after the 2 items that ran (fire %lld: %d items)", h[0], n);
+	} else {
+		ok(0, "item 1 disabled: afterAll ran");
 	}
 	for (int i = 0; i < 3; i++)
 		if (i != victim) tsup_stop(&s[i], SIGTERM, 10000);
