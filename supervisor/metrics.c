@@ -25,7 +25,8 @@ static const char *const skip_reasons[] = {
 #define NSKIP (sizeof skip_reasons / sizeof skip_reasons[0])
 
 /* listener commands (EVT_LISTENER's reason) */
-static const char *const listener_kinds[3] = { "before", "after", "afterAll" };
+static const char *const listener_kinds[] = { "before", "after", "beforeAll", "afterAll" };
+#define NLKIND (sizeof listener_kinds / sizeof listener_kinds[0])
 
 struct mjob {                   /* one job's counters: created at its first fire here */
 	struct mjob *next;          /* hash chain */
@@ -33,7 +34,7 @@ struct mjob {                   /* one job's counters: created at its first fire
 	uint64_t fires;
 	uint64_t items[FRAME_ST__COUNT];   /* final outcomes */
 	uint64_t skipped[NSKIP];
-	uint64_t listener[3][LISTEN__COUNT];   /* listener commands ended: [listener_kinds][result] */
+	uint64_t listener[NLKIND][LISTEN__COUNT];   /* listener commands ended: [listener_kinds][result] */
 	char name[];
 };
 
@@ -187,7 +188,7 @@ static void on_event(void *arg, const struct event *ev)
 		break;
 	}
 	case EVT_LISTENER:
-		for (int k = 0; k < 3; k++)
+		for (size_t k = 0; k < NLKIND; k++)
 			if (ev->reason && !strcmp(ev->reason, listener_kinds[k]) && ev->status < LISTEN__COUNT &&
 			    (j = job(m, ev->job)))
 				j->listener[k][ev->status]++;
@@ -328,10 +329,10 @@ static void render_metrics(metrics_t *m, const struct metrics_snapshot *s, struc
 			besc(b, j->name);
 			bp(b, "\",reason=\"%s\"} %" PRIu64 "\n", skip_reasons[k], j->skipped[k]);
 		}
-	head(b, "ejob_listener_runs_total", "counter", "Listener commands (ejob.listener.before, after, afterAll) ended here, by "
-	     "job, kind and result (ok, failed, timeout).");
+	head(b, "ejob_listener_runs_total", "counter", "Listener commands (ejob.listener.before, after, beforeAll, "
+	     "afterAll) ended here, by job, kind and result (ok, failed, timeout).");
 	for (const struct mjob *j = m->first; j; j = j->order)
-		for (int k = 0; k < 3; k++)
+		for (size_t k = 0; k < NLKIND; k++)
 			for (int r = 0; r < LISTEN__COUNT; r++) {
 				if (!j->listener[k][r]) continue;
 				bp(b, "ejob_listener_runs_total{job_name=\"");
