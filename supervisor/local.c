@@ -213,9 +213,11 @@ static void lfire_skip(struct lfire *lf, int missed)
 {
 	local_t *l = lf->l;
 	if (!lf->handle) {
+		/* the fire stays for local_run_finish; a stop says itself which items never ended */
+		if (l->stopping) return;
 		l->run_skipped = 1;
-		if (!l->stopping) l->p.finished(l->p.arg, 1);
-		return;             /* the fire stays for local_run_finish */
+		l->p.finished(l->p.arg, 1);
+		return;
 	}
 	sched_t *s = l->sched;
 	sched_job_t *h = lf->handle;

@@ -269,7 +269,8 @@ static void test_run_fails(const char *which)
 	if (!ok(good, "--run with a failing %s: %s, no item, no after, no afterAll", which,
 	        ba_fails ? "only before and beforeAll ran" : "only before ran"))
 		dump("records");
-	snprintf(said, sizeof said, "--run: job f: its %s listener (ejob.listener.%s) failed (exit %d): none of its 3 items ran",
+	snprintf(said, sizeof said,
+	         "--run: job f: its %s listener (ejob.listener.%s) failed (exit %d): none of its 3 items ran",
 	         which, which, ba_fails ? 4 : 3);
 	is_int(tsup_log_count(&t, said), 1, "--run with a failing %s: the log says so", which);
 }
@@ -292,11 +293,12 @@ static void test_run_timeout(void)
 	uint64_t t0 = tlib_now_ms();
 	int st = tsup_run(&t, args, 30000);
 	uint64_t took = tlib_now_ms() - t0;
-	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1 && took < 10000, "--run, before past its 1 s timeout: exit 1 after %llu ms "
-	   "(status 0x%x)", (unsigned long long)took, st);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1 && took < 10000,
+	   "--run, before past its 1 s timeout: exit 1 after %llu ms (status 0x%x)", (unsigned long long)took, st);
 	load(out);
 	pid_t pid = nrecs ? (pid_t)atoi(strrchr(recs[0].line, ' ') + 1) : 0;
-	if (!ok(nrecs == 1 && !strcmp(recs[0].kind, "before"), "--run, before timed out: nothing else ran")) dump("records");
+	if (!ok(nrecs == 1 && !strcmp(recs[0].kind, "before"), "--run, before timed out: nothing else ran"))
+		dump("records");
 	ok(pid > 0 && !tsup_alive(pid), "--run, before timed out: the command was killed");
 	ok(tsup_log_count(&t, "--run: job to: its before listener (ejob.listener.before) failed (timed out after ") == 1,
 	   "--run, before timed out: the log says it timed out and no item ran");
@@ -447,7 +449,8 @@ static void test_standalone(void)
 	   "--standalone: that fire is skipped, reason listener");
 	char *status = NULL;
 	tlib_http_get(port, "/status", &status);
-	ok(status && strstr(status, "\"type\":\"listener\",\"job\":\"sto\",\"reason\":\"before\",\"detail\":\"timed out after ") &&
+	ok(status &&
+	   strstr(status, "\"type\":\"listener\",\"job\":\"sto\",\"reason\":\"before\",\"detail\":\"timed out after ") &&
 	   strstr(status, "\"type\":\"fire_skipped\",\"job\":\"sto\",\"reason\":\"listener\",\"detail\":\"the before "
 	          "listener (ejob.listener.before) failed: timed out after "),
 	   "--standalone: /status shows the timed-out before and the skipped fire");
