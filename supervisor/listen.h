@@ -1,4 +1,4 @@
-/* supervisor/listen.h: listener commands (props ejob.listener.before / after, docs/config.md
+/* supervisor/listen.h: listener commands (props ejob.listener.*, docs/config.md
  * "Listeners"), run by the supervisor itself on its loop, never blocking it: the command line is
  * split like a script job's (worker/script.h script_split), the fire's context JSON is its last
  * argument, and it runs in its own process group with stdin /dev/null (fork and exec, with
