@@ -17,64 +17,6 @@
 #include "supervisor/coord_int.h"
 #include "supervisor/listen.h"
 
-/* The fire's context, the command's last argument: {"jobName","taskId","shardingTotalCount",
- * "jobParameter","shardingItemParameters":{"0":"a",...} ("" for an item without one),"fireId","epoch",
- * "source"} and, after,
- * "succeeded":[items] and "failed":[items]. Strings escaped as Gson does (script jobs' context). */
-static char *context_json(const struct cfire *f, const conf_job_t *cj, uint64_t epoch, int after)
-{
-	const fire_t *t = f->fire;
-	char *task = fire_task_id(cj->name, t->items, t->n, f->j->c->id);
-	if (!task) return NULL;
-	json_buf_t b;
-	json_init(&b);
-	json_raw(&b, "{");
-	json_key(&b, "jobName", 1);
-	json_cstr(&b, cj->name, JSON_GSON);
-	json_key(&b, "taskId", 0);
-	json_cstr(&b, task, JSON_GSON);
-	json_key(&b, "shardingTotalCount", 0);
-	json_u64(&b, t->total);
-	json_key(&b, "jobParameter", 0);
-	json_cstr(&b, cj->job_parameter, JSON_GSON);
-	json_key(&b, "shardingItemParameters", 0);
-	json_raw(&b, "{");
-	for (uint32_t i = 0; i < t->n; i++) {
-		char k[16];
-		snprintf(k, sizeof k, "%" PRIu32, t->items[i]);
-		json_key(&b, k, i == 0);
-		const char *ip = conf_job_item_param(cj, (int)t->items[i]);
-		json_cstr(&b, ip ? ip : "", JSON_GSON);
-	}
-	json_raw(&b, "}");
-	json_key(&b, "fireId", 0);
-	json_u64(&b, t->fire_ms);
-	json_key(&b, "epoch", 0);
-	json_u64(&b, epoch);
-	json_key(&b, "source", 0);
-	json_cstr(&b, event_source_name(t->source), JSON_PLAIN);
-	if (after)
-		for (int ok = 1; ok >= 0; ok--) {
-			json_key(&b, ok ? "succeeded" : "failed", 0);
-			json_raw(&b, "[");
-			int first = 1;
-			for (uint32_t i = 0; i < t->n; i++) {
-				if ((t->done[t->items[i]] == FIRE_OK) != ok) continue;
-				if (!first) json_raw(&b, ",");
-				json_u64(&b, t->items[i]);
-				first = 0;
-			}
-			json_raw(&b, "]");
-		}
-	json_raw(&b, "}");
-	free(task);
-	if (b.oom) {
-		json_free(&b);
-		return NULL;
-	}
-	return b.p;
-}
-
 static void listener_event(struct cjob *j, const char *kind, uint64_t fire_ms, uint64_t epoch, enum listen_result r,
                            const char *why, uint64_t us)
 {
@@ -87,7 +29,7 @@ static listen_run_t *start(struct cjob *j, const struct cfire *f, const char *ki
                            int after, listen_done_fn done, void *arg)
 {
 	const conf_job_t *cj = cj_conf(j);
-	char *ctx = context_json(f, cj, epoch, after);
+	char *ctx = listen_context_json(f->fire, cj, j->c->id, epoch, after);
 	if (!ctx) {
 		log_error("job %s: fire %" PRIu64 ": out of memory building its %s listener's context", j->name,
 		          f->fire->fire_ms, kind);

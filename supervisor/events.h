@@ -26,7 +26,7 @@ enum event_type {
 	EVT_LEADER,                 /* reason "gained" or "lost" */
 	EVT_SESSION,                /* the ZooKeeper session: reason "connected", "disconnected",
 	                               "expired", "auth_failed"; detail the session id */
-	EVT_LISTENER,               /* a listener command ended: reason its kind ("before", "after"),
+	EVT_LISTENER,               /* a listener command ended: reason its kind ("before", "afterAll", ...),
 	                               status enum listen_result (listen.h), detail how it ended */
 	EVT__COUNT
 };

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ipc/json.h"
 #include "ipc/wait.h"
 #include "supervisor/listen.h"
 #include "supervisor/log.h"
@@ -319,4 +320,85 @@ listen_run_t *listen_start(listen_t *ls, const struct listen_spec *s, listen_don
 	ev_timer_start(ls->loop, &r->timer_w);
 	log_debug("job %s: listener %s: started %s (pid %d)", s->job, s->kind, s->cmd, (int)r->pid);
 	return r;
+}
+
+/* ---- the contexts -------------------------------------------------------------------------------- */
+
+static char *json_done(json_buf_t *b)
+{
+	if (b->oom) {
+		json_free(b);
+		return NULL;
+	}
+	return b->p;
+}
+
+char *listen_context_json(const fire_t *t, const conf_job_t *cj, const char *instance_id, uint64_t epoch, int after)
+{
+	char *task = fire_task_id(cj->name, t->items, t->n, instance_id);
+	if (!task) return NULL;
+	json_buf_t b;
+	json_init(&b);
+	json_raw(&b, "{");
+	json_key(&b, "jobName", 1);
+	json_cstr(&b, cj->name, JSON_GSON);
+	json_key(&b, "taskId", 0);
+	json_cstr(&b, task, JSON_GSON);
+	json_key(&b, "shardingTotalCount", 0);
+	json_u64(&b, t->total);
+	json_key(&b, "jobParameter", 0);
+	json_cstr(&b, cj->job_parameter, JSON_GSON);
+	json_key(&b, "shardingItemParameters", 0);
+	json_raw(&b, "{");
+	for (uint32_t i = 0; i < t->n; i++) {
+		char k[16];
+		snprintf(k, sizeof k, "%" PRIu32, t->items[i]);
+		json_key(&b, k, i == 0);
+		const char *ip = conf_job_item_param(cj, (int)t->items[i]);
+		json_cstr(&b, ip ? ip : "", JSON_GSON);
+	}
+	json_raw(&b, "}");
+	json_key(&b, "fireId", 0);
+	json_u64(&b, t->fire_ms);
+	json_key(&b, "epoch", 0);
+	json_u64(&b, epoch);
+	json_key(&b, "source", 0);
+	json_cstr(&b, event_source_name(t->source), JSON_PLAIN);
+	if (after)
+		for (int ok = 1; ok >= 0; ok--) {
+			json_key(&b, ok ? "succeeded" : "failed", 0);
+			json_raw(&b, "[");
+			int first = 1;
+			for (uint32_t i = 0; i < t->n; i++) {
+				if ((t->done[t->items[i]] == FIRE_OK) != ok) continue;
+				if (!first) json_raw(&b, ",");
+				json_u64(&b, t->items[i]);
+				first = 0;
+			}
+			json_raw(&b, "]");
+		}
+	json_raw(&b, "}");
+	free(task);
+	return json_done(&b);
+}
+
+char *listen_once_context_json(const conf_job_t *cj, uint32_t total, uint64_t fire_ms, uint64_t epoch, int takeover)
+{
+	json_buf_t b;
+	json_init(&b);
+	json_raw(&b, "{");
+	json_key(&b, "jobName", 1);
+	json_cstr(&b, cj->name, JSON_GSON);
+	json_key(&b, "shardingTotalCount", 0);
+	json_u64(&b, total);
+	json_key(&b, "jobParameter", 0);
+	json_cstr(&b, cj->job_parameter, JSON_GSON);
+	json_key(&b, "fireId", 0);
+	json_u64(&b, fire_ms);
+	json_key(&b, "epoch", 0);
+	json_u64(&b, epoch);
+	json_key(&b, "takeover", 0);
+	json_raw(&b, takeover ? "true" : "false");
+	json_raw(&b, "}");
+	return json_done(&b);
 }

@@ -1,4 +1,4 @@
-/* supervisor/listen.h: listener commands (props ejob.listener.before / after, docs/config.md
+/* supervisor/listen.h: listener commands (props ejob.listener.*, docs/config.md
  * "Listeners"), run by the supervisor itself on its loop, never blocking it: the command line is
  * split like a script job's (worker/script.h script_split), the fire's context JSON is its last
  * argument, and it runs in its own process group with stdin /dev/null (fork and exec, with
@@ -10,6 +10,9 @@
 #include <ev.h>
 #include <stdint.h>
 
+#include "conf/conf.h"
+#include "supervisor/fire.h"
+
 typedef struct listen listen_t;          /* the runs of one supervisor */
 typedef struct listen_run listen_run_t;   /* one command running */
 
@@ -20,7 +23,7 @@ const char *listen_result_name(enum listen_result r);   /* "ok", "failed", "time
 
 struct listen_spec {
 	const char *job;
-	const char *kind;           /* "before", "after": EJOB_LISTENER, and the log's name of it */
+	const char *kind;           /* "before", "after", "beforeAll", "afterAll": EJOB_LISTENER, and the log's name */
 	const char *cmd;            /* the command line, as script.command.line */
 	const char *context;        /* the context JSON: its last argument */
 	uint64_t fire_ms;           /* EJOB_FIRE_ID */
@@ -41,5 +44,16 @@ void listen_free(listen_t *ls);
 listen_run_t *listen_start(listen_t *ls, const struct listen_spec *s, listen_done_fn done, void *arg);
 /* Forget it: its group gets SIGKILL, done is never called. */
 void listen_cancel(listen_run_t *r);
+
+/* The context of a fire's before and after, the command's last argument (malloc'd; NULL: no
+ * memory): {"jobName","taskId","shardingTotalCount","jobParameter","shardingItemParameters":
+ * {"0":"a",...} ("" for an item without one),"fireId","epoch","source"} for the fire's items here
+ * (t->items[0..n), instance_id in the taskId) and, with after, "succeeded":[items] and
+ * "failed":[items] from t->done. Strings escaped as Gson does (script jobs' context). */
+char *listen_context_json(const fire_t *t, const conf_job_t *cj, const char *instance_id, uint64_t epoch, int after);
+/* The context of a once-per-fire listener (beforeAll, afterAll), which stands for no instance's
+ * items: {"jobName","shardingTotalCount","jobParameter","fireId","epoch","takeover"} (malloc'd;
+ * NULL: no memory). */
+char *listen_once_context_json(const conf_job_t *cj, uint32_t total, uint64_t fire_ms, uint64_t epoch, int takeover);
 
 #endif

@@ -1,9 +1,17 @@
 /* supervisor/local.c: fires without ZooKeeper (local.h).
  *
  * --run JOB[:ITEMS]: one fire of one job, here and now. The supervisor exits when every item has
- * its final outcome: 0 if all succeeded, else 1. The items decide the exit status, whatever
- * stopped the supervisor: a SIGINT/SIGTERM during --run (a clean stop, 0, for a supervisor that
- * schedules) exits 1 unless every item still ended ok. */
+ * its final outcome (and its after and afterAll listeners have ended): 0 if all succeeded, else 1.
+ * The items decide the exit status, whatever stopped the supervisor: a SIGINT/SIGTERM during --run
+ * (a clean stop, 0, for a supervisor that schedules) exits 1 unless every item still ended ok.
+ *
+ * The listeners (docs/config.md "Listeners"): without ZooKeeper this process is the whole
+ * cluster, so each fire here runs before, then beforeAll, then its items, then after and afterAll
+ * (both started once every item has its final outcome). A failing before or beforeAll skips the
+ * fire: none of its items run (a fire_skipped event, reason "listener"; --run exits 1). A fire
+ * counts as running for the scheduler until its items end, its before and beforeAll included;
+ * after and afterAll do not hold it (as in ZooKeeper mode). Every command still running at the
+ * exit is killed (local_free). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,32 +20,91 @@
 
 #include "ipc/frame.h"
 #include "ipc/wait.h"
+#include "supervisor/listen.h"
 #include "supervisor/local.h"
 #include "supervisor/log.h"
 
 #define READY_WAIT_NS (10ull * 1000000000ull)
 
+/* Where a fire is: its listeners before its items run one after the other, then the items. */
+enum lstep { L_BEFORE, L_BEFORE_ALL, L_ITEMS };
+
+/* One fire here, from its before to its items' end (the fire's owner). */
+struct lfire {
+	local_t *l;
+	struct lfire *prev, *next;  /* l->lfires */
+	fire_t *f;
+	sched_job_t *handle;        /* --standalone: told when it ends; NULL: --run */
+	enum lstep step;
+	listen_run_t *lr;           /* its before or beforeAll, running */
+};
+
+/* An after or afterAll running: the fire may be gone when it ends. */
+struct lafter {
+	local_t *l;
+	struct lafter *prev, *next; /* l->lafters */
+	uint64_t fire_ms;
+	const char *kind;           /* static */
+	char job[];
+};
+
 struct local {
 	struct local_params p;
 	sched_t *sched;             /* --standalone */
+	listen_t *listen;           /* the listener commands */
 	int stopping;
 	fire_t *run;                /* --run: its one fire, kept until the exit */
 	int external;               /* --run: the job is external */
+	int run_skipped;            /* --run: a failing before or beforeAll: nothing ran */
+	int run_code;               /* --run: the items' exit status, told once its after listeners ended */
 	uint64_t last_wait_log_ns;
-	int listeners_said;         /* --standalone: "listeners do not run" logged */
+	struct lfire *lfires;       /* every fire not yet ended (--run: its one, until the exit) */
+	struct lafter *lafters;
 };
 
 local_t *local_new(const struct local_params *p)
 {
 	local_t *l = calloc(1, sizeof *l);
-	if (l) l->p = *p;
+	if (!l) return NULL;
+	l->p = *p;
+	if (!(l->listen = listen_new(p->loop))) {
+		free(l);
+		return NULL;
+	}
 	return l;
+}
+
+static void lfire_free(struct lfire *lf)
+{
+	local_t *l = lf->l;
+	listen_cancel(lf->lr);
+	if (lf->prev) lf->prev->next = lf->next;
+	else l->lfires = lf->next;
+	if (lf->next) lf->next->prev = lf->prev;
+	fire_free(lf->f);
+	free(lf);
+}
+
+static void lafter_free(struct lafter *a)
+{
+	local_t *l = a->l;
+	if (a->prev) a->prev->next = a->next;
+	else l->lafters = a->next;
+	if (a->next) a->next->prev = a->prev;
+	free(a);
 }
 
 void local_free(local_t *l)
 {
 	if (!l) return;
-	fire_free(l->run);
+	/* first: every command still running is killed (their done is never called) */
+	listen_free(l->listen);
+	l->listen = NULL;
+	while (l->lafters) lafter_free(l->lafters);
+	while (l->lfires) {
+		l->lfires->lr = NULL;
+		lfire_free(l->lfires);
+	}
 	free(l);
 }
 
@@ -56,12 +123,190 @@ int local_is_run(const local_t *l)
 	return l->run != NULL;
 }
 
-/* ---- --standalone: the scheduler's fires -------------------------------------------------------- */
+/* ---- the listeners around a fire ------------------------------------------------------------------ */
 
-struct sfire {
-	sched_job_t *handle;
-	sched_t *sched;
-};
+static const char *step_kind(enum lstep s)
+{
+	return s == L_BEFORE ? "before" : "beforeAll";
+}
+
+static void listener_event(const local_t *l, const char *job, const char *kind, uint64_t fire_ms,
+                           enum listen_result r, const char *why, uint64_t us)
+{
+	struct event ev = { .type = EVT_LISTENER, .job = job, .fire_ms = fire_ms, .reason = kind, .detail = why,
+	                    .status = (uint32_t)r, .duration_us = us };
+	events_emit(fires_events(l->p.fires), &ev);
+}
+
+/* Start kind's command (cmd) for the fire, with its context: NULL when out of memory (logged). */
+static listen_run_t *start(local_t *l, const fire_t *f, const conf_job_t *cj, const char *kind, const char *cmd,
+                           listen_done_fn done, void *arg)
+{
+	int once = !strcmp(kind, "beforeAll") || !strcmp(kind, "afterAll");
+	/* no ZooKeeper: epoch 0; this process is the whole cluster, so nothing is ever taken over */
+	char *ctx = once ? listen_once_context_json(cj, f->total, f->fire_ms, 0, 0)
+	                 : listen_context_json(f, cj, l->p.instance_id, 0, !strcmp(kind, "after"));
+	if (!ctx) {
+		log_error("job %s: fire %" PRIu64 ": out of memory building its %s listener's context", f->job, f->fire_ms,
+		          kind);
+		return NULL;
+	}
+	struct listen_spec s = {
+		.job = f->job, .kind = kind, .cmd = cmd, .context = ctx, .fire_ms = f->fire_ms,
+		.timeout_s = (uint32_t)cj->listener_timeout_seconds,
+	};
+	listen_run_t *r = listen_start(l->listen, &s, done, arg);
+	free(ctx);
+	return r;
+}
+
+static void after_done(void *arg, enum listen_result r, const char *why, uint64_t us)
+{
+	struct lafter *a = arg;
+	local_t *l = a->l;
+	if (r != LISTEN_OK)
+		log_warn("job %s: fire %" PRIu64 ": its %s listener failed (%s)", a->job, a->fire_ms, a->kind, why);
+	else
+		log_debug("job %s: fire %" PRIu64 ": %s listener ok in %.2fs", a->job, a->fire_ms, a->kind, (double)us / 1e6);
+	listener_event(l, a->job, a->kind, a->fire_ms, r, why, us);
+	lafter_free(a);
+	/* --run exits once the last of them has ended; their results do not change its status */
+	if (l->run && !l->lafters) l->p.finished(l->p.arg, l->run_code);
+}
+
+/* Every item of f has its final outcome: its after and afterAll start, with the config now in
+ * force (a job removed meanwhile runs none). How many started. */
+static int start_afters(local_t *l, const fire_t *f)
+{
+	const conf_job_t *cj = l->p.job_conf(l->p.arg, f->job);
+	if (!cj || !f->n) return 0;
+	const char *cmds[2] = { cj->listener_after, cj->listener_after_all }, *kinds[2] = { "after", "afterAll" };
+	int n = 0;
+	for (int k = 0; k < 2; k++) {
+		if (!cmds[k]) continue;
+		size_t len = strlen(f->job) + 1;
+		struct lafter *a = malloc(sizeof *a + len);
+		if (!a) {
+			log_error("job %s: fire %" PRIu64 ": out of memory starting its %s listener", f->job, f->fire_ms, kinds[k]);
+			continue;
+		}
+		a->l = l;
+		a->fire_ms = f->fire_ms;
+		a->kind = kinds[k];
+		memcpy(a->job, f->job, len);
+		if (!start(l, f, cj, kinds[k], cmds[k], after_done, a)) {
+			free(a);
+			continue;
+		}
+		a->prev = NULL;
+		a->next = l->lafters;
+		if (l->lafters) l->lafters->prev = a;
+		l->lafters = a;
+		n++;
+	}
+	return n;
+}
+
+/* The fire ends here without its items (a listener failed, the job is gone, the supervisor
+ * stops): the scheduler is told; --run exits 1 (unless already stopping). */
+static void lfire_skip(struct lfire *lf, int missed)
+{
+	local_t *l = lf->l;
+	if (!lf->handle) {
+		/* the fire stays for local_run_finish; a stop says itself which items never ended */
+		if (l->stopping) return;
+		l->run_skipped = 1;
+		l->p.finished(l->p.arg, 1);
+		return;
+	}
+	sched_t *s = l->sched;
+	sched_job_t *h = lf->handle;
+	lfire_free(lf);
+	if (missed) sched_fire_missed(s, h);
+	else sched_fire_ended(s, h);
+}
+
+static void listener_done(void *arg, enum listen_result r, const char *why, uint64_t us);
+
+/* The fire's next step: its next listener, or its items. -1 when its items could not be queued
+ * (logged; only a malformed request fails, and then all of them): the caller ends the fire. */
+static int advance(struct lfire *lf)
+{
+	local_t *l = lf->l;
+	fire_t *f = lf->f;
+	const conf_job_t *cj = l->p.job_conf(l->p.arg, f->job);
+	if (l->stopping || !cj) {
+		if (!cj) log_info("job %s: fire %" PRIu64 ": the job is no longer in the config; its items do not run",
+		                  f->job, f->fire_ms);
+		lfire_skip(lf, 0);
+		return 0;
+	}
+	for (; lf->step < L_ITEMS; lf->step++) {
+		const char *cmd = lf->step == L_BEFORE ? cj->listener_before : cj->listener_before_all;
+		if (!cmd) continue;
+		if (!(lf->lr = start(l, f, cj, step_kind(lf->step), cmd, listener_done, lf))) {
+			struct event ev = { .type = EVT_FIRE_SKIPPED, .job = f->job, .fire_ms = f->fire_ms, .reason = "listener",
+			                    .detail = "a listener could not start (out of memory)" };
+			events_emit(fires_events(l->p.fires), &ev);
+			lfire_skip(lf, 0);
+		}
+		return 0;
+	}
+	uint32_t want = f->n;
+	if (fire_submit(f, cj, 0) < want) return -1;
+	fires_kick(l->p.fires);     /* last: the fire may end inside */
+	return 0;
+}
+
+static void listener_done(void *arg, enum listen_result r, const char *why, uint64_t us)
+{
+	struct lfire *lf = arg;
+	local_t *l = lf->l;
+	fire_t *f = lf->f;
+	const char *kind = step_kind(lf->step);
+	lf->lr = NULL;
+	listener_event(l, f->job, kind, f->fire_ms, r, why, us);
+	if (r == LISTEN_OK) {
+		log_debug("job %s: fire %" PRIu64 ": %s listener ok in %.2fs", f->job, f->fire_ms, kind, (double)us / 1e6);
+		lf->step++;
+		if (advance(lf) < 0) lfire_skip(lf, 1);
+		return;
+	}
+	if (lf->handle) {
+		char name[300];
+		f->ops->name(f, name, sizeof name);
+		log_warn("%s: its %s listener failed (%s): its %" PRIu32 " item%s do%s not run", name, kind, why, f->n,
+		         f->n == 1 ? "" : "s", f->n == 1 ? "es" : "");
+	} else {
+		log_error("--run: job %s: its %s listener (ejob.listener.%s) failed (%s): none of its %" PRIu32
+		          " item%s ran", f->job, kind, kind, why, f->n, f->n == 1 ? "" : "s");
+	}
+	char d[300];
+	snprintf(d, sizeof d, "the %s listener (ejob.listener.%s) failed: %s", kind, kind, why);
+	struct event ev = { .type = EVT_FIRE_SKIPPED, .job = f->job, .fire_ms = f->fire_ms, .reason = "listener",
+	                    .detail = d };
+	events_emit(fires_events(l->p.fires), &ev);
+	lfire_skip(lf, 0);
+}
+
+/* A fire of job, owned by a new lfire (on l's list): NULL when out of memory (logged). */
+static struct lfire *lfire_new(local_t *l, const struct fire_ops *ops, const char *job, uint32_t total,
+                               uint64_t fire_ms)
+{
+	struct lfire *lf = calloc(1, sizeof *lf);
+	if (!lf || !(lf->f = fire_new(l->p.fires, ops, lf, job, total, fire_ms))) {
+		if (!lf) log_error("job %s: out of memory starting a fire", job);
+		free(lf);
+		return NULL;
+	}
+	lf->l = l;
+	lf->next = l->lfires;
+	if (l->lfires) l->lfires->prev = lf;
+	l->lfires = lf;
+	return lf;
+}
+
+/* ---- --standalone: the scheduler's fires -------------------------------------------------------- */
 
 static void sfire_name(const fire_t *f, char *buf, size_t len)
 {
@@ -72,11 +317,14 @@ static void sfire_name(const fire_t *f, char *buf, size_t len)
 
 static void sfire_all_ended(fire_t *f)
 {
-	struct sfire *sf = f->owner;
+	struct lfire *lf = f->owner;
+	local_t *l = lf->l;
 	fire_summary(f);
-	sched_fire_ended(sf->sched, sf->handle);
-	free(sf);
-	fire_free(f);
+	start_afters(l, f);
+	sched_t *s = l->sched;
+	sched_job_t *h = lf->handle;
+	lfire_free(lf);
+	sched_fire_ended(s, h);
 }
 
 static const struct fire_ops standalone_ops = {
@@ -88,33 +336,26 @@ int local_fire(void *arg, const struct sched_fire_info *fi)
 	local_t *l = arg;
 	const conf_job_t *j = fi->conf;
 	if (l->stopping) return -1;
-	if (!l->listeners_said && (j->listener_before || j->listener_after || j->listener_after_all)) {
-		l->listeners_said = 1;
-		log_warn("job %s: its listeners (ejob.listener.*) do not run without ZooKeeper (--standalone) in this "
-		         "version; its items run without them (said once)", j->name);
-	}
-	struct sfire *sf = calloc(1, sizeof *sf);
-	fire_t *f = sf ? fire_new(l->p.fires, &standalone_ops, sf, j->name, j->sharding_total_count,
-	                          (uint64_t)fi->fire_ms) : NULL;
-	if (!f) {
-		free(sf);
+	if (fire_kind(j) == FRAME_KIND_NONE) {
+		log_error("job %s: no type (script, native, external, http or dataflow): it cannot run", j->name);
 		return -1;
 	}
-	sf->handle = fi->handle;
-	sf->sched = l->sched;
+	struct lfire *lf = lfire_new(l, &standalone_ops, j->name, j->sharding_total_count, (uint64_t)fi->fire_ms);
+	if (!lf) return -1;
+	fire_t *f = lf->f;
+	lf->handle = fi->handle;
 	f->source = fi->catch_up ? EVS_MISFIRE : EVS_NORMAL;
 	/* without ZooKeeper every item of the job runs here */
 	for (uint32_t i = 0; i < f->total; i++) f->items[f->n++] = i;
-	if (!fire_submit(f, j, 0)) {
-		free(sf);
-		fire_free(f);
-		return -1;
-	}
 	char when[32];
 	fire_fmt_time(f->fire_ms, when, sizeof when);
 	log_info("job %s: %s %s: %" PRIu32 " item%s", j->name, fi->catch_up ? "catch-up run for fire" : "fire", when, f->n,
 	         f->n == 1 ? "" : "s");
-	fires_kick(l->p.fires);     /* last: the fire may end inside */
+	/* last: the fire may end inside; one that cannot queue its items now counts as missed */
+	if (advance(lf) < 0) {
+		lfire_free(lf);
+		return -1;
+	}
 	return 0;
 }
 
@@ -191,9 +432,12 @@ static void run_name(const fire_t *f, char *buf, size_t len)
 
 static void run_all_ended(fire_t *f)
 {
-	local_t *l = f->owner;
+	struct lfire *lf = f->owner;
+	local_t *l = lf->l;
 	fire_summary(f);
-	l->p.finished(l->p.arg, f->ok == f->n ? 0 : 1);
+	l->run_code = f->ok == f->n ? 0 : 1;
+	/* the exit waits for its after and afterAll (after_done) */
+	if (!start_afters(l, f)) l->p.finished(l->p.arg, l->run_code);
 }
 
 static const struct fire_ops run_ops = {
@@ -232,14 +476,15 @@ int local_run(local_t *l, const conf_t *conf, const char *spec)
 		log_error("--run %s: the job has no type (script, native, external, http or dataflow)", name);
 		return -1;
 	}
-	fire_t *f = fire_new(l->p.fires, &run_ops, l, name, total, wait_realtime_ns() / 1000000u);
-	if (!f) return -1;
+	struct lfire *lf = lfire_new(l, &run_ops, name, total, wait_realtime_ns() / 1000000u);
+	if (!lf) return -1;
+	fire_t *f = lf->f;
 	char why[256];
 	if (colon) {
 		uint32_t *items, n;
 		if (parse_items(colon + 1, total, &items, &n, why, sizeof why) < 0) {
 			log_error("--run %s: %s", spec, why);
-			fire_free(f);
+			lfire_free(lf);
 			return -1;
 		}
 		memcpy(f->items, items, n * sizeof *items);
@@ -248,22 +493,21 @@ int local_run(local_t *l, const conf_t *conf, const char *spec)
 	} else {
 		for (uint32_t i = 0; i < total; i++) f->items[f->n++] = i;
 	}
-	uint32_t want = f->n;
-	if (fire_submit(f, j, 0) < want) {
-		fire_free(f);   /* (a partial queue cannot happen: only a malformed request fails, all of them) */
-		return -1;
-	}
 	l->run = f;
 	l->external = kind == FRAME_KIND_EXTERNAL;
 	log_info("--run: job %s, %" PRIu32 " item%s", name, f->n, f->n == 1 ? "" : "s");
-	fires_kick(l->p.fires);
+	if (advance(lf) < 0) {
+		l->run = NULL;
+		lfire_free(lf);
+		return -1;
+	}
 	return 0;
 }
 
 int local_run_finish(const local_t *l)
 {
 	const fire_t *f = l->run;
-	if (!f) return 1;
+	if (!f || l->run_skipped) return 1;     /* (the listener's failure was logged) */
 	if (f->ended < f->n) {
 		log_error("--run: job %s: stopped before %" PRIu32 " of %" PRIu32 " items ended; they did not succeed",
 		          f->job, f->n - f->ended, f->n);
@@ -275,7 +519,8 @@ int local_run_finish(const local_t *l)
 void local_tick(local_t *l, uint64_t now, int stopping)
 {
 	const fire_t *f = l->run;
-	if (!f || stopping || f->ended == f->n) return;
+	/* (while its before or beforeAll runs, nothing waits for a worker yet) */
+	if (!f || stopping || f->ended == f->n || ((const struct lfire *)f->owner)->step != L_ITEMS) return;
 	if (!l->external && pool_ready_count(l->p.pool) == 0 && now - f->started_ns > READY_WAIT_NS) {
 		log_error("--run: no worker became ready within %llus (see the errors above); giving up",
 		          READY_WAIT_NS / 1000000000ull);

@@ -4,6 +4,7 @@
 #ifndef EJOB_LOCAL_H
 #define EJOB_LOCAL_H
 
+#include <ev.h>
 #include <stdint.h>
 
 #include "conf/conf.h"
@@ -15,11 +16,17 @@
 typedef struct local local_t;
 
 struct local_params {
+	struct ev_loop *loop;       /* the listener commands run on it */
+	const char *instance_id;    /* "{ip}@-@{pid}": the taskId in the listeners' context */
 	fires_t *fires;
 	pool_t *pool;               /* --run: a worker must become ready */
 	att_t *att;                 /* --run of an external job: a worker must attach */
 	const char *config;         /* the config file, for messages */
-	/* --run: every item has its final outcome: exit with code */
+	/* the config in force of a job (NULL: no such job now): a fire's steps that come later (after
+	 * its listeners) take the job's config then, which a reload may have changed */
+	const conf_job_t *(*job_conf)(void *arg, const char *job);
+	/* --run: every item has its final outcome (and its after listeners ended), or none will
+	 * run (its before or beforeAll failed): exit with code */
 	void (*finished)(void *arg, int code);
 	void *arg;
 };
@@ -30,11 +37,12 @@ void local_free(local_t *l);
 void local_stop(local_t *l);
 
 /* --standalone: the scheduler's start hook (arg: the local_t); the scheduler is told when each
- * fire ends. */
+ * fire ends (its items have ended, or its before or beforeAll listener failed). */
 int local_fire(void *arg, const struct sched_fire_info *f);
 void local_set_sched(local_t *l, sched_t *s);
 
-/* --run JOB[:ITEMS]: queue the fire (0), or say why not (-1, logged). */
+/* --run JOB[:ITEMS]: start the fire (its before and beforeAll listeners, then its items) (0), or
+ * say why not (-1, logged). */
 int local_run(local_t *l, const conf_t *conf, const char *spec);
 int local_is_run(const local_t *l);
 /* From the tick: --run gives up when no worker becomes ready, and says it waits for an attach. */

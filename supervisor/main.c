@@ -814,8 +814,8 @@ int main(int argc, char **argv)
 	pool_start(s->pool);
 
 	struct local_params lp = {
-		.fires = s->fires, .pool = s->pool, .att = s->att, .config = s->opts.config, .finished = run_finished,
-		.arg = s,
+		.loop = s->loop, .instance_id = s->instance_id, .fires = s->fires, .pool = s->pool, .att = s->att,
+		.config = s->opts.config, .job_conf = eh_job_conf, .finished = run_finished, .arg = s,
 	};
 	if (!(s->local = local_new(&lp))) {
 		log_error("out of memory");
