@@ -445,7 +445,7 @@ static void runs_counted(void *arg, const struct zkc_res *r)
 		run_done(b, LISTEN_OK, "no beforeAll in the config in force", 0);
 		return;
 	}
-	char *ctx = cx_once_context(b->j, b->fire_ms, b->total, b->epoch, b->takeover);
+	char *ctx = listen_once_context_json(cj, b->total, b->fire_ms, b->epoch, b->takeover);
 	if (!ctx) {
 		run_done(b, LISTEN_FAILED, "out of memory", 0);
 		return;

@@ -361,9 +361,6 @@ void cx_keep_owned(struct cfire *f, uint64_t epoch, const char *what);
 void cx_once_fire(struct cfire *f);           /* cx_end: its items here are written as completed, waited on */
 void cx_once_state(struct cjob *j, int connected);   /* the connection lost (its command killed), or back */
 void cx_once_free(struct cjob *j);
-/* The context of a once-per-fire command: {"jobName","shardingTotalCount","jobParameter","fireId",
- * "epoch","takeover"}; NULL when out of memory. */
-char *cx_once_context(struct cjob *j, uint64_t fire_ms, uint32_t total, uint64_t epoch, int takeover);
 
 /* coord_barrier.c: ejob.listener.beforeAll, once per fire across the cluster, before its items */
 /* Its items here are known and its before listener done: write them (and f->unrun) under the

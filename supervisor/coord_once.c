@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipc/json.h"
 #include "supervisor/coord_int.h"
 #include "supervisor/listen.h"
 
@@ -187,31 +186,6 @@ static void claim(struct once *o)
 
 static void run_done(void *arg, enum listen_result res, const char *why, uint64_t us);
 
-char *cx_once_context(struct cjob *j, uint64_t fire_ms, uint32_t total, uint64_t epoch, int takeover)
-{
-	json_buf_t b;
-	json_init(&b);
-	json_raw(&b, "{");
-	json_key(&b, "jobName", 1);
-	json_cstr(&b, j->name, JSON_GSON);
-	json_key(&b, "shardingTotalCount", 0);
-	json_u64(&b, total);
-	json_key(&b, "jobParameter", 0);
-	json_cstr(&b, cj_conf(j)->job_parameter, JSON_GSON);
-	json_key(&b, "fireId", 0);
-	json_u64(&b, fire_ms);
-	json_key(&b, "epoch", 0);
-	json_u64(&b, epoch);
-	json_key(&b, "takeover", 0);
-	json_raw(&b, takeover ? "true" : "false");
-	json_raw(&b, "}");
-	if (b.oom) {
-		json_free(&b);
-		return NULL;
-	}
-	return b.p;
-}
-
 static void runs_counted(void *arg, const struct zkc_res *r)
 {
 	struct once *o = arg;
@@ -222,7 +196,7 @@ static void runs_counted(void *arg, const struct zkc_res *r)
 		run_done(o, LISTEN_OK, "no afterAll in the config in force", 0);
 		return;
 	}
-	char *ctx = cx_once_context(o->j, o->fire_ms, o->total, o->epoch, o->takeover);
+	char *ctx = listen_once_context_json(cj, o->total, o->fire_ms, o->epoch, o->takeover);
 	if (!ctx) {
 		run_done(o, LISTEN_FAILED, "out of memory", 0);
 		return;
