@@ -114,6 +114,9 @@ int main(void)
 	is_int(st, 0, "examples/oneoff.yaml is valid");
 	is_str(out, "ok\nreindex: script, one-off (no cron), next on trigger, 4 items\n", "  a one-off job");
 	is_str(err, "", "  no warning");
+	st = run((const char *[]){ "validate", "examples/listeners.yaml", NULL });
+	ok(st == 0 && !strcmp(err, "") && !strncmp(out, "ok\nnightly: script,", 19),
+	   "examples/listeners.yaml is valid, its four listener commands found (%d: %s)", st, err);
 
 	setenv("TZ", "America/New_York", 1);
 	st = run((const char *[]){ "validate", "--now", "1700000000", path_of("good.yaml"), NULL });
