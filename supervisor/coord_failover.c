@@ -109,7 +109,9 @@ static void hand_out(struct cjob *j, const char *gone, const uint32_t *items, co
 		/* round robin over the instances there, going on from the last hand-out's end, so that
 		 * the items of several instances that went at once spread out too */
 		const char *to = j->lead.live[(j->fo.rr + k) % (uint32_t)j->lead.nlive];
-		zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, items[k]), "", 0, 0);
+		/* the crashed instance: its taker finds the fire the item was part of (afterAll, coord_once.c);
+		 * ElasticJob writes "" and never reads it */
+		zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, items[k]), gone, (int)strlen(gone), 0);
 		/* an item the instance had itself taken over still names it as its taker */
 		if (fo_exists[k])
 			zkc_multi_set(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", items[k]), to, (int)strlen(to), -1);
@@ -247,7 +249,14 @@ static void taken(void *arg, const struct zkc_res *r);
 struct take {
 	struct cjob *j;
 	uint32_t item;
+	char *gone;                 /* the crashed instance, as its queue entry names it (NULL: unknown) */
 };
+
+static void take_free(struct take *t)
+{
+	free(t->gone);
+	free(t);
+}
 
 static void failovering_read(void *arg, const struct zkc_res *r)
 {
@@ -267,11 +276,11 @@ static void failovering_read(void *arg, const struct zkc_res *r)
 		zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, i), "", 0, 0);
 		if (zkc_multi_commit(j->c->z, m, NULL, NULL) == ZOK)
 			log_info("job %s: failover: item %" PRIu32 " was queued without a taker: handing it to %s", j->name, i, to);
-		free(t);
+		take_free(t);
 		return;
 	}
 	if (!cj_live(j, r->session) || r->rc != ZOK || !r->data) {
-		free(t);
+		take_free(t);
 		return;
 	}
 	const char *me = j->c->id;
@@ -293,11 +302,11 @@ static void failovering_read(void *arg, const struct zkc_res *r)
 				log_info("job %s: failover: item %" PRIu32 " was queued for %s, which is gone: handing it to %s", j->name,
 				         i, r->data, to);
 		}
-		free(t);
+		take_free(t);
 		return;
 	}
 	if (i >= j->fo.ntaking || j->fo.taking[i]) {
-		free(t);
+		take_free(t);
 		return;
 	}
 	j->fo.taking[i] = 1;
@@ -308,7 +317,7 @@ static void failovering_read(void *arg, const struct zkc_res *r)
 	zkc_multi_delete(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, i), -1);
 	if (zkc_multi_commit(j->c->z, m, taken, t) != ZOK) {
 		j->fo.taking[i] = 0;
-		free(t);
+		take_free(t);
 	}
 }
 
@@ -317,23 +326,37 @@ static void taken(void *arg, const struct zkc_res *r)
 	struct take *t = arg;
 	struct cjob *j = t->j;
 	uint32_t i = t->item;
+	char *gone = t->gone;
 	free(t);
 	if (i < j->fo.ntaking) j->fo.taking[i] = 0;
 	if (r->rc != ZOK || !cj_live(j, r->session)) {
 		if (r->rc != ZOK) log_warn("job %s: failover: taking item %" PRIu32 ": %s", j->name, i, zerror(r->rc));
+		free(gone);
 		return;
 	}
 	struct cfire *f = cx_side_run(j, i);
-	if (!f) return;
+	if (!f) {
+		free(gone);
+		return;
+	}
+	f->crashed = gone;
 	f->monitor = 1;
 	j->c->failovers++;
-	/* the crashed instance: the item's owner in the assignment this instance knows */
-	const char *from = i < j->as.total && j->as.owner && j->as.owner[i] ? j->as.owner[i] : NULL;
+	/* the crashed instance: as the queue entry names it, else the item's owner in the assignment
+	 * this instance knows */
+	const char *from = gone ? gone : i < j->as.total && j->as.owner && j->as.owner[i] ? j->as.owner[i] : NULL;
 	log_info("job %s: failover: took item %" PRIu32 " of a crashed instance%s%s; running it now", j->name, i,
 	         from ? " " : "", from ? from : "");
 	struct event ev = { .type = EVT_FAILOVER, .item = i, .count = 1, .detail = from, .epoch = j->as.epoch };
 	cj_event(j, &ev);
 	cx_submit(f);
+}
+
+/* answered before failovering_read, which frees t (or hands gone to the side run) */
+static void entry_read(void *arg, const struct zkc_res *r)
+{
+	struct take *t = arg;
+	if (r->rc == ZOK && r->len > 0 && r->data && !t->gone) t->gone = strdup(r->data);
 }
 
 static void failover_listed(void *arg, const struct zkc_res *r)
@@ -351,8 +374,11 @@ static void failover_listed(void *arg, const struct zkc_res *r)
 		if (!t) return;
 		t->j = j;
 		t->item = (uint32_t)strtoul(r->children[k], NULL, 10);
+		/* the entry's data first (answered in order): the crashed instance */
+		if (cj_conf(j)->listener_after_all)
+			zkc_get(j->c->z, cj_path(j, p, "/leader/failover/items/%" PRIu32, t->item), NULL, NULL, entry_read, t);
 		if (zkc_get(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", t->item), NULL, NULL, failovering_read, t) != ZOK)
-			free(t);
+			take_free(t);
 	}
 }
 

@@ -43,6 +43,8 @@ void cx_free(struct cfire *f)
 	fire_free(f->fire);
 	free(f->pending);
 	free(f->unrun);
+	free(f->crashed);
+	free(f->gw);
 	free(f);
 }
 
@@ -130,6 +132,7 @@ void cx_submit(struct cfire *f)
 	}
 	log_info("job %s: fire %" PRIu64 ": %" PRIu32 " item%s here, epoch 0x%" PRIx64, j->name, f->fire->fire_ms, n,
 	         n == 1 ? "" : "s", j->as.epoch);
+	cx_once_begin(f);
 	fires_kick(j->c->fires);    /* last: outcomes may come back inside */
 }
 
@@ -421,8 +424,17 @@ static void flush_fire(struct cfire *f)
 		/* completed says it ran to its end; a failed or stopped item is only no longer running */
 		if (f->fire->done[it] == FIRE_OK)
 			zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), id, (int)strlen(id), 0);
-		/* stopped for a shutdown here: queued for failover (the leader names a taker) */
-		if (f->fire->done[it] == FIRE_HANDED_OVER) zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), "", 0, 0);
+		/* stopped for a shutdown here: queued for failover (the leader names a taker; the entry
+		 * names us, so that the taker finds the fire for its afterAll) */
+		if (f->fire->done[it] == FIRE_HANDED_OVER)
+			zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), id, (int)strlen(id), 0);
+		/* afterAll: written as completed for the fire in the same multi, so that an item is either
+		 * still running (and failed over if we crash) or counted (coord_once.c) */
+		else if (f->gw) {
+			zkc_multi_create(m, cj_path(j, p, "/guarantee/once/%" PRIu64 "/completed/%" PRIu32, f->fire->fire_ms, it), id,
+			                 (int)strlen(id), 0);
+			f->gw[it] = 1;
+		}
 	}
 	f->flushing = (int)f->npending;
 	if (zkc_multi_share(j->c->z, m, completed_written, f) != ZOK) {
@@ -457,7 +469,10 @@ static void completed_written(void *arg, const struct zkc_res *r)
 				zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", it), -1, NULL, NULL);
 			}
 			if (f->fire->done[it] == FIRE_HANDED_OVER)
-				zkc_create(j->c->z, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), "", 0, 0, NULL, NULL);
+				zkc_create(j->c->z, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), id, (int)strlen(id), 0, NULL, NULL);
+			else if (f->gw)
+				zkc_create(j->c->z, cj_path(j, p, "/guarantee/once/%" PRIu64 "/completed/%" PRIu32, f->fire->fire_ms, it), id,
+				           (int)strlen(id), 0, NULL, NULL);
 			if (f->fire->done[it] != FIRE_OK) continue;
 			zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), -1, NULL, NULL);
 			zkc_create(j->c->z, p, id, (int)strlen(id), 0, NULL, NULL);

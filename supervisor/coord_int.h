@@ -174,6 +174,9 @@ struct cfire {
 	                               so that they never wait for them */
 	uint32_t nunrun;
 	struct barrier *bar;        /* F_BARRIER: waiting for beforeAll (coord_barrier.c) */
+	char *crashed;              /* a failover take: the instance that crashed running it, if known */
+	uint8_t *gw;                /* [total], with afterAll: the item's guarantee/once completed node
+	                               goes in its completion multi (cx_once_begin); NULL: not */
 };
 
 enum { F_WAIT = 1, F_BEFORE, F_BARRIER, F_START, F_RUN };
@@ -358,6 +361,10 @@ void cx_after(struct cfire *f);                /* cx_end: its after listener, wh
 void cx_keep_owned(struct cfire *f, uint64_t epoch, const char *what);
 
 /* coord_once.c: ejob.listener.afterAll, once per fire across the cluster */
+/* cx_submit: a fire of a job with afterAll that runs items here says so under its guarantee/once
+ * node (on/{id}: a failover take of one of its items finds the fire by it), and its items' guarantee
+ * completed nodes go in their completion multis from now on (cfire.gw) */
+void cx_once_begin(struct cfire *f);
 void cx_once_fire(struct cfire *f);           /* cx_end: its items here are written as completed, waited on */
 void cx_once_state(struct cjob *j, int connected);   /* the connection lost (its command killed), or back */
 void cx_once_free(struct cjob *j);

@@ -28,7 +28,7 @@
 
 #define ONCE_PENDING_MAX 16     /* fires a job waits on at once here; the oldest is dropped past it */
 
-enum { O_REG = 1, O_WAIT, O_CLAIM, O_HELD, O_RUN, O_END };
+enum { O_REG = 1, O_WAIT, O_CLAIM, O_HELD, O_RUN, O_END, O_FIND };
 
 struct once {
 	struct cjob *j;
@@ -41,6 +41,9 @@ struct once {
 	zkc_keep_t *w;              /* O_WAIT: completed/ (children); O_HELD: afterAll (exists) */
 	listen_run_t *lr;           /* O_RUN */
 	int takeover;
+	char *crashed;              /* O_FIND: the instance whose item this failover take ran */
+	uint64_t before_ms;         /* O_FIND: the take's start: its fire began before */
+	int left, lost;             /* O_FIND: answers due; one of them went unanswered */
 	struct once *next;
 };
 
@@ -54,6 +57,7 @@ static void once_free(struct once *o)
 	listen_cancel(o->lr);
 	zkc_keep_free(o->w);
 	free(o->items);
+	free(o->crashed);
 	free(o);
 }
 
@@ -95,6 +99,7 @@ static void hold(struct once *o)
 
 static void reg_send(struct once *o);
 static void end_send(struct once *o);
+static void find_send(struct once *o);
 
 /* A write or claim that went unanswered (a lost connection, an ended session): again once
  * connected; at once if the connection is already back (its notice came before this answer). */
@@ -103,7 +108,8 @@ static void again(struct once *o, int state, int what)
 	o->state = state;
 	o->again = what;
 	if (zkc_state(o->j->c->z) != ZKC_CONNECTED) return;
-	if (what == 2) hold(o);
+	if (what == 3) find_send(o);
+	else if (what == 2) hold(o);
 	else if (state == O_REG) reg_send(o);
 	else end_send(o);
 }
@@ -121,6 +127,11 @@ static void reg_send(struct once *o)
 	zkc_create(z, opath(o, p, ""), "", 0, 0, NULL, NULL);
 	zkc_create(z, opath(o, p, "/completed"), "", 0, 0, NULL, NULL);
 	zkc_create(z, opath(o, p, "/runs"), "", 0, 0, NULL, NULL);
+	if (!o->nitems) {
+		/* its items were written with their completions (cx_once_begin): wait */
+		wait_all(o);
+		return;
+	}
 	zkc_multi_t *m = zkc_multi_new();
 	for (uint32_t i = 0; i < o->nitems; i++) {
 		char rel[32];
@@ -284,6 +295,23 @@ static void run_done(void *arg, enum listen_result res, const char *why, uint64_
 	end_send(o);
 }
 
+static void on_listed(void *arg, const struct zkc_res *r)
+{
+	struct once *o = arg;
+	char p[CJ_PATH_MAX], rel[80];
+	zkc_t *z = o->j->c->z;
+	for (int i = 0; r->rc == ZOK && !o->j->c->closing && i < r->nchildren; i++) {
+		snprintf(rel, sizeof rel, "/on/%.60s", r->children[i]);
+		zkc_delete(z, opath(o, p, rel), -1, NULL, NULL);
+	}
+	if (!o->j->c->closing) {
+		zkc_delete(z, opath(o, p, "/on"), -1, NULL, NULL);
+		zkc_delete(z, opath(o, p, "/started"), -1, NULL, NULL);   /* beforeAll's, if left: then it stays */
+		zkc_delete(z, opath(o, p, ""), -1, NULL, NULL);
+	}
+	finish(o);
+}
+
 static void runs_listed(void *arg, const struct zkc_res *r)
 {
 	struct once *o = arg;
@@ -299,8 +327,8 @@ static void runs_listed(void *arg, const struct zkc_res *r)
 		zkc_delete(z, opath(o, p, rel), -1, NULL, NULL);
 	}
 	zkc_delete(z, opath(o, p, "/completed"), -1, NULL, NULL);
-	zkc_delete(z, opath(o, p, ""), -1, NULL, NULL);
-	finish(o);
+	/* the instances that began the fire (cx_once_begin) */
+	if (o->j->c->closing || zkc_children(z, opath(o, p, "/on"), NULL, NULL, on_listed, o) != ZOK) finish(o);
 }
 
 static void ended_written(void *arg, const struct zkc_res *r)
@@ -323,29 +351,96 @@ static void ended_written(void *arg, const struct zkc_res *r)
 
 /* ---- what the fires and the session tell ------------------------------------------------------ */
 
-void cx_once_fire(struct cfire *f)
+/* ---- a failover take: the fire its item was part of --------------------------------------------- */
+
+static int lost(int rc)
 {
-	struct cjob *j = f->j;
-	const conf_job_t *cj = cj_conf(j);
-	fire_t *t = f->fire;
-	/* items that ran, and items of this instance the fire did not run (disabled, a failed before):
-	 * those have their final outcome too, and the others must not wait for them */
-	if (f->failover || !cj->listener_after_all || (t->n && !t->ended) || !(t->n + f->nunrun) || j->c->closing) return;
-	struct once *o = calloc(1, sizeof *o);
-	if (!o || !(o->items = calloc(t->n + f->nunrun, sizeof *o->items))) {
-		free(o);
-		log_error("job %s: fire %" PRIu64 ": out of memory: its afterAll is not waited for here", j->name, t->fire_ms);
+	return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZCLOSING || rc == ZSESSIONEXPIRED;
+}
+
+static void find_on(void *arg, const struct zkc_res *r)
+{
+	struct once *o = arg;
+	if (o->state != O_FIND) return;
+	if (lost(r->rc)) {
+		o->lost = 1;
+	} else if (r->rc == ZOK && r->path) {
+		const char *q = strstr(r->path, "/guarantee/once/");
+		uint64_t id = q ? strtoull(q + 16, NULL, 10) : 0;
+		if (id > o->fire_ms) o->fire_ms = id;
+	}
+	if (--o->left) return;
+	if (o->lost) {
+		again(o, O_FIND, 3);
 		return;
 	}
-	o->j = j;
-	o->fire_ms = t->fire_ms;
-	o->epoch = t->epoch;
-	o->total = t->total;
-	for (uint32_t i = 0; i < t->n; i++)
-		if (t->done[t->items[i]] != FIRE_OPEN) o->items[o->nitems++] = t->items[i];
-	for (uint32_t i = 0; i < f->nunrun; i++) o->items[o->nitems++] = f->unrun[i];
-	/* bounded: a fire whose items never all complete (an instance gone without failover) is
-	 * forgotten here once newer ones wait */
+	uint32_t item = o->items[0];
+	if (!o->fire_ms) {
+		log_info("job %s: failover: item %" PRIu32 ", taken over from %s: no fire of %s waits for its afterAll", o->j->name,
+		         item, o->crashed, o->crashed);
+		finish(o);
+		return;
+	}
+	log_info("job %s: fire %" PRIu64 ": item %" PRIu32 ", taken over from %s, has completed here: written for its "
+	         "afterAll", o->j->name, o->fire_ms, item, o->crashed);
+	reg_send(o);
+}
+
+static void find_listed(void *arg, const struct zkc_res *r)
+{
+	struct once *o = arg;
+	char p[CJ_PATH_MAX], rel[200];
+	if (o->state != O_FIND) return;
+	if (lost(r->rc)) {
+		again(o, O_FIND, 3);
+		return;
+	}
+	o->left = 1;
+	/* the fires that began on the crashed instance before this take: the item was part of the last */
+	for (int i = 0; r->rc == ZOK && i < r->nchildren; i++) {
+		char *end;
+		uint64_t id = strtoull(r->children[i], &end, 10);
+		if (*end || !id || id >= o->before_ms) continue;
+		snprintf(rel, sizeof rel, "/guarantee/once/%" PRIu64 "/on/%.140s", id, o->crashed);
+		if (zkc_exists(o->j->c->z, cj_path(o->j, p, "%s", rel), NULL, NULL, find_on, o) == ZOK) o->left++;
+	}
+	struct zkc_res none = { .rc = ZNONODE };
+	find_on(o, &none);
+}
+
+static void find_send(struct once *o)
+{
+	char p[CJ_PATH_MAX];
+	o->state = O_FIND;
+	o->again = 0;
+	o->lost = 0;
+	o->fire_ms = 0;
+	if (zkc_children(o->j->c->z, cj_path(o->j, p, "/guarantee/once"), NULL, NULL, find_listed, o) != ZOK) o->again = 3;
+}
+
+/* ---- what the fires and the session tell ------------------------------------------------------ */
+
+void cx_once_begin(struct cfire *f)
+{
+	struct cjob *j = f->j;
+	if (f->failover || !cj_conf(j)->listener_after_all || !f->fire->n || !f->monitor || j->c->closing) return;
+	if (!f->gw && !(f->gw = calloc(f->fire->total ? f->fire->total : 1, 1))) return;
+	char p[CJ_PATH_MAX], rel[200];
+	zkc_t *z = j->c->z;
+	uint64_t ms = f->fire->fire_ms;
+	zkc_create(z, cj_path(j, p, "/guarantee"), "", 0, 0, NULL, NULL);
+	zkc_create(z, cj_path(j, p, "/guarantee/once"), "", 0, 0, NULL, NULL);
+	static const char *const sub[] = { "", "/completed", "/runs", "/on" };
+	for (size_t k = 0; k < sizeof sub / sizeof sub[0]; k++)
+		zkc_create(z, cj_path(j, p, "/guarantee/once/%" PRIu64 "%s", ms, sub[k]), "", 0, 0, NULL, NULL);
+	snprintf(rel, sizeof rel, "/on/%.140s", j->c->id);
+	zkc_create(z, cj_path(j, p, "/guarantee/once/%" PRIu64 "%s", ms, rel), "", 0, 0, NULL, NULL);
+}
+
+/* bounded: a fire whose items never all complete (an instance gone without failover) is
+ * forgotten here once newer ones wait */
+static void adopt(struct cjob *j, struct once *o)
+{
 	uint32_t n = 0;
 	struct once **last = &j->once;
 	for (struct once **pp = &j->once; *pp; pp = &(*pp)->next) {
@@ -361,6 +456,57 @@ void cx_once_fire(struct cfire *f)
 	}
 	o->next = j->once;
 	j->once = o;
+}
+
+void cx_once_fire(struct cfire *f)
+{
+	struct cjob *j = f->j;
+	const conf_job_t *cj = cj_conf(j);
+	fire_t *t = f->fire;
+	if (!cj->listener_after_all || j->c->closing) return;
+	if (f->failover) {
+		/* a failover take counts for the fire its item was part of on the crashed instance, found
+		 * by that instance's on/ node; a misfire's run again is not a fire's item */
+		if (f->misfire_run || !f->crashed || !t->n || t->done[t->items[0]] == FIRE_OPEN ||
+		    t->done[t->items[0]] == FIRE_HANDED_OVER)
+			return;
+		struct once *o = calloc(1, sizeof *o);
+		if (!o || !(o->items = calloc(1, sizeof *o->items)) || !(o->crashed = strdup(f->crashed))) {
+			if (o) free(o->items);
+			free(o);
+			log_error("job %s: out of memory: a failover take's item is not written for its fire's afterAll", j->name);
+			return;
+		}
+		o->j = j;
+		o->epoch = t->epoch;
+		o->total = t->total;
+		o->items[o->nitems++] = t->items[0];
+		o->before_ms = t->fire_ms;
+		adopt(j, o);
+		find_send(o);
+		return;
+	}
+	/* items that ran (but for those written with their completions, cx_once_begin), and items of
+	 * this instance the fire did not run (disabled, a failed before): those have their final
+	 * outcome too, and the others must not wait for them */
+	if ((t->n && !t->ended) || !(t->n + f->nunrun)) return;
+	struct once *o = calloc(1, sizeof *o);
+	if (!o || !(o->items = calloc(t->n + f->nunrun + 1, sizeof *o->items))) {
+		free(o);
+		log_error("job %s: fire %" PRIu64 ": out of memory: its afterAll is not waited for here", j->name, t->fire_ms);
+		return;
+	}
+	o->j = j;
+	o->fire_ms = t->fire_ms;
+	o->epoch = t->epoch;
+	o->total = t->total;
+	for (uint32_t i = 0; i < t->n; i++) {
+		uint32_t it = t->items[i];
+		if (t->done[it] != FIRE_OPEN && t->done[it] != FIRE_HANDED_OVER && !(f->gw && f->gw[it]))
+			o->items[o->nitems++] = it;
+	}
+	for (uint32_t i = 0; i < f->nunrun; i++) o->items[o->nitems++] = f->unrun[i];
+	adopt(j, o);
 	reg_send(o);
 }
 
@@ -382,7 +528,8 @@ void cx_once_state(struct cjob *j, int connected)
 			}
 			continue;
 		}
-		if (o->state == O_REG && o->again) reg_send(o);
+		if (o->state == O_FIND && o->again) find_send(o);
+		else if (o->state == O_REG && o->again) reg_send(o);
 		else if (o->state == O_END && o->again == 1) end_send(o);
 		else if (o->state == O_END && o->again == 2) hold(o);
 		/* a new session unarmed the kept watch */
