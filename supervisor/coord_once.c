@@ -221,6 +221,7 @@ static void runs_counted(void *arg, const struct zkc_res *r)
 	struct listen_spec s = {
 		.job = o->j->name, .kind = "afterAll", .cmd = cj->listener_after_all, .context = b.p, .fire_ms = o->fire_ms,
 		.epoch = o->epoch, .timeout_s = (uint32_t)cj->listener_timeout_seconds, .takeover = (unsigned)o->takeover,
+		.lease_ms = (uint32_t)(zkc_timeout_ms(o->j->c->z) > 400 ? zkc_timeout_ms(o->j->c->z) / 2 : 200),
 	};
 	log_info("job %s: fire %" PRIu64 ": every item has completed: its afterAll runs here%s", o->j->name, o->fire_ms,
 	         o->takeover ? " (a takeover: an earlier run was cut short)" : "");
