@@ -177,7 +177,7 @@ static void child_cb(struct ev_loop *loop, ev_child *w, int revents)
 		uint32_t ms;
 		memcpy(&ms, said + 1, sizeof ms);
 		res = LISTEN_FAILED;
-		snprintf(why, sizeof why, "killed: the supervisor did not renew its lease for %" PRIu32 " ms", ms);
+		snprintf(why, sizeof why, LISTEN_LEASE_WHY " for %" PRIu32 " ms", ms);
 	} else if (r->timed_out) {
 		res = LISTEN_TIMEOUT;
 		snprintf(why, sizeof why, "timed out after %.0fs (killed)", (double)(wait_now_ns() - r->start_ns) / 1e9);

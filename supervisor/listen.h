@@ -16,8 +16,8 @@
  * runs more than lease_ms past the supervisor's last loop turn: lease_ms below the session timeout
  * means it is dead before the session can expire. The keeper ends as the command did (its exit
  * code, or the same signal; "(core dumped)" is not relayed), so done gets the same why as without a
- * lease; a run killed for its lease ends failed, "killed: the supervisor did not renew its lease
- * for N ms". The command's parent ($PPID) is the keeper, not the supervisor. */
+ * lease; a run killed for its lease ends failed, its why LISTEN_LEASE_WHY " for N ms". The
+ * command's parent ($PPID) is the keeper, not the supervisor. */
 #ifndef EJOB_LISTEN_H
 #define EJOB_LISTEN_H
 
@@ -31,6 +31,9 @@ enum listen_result { LISTEN_OK = 0, LISTEN_FAILED, LISTEN_TIMEOUT, LISTEN__COUNT
 const char *listen_result_name(enum listen_result r);   /* "ok", "failed", "timeout" */
 
 #define LISTEN_KILL_GRACE_S 2
+/* how the why of a run killed for its lease begins: the run was cut short by this supervisor's own
+ * stall, not ended by the command (a caller that hands the run over on a stall runs it again) */
+#define LISTEN_LEASE_WHY "killed: the supervisor did not renew its lease"
 
 struct listen_spec {
 	const char *job;
