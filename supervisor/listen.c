@@ -306,7 +306,7 @@ static _Noreturn void keeper_relay(int st)
  * waits for either the command's end (relayed as its own) or lease_ms without a byte from the
  * supervisor, or EOF: then the group gets SIGKILL, itself included, once it has said why. */
 static _Noreturn void keeper(const char *path, char *const *argv, char *const *env, int out, int lease, pid_t ppid,
-                   uint32_t lease_ms)
+                             uint32_t lease_ms)
 {
 	child_setup(out, ppid);
 	if (lease != LEASE_FD && dup3(lease, LEASE_FD, O_CLOEXEC) < 0) _exit(127);
