@@ -453,6 +453,7 @@ static void runs_counted(void *arg, const struct zkc_res *r)
 	struct listen_spec s = {
 		.job = b->j->name, .kind = "beforeAll", .cmd = cj->listener_before_all, .context = ctx, .fire_ms = b->fire_ms,
 		.epoch = b->epoch, .timeout_s = (uint32_t)cj->listener_timeout_seconds, .takeover = (unsigned)b->takeover,
+		.lease_ms = cx_once_lease_ms(b->j),
 	};
 	log_info("job %s: fire %" PRIu64 ": every item's instance is ready: its beforeAll runs here%s", b->j->name,
 	         b->fire_ms, b->takeover ? " (a takeover: an earlier run was cut short)" : "");
@@ -547,6 +548,16 @@ static void run_done(void *arg, enum listen_result res, const char *why, uint64_
 {
 	struct barrier *b = arg;
 	b->lr = NULL;
+	struct event ev = { .type = EVT_LISTENER, .fire_ms = b->fire_ms, .epoch = b->epoch, .reason = "beforeAll",
+	                    .detail = why, .status = (uint32_t)res, .duration_us = us };
+	if (listen_lease_lost(res, why)) {
+		/* cut short by this supervisor's own stall, not ended: claim again (a takeover, here or
+		 * elsewhere) */
+		log_warn("job %s: fire %" PRIu64 ": beforeAll: %s: it runs again, here or elsewhere", b->j->name, b->fire_ms, why);
+		cj_event(b->j, &ev);
+		read_started(b);
+		return;
+	}
 	if (res != LISTEN_OK) {
 		log_warn("job %s: fire %" PRIu64 ": its beforeAll listener failed (%s): no item of the fire runs", b->j->name,
 		         b->fire_ms, why);
@@ -555,8 +566,6 @@ static void run_done(void *arg, enum listen_result res, const char *why, uint64_
 		log_info("job %s: fire %" PRIu64 ": beforeAll done in %.2fs", b->j->name, b->fire_ms, (double)us / 1e6);
 		snprintf(b->result, sizeof b->result, "ok");
 	}
-	struct event ev = { .type = EVT_LISTENER, .fire_ms = b->fire_ms, .epoch = b->epoch, .reason = "beforeAll",
-	                    .detail = why, .status = (uint32_t)res, .duration_us = us };
 	cj_event(b->j, &ev);
 	end_send(b);
 }

@@ -365,6 +365,9 @@ void cx_keep_owned(struct cfire *f, uint64_t epoch, const char *what);
  * node (on/{id}: a failover take of one of its items finds the fire by it), and its items' guarantee
  * completed nodes go in their completion multis from now on (cfire.gw) */
 void cx_once_begin(struct cfire *f);
+/* The lease of a once-per-fire command (listen.h): half the session timeout, so that a stalled
+ * supervisor's command is dead before its session can expire and another instance take over. */
+uint32_t cx_once_lease_ms(const struct cjob *j);
 void cx_once_fire(struct cfire *f);           /* cx_end: its items here are written as completed, waited on */
 void cx_once_state(struct cjob *j, int connected);   /* the connection lost (its command killed), or back */
 void cx_once_free(struct cjob *j);

@@ -215,6 +215,7 @@ static void runs_counted(void *arg, const struct zkc_res *r)
 	struct listen_spec s = {
 		.job = o->j->name, .kind = "afterAll", .cmd = cj->listener_after_all, .context = ctx, .fire_ms = o->fire_ms,
 		.epoch = o->epoch, .timeout_s = (uint32_t)cj->listener_timeout_seconds, .takeover = (unsigned)o->takeover,
+		.lease_ms = cx_once_lease_ms(o->j),
 	};
 	log_info("job %s: fire %" PRIu64 ": every item has completed: its afterAll runs here%s", o->j->name, o->fire_ms,
 	         o->takeover ? " (a takeover: an earlier run was cut short)" : "");
@@ -281,10 +282,26 @@ static void end_send(struct once *o)
 	if (zkc_multi_commit(o->j->c->z, m, ended_written, o) != ZOK) o->again = 1;
 }
 
+uint32_t cx_once_lease_ms(const struct cjob *j)
+{
+	int t = zkc_timeout_ms(j->c->z);
+	return (uint32_t)(t > 400 ? t / 2 : 200);
+}
+
 static void run_done(void *arg, enum listen_result res, const char *why, uint64_t us)
 {
 	struct once *o = arg;
 	o->lr = NULL;
+	if (listen_lease_lost(res, why)) {
+		/* cut short by this supervisor's own stall, not ended: its session may have expired and
+		 * another instance taken over; as after a lost connection, claim again */
+		log_warn("job %s: fire %" PRIu64 ": afterAll: %s: it runs again, here or elsewhere", o->j->name, o->fire_ms, why);
+		struct event ev = { .type = EVT_LISTENER, .fire_ms = o->fire_ms, .epoch = o->epoch, .reason = "afterAll",
+		                    .detail = why, .status = (uint32_t)res, .duration_us = us };
+		cj_event(o->j, &ev);
+		again(o, O_END, 2);
+		return;
+	}
 	if (res != LISTEN_OK)
 		log_warn("job %s: fire %" PRIu64 ": its afterAll listener failed (%s)", o->j->name, o->fire_ms, why);
 	else

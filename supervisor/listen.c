@@ -6,8 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ipc/json.h"
@@ -20,6 +25,8 @@ extern char **environ;
 
 #define LINE_MAX_BYTES 1024u        /* one output line in the log; longer lines are cut */
 #define LINES_MAX 200u              /* output lines logged per run; the rest are counted */
+#define LEASE_FD 3                  /* the keeper's end of the lease socket */
+#define KEEPER_NO_PIDFD_MS 100      /* a keeper without pidfd_open looks for the command's end this often */
 
 struct listen {
 	struct ev_loop *loop;
@@ -32,6 +39,8 @@ struct listen_run {
 	char *job, *kind;
 	pid_t pid;                  /* 0: not started (done comes from the idle watcher) */
 	int out;                    /* its stdout and stderr (read end), -1: closed */
+	int lease;                  /* our end of the keeper's lease socket, -1: no lease */
+	uint32_t lease_ms;
 	int timed_out, killed;
 	uint64_t start_ns;
 	char why[256];              /* not started: why */
@@ -43,6 +52,7 @@ struct listen_run {
 	ev_child child_w;
 	ev_io out_w;
 	ev_timer timer_w;
+	ev_timer renew_w;           /* a byte to the keeper every lease_ms / 4 */
 	ev_idle fail_w;             /* a command that could not start ends here, on the loop */
 };
 
@@ -65,8 +75,10 @@ static void run_free(listen_run_t *r)
 	ev_child_stop(ls->loop, &r->child_w);
 	ev_io_stop(ls->loop, &r->out_w);
 	ev_timer_stop(ls->loop, &r->timer_w);
+	ev_timer_stop(ls->loop, &r->renew_w);
 	ev_idle_stop(ls->loop, &r->fail_w);
 	if (r->out >= 0) close(r->out);
+	if (r->lease >= 0) close(r->lease);
 	if (r->prev) r->prev->next = r->next;
 	else ls->list = r->next;
 	if (r->next) r->next->prev = r->prev;
@@ -158,7 +170,16 @@ static void child_cb(struct ev_loop *loop, ev_child *w, int revents)
 	if (r->out >= 0) drain(r);
 	char why[128];
 	enum listen_result res;
-	if (r->timed_out) {
+	/* a keeper that killed the command for want of renewals said so first ("L" and the silence
+	 * in ms), then killed its group, itself included */
+	unsigned char said[5];
+	ssize_t n = r->lease >= 0 ? recv(r->lease, said, sizeof said, MSG_DONTWAIT) : 0;
+	if (n == (ssize_t)sizeof said && said[0] == 'L') {
+		uint32_t ms;
+		memcpy(&ms, said + 1, sizeof ms);
+		res = LISTEN_FAILED;
+		snprintf(why, sizeof why, LISTEN_LEASE_WHY " for %" PRIu32 " ms", ms);
+	} else if (r->timed_out) {
 		res = LISTEN_TIMEOUT;
 		snprintf(why, sizeof why, "timed out after %.0fs (killed)", (double)(wait_now_ns() - r->start_ns) / 1e9);
 	} else if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
@@ -188,6 +209,18 @@ static void timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		ev_timer_set(w, LISTEN_KILL_GRACE_S, 0);
 		ev_timer_start(loop, w);
 	}
+}
+
+static void renew_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	listen_run_t *r = w->data;
+	/* EAGAIN: the keeper has not read the last ones (it is frozen too, or busy ending): that
+	 * says nothing new; EPIPE: it is gone, and its ev_child tells how */
+	if (send(r->lease, "r", 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN && errno != EPIPE &&
+	    errno != ECONNRESET && errno != EINTR)
+		log_warn("job %s: listener %s: send(%d) to its keeper failed: %s", r->job, r->kind, r->lease, strerror(errno));
 }
 
 static void fail_cb(struct ev_loop *loop, ev_idle *w, int revents)
@@ -228,25 +261,105 @@ static char **make_env(const struct listen_spec *s, char vals[NENV][128])
 	return env;
 }
 
-/* In the child between fork and exec: async-signal-safe calls only. It dies with the supervisor
- * (PR_SET_PDEATHSIG): a cluster-wide listener's run is taken over once this supervisor's session
- * is gone, and must not run on meanwhile. */
-static void child(const char *path, char *const *argv, char *const *env, int out, pid_t ppid)
+/* In the child between fork and exec (and in the keeper, which never execs): async-signal-safe
+ * calls only. Its own process group, stdin /dev/null, stdout and stderr to the log pipe. It dies
+ * with the supervisor (PR_SET_PDEATHSIG): a cluster-wide listener's run is taken over once this
+ * supervisor's session is gone, and must not run on meanwhile. */
+static void child_setup(int out, pid_t ppid)
 {
 	setpgid(0, 0);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != ppid) _exit(127);
 	int dn = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (dn < 0 || dup2(dn, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) _exit(127);
+}
+
+static void child(const char *path, char *const *argv, char *const *env, int out, pid_t ppid)
+{
+	child_setup(out, ppid);
 	script_child_reset(3);      /* also the ZooKeeper client's fds, which are not CLOEXEC */
 	execve(path, argv, env);
 	_exit(127);
 }
 
-/* fork and exec the command: 0 with r->pid and r->out set, or -1 with r->why */
+static int64_t keeper_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The keeper ends as the command did, so the supervisor reads its status as the command's. */
+static _Noreturn void keeper_relay(int st)
+{
+	if (WIFEXITED(st)) _exit(WEXITSTATUS(st));
+	int sig = WTERMSIG(st);
+	/* a core of the keeper would be a copy of the supervisor's memory, not the command's */
+	struct rlimit none = { 0, 0 };
+	setrlimit(RLIMIT_CORE, &none);
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigaction(sig, &dfl, NULL);     /* SIGTERM was ignored here */
+	kill(getpid(), sig);
+	_exit(128 + sig);               /* a signal whose default is not to end (it ended the command, though) */
+}
+
+/* A leased command's parent (listen.h): a fork of the supervisor that never execs, so
+ * async-signal-safe calls only. It forks and execs the command in its own process group, then
+ * waits for either the command's end (relayed as its own) or lease_ms without a byte from the
+ * supervisor, or EOF: then the group gets SIGKILL, itself included, once it has said why. */
+static _Noreturn void keeper(const char *path, char *const *argv, char *const *env, int out, int lease, pid_t ppid,
+                             uint32_t lease_ms)
+{
+	child_setup(out, ppid);
+	if (lease != LEASE_FD && dup3(lease, LEASE_FD, O_CLOEXEC) < 0) _exit(127);
+	script_child_reset(LEASE_FD + 1);
+	/* the timeout's SIGTERM to the group is for the command: the keeper relays how it ended */
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+	sigaction(SIGTERM, &ign, NULL);
+	pid_t me = getpid();
+	pid_t cmd = fork();
+	if (cmd < 0) _exit(127);
+	if (cmd == 0) {
+		/* dies with the keeper too; the lease socket goes (script_child_reset: also SIGTERM's default) */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != me) _exit(127);
+		script_child_reset(LEASE_FD);
+		execve(path, argv, env);
+		_exit(127);
+	}
+	int pfd = (int)syscall(SYS_pidfd_open, cmd, 0);      /* readable once the command has ended */
+	int64_t last = keeper_now_ms();
+	for (;;) {
+		struct pollfd f[2] = { { .fd = LEASE_FD, .events = POLLIN }, { .fd = pfd, .events = POLLIN } };
+		int64_t left = last + lease_ms - keeper_now_ms();
+		int t = left < 0 ? 0 : (int)left;
+		if (pfd < 0 && t > KEEPER_NO_PIDFD_MS) t = KEEPER_NO_PIDFD_MS;
+		int n = poll(f, 2, t);
+		int st, eof = 0;
+		if (waitpid(cmd, &st, WNOHANG) == cmd) keeper_relay(st);
+		if (n > 0 && f[0].revents) {
+			char b[64];
+			ssize_t k = read(LEASE_FD, b, sizeof b);
+			if (k > 0) last = keeper_now_ms();
+			else eof = k == 0 || (errno != EINTR && errno != EAGAIN);
+		}
+		int64_t silent = keeper_now_ms() - last;
+		if (!eof && silent < lease_ms) continue;
+		if (!eof) {
+			unsigned char said[5] = { 'L' };
+			uint32_t ms = (uint32_t)silent;
+			memcpy(said + 1, &ms, sizeof ms);
+			send(LEASE_FD, said, sizeof said, MSG_DONTWAIT | MSG_NOSIGNAL);
+		}
+		kill(-me, SIGKILL);
+		_exit(126);
+	}
+}
+
+/* fork and exec the command (with a lease: fork the keeper, which does): 0 with r->pid and r->out
+ * set, or -1 with r->why */
 static int spawn(listen_run_t *r, const struct listen_spec *s)
 {
 	char **argv = NULL, **env = NULL, path[4096], vals[NENV][128];
-	int p[2] = { -1, -1 }, rc = -1;
+	int p[2] = { -1, -1 }, l[2] = { -1, -1 }, rc = -1;
 	memset(vals, 0, sizeof vals);
 	int w = script_split(s->cmd, 1, &argv, r->why, sizeof r->why);
 	if (w < 0) return -1;
@@ -267,19 +380,32 @@ static int spawn(listen_run_t *r, const struct listen_spec *s)
 		free(env);
 		return -1;
 	}
+	if (s->lease_ms && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, l) < 0) {
+		snprintf(r->why, sizeof r->why, "socketpair failed: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		free(argv);
+		free(env);
+		return -1;
+	}
 	pid_t ppid = getpid();
 	pid_t pid = fork();
+	if (pid == 0 && s->lease_ms) keeper(path, argv, env, p[1], l[1], ppid, s->lease_ms);
 	if (pid == 0) child(path, argv, env, p[1], ppid);
 	if (pid < 0) {
 		snprintf(r->why, sizeof r->why, "fork failed: %s", strerror(errno));
 		close(p[0]);
+		if (l[0] >= 0) close(l[0]);
 	} else {
 		setpgid(pid, pid);   /* also here: a kill of its group right after finds the group */
 		r->pid = pid;
 		r->out = p[0];
+		r->lease = l[0];
+		r->lease_ms = s->lease_ms;
 		rc = 0;
 	}
 	close(p[1]);
+	if (l[1] >= 0) close(l[1]);
 	free(argv);
 	free(env);
 	return rc;
@@ -296,6 +422,7 @@ listen_run_t *listen_start(listen_t *ls, const struct listen_spec *s, listen_don
 	}
 	r->ls = ls;
 	r->out = -1;
+	r->lease = -1;
 	r->done = done;
 	r->arg = arg;
 	r->start_ns = wait_now_ns();
@@ -318,6 +445,13 @@ listen_run_t *listen_start(listen_t *ls, const struct listen_spec *s, listen_don
 	ev_timer_init(&r->timer_w, timer_cb, (double)s->timeout_s, 0);
 	r->timer_w.data = r;
 	ev_timer_start(ls->loop, &r->timer_w);
+	if (r->lease >= 0) {
+		fcntl(r->lease, F_SETFL, fcntl(r->lease, F_GETFL) | O_NONBLOCK);
+		double every = (double)r->lease_ms / 4000.0;
+		ev_timer_init(&r->renew_w, renew_cb, every, every);
+		r->renew_w.data = r;
+		ev_timer_start(ls->loop, &r->renew_w);
+	}
 	log_debug("job %s: listener %s: started %s (pid %d)", s->job, s->kind, s->cmd, (int)r->pid);
 	return r;
 }

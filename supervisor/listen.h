@@ -2,13 +2,28 @@
  * "Listeners"), run by the supervisor itself on its loop, never blocking it: the command line is
  * split like a script job's (worker/script.h script_split), the fire's context JSON is its last
  * argument, and it runs in its own process group with stdin /dev/null (fork and exec, with
- * PR_SET_PDEATHSIG: it dies with the supervisor); its output lines go to the log. An ev_child watcher reaps it; past its timeout its group gets SIGTERM, then SIGKILL
- * LISTEN_KILL_GRACE_S later, and it counts as timed out. */
+ * PR_SET_PDEATHSIG: it dies with the supervisor); its output lines go to the log. An ev_child
+ * watcher reaps it; past its timeout its group gets SIGTERM, then SIGKILL LISTEN_KILL_GRACE_S
+ * later, and it counts as timed out.
+ *
+ * The lease (lease_ms > 0): for a command that must not outlive this supervisor's say-so (afterAll:
+ * another instance runs it once this one's ZooKeeper session has expired), which PR_SET_PDEATHSIG
+ * does not give when the supervisor is frozen (SIGSTOP, a stuck VM, a loop blocked too long): it
+ * neither dies nor kills. Then the supervisor's child is a keeper (a fork that never execs, in the
+ * group, with PR_SET_PDEATHSIG) that forks and execs the command in its group and waits for its end
+ * or for the supervisor: the loop sends it a byte every lease_ms / 4; lease_ms without one (or EOF,
+ * the supervisor gone) and the keeper SIGKILLs the group, itself included. So the command never
+ * runs more than lease_ms past the supervisor's last loop turn: lease_ms below the session timeout
+ * means it is dead before the session can expire. The keeper ends as the command did (its exit
+ * code, or the same signal; "(core dumped)" is not relayed), so done gets the same why as without a
+ * lease; a run killed for its lease ends failed, its why LISTEN_LEASE_WHY " for N ms". The
+ * command's parent ($PPID) is the keeper, not the supervisor. */
 #ifndef EJOB_LISTEN_H
 #define EJOB_LISTEN_H
 
 #include <ev.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "conf/conf.h"
 #include "supervisor/fire.h"
@@ -20,6 +35,14 @@ enum listen_result { LISTEN_OK = 0, LISTEN_FAILED, LISTEN_TIMEOUT, LISTEN__COUNT
 const char *listen_result_name(enum listen_result r);   /* "ok", "failed", "timeout" */
 
 #define LISTEN_KILL_GRACE_S 2
+/* how the why of a run killed for its lease begins: the run was cut short by this supervisor's own
+ * stall, not ended by the command (a caller that hands the run over on a stall runs it again) */
+#define LISTEN_LEASE_WHY "killed: the supervisor did not renew its lease"
+/* A run that ended so: cut short by this supervisor's own stall, not ended (run it again). */
+static inline int listen_lease_lost(enum listen_result r, const char *why)
+{
+	return r == LISTEN_FAILED && why && !strncmp(why, LISTEN_LEASE_WHY, sizeof LISTEN_LEASE_WHY - 1);
+}
 
 struct listen_spec {
 	const char *job;
@@ -30,6 +53,7 @@ struct listen_spec {
 	uint64_t epoch;             /* EJOB_EPOCH */
 	uint32_t timeout_s;         /* > 0 */
 	unsigned takeover;          /* EJOB_LISTENER_TAKEOVER: an earlier run of it may have been cut short */
+	uint32_t lease_ms;          /* > 0: run it under a lease of that many ms (above); 0: none */
 };
 
 /* done(arg, result, why, duration_us) once the command has ended (why: "exit 3", "signal 9",

@@ -23,12 +23,14 @@
 
 static struct tzkup u;
 
-/* afterAll: OUT, then the context; "start FIRE PPID TAKEOVER NS", 2 s, "end FIRE PPID NS" */
+/* afterAll: OUT, then the context; "start FIRE SUP TAKEOVER NS", 2 s, "end FIRE SUP NS": SUP the supervisor
+ * that ran it, its keeper's parent (afterAll runs under a lease, supervisor/listen.h) */
 static const char aa_sh[] =
 	"#!/bin/sh\n"
-	"echo \"start $EJOB_FIRE_ID $PPID $EJOB_LISTENER_TAKEOVER $(date +%s%N)\" >> \"$1\"\n"
+	"sup=$(cut -d' ' -f4 /proc/$PPID/stat)\n"
+	"echo \"start $EJOB_FIRE_ID $sup $EJOB_LISTENER_TAKEOVER $(date +%s%N)\" >> \"$1\"\n"
 	"sleep 2\n"
-	"echo \"end $EJOB_FIRE_ID $PPID 0 $(date +%s%N)\" >> \"$1\"\n";
+	"echo \"end $EJOB_FIRE_ID $sup 0 $(date +%s%N)\" >> \"$1\"\n";
 
 #define MAXA 256
 static struct tafter_rec recs[MAXA];

@@ -26,11 +26,14 @@ static const char items_sh[] =
 	"#!/bin/sh\n"
 	"case $EJOB_ITEM in 2) sleep 3;; *) sleep 0.2;; esac\n"
 	"echo \"end $EJOB_ITEM $EJOB_FIRE_ID $(date +%s%N)\" >> \"$1\"\n";
+/* afterAll: "start FIRE SUP TAKEOVER NS", 1 s, "end FIRE SUP 0 NS": SUP the supervisor that ran it, its
+ * keeper's parent (afterAll runs under a lease, supervisor/listen.h) */
 static const char aa_sh[] =
 	"#!/bin/sh\n"
-	"echo \"start $EJOB_FIRE_ID $PPID $EJOB_LISTENER_TAKEOVER $(date +%s%N)\" >> \"$1\"\n"
+	"sup=$(cut -d' ' -f4 /proc/$PPID/stat)\n"
+	"echo \"start $EJOB_FIRE_ID $sup $EJOB_LISTENER_TAKEOVER $(date +%s%N)\" >> \"$1\"\n"
 	"sleep 1\n"
-	"echo \"end $EJOB_FIRE_ID $PPID 0 $(date +%s%N)\" >> \"$1\"\n";
+	"echo \"end $EJOB_FIRE_ID $sup 0 $(date +%s%N)\" >> \"$1\"\n";
 
 #define MAXA 256
 static struct tafter_rec recs[MAXA];

@@ -26,12 +26,14 @@
 
 static struct tzkup u;
 
-/* beforeAll: OUT SLEEP [RC]: "start FIRE PPID TAKEOVER NS", SLEEP s, "end FIRE PPID 0 NS", exit RC */
+/* beforeAll: OUT SLEEP [RC]: "start FIRE SUP TAKEOVER NS", SLEEP s, "end FIRE SUP 0 NS", exit RC (SUP:
+ * the supervisor that ran it, its keeper's parent: it runs under a lease, supervisor/listen.h) */
 static const char ba_sh[] =
 	"#!/bin/sh\n"
-	"echo \"start $EJOB_FIRE_ID $PPID $EJOB_LISTENER_TAKEOVER $(date +%s%N)\" >> \"$1\"\n"
+	"sup=$(cut -d' ' -f4 /proc/$PPID/stat)\n"
+	"echo \"start $EJOB_FIRE_ID $sup $EJOB_LISTENER_TAKEOVER $(date +%s%N)\" >> \"$1\"\n"
 	"sleep \"$2\"\n"
-	"echo \"end $EJOB_FIRE_ID $PPID 0 $(date +%s%N)\" >> \"$1\"\n"
+	"echo \"end $EJOB_FIRE_ID $sup 0 $(date +%s%N)\" >> \"$1\"\n"
 	"case $3 in [0-9]*) exit $3;; esac\n";
 
 #define MAXA 512

@@ -1,6 +1,6 @@
 /* t/lib/tafter.h: the records an afterAll command of t/82-84 writes, one line per start and end:
  * "start FIRE PID TAKEOVER NS" and "end FIRE PID TAKEOVER NS" (PID: the one the test's script
- * names: its own $$, or $PPID, the supervisor that ran it). */
+ * names: its own $$, or the supervisor that ran it: its keeper's parent, afterAll runs under a lease). */
 #ifndef EJOB_TAFTER_H
 #define EJOB_TAFTER_H
 
