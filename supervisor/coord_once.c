@@ -44,6 +44,7 @@ struct once {
 	char *crashed;              /* O_FIND: the instance whose item this failover take ran */
 	uint64_t before_ms;         /* O_FIND: the take's start: its fire began before */
 	int left, lost;             /* O_FIND: answers due; one of them went unanswered */
+	int only_reg;               /* another of the job's list waits on the same fire: write, no more */
 	struct once *next;
 };
 
@@ -73,6 +74,16 @@ static void finish(struct once *o)
 }
 
 static void claim(struct once *o);
+
+/* Another of the job's list on the same fire (a failover take of its item and the fire itself, here
+ * both): one waits and claims, or the instance would claim against itself. */
+static int has_twin(const struct once *o)
+{
+	for (const struct once *x = o->j->once; x; x = x->next)
+		if (x != o && x->fire_ms == o->fire_ms && x->state != O_FIND) return 1;
+	return 0;
+}
+
 static void registered(void *arg, const struct zkc_res *r);
 static void counted(void *arg, const struct zkc_res *r);
 static void holder(void *arg, const struct zkc_res *r);
@@ -129,7 +140,8 @@ static void reg_send(struct once *o)
 	zkc_create(z, opath(o, p, "/runs"), "", 0, 0, NULL, NULL);
 	if (!o->nitems) {
 		/* its items were written with their completions (cx_once_begin): wait */
-		wait_all(o);
+		if (o->only_reg) finish(o);
+		else wait_all(o);
 		return;
 	}
 	zkc_multi_t *m = zkc_multi_new();
@@ -162,6 +174,10 @@ static void registered(void *arg, const struct zkc_res *r)
 	struct once *o = arg;
 	if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT || r->rc == ZCLOSING || r->rc == ZSESSIONEXPIRED) {
 		again(o, O_REG, 1);
+		return;
+	}
+	if (o->only_reg) {
+		finish(o);              /* the other one waits, and sees these */
 		return;
 	}
 	/* NODEEXISTS: written before (a write whose answer was lost); NONODE: the fire is done */
@@ -400,6 +416,7 @@ static void find_on(void *arg, const struct zkc_res *r)
 	}
 	log_info("job %s: fire %" PRIu64 ": item %" PRIu32 ", taken over from %s, has completed here: written for its "
 	         "afterAll", o->j->name, o->fire_ms, item, o->crashed);
+	o->only_reg = has_twin(o);
 	reg_send(o);
 }
 
@@ -524,6 +541,7 @@ void cx_once_fire(struct cfire *f)
 	}
 	for (uint32_t i = 0; i < f->nunrun; i++) o->items[o->nitems++] = f->unrun[i];
 	adopt(j, o);
+	o->only_reg = has_twin(o);
 	reg_send(o);
 }
 
