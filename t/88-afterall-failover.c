@@ -89,7 +89,8 @@ int main(void)
 	}
 	int ready = 1;
 	for (int i = 0; i < 2; i++) ready &= tzkup_wait_registered(&u, "fo", s[i].id, 0, 10000);
-	ready &= tzkup_wait_owned(&u, "fo", 4, s[0].id, 2, 10000) && tzkup_wait_owned(&u, "fo", 4, s[1].id, 2, 10000);
+	/* sharded at the first fire, up to 15 s away */
+	ready &= tzkup_wait_owned(&u, "fo", 4, s[0].id, 2, 17000) && tzkup_wait_owned(&u, "fo", 4, s[1].id, 2, 17000);
 	ok(ready, "two supervisors, two of the four items each");
 
 	/* ---- item 1 starts: kill its supervisor ---- */
