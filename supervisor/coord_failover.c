@@ -349,7 +349,8 @@ static void taken(void *arg, const struct zkc_res *r)
 	         from ? " " : "", from ? from : "");
 	struct event ev = { .type = EVT_FAILOVER, .item = i, .count = 1, .detail = from, .epoch = j->as.epoch };
 	cj_event(j, &ev);
-	cx_submit(f);
+	f->session = zkc_session(j->c->z);
+	cx_side_before(f);
 }
 
 /* answered before failovering_read, which frees t (or hands gone to the side run) */

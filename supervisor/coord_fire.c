@@ -121,6 +121,21 @@ void cx_end(struct cfire *f)
 	if (j->gone && !c->closing) cj_retired(j);
 }
 
+void cx_not_run(struct cfire *f, int hand)
+{
+	fire_t *t = f->fire;
+	f->state = F_RUN;
+	if (!f->npending) f->pending_since_ns = wait_now_ns();
+	for (uint32_t i = 0; i < t->n; i++) {
+		uint32_t it = t->items[i];
+		if (t->done[it] != FIRE_OPEN) continue;
+		t->done[it] = hand ? FIRE_HANDED_OVER : FIRE_FAILED;
+		t->ended++;
+		f->pending[f->npending++] = it;
+	}
+	ev_idle_start(f->j->c->loop, &f->j->c->flush_w);
+}
+
 void cx_submit(struct cfire *f)
 {
 	struct cjob *j = f->j;
@@ -258,6 +273,17 @@ enum cj_wait cj_ready(const struct cjob *j)
 	return CJ_READY;
 }
 
+/* The only thing a fire waits for is the resharding flag, and it came after the fire's time (in
+ * this machine's clock, by the last comparison with ZooKeeper's): the assignment loaded is the one
+ * in force at that time (no reshard since the flag). Not for a catch-up: its time may be older than
+ * an earlier reshard. */
+static int flag_after(const struct cjob *j, uint64_t fire_ms)
+{
+	if (!j->lead.necessary || !j->as.have || !cj_assign_current(j)) return 0;
+	int64_t local = j->lead.necessary_ctime + (j->chk.clock_known ? j->chk.clock_off_ms : 0);
+	return local > (int64_t)fire_ms;
+}
+
 void cx_continue(struct cjob *j)
 {
 	struct cfire *f = j->fx.fire;
@@ -271,6 +297,15 @@ void cx_continue(struct cjob *j)
 	}
 	/* registering: its assignment load calls again; reading: their answers call again */
 	if (w == CJ_WAIT_REG || w == CJ_WAIT_READING) return;
+	if (w == CJ_WAIT_SHARDING && f->fire->source == EVS_NORMAL && flag_after(j, f->fire->fire_ms)) {
+		/* The resharding flag came after this fire's time: the others ran this fire with the
+		 * assignment in force then (an instance that joined during it, say), so it runs here with
+		 * that assignment too; the reshard is for the next fire. Waiting for it would run items
+		 * of this fire that another instance has run already. */
+		log_info("job %s: fire %" PRIu64 ": the resharding flag came after its time: it runs the assignment of epoch 0x%"
+		         PRIx64 ", the reshard is for the next fire", j->name, f->fire->fire_ms, j->as.epoch);
+		w = CJ_READY;
+	}
 	if (w == CJ_WAIT_SHARDING) {
 		log_debug("job %s: fire %" PRIu64 " waits for sharding (necessary %d, assignment %s, %s)", j->name, f->fire->fire_ms,
 		          j->lead.necessary, j->as.have ? "loaded" : "none", j->lead.leader ? "sharding it now" : "the leader shards");
@@ -413,6 +448,8 @@ static void flush_fire(struct cfire *f)
 	if (f->fire->ended < f->fire->n && wait_now_ns() - f->pending_since_ns < COMPLETION_HOLD_NS) return;
 	char p[CJ_PATH_MAX];
 	const char *id = j->c->id;
+	/* a handed-over item's queue entry names the instance whose fire it is (a take's: the crashed one) */
+	const char *who = f->crashed ? f->crashed : id;
 	zkc_multi_t *m = zkc_multi_new();
 	for (uint32_t i = 0; i < f->npending; i++) {
 		uint32_t it = f->pending[i];
@@ -427,7 +464,7 @@ static void flush_fire(struct cfire *f)
 		/* stopped for a shutdown here: queued for failover (the leader names a taker; the entry
 		 * names us, so that the taker finds the fire for its afterAll) */
 		if (f->fire->done[it] == FIRE_HANDED_OVER)
-			zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), id, (int)strlen(id), 0);
+			zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), who, (int)strlen(who), 0);
 		/* afterAll: written as completed for the fire in the same multi, so that an item is either
 		 * still running (and failed over if we crash) or counted (coord_once.c) */
 		else if (f->gw) {
@@ -460,7 +497,7 @@ static void completed_written(void *arg, const struct zkc_res *r)
 		log_info("job %s: fire %" PRIu64 ": completed nodes in one multi: %s; writing them one by one", j->name,
 		         f->fire->fire_ms, zerror(r->rc));
 		char p[CJ_PATH_MAX];
-		const char *id = j->c->id;
+		const char *id = j->c->id, *who = f->crashed ? f->crashed : id;
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t it = f->pending[i];
 			zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), -1, NULL, NULL);
@@ -469,7 +506,8 @@ static void completed_written(void *arg, const struct zkc_res *r)
 				zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", it), -1, NULL, NULL);
 			}
 			if (f->fire->done[it] == FIRE_HANDED_OVER)
-				zkc_create(j->c->z, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), id, (int)strlen(id), 0, NULL, NULL);
+				zkc_create(j->c->z, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), who, (int)strlen(who), 0, NULL,
+				           NULL);
 			else if (f->gw)
 				zkc_create(j->c->z, cj_path(j, p, "/guarantee/once/%" PRIu64 "/completed/%" PRIu32, f->fire->fire_ms, it), id,
 				           (int)strlen(id), 0, NULL, NULL);

@@ -58,6 +58,7 @@ struct cj_lead {                /* coord_lead.c: election, the resharding flag, 
 	int leader;
 	int fence;                  /* leader: version of leader/election after our write */
 	int necessary;              /* leader/sharding/necessary exists */
+	int64_t necessary_ctime;    /* when it was made (ZooKeeper's clock, ms) */
 	char **live;                /* leader: the instances at the last listing, descending */
 	int nlive;
 	uint64_t inst_gen;          /* leader: changes of instances/ seen (events, listings that differ) */
@@ -175,6 +176,7 @@ struct cfire {
 	uint32_t nunrun;
 	struct barrier *bar;        /* F_BARRIER: waiting for beforeAll (coord_barrier.c) */
 	char *crashed;              /* a failover take: the instance that crashed running it, if known */
+	int before_failed;          /* a side run whose before listener failed: no after */
 	uint8_t *gw;                /* [total], with afterAll: the item's guarantee/once completed node
 	                               goes in its completion multi (cx_once_begin); NULL: not */
 };
@@ -350,12 +352,16 @@ struct cfire *cx_side_run(struct cjob *j, uint32_t item);
 void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents);
 void cx_session_lost(struct cjob *j);
 void cx_write_running(struct cfire *f);     /* write its running nodes, then submit its items */
+/* Its items end without running (a side run whose before listener failed): failed, or handed over
+ * for failover (hand); their running nodes go as for any completion. */
+void cx_not_run(struct cfire *f, int hand);
 
 /* coord_listen.c: the per-instance listeners (ejob.listener.before / after) */
 /* Its items here are known: run the before listener (a scheduled fire that has one), then
  * cx_write_running; or at once. A failing before ends the fire here (skipped: "listener"). */
 void cx_before(struct cfire *f);
 void cx_after(struct cfire *f);                /* cx_end: its after listener, when it has one */
+void cx_side_before(struct cfire *f);          /* a side run's running node is written: before, then its item */
 /* After a listener or the barrier (what: its name, for the log): the assignment changed since
  * epoch, so only the items still this instance's run here; the others are dropped. */
 void cx_keep_owned(struct cfire *f, uint64_t epoch, const char *what);

@@ -195,6 +195,7 @@ static void necessary_known(void *arg, const struct zkc_res *r)
 	if (!cj_live(j, r->session)) return;
 	int was = j->lead.necessary;
 	j->lead.necessary = r->rc == ZOK;
+	if (r->rc == ZOK) j->lead.necessary_ctime = r->stat.ctime;
 	/* gone (or come and gone between two reads: r->event): the leader's multi that removed it
 	 * also wrote the new assignment; read it before a waiting fire goes on with the old one. This
 	 * is how every instance learns of a reshard: the sharding node itself is not watched. */

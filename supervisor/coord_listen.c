@@ -6,7 +6,9 @@
  * failing before leaves nothing "running"; the fire then ends here without its items, as a
  * fire_skipped event with reason "listener". after runs once every item of the fire here has its
  * final outcome and its completion is written (cx_end); its failure is logged and counted, and
- * changes nothing else. Side runs (failover takes, misfire runs) run no listener. With a beforeAll
+ * changes nothing else. Side runs (failover takes, misfire runs) run both around their one item,
+ * once its running node is written (cx_side_before): a failing before ends the item there as failed,
+ * not run. With a beforeAll
  * (coord_barrier.c), the fire waits at its barrier after before and before its running nodes. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -122,6 +124,55 @@ void cx_before(struct cfire *f)
 	}
 }
 
+/* ---- side runs: a failover take, a misfire's run again ------------------------------------------ */
+
+static void side_before_done(void *arg, enum listen_result r, const char *why, uint64_t us)
+{
+	struct cfire *f = arg;
+	struct cjob *j = f->j;
+	uint32_t i = f->fire->items[0];
+	const char *what = f->misfire_run ? "run again for its misfire" : "taken over";
+	f->lr = NULL;
+	listener_event(j, "before", f->fire->fire_ms, f->before_epoch, r, why, us);
+	int same = f->session == zkc_session(j->c->z);
+	if (r == LISTEN_OK && same && !j->gone && !j->c->stopping) {
+		cx_submit(f);
+		return;
+	}
+	int hand = 0;
+	if (r != LISTEN_OK) {
+		log_warn("job %s: item %" PRIu32 ", %s: its before listener failed (%s): it does not run here and counts as "
+		         "failed", j->name, i, what, why);
+		char d[300];
+		snprintf(d, sizeof d, "the before listener (ejob.listener.before) failed: %s", why);
+		cx_skipped(j, f->fire->fire_ms, "listener", d);
+		f->before_failed = 1;
+	} else if (!same) {
+		log_warn("job %s: item %" PRIu32 ", %s: the session that took it ended while its before listener ran: it "
+		         "does not run here", j->name, i, what);
+	} else {
+		/* stopping or removed: a take goes back to the queue for another instance */
+		hand = !f->misfire_run && cj_conf(j)->failover && j->c->stopping;
+	}
+	cx_not_run(f, hand);
+}
+
+/* Its running node is written (a take's failover node too): run the before listener, then the
+ * item; or at once. */
+void cx_side_before(struct cfire *f)
+{
+	struct cjob *j = f->j;
+	const conf_job_t *cj = cj_conf(j);
+	if (!cj->listener_before) {
+		cx_submit(f);
+		return;
+	}
+	f->state = F_BEFORE;
+	f->before_epoch = j->as.epoch;
+	f->lr = start(j, f, "before", cj->listener_before, f->before_epoch, 0, side_before_done, f);
+	if (!f->lr) side_before_done(f, LISTEN_FAILED, "out of memory", 0);
+}
+
 /* ---- after ------------------------------------------------------------------------------------- */
 
 struct after_run {              /* what after's end needs: the fire (and a removed job) may be gone */
@@ -147,7 +198,7 @@ void cx_after(struct cfire *f)
 {
 	struct cjob *j = f->j;
 	const conf_job_t *cj = cj_conf(j);
-	if (f->failover || !f->fire->n || !f->fire->ended || !cj->listener_after || j->c->closing) return;
+	if (f->before_failed || !f->fire->n || !f->fire->ended || !cj->listener_after || j->c->closing) return;
 	size_t len = strlen(j->name) + 1;
 	struct after_run *a = malloc(sizeof *a + len);
 	if (!a) {

@@ -170,7 +170,8 @@ static void misfire_started(void *arg, const struct zkc_res *r)
 	uint32_t i = f->fire->items[0];
 	if (r->rc == ZOK) {
 		log_info("job %s: item %" PRIu32 " runs again for its misfire", j->name, i);
-		cx_submit(f);
+		f->session = zkc_session(j->c->z);
+		cx_side_before(f);
 		return;
 	}
 	f->fire->n = 0;

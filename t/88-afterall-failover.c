@@ -3,7 +3,8 @@
  * whatever fire its guarantee nodes hold. Two supervisors, four items, item 1 slow (4 s), the others
  * quick; the owner of item 1 (which also owns item 0, already completed) is killed (-9) while item
  * 1 runs. Checked by the records the items and the command write:
- *   - item 1 runs again, to its end, on the survivor (a failover take);
+ *   - item 1 runs again, to its end, on the survivor (a failover take), inside that instance's
+ *     before and after listeners, told source FAILOVER and item 1 only;
  *   - the fire's afterAll runs exactly once, on the survivor, after that run ended (the take
  *     counts for the fire its item was part of; item 0, completed before the kill, counts too);
  *   - its nodes under guarantee/once are gone afterwards, and the next fire runs it once again. */
@@ -39,6 +40,11 @@ static const char aa_sh[] =
 	"sleep 0.5\n"
 	"echo \"end $EJOB_FIRE_ID $sup 0 $(date +%s%N)\" >> \"$1\"\n";
 
+/* before/after: "KIND FIRE NS CONTEXT" */
+static const char ls_sh[] =
+	"#!/bin/sh\n"
+	"echo \"$EJOB_LISTENER $EJOB_FIRE_ID $(date +%s%N) $2\" >> \"$1\"\n";
+
 #define MAXA 256
 static struct tafter_rec recs[MAXA];
 static int nrecs;
@@ -70,15 +76,18 @@ int main(void)
 {
 	tlib_init(90);
 	tzkup_start(&u, 200, "t88", 3000);
-	char ish[400], aash[400], r_items[400], r_aa[400], jobs[2048];
+	char ish[400], aash[400], lsh[400], r_items[400], r_aa[400], r_ls[400], jobs[4096];
 	tlib_script(ish, sizeof ish, "items.sh", items_sh);
+	tlib_script(lsh, sizeof lsh, "listener.sh", ls_sh);
+	snprintf(r_ls, sizeof r_ls, "%s/listeners", tlib_tmpdir());
 	tlib_script(aash, sizeof aash, "afterall.sh", aa_sh);
 	snprintf(r_items, sizeof r_items, "%s/items", tlib_tmpdir());
 	snprintf(r_aa, sizeof r_aa, "%s/afterall", tlib_tmpdir());
 	snprintf(jobs, sizeof jobs,
 	         "  fo:\n    type: script\n    cron: \"0/15 * * * * ?\"\n    shardingTotalCount: 4\n    failover: true\n"
-	         "    props: {script.command.line: \"%s %s\", ejob.listener.afterAll: \"%s %s\"}\n",
-	         ish, r_items, aash, r_aa);
+	         "    props: {script.command.line: \"%s %s\", ejob.listener.afterAll: \"%s %s\",\n"
+	         "            ejob.listener.before: \"%s %s\", ejob.listener.after: \"%s %s\"}\n",
+	         ish, r_items, aash, r_aa, lsh, r_ls, lsh, r_ls);
 	struct tsup s[2];
 	const char *ips[2] = { "127.0.0.1", "127.0.0.2" };
 	for (int i = 0; i < 2; i++) {
@@ -141,6 +150,29 @@ int main(void)
 	}
 	ok(takes == 1 && ends1 == 1, "item 1 ran again to its end on the survivor (a failover take: %d starts, %d ends)",
 	   takes, ends1);
+	{
+		/* the take's before and after: its fire id is the take's */
+		long long take_fire = 0, take_start = 0;
+		for (int k = 0; k < ni; k++)
+			if (it[k].item == 1 && it[k].pid == s[surv].pid && it[k].fire % 1000 && !strcmp(it[k].kind, "start"))
+				take_fire = it[k].fire, take_start = it[k].ns;
+		char *txt = tsup_slurp(r_ls), want_b[64], want_a[64];
+		snprintf(want_b, sizeof want_b, "before %lld ", take_fire);
+		snprintf(want_a, sizeof want_a, "after %lld ", take_fire);
+		const char *b = txt && take_fire ? strstr(txt, want_b) : NULL, *a2 = txt && take_fire ? strstr(txt, want_a) : NULL;
+		long long bns = b ? atoll(b + strlen(want_b)) : 0, ans = a2 ? atoll(a2 + strlen(want_a)) : 0;
+		const char *bend = b ? strchr(b, '\n') : NULL, *aend = a2 ? strchr(a2, '\n') : NULL;
+		int bok = b && bend && bns < take_start && strstr(b, "\"shardingItemParameters\":{\"1\":\"\"}") < bend &&
+		          strstr(b, "\"source\":\"FAILOVER\"") && strstr(b, "\"source\":\"FAILOVER\"") < bend &&
+		          strstr(b, "\"shardingItemParameters\":{\"1\":\"\"}");
+		int aok = a2 && aend && ans > take_end && strstr(a2, "\"succeeded\":[1],\"failed\":[]}") &&
+		          strstr(a2, "\"succeeded\":[1],\"failed\":[]}") < aend;
+		ok(bok, "  its before listener ran before it, told source FAILOVER and item 1");
+		ok(aok, "  its after listener ran after it, told item 1 succeeded");
+		if (!bok || !aok) diag("take %lld started %lld ended %lld; listeners:\n%s", take_fire, take_start, take_end,
+		                       txt ? txt : "");
+		free(txt);
+	}
 	a = first("start", fire);
 	const struct tafter_rec *e = first("end", fire);
 	ok(a && e && count("start", fire) == 1 && count("end", fire) == 1 && a->pid == s[surv].pid && !a->takeover,
