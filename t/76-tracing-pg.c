@@ -241,6 +241,9 @@ static void failover_rows(void)
 	zoo_create(u.zh, tzkup_path(&u, "fo", "trigger/%s", x.id), "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
 	zoo_create(u.zh, tzkup_path(&u, "fo", "trigger/%s", y.id), "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
 	ok(tsup_wait_lines(runs, " ", 2, 8000), "fo: both items run, one on each supervisor");
+	/* its start row written (the sink's thread inserts it a moment after the item starts) */
+	struct qwait xs = { "SELECT count(*) FROM job_execution_log WHERE job_name = 'fo' AND ip = '127.0.0.7'", 1 };
+	ok(tlib_wait_for(q_reaches, &xs, 5000), "  the start row of the one on 127.0.0.7 is in PostgreSQL");
 	kill(x.pid, SIGKILL);
 	waitpid(x.pid, NULL, 0);
 	tlib_untrack(x.pid);
