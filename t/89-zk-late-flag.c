@@ -5,7 +5,10 @@
  * tolerance) and may see the flag first. Waiting for the reshard would run fire T's items under
  * the new assignment, some of which a and c ran at T already (seen in t/58: an instance that
  * joined during a fire ran two of its items again). Checked by the run records: every fire ran
- * each item exactly once, twice over (c comes back between the rounds). */
+ * each item exactly once, twice over (c comes back between the rounds). Whether b sees the flag
+ * before its late fire depends on which of the two its loop takes first after SIGCONT, so without
+ * coord_fire.c's flag_after this passes more often than not; it guards the guarantee, not the
+ * race alone. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
