@@ -5,7 +5,8 @@
  *     one-off, next fire "on trigger" (null in --json);
  *   - nothing runs on its own for 3 s;
  *   - ejobctl trigger runs each item exactly once across the two supervisors, each its own;
- *     a second trigger runs each once again;
+ *     a second trigger runs each once again; two triggers in one second are two fires, each with
+ *     an id of its own (the ms it came), each item once in each;
  *   - a config node as ElasticJob writes a one-off job (no cron, no ejob.type, the root node
  *     SCRIPT) is in force: a trigger runs its command, not the file's;
  *   - failover: true and a supervisor killed (-9) in the middle of its triggered items: they run
@@ -160,6 +161,46 @@ int main(void)
 	ok(tsup_wait_lines(r_oo, "", 8, 8000) && all_ended("oo", 4), "  4 more ran and ended");
 	usleep(300000);
 	ok(each_ran(r_oo, 4, 2), "  each item exactly once more (twice in all)");
+
+	/* ---- two triggers in one second: two fires, each with an id of its own ---- */
+	long long ms = tlib_wall_ns() / 1000000;
+	usleep((useconds_t)((1000 - ms % 1000 + 20) * 1000));       /* just after a whole second */
+	long long t1 = tlib_wall_ns() / 1000000;
+	int both = ctl("trigger", "oo", NULL) == 0 && tsup_wait_lines(r_oo, "", 12, 3000) && all_ended("oo", 4) &&
+	           tzk_wait_exists(u.zh, tzkup_path(&u, "oo", "trigger/%s", a.id), 0, 3000) &&
+	           tzk_wait_exists(u.zh, tzkup_path(&u, "oo", "trigger/%s", b.id), 0, 3000) &&
+	           ctl("trigger", "oo", NULL) == 0;
+	long long t2 = tlib_wall_ns() / 1000000;
+	both &= tsup_wait_lines(r_oo, "", 16, 3000) && all_ended("oo", 4);
+	ok(both && t1 / 1000 == t2 / 1000, "two triggers in one second (%lld and %lld ms), both ran", t1 % 100000,
+	   t2 % 100000);
+	usleep(300000);
+	{
+		/* the last 8 runs: on each supervisor, two fire ids, each with its 2 items */
+		char *t = tsup_slurp(r_oo);
+		long long f[64];
+		int it[64], n = 0;
+		char task[64][200];
+		for (char *p = t ? strtok(t, "\n") : NULL; p && n < 64; p = strtok(NULL, "\n"))
+			if (sscanf(p, "%lld %d %199s", &f[n], &it[n], task[n]) == 3) n++;
+		free(t);
+		int good = n == 16;
+		for (int who = 0; who < 2 && good; who++) {
+			const char *id = who ? b.id : a.id;
+			long long ids[8];
+			int cnt[8] = { 0 }, nid = 0;
+			for (int k = 8; k < n; k++) {
+				if (!strstr(task[k], id)) continue;
+				int x = 0;
+				while (x < nid && ids[x] != f[k]) x++;
+				if (x == nid) ids[nid++] = f[k];
+				cnt[x]++;
+			}
+			good &= nid == 2 && cnt[0] == 2 && cnt[1] == 2;
+		}
+		ok(good, "  on each supervisor, two fires with ids of their own, each running its 2 items once");
+		ok(each_ran(r_oo, 4, 4), "  each item once more per trigger (4 in all)");
+	}
 
 	/* ---- ElasticJob's node ---- */
 	is_int(ctl("trigger", "ej", NULL), 0, "trigger ej");
