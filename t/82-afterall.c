@@ -42,9 +42,7 @@ static int count(const char *kind, long long fire, int pid) { return tafter_coun
 
 static const struct tafter_rec *find(const char *kind, long long fire, int not_pid)
 {
-	for (int i = 0; i < nrecs; i++)
-		if (!strcmp(recs[i].kind, kind) && recs[i].fire == fire && recs[i].pid != not_pid) return &recs[i];
-	return NULL;
+	return tafter_find(recs, nrecs, kind, fire, not_pid);
 }
 
 /* the latest end of an item of fire (OUT.se of the run script: "end ITEM NS TASK FIRE"), 0 if none */
@@ -62,24 +60,10 @@ static long long items_end(const char *se, long long fire, int *n)
 	return last;
 }
 
-/* the fires with an end record above `after`, ascending */
+/* the fires above `after` with an end record, ascending */
 static int ended_fires(long long after, long long *out, int max)
 {
-	int n = 0;
-	for (int i = 0; i < nrecs; i++) {
-		if (strcmp(recs[i].kind, "end") || recs[i].fire <= after) continue;
-		int seen = 0;
-		for (int k = 0; k < n; k++) seen |= out[k] == recs[i].fire;
-		if (!seen && n < max) out[n++] = recs[i].fire;
-	}
-	for (int a = 0; a < n; a++)
-		for (int b = a + 1; b < n; b++)
-			if (out[b] < out[a]) {
-				long long t = out[a];
-				out[a] = out[b];
-				out[b] = t;
-			}
-	return n;
+	return tafter_ended_fires(recs, nrecs, after, out, max);
 }
 
 /* one start and one end, by one supervisor, not a takeover, after every item ended */

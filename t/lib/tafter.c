@@ -25,3 +25,29 @@ int tafter_count(const struct tafter_rec *r, int n, const char *kind, long long 
 	for (int i = 0; i < n; i++) c += !strcmp(r[i].kind, kind) && r[i].fire == fire && (!pid || r[i].pid == pid);
 	return c;
 }
+
+const struct tafter_rec *tafter_find(const struct tafter_rec *r, int n, const char *kind, long long fire, int not_pid)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(r[i].kind, kind) && r[i].fire == fire && r[i].pid != not_pid) return &r[i];
+	return NULL;
+}
+
+int tafter_ended_fires(const struct tafter_rec *r, int n, long long after, long long *out, int max)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		if (strcmp(r[i].kind, "end") || r[i].fire <= after) continue;
+		int seen = 0;
+		for (int x = 0; x < k; x++) seen |= out[x] == r[i].fire;
+		if (!seen && k < max) out[k++] = r[i].fire;
+	}
+	for (int a = 0; a < k; a++)
+		for (int b = a + 1; b < k; b++)
+			if (out[b] < out[a]) {
+				long long t = out[a];
+				out[a] = out[b];
+				out[b] = t;
+			}
+	return k;
+}

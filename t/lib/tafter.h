@@ -16,5 +16,9 @@ struct tafter_rec {
 int tafter_load(const char *path, struct tafter_rec *r, int max);
 /* Of r[0..n): the records of kind for fire, by the supervisor pid (0: any). */
 int tafter_count(const struct tafter_rec *r, int n, const char *kind, long long fire, int pid);
+/* Of r[0..n): the first record of kind for fire by a pid other than not_pid (0: any), or NULL. */
+const struct tafter_rec *tafter_find(const struct tafter_rec *r, int n, const char *kind, long long fire, int not_pid);
+/* Of r[0..n): the fires above `after` with an end record, ascending, into out (at most max). */
+int tafter_ended_fires(const struct tafter_rec *r, int n, long long after, long long *out, int max);
 
 #endif
