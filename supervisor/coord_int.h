@@ -146,6 +146,7 @@ struct cjob {                   /* coord.c: a job of the config, and what each c
 	struct cj_ops ops;
 	struct cj_check chk;
 	struct once *once;          /* coord_once.c: fires whose afterAll this instance waits on (list) */
+	uint64_t once_seq;          /* coord_once.c: fires waited on so far (their bound) */
 };
 
 /* A fire of a job in ZooKeeper mode, or a side run (a failover take, a misfire's run again): the

@@ -26,7 +26,7 @@
 #include "supervisor/coord_int.h"
 #include "supervisor/listen.h"
 
-#define ONCE_PENDING_MAX 16     /* fires a job waits on at once here; the oldest is dropped past it */
+#define ONCE_PENDING_MAX 16     /* a fire still waiting when this many newer ones have come is given up */
 
 enum { O_REG = 1, O_WAIT, O_CLAIM, O_HELD, O_RUN, O_END, O_FIND };
 
@@ -45,6 +45,8 @@ struct once {
 	uint64_t before_ms;         /* O_FIND: the take's start: its fire began before */
 	int left, lost;             /* O_FIND: answers due; one of them went unanswered */
 	int only_reg;               /* another of the job's list waits on the same fire: write, no more */
+	int seen;                   /* O_WAIT: items completed at the last count */
+	uint64_t seq;               /* the job's count of fires waited on here when it came (adopt) */
 	struct once *next;
 };
 
@@ -163,6 +165,7 @@ static void counted(void *arg, const struct zkc_res *r)
 		return;
 	}
 	if (r->rc != ZOK) return;
+	o->seen = r->nchildren;
 	log_debug("job %s: fire %" PRIu64 ": afterAll: %d of %" PRIu32 " items completed", o->j->name, o->fire_ms,
 	          r->nchildren, o->total);
 	if ((uint32_t)r->nchildren < o->total) return;     /* the kept watch tells the next change */
@@ -471,22 +474,38 @@ void cx_once_begin(struct cfire *f)
 	zkc_create(z, cj_path(j, p, "/guarantee/once/%" PRIu64 "%s", ms, rel), "", 0, 0, NULL, NULL);
 }
 
-/* bounded: a fire whose items never all complete (an instance gone without failover) is
- * forgotten here once newer ones wait */
+/* A fire whose items never all ended (an instance gone with failover: false, its items with it):
+ * it will not run, and its nodes go (a wait elsewhere finds them gone and ends too). */
+static void give_up(struct cjob *j, struct once *old)
+{
+	char p[CJ_PATH_MAX];
+	if (old->state == O_WAIT && zkc_state(j->c->z) == ZKC_CONNECTED) {
+		log_warn("job %s: fire %" PRIu64 ": afterAll: only %d of its %" PRIu32 " items completed, and %u newer fires have "
+		         "come: it does not run; its nodes under guarantee/once are deleted", j->name, old->fire_ms, old->seen,
+		         old->total, ONCE_PENDING_MAX);
+		zkc_keep_free(old->w);
+		old->w = NULL;
+		old->state = O_END;
+		if (zkc_children(j->c->z, opath(old, p, "/runs"), NULL, NULL, runs_listed, old) != ZOK) once_free(old);
+		return;
+	}
+	log_warn("job %s: fire %" PRIu64 ": afterAll: still not every item completed after %u newer fires: no longer "
+	         "waited for here", j->name, old->fire_ms, ONCE_PENDING_MAX);
+	once_free(old);
+}
+
+/* Bounded: a fire still waiting when ONCE_PENDING_MAX newer ones have come here is given up. */
 static void adopt(struct cjob *j, struct once *o)
 {
-	uint32_t n = 0;
-	struct once **last = &j->once;
-	for (struct once **pp = &j->once; *pp; pp = &(*pp)->next) {
-		n++;
-		last = pp;
-	}
-	if (n >= ONCE_PENDING_MAX && (*last)->state != O_RUN) {
-		struct once *old = *last;
-		log_warn("job %s: fire %" PRIu64 ": afterAll: still not every item completed after %u newer fires: "
-		         "no longer waited for here", j->name, old->fire_ms, ONCE_PENDING_MAX);
-		*last = NULL;
-		once_free(old);
+	o->seq = ++j->once_seq;
+	for (struct once **pp = &j->once; *pp;) {
+		struct once *x = *pp;
+		if (x->state != O_RUN && x->state != O_CLAIM && x->state != O_END && o->seq - x->seq >= ONCE_PENDING_MAX) {
+			*pp = x->next;
+			give_up(j, x);
+			continue;
+		}
+		pp = &x->next;
 	}
 	o->next = j->once;
 	j->once = o;
