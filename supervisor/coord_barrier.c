@@ -187,10 +187,14 @@ static void tidy(struct barrier *b)
 }
 
 /* Decided (what: "ok" or why not): the fire goes on here or ends; the barrier is done. */
-static void decided(struct barrier *b, const char *what)
+static void decided(struct barrier *b, const char *decision)
 {
 	struct cfire *f = b->f;
 	struct cjob *j = b->j;
+	/* b may be freed below (decision may be its result) */
+	char what[400];
+	snprintf(what, sizeof what, "%s", decision);
+	uint64_t epoch = b->epoch;
 	zkc_keep_free(b->w);
 	b->w = NULL;
 	ev_timer_stop(j->c->loop, &b->timer);
@@ -221,7 +225,7 @@ static void decided(struct barrier *b, const char *what)
 		return;
 	}
 	log_debug("job %s: fire %" PRIu64 ": beforeAll done: its items run", j->name, f->fire->fire_ms);
-	cx_keep_owned(f, b->epoch, "beforeAll");
+	cx_keep_owned(f, epoch, "beforeAll");
 	if (!f->fire->n) {
 		cx_end(f);
 		return;
