@@ -217,7 +217,8 @@ static void decided(struct barrier *b, const char *decision)
 			log_info("job %s: fire %" PRIu64 ": its beforeAll did not run to success (%s)", j->name, f->fire->fire_ms, what);
 		char d[460];
 		snprintf(d, sizeof d, "the beforeAll listener (ejob.listener.beforeAll): %s", what);
-		cx_skipped(j, f->fire->fire_ms, "listener", d);
+		/* an instance with nothing to run (disabled items, a failed before: said already) skips nothing more */
+		if (n) cx_skipped(j, f->fire->fire_ms, "listener", d);
 		/* nothing of the fire runs anywhere: its afterAll has nothing to wait for */
 		f->fire->n = 0;
 		f->nunrun = 0;
