@@ -274,9 +274,10 @@ enum cj_wait cj_ready(const struct cjob *j)
 }
 
 /* The only thing a fire waits for is the resharding flag, and it came after the fire's time (in
- * this machine's clock, by the last comparison with ZooKeeper's): the assignment loaded is the one
- * in force at that time (no reshard since the flag). Not for a catch-up: its time may be older than
- * an earlier reshard. */
+ * this machine's clock, by the last comparison with ZooKeeper's): the fire runs the assignment
+ * loaded, the one the others ran that time with. A catch-up too: the instance that missed the
+ * fire (not connected at its first one, say) runs its items of that assignment, the ones nobody
+ * ran; under the reshard it would run others' items again and leave its own. */
 static int flag_after(const struct cjob *j, uint64_t fire_ms)
 {
 	if (!j->lead.necessary || !j->as.have || !cj_assign_current(j)) return 0;
@@ -297,7 +298,7 @@ void cx_continue(struct cjob *j)
 	}
 	/* registering: its assignment load calls again; reading: their answers call again */
 	if (w == CJ_WAIT_REG || w == CJ_WAIT_READING) return;
-	if (w == CJ_WAIT_SHARDING && f->fire->source == EVS_NORMAL && flag_after(j, f->fire->fire_ms)) {
+	if (w == CJ_WAIT_SHARDING && flag_after(j, f->fire->fire_ms)) {
 		/* The resharding flag came after this fire's time: the others ran this fire with the
 		 * assignment in force then (an instance that joined during it, say), so it runs here with
 		 * that assignment too; the reshard is for the next fire. Waiting for it would run items
