@@ -363,11 +363,14 @@ torn:
 
 static void away(struct pg *g, const char *what, const char *err)
 {
+	/* err is often the connection's own PQerrorMessage: copied before PQfinish frees it */
+	char why[512];
+	snprintf(why, sizeof why, "%s", err && err[0] ? err : "no answer");
 	if (g->conn) PQfinish(g->conn);
 	g->conn = NULL;
 	if (!g->away)
-		log_warn("tracing: PostgreSQL: %s: %s; rows wait in %s until it answers", what,
-		         err && err[0] ? err : "no answer", g->fd >= 0 ? g->spool : "memory (no spool)");
+		log_warn("tracing: PostgreSQL: %s: %s; rows wait in %s until it answers", what, why,
+		         g->fd >= 0 ? g->spool : "memory (no spool)");
 	g->away = 1;
 	g->retry_at = now_ms() + g->backoff;
 	g->backoff = g->backoff * 2 > PG_RETRY_MAX_MS ? PG_RETRY_MAX_MS : g->backoff * 2;
