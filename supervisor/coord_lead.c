@@ -200,6 +200,10 @@ static void necessary_known(void *arg, const struct zkc_res *r)
 	 * also wrote the new assignment; read it before a waiting fire goes on with the old one. This
 	 * is how every instance learns of a reshard: the sharding node itself is not watched. */
 	if (!j->lead.necessary && (was || r->event)) cj_load_assignment(j);
+	/* raised while this instance has no assignment (its read came before the first commit, say):
+	 * read it again, so that a fire whose time came before the flag runs the assignment the
+	 * others ran it with (cx_continue) rather than wait for the reshard */
+	else if (j->lead.necessary && !was && !j->as.have && !j->as.loading) cj_load_assignment(j);
 	if (j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
 }
 
