@@ -62,11 +62,6 @@ static const char *bpath(const struct barrier *b, char *buf, const char *rel)
 	return cj_path(b->j, buf, "/guarantee/once/%" PRIu64 "%s", b->fire_ms, rel);
 }
 
-static int lost(int rc)
-{
-	return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZCLOSING || rc == ZSESSIONEXPIRED;
-}
-
 static void bar_free(struct barrier *b)
 {
 	listen_cancel(b->lr);
@@ -238,7 +233,7 @@ static void started_read(void *arg, const struct zkc_res *r)
 {
 	struct barrier *b = arg;
 	if (!answered(b) || b->state != B_READ) return;
-	if (lost(r->rc)) {
+	if (cj_unanswered(r->rc)) {
 		again(b, B_READ);
 		return;
 	}
@@ -280,7 +275,7 @@ static void registered(void *arg, const struct zkc_res *r)
 {
 	struct barrier *b = arg;
 	if (!answered(b) || b->state != B_REG) return;
-	if (lost(r->rc)) {
+	if (cj_unanswered(r->rc)) {
 		again(b, B_REG);
 		return;
 	}
@@ -371,7 +366,7 @@ static void closed(void *arg, const struct zkc_res *r)
 {
 	struct barrier *b = arg;
 	if (!answered(b) || b->state != B_CLOSE) return;
-	if (lost(r->rc)) {
+	if (cj_unanswered(r->rc)) {
 		again(b, B_CLOSE);
 		return;
 	}
@@ -478,7 +473,7 @@ static void claimed(void *arg, const struct zkc_res *r)
 		else again(b, B_READ);
 		return;
 	}
-	if (lost(r->rc)) {
+	if (cj_unanswered(r->rc)) {
 		again(b, B_READ);       /* a claim of ours, if made, is found and deleted by hold */
 		return;
 	}
@@ -522,7 +517,7 @@ static void ended_written(void *arg, const struct zkc_res *r)
 {
 	struct barrier *b = arg;
 	if (!answered(b) || b->state != B_END) return;
-	if (lost(r->rc)) {
+	if (cj_unanswered(r->rc)) {
 		again(b, B_END);
 		return;
 	}

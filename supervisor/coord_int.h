@@ -209,6 +209,13 @@ struct coord {
 	ev_idle flush_w;
 };
 
+/* A request that went unanswered (a lost connection, a timeout, the handle closing, the session
+ * over): it may or may not have been applied, and is sent again (or read back) once connected. */
+static inline int cj_unanswered(int rc)
+{
+	return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZCLOSING || rc == ZSESSIONEXPIRED;
+}
+
 static inline const conf_job_t *cj_conf(const struct cjob *j)
 {
 	return j->cfg.node ? j->cfg.node : j->local;

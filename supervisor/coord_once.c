@@ -175,7 +175,7 @@ static void counted(void *arg, const struct zkc_res *r)
 static void registered(void *arg, const struct zkc_res *r)
 {
 	struct once *o = arg;
-	if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT || r->rc == ZCLOSING || r->rc == ZSESSIONEXPIRED) {
+	if (cj_unanswered(r->rc)) {
 		again(o, O_REG, 1);
 		return;
 	}
@@ -253,7 +253,7 @@ static void claimed(void *arg, const struct zkc_res *r)
 		zkc_children(o->j->c->z, opath(o, p, "/runs"), NULL, NULL, runs_counted, o);
 		return;
 	}
-	if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT || r->rc == ZCLOSING || r->rc == ZSESSIONEXPIRED) {
+	if (cj_unanswered(r->rc)) {
 		again(o, O_END, 2);     /* claim again when connected (a claim of ours is found and deleted) */
 		return;
 	}
@@ -371,7 +371,7 @@ static void ended_written(void *arg, const struct zkc_res *r)
 {
 	struct once *o = arg;
 	char p[CJ_PATH_MAX];
-	if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT || r->rc == ZCLOSING || r->rc == ZSESSIONEXPIRED) {
+	if (cj_unanswered(r->rc)) {
 		again(o, O_END, 1);     /* sent again when connected */
 		return;
 	}
@@ -389,16 +389,11 @@ static void ended_written(void *arg, const struct zkc_res *r)
 
 /* ---- a failover take: the fire its item was part of --------------------------------------------- */
 
-static int lost(int rc)
-{
-	return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZCLOSING || rc == ZSESSIONEXPIRED;
-}
-
 static void find_on(void *arg, const struct zkc_res *r)
 {
 	struct once *o = arg;
 	if (o->state != O_FIND) return;
-	if (lost(r->rc)) {
+	if (cj_unanswered(r->rc)) {
 		o->lost = 1;
 	} else if (r->rc == ZOK && r->path) {
 		const char *q = strstr(r->path, "/guarantee/once/");
@@ -428,7 +423,7 @@ static void find_listed(void *arg, const struct zkc_res *r)
 	struct once *o = arg;
 	char p[CJ_PATH_MAX], rel[200];
 	if (o->state != O_FIND) return;
-	if (lost(r->rc)) {
+	if (cj_unanswered(r->rc)) {
 		again(o, O_FIND, 3);
 		return;
 	}
