@@ -32,38 +32,6 @@ static const char listen_sh[] =
 	"echo \"$kind $EJOB_LISTENER $EJOB_FIRE_ID $(date +%s%N) $1\" >> \"$out\"\n"
 	"exit $rc\n";
 
-static char *metrics(int port)
-{
-	char url[64];
-	snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", port);
-	const char *argv[] = { "/usr/bin/curl", "-s", "--max-time", "3", url, NULL };
-	char *out = NULL, *err = NULL;
-	tlib_run(argv, &out, &err);
-	free(err);
-	return out;
-}
-
-/* the value of the metric line that starts with `series` (-1: none) */
-static long metric(int port, const char *series)
-{
-	char *m = metrics(port);
-	long v = -1;
-	for (char *p = m; p && (p = strstr(p, series)); p++)
-		if ((p == m || p[-1] == '\n') && p[strlen(series)] == ' ') {
-			v = strtol(p + strlen(series) + 1, NULL, 10);
-			break;
-		}
-	free(m);
-	return v;
-}
-
-struct wm { int port; const char *series; long min; };
-static int metric_at_least(void *arg)
-{
-	struct wm *w = arg;
-	return metric(w->port, w->series) >= w->min;
-}
-
 /* lines of path: listener records ("before|after ...") and run records ("FIRE ITEM TASK") */
 #define MAXL 2048
 static char *lines[MAXL];
@@ -255,14 +223,15 @@ int main(void)
 	ok(contexts, "ls: both got the fire's exact context JSON (after with the outcomes) and EJOB_LISTENER");
 
 	/* ---- fb: before fails, to: before times out: nothing runs ---- */
-	struct wm w = { pa, "ejob_fires_skipped_total{job_name=\"fb\",reason=\"listener\"}", 2 };
-	ok(tlib_wait_for(metric_at_least, &w, 8000), "fb: fires skipped for the listener, counted (%ld)",
-	   metric(pa, w.series));
-	ok(metric(pa, "ejob_listener_runs_total{job_name=\"fb\",kind=\"before\",result=\"failed\"}") >= 2,
+	struct tlib_metric_min w = { pa, "ejob_fires_skipped_total{job_name=\"fb\",reason=\"listener\"}", 2 };
+	ok(tlib_wait_for(tlib_metric_at_least, &w, 8000), "fb: fires skipped for the listener, counted (%ld)",
+	   tlib_metric(pa, w.series));
+	ok(tlib_metric(pa, "ejob_listener_runs_total{job_name=\"fb\",kind=\"before\",result=\"failed\"}") >= 2,
 	   "fb: its failed before runs counted");
-	w = (struct wm){ pa, "ejob_listener_runs_total{job_name=\"to\",kind=\"before\",result=\"timeout\"}", 1 };
-	ok(tlib_wait_for(metric_at_least, &w, 8000), "to: its before past ejob.listener.timeoutSeconds counted as timeout");
-	ok(metric(pa, "ejob_fires_skipped_total{job_name=\"to\",reason=\"listener\"}") >= 1, "to: that fire skipped");
+	w = (struct tlib_metric_min){ pa, "ejob_listener_runs_total{job_name=\"to\",kind=\"before\",result=\"timeout\"}", 1 };
+	ok(tlib_wait_for(tlib_metric_at_least, &w, 8000),
+	   "to: its before past ejob.listener.timeoutSeconds counted as timeout");
+	ok(tlib_metric(pa, "ejob_fires_skipped_total{job_name=\"to\",reason=\"listener\"}") >= 1, "to: that fire skipped");
 	ok(!tsup_slurp(r_fb) && !tsup_slurp(r_to), "fb, to: no item ran");
 	int left = 0;
 	for (int i = 0; i < 2; i++) {
@@ -274,8 +243,8 @@ int main(void)
 	   "a's log says why fb's items do not run");
 
 	/* ---- fa: after fails: the items ran and completed; counted ---- */
-	w = (struct wm){ pa, "ejob_listener_runs_total{job_name=\"fa\",kind=\"after\",result=\"failed\"}", 1 };
-	ok(tlib_wait_for(metric_at_least, &w, 8000), "fa: its failed after counted");
+	w = (struct tlib_metric_min){ pa, "ejob_listener_runs_total{job_name=\"fa\",kind=\"after\",result=\"failed\"}", 1 };
+	ok(tlib_wait_for(tlib_metric_at_least, &w, 8000), "fa: its failed after counted");
 	ok(tsup_count_lines(r_fa, "") >= 2 && tzkup_wait_ended(&u, "fa", 0, 5000) && tzkup_wait_ended(&u, "fa", 1, 5000),
 	   "fa: its items ran and completed");
 	ok(tsup_count_lines(l_fa, "after after") >= 1, "fa: its after ran");

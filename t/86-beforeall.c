@@ -103,17 +103,8 @@ static long metric_sum(const int *ports, int n, const char *series)
 {
 	long sum = -1;
 	for (int k = 0; k < n; k++) {
-		char *m = NULL;
-		if (tlib_http_get(ports[k], "/metrics", &m) != 200 || !m) {
-			free(m);
-			continue;
-		}
-		for (char *p = m; (p = strstr(p, series)); p++)
-			if ((p == m || p[-1] == '\n') && p[strlen(series)] == ' ') {
-				sum = (sum < 0 ? 0 : sum) + strtol(p + strlen(series) + 1, NULL, 10);
-				break;
-			}
-		free(m);
+		long v = tlib_metric(ports[k], series);
+		if (v >= 0) sum = (sum < 0 ? 0 : sum) + v;
 	}
 	return sum;
 }

@@ -139,30 +139,6 @@ static void want_once(char *buf, size_t len, const char *job, int total, long lo
 
 /* ---- metrics ---- */
 
-static long metric(int port, const char *series)
-{
-	char *m = NULL;
-	long v = -1;
-	if (tlib_http_get(port, "/metrics", &m) != 200) {
-		free(m);
-		return -1;
-	}
-	for (char *p = m; p && (p = strstr(p, series)); p++)
-		if ((p == m || p[-1] == '\n') && p[strlen(series)] == ' ') {
-			v = strtol(p + strlen(series) + 1, NULL, 10);
-			break;
-		}
-	free(m);
-	return v;
-}
-
-struct wm { int port; const char *series; long min; };
-static int metric_at_least(void *arg)
-{
-	struct wm *w = arg;
-	return metric(w->port, w->series) >= w->min;
-}
-
 /* ---- --run ---- */
 
 static const char yaml_head[] =
@@ -420,16 +396,18 @@ static void test_standalone(void)
 	ok(ordered, "--standalone: before, then beforeAll, then the items, then after and afterAll");
 	ok(contexts, "--standalone: each got the fire's exact context (EJOB_LISTENER, epoch 0)");
 
-	struct wm w = { port, "ejob_listener_runs_total{job_name=\"every\",kind=\"beforeAll\",result=\"ok\"}", nf };
-	ok(tlib_wait_for(metric_at_least, &w, 5000), "--standalone: beforeAll runs counted (%ld for %d fires)",
-	   metric(port, w.series), nf);
+	struct tlib_metric_min w = { port, "ejob_listener_runs_total{job_name=\"every\",kind=\"beforeAll\",result=\"ok\"}",
+	                             nf };
+	ok(tlib_wait_for(tlib_metric_at_least, &w, 5000), "--standalone: beforeAll runs counted (%ld for %d fires)",
+	   tlib_metric(port, w.series), nf);
 	w.series = "ejob_listener_runs_total{job_name=\"every\",kind=\"afterAll\",result=\"ok\"}";
-	ok(tlib_wait_for(metric_at_least, &w, 5000), "--standalone: afterAll runs counted (%ld)", metric(port, w.series));
+	ok(tlib_wait_for(tlib_metric_at_least, &w, 5000), "--standalone: afterAll runs counted (%ld)",
+	   tlib_metric(port, w.series));
 
 	/* slow: the fire counts as running while its before runs */
-	w = (struct wm){ port, "ejob_fires_skipped_total{job_name=\"slow\",reason=\"still_running\"}", 1 };
-	ok(tlib_wait_for(metric_at_least, &w, 6000), "--standalone: fire times that come while a slow before runs are "
-	   "skipped as still running (%ld)", metric(port, w.series));
+	w = (struct tlib_metric_min){ port, "ejob_fires_skipped_total{job_name=\"slow\",reason=\"still_running\"}", 1 };
+	ok(tlib_wait_for(tlib_metric_at_least, &w, 6000), "--standalone: fire times that come while a slow before runs are "
+	   "skipped as still running (%ld)", tlib_metric(port, w.series));
 	tsup_wait_lines(sl, "item", 1, 6000);
 	load(sl);
 	int item_after_before = 0, item_alone = 0;
@@ -443,9 +421,10 @@ static void test_standalone(void)
 		dump("records");
 
 	/* sto: before past its timeout: the fire is skipped, counted, in /status */
-	w = (struct wm){ port, "ejob_listener_runs_total{job_name=\"sto\",kind=\"before\",result=\"timeout\"}", 1 };
-	ok(tlib_wait_for(metric_at_least, &w, 6000), "--standalone: a before past its timeout counts as timeout");
-	ok(metric(port, "ejob_fires_skipped_total{job_name=\"sto\",reason=\"listener\"}") >= 1,
+	w = (struct tlib_metric_min){ port, "ejob_listener_runs_total{job_name=\"sto\",kind=\"before\",result=\"timeout\"}",
+	                              1 };
+	ok(tlib_wait_for(tlib_metric_at_least, &w, 6000), "--standalone: a before past its timeout counts as timeout");
+	ok(tlib_metric(port, "ejob_fires_skipped_total{job_name=\"sto\",reason=\"listener\"}") >= 1,
 	   "--standalone: that fire is skipped, reason listener");
 	char *status = NULL;
 	tlib_http_get(port, "/status", &status);

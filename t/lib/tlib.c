@@ -311,3 +311,24 @@ int tlib_http_get(int port, const char *path, char **body)
 	free(buf);
 	return code;
 }
+
+long tlib_metric(int port, const char *series)
+{
+	char *m = NULL;
+	long v = -1;
+	size_t n = strlen(series);
+	if (tlib_http_get(port, "/metrics", &m) == 200)
+		for (char *p = m; p && (p = strstr(p, series)); p++)
+			if ((p == m || p[-1] == '\n') && p[n] == ' ') {
+				v = strtol(p + n + 1, NULL, 10);
+				break;
+			}
+	free(m);
+	return v;
+}
+
+int tlib_metric_at_least(void *arg)
+{
+	const struct tlib_metric_min *w = arg;
+	return tlib_metric(w->port, w->series) >= w->min;
+}

@@ -48,4 +48,11 @@ int tlib_json_field(const char *line, const char *key, char *out, size_t len);
  * answer; the body in *body (malloc'd, NULL without an answer). */
 int tlib_http_get(int port, const char *path, char **body);
 
+/* The value of one series of a supervisor's /metrics on port, the whole series as the page writes
+ * it ("ejob_fires_total{job_name=\"a\"}"): -1 when there is no such line or no answer. */
+long tlib_metric(int port, const char *series);
+/* For tlib_wait_for: the series has reached min. */
+struct tlib_metric_min { int port; const char *series; long min; };
+int tlib_metric_at_least(void *arg);
+
 #endif
