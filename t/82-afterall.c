@@ -128,15 +128,7 @@ int main(void)
 	/* ---- the one running it is killed: it runs once more elsewhere, never at once ---- */
 	long long after = nf ? f[nf - 1] : since, fk = 0;
 	int pk = 0;
-	for (uint64_t end = tlib_now_ms() + 10000; tlib_now_ms() < end && !fk; usleep(50000)) {
-		load(r_aa);
-		for (int i = 0; i < nrecs; i++)
-			if (!strcmp(recs[i].kind, "start") && recs[i].fire > after) {
-				fk = recs[i].fire;
-				pk = recs[i].pid;
-				break;
-			}
-	}
+	tafter_wait_start(r_aa, after, 10000, &fk, &pk);
 	int victim = -1;
 	for (int i = 0; i < 3; i++)
 		if (s[i].pid == pk) victim = i;
@@ -145,13 +137,9 @@ int main(void)
 	kill(s[victim].pid, SIGKILL);
 	long long killed_ns = tlib_wall_ns();
 	diag("killed s%d (pid %d) during fire %lld's afterAll", victim, pk, fk);
-	const struct tafter_rec *e2 = NULL;
-	for (uint64_t end = tlib_now_ms() + 15000; tlib_now_ms() < end && !e2; usleep(200000)) {
-		load(r_aa);
-		e2 = find("end", fk, pk);
-	}
+	tafter_wait_end(r_aa, fk, pk, 15000);
 	load(r_aa);
-	e2 = find("end", fk, pk);
+	const struct tafter_rec *e2 = find("end", fk, pk);
 	const struct tafter_rec *s2 = find("start", fk, pk);
 	ok(e2 && s2 && e2->pid == s2->pid, "fire %lld's afterAll ran to its end on another supervisor", fk);
 	is_int(count("end", fk, pk), 0, "the killed run never ended (it died with its supervisor)");

@@ -45,9 +45,7 @@ static int count(const char *kind, long long fire) { return tafter_count(recs, n
 
 static const struct tafter_rec *nth(const char *kind, long long fire, int n)
 {
-	for (int i = 0; i < nrecs; i++)
-		if (!strcmp(recs[i].kind, kind) && recs[i].fire == fire && n-- == 0) return &recs[i];
-	return NULL;
+	return tafter_nth(recs, nrecs, kind, fire, n);
 }
 
 /* item's end record of fire: its ns, 0 if none ("end ITEM FIRE NS") */

@@ -217,9 +217,7 @@ static void load(const char *path) { nrecs = tafter_load(path, recs, MAXA); }
 
 static const struct tafter_rec *nth(const char *kind, long long fire, int n)
 {
-	for (int i = 0; i < nrecs; i++)
-		if (!strcmp(recs[i].kind, kind) && recs[i].fire == fire && n-- == 0) return &recs[i];
-	return NULL;
+	return tafter_nth(recs, nrecs, kind, fire, n);
 }
 
 /* the n-th start line's ALIVE and PREV */

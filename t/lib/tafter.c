@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 
 int tafter_load(const char *path, struct tafter_rec *r, int max)
@@ -50,4 +53,38 @@ int tafter_ended_fires(const struct tafter_rec *r, int n, long long after, long 
 				out[b] = t;
 			}
 	return k;
+}
+
+const struct tafter_rec *tafter_nth(const struct tafter_rec *r, int n, const char *kind, long long fire, int k)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(r[i].kind, kind) && r[i].fire == fire && k-- == 0) return &r[i];
+	return NULL;
+}
+
+#define WAIT_MAX 1024
+
+int tafter_wait_start(const char *path, long long after, unsigned timeout_ms, long long *fire, int *pid)
+{
+	static struct tafter_rec r[WAIT_MAX];
+	for (uint64_t end = tlib_now_ms() + timeout_ms;; usleep(50000)) {
+		int n = tafter_load(path, r, WAIT_MAX);
+		for (int i = 0; i < n; i++)
+			if (!strcmp(r[i].kind, "start") && r[i].fire > after) {
+				*fire = r[i].fire;
+				*pid = r[i].pid;
+				return 1;
+			}
+		if (tlib_now_ms() >= end) return 0;
+	}
+}
+
+int tafter_wait_end(const char *path, long long fire, int not_pid, unsigned timeout_ms)
+{
+	static struct tafter_rec r[WAIT_MAX];
+	for (uint64_t end = tlib_now_ms() + timeout_ms;; usleep(200000)) {
+		int n = tafter_load(path, r, WAIT_MAX);
+		if (tafter_find(r, n, "end", fire, not_pid)) return 1;
+		if (tlib_now_ms() >= end) return 0;
+	}
 }
