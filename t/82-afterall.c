@@ -96,13 +96,7 @@ int main(void)
 	         "    props: {script.command.line: \"%s %s 0.3\", ejob.listener.afterAll: \"%s %s\"}\n",
 	         rec, r_items, aash, r_aa);
 	struct tsup s[3];
-	const char *ips[3] = { "127.0.0.1", "127.0.0.2", "127.0.0.3" };
-	for (int i = 0; i < 3; i++) {
-		char name[8];
-		snprintf(name, sizeof name, "s%d", i);
-		tzkup_config(&u, &s[i], name, "workers: 2, shutdownGraceSeconds: 0, killGraceSeconds: 1", jobs);
-		tzkup_run(&u, &s[i], ips[i]);
-	}
+	tzkup_run_n(&u, s, 3, "workers: 2, shutdownGraceSeconds: 0, killGraceSeconds: 1", jobs);
 	int ready = 1;
 	for (int i = 0; i < 3; i++)
 		ready &= tzkup_wait_registered(&u, "agg", s[i].id, 0, 10000) && tzkup_wait_owned(&u, "agg", 3, s[i].id, 1, 10000);

@@ -89,13 +89,7 @@ int main(void)
 	         "            ejob.listener.before: \"%s %s\", ejob.listener.after: \"%s %s\"}\n",
 	         ish, r_items, aash, r_aa, lsh, r_ls, lsh, r_ls);
 	struct tsup s[2];
-	const char *ips[2] = { "127.0.0.1", "127.0.0.2" };
-	for (int i = 0; i < 2; i++) {
-		char name[8];
-		snprintf(name, sizeof name, "s%d", i);
-		tzkup_config(&u, &s[i], name, "workers: 2, shutdownGraceSeconds: 0, killGraceSeconds: 1", jobs);
-		tzkup_run(&u, &s[i], ips[i]);
-	}
+	tzkup_run_n(&u, s, 2, "workers: 2, shutdownGraceSeconds: 0, killGraceSeconds: 1", jobs);
 	int ready = 1;
 	for (int i = 0; i < 2; i++) ready &= tzkup_wait_registered(&u, "fo", s[i].id, 0, 10000);
 	/* sharded at the first fire, up to 15 s away */

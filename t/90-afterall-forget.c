@@ -67,13 +67,7 @@ int main(void)
 	         "    props: {script.command.line: \"%s %s %s\", ejob.listener.afterAll: \"%s %s\"}\n",
 	         ish, r_items, mark, aash, r_aa);
 	struct tsup s[2];
-	const char *ips[2] = { "127.0.0.1", "127.0.0.2" };
-	for (int i = 0; i < 2; i++) {
-		char name[8];
-		snprintf(name, sizeof name, "s%d", i);
-		tzkup_config(&u, &s[i], name, "workers: 2, shutdownGraceSeconds: 0, killGraceSeconds: 1", jobs);
-		tzkup_run(&u, &s[i], ips[i]);
-	}
+	tzkup_run_n(&u, s, 2, "workers: 2, shutdownGraceSeconds: 0, killGraceSeconds: 1", jobs);
 	int ready = 1;
 	for (int i = 0; i < 2; i++)
 		ready &= tzkup_wait_registered(&u, "fg", s[i].id, 0, 10000) && tzkup_wait_owned(&u, "fg", 2, s[i].id, 1, 10000);

@@ -217,3 +217,14 @@ int tzkup_ctl(const struct tzkup *u, char **out, char **err, const char *first, 
 	}
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
+
+void tzkup_run_n(struct tzkup *u, struct tsup *s, int n, const char *supervisor, const char *jobs)
+{
+	for (int i = 0; i < n; i++) {
+		char name[16], ip[32];
+		snprintf(name, sizeof name, "s%d", i);
+		snprintf(ip, sizeof ip, "127.0.0.%d", i + 1);
+		tzkup_config(u, &s[i], name, supervisor, jobs);
+		tzkup_run(u, &s[i], ip);
+	}
+}

@@ -54,6 +54,10 @@ void tzkup_reconfig(const struct tzkup *u, struct tsup *t, const char *superviso
  * not start. */
 void tzkup_run(struct tzkup *u, struct tsup *t, const char *ip);
 
+/* n supervisors s[0..n) named s0, s1, ... on hosts 127.0.0.1, 127.0.0.2, ..., one config
+ * (tzkup_config), each started (tzkup_run). */
+void tzkup_run_n(struct tzkup *u, struct tsup *s, int n, const char *supervisor, const char *jobs);
+
 /* The test's session closed, the server SIGKILLed (at the end of a test; the exit does it too). */
 void tzkup_end(struct tzkup *u);
 
