@@ -29,28 +29,6 @@ const char *conf_errh_type_name(conf_errh_type_t t)
 }
 
 
-/* An integer in [min, max] written in decimal digits (Integer.parseInt's range), into *out. */
-static void number(struct conf_prop_report *r, const conf_job_t *j, const char *key, long long min, long long max,
-                   const char *what, int *out)
-{
-	const char *s = conf_job_prop(j, key);
-	if (!s) return;
-	long long v = 0;
-	size_t n = strlen(s);
-	int ok = n > 0 && n <= 10;
-	for (size_t i = 0; ok && i < n; i++) {
-		if (s[i] < '0' || s[i] > '9') ok = 0;
-		else v = v * 10 + (s[i] - '0');
-	}
-	if (!ok || v < min || v > max) {
-		char q[128];
-		conf_quote(q, sizeof q, s, n);
-		conf_prop_problem(r, key, "must be %s (got %s)", what, q);
-		return;
-	}
-	*out = (int)v;
-}
-
 /* true or false in any case; ElasticJob's Boolean.parseBoolean reads anything else as false,
  * which hides a typo: ejob refuses it */
 static void boolean(struct conf_prop_report *r, const conf_job_t *j, const char *key, bool *out)
@@ -143,9 +121,9 @@ static void webhook(struct conf_prop_report *r, const conf_job_t *j, conf_errh_t
 		}
 	}
 	snprintf(k, sizeof k, "%s.connectTimeoutMilliseconds", prefix);
-	number(r, j, k, 1, 2147483647LL, "an integer 1-2147483647, in milliseconds", &e->connect_timeout_ms);
+	conf_prop_int(r, j, k, 1, 2147483647LL, "an integer 1-2147483647, in milliseconds", &e->connect_timeout_ms);
 	snprintf(k, sizeof k, "%s.readTimeoutMilliseconds", prefix);
-	number(r, j, k, 1, 2147483647LL, "an integer 1-2147483647, in milliseconds", &e->read_timeout_ms);
+	conf_prop_int(r, j, k, 1, 2147483647LL, "an integer 1-2147483647, in milliseconds", &e->read_timeout_ms);
 }
 
 int conf_job_errh(const conf_job_t *j, conf_errh_t *e, conf_errh_err_fn *fn, void *arg)
@@ -187,7 +165,7 @@ int conf_job_errh(const conf_job_t *j, conf_errh_t *e, conf_errh_err_fn *fn, voi
 					break;
 				}
 		if (need(&r, j, "email.port", "EMAIL", "the SMTP server's port (465 for SMTPS, 587 or 25 without useSsl)"))
-			number(&r, j, "email.port", 1, 65535, "a port, an integer 1-65535", &e->port);
+			conf_prop_int(&r, j, "email.port", 1, 65535, "a port, an integer 1-65535", &e->port);
 		e->username = opt(j, "email.username");
 		e->password = opt(j, "email.password");
 		if (!e->username != !e->password)

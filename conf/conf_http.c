@@ -15,27 +15,6 @@ static const char *const methods[] = { "GET", "POST", "PUT", "DELETE", "HEAD", "
 #define NELEM(a) (sizeof(a) / sizeof *(a))
 
 
-/* A timeout as Integer.parseInt reads it, in ElasticJob's range: 0 (no limit) or more. */
-static void timeout(struct conf_prop_report *r, const conf_job_t *j, const char *key, int *out)
-{
-	const char *s = conf_job_prop(j, key);
-	if (!s) return;
-	long long v = 0;
-	size_t n = strlen(s);
-	int ok = n > 0 && n <= 10;
-	for (size_t i = 0; ok && i < n; i++) {
-		if (s[i] < '0' || s[i] > '9') ok = 0;
-		else v = v * 10 + (s[i] - '0');
-	}
-	if (!ok || v > 2147483647LL) {
-		char q[128];
-		conf_quote(q, sizeof q, s, n);
-		conf_prop_problem(r, key, "must be an integer 0-2147483647, in milliseconds (0: no limit) (got %s)", q);
-		return;
-	}
-	*out = (int)v;
-}
-
 int conf_job_http(conf_job_t *j, conf_http_err_fn *fn, void *arg)
 {
 	struct conf_prop_report r = { fn, arg, 0 };
@@ -85,8 +64,10 @@ int conf_job_http(conf_job_t *j, conf_http_err_fn *fn, void *arg)
 	if (ca && !*ca)
 		conf_prop_problem(&r, "http.ca.file", "must be the path of a file of PEM CA certificates for https; leave the key "
 		        "out to use the system's");
-	timeout(&r, j, "http.connect.timeout.milliseconds", &j->http_connect_timeout_ms);
-	timeout(&r, j, "http.read.timeout.milliseconds", &j->http_read_timeout_ms);
+	/* the timeouts as Integer.parseInt reads them, in ElasticJob's range: 0 (no limit) or more */
+	static const char ms[] = "an integer 0-2147483647, in milliseconds (0: no limit)";
+	conf_prop_int(&r, j, "http.connect.timeout.milliseconds", 0, 2147483647LL, ms, &j->http_connect_timeout_ms);
+	conf_prop_int(&r, j, "http.read.timeout.milliseconds", 0, 2147483647LL, ms, &j->http_read_timeout_ms);
 	/* the request travels in each item's frame, a ring slot of 4 KiB with the task id and the
 	 * parameters: refuse here what would fail every item at dispatch */
 	const char *part[] = { "http.uri", "http.data", "http.content.type", "http.ca.file" };

@@ -201,6 +201,10 @@ struct conf_prop_report {
 };
 void conf_prop_problem(struct conf_prop_report *r, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A prop that is an integer in [min, max] written in decimal digits (Integer.parseInt's range),
+ * into *out; anything else is a problem "must be {what} (got ...)". Not set: *out untouched. */
+void conf_prop_int(struct conf_prop_report *r, const conf_job_t *j, const char *key, long long min, long long max,
+                   const char *what, int *out);
 int conf_job_http(conf_job_t *j, conf_http_err_fn *err, void *arg);
 /* A dataflow job's props into j->dataflow_* and j->native_fetch/_process (conf_dataflow.c):
  * streaming.process (ElasticJob's, false), dataflow.batch.bytes (ejob's, 1 MiB), and for a

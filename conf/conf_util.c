@@ -277,3 +277,24 @@ void conf_prop_problem(struct conf_prop_report *r, const char *key, const char *
 	r->n++;
 	if (r->fn) r->fn(r->arg, key, msg);
 }
+
+void conf_prop_int(struct conf_prop_report *r, const conf_job_t *j, const char *key, long long min, long long max,
+                   const char *what, int *out)
+{
+	const char *s = conf_job_prop(j, key);
+	if (!s) return;
+	long long v = 0;
+	size_t n = strlen(s);
+	int ok = n > 0 && n <= 10;
+	for (size_t i = 0; ok && i < n; i++) {
+		if (s[i] < '0' || s[i] > '9') ok = 0;
+		else v = v * 10 + (s[i] - '0');
+	}
+	if (!ok || v < min || v > max) {
+		char q[128];
+		conf_quote(q, sizeof q, s, n);
+		conf_prop_problem(r, key, "must be %s (got %s)", what, q);
+		return;
+	}
+	*out = (int)v;
+}
