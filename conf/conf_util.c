@@ -106,7 +106,8 @@ size_t conf_job_diff(const conf_job_t *a, const conf_job_t *b, const char **keys
 		{ "disabled", a->disabled == b->disabled },
 		{ "failover", a->failover == b->failover },
 		{ "jobErrorHandlerType", str_eq(a->error_handler_type, b->error_handler_type) },
-		{ "jobExecutorServiceHandlerType", str_eq(a->executor_service_handler_type, b->executor_service_handler_type) },
+		{ "jobExecutorServiceHandlerType", str_eq(a->executor_service_handler_type, b->executor_service_handler_type) &&
+		                                   a->executor_key_3_0_5 == b->executor_key_3_0_5 },
 		{ "jobExtraConfigurations", extras_eq(a, b) },
 		{ "jobListenerTypes", listeners_eq(a, b) },
 		{ "jobName", str_eq(a->name, b->name) },
@@ -158,8 +159,9 @@ const char *conf_job_type_name(conf_job_type_t t)
 const char *conf_strategy_name(conf_strategy_t s)
 {
 	switch (s) {
-	case CONF_STRATEGY_ODEVITY_BY_NAME: return "ODEVITY_BY_NAME";
-	case CONF_STRATEGY_ROUND_ROBIN_BY_NAME: return "ROUND_ROBIN_BY_NAME";
+	case CONF_STRATEGY_ODEVITY: return "ODEVITY";
+	case CONF_STRATEGY_ROUND_ROBIN: return "ROUND_ROBIN";
+	case CONF_STRATEGY_SINGLE_SHARDING_BALANCE: return "SINGLE_SHARDING_BALANCE";
 	default: return "AVG_ALLOCATION";
 	}
 }

@@ -159,8 +159,8 @@ struct order {
 static int check(conf_strategy_t strategy, const char *job, size_t n, uint32_t total, const uint32_t *owner)
 {
 	if (!job || n == 0 || n > INT32_MAX || total > INT32_MAX || (total > 0 && !owner) ||
-	    (strategy != CONF_STRATEGY_AVG_ALLOCATION && strategy != CONF_STRATEGY_ODEVITY_BY_NAME &&
-	     strategy != CONF_STRATEGY_ROUND_ROBIN_BY_NAME)) {
+	    (strategy != CONF_STRATEGY_AVG_ALLOCATION && strategy != CONF_STRATEGY_ODEVITY &&
+	     strategy != CONF_STRATEGY_ROUND_ROBIN && strategy != CONF_STRATEGY_SINGLE_SHARDING_BALANCE)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -168,15 +168,19 @@ static int check(conf_strategy_t strategy, const char *job, size_t n, uint32_t t
 }
 
 /* How the strategy orders the list (after check()). */
-static int plan(conf_strategy_t strategy, const char *job, size_t n, struct order *o)
+static int plan(conf_strategy_t strategy, const char *job, int64_t now_ms, size_t n, struct order *o)
 {
 	o->first = 0;
 	o->dir = 1;
-	if (strategy == CONF_STRATEGY_ODEVITY_BY_NAME && shard_java_hash(job) % 2 == 0) {
+	if (strategy == CONF_STRATEGY_ODEVITY && shard_java_hash(job) % 2 == 0) {
 		o->first = n - 1; /* Collections.reverse */
 		o->dir = -1;
-	} else if (strategy == CONF_STRATEGY_ROUND_ROBIN_BY_NAME) {
+	} else if (strategy == CONF_STRATEGY_ROUND_ROBIN || strategy == CONF_STRATEGY_SINGLE_SHARDING_BALANCE) {
 		int32_t h = shard_java_hash(job);
+		/* SINGLE_SHARDING_BALANCE: hashCode() + ((Long) currentTimeMillis()).intValue(), an int
+		 * sum that wraps */
+		if (strategy == CONF_STRATEGY_SINGLE_SHARDING_BALANCE)
+			h = (int32_t)((uint32_t)h + (uint32_t)(uint64_t)now_ms);
 		int32_t a = h == INT32_MIN ? h : h < 0 ? -h : h; /* Math.abs */
 		int32_t off = a % (int32_t)n;
 		if (off < 0) { /* Java's get((0 + off) % n) throws */
@@ -201,10 +205,11 @@ static void deal(const struct order *o, size_t n, uint32_t total, uint32_t *owne
 	}
 }
 
-int shard_assign_ordered(conf_strategy_t strategy, const char *job, size_t n, uint32_t total, uint32_t *owner)
+int shard_assign_ordered(conf_strategy_t strategy, const char *job, int64_t now_ms, size_t n, uint32_t total,
+                         uint32_t *owner)
 {
 	struct order o;
-	if (check(strategy, job, n, total, owner) < 0 || plan(strategy, job, n, &o) < 0)
+	if (check(strategy, job, n, total, owner) < 0 || plan(strategy, job, now_ms, n, &o) < 0)
 		return -1;
 	deal(&o, n, total, owner);
 	return 0;
@@ -222,7 +227,7 @@ static int by_name_desc(const void *x, const void *y)
 	return jcmp(b->s, b->len, a->s, a->len);
 }
 
-int shard_assign(conf_strategy_t strategy, const char *job, const char *const *instances, size_t n,
+int shard_assign(conf_strategy_t strategy, const char *job, int64_t now_ms, const char *const *instances, size_t n,
                  uint32_t total, uint32_t *owner)
 {
 	struct order o;
@@ -247,7 +252,7 @@ int shard_assign(conf_strategy_t strategy, const char *job, const char *const *i
 			return -1;
 		}
 	}
-	if (plan(strategy, job, n, &o) < 0) {
+	if (plan(strategy, job, now_ms, n, &o) < 0) {
 		int e = errno;
 		free(v);
 		errno = e;

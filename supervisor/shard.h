@@ -1,4 +1,4 @@
-/* supervisor/shard.h: ElasticJob-Lite 3.0.4's sharding strategies, in C.
+/* supervisor/shard.h: ElasticJob-Lite's sharding strategies (3.0.4's three, 3.0.5's fourth), in C.
  *
  * Which instance runs which of a job's items, given the instances (the children of
  * /{namespace}/{job}/instances whose server is enabled), the job's name and its
@@ -7,8 +7,11 @@
  *
  *   AVG_ALLOCATION       per = total / n; the k-th instance gets [k*per, (k+1)*per), and the
  *                        item per*n + k when k < total % n.
- *   ODEVITY_BY_NAME      when job.hashCode() is even, the list is reversed; then AVG.
- *   ROUND_ROBIN_BY_NAME  the list is rotated left by Math.abs(job.hashCode()) % n; then AVG.
+ *   ODEVITY              when job.hashCode() is even, the list is reversed; then AVG.
+ *   ROUND_ROBIN          the list is rotated left by Math.abs(job.hashCode()) % n; then AVG.
+ *   SINGLE_SHARDING_BALANCE (3.0.5) the list is rotated left by Math.abs(job.hashCode() +
+ *                        (int) System.currentTimeMillis()) % n, the time of the sharding, so
+ *                        that each resharding starts the deal at another instance; then AVG.
  *
  * Strings are compared and hashed as Java sees them: as UTF-16, decoded from the UTF-8 bytes
  * as JDK 17's new String(bytes, UTF_8) decodes them (what the ZooKeeper client does with a
@@ -33,26 +36,30 @@ int32_t shard_java_hash(const char *s);
 int shard_java_cmp(const char *a, const char *b);
 
 /* Shard a job's items over instances, as ElasticJob does: instances[0..n) in any order (the
- * result depends only on the set of names), each a NUL-terminated instance id such as
+ * result depends only on the set of names, and for SINGLE_SHARDING_BALANCE on now_ms, the
+ * milliseconds since the epoch of the sharding; the others ignore it), each a NUL-terminated
+ * instance id such as
  * "10.0.0.7@-@4242". On success owner[i] is the index in instances[] of the instance that
  * owns item i, for every i < total, and 0 is returned. On error -1 and errno, owner untouched:
  *   EINVAL  n == 0, n or total above INT32_MAX (ElasticJob's ints), an unknown strategy,
  *           a NULL argument, or two instances with the same name (as Java strings: ZooKeeper
  *           children are unique, so a duplicate is the caller's bug, not something to guess at);
- *   EDOM    ROUND_ROBIN_BY_NAME for a job whose hashCode is Integer.MIN_VALUE (e.g.
+ *   EDOM    ROUND_ROBIN for a job whose hashCode is Integer.MIN_VALUE (e.g.
  *           "polygenelubricants") over n instances, n not a power of two: Math.abs leaves the
  *           hash negative, the rotation indexes the list at a negative offset, and ElasticJob
- *           throws IndexOutOfBoundsException, so that job is never sharded there either;
+ *           throws IndexOutOfBoundsException, so that job is never sharded there either (and
+ *           SINGLE_SHARDING_BALANCE when the sum with the time is Integer.MIN_VALUE: that
+ *           sharding fails, the next one, at another millisecond, does not);
  *   ENOMEM  out of memory.
  * EINVAL comes before EDOM: a duplicate is reported as such whatever the job's name.
  * total == 0 is allowed (no items; owner may be NULL). */
-int shard_assign(conf_strategy_t strategy, const char *job, const char *const *instances, size_t n,
+int shard_assign(conf_strategy_t strategy, const char *job, int64_t now_ms, const char *const *instances, size_t n,
                  uint32_t total, uint32_t *owner);
 
 /* The strategy alone, on a list already in ElasticJob's order (as its strategy classes get
  * it, and as their unit tests call them): owner[i] is a position in that list. Same errors as
  * shard_assign(), but names are not looked at, so there is no duplicate check. */
-int shard_assign_ordered(conf_strategy_t strategy, const char *job, size_t n, uint32_t total,
+int shard_assign_ordered(conf_strategy_t strategy, const char *job, int64_t now_ms, size_t n, uint32_t total,
                          uint32_t *owner);
 
 /* The items that instance idx owns, ascending, into items[] (room for total entries);

@@ -135,7 +135,7 @@ static void test_reference(void)
 	ok(j == &c->jobs[1], "hello-native is job 1");
 	is_int(j->type, CONF_JOB_NATIVE, "native");
 	is_int(j->sharding_total_count, 16, "16 items");
-	is_int(j->sharding_strategy, CONF_STRATEGY_ROUND_ROBIN_BY_NAME, "ROUND_ROBIN_BY_NAME");
+	is_int(j->sharding_strategy, CONF_STRATEGY_ROUND_ROBIN, "ROUND_ROBIN");
 	is_str(j->native_library, "examples/libhello.so", "native.library");
 	is_str(j->native_symbol, "hello_item", "native.symbol");
 	/* ElasticJob's defaults */
@@ -402,12 +402,12 @@ static void test_errors(void)
 	       "to run (split into arguments, no shell)");
 	ERRORS("enumerations",
 	       HEAD "supervisor:\n  logLevel: DEBUG\njobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n"
-	       "    shardingTotalCount: 1\n    jobShardingStrategyType: ROUND_ROBIN\n"
+	       "    shardingTotalCount: 1\n    jobShardingStrategyType: ROUNDROBIN\n"
 	       "    jobExecutorServiceHandlerType: SINGLE\n    jobErrorHandlerType: mail\n",
 	       "t.yaml:5:3: supervisor.logLevel: must be one of error, warn, info or debug (got \"DEBUG\"); "
 	       "did you mean 'debug'?",
 	       "t.yaml:11:5: jobs.j.jobShardingStrategyType: must be one of AVG_ALLOCATION, "
-	       "ODEVITY_BY_NAME or ROUND_ROBIN_BY_NAME (got \"ROUND_ROBIN\")",
+	       "ODEVITY, ROUND_ROBIN or SINGLE_SHARDING_BALANCE (got \"ROUNDROBIN\"); did you mean 'ROUND_ROBIN'?",
 	       "t.yaml:12:5: jobs.j.jobExecutorServiceHandlerType: must be one of CPU or SINGLE_THREAD "
 	       "(got \"SINGLE\")",
 	       "t.yaml:13:5: jobs.j.jobErrorHandlerType: must be one of LOG, THROW, IGNORE, EMAIL, "
@@ -968,8 +968,93 @@ static void test_unacted(void)
 	conf_diags_free(d);
 }
 
+/* jobShardingStrategyType: ElasticJob's four names (its strategies' getType()), published as
+ * they are; ejob's old wrong names taken as ElasticJob's with a warning and published as
+ * ElasticJob's, on which ElasticJob does not fail (issue 24). And 3.0.5's executor key. */
+static void test_strategy_names(void)
+{
+	static const struct {
+		const char *name;
+		conf_strategy_t is;
+	} names[] = { { "AVG_ALLOCATION", CONF_STRATEGY_AVG_ALLOCATION }, { "ODEVITY", CONF_STRATEGY_ODEVITY },
+		      { "ROUND_ROBIN", CONF_STRATEGY_ROUND_ROBIN },
+		      { "SINGLE_SHARDING_BALANCE", CONF_STRATEGY_SINGLE_SHARDING_BALANCE } };
+	char y[512], line[128];
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		snprintf(y, sizeof y, HEAD "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n"
+		         "    shardingTotalCount: 2\n    jobShardingStrategyType: %s\n", names[i].name);
+		conf_diags_t *d;
+		conf_t *c = parse(y, &d);
+		if (ok(c && conf_diags_count(d) == 0, "%s: taken, no warning", names[i].name)) {
+			size_t len;
+			char *node = conf_node_emit(&c->jobs[0], &len);
+			snprintf(line, sizeof line, "\njobShardingStrategyType: %s\n", names[i].name);
+			ok(c->jobs[0].sharding_strategy == names[i].is && !c->jobs[0].sharding_strategy_alias && node &&
+			   strstr(node, line), "  and published as %s", names[i].name);
+			free(node);
+		}
+		conf_free(c);
+		conf_diags_free(d);
+	}
+	static const struct {
+		const char *old, *real;
+	} aliases[] = { { "ODEVITY_BY_NAME", "ODEVITY" }, { "ROUND_ROBIN_BY_NAME", "ROUND_ROBIN" } };
+	for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++) {
+		snprintf(y, sizeof y, HEAD "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n"
+		         "    shardingTotalCount: 2\n    jobShardingStrategyType: %s\n", aliases[i].old);
+		conf_diags_t *d;
+		conf_t *c = parse(y, &d);
+		char want[600];
+		snprintf(want, sizeof want, "t.yaml:9:5: warning: jobs.j.jobShardingStrategyType: %s is the name ejob gave %s "
+		         "by mistake before (ElasticJob fails on it: \"Cannot find sharding strategy\"); it is taken as %s and "
+		         "published so; write %s", aliases[i].old, aliases[i].real, aliases[i].real, aliases[i].real);
+		if (ok(c != NULL, "%s (ejob's old name): taken", aliases[i].old)) {
+			is_int(conf_diags_count(d), 1, "  with one diagnostic");
+			const conf_diag_t *g = conf_diags_get(d, 0);
+			is_str(g ? g->text : "", want, "  a warning that says what to write");
+			ok(g && g->level == CONF_DIAG_WARN, "  at warning level");
+			size_t len;
+			char *node = conf_node_emit(&c->jobs[0], &len);
+			snprintf(line, sizeof line, "\njobShardingStrategyType: %s\n", aliases[i].real);
+			ok(c->jobs[0].sharding_strategy_alias && node && strstr(node, line) && !strstr(node, "_BY_NAME"),
+			   "  published as ElasticJob's %s", aliases[i].real);
+			free(node);
+		}
+		conf_free(c);
+		conf_diags_free(d);
+	}
+
+	/* 3.0.5 renamed jobExecutorServiceHandlerType to jobExecutorThreadPoolSizeProviderType, and
+	 * each version refuses the other's key: the key written is the key published */
+	const char *k305 = HEAD "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 2\n"
+	                   "    jobExecutorThreadPoolSizeProviderType: SINGLE_THREAD\n";
+	conf_diags_t *d;
+	conf_t *c = parse(k305, &d);
+	if (ok(c != NULL, "jobExecutorThreadPoolSizeProviderType (ElasticJob 3.0.5): taken")) {
+		size_t len;
+		char *node = conf_node_emit(&c->jobs[0], &len);
+		ok(!strcmp(c->jobs[0].executor_service_handler_type, "SINGLE_THREAD") && node &&
+		   strstr(node, "\njobExecutorThreadPoolSizeProviderType: SINGLE_THREAD\n") &&
+		   !strstr(node, "jobExecutorServiceHandlerType"), "  and published under that key, not the 3.0.4 one");
+		free(node);
+	}
+	conf_free(c);
+	conf_diags_free(d);
+	ERRORS("both executor keys",
+	       HEAD "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 2\n"
+	       "    jobExecutorServiceHandlerType: CPU\n    jobExecutorThreadPoolSizeProviderType: CPU\n",
+	       "t.yaml:10:5: jobs.j.jobExecutorThreadPoolSizeProviderType: ElasticJob 3.0.5's name of "
+	       "jobExecutorServiceHandlerType, which is given too; give one of them (3.0.5 and later read only this one, "
+	       "3.0.4 and before only the other)");
+	ERRORS("3.0.5's key, a wrong value",
+	       HEAD "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 2\n"
+	       "    jobExecutorThreadPoolSizeProviderType: SINGLE\n",
+	       "t.yaml:9:5: jobs.j.jobExecutorThreadPoolSizeProviderType: must be one of CPU or SINGLE_THREAD (got \"SINGLE\")");
+}
+
 int main(void)
 {
+	test_strategy_names();
 	test_reference();
 	test_defaults();
 	test_values();

@@ -87,7 +87,7 @@ static char *collider(unsigned bits, int k, const char *prefix)
 static const char *const crons[] = { "0/5 * * * * ?", "0 0 2 * * ?", "0 0/10 * * * ?",
                                      "0 15 10 ? * MON-FRI", "0 0 12 1/5 * ? 2030" };
 static const char *const zones[] = { "UTC", "Asia/Shanghai", "Europe/Berlin", "America/New_York" };
-static const char *const strategies[] = { "AVG_ALLOCATION", "ODEVITY_BY_NAME", "ROUND_ROBIN_BY_NAME" };
+static const char *const strategies[] = { "AVG_ALLOCATION", "ODEVITY", "ROUND_ROBIN", "SINGLE_SHARDING_BALANCE" };
 
 static void gen_job(conf_job_t *j, int idx)
 {
@@ -122,7 +122,7 @@ static void gen_job(conf_job_t *j, int idx)
 	j->max_time_diff_seconds = rnd(3) ? -1 : (int)rnd(100000) - 50000;
 	j->reconcile_interval_minutes = (int)rnd(30) - 5;
 	if (rnd(2)) {
-		j->sharding_strategy = (conf_strategy_t)rnd(3);
+		j->sharding_strategy = (conf_strategy_t)rnd(4);
 		j->sharding_strategy_type = strategies[j->sharding_strategy];
 	}
 	j->executor_service_handler_type = rnd(2) ? gen_str(2) : NULL;

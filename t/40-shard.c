@@ -28,8 +28,10 @@
 #define NORACLE_CHECKS 7
 
 static const conf_strategy_t strategies[] = {
-	CONF_STRATEGY_AVG_ALLOCATION, CONF_STRATEGY_ODEVITY_BY_NAME, CONF_STRATEGY_ROUND_ROBIN_BY_NAME
+	CONF_STRATEGY_AVG_ALLOCATION, CONF_STRATEGY_ODEVITY, CONF_STRATEGY_ROUND_ROBIN,
+	CONF_STRATEGY_SINGLE_SHARDING_BALANCE
 };
+#define NSTRATEGIES (sizeof strategies / sizeof *strategies)
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
@@ -50,16 +52,22 @@ static void render(char *out, size_t cap, const char *const *names, size_t n, co
 	}
 }
 
-static void check_assign(conf_strategy_t s, const char *job, const char *const *names, size_t n, uint32_t total,
-                         const char *want)
+static void check_assign_at(conf_strategy_t s, const char *job, int64_t ms, const char *const *names, size_t n,
+                            uint32_t total, const char *want)
 {
 	uint32_t owner[256];
 	char got[1024];
-	if (!ok(shard_assign(s, job, names, n, total, owner) == 0, "%s, job '%s', %zu instances, %" PRIu32
+	if (!ok(shard_assign(s, job, ms, names, n, total, owner) == 0, "%s, job '%s', %zu instances, %" PRIu32
 	        " items: no error", conf_strategy_name(s), job, n, total))
 		return;
 	render(got, sizeof got, names, n, owner, total);
 	is_str(got, want, "%s, job '%s', %" PRIu32 " items", conf_strategy_name(s), job, total);
+}
+
+static void check_assign(conf_strategy_t s, const char *job, const char *const *names, size_t n, uint32_t total,
+                         const char *want)
+{
+	check_assign_at(s, job, 0, names, n, total, want);
 }
 
 /* The strategy alone on an ordered list (ElasticJob's unit tests). */
@@ -68,7 +76,7 @@ static void check_ordered(conf_strategy_t s, const char *job, const char *const 
 {
 	uint32_t owner[256];
 	char got[1024];
-	if (!ok(shard_assign_ordered(s, job, n, total, owner) == 0, "%s: no error", what))
+	if (!ok(shard_assign_ordered(s, job, 0, n, total, owner) == 0, "%s: no error", what))
 		return;
 	render(got, sizeof got, names, n, owner, total);
 	is_str(got, want, "%s", what);
@@ -124,12 +132,28 @@ static void test_worked_example(void)
 	const char *const shuffled[] = { "192.168.0.2", "192.168.0.3", "192.168.0.1" };
 	check_assign(CONF_STRATEGY_AVG_ALLOCATION, "job1", ips, 3, 8,
 	             "192.168.0.1=[4,5] 192.168.0.2=[2,3,7] 192.168.0.3=[0,1,6]");
-	check_assign(CONF_STRATEGY_ODEVITY_BY_NAME, "job1", ips, 3, 8,
+	check_assign(CONF_STRATEGY_ODEVITY, "job1", ips, 3, 8,
 	             "192.168.0.1=[0,1,6] 192.168.0.2=[2,3,7] 192.168.0.3=[4,5]");
-	check_assign(CONF_STRATEGY_ROUND_ROBIN_BY_NAME, "job1", ips, 3, 8,
+	check_assign(CONF_STRATEGY_ROUND_ROBIN, "job1", ips, 3, 8,
 	             "192.168.0.1=[2,3,7] 192.168.0.2=[0,1,6] 192.168.0.3=[4,5]");
-	check_assign(CONF_STRATEGY_ROUND_ROBIN_BY_NAME, "job1", shuffled, 3, 8,
+	check_assign(CONF_STRATEGY_ROUND_ROBIN, "job1", shuffled, 3, 8,
 	             "192.168.0.2=[0,1,6] 192.168.0.3=[4,5] 192.168.0.1=[2,3,7]");
+	/* 3.0.5's SINGLE_SHARDING_BALANCE: the rotation is abs(3267604 + (int) millis) % 3, so
+	 * ROUND_ROBIN's at a millisecond that adds a multiple of 3, another start at the next */
+	check_assign_at(CONF_STRATEGY_SINGLE_SHARDING_BALANCE, "job1", 3, ips, 3, 8,
+	                "192.168.0.1=[2,3,7] 192.168.0.2=[0,1,6] 192.168.0.3=[4,5]");
+	check_assign_at(CONF_STRATEGY_SINGLE_SHARDING_BALANCE, "job1", 1, ips, 3, 8,
+	                "192.168.0.1=[0,1,6] 192.168.0.2=[4,5] 192.168.0.3=[2,3,7]");
+	check_assign_at(CONF_STRATEGY_SINGLE_SHARDING_BALANCE, "job1", 2, ips, 3, 8,
+	                "192.168.0.1=[4,5] 192.168.0.2=[2,3,7] 192.168.0.3=[0,1,6]");
+	/* only the low 32 bits of the time count (Long.intValue) */
+	check_assign_at(CONF_STRATEGY_SINGLE_SHARDING_BALANCE, "job1", 1 + (7LL << 32), ips, 3, 8,
+	                "192.168.0.1=[0,1,6] 192.168.0.2=[4,5] 192.168.0.3=[2,3,7]");
+	uint32_t owner[8];
+	errno = 0;
+	ok(shard_assign(CONF_STRATEGY_SINGLE_SHARDING_BALANCE, "job1", (int64_t)((uint32_t)INT32_MIN - 3267604u), ips, 3, 8,
+	                owner) == -1 && errno == EDOM,
+	   "SINGLE_SHARDING_BALANCE at the millisecond that makes the sum Integer.MIN_VALUE: EDOM (ElasticJob throws)");
 }
 
 /* ElasticJob 3.0.4's AverageAllocation-, OdevitySortByName- and RotateServerByName-
@@ -137,8 +161,8 @@ static void test_worked_example(void)
 static void test_elasticjob_unit_tests(void)
 {
 	const char *const h[] = { "host0@-@0", "host1@-@0", "host2@-@0" };
-	const conf_strategy_t avg = CONF_STRATEGY_AVG_ALLOCATION, odd = CONF_STRATEGY_ODEVITY_BY_NAME,
-	                      rr = CONF_STRATEGY_ROUND_ROBIN_BY_NAME;
+	const conf_strategy_t avg = CONF_STRATEGY_AVG_ALLOCATION, odd = CONF_STRATEGY_ODEVITY,
+	                      rr = CONF_STRATEGY_ROUND_ROBIN;
 	check_ordered(avg, "test_job", h, 1, 3, "host0@-@0=[0,1,2]", "AVG: shardingForOneServer");
 	check_ordered(avg, "test_job", h, 3, 2, "host0@-@0=[0] host1@-@0=[1] host2@-@0=[]",
 	              "AVG: shardingForServersMoreThanShardingCount");
@@ -160,7 +184,7 @@ static void test_elasticjob_unit_tests(void)
 	              "ROUND_ROBIN: assertSharding3 (job \"3\")");
 	/* shardingForZeroServer: ElasticJob returns an empty map; here that is EINVAL. */
 	errno = 0;
-	ok(shard_assign_ordered(avg, "test_job", 0, 3, (uint32_t[3]){ 0 }) == -1 && errno == EINVAL,
+	ok(shard_assign_ordered(avg, "test_job", 0, 0, 3, (uint32_t[3]){ 0 }) == -1 && errno == EINVAL,
 	   "no instances: EINVAL (ElasticJob: an empty map)");
 }
 
@@ -170,24 +194,24 @@ static void test_edges(void)
 	const char *const five[] = { "a", "b", "c", "d", "e" };
 	uint32_t owner[64];
 	char name[64];
-	for (size_t s = 0; s < 3; s++) {
+	for (size_t s = 0; s < NSTRATEGIES; s++) {
 		check_assign(strategies[s], "job1", one, 1, 5, "10.0.0.1@-@1=[0,1,2,3,4]");
 		check_assign(strategies[s], "polygenelubricants", one, 1, 3, "10.0.0.1@-@1=[0,1,2]");
 	}
 	check_assign(CONF_STRATEGY_AVG_ALLOCATION, "j", five, 5, 3, "a=[] b=[] c=[2] d=[1] e=[0]");
 	check_assign(CONF_STRATEGY_AVG_ALLOCATION, "j", five, 5, 1, "a=[] b=[] c=[] d=[] e=[0]");
-	check_assign(CONF_STRATEGY_ODEVITY_BY_NAME, "0", five, 5, 1, "a=[0] b=[] c=[] d=[] e=[]");
-	check_assign(CONF_STRATEGY_ODEVITY_BY_NAME, "1", five, 5, 1, "a=[] b=[] c=[] d=[] e=[0]");
+	check_assign(CONF_STRATEGY_ODEVITY, "0", five, 5, 1, "a=[0] b=[] c=[] d=[] e=[]");
+	check_assign(CONF_STRATEGY_ODEVITY, "1", five, 5, 1, "a=[] b=[] c=[] d=[] e=[0]");
 	/* "j" hashes to 106: e d c b a rotated left by 106 % 5 = 1 is d c b a e */
-	check_assign(CONF_STRATEGY_ROUND_ROBIN_BY_NAME, "j", five, 5, 7, "a=[3] b=[2] c=[1,6] d=[0,5] e=[4]");
-	ok(shard_assign(CONF_STRATEGY_AVG_ALLOCATION, "j", five, 5, 0, NULL) == 0, "no items: 0, owner may be NULL");
+	check_assign(CONF_STRATEGY_ROUND_ROBIN, "j", five, 5, 7, "a=[3] b=[2] c=[1,6] d=[0,5] e=[4]");
+	ok(shard_assign(CONF_STRATEGY_AVG_ALLOCATION, "j", 0, five, 5, 0, NULL) == 0, "no items: 0, owner may be NULL");
 
 	/* Odd and even hashes, negative ones too: ODEVITY reverses on even (Java's long % 2). */
 	static const int32_t hashes[] = { -1, -2, INT32_MIN + 1, INT32_MAX, INT32_MIN };
 	for (size_t i = 0; i < sizeof hashes / sizeof hashes[0]; i++) {
 		name_with_hash(name, sizeof name, "job-", hashes[i]);
 		is_int(shard_java_hash(name), hashes[i], "'%s' hashes to %" PRId32, name, hashes[i]);
-		check_assign(CONF_STRATEGY_ODEVITY_BY_NAME, name, five, 5, 2,
+		check_assign(CONF_STRATEGY_ODEVITY, name, five, 5, 2,
 		             hashes[i] % 2 ? "a=[] b=[] c=[] d=[1] e=[0]" : "a=[0] b=[1] c=[] d=[] e=[]");
 	}
 
@@ -195,25 +219,25 @@ static void test_edges(void)
 	 * which is 0 for n a power of two and negative otherwise (then get() throws). */
 	const char *pg = "polygenelubricants";
 	const char *const four[] = { "a", "b", "c", "d" };
-	check_assign(CONF_STRATEGY_ROUND_ROBIN_BY_NAME, pg, four, 4, 4, "a=[3] b=[2] c=[1] d=[0]");
-	check_assign(CONF_STRATEGY_ROUND_ROBIN_BY_NAME, pg, four, 2, 4, "a=[2,3] b=[0,1]");
-	check_assign(CONF_STRATEGY_ODEVITY_BY_NAME, pg, four, 4, 4, "a=[0] b=[1] c=[2] d=[3]");
+	check_assign(CONF_STRATEGY_ROUND_ROBIN, pg, four, 4, 4, "a=[3] b=[2] c=[1] d=[0]");
+	check_assign(CONF_STRATEGY_ROUND_ROBIN, pg, four, 2, 4, "a=[2,3] b=[0,1]");
+	check_assign(CONF_STRATEGY_ODEVITY, pg, four, 4, 4, "a=[0] b=[1] c=[2] d=[3]");
 	memset(owner, 0xaa, sizeof owner);
 	errno = 0;
-	ok(shard_assign(CONF_STRATEGY_ROUND_ROBIN_BY_NAME, pg, five, 3, 4, owner) == -1 && errno == EDOM,
+	ok(shard_assign(CONF_STRATEGY_ROUND_ROBIN, pg, 0, five, 3, 4, owner) == -1 && errno == EDOM,
 	   "ROUND_ROBIN, hash MIN_VALUE, 3 instances: EDOM (ElasticJob throws IndexOutOfBounds)");
 	ok(owner[0] == 0xaaaaaaaau && owner[3] == 0xaaaaaaaau, "... owner untouched");
 	const char *const dup3[] = { "a", "b", "a" };
 	errno = 0;
-	ok(shard_assign(CONF_STRATEGY_ROUND_ROBIN_BY_NAME, pg, dup3, 3, 4, owner) == -1 && errno == EINVAL,
+	ok(shard_assign(CONF_STRATEGY_ROUND_ROBIN, pg, 0, dup3, 3, 4, owner) == -1 && errno == EINVAL,
 	   "... but a duplicate instance is EINVAL first");
 	errno = 0;
-	ok(shard_assign_ordered(CONF_STRATEGY_ROUND_ROBIN_BY_NAME, pg, 5, 4, owner) == -1 && errno == EDOM,
+	ok(shard_assign_ordered(CONF_STRATEGY_ROUND_ROBIN, pg, 0, 5, 4, owner) == -1 && errno == EDOM,
 	   "... and 5 instances, ordered too");
 	name_with_hash(name, sizeof name, "\xe4\xbd\x9c\xe4\xb8\x9a\xf0\x9f\x98\x80", INT32_MIN);
 	errno = 0;
 	ok(shard_java_hash(name) == INT32_MIN &&
-	   shard_assign(CONF_STRATEGY_ROUND_ROBIN_BY_NAME, name, five, 5, 4, owner) == -1 && errno == EDOM,
+	   shard_assign(CONF_STRATEGY_ROUND_ROBIN, name, 0, five, 5, 4, owner) == -1 && errno == EDOM,
 	   "a non-ASCII name hashing to MIN_VALUE: EDOM over 5");
 
 	/* The result depends on the names, not on the order given. */
@@ -242,21 +266,21 @@ static void test_errors(void)
 		int err;
 		const char *what;
 	} cases[] = {
-		{ err_of(shard_assign(avg, "j", names, 0, 3, owner)), "no instances" },
-		{ err_of(shard_assign(avg, "j", names, 3, 3, owner)), "a duplicate name" },
-		{ err_of(shard_assign(avg, "j", java_equal, 2, 3, owner)), "names equal as Java strings (x\\x80, x\\xff)" },
-		{ err_of(shard_assign(avg, "j", with_null, 2, 3, owner)), "a NULL name" },
-		{ err_of(shard_assign(avg, "j", NULL, 2, 3, owner)), "instances NULL" },
-		{ err_of(shard_assign(avg, NULL, names, 2, 3, owner)), "job NULL" },
-		{ err_of(shard_assign(avg, "j", names, 2, 3, NULL)), "owner NULL with items to place" },
-		{ err_of(shard_assign((conf_strategy_t)7, "j", names, 2, 3, owner)), "an unknown strategy" },
-		{ err_of(shard_assign(avg, "j", names, 2, (uint32_t)INT32_MAX + 1, owner)), "total above INT32_MAX" },
-		{ err_of(shard_assign_ordered(avg, "j", (size_t)INT32_MAX + 1, 3, owner)), "n above INT32_MAX" },
-		{ err_of(shard_assign_ordered(avg, "j", 0, 3, owner)), "ordered, no instances" },
+		{ err_of(shard_assign(avg, "j", 0, names, 0, 3, owner)), "no instances" },
+		{ err_of(shard_assign(avg, "j", 0, names, 3, 3, owner)), "a duplicate name" },
+		{ err_of(shard_assign(avg, "j", 0, java_equal, 2, 3, owner)), "names equal as Java strings (x\\x80, x\\xff)" },
+		{ err_of(shard_assign(avg, "j", 0, with_null, 2, 3, owner)), "a NULL name" },
+		{ err_of(shard_assign(avg, "j", 0, NULL, 2, 3, owner)), "instances NULL" },
+		{ err_of(shard_assign(avg, NULL, 0, names, 2, 3, owner)), "job NULL" },
+		{ err_of(shard_assign(avg, "j", 0, names, 2, 3, NULL)), "owner NULL with items to place" },
+		{ err_of(shard_assign((conf_strategy_t)7, "j", 0, names, 2, 3, owner)), "an unknown strategy" },
+		{ err_of(shard_assign(avg, "j", 0, names, 2, (uint32_t)INT32_MAX + 1, owner)), "total above INT32_MAX" },
+		{ err_of(shard_assign_ordered(avg, "j", 0, (size_t)INT32_MAX + 1, 3, owner)), "n above INT32_MAX" },
+		{ err_of(shard_assign_ordered(avg, "j", 0, 0, 3, owner)), "ordered, no instances" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		is_int(cases[i].err, EINVAL, "%s: EINVAL", cases[i].what);
-	is_int(err_of(shard_assign(avg, "j", names, 2, 3, owner)), 0, "the first two names alone: fine");
+	is_int(err_of(shard_assign(avg, "j", 0, names, 2, 3, owner)), 0, "the first two names alone: fine");
 	uint32_t items[8];
 	/* descending: b, a; one item each, the third to b */
 	is_int(shard_items_of(owner, 3, 1, items), 2, "shard_items_of: b has two items");
@@ -497,9 +521,20 @@ static void make_cmp_q(struct question *x, const char *s, const char *t)
 	*x = (struct question){ Q_CMP, q.s, a.s, false, c == 0 && strcmp(s, t) != 0 };
 }
 
+/* The time of a sharding, for SINGLE_SHARDING_BALANCE: around now, any 64-bit value, or one that
+ * makes hashCode + (int) millis Integer.MIN_VALUE (ElasticJob throws). */
+static int64_t rand_millis(const char *job)
+{
+	uint32_t r = rn(10);
+	if (r < 6) return 1700000000000LL + (int64_t)rn(1u << 30) * 256 + rn(256);
+	if (r < 8) return (int64_t)(((uint64_t)rn(0xffffffffu) << 32) | rn(0xffffffffu));
+	uint32_t low = (uint32_t)INT32_MIN - (uint32_t)shard_java_hash(job);
+	return (int64_t)(((uint64_t)rn(1u << 11) << 32) | low);
+}
+
 static void make_assign_q(struct question *x)
 {
-	conf_strategy_t st = strategies[rn(3)];
+	conf_strategy_t st = strategies[rn(NSTRATEGIES)];
 	uint32_t total = 1 + rn(100), n = 1 + rn(20), owner[100];
 	static struct str ids[20];
 	const char *names[20];
@@ -512,27 +547,29 @@ static void make_assign_q(struct question *x)
 	if (n > 1 && rn(40) == 0) /* a duplicate */
 		ids[rn(n)] = ids[rn(n)];
 	struct line q = { 0 }, a = { 0 };
-	add(&q, "S %s %" PRIu32, conf_strategy_name(st), total);
+	int64_t ms = rand_millis(job.s);
+	add(&q, "S %s %" PRIu32 " %" PRId64, conf_strategy_name(st), total, ms);
 	add_hex(&q, job.s);
 	for (uint32_t i = 0; i < n; i++)
 		add_hex(&q, names[i]);
 	errno = 0;
-	int r = shard_assign(st, job.s, names, n, total, owner);
+	int r = shard_assign(st, job.s, ms, names, n, total, owner);
 	our_answer(&a, r, errno, owner, total);
 	*x = (struct question){ Q_ASSIGN, q.s, a.s, false, false };
 }
 
 static void make_ordered_q(struct question *x)
 {
-	conf_strategy_t st = strategies[rn(3)];
+	conf_strategy_t st = strategies[rn(NSTRATEGIES)];
 	uint32_t total = rn(120), n = 1 + rn(40), owner[120];
 	struct str job;
 	rand_job(&job);
 	struct line q = { 0 }, a = { 0 };
-	add(&q, "O %s %" PRIu32 " %" PRIu32, conf_strategy_name(st), total, n);
+	int64_t ms = rand_millis(job.s);
+	add(&q, "O %s %" PRIu32 " %" PRIu32 " %" PRId64, conf_strategy_name(st), total, n, ms);
 	add_hex(&q, job.s);
 	errno = 0;
-	int r = shard_assign_ordered(st, job.s, n, total, owner);
+	int r = shard_assign_ordered(st, job.s, ms, n, total, owner);
 	our_answer(&a, r, errno, owner, total);
 	*x = (struct question){ Q_ORDERED, q.s, a.s, false, false };
 }

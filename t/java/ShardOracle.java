@@ -1,4 +1,4 @@
-// t/java/ShardOracle.java: ElasticJob 3.0.4's sharding, answered by Java itself, so that
+// t/java/ShardOracle.java: ElasticJob 3.0.4's and 3.0.5's sharding, answered by Java itself, so that
 // t/40-shard can compare supervisor/shard.c with it (`java t/java/ShardOracle.java < q > a`).
 //
 // Strings travel as hex of their UTF-8 bytes ("-" for the empty string) and are decoded with
@@ -6,17 +6,19 @@
 // Math.abs are Java's own. The strategy arithmetic is ElasticJob's, written from its source:
 // the instance ids are sorted with Comparator.reverseOrder() (ZookeeperRegistryCenter.
 // getChildrenKeys); ODEVITY reverses the list when (long) hashCode % 2 == 0; ROUND_ROBIN builds
-// a new list with get((i + Math.abs(hashCode) % n) % n) unless that offset is 0; then
-// AVG_ALLOCATION gives the k-th instance [k * (total / n), (k + 1) * (total / n)) and, for
-// k < total % n, the item total / n * n + k. One answer line per question line:
+// a new list with get((i + Math.abs(hashCode) % n) % n) unless that offset is 0; 3.0.5's
+// SINGLE_SHARDING_BALANCE builds one with get((i + Math.abs(hashCode + ((Long) millis).intValue())
+// % n) % n), millis being System.currentTimeMillis() at the sharding; then AVG_ALLOCATION gives
+// the k-th instance [k * (total / n), (k + 1) * (total / n)) and, for k < total % n, the item
+// total / n * n + k. One answer line per question line:
 //
 //   H <hex>                   -> hashCode, as a signed decimal
 //   C <hexA> <hexB>           -> signum(a.compareTo(b))
-//   S <strategy> <total> <job> <inst>...
+//   S <strategy> <total> <millis> <job> <inst>...
 //                             -> "OK o0 o1 ..." with oi the index (in the question) of the
 //                                instance that owns item i; "DUP" when two ids are equal
 //                                strings; "EXC <exception class>" when ElasticJob's code throws
-//   O <strategy> <total> <n> <job>
+//   O <strategy> <total> <n> <millis> <job>
 //                             -> the strategy alone on a list of n, as ElasticJob's unit tests
 //                                call it: "OK o0 o1 ..." positions in that list, or "EXC ..."
 import java.io.BufferedReader;
@@ -63,17 +65,25 @@ public class ShardOracle {
         return r;
     }
 
-    static Map<Integer, List<Integer>> strategy(String type, List<Integer> units, String job, int total) {
+    static Map<Integer, List<Integer>> strategy(String type, List<Integer> units, String job, int total, long millis) {
         switch (type) {
         case "AVG_ALLOCATION":
             return average(units, total);
-        case "ODEVITY_BY_NAME": {
+        case "SINGLE_SHARDING_BALANCE": {
+            int n = units.size();
+            int offset = Math.abs(job.hashCode() + ((Long) millis).intValue()) % n;
+            List<Integer> rotated = new ArrayList<>(n);
+            for (int i = 0; i < n; i++)
+                rotated.add(units.get((i + offset) % n));
+            return average(rotated, total);
+        }
+        case "ODEVITY": {
             long h = job.hashCode();
             if (0 == h % 2)
                 Collections.reverse(units);
             return average(units, total);
         }
-        case "ROUND_ROBIN_BY_NAME": {
+        case "ROUND_ROBIN": {
             int n = units.size();
             int offset = Math.abs(job.hashCode()) % n;
             if (offset == 0)
@@ -109,12 +119,13 @@ public class ShardOracle {
             return Integer.toString(Integer.signum(unhex(f[1]).compareTo(unhex(f[2]))));
         case "S": {
             int total = Integer.parseInt(f[2]);
-            String job = unhex(f[3]);
+            long millis = Long.parseLong(f[3]);
+            String job = unhex(f[4]);
             List<String> ids = new ArrayList<>();
             Map<String, Integer> index = new HashMap<>();
-            for (int i = 4; i < f.length; i++) {
+            for (int i = 5; i < f.length; i++) {
                 String id = unhex(f[i]);
-                if (index.put(id, i - 4) != null)
+                if (index.put(id, i - 5) != null)
                     return "DUP";
                 ids.add(id);
             }
@@ -123,18 +134,19 @@ public class ShardOracle {
             for (String id : ids)
                 units.add(index.get(id));
             try {
-                return owners(strategy(f[1], units, job, total), total);
+                return owners(strategy(f[1], units, job, total, millis), total);
             } catch (RuntimeException e) {
                 return "EXC " + e.getClass().getSimpleName();
             }
         }
         case "O": {
             int total = Integer.parseInt(f[2]), n = Integer.parseInt(f[3]);
+            long millis = Long.parseLong(f[4]);
             List<Integer> units = new ArrayList<>();
             for (int i = 0; i < n; i++)
                 units.add(i);
             try {
-                return owners(strategy(f[1], units, unhex(f[4]), total), total);
+                return owners(strategy(f[1], units, unhex(f[5]), total, millis), total);
             } catch (RuntimeException e) {
                 return "EXC " + e.getClass().getSimpleName();
             }
