@@ -29,19 +29,34 @@
 
 /* ---- diagnostics ------------------------------------------------------------------------ */
 
+/* How bad a diagnostic is. A file is refused on any CONF_DIAG_ERROR. A config node is refused
+ * whole on a CONF_DIAG_ERROR (ElasticJob cannot load it either); a CONF_DIAG_KEY is a value
+ * ElasticJob loads and fails on only when it uses that key (at a fire, a resharding, a
+ * reschedule): the rest of the node is taken and the key keeps the value in force
+ * (conf_node_take); a CONF_DIAG_WARN is a value ElasticJob ignores or reads its own way, and ejob
+ * takes it the same way. */
+typedef enum conf_diag_level {
+	CONF_DIAG_ERROR = 0,
+	CONF_DIAG_KEY,
+	CONF_DIAG_WARN,
+} conf_diag_level_t;
+
 typedef struct conf_diag {
 	const char *file;   /* as given to conf_parse(), or "(command line)" for an override */
 	unsigned line;      /* 1-based; 0 when the error has no position (override, I/O) */
 	unsigned column;    /* 1-based, in characters */
 	const char *key;    /* dotted path, e.g. "jobs.hello.cron"; "" for file-level errors */
 	const char *msg;    /* what is wrong and what is allowed */
-	const char *text;   /* the whole line: "FILE:LINE:COLUMN: key: msg" */
+	const char *text;   /* the whole line: "FILE:LINE:COLUMN: key: msg", for a warning
+	                       "FILE:LINE:COLUMN: warning: key: msg" */
+	conf_diag_level_t level;
 } conf_diag_t;
 
 typedef struct conf_diags conf_diags_t;
 
 size_t conf_diags_count(const conf_diags_t *d);              /* kept errors (<= CONF_MAX_DIAGS) */
 size_t conf_diags_dropped(const conf_diags_t *d);            /* errors past the limit */
+size_t conf_diags_errors(const conf_diags_t *d);             /* CONF_DIAG_ERROR ones, dropped included */
 const conf_diag_t *conf_diags_get(const conf_diags_t *d, size_t i); /* sorted by line, column */
 void conf_diags_free(conf_diags_t *d);                       /* NULL is fine */
 
@@ -57,10 +72,14 @@ typedef enum conf_job_type {
 	                        when native.library is set, else external */
 } conf_job_type_t;
 
+/* jobShardingStrategyType: ElasticJob's names (its strategies' getType()). ODEVITY_BY_NAME and
+ * ROUND_ROBIN_BY_NAME, names ejob took by mistake before, are read as ODEVITY and ROUND_ROBIN
+ * with a warning, and written back as those. */
 typedef enum conf_strategy {
 	CONF_STRATEGY_AVG_ALLOCATION = 0,
-	CONF_STRATEGY_ODEVITY_BY_NAME,
-	CONF_STRATEGY_ROUND_ROBIN_BY_NAME,
+	CONF_STRATEGY_ODEVITY,                 /* OdevitySortByNameJobShardingStrategy */
+	CONF_STRATEGY_ROUND_ROBIN,             /* RoundRobinByNameJobShardingStrategy */
+	CONF_STRATEGY_SINGLE_SHARDING_BALANCE, /* ElasticJob 3.0.5's SingleShardingBalanceJobShardingStrategy */
 } conf_strategy_t;
 
 typedef enum conf_log_level {
@@ -177,12 +196,13 @@ typedef struct conf_job {
 	 * conf_job_free); conf_job_equal compares the text. */
 	const cron_t *cron_compiled;           /* cron parsed (year limit CRON_MAX_YEAR_DEFAULT; run it
 	                                          with Quartz's of the day: cron_with_max_year);
-	                                          NULL exactly when cron is NULL */
-	const tz_t *tz;                        /* time_zone loaded; NULL when time_zone is NULL, when
+	                                          NULL exactly when cron is NULL (but from
+	                                          conf_node_parse when "cron" is in kept_keys) */
+	const tz_t *tz;                        /* time_zone loaded; NULL when time_zone is NULL or when
 	                                          zones were not looked up (conf_opts_t.load_zone
-	                                          NULL), or from a node whose zone does not load here */
+	                                          NULL); GMT for a node whose zone does not load here */
 	const char *tz_error;                  /* config node only: why time_zone does not load on this
-	                                          host (not an error of the node), else NULL */
+	                                          host (a warning of the node: it runs in GMT), else NULL */
 	uint32_t sharding_total_count;         /* 1-10000 */
 	const char *sharding_item_parameters;  /* as written; "" when none (ElasticJob's default) */
 	size_t n_item_params;                  /* parsed, sorted by item; see conf_job_item_param() */
@@ -195,8 +215,14 @@ typedef struct conf_job {
 	int reconcile_interval_minutes;        /* 10; 0 = off */
 	bool static_sharding;                  /* false */
 	conf_strategy_t sharding_strategy;     /* effective: AVG_ALLOCATION when unset */
-	const char *sharding_strategy_type;    /* jobShardingStrategyType as written, or NULL */
-	const char *executor_service_handler_type; /* NULL when unset */
+	const char *sharding_strategy_type;    /* jobShardingStrategyType: ElasticJob's name of the
+	                                          strategy (an old alias written is replaced), or NULL */
+	bool sharding_strategy_alias;          /* it was written as ODEVITY_BY_NAME or ROUND_ROBIN_BY_NAME */
+	const char *executor_service_handler_type; /* jobExecutorServiceHandlerType, or 3.0.5's
+	                                          jobExecutorThreadPoolSizeProviderType: CPU,
+	                                          SINGLE_THREAD, or (a node) any name; NULL when unset */
+	bool executor_key_3_0_5;               /* it was written under 3.0.5's key (and is published
+	                                          under it again: 3.0.4 refuses that key, 3.0.5 the old) */
 	const char *error_handler_type;        /* NULL when unset */
 	size_t n_listener_types;
 	const char *const *listener_types;
@@ -240,6 +266,12 @@ typedef struct conf_job {
 	const char *listener_after_all;        /* "ejob.listener.afterAll": once per fire, cluster-wide */
 	int listener_timeout_seconds;          /* "ejob.listener.timeoutSeconds", CONF_LISTENER_TIMEOUT_DEFAULT */
 	unsigned line;                         /* where the job starts in its file; 0 from a node */
+	/* config node only: the keys whose value ElasticJob loads but fails on when it uses it (each
+	 * a CONF_DIAG_KEY): conf_node_parse leaves their defaults, conf_node_take the values in force
+	 * ("cron", "jobShardingStrategyType", "shardingItemParameters", "jobErrorHandlerType",
+	 * "props.KEY") */
+	size_t n_kept_keys;
+	const char *const *kept_keys;
 	struct conf_arena *mem_;               /* private: set on jobs from conf_node_parse() */
 } conf_job_t;
 
@@ -398,11 +430,20 @@ const char *conf_log_level_name(conf_log_level_t l);         /* "error" ... */
  * Returns a malloc'd NUL-terminated string (*len without the NUL), or NULL with errno ENOMEM. */
 char *conf_node_emit(const conf_job_t *j, size_t *len);
 
-/* Parse a config node. Keys it does not know are ignored; wrong types are errors, reported as by
- * conf_parse (name labels the messages, e.g. "/ns/job/config"). The cron is compiled as in a
- * file; timeZone is loaded from this host's zoneinfo (tz_load), and a zone that does not load
- * here is no error of the node: tz is NULL and tz_error says why. Free the job with
- * conf_job_free(). */
+/* A config node whose jobShardingStrategyType is one of ejob's old names (sharding_strategy_alias),
+ * with ElasticJob's name in its place and every other byte as it was: malloc'd (*len set), or
+ * NULL when the key is not written in the one form ElasticJob and ejob write (a top-level line
+ * "jobShardingStrategyType: NAME", plain or quoted). Pure. */
+char *conf_node_fix_strategy(const void *buf, size_t len, size_t *outlen);
+
+/* Parse a config node, each key as ElasticJob takes it (conf_diag_level_t): an unknown key or a
+ * wrong type is an error (the parse fails); a value ElasticJob loads and fails on only when it
+ * uses it is a CONF_DIAG_KEY, listed in kept_keys, its field left at the default (a cron that does
+ * not parse stays as written, cron_compiled NULL); a value ElasticJob ignores or reads its own way
+ * is a warning (an item parameter out of range is dropped; a timeZone this host cannot load is
+ * GMT, as Java's TimeZone.getTimeZone makes it, and tz_error says why). Messages are labelled as
+ * by conf_parse (name, e.g. "/ns/job/config"); *diags gets them all (also on success). Free the
+ * job with conf_job_free(). */
 conf_job_t *conf_node_parse(const void *buf, size_t len, const char *name, conf_diags_t **diags);
 void conf_job_free(conf_job_t *j);                           /* only for conf_node_parse jobs */
 
@@ -410,13 +451,16 @@ void conf_job_free(conf_job_t *j);                           /* only for conf_no
  * config set|edit` before they write one: conf_node_parse (name labels the messages), then, for
  * a node without props ejob.type, the type of the job's root node (root_type: its data, "" if
  * none; ElasticJob's SCRIPT with a script.command.line is a script job), then usable: jobName is
- * job, a type ejob runs, a timeZone that loads on this host (a node without cron is a one-off
- * job, as ElasticJob's OneOffJobBootstrap writes it). Returns the job (free with conf_job_free),
- * or NULL and why it cannot be taken in why: the parser's first error ("NAME:LINE:COLUMN: key:
- * ..."), "unreadable" (out of memory), or "jobName is 'x', not 'y'", "timeZone: ...", and the
- * type's reasons. diags (may be NULL): every error of the parse, as conf_node_parse gives them;
- * the caller frees it. */
+ * job, a type ejob runs (a node without cron is a one-off job, as ElasticJob's OneOffJobBootstrap
+ * writes it). Each kept key takes its value from in_force, the config in force (may be NULL):
+ * cron (none in force: refused), jobShardingStrategyType (none: AVG_ALLOCATION),
+ * shardingItemParameters (none: no parameters), jobErrorHandlerType (LOG), props.ejob.* (the
+ * defaults), a type's props (none in force, or a job of another type: refused). Returns the job
+ * (free with conf_job_free), or NULL and why it cannot be taken in why: the parser's first error
+ * ("NAME:LINE:COLUMN: key: ..."), "unreadable" (out of memory), "jobName is 'x', not 'y'", the
+ * type's reasons, or a kept key without a value to keep. diags (may be NULL): every diagnostic of
+ * the parse, as conf_node_parse gives them; the caller frees it. */
 conf_job_t *conf_node_take(const void *buf, size_t len, const char *name, const char *job, const char *root_type,
-                           char *why, size_t whysz, conf_diags_t **diags);
+                           const conf_job_t *in_force, char *why, size_t whysz, conf_diags_t **diags);
 
 #endif

@@ -11,6 +11,7 @@ struct conf_diags {
 	conf_diag_t *v;
 	size_t n, cap;
 	size_t dropped;
+	size_t errors;          /* CONF_DIAG_ERROR ones, kept or dropped */
 };
 
 conf_diags_t *conf_diags_new(void)
@@ -26,6 +27,11 @@ size_t conf_diags_count(const conf_diags_t *d)
 size_t conf_diags_dropped(const conf_diags_t *d)
 {
 	return d ? d->dropped : 0;
+}
+
+size_t conf_diags_errors(const conf_diags_t *d)
+{
+	return d ? d->errors : 0;
 }
 
 size_t conf_diags_total(const conf_diags_t *d)
@@ -59,8 +65,15 @@ void conf_diags_free(conf_diags_t *d)
 void conf_diag_vadd(conf_diags_t *d, const char *file, unsigned line, unsigned column,
                     const char *key, const char *fmt, va_list ap)
 {
+	conf_diag_vadd_level(d, CONF_DIAG_ERROR, file, line, column, key, fmt, ap);
+}
+
+void conf_diag_vadd_level(conf_diags_t *d, conf_diag_level_t level, const char *file, unsigned line,
+                          unsigned column, const char *key, const char *fmt, va_list ap)
+{
 	if (!d) return;
 	int saved = errno;
+	if (level == CONF_DIAG_ERROR) d->errors++;
 	if (d->n >= CONF_MAX_DIAGS) goto drop;
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 16;
@@ -73,12 +86,12 @@ void conf_diag_vadd(conf_diags_t *d, const char *file, unsigned line, unsigned c
 	char *msg = NULL, *text = NULL;
 	if (vasprintf(&msg, fmt, ap) < 0) msg = NULL;
 	if (!key) key = "";
-	const char *sep = *key ? ": " : "";
+	const char *sep = *key ? ": " : "", *w = level == CONF_DIAG_WARN ? "warning: " : "";
 	int r;
 	if (line)
-		r = asprintf(&text, "%s:%u:%u: %s%s%s", file, line, column, key, sep, msg ? msg : "");
+		r = asprintf(&text, "%s:%u:%u: %s%s%s%s", file, line, column, w, key, sep, msg ? msg : "");
 	else
-		r = asprintf(&text, "%s: %s%s%s", file, key, sep, msg ? msg : "");
+		r = asprintf(&text, "%s: %s%s%s%s", file, w, key, sep, msg ? msg : "");
 	if (r < 0) text = NULL;
 	e.file = strdup(file);
 	e.key = strdup(key);
@@ -86,6 +99,7 @@ void conf_diag_vadd(conf_diags_t *d, const char *file, unsigned line, unsigned c
 	e.text = text;
 	e.line = line;
 	e.column = column;
+	e.level = level;
 	if (!msg || !text || !e.file || !e.key) {
 		diag_clear(&e);
 		goto drop;
@@ -104,6 +118,15 @@ void conf_diag_add(conf_diags_t *d, const char *file, unsigned line, unsigned co
 	va_list ap;
 	va_start(ap, fmt);
 	conf_diag_vadd(d, file, line, column, key, fmt, ap);
+	va_end(ap);
+}
+
+void conf_diag_add_level(conf_diags_t *d, conf_diag_level_t level, const char *file, unsigned line, unsigned column,
+                         const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	conf_diag_vadd_level(d, level, file, line, column, key, fmt, ap);
 	va_end(ap);
 }
 

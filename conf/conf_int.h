@@ -47,12 +47,18 @@ int conf_arena_own(conf_arena_t *a, void (*release)(void *), void *p);
 /* ---- diagnostics ------------------------------------------------------------------------ */
 
 conf_diags_t *conf_diags_new(void);
-/* Adds one error. line 0: no position. On ENOMEM the error is counted as dropped. */
+/* Adds one error. line 0: no position. On ENOMEM the error is counted as dropped (as an error). */
 void conf_diag_add(conf_diags_t *d, const char *file, unsigned line, unsigned column,
                    const char *key, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 void conf_diag_vadd(conf_diags_t *d, const char *file, unsigned line, unsigned column,
                     const char *key, const char *fmt, va_list ap)
 	__attribute__((format(printf, 6, 0)));
+/* The same at a level. */
+void conf_diag_add_level(conf_diags_t *d, conf_diag_level_t level, const char *file, unsigned line, unsigned column,
+                         const char *key, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+void conf_diag_vadd_level(conf_diags_t *d, conf_diag_level_t level, const char *file, unsigned line,
+                          unsigned column, const char *key, const char *fmt, va_list ap)
+	__attribute__((format(printf, 7, 0)));
 size_t conf_diags_total(const conf_diags_t *d);              /* kept + dropped */
 void conf_diags_sort(conf_diags_t *d);
 
@@ -112,7 +118,9 @@ typedef struct conf_ctx {
 	conf_diags_t *diags;
 	size_t visits;          /* budget against alias bombs */
 	bool over_budget;       /* reported once */
-	bool node_mode;         /* parsing a config node (tolerant of unknown keys) */
+	bool node_mode;         /* parsing a config node (conf_node.c) */
+	conf_diag_level_t level; /* what conf_err and conf_err_in report: CONF_DIAG_ERROR but while a
+	                            config node's key is checked on its own (conf_job.c) */
 	const conf_opts_t *opts;
 	conf_resolver_t res;
 } conf_ctx_t;
@@ -124,6 +132,9 @@ conf_tnode_t *conf_tree_parse(conf_ctx_t *cx, bool *empty);
 /* ---- scalar helpers (conf_scalar.c) ----------------------------------------------------- */
 
 void conf_err(conf_ctx_t *cx, const conf_tnode_t *at, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* A warning at a node: the value is taken (the load does not fail). */
+void conf_warn(conf_ctx_t *cx, const conf_tnode_t *at, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* Error at a position inside a scalar's value (byte offset off), when it can be mapped. */
 void conf_err_in(conf_ctx_t *cx, const conf_tnode_t *at, size_t off, const char *key,
@@ -154,7 +165,7 @@ int conf_get_enum(conf_ctx_t *cx, const conf_tnode_t *n, const conf_tnode_t *at,
 const char *conf_check_zk_name(const char *s, size_t len);
 
 /* Walks a mapping's keys against a table. Reports unknown keys (with a suggestion, or the list
- * of allowed keys) unless cx->node_mode; returns in vals[i] the value node of names[i] (NULL
+ * of allowed keys; in cx->node_mode as ElasticJob refuses them); returns in vals[i] the value node of names[i] (NULL
  * when absent) and in keys[i] its key node. Names from index nlisted on are recognized but
  * neither suggested nor listed (keys that exist only to be refused with a better message). */
 void conf_map_keys(conf_ctx_t *cx, const conf_tnode_t *map, const char *path,
@@ -163,12 +174,15 @@ void conf_map_keys(conf_ctx_t *cx, const conf_tnode_t *map, const char *path,
 
 /* ---- shardingItemParameters (conf_sip.c) ------------------------------------------------ */
 
-/* Parse s as ElasticJob does, against total items. Errors are reported through cb with the byte
- * offset inside s; returns the number of errors. On success *out (allocated in a, sorted by item)
- * and *n are set. */
-typedef void conf_sip_err_fn(void *arg, size_t off, const char *msg);
+/* Parse s as ElasticJob does, against total items. Problems are reported through cb with the
+ * byte offset inside s (warn: a warning, the pair is taken as ElasticJob takes it); returns the
+ * number of errors. On success *out (allocated in a, sorted by item) and *n are set.
+ * loose: as ElasticJob reads it (a config node): an item out of 0..total-1 is never read (a
+ * warning, dropped), an item given twice takes the last value (a warning); else (ejob's file)
+ * both are errors. */
+typedef void conf_sip_err_fn(void *arg, size_t off, bool warn, const char *msg);
 /* total < 0: the count is unknown (itself invalid); check only the form and duplicates. */
-int conf_sip_parse(conf_arena_t *a, const char *s, int total, conf_item_param_t **out,
+int conf_sip_parse(conf_arena_t *a, const char *s, int total, bool loose, conf_item_param_t **out,
                    size_t *n, conf_sip_err_fn *cb, void *arg);
 
 /* ---- the host (conf_sys.c) -------------------------------------------------------------- */

@@ -3,10 +3,14 @@
  * The two forms share the keys of ElasticJob's JobConfigurationPOJO and every check. They differ
  * where ElasticJob's own YAML differs from ejob's file:
  *   file:  the name is the key under jobs:; ejob's keys type, timeoutSeconds and maxRetries are
- *          job keys; unknown keys and props named ejob.* are errors; type is required.
+ *          job keys; props named ejob.* are errors; type is required; every problem is an error.
  *   node:  the name is jobName; ejob's keys are props ejob.type, ejob.timeoutSeconds and
- *          ejob.maxRetries (ElasticJob refuses unknown top-level keys, docs/config.md); unknown
- *          keys are ignored; handler types ElasticJob may load as plugins are taken as written.
+ *          ejob.maxRetries; handler types ElasticJob may load as plugins are taken as written;
+ *          and each value is taken as ElasticJob takes it (docs/config.md, "What ElasticJob
+ *          accepts"): what it cannot load at all (an unknown key, a wrong type) refuses the node,
+ *          what it loads and fails on only when it uses the key (a cron, a strategy, item
+ *          parameters, a script's command line) is a CONF_DIAG_KEY of that key alone, and what it
+ *          ignores (an item parameter out of range) is a warning.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,7 +22,7 @@
 
 enum {
 	K_CRON, K_TIMEZONE, K_TOTAL, K_SIP, K_JOBPARAM, K_MONITOR, K_FAILOVER, K_MISFIRE,
-	K_MAXTIMEDIFF, K_RECONCILE, K_STATIC, K_STRATEGY, K_EXECUTOR, K_ERRHANDLER, K_LISTENERS,
+	K_MAXTIMEDIFF, K_RECONCILE, K_STATIC, K_STRATEGY, K_EXECUTOR, K_EXECUTOR305, K_ERRHANDLER, K_LISTENERS,
 	K_EXTRA, K_DISABLED, K_OVERWRITE, K_LABEL, K_DESCRIPTION, K_PROPS,
 	K_TYPE, K_TIMEOUT, K_MAXRETRIES,          /* file only */
 	K_FJOBNAME,                              /* file: refused with a better message */
@@ -31,20 +35,27 @@ static const char *const file_keys[K_NFILE] = {
 	"cron", "timeZone", "shardingTotalCount", "shardingItemParameters", "jobParameter",
 	"monitorExecution", "failover", "misfire", "maxTimeDiffSeconds", "reconcileIntervalMinutes",
 	"staticSharding", "jobShardingStrategyType", "jobExecutorServiceHandlerType",
-	"jobErrorHandlerType", "jobListenerTypes", "jobExtraConfigurations", "disabled", "overwrite",
-	"label", "description", "props", "type", "timeoutSeconds", "maxRetries", "jobName",
+	"jobExecutorThreadPoolSizeProviderType", "jobErrorHandlerType", "jobListenerTypes",
+	"jobExtraConfigurations", "disabled", "overwrite", "label", "description", "props", "type",
+	"timeoutSeconds", "maxRetries", "jobName",
 };
 
 static const char *const node_keys[K_NNODE] = {
 	"cron", "timeZone", "shardingTotalCount", "shardingItemParameters", "jobParameter",
 	"monitorExecution", "failover", "misfire", "maxTimeDiffSeconds", "reconcileIntervalMinutes",
 	"staticSharding", "jobShardingStrategyType", "jobExecutorServiceHandlerType",
-	"jobErrorHandlerType", "jobListenerTypes", "jobExtraConfigurations", "disabled", "overwrite",
-	"label", "description", "props", "jobName",
+	"jobExecutorThreadPoolSizeProviderType", "jobErrorHandlerType", "jobListenerTypes",
+	"jobExtraConfigurations", "disabled", "overwrite", "label", "description", "props", "jobName",
 };
 
 static const char *const type_names[] = { "script", "native", "external", "http", "dataflow" };
-static const char *const strategy_names[] = { "AVG_ALLOCATION", "ODEVITY_BY_NAME", "ROUND_ROBIN_BY_NAME" };
+/* ElasticJob's (its strategies' getType(); SINGLE_SHARDING_BALANCE since 3.0.5), in conf_strategy_t's
+ * order, then the names ejob took by mistake before, read as ODEVITY and ROUND_ROBIN */
+static const char *const strategy_names[] = { "AVG_ALLOCATION", "ODEVITY", "ROUND_ROBIN", "SINGLE_SHARDING_BALANCE" };
+static const struct {
+	const char *name;
+	conf_strategy_t is;
+} strategy_aliases[] = { { "ODEVITY_BY_NAME", CONF_STRATEGY_ODEVITY }, { "ROUND_ROBIN_BY_NAME", CONF_STRATEGY_ROUND_ROBIN } };
 /* ElasticJob's built-in handlers (elasticjob-executor, elasticjob-error-handler) */
 static const char *const executor_names[] = { "CPU", "SINGLE_THREAD" };
 static const char *const error_handler_names[] = { "LOG", "THROW", "IGNORE", "EMAIL", "WECHAT", "DINGTALK",
@@ -54,17 +65,40 @@ static const char *const error_handler_names[] = { "LOG", "THROW", "IGNORE", "EM
 #define INT_RANGE_MIN (-2147483647LL - 1)
 #define INT_RANGE_MAX 2147483647LL
 
+#define KEPT_MAX 24
+
 typedef struct jb {
 	conf_ctx_t *cx;
 	conf_job_t *j;
 	const char *path;
 	const conf_tnode_t *at;       /* where job-level errors point: the name key or the map */
 	int errors;
+	const char *kept[KEPT_MAX];   /* a node's keys whose values are not usable (key_close) */
+	size_t nkept;
 } jb_t;
 
 static void kpath(const jb_t *b, char *out, size_t outsz, const char *key)
 {
 	conf_path(out, outsz, b->path, key);
+}
+
+/* A key checked on its own: in a node, what ElasticJob loads and fails on only when it uses the
+ * key. Its problems, reported between key_open and key_close, are CONF_DIAG_KEY (the node is
+ * still taken, the key listed in kept_keys); in a file they are errors as any other. */
+static int key_open(jb_t *b)
+{
+	if (b->cx->node_mode) b->cx->level = CONF_DIAG_KEY;
+	return b->errors;
+}
+
+static void key_close(jb_t *b, int before, const char *key)
+{
+	b->cx->level = CONF_DIAG_ERROR;
+	if (!b->cx->node_mode || b->errors == before) return;
+	b->errors = before;
+	for (size_t i = 0; i < b->nkept; i++)
+		if (!strcmp(b->kept[i], key)) return;
+	if (b->nkept < KEPT_MAX) b->kept[b->nkept++] = conf_arena_strdup(b->cx->out, key);
 }
 
 /* Optional string: null keeps the default. */
@@ -294,8 +328,10 @@ static void get_listener_prop(jb_t *b, const conf_tnode_t *k, const char *ip, co
 		errno = 0;
 		long v = strtol(s, &end, 10);
 		if (!*s || *end || errno || v < 1 || v > 86400) {
+			int before = key_open(b);
 			conf_err(b->cx, k, ip, "must be an integer 1-86400 (seconds a listener command may run; got \"%.40s\")", s);
 			b->errors++;
+			key_close(b, before, "props.ejob.listener.timeoutSeconds");
 		} else {
 			j->listener_timeout_seconds = (int)v;
 		}
@@ -303,6 +339,10 @@ static void get_listener_prop(jb_t *b, const conf_tnode_t *k, const char *ip, co
 		j->listener_after_all = *s ? s : NULL;
 	} else if (!strcmp(name, "beforeAll")) {
 		j->listener_before_all = *s ? s : NULL;
+	} else if (b->cx->node_mode) {
+		/* a prop like any other to ElasticJob */
+		conf_warn(b->cx, k, ip, "not one of ejob's listener props (ejob.listener.before, ejob.listener.after, "
+		          "ejob.listener.beforeAll, ejob.listener.afterAll, ejob.listener.timeoutSeconds): ignored");
 	} else {
 		conf_err(b->cx, k, ip, "unknown listener prop; ejob's are ejob.listener.before, ejob.listener.after, "
 		         "ejob.listener.beforeAll, ejob.listener.afterAll and ejob.listener.timeoutSeconds");
@@ -419,10 +459,14 @@ static void prop_err(void *arg, const char *key, const char *msg)
 		const conf_tnode_t *k = a->props->kids[2 * i];
 		if (k->kind == CONF_TN_SCALAR && k->len == strlen(key) && memcmp(k->str, key, k->len) == 0) at = k;
 	}
-	char p[512];
+	char p[512], kept[256];
 	conf_path(p, sizeof p, a->path, key);
+	conf_fmt(kept, sizeof kept, "props.%.200s", key);
+	/* in a node, ElasticJob fails the fire that reads the prop */
+	int before = key_open(a->b);
 	conf_err(a->b->cx, at, p, "%s", msg);
 	a->b->errors++;
+	key_close(a->b, before, kept);
 }
 
 /* What each type needs in props. */
@@ -438,23 +482,30 @@ static void check_type_props(jb_t *b, const conf_tnode_t *pk, const conf_tnode_t
 		for (const char *s = c; s && *s; s++)
 			if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r') blank = false;
 		if (!c || blank) {
+			/* ElasticJob's ScriptJobExecutor fails each fire without it */
+			int before = key_open(b);
 			conf_err(b->cx, at, p, "a script job needs props 'script.command.line', the "
 			         "command to run (split into arguments, no shell)");
 			b->errors++;
+			key_close(b, before, "props.script.command.line");
 		}
 	} else if (j->type == CONF_JOB_NATIVE) {
 		if (!j->native_library || !*j->native_library) {
+			int before = key_open(b);
 			conf_err(b->cx, at, p, "a native job needs props 'native.library', the path of "
 			         "the shared object");
 			b->errors++;
+			key_close(b, before, "props.native.library");
 		}
 		if (!j->native_symbol || !is_identifier(j->native_symbol)) {
 			char q[128];
 			if (j->native_symbol) conf_quote(q, sizeof q, j->native_symbol, strlen(j->native_symbol));
+			int before = key_open(b);
 			conf_err(b->cx, at, p, "a native job needs props 'native.symbol', the C function "
 			         "to call (an identifier%s%s)", j->native_symbol ? "; got " : "",
 			         j->native_symbol ? q : "");
 			b->errors++;
+			key_close(b, before, "props.native.symbol");
 		}
 	} else if (j->type == CONF_JOB_HTTP) {
 		struct prop_arg a = { b, pv, at, p };
@@ -483,8 +534,12 @@ static void errh_err(void *arg, const char *key, const char *msg)
 	char p[512], q[512];
 	kpath(a->b, q, sizeof q, "props");
 	conf_path(p, sizeof p, q, key);
-	conf_err(a->b->cx, at, p, "%s", msg);
+	/* in a node, ElasticJob loads the handler and fails only when it sends: failed items are
+	 * logged (LOG) until the node is fixed */
+	int before = key_open(a->b);
+	conf_err(a->b->cx, at, p, "%s%s", msg, a->b->cx->node_mode ? "; until the node is fixed, failed items are only logged (LOG)" : "");
 	a->b->errors++;
+	key_close(a->b, before, "jobErrorHandlerType");
 }
 
 struct sip_arg {
@@ -493,11 +548,14 @@ struct sip_arg {
 	const char *path;
 };
 
-static void sip_err(void *arg, size_t off, const char *msg)
+static void sip_err(void *arg, size_t off, bool warn, const char *msg)
 {
 	struct sip_arg *a = arg;
+	conf_diag_level_t level = a->b->cx->level;
+	if (warn) a->b->cx->level = CONF_DIAG_WARN;
 	conf_err_in(a->b->cx, a->at, off, a->path, "%s", msg);
-	a->b->errors++;
+	a->b->cx->level = level;
+	if (!warn) a->b->errors++;
 }
 
 static void release_cron(void *p)
@@ -549,6 +607,56 @@ static void check_name(jb_t *b, const conf_tnode_t *at, const char *name, size_t
 	conf_err(b->cx, at, b->path, "the name %s %s; a job name must be 1-255 bytes without '/', "
 	         "'@-@', whitespace or control characters, and not '.' or '..'", q, why);
 	b->errors++;
+}
+
+/* jobShardingStrategyType: one of ElasticJob's names. "" is unset in a node, as ElasticJob reads
+ * it (JobShardingStrategyFactory: Strings.isNullOrEmpty). An old ejob name is taken as
+ * ElasticJob's, with a warning (and published as ElasticJob's). In a node an unknown name is
+ * that key's problem alone: ElasticJob loads the node and fails at every resharding. */
+static void get_strategy(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at)
+{
+	conf_ctx_t *cx = b->cx;
+	conf_job_t *j = b->j;
+	char p[512], list[256], q[128];
+	const char *s;
+	if (!v || conf_is_null(v)) return;
+	kpath(b, p, sizeof p, "jobShardingStrategyType");
+	if (conf_get_str(cx, v, at, p, &s) < 0) {
+		b->errors++;
+		return;
+	}
+	if (!*s && cx->node_mode) return;
+	for (size_t i = 0; i < NELEM(strategy_names); i++)
+		if (!strcmp(s, strategy_names[i])) {
+			j->sharding_strategy = (conf_strategy_t)i;
+			j->sharding_strategy_type = strategy_names[i];
+			return;
+		}
+	for (size_t i = 0; i < NELEM(strategy_aliases); i++)
+		if (!strcmp(s, strategy_aliases[i].name)) {
+			const char *real = strategy_names[strategy_aliases[i].is];
+			j->sharding_strategy = strategy_aliases[i].is;
+			j->sharding_strategy_type = real;
+			j->sharding_strategy_alias = true;
+			conf_warn(cx, at ? at : v, p, "%s is the name ejob gave %s by mistake before (ElasticJob fails on it: "
+			          "\"Cannot find sharding strategy\"); it is taken as %s and %s; write %s", s, real, real,
+			          cx->node_mode ? "the node is written back with it" : "published so", real);
+			return;
+		}
+	conf_join_names(list, sizeof list, strategy_names, NELEM(strategy_names));
+	conf_quote(q, sizeof q, s, strlen(s));
+	const char *sug = conf_suggest(s, strategy_names, NELEM(strategy_names));
+	char hint[64] = "";
+	if (sug) conf_fmt(hint, sizeof hint, "; did you mean '%s'?", sug);
+	int before = key_open(b);
+	if (cx->node_mode)
+		conf_err(cx, at ? at : v, p, "ElasticJob has no sharding strategy %s (its instances fail every resharding "
+		         "of this job: \"Cannot find sharding strategy\"); ejob keeps the strategy in force; write %s%s", q,
+		         list, hint);
+	else
+		conf_err(cx, at ? at : v, p, "must be one of %s (got %s)%s", list, q, hint);
+	b->errors++;
+	key_close(b, before, "jobShardingStrategyType");
 }
 
 int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
@@ -612,6 +720,9 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	 * those (Strings.isNullOrEmpty), and its RescheduleListenerManager reads a node so
 	 * (StringUtils.isEmpty). A blank one is neither: ElasticJob refuses it both ways. */
 	get_str(&b, v[K_CRON], keys[K_CRON], "cron", &j->cron, false);
+	/* in a node, ElasticJob's reschedule fails on a cron Quartz does not take, and the trigger in
+	 * force stays: the key's own problem (the cron stays as written, not compiled) */
+	int cron_before = key_open(&b);
 	if (j->cron && !*j->cron) {
 		j->cron = NULL;
 	} else if (j->cron && !j->cron[strspn(j->cron, " \t")]) {
@@ -619,11 +730,14 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		conf_err(cx, keys[K_CRON] ? keys[K_CRON] : v[K_CRON], p, "blank; give a Quartz cron expression (e.g. "
 		         "\"0/5 * * * * ?\"), or leave cron out (or \"\") for a one-off job that runs only when triggered");
 		b.errors++;
-		j->cron = NULL;
+		if (!node) j->cron = NULL;
 	} else if (j->cron) {
 		check_cron(&b, v[K_CRON], j->cron);
 	}
-	get_str(&b, v[K_TIMEZONE], keys[K_TIMEZONE], "timeZone", &j->time_zone, true);
+	key_close(&b, cron_before, "cron");
+	/* "" in a node is unset: ElasticJob's JobScheduleController takes the JVM's zone then */
+	get_str(&b, v[K_TIMEZONE], keys[K_TIMEZONE], "timeZone", &j->time_zone, !node);
+	if (node && j->time_zone && !*j->time_zone) j->time_zone = NULL;
 	const conf_opts_t *o = cx->opts;
 	if (j->time_zone && o && o->load_zone) {
 		char why[512];
@@ -631,8 +745,14 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		if (tz) {
 			if (conf_arena_own(cx->out, release_tz, tz) == 0) j->tz = tz;
 		} else if (node) {
-			/* the node is what it is; whether this host can run its zone is the caller's call */
+			/* ElasticJob's TimeZone.getTimeZone gives GMT for an id Java does not know, and its
+			 * instances run the job in GMT: so does ejob, saying so (tz_error keeps why) */
 			j->tz_error = conf_arena_strdup(cx->out, why);
+			kpath(&b, p, sizeof p, "timeZone");
+			conf_warn(cx, keys[K_TIMEZONE], p, "%s; the job runs in GMT, as ElasticJob runs a zone id Java does not "
+			          "know (TimeZone.getTimeZone)", why);
+			tz = tz_fixed("GMT", 0);
+			if (tz && conf_arena_own(cx->out, release_tz, tz) == 0) j->tz = tz;
 		} else {
 			kpath(&b, p, sizeof p, "timeZone");
 			conf_err(cx, keys[K_TIMEZONE], p, "%s", why);
@@ -657,8 +777,11 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		struct sip_arg a = { &b, v[K_SIP], p };
 		/* 1-CONF_MAX_ITEMS when it was valid */
 		int total = j->sharding_total_count ? (int)j->sharding_total_count : -1;
-		int r = conf_sip_parse(cx->out, j->sharding_item_parameters, total, &ip,
+		/* in a node, ElasticJob parses them at each fire (and fails it on a malformed pair) */
+		int before = key_open(&b);
+		int r = conf_sip_parse(cx->out, j->sharding_item_parameters, total, node, &ip,
 		                       &j->n_item_params, sip_err, &a);
+		key_close(&b, before, "shardingItemParameters");
 		if (r < 0) return -1;
 		j->item_params = ip;
 	}
@@ -672,19 +795,22 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	        INT_RANGE_MAX, node ? NULL : "an integer 0-2147483647 (0: off)",
 	        &j->reconcile_interval_minutes);
 	get_bool(&b, v[K_STATIC], keys[K_STATIC], "staticSharding", &j->static_sharding);
-	if (v[K_STRATEGY] && !conf_is_null(v[K_STRATEGY])) {
-		int idx;
-		kpath(&b, p, sizeof p, "jobShardingStrategyType");
-		if (conf_get_enum(cx, v[K_STRATEGY], keys[K_STRATEGY], p, strategy_names,
-		                  NELEM(strategy_names), &idx) < 0) {
-			b.errors++;
-		} else {
-			j->sharding_strategy = (conf_strategy_t)idx;
-			j->sharding_strategy_type = strategy_names[idx];
-		}
+	get_strategy(&b, v[K_STRATEGY], keys[K_STRATEGY]);
+	/* 3.0.5 renamed the executor key (jobExecutorThreadPoolSizeProviderType); each version refuses
+	 * the other's, so the key written is the key published */
+	if (v[K_EXECUTOR] && v[K_EXECUTOR305] && !conf_is_null(v[K_EXECUTOR]) && !conf_is_null(v[K_EXECUTOR305])) {
+		kpath(&b, p, sizeof p, "jobExecutorThreadPoolSizeProviderType");
+		conf_err(cx, keys[K_EXECUTOR305], p, "ElasticJob 3.0.5's name of jobExecutorServiceHandlerType, which is "
+		         "given too; give one of them (3.0.5 and later read only this one, 3.0.4 and before only the other)");
+		b.errors++;
+	} else if (v[K_EXECUTOR305] && !conf_is_null(v[K_EXECUTOR305])) {
+		get_handler(&b, v[K_EXECUTOR305], keys[K_EXECUTOR305], "jobExecutorThreadPoolSizeProviderType",
+		            executor_names, NELEM(executor_names), &j->executor_service_handler_type);
+		j->executor_key_3_0_5 = true;
+	} else {
+		get_handler(&b, v[K_EXECUTOR], keys[K_EXECUTOR], "jobExecutorServiceHandlerType", executor_names,
+		            NELEM(executor_names), &j->executor_service_handler_type);
 	}
-	get_handler(&b, v[K_EXECUTOR], keys[K_EXECUTOR], "jobExecutorServiceHandlerType", executor_names,
-	            NELEM(executor_names), &j->executor_service_handler_type);
 	get_handler(&b, v[K_ERRHANDLER], keys[K_ERRHANDLER], "jobErrorHandlerType", error_handler_names,
 	            NELEM(error_handler_names), &j->error_handler_type);
 	get_listeners(&b, v[K_LISTENERS], keys[K_LISTENERS]);
@@ -709,11 +835,15 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		if (conf_get_enum(cx, tv, tk, p, type_names, NELEM(type_names), &idx) < 0) b.errors++;
 		else j->type = (conf_job_type_t)(idx + 1);
 	}
+	int before = key_open(&b);
 	get_int(&b, node ? ejob[1] : v[K_TIMEOUT], node ? ejobk[1] : keys[K_TIMEOUT],
 	        node ? "props.ejob.timeoutSeconds" : "timeoutSeconds", 0, INT_RANGE_MAX,
 	        "an integer 0-2147483647 (0: no limit)", &j->timeout_seconds);
+	key_close(&b, before, "props.ejob.timeoutSeconds");
+	before = key_open(&b);
 	get_int(&b, node ? ejob[2] : v[K_MAXRETRIES], node ? ejobk[2] : keys[K_MAXRETRIES],
 	        node ? "props.ejob.maxRetries" : "maxRetries", 0, 100, NULL, &j->max_retries);
+	key_close(&b, before, "props.ejob.maxRetries");
 	check_type_props(&b, keys[K_PROPS], v[K_PROPS]);
 	/* what the error handler needs in props (a node's too: ejobctl config set refuses what the
 	 * supervisor would) */
@@ -722,6 +852,13 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	if (!ea.at) ea.at = b.at;
 	conf_job_errh(j, &eh, errh_err, &ea);
 
+	if (b.nkept) {
+		const char **kept = conf_arena_alloc(cx->out, b.nkept * sizeof *kept);
+		if (!kept) return -1;
+		memcpy(kept, b.kept, b.nkept * sizeof *kept);
+		j->kept_keys = kept;
+		j->n_kept_keys = b.nkept;
+	}
 	if (conf_arena_exhausted(cx->out)) return -1;
 	return b.errors ? -1 : 0;
 }

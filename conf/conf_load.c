@@ -672,7 +672,8 @@ conf_t *conf_parse(const void *buf, size_t len, const char *file, const conf_opt
 		              "aliases", CONF_ARENA_LIMIT >> 20);
 		goto fail;
 	}
-	if (errors || conf_diags_total(d)) goto fail;
+	if (errors || conf_diags_errors(d)) goto fail;
+	conf_diags_sort(d);   /* the warnings */
 	conf_resolver_free(&cx.res);
 	conf_arena_free(tmp);
 	if (diags) *diags = d;

@@ -280,7 +280,9 @@ char *conf_node_emit(const conf_job_t *j, size_t *len)
 	kv_bool(&o, "disabled", j->disabled);
 	kv_bool(&o, "failover", j->failover);
 	kv_str(&o, "jobErrorHandlerType", j->error_handler_type);
-	kv_str(&o, "jobExecutorServiceHandlerType", j->executor_service_handler_type);
+	/* 3.0.5's name sorts where 3.0.4's does; the one it was written under */
+	kv_str(&o, j->executor_key_3_0_5 ? "jobExecutorThreadPoolSizeProviderType" : "jobExecutorServiceHandlerType",
+	       j->executor_service_handler_type);
 	if (j->n_extra_configurations) {
 		key(&o, "jobExtraConfigurations");
 		conf_snake_seq_begin(&o);
@@ -325,6 +327,41 @@ char *conf_node_emit(const conf_job_t *j, size_t *len)
 	return o.buf;
 }
 
+/* ---- an old strategy name, written back -------------------------------------------------- */
+
+char *conf_node_fix_strategy(const void *buf, size_t len, size_t *outlen)
+{
+	static const char key[] = "jobShardingStrategyType:";
+	const char *b = buf, *end = b + len;
+	for (const char *l = b; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		const char *le = nl ? nl : end;
+		if ((size_t)(le - l) > sizeof key - 1 && !memcmp(l, key, sizeof key - 1)) {
+			const char *v = l + sizeof key - 1, *ve = le;
+			while (v < ve && *v == ' ') v++;
+			while (ve > v && (ve[-1] == ' ' || ve[-1] == '\r')) ve--;
+			size_t q = ve - v >= 2 && (*v == '\'' || *v == '"') && ve[-1] == *v ? 1 : 0;
+			const char *name = v + q;
+			size_t nlen = (size_t)(ve - v) - 2 * q;
+			const char *real = nlen == 15 && !memcmp(name, "ODEVITY_BY_NAME", 15) ? "ODEVITY"
+			                   : nlen == 19 && !memcmp(name, "ROUND_ROBIN_BY_NAME", 19) ? "ROUND_ROBIN" : NULL;
+			if (!real) return NULL;
+			size_t rl = strlen(real), n = len - nlen + rl;
+			char *out = malloc(n + 1);
+			if (!out) return NULL;
+			size_t off = (size_t)(name - b);
+			memcpy(out, b, off);
+			memcpy(out + off, real, rl);
+			memcpy(out + off + rl, name + nlen, len - off - nlen);
+			out[n] = '\0';
+			*outlen = n;
+			return out;
+		}
+		l = nl ? nl + 1 : end;
+	}
+	return NULL;
+}
+
 /* ---- parse ------------------------------------------------------------------------------- */
 
 /* A node's zone loads from this host's zoneinfo; a node has no other host lookups. */
@@ -366,7 +403,8 @@ conf_job_t *conf_node_parse(const void *buf, size_t len, const char *name, conf_
 		              "aliases", CONF_ARENA_LIMIT >> 20);
 		goto fail;
 	}
-	if (r < 0 || conf_diags_total(d)) goto fail;
+	if (r < 0 || conf_diags_errors(d)) goto fail;
+	conf_diags_sort(d);
 	j->mem_ = out;
 	conf_resolver_free(&cx.res);
 	conf_arena_free(tmp);

@@ -15,7 +15,15 @@ void conf_err(conf_ctx_t *cx, const conf_tnode_t *at, const char *key, const cha
 {
 	va_list ap;
 	va_start(ap, fmt);
-	conf_diag_vadd(cx->diags, cx->file, at ? at->line : 1, at ? at->col : 1, key, fmt, ap);
+	conf_diag_vadd_level(cx->diags, cx->level, cx->file, at ? at->line : 1, at ? at->col : 1, key, fmt, ap);
+	va_end(ap);
+}
+
+void conf_warn(conf_ctx_t *cx, const conf_tnode_t *at, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	conf_diag_vadd_level(cx->diags, CONF_DIAG_WARN, cx->file, at ? at->line : 1, at ? at->col : 1, key, fmt, ap);
 	va_end(ap);
 }
 
@@ -33,7 +41,7 @@ void conf_err_in(conf_ctx_t *cx, const conf_tnode_t *at, size_t off, const char 
 	}
 	va_list ap;
 	va_start(ap, fmt);
-	conf_diag_vadd(cx->diags, cx->file, line, col, key, fmt, ap);
+	conf_diag_vadd_level(cx->diags, cx->level, cx->file, line, col, key, fmt, ap);
 	va_end(ap);
 }
 
@@ -444,15 +452,36 @@ void conf_map_keys(conf_ctx_t *cx, const conf_tnode_t *map, const char *path,
 			vals[i] = v;
 			continue;
 		}
-		if (cx->node_mode) continue;
 		char kp[512], list[1024];
 		conf_path(kp, sizeof kp, path, memchr(k->str, '\0', k->len) ? "?" : k->str);
 		const char *s = memchr(k->str, '\0', k->len) ? NULL : conf_suggest(k->str, names, nlisted);
+		if (cx->node_mode) {
+			/* ElasticJob's YamlEngine.unmarshal (SnakeYAML loadAs) fails on a key its
+			 * JobConfigurationPOJO does not have, so its instances cannot load the node */
+			static const char *const own[] = { "type", "timeoutSeconds", "maxRetries" };
+			for (size_t o = 0; o < sizeof own / sizeof *own; o++)
+				if (k->len == strlen(own[o]) && !memcmp(k->str, own[o], k->len)) {
+					conf_err(cx, k, kp, "ejob's own key; in a config node it is the prop ejob.%s (props: {ejob.%s: "
+					         "...}): ElasticJob cannot load a node with a key its JobConfigurationPOJO does not have",
+					         own[o], own[o]);
+					goto next;
+				}
+			if (s) {
+				conf_err(cx, k, kp, "unknown key; did you mean '%s'? (ElasticJob cannot load a node with a key its "
+				         "JobConfigurationPOJO does not have, and neither does ejob)", s);
+			} else {
+				conf_join_names(list, sizeof list, names, nlisted);
+				conf_err(cx, k, kp, "unknown key (ElasticJob cannot load a node with a key its JobConfigurationPOJO "
+				         "does not have, and neither does ejob); the keys are %s", list);
+			}
+			continue;
+		}
 		if (s) {
 			conf_err(cx, k, kp, "unknown key; did you mean '%s'?", s);
 		} else {
 			conf_join_names(list, sizeof list, names, nlisted);
 			conf_err(cx, k, kp, "unknown key; allowed here: %s", list);
 		}
+	next:;
 	}
 }

@@ -4,8 +4,10 @@
  * with Java's String.split: empty strings at the end of the result are dropped, so "0=a,1=b,"
  * and "0=a=" are fine while "0=a,,1=b", "0=" and "0=a=b" are not. Each pair needs exactly two
  * parts; the item is Integer.parseInt of the first, trimmed, the parameter the second, trimmed
- * (Java's trim strips every character up to U+0020). ejob is stricter in two ways that
- * ElasticJob silently accepts: an item out of 0..shardingTotalCount-1, and an item given twice.
+ * (Java's trim strips every character up to U+0020). ElasticJob silently accepts two things
+ * that ejob's file refuses: an item out of 0..shardingTotalCount-1 (never read), and an item
+ * given twice (HashMap.put: the last one wins); in a config node (loose) ejob takes both as
+ * ElasticJob does, with a warning each.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +50,7 @@ static int cmp_item(const void *a, const void *b)
 	return (x->item > y->item) - (x->item < y->item);
 }
 
-int conf_sip_parse(conf_arena_t *a, const char *s, int total, conf_item_param_t **out,
+int conf_sip_parse(conf_arena_t *a, const char *s, int total, bool loose, conf_item_param_t **out,
                    size_t *n, conf_sip_err_fn *cb, void *arg)
 {
 	size_t len = strlen(s);
@@ -77,7 +79,7 @@ int conf_sip_parse(conf_arena_t *a, const char *s, int total, conf_item_param_t 
 			conf_quote(q, sizeof q, s + t.b, t.e - t.b);
 			conf_fmt(msg, sizeof msg, "must be ITEM=PARAMETER pairs separated by commas, "
 			         "e.g. \"0=a,1=b\" (got %s)", q);
-			cb(arg, t.b, msg);
+			cb(arg, t.b, false, msg);
 			errors++;
 			continue;
 		}
@@ -99,29 +101,48 @@ int conf_sip_parse(conf_arena_t *a, const char *s, int total, conf_item_param_t 
 				         total - 1, q);
 			else
 				conf_fmt(msg, sizeof msg, "the item before '=' must be an integer (got %s)", q);
-			cb(arg, ik.b, msg);
+			cb(arg, ik.b, false, msg);
 			errors++;
 			continue;
 		}
 		if (item < 0 || (total > 0 && item >= total)) {
 			if (total < 0) {
+				if (loose) continue;   /* the count's own error says it all */
 				conf_fmt(msg, sizeof msg, "item %lld is out of range: items start at 0", item);
-				cb(arg, ik.b, msg);
+				cb(arg, ik.b, false, msg);
 				errors++;
+				continue;
+			}
+			if (loose) {
+				conf_fmt(msg, sizeof msg, "item %lld is out of range (shardingTotalCount is %d, so items are "
+				         "0-%d): never read, as ElasticJob never reads it; remove it", item, total, total - 1);
+				cb(arg, ik.b, true, msg);
 				continue;
 			}
 			conf_fmt(msg, sizeof msg, "item %lld is out of range: shardingTotalCount is %d, so "
 			         "items are 0-%d", item, total, total - 1);
-			cb(arg, ik.b, msg);
+			cb(arg, ik.b, false, msg);
 			errors++;
 			continue;
 		}
 		if (!seen) {
 			/* the total is unknown: no duplicate check (it would be quadratic) */
 		} else if (seen[item / 8] & (1u << (item % 8))) {
+			if (loose) {
+				/* ElasticJob's HashMap.put: the last one wins */
+				conf_fmt(msg, sizeof msg, "item %lld is given twice; the last one is taken, as ElasticJob "
+				         "takes it; give each item one parameter", item);
+				cb(arg, ik.b, true, msg);
+				for (size_t x = 0; x < nv; x++)
+					if (v[x].item == (int)item) {
+						v[x].value = conf_arena_strndup(a, s + pv.b, pv.e - pv.b);
+						if (!v[x].value) return -1;
+					}
+				continue;
+			}
 			conf_fmt(msg, sizeof msg, "item %lld is given twice; each item may have one parameter",
 			         item);
-			cb(arg, ik.b, msg);
+			cb(arg, ik.b, false, msg);
 			errors++;
 			continue;
 		}

@@ -4,8 +4,13 @@
  * registration). It is watched: an operator's change (zkCli, ElasticJob's console) takes effect at
  * once, as in ElasticJob: a cron or time zone change reschedules, a shardingTotalCount (or
  * strategy) change reshards at the next fire, failover: false clears the failover nodes, and the
- * rest applies from the next fire. A node that does not parse, or whose cron, zone or type cannot
- * run, is refused: the job logs its path and the problem and goes on with the config it had. */
+ * rest applies from the next fire. The node is taken key by key as ElasticJob takes it
+ * (conf/conf_take.c): a node ElasticJob cannot load (an unknown key, a wrong type) or whose type
+ * cannot run here is refused, and the job logs its path and the problem and goes on with the
+ * config it had; a key ElasticJob fails on only when it uses it (a cron Quartz refuses, an unknown
+ * strategy, malformed item parameters) is logged at ERROR and keeps its value in force while the
+ * rest of the node is taken; what ElasticJob ignores is ignored with a WARN. A node written with
+ * ejob's old strategy names is written back with ElasticJob's (which fails on the old ones). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,14 +53,68 @@ void cj_root_type(struct cjob *j, const char *data, int len)
 	j->cfg.root_type[n] = '\0';
 }
 
-int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
+/* FNV-1a, to tell a node's content from the last one's */
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 14695981039346656037ull;
+	for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+	return h ^ n;
+}
+
+/* The node's problems (each diag: warnings at WARN, the errors of a key at ERROR), once per
+ * content; then whether any is an error of a key. */
+static void say_diags(struct cjob *j, const conf_diags_t *d, const void *data, size_t len, int taken)
+{
+	uint64_t h = hash_bytes(data, len) ^ (uint64_t)taken;
+	if (h == j->cfg.said) return;
+	j->cfg.said = h;
+	for (size_t k = 0; k < conf_diags_count(d); k++) {
+		const conf_diag_t *g = conf_diags_get(d, k);
+		if (g->level == CONF_DIAG_WARN) log_warn("job %s: %s", j->name, g->text);
+		else if (g->level == CONF_DIAG_KEY && taken)
+			log_error("job %s: %s; the rest of the node is taken", j->name, g->text);
+	}
+}
+
+/* The node holds ejob's old name of a strategy (conf_job_t.sharding_strategy_alias), on which
+ * ElasticJob fails at every resharding: write it back with ElasticJob's, only over the version
+ * read (a change made meanwhile wins, and its own read comes back here). */
+static void fixed_back(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!cj_live(j, r->session)) return;
+	if (r->rc == ZOK) log_info("job %s: the config node's jobShardingStrategyType is written back as %s", j->name,
+	                           conf_strategy_name(cj_conf(j)->sharding_strategy));
+	else if (r->rc != ZBADVERSION && r->rc != ZNONODE)
+		log_warn("job %s: writing the config node's strategy back failed: %s", j->name, zerror(r->rc));
+}
+
+static void fix_strategy(struct cjob *j, const void *data, size_t len, int version)
+{
+	size_t n;
+	char *fixed = conf_node_fix_strategy(data, len, &n);
+	char p[CJ_PATH_MAX];
+	if (!fixed) {
+		log_warn("job %s: the config node's jobShardingStrategyType is an old ejob name; write ElasticJob's (ejob "
+		         "could not rewrite this node's form itself)", j->name);
+		return;
+	}
+	zkc_set(j->c->z, cj_path(j, p, "/config"), fixed, (int)n, version, fixed_back, j);
+	free(fixed);
+}
+
+int cj_take_node(struct cjob *j, const void *data, size_t len, int watched, int version)
 {
 	char path[CJ_PATH_MAX + 64], why[600];
 	full_path(j, path, sizeof path);
-	/* the checks ejobctl config set|edit apply too (conf/conf_take.c) */
-	conf_job_t *cj = conf_node_take(data, len, path, j->name, j->cfg.root_type, why, sizeof why, NULL);
-	const char *bad = cj ? NULL : why;
 	const conf_job_t *old = cj_conf(j);
+	conf_diags_t *d = NULL;
+	/* the checks ejobctl config set|edit apply too (conf/conf_take.c) */
+	conf_job_t *cj = conf_node_take(data, len, path, j->name, j->cfg.root_type, old, why, sizeof why, &d);
+	say_diags(j, d, data, len, cj != NULL);
+	conf_diags_free(d);
+	const char *bad = cj ? NULL : why;
 	if (bad) {
 		log_error("job %s: the config node %s is not valid: %s; going on with the config in force (%s%s%s, %d "
 		          "items) until it is fixed", j->name, path, bad, old->cron ? "cron '" : "one-off",
@@ -63,6 +122,7 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched)
 		conf_job_free(cj);
 		return -1;
 	}
+	if (cj->sharding_strategy_alias && version >= 0) fix_strategy(j, data, len, version);
 	if (conf_job_equal(cj, old)) {
 		/* what is in force already (the file's, when the node says what the file says: kept once,
 		 * not twice; a reload that changes the file pins it first, coord_set_jobs) */
@@ -125,7 +185,7 @@ static void config_known(void *arg, const struct zkc_res *r)
 	struct cjob *j = arg;
 	if (!cj_live(j, r->session)) return;
 	if (r->rc == ZOK) {
-		cj_take_node(j, r->data, (size_t)(r->len > 0 ? r->len : 0), 1);
+		cj_take_node(j, r->data, (size_t)(r->len > 0 ? r->len : 0), 1, r->stat.version);
 		return;
 	}
 	if (r->rc != ZNONODE) return;

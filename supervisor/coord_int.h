@@ -52,6 +52,8 @@ struct cj_cfg {                 /* coord_config.c: the config node */
 	zkc_keep_t *watch;          /* config (data) */
 	char root_type[32];         /* the job's root node (ElasticJob: SCRIPT, HTTP, or a Java class),
 	                               read at registration; "" if none */
+	uint64_t said;              /* a hash of the last node whose problems were logged (they are
+	                               said once per content, not at each read) */
 };
 
 struct cj_lead {                /* coord_lead.c: election, the resharding flag, the instances */
@@ -290,9 +292,9 @@ int cj_reg_leave(struct cjob *j);               /* removed: 1 if it was register
 
 /* coord_config.c: the config node */
 /* Take a config node's text as the job's config (watched: an operator's change, acted on; else
- * the one found at registration). 0 taken (or the same), -1 refused (logged: the config in force
- * stays). */
-int cj_take_node(struct cjob *j, const void *data, size_t len, int watched);
+ * the one found at registration; version: the node's, for writing an old strategy name back).
+ * 0 taken (or the same), -1 refused (logged: the config in force stays). */
+int cj_take_node(struct cjob *j, const void *data, size_t len, int watched, int version);
 void cj_watch_config(struct cjob *j);
 void cj_node_drop(struct cjob *j);              /* the file's config is in force again */
 const conf_job_t *cj_node_pin(struct cjob *j);  /* a private copy of the config in force, kept */

@@ -252,7 +252,7 @@ static void config_read(void *arg, const struct zkc_res *r)
 	char p[CJ_PATH_MAX];
 	cj_path(j, p, "/config");
 	if (r->rc == ZOK && !(j->local->overwrite && j->reg.publish)) {
-		cj_take_node(j, r->data, (size_t)(r->len > 0 ? r->len : 0), 0);
+		cj_take_node(j, r->data, (size_t)(r->len > 0 ? r->len : 0), 0, r->stat.version);
 		reg_join(j);
 		return;
 	}

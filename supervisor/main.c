@@ -100,6 +100,7 @@ static conf_t *load_config(struct sup *s, int quiet_ok)
 			log_error("... and %zu more errors", conf_diags_dropped(diags));
 		if (!n) log_error("config %s: %s", s->opts.config, strerror(errno ? errno : ENOMEM));
 	} else {
+		for (size_t i = 0; i < conf_diags_count(diags); i++) log_warn("%s", conf_diags_get(diags, i)->text);
 		warn_unacted(c);
 	}
 	conf_diags_free(diags);

@@ -48,6 +48,34 @@ static void node_errors(const char *name, const char *yaml, const char *want)
 	conf_diags_free(d);
 }
 
+/* A node ElasticJob loads and fails on only when it uses one key: taken, with one error of that
+ * key (CONF_DIAG_KEY) and the key in kept_keys. */
+static void node_kept(const char *name, const char *yaml, const char *key, const char *want)
+{
+	conf_diags_t *d;
+	conf_job_t *j = node(yaml, &d);
+	const conf_diag_t *g = conf_diags_count(d) == 1 ? conf_diags_get(d, 0) : NULL;
+	ok(j && g && g->level == CONF_DIAG_KEY && j->n_kept_keys == 1 && !strcmp(j->kept_keys[0], key),
+	   "%s: taken, one error of %s alone", name, key);
+	is_str(g ? g->text : NULL, want, "%s: its text", name);
+	if (!g) dump_diags(d);
+	conf_job_free(j);
+	conf_diags_free(d);
+}
+
+/* A node with a value ElasticJob ignores or reads its own way: taken, with one warning. */
+static conf_job_t *node_warns(const char *name, const char *yaml, const char *want)
+{
+	conf_diags_t *d;
+	conf_job_t *j = node(yaml, &d);
+	const conf_diag_t *g = conf_diags_count(d) == 1 ? conf_diags_get(d, 0) : NULL;
+	ok(j && g && g->level == CONF_DIAG_WARN && j->n_kept_keys == 0, "%s: taken, one warning", name);
+	is_str(g ? g->text : NULL, want, "%s: its text", name);
+	if (!g) dump_diags(d);
+	conf_diags_free(d);
+	return j;
+}
+
 /* ElasticJob 3.0.4, JobConfigurationPOJOTest.YAML: what YamlEngine.marshal writes */
 static const char POJO_YAML[] =
 	"cron: 0/1 * * * * ?\n"
@@ -305,7 +333,7 @@ static void test_ejob_jobs(void)
 		"    jobParameter: 'true'\n"
 		"    description: \"first line\\nsecond line\\n\"\n"
 		"    label: '- x'\n"
-		"    jobShardingStrategyType: ODEVITY_BY_NAME\n"
+		"    jobShardingStrategyType: ODEVITY\n"
 		"    jobListenerTypes: [LOG, 'on']\n"
 		"    jobExtraConfigurations:\n"
 		"    - !!com.example.Extra {b: 1, a: [x, '2']}\n"
@@ -332,7 +360,7 @@ static void test_ejob_jobs(void)
 		"- 'on'\n"
 		"jobName: full\n"
 		"jobParameter: 'true'\n"
-		"jobShardingStrategyType: ODEVITY_BY_NAME\n"
+		"jobShardingStrategyType: ODEVITY\n"
 		"label: '- x'\n"
 		"maxTimeDiffSeconds: -1\n"
 		"misfire: true\n"
@@ -432,35 +460,59 @@ static void test_tolerance_and_errors(void)
 		"cron: 0 * * * * ?\n"
 		"jobName: j\n"
 		"shardingTotalCount: '2'\n"
-		"someFutureKey: {a: [1]}\n"
-		"jobBootstrapBeanName: x\n"
 		"maxTimeDiffSeconds: -7\n"
 		"reconcileIntervalMinutes: -1\n"
 		"jobExecutorServiceHandlerType: MY_POOL\n"
 		"jobListenerTypes: ['']\n"
 		"description: !!binary aGk=\n"
 		"label: \"bell\\a\"\n"
+		"timeZone: ''\n"
+		"jobShardingStrategyType: ''\n"
 		"props:\n"
 		"  ejob.type: external\n"
 		"  ejob.future: kept\n";
 	conf_job_t *j = node(y, &d);
-	if (ok(j != NULL, "unknown keys are ignored, ElasticJob's loose values are taken")) {
+	if (ok(j != NULL && conf_diags_count(d) == 0, "ElasticJob's loose values are taken, without a word")) {
 		is_int(j->sharding_total_count, 2, "a quoted number");
 		is_int(j->max_time_diff_seconds, -7, "any int for maxTimeDiffSeconds");
 		is_int(j->reconcile_interval_minutes, -1, "and reconcileIntervalMinutes");
 		is_str(j->executor_service_handler_type, "MY_POOL", "a plugin's executor name");
 		is_str(j->description, "hi", "!!binary decoded");
 		is_str(j->label, "bell\a", "control characters kept");
+		ok(!j->time_zone && !j->tz, "timeZone '': unset (ElasticJob: the JVM's zone)");
+		ok(j->sharding_strategy == CONF_STRATEGY_AVG_ALLOCATION, "jobShardingStrategyType '': AVG_ALLOCATION, "
+		   "as ElasticJob's factory takes it");
 		is_int(j->type, CONF_JOB_EXTERNAL, "ejob.type");
 		ok(j->n_props == 1 && !strcmp(j->props[0].key, "ejob.future"), "other ejob.* props kept");
-		char *out = conf_node_emit(j, NULL);
-		conf_job_t *back = out ? node(out, NULL) : NULL;
-		ok(back && conf_job_equal(back, j), "and all of it round-trips");
-		conf_job_free(back);
-		free(out);
 	} else {
 		dump_diags(d);
 	}
+	conf_job_free(j);
+	conf_diags_free(d);
+
+	/* ElasticJob's YamlEngine (SnakeYAML loadAs) cannot load a node with a key its
+	 * JobConfigurationPOJO does not have: neither does ejob (a typo would otherwise turn a job
+	 * into a one-off job that never fires) */
+	node_errors("a key ElasticJob does not have", "crn: 0 * * * * ?\njobName: j\nshardingTotalCount: 1\n",
+	            "/ns/job/config:1:1: crn: unknown key; did you mean 'cron'? (ElasticJob cannot load a node with a key "
+	            "its JobConfigurationPOJO does not have, and neither does ejob)");
+	node_errors("a key nothing is like", "jobName: j\nshardingTotalCount: 1\nsomeFutureKey: {a: [1]}\n",
+	            "/ns/job/config:3:1: someFutureKey: unknown key (ElasticJob cannot load a node with a key its "
+	            "JobConfigurationPOJO does not have, and neither does ejob); the keys are cron, timeZone, "
+	            "shardingTotalCount, shardingItemParameters, jobParameter, monitorExecution, failover, misfire, "
+	            "maxTimeDiffSeconds, reconcileIntervalMinutes, staticSharding, jobShardingStrategyType, "
+	            "jobExecutorServiceHandlerType, jobExecutorThreadPoolSizeProviderType, jobErrorHandlerType, "
+	            "jobListenerTypes, jobExtraConfigurations, disabled, overwrite, label, description, props or jobName");
+	node_errors("ejob's own key at the top", "jobName: j\nshardingTotalCount: 1\ntype: script\n",
+	            "/ns/job/config:3:1: type: ejob's own key; in a config node it is the prop ejob.type (props: "
+	            "{ejob.type: ...}): ElasticJob cannot load a node with a key its JobConfigurationPOJO does not have");
+	/* 3.0.5's name of the executor key, published back under it */
+	j = node("jobName: j\nshardingTotalCount: 1\njobExecutorThreadPoolSizeProviderType: SINGLE_THREAD\n", &d);
+	char *k305 = j ? conf_node_emit(j, NULL) : NULL;
+	ok(j && j->executor_key_3_0_5 && !strcmp(j->executor_service_handler_type, "SINGLE_THREAD") && k305 &&
+	   strstr(k305, "\njobExecutorThreadPoolSizeProviderType: SINGLE_THREAD\n"),
+	   "jobExecutorThreadPoolSizeProviderType (3.0.5): taken, and written back under its name");
+	free(k305);
 	conf_job_free(j);
 	conf_diags_free(d);
 
@@ -497,27 +549,50 @@ static void test_tolerance_and_errors(void)
 	            "/ns/job/config:3:1: props: must be a mapping of names to strings (got a list)");
 	node_errors("a list for a string", "jobName: j\nshardingTotalCount: 1\ncron: [a]\n",
 	            "/ns/job/config:3:1: cron: must be a string (got a list)");
-	node_errors("an unknown strategy", "jobName: j\nshardingTotalCount: 1\n"
-	            "jobShardingStrategyType: MINE\n",
-	            "/ns/job/config:3:1: jobShardingStrategyType: must be one of AVG_ALLOCATION, "
-	            "ODEVITY_BY_NAME or ROUND_ROBIN_BY_NAME (got \"MINE\")");
+	node_kept("an unknown strategy", "jobName: j\nshardingTotalCount: 1\njobShardingStrategyType: ROUNDROBIN\n",
+	          "jobShardingStrategyType",
+	          "/ns/job/config:3:1: jobShardingStrategyType: ElasticJob has no sharding strategy \"ROUNDROBIN\" (its "
+	          "instances fail every resharding of this job: \"Cannot find sharding strategy\"); ejob keeps the strategy "
+	          "in force; write AVG_ALLOCATION, ODEVITY, ROUND_ROBIN or SINGLE_SHARDING_BALANCE; did you mean "
+	          "'ROUND_ROBIN'?");
+	j = node_warns("ejob's old strategy name", "jobName: j\nshardingTotalCount: 1\njobShardingStrategyType: "
+	               "ODEVITY_BY_NAME\n",
+	               "/ns/job/config:3:1: warning: jobShardingStrategyType: ODEVITY_BY_NAME is the name ejob gave ODEVITY "
+	               "by mistake before (ElasticJob fails on it: \"Cannot find sharding strategy\"); it is taken as ODEVITY "
+	               "and the node is written back with it; write ODEVITY");
+	ok(j && j->sharding_strategy == CONF_STRATEGY_ODEVITY && j->sharding_strategy_alias, "  as ODEVITY");
+	conf_job_free(j);
 	node_errors("a bad ejob.type", "jobName: j\nshardingTotalCount: 1\nprops:\n  ejob.type: SCRIPT\n",
 	            "/ns/job/config:4:3: props.ejob.type: must be one of script, native, external, http or "
 	            "dataflow (got \"SCRIPT\"); did you mean 'script'?");
-	node_errors("a bad ejob.timeoutSeconds", "jobName: j\nshardingTotalCount: 1\nprops:\n"
-	            "  ejob.type: external\n  ejob.timeoutSeconds: soon\n",
-	            "/ns/job/config:5:3: props.ejob.timeoutSeconds: must be an integer 0-2147483647 "
-	            "(0: no limit) (got \"soon\")");
-	node_errors("a script job without its command", "jobName: j\nshardingTotalCount: 1\nprops:\n"
-	            "  ejob.type: script\n",
-	            "/ns/job/config:3:1: props: a script job needs props 'script.command.line', the "
-	            "command to run (split into arguments, no shell)");
-	node_errors("bad item parameters", "jobName: j\nshardingTotalCount: 2\n"
-	            "shardingItemParameters: 0=a,2=b\n",
-	            "/ns/job/config:3:29: shardingItemParameters: item 2 is out of range: "
-	            "shardingTotalCount is 2, so items are 0-1");
-	node_errors("a bad cron", "jobName: j\nshardingTotalCount: 1\ncron: 0 0 0 ? * FOO\n",
-	            "/ns/job/config:3:17: cron: day-of-week: 'FOO' is not a day name (SUN-SAT)");
+	node_kept("a bad ejob.timeoutSeconds", "jobName: j\nshardingTotalCount: 1\nprops:\n"
+	          "  ejob.type: external\n  ejob.timeoutSeconds: soon\n", "props.ejob.timeoutSeconds",
+	          "/ns/job/config:5:3: props.ejob.timeoutSeconds: must be an integer 0-2147483647 "
+	          "(0: no limit) (got \"soon\")");
+	node_kept("a script job without its command", "jobName: j\nshardingTotalCount: 1\nprops:\n"
+	          "  ejob.type: script\n", "props.script.command.line",
+	          "/ns/job/config:3:1: props: a script job needs props 'script.command.line', the "
+	          "command to run (split into arguments, no shell)");
+	/* ElasticJob's ShardingItemParameters: never reads an item out of range, the last of two wins */
+	j = node_warns("an item parameter out of range", "jobName: j\nshardingTotalCount: 2\n"
+	               "shardingItemParameters: 0=a,2=b\n",
+	               "/ns/job/config:3:29: warning: shardingItemParameters: item 2 is out of range (shardingTotalCount "
+	               "is 2, so items are 0-1): never read, as ElasticJob never reads it; remove it");
+	ok(j && j->n_item_params == 1 && !strcmp(conf_job_item_param(j, 0), "a") && !conf_job_item_param(j, 1),
+	   "  item 0's parameter taken, item 2's left out");
+	conf_job_free(j);
+	j = node_warns("an item given twice", "jobName: j\nshardingTotalCount: 2\nshardingItemParameters: 0=a,1=b,0=c\n",
+	               "/ns/job/config:3:33: warning: shardingItemParameters: item 0 is given twice; the last one is "
+	               "taken, as ElasticJob takes it; give each item one parameter");
+	ok(j && j->n_item_params == 2 && !strcmp(conf_job_item_param(j, 0), "c") && !strcmp(conf_job_item_param(j, 1), "b"),
+	   "  the last one taken");
+	conf_job_free(j);
+	node_kept("malformed item parameters", "jobName: j\nshardingTotalCount: 2\nshardingItemParameters: 0=a,1\n",
+	          "shardingItemParameters",
+	          "/ns/job/config:3:29: shardingItemParameters: must be ITEM=PARAMETER pairs separated by commas, "
+	          "e.g. \"0=a,1=b\" (got \"1\")");
+	node_kept("a bad cron", "jobName: j\nshardingTotalCount: 1\ncron: 0 0 0 ? * FOO\n", "cron",
+	          "/ns/job/config:3:17: cron: day-of-week: 'FOO' is not a day name (SUN-SAT)");
 	node_errors("a bad job name", "jobName: a/b\nshardingTotalCount: 1\n",
 	            "/ns/job/config:1:10: jobName: the name \"a/b\" contains '/'; a job name must be "
 	            "1-255 bytes without '/', '@-@', whitespace or control characters, and not '.' or '..'");
@@ -572,8 +647,14 @@ static void test_compiled(void)
 		"timeZone: Mars/Olympus_Mons\n";
 	j = node(bad_zone, &d);
 	if (ok(j != NULL, "a node whose zone does not load here still parses")) {
-		ok(j->tz == NULL && j->tz_error && strstr(j->tz_error, "Mars/Olympus_Mons"),
-		   "no zone, and tz_error says why (%s)", j->tz_error ? j->tz_error : "NULL");
+		/* ElasticJob: TimeZone.getTimeZone("Mars/Olympus_Mons") is GMT */
+		ok(j->tz && !strcmp(tz_name(j->tz), "GMT") && tz_offset_at(j->tz, 1741400000) == 0 && j->tz_error &&
+		   strstr(j->tz_error, "Mars/Olympus_Mons"), "it runs in GMT, as ElasticJob's, and tz_error says why (%s)",
+		   j->tz_error ? j->tz_error : "NULL");
+		ok(conf_diags_count(d) == 1 && conf_diags_get(d, 0)->level == CONF_DIAG_WARN &&
+		   strstr(conf_diags_get(d, 0)->text, "/ns/job/config:4:1: warning: timeZone: ") &&
+		   strstr(conf_diags_get(d, 0)->text, "; the job runs in GMT, as ElasticJob runs a zone id Java does not know "
+		          "(TimeZone.getTimeZone)"), "  with a warning that says so");
 	}
 	conf_job_free(j);
 	conf_diags_free(d);
@@ -611,7 +692,7 @@ static void test_one_off(void)
 	same_after_round_trip("ElasticJob's one-off job", ONEOFF_YAML);
 	char why[600];
 	conf_diags_t *d = NULL;
-	conf_job_t *j = conf_node_take(ONEOFF_YAML, strlen(ONEOFF_YAML), "/ns/oo/config", "oo", "SCRIPT", why, sizeof why, &d);
+	conf_job_t *j = conf_node_take(ONEOFF_YAML, strlen(ONEOFF_YAML), "/ns/oo/config", "oo", "SCRIPT", NULL, why, sizeof why, &d);
 	if (!ok(j != NULL, "taken as the config of job oo (root node SCRIPT)")) diag("why: %s", why);
 	ok(j && !j->cron && !j->cron_compiled && j->type == CONF_JOB_SCRIPT, "a one-off script job");
 	conf_job_free(j);
@@ -619,15 +700,15 @@ static void test_one_off(void)
 
 	char spring[sizeof ONEOFF_YAML + 16];
 	snprintf(spring, sizeof spring, "cron: ''\n%s", ONEOFF_YAML);
-	j = conf_node_take(spring, strlen(spring), "/ns/oo/config", "oo", "SCRIPT", why, sizeof why, NULL);
+	j = conf_node_take(spring, strlen(spring), "/ns/oo/config", "oo", "SCRIPT", NULL, why, sizeof why, NULL);
 	ok(j && !j->cron && !j->cron_compiled, "cron: '' (ElasticJob's Spring namespace) is a one-off job too");
 	char *y = j ? conf_node_emit(j, NULL) : NULL;
 	ok(y && !strstr(y, "cron"), "written back without cron, as the builder's null");
 	free(y);
 	conf_job_free(j);
-	node_errors("a blank cron", "jobName: j\nshardingTotalCount: 1\ncron: ' '\n",
-	            "/ns/job/config:3:1: cron: blank; give a Quartz cron expression (e.g. \"0/5 * * * * ?\"), or leave "
-	            "cron out (or \"\") for a one-off job that runs only when triggered");
+	node_kept("a blank cron", "jobName: j\nshardingTotalCount: 1\ncron: ' '\n", "cron",
+	          "/ns/job/config:3:1: cron: blank; give a Quartz cron expression (e.g. \"0/5 * * * * ?\"), or leave "
+	          "cron out (or \"\") for a one-off job that runs only when triggered");
 
 	/* the file's one-off job: its node has no cron, and reads back equal */
 	static const char file[] = "regCenter: {serverLists: 'a:1', namespace: n}\n"
@@ -686,7 +767,7 @@ static const char HTTP_YAML[] =
 static void test_http_take(void)
 {
 	char why[512];
-	conf_job_t *j = conf_node_take(HTTP_YAML, strlen(HTTP_YAML), "/ns/http_job/config", "http_job", "HTTP", why,
+	conf_job_t *j = conf_node_take(HTTP_YAML, strlen(HTTP_YAML), "/ns/http_job/config", "http_job", "HTTP", NULL, why,
 	                               sizeof why, NULL);
 	if (ok(j != NULL, "ElasticJob's HTTP job node (root node HTTP) is taken")) {
 		ok(j->type == CONF_JOB_HTTP, "  as an http job");
@@ -700,7 +781,7 @@ static void test_http_take(void)
 	} else {
 		diag("%s", why);
 	}
-	j = conf_node_take(HTTP_YAML, strlen(HTTP_YAML), "/ns/http_job/config", "http_job", "", why, sizeof why, NULL);
+	j = conf_node_take(HTTP_YAML, strlen(HTTP_YAML), "/ns/http_job/config", "http_job", "", NULL, why, sizeof why, NULL);
 	ok(!j, "the same node without a root type is not taken");
 	is_str(why, "props has no ejob.type (script, native, external, http or dataflow), and the job's root node names no type",
 	       "  why");
@@ -710,7 +791,7 @@ static void test_http_take(void)
 	snprintf(bad, sizeof bad, "%s", HTTP_YAML);
 	char *u = strstr(bad, "  http.uri:");
 	memcpy(u, "  xttp", 6);
-	j = conf_node_take(bad, strlen(bad), "/ns/http_job/config", "http_job", "HTTP", why, sizeof why, NULL);
+	j = conf_node_take(bad, strlen(bad), "/ns/http_job/config", "http_job", "HTTP", NULL, why, sizeof why, NULL);
 	ok(!j, "an HTTP job node without http.uri is refused");
 	is_str(why, "it is ElasticJob's HTTP job (the job's root node), and props http.uri: an http job needs the URL "
 	       "to request, http://HOST[:PORT]/PATH or https://...; the key is missing", "  why");
@@ -718,11 +799,100 @@ static void test_http_take(void)
 
 	static const char typed[] = "cron: 0 * * * * ?\njobName: h\nshardingTotalCount: 1\nprops:\n"
 	                            "  ejob.type: http\n  http.uri: http://h/\n  http.method: Get\n";
-	j = conf_node_take(typed, strlen(typed), "/ns/h/config", "h", "HTTP", why, sizeof why, NULL);
+	j = conf_node_take(typed, strlen(typed), "/ns/h/config", "h", "HTTP", NULL, why, sizeof why, NULL);
 	ok(!j, "an ejob http node with a bad method is refused");
 	is_str(why, "/ns/h/config:7:3: props.http.method: must be written in upper case, 'GET' (got \"Get\"): "
-	       "ElasticJob's HttpURLConnection refuses any other spelling", "  with the parser's message");
+	       "ElasticJob's HttpURLConnection refuses any other spelling; and no config in force has a value of "
+	       "props.http.method to keep", "  with the parser's message, when no config is in force");
 	conf_job_free(j);
+	/* with an http job in force, the method in force is kept and the rest taken */
+	static const char was[] = "cron: 0 * * * * ?\njobName: h\nshardingTotalCount: 1\nprops:\n"
+	                          "  ejob.type: http\n  http.uri: http://h/\n  http.method: POST\n";
+	conf_job_t *f = conf_node_take(was, strlen(was), "/ns/h/config", "h", "HTTP", NULL, why, sizeof why, NULL);
+	j = f ? conf_node_take(typed, strlen(typed), "/ns/h/config", "h", "HTTP", f, why, sizeof why, NULL) : NULL;
+	ok(j && !strcmp(j->http_method, "POST") && !strcmp(conf_job_prop(j, "http.method"), "POST") &&
+	   !strcmp(j->http_uri, "http://h/"), "with an http job in force: its method is kept");
+	conf_job_free(j);
+	conf_job_free(f);
+}
+
+/* A node taken key by key, as ElasticJob takes it (issue 24): what ElasticJob fails on only when it
+ * uses a key keeps that key's value in force; the rest of the node is taken. */
+static void test_take_key_by_key(void)
+{
+	char why[600];
+	static const char in_force[] = "cron: 0/3 * * * * ?\njobName: k\nshardingTotalCount: 4\n"
+	                               "shardingItemParameters: 0=a,1=b,2=c,3=d\njobShardingStrategyType: ROUND_ROBIN\n"
+	                               "props:\n  ejob.type: script\n  script.command.line: /bin/true\n";
+	conf_job_t *f = conf_node_take(in_force, strlen(in_force), "/ns/k/config", "k", "", NULL, why, sizeof why, NULL);
+	if (!ok(f != NULL, "the config in force")) {
+		diag("%s", why);
+		return;
+	}
+	/* an operator changes the cron in a node whose strategy ejob did not know (issue 24: one job,
+	 * two schedules) */
+	static const char a[] = "cron: 0/7 * * * * ?\njobName: k\nshardingTotalCount: 4\njobShardingStrategyType: "
+	                        "RR\nprops:\n  ejob.type: script\n  script.command.line: /bin/true\n";
+	conf_diags_t *d = NULL;
+	conf_job_t *j = conf_node_take(a, strlen(a), "/ns/k/config", "k", "", f, why, sizeof why, &d);
+	ok(j && !strcmp(j->cron, "0/7 * * * * ?") && j->cron_compiled && j->sharding_strategy == CONF_STRATEGY_ROUND_ROBIN &&
+	   !strcmp(j->sharding_strategy_type, "ROUND_ROBIN"),
+	   "an unknown strategy: the strategy in force is kept, the new cron taken");
+	ok(d && conf_diags_count(d) == 1 && conf_diags_get(d, 0)->level == CONF_DIAG_KEY, "  one error, of that key");
+	conf_job_free(j);
+	conf_diags_free(d);
+
+	static const char b[] = "cron: 0/5 * * * * FOO\njobName: k\nshardingTotalCount: 2\nprops:\n  ejob.type: script\n"
+	                        "  script.command.line: /bin/true\n";
+	j = conf_node_take(b, strlen(b), "/ns/k/config", "k", "", f, why, sizeof why, NULL);
+	ok(j && !strcmp(j->cron, "0/3 * * * * ?") && j->cron_compiled && j->sharding_total_count == 2 &&
+	   j->sharding_strategy == CONF_STRATEGY_AVG_ALLOCATION,
+	   "a cron Quartz refuses: the cron in force is kept (ElasticJob's trigger stays), the item count taken");
+	conf_job_free(j);
+
+	/* ElasticJob-UI's edit of shardingTotalCount 4 -> 2 keeps the old parameters */
+	static const char c[] = "cron: 0/3 * * * * ?\njobName: k\nshardingTotalCount: 2\n"
+	                        "shardingItemParameters: 0=a,1=b,2=c,3=d\nprops:\n  ejob.type: script\n"
+	                        "  script.command.line: /bin/true\n";
+	j = conf_node_take(c, strlen(c), "/ns/k/config", "k", "", f, why, sizeof why, &d);
+	ok(j && j->sharding_total_count == 2 && j->n_item_params == 2 && !strcmp(conf_job_item_param(j, 1), "b"),
+	   "4 -> 2 items with the old parameters: taken, items 2 and 3's never read (as ElasticJob)");
+	ok(d && conf_diags_count(d) == 2 && conf_diags_get(d, 0)->level == CONF_DIAG_WARN &&
+	   conf_diags_get(d, 1)->level == CONF_DIAG_WARN, "  two warnings");
+	conf_job_free(j);
+	conf_diags_free(d);
+
+	static const char e[] = "cron: 0/3 * * * * ?\njobName: k\nshardingTotalCount: 4\nshardingItemParameters: a\n"
+	                        "props:\n  ejob.type: script\n";
+	j = conf_node_take(e, strlen(e), "/ns/k/config", "k", "", f, why, sizeof why, NULL);
+	ok(j && !strcmp(j->sharding_item_parameters, "0=a,1=b,2=c,3=d") && j->n_item_params == 4 &&
+	   !strcmp(j->script_command_line, "/bin/true") && !strcmp(conf_job_prop(j, "script.command.line"), "/bin/true"),
+	   "malformed parameters and no command line: both kept from the config in force");
+	conf_job_free(j);
+
+	/* ElasticJob's own SCRIPT node (no ejob.type) without its command line */
+	static const char g[] = "cron: 0/9 * * * * ?\njobName: k\nshardingTotalCount: 4\n";
+	j = conf_node_take(g, strlen(g), "/ns/k/config", "k", "SCRIPT", f, why, sizeof why, &d);
+	ok(j && j->type == CONF_JOB_SCRIPT && !strcmp(j->script_command_line, "/bin/true") && !strcmp(j->cron, "0/9 * * * * ?"),
+	   "ElasticJob's SCRIPT node without its command line: the command line in force kept, the cron taken");
+	ok(d && conf_diags_count(d) == 1 && conf_diags_get(d, 0)->level == CONF_DIAG_KEY, "  with an error of it");
+	conf_job_free(j);
+	conf_diags_free(d);
+
+	static const char h[] = "cron: 0/3 * * * * ?\njobName: k\nshardingTotalCount: 4\njobErrorHandlerType: DINGTALK\n"
+	                        "props:\n  ejob.type: script\n  script.command.line: /bin/true\n";
+	j = conf_node_take(h, strlen(h), "/ns/k/config", "k", "", f, why, sizeof why, NULL);
+	conf_errh_t eh;
+	ok(j && conf_job_errh(j, &eh, NULL, NULL) == 0 && eh.type == CONF_ERRH_LOG,
+	   "DINGTALK without its webhook (ElasticJob fails only when it sends): taken, failed items logged");
+	conf_job_free(j);
+
+	/* nothing in force: a cron that cannot run refuses the node */
+	j = conf_node_take(b, strlen(b), "/ns/k/config", "k", "", NULL, why, sizeof why, NULL);
+	ok(!j, "a cron Quartz refuses, with no config in force: refused");
+	is_str(why, "/ns/k/config:1:19: cron: day-of-week: 'FOO' is not a day name (SUN-SAT); and no config in force has "
+	       "a value of cron to keep", "  saying why");
+	conf_job_free(f);
 }
 
 /* ElasticJob's DATAFLOW node is a Java class's: refused with the way out; ejob's own is taken */
@@ -733,13 +903,13 @@ static void test_dataflow_take(void)
 	static const char ours[] = "cron: 0/1 * * * * ?\njobName: df\nshardingTotalCount: 3\nprops:\n"
 	                           "  streaming.process: 'true'\n  ejob.type: dataflow\n";
 	char why[600];
-	conf_job_t *j = conf_node_take(ej, strlen(ej), "/ns/df/config", "df", "DATAFLOW", why, sizeof why, NULL);
+	conf_job_t *j = conf_node_take(ej, strlen(ej), "/ns/df/config", "df", "DATAFLOW", NULL, why, sizeof why, NULL);
 	ok(!j, "ElasticJob's DATAFLOW job node (root node DATAFLOW, no ejob.type) is refused");
 	is_str(why, "it is ElasticJob's DATAFLOW job (the job's root node): a Java class's fetchData and processData, "
 	       "which ejob cannot run; run it with ElasticJob, or give the node props ejob.type: dataflow with "
 	       "native.library, native.fetch and native.process (or none of them, for external workers)", "  why");
 	conf_job_free(j);
-	j = conf_node_take(ours, strlen(ours), "/ns/df/config", "df", "DATAFLOW", why, sizeof why, NULL);
+	j = conf_node_take(ours, strlen(ours), "/ns/df/config", "df", "DATAFLOW", NULL, why, sizeof why, NULL);
 	if (ok(j != NULL, "the same node with props ejob.type: dataflow is taken"))
 		ok(j->type == CONF_JOB_DATAFLOW && j->dataflow_streaming && !j->native_library,
 		   "  as an external dataflow job, streaming");
@@ -758,6 +928,7 @@ int main(void)
 	test_one_off();
 	test_java_facts();
 	test_http_take();
+	test_take_key_by_key();
 	test_dataflow_take();
 	return done_testing();
 }

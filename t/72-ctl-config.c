@@ -2,9 +2,12 @@
  * supervisor (issue 14):
  *   - config get prints the node's bytes;
  *   - config set with a new cron: the supervisor fires on it at once;
- *   - config set with a bad cron, zone, jobName, shardingTotalCount, garbage YAML: refused naming
- *     the key and the problem, the node not written (its mzxid unchanged); unreadable FILE,
- *     unknown job, a stale --version;
+ *   - config set with a bad cron, zone, jobName, shardingTotalCount, garbage YAML, a key
+ *     ElasticJob's bean does not have (crn:, with did you mean), a strategy ElasticJob does not
+ *     have: refused naming the key and the problem, the node not written (its mzxid unchanged);
+ *     unreadable FILE, unknown job, a stale --version; item parameters past the count written with
+ *     a warning; ejob's old strategy name written as ElasticJob's, and written back by the
+ *     supervisor when it finds it in the node (issue 24);
  *   - config edit whose editor itself runs config set meanwhile: the edit's write fails with the
  *     conflict, the other change stands, the edit is kept in the file named; an invalid edit is
  *     edited again on "y", given up on end of input (kept);
@@ -256,6 +259,65 @@ int main(void)
 	        "shardingTotalCount", "10001");
 	free(b);
 	refused("garbage YAML", file_of("garbage.yaml", "cron: [0 * *\n  jobName: : :\n\x01\xff"), "garbage.yaml:", NULL);
+	/* issue 24: a typo must not turn the job into a one-off job that never fires (SnakeYAML,
+	 * ElasticJob's, refuses a key its bean does not have, and so does ejobctl) */
+	refused("an unknown key (crn:)", file_of("crn.yaml", b = with_line(node, "cron", "crn: 0 0 0 1 1 ? 2099")), "crn: unknown key",
+	        "did you mean 'cron'?");
+	free(b);
+	refused("ejob's type as a top-level key", file_of("type.yaml", b = with_line(node, "type", "type: script")),
+	        "type: ejob's own key", "props");
+	free(b);
+	refused("a strategy ElasticJob does not have (it fails every resharding)",
+	        file_of("rr.yaml", b = with_line(node, "jobShardingStrategyType", "jobShardingStrategyType: ROUNDROBIN")),
+	        "jobShardingStrategyType", "did you mean 'ROUND_ROBIN'?");
+	free(b);
+	{
+		char pipe[3 * PATH_MAX + 1024];
+		int64_t before = mzxid("/t72/cfg/config");
+		snprintf(pipe, sizeof pipe, "'%s' config get cfg --zk %s --namespace t72 | sed 's/^cron:/crn:/' | "
+		         "'%s' config set cfg - --zk %s --namespace t72", ctl, u.connect, ctl, u.connect);
+		r = sh(pipe);
+		ok(r.st == 2 && strstr(r.err, "(stdin):1:1: crn: unknown key; did you mean 'cron'?"),
+		   "config get | sed s/^cron:/crn:/ | config set -: exit 2, did you mean 'cron'");
+		is_int((int)(mzxid("/t72/cfg/config") - before), 0, "  the node was not written");
+		res_free(&r);
+	}
+	/* what ElasticJob takes with a warning is written, with the warning: ElasticJob-UI's edit of
+	 * shardingTotalCount that keeps parameters of items that no longer exist */
+	r = run("config", "set", "quiet", file_of("q1.yaml", b = with_line(node, "jobName", "jobName: quiet")), NULL);
+	free(b);
+	res_free(&r);
+	char *qnode = NULL;
+	tzk_get(u.zh, "/t72/quiet/config", &qnode, &st);
+	char *q2 = with_line(qnode, "shardingItemParameters", "shardingItemParameters: 0=a,1=b,2=c,3=d");
+	r = run("config", "set", "quiet", file_of("q2.yaml", q2), NULL);
+	ok(r.st == 0 && strstr(r.err, "warning: shardingItemParameters: item 2 is out of range"),
+	   "item parameters past shardingTotalCount: written (exit 0), with a warning for each");
+	res_free(&r);
+	free(q2);
+	/* ejob's old strategy name: written as ElasticJob's */
+	q2 = with_line(qnode, "jobShardingStrategyType", "jobShardingStrategyType: ROUND_ROBIN_BY_NAME");
+	r = run("config", "set", "quiet", file_of("q3.yaml", q2), NULL);
+	char *qnow = NULL;
+	tzk_get(u.zh, "/t72/quiet/config", &qnow, &st);
+	ok(r.st == 0 && qnow && strstr(qnow, "\njobShardingStrategyType: ROUND_ROBIN\n") && !strstr(qnow, "_BY_NAME"),
+	   "ROUND_ROBIN_BY_NAME (ejob's old name): written as ElasticJob's ROUND_ROBIN");
+	res_free(&r);
+	free(qnow);
+	/* and a node an older ejob (or a person) wrote with it: the supervisor writes it back */
+	is_int(zoo_set(u.zh, "/t72/quiet/config", q2, (int)strlen(q2), -1), ZOK, "the old name written into the node directly");
+	uint64_t until = tlib_now_ms() + 5000;
+	int fixed = 0;
+	while (!fixed && tlib_now_ms() < until) {
+		qnow = NULL;
+		tzk_get(u.zh, "/t72/quiet/config", &qnow, &st);
+		fixed = qnow && strstr(qnow, "\njobShardingStrategyType: ROUND_ROBIN\n") && !strstr(qnow, "_BY_NAME");
+		free(qnow);
+		if (!fixed) usleep(50000);
+	}
+	ok(fixed, "  the supervisor writes it back as ROUND_ROBIN (ElasticJob fails on the old name)");
+	free(q2);
+	free(qnode);
 	char missing[600];
 	snprintf(missing, sizeof missing, "%s/no-such-file.yaml", tlib_tmpdir());
 	r = run("config", "set", "cfg", missing, NULL);

@@ -120,33 +120,45 @@ static int from_conf_file(const struct ctl *c, const char *job, const char *labe
 	return 0;
 }
 
-/* Whether the new node (label names it in messages) passes the supervisor's check for job; 0, or
- * 2 after saying why on stderr, each problem as "LABEL:LINE:COLUMN: key: what" or "LABEL: what". */
+/* Whether the new node (label names it in messages) passes the supervisor's check for job, and
+ * more: what a supervisor takes with an error of one key (ElasticJob fails on it when it uses it:
+ * a cron, a strategy, item parameters) or with a zone nobody knows (GMT, as ElasticJob) is refused
+ * here, where the person who wrote it can fix it. 0 (warnings said), or 2 after saying why on
+ * stderr, each problem as "LABEL:LINE:COLUMN: key: what" or "LABEL: what". */
 static int check(const struct ctl *c, const char *job, const struct node *n, const char *label, const char *buf,
-                 size_t len)
+                 size_t len, int *alias)
 {
+	*alias = 0;
 	if (len > NODE_MAX)
 		return ctl_msg(c, 2, "%s: %zu bytes; a config node holds at most %u (ZooKeeper's jute.maxbuffer); nothing "
 		               "written", label, len, NODE_MAX);
 	char why[600];
 	conf_diags_t *d = NULL;
-	conf_job_t *cj = conf_node_take(buf, len, label, job, n->root, why, sizeof why, &d);
-	if (cj) {
-		conf_unacted_t u[CONF_UNACTED_MAX];
-		size_t nu = conf_job_unacted(cj, u);
-		for (size_t k = 0; k < nu; k++) fprintf(stderr, "%s: warning: %s: %s\n", label, u[k].key, u[k].text);
-		conf_job_free(cj);
-		conf_diags_free(d);
-		return 0;
+	conf_job_t *cj = conf_node_take(buf, len, label, job, n->root, NULL, why, sizeof why, &d);
+	size_t bad = 0;
+	for (size_t k = 0; d && k < conf_diags_count(d); k++) {
+		const conf_diag_t *g = conf_diags_get(d, k);
+		fprintf(stderr, "%s\n", g->text);
+		if (g->level != CONF_DIAG_WARN) bad++;
 	}
-	if (d && conf_diags_count(d)) {
-		for (size_t k = 0; k < conf_diags_count(d); k++) fprintf(stderr, "%s\n", conf_diags_get(d, k)->text);
-		if (conf_diags_dropped(d)) fprintf(stderr, "%s: ... and %zu more errors\n", label, conf_diags_dropped(d));
-	} else {
-		fprintf(stderr, "%s: %s\n", label, why);
+	if (d && conf_diags_dropped(d)) fprintf(stderr, "%s: ... and %zu more\n", label, conf_diags_dropped(d));
+	if (cj && cj->tz_error) {
+		fprintf(stderr, "%s: timeZone: give a zone this host knows (a zone id Java does not know would run the job in "
+		        "GMT on ElasticJob's instances and ejob's)\n", label);
+		bad++;
 	}
+	if (!cj && !bad) fprintf(stderr, "%s: %s\n", label, why);
 	conf_diags_free(d);
-	return ctl_msg(c, 2, "%s is not a config node that job '%s' can take (above); nothing written", label, job);
+	if (!cj || bad) {
+		conf_job_free(cj);
+		return ctl_msg(c, 2, "%s is not a config node that job '%s' can take (above); nothing written", label, job);
+	}
+	conf_unacted_t u[CONF_UNACTED_MAX];
+	size_t nu = conf_job_unacted(cj, u);
+	for (size_t k = 0; k < nu; k++) fprintf(stderr, "%s: warning: %s: %s\n", label, u[k].key, u[k].text);
+	*alias = cj->sharding_strategy_alias;
+	conf_job_free(cj);
+	return 0;
 }
 
 /* zoo_set with the version read before: 0 written; 1 after a message (the conflict, or a failed
@@ -240,7 +252,19 @@ static int prepare(const struct ctl *c, const char *job, const struct node *n, c
 		int r = from_conf_file(c, job, label, buf, len, out, outlen);
 		if (r) return r;
 	}
-	int r = check(c, job, n, label, *out, *outlen);
+	int alias;
+	int r = check(c, job, n, label, *out, *outlen, &alias);
+	if (!r && alias) {
+		/* ejob's old strategy name: written as ElasticJob's, which ElasticJob does not fail on */
+		size_t fl;
+		char *fixed = conf_node_fix_strategy(*out, *outlen, &fl);
+		if (fixed) {
+			fprintf(stderr, "%s: jobShardingStrategyType is written as ElasticJob's name\n", label);
+			if (*out != buf) free(*out);
+			*out = fixed;
+			*outlen = fl;
+		}
+	}
 	if (r && *out != buf) {
 		free(*out);
 		*out = buf;

@@ -397,9 +397,18 @@ static int take_job(struct ctl *c, struct snap_job *j, struct ctl_read *a, struc
 		conf_diags_t *diags = NULL;
 		j->conf = conf_node_parse(d, strlen(d), p, &diags);
 		if (!j->conf) {
-			const conf_diag_t *g = diags && conf_diags_count(diags) ? conf_diags_get(diags, 0) : NULL;
+			const conf_diag_t *g = NULL;
+			for (size_t k = 0; diags && k < conf_diags_count(diags) && !g; k++)
+				if (conf_diags_get(diags, k)->level == CONF_DIAG_ERROR) g = conf_diags_get(diags, k);
 			CTL_NEED(j->conf_error = strdup(g ? g->text : "out of memory"));
 			warn(j, "%s", j->conf_error);
+		} else {
+			/* what the node's readers take their own way, or keep from before (conf_node_take) */
+			for (size_t k = 0; diags && k < conf_diags_count(diags); k++) {
+				const conf_diag_t *g = conf_diags_get(diags, k);
+				if (g->level == CONF_DIAG_KEY) warn(j, "%s (supervisors keep the value in force)", g->text);
+				else warn(j, "%s", g->text);
+			}
 		}
 		conf_diags_free(diags);
 		free(d);

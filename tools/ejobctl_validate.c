@@ -163,6 +163,8 @@ int ejobctl_validate(int argc, char **argv)
 		conf_diags_free(d);
 		return 2;
 	}
+	for (size_t i = 0; i < conf_diags_count(d); i++)   /* the warnings */
+		fprintf(stderr, "%s\n", conf_diags_get(d, i)->text);
 	conf_diags_free(d);
 	for (size_t i = 0; i < c->n_jobs; i++) warn_job(file, &c->jobs[i]);
 	printf("ok\n");
