@@ -128,10 +128,15 @@ typedef struct conf_regcenter {
 	const char *namespace;           /* the root node; required */
 	int base_sleep_ms;               /* baseSleepTimeMilliseconds, 1000 */
 	int max_sleep_ms;                /* maxSleepTimeMilliseconds, 3000 */
-	int max_retries;                 /* maxRetries, 3 */
+	int max_retries;                 /* maxRetries, 3: at start, the supervisor gives up (exit 1)
+	                                    after 1 + maxRetries rounds of attempts without a session,
+	                                    as ElasticJob's registry center fails its start */
 	int session_timeout_ms;          /* sessionTimeoutMilliseconds, 6000 (ElasticJob: 60000) */
-	int connection_timeout_ms;       /* connectionTimeoutMilliseconds, 0 = 15000 as Curator */
+	int connection_timeout_ms;       /* connectionTimeoutMilliseconds: checked, not acted on (a
+	                                    warning when set) */
 	const char *digest;              /* "user:password" or NULL */
+	bool ensemble_tracker;           /* ensembleTracker (3.0.5), true: not acted on (a warning
+	                                    when written true) */
 } conf_regcenter_t;
 
 typedef struct conf_supervisor {

@@ -16,10 +16,11 @@ enum { T_REGCENTER, T_SUPERVISOR, T_JOBS, T_TRACING, T_N };
 static const char *const top_keys[T_N] = { "regCenter", "supervisor", "jobs", "tracing" };
 
 enum { R_SERVERS, R_NAMESPACE, R_BASESLEEP, R_MAXSLEEP, R_MAXRETRIES, R_SESSION, R_CONNECT,
-       R_DIGEST, R_N };
+       R_DIGEST, R_ENSEMBLE, R_N };
 static const char *const rc_keys[R_N] = {
 	"serverLists", "namespace", "baseSleepTimeMilliseconds", "maxSleepTimeMilliseconds",
 	"maxRetries", "sessionTimeoutMilliseconds", "connectionTimeoutMilliseconds", "digest",
+	"ensembleTracker",
 };
 
 enum { S_WORKERS, S_IP, S_LOGLEVEL, S_SOCKET, S_UIDS, S_GIDS, S_SHUTDOWN, S_KILL, S_OUTLINES, S_OUTBYTES,
@@ -183,7 +184,7 @@ static void load_regcenter(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tno
 		{ R_MAXRETRIES, 0, 29, &rc->max_retries, NULL },
 		{ R_SESSION, 1000, 600000, &rc->session_timeout_ms, NULL },
 		{ R_CONNECT, 0, 600000, &rc->connection_timeout_ms,
-		  "an integer 0-600000 (0: 15000, Curator's default)" },
+		  NULL },
 	};
 	for (size_t i = 0; i < NELEM(ints); i++) {
 		if (!v[ints[i].k]) continue;
@@ -201,6 +202,26 @@ static void load_regcenter(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tno
 			         "maxSleepTimeMilliseconds (%d, its default) (got %d); raise that too",
 			         rc->max_sleep_ms, rc->base_sleep_ms);
 		(*errors)++;
+	}
+	/* ZooKeeper's C client ends an attempt that gets no answer itself (after two thirds of the
+	 * session timeout); ejob has no other per-attempt limit to give this key */
+	if (rc->connection_timeout_ms)
+		conf_warn(cx, keys[R_CONNECT], "regCenter.connectionTimeoutMilliseconds", "not acted on: a connection attempt "
+		          "without an answer ends after two thirds of sessionTimeoutMilliseconds (ZooKeeper's C client), and at "
+		          "start the supervisor gives up after maxRetries rounds of attempts; leave it out");
+	/* 3.0.5's: Curator follows the ensemble's dynamic reconfiguration (true, its default) */
+	rc->ensemble_tracker = true;
+	if (v[R_ENSEMBLE] && !conf_is_null(v[R_ENSEMBLE])) {
+		bool b;
+		if (conf_get_bool(cx, v[R_ENSEMBLE], keys[R_ENSEMBLE], "regCenter.ensembleTracker", &b) < 0) {
+			(*errors)++;
+		} else {
+			rc->ensemble_tracker = b;
+			if (b)
+				conf_warn(cx, keys[R_ENSEMBLE], "regCenter.ensembleTracker", "not acted on: ejob does not follow "
+				          "ZooKeeper's dynamic reconfiguration (Curator's ensemble tracker); list every server in "
+				          "serverLists (false says so without this warning)");
+		}
 	}
 	if (v[R_DIGEST] && !conf_is_null(v[R_DIGEST])) {
 		if (conf_get_str(cx, v[R_DIGEST], keys[R_DIGEST], "regCenter.digest", &rc->digest) < 0) {

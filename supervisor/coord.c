@@ -128,6 +128,12 @@ static void session_new(struct cjob *j)
 	cj_check_session(j);
 }
 
+static void on_gave_up(void *arg, const char *why)
+{
+	coord_t *c = arg;
+	if (c->h.unreachable) c->h.unreachable(c->arg, why);
+}
+
 static void on_state(void *arg, enum zkc_state st, int new_session)
 {
 	coord_t *c = arg;
@@ -225,8 +231,11 @@ coord_t *coord_new(const struct coord_params *cp, const struct coord_hooks *h, v
 	struct zkc_params p = {
 		.hosts = rc->server_lists, .root = rc->namespace, .session_timeout_ms = rc->session_timeout_ms,
 		.digest = rc->digest, .base_sleep_ms = rc->base_sleep_ms, .max_sleep_ms = rc->max_sleep_ms,
+		/* ElasticJob's registry center gives up at start after its retries (Curator's
+		 * ExponentialBackoffRetry, maxRetries): the first try and maxRetries more */
+		.start_rounds = rc->max_retries + 1,
 	};
-	static const struct zkc_hooks zh = { .state = on_state };
+	static const struct zkc_hooks zh = { .state = on_state, .gave_up = on_gave_up };
 	if (!(c->listen = listen_new(c->loop))) goto fail;
 	if (!(c->z = zkc_new(c->loop, &p, &zh, c))) goto fail;
 	ev_idle_init(&c->flush_w, cx_flush_cb);

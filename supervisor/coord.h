@@ -52,6 +52,9 @@ struct coord_hooks {
 	void (*kick)(void *arg, const char *job);
 	int (*trigger)(void *arg, const char *job);
 	void (*job_conf)(void *arg, const conf_job_t *c);
+	/* No first session with ZooKeeper within regCenter.maxRetries rounds of attempts (ElasticJob's
+	 * registry center gives up at start too): why, to say before exiting. */
+	void (*unreachable)(void *arg, const char *why);
 };
 
 struct coord_params {

@@ -289,10 +289,22 @@ static void co_job_conf(void *arg, const conf_job_t *c)
 	if (s->sched) sched_set_job_conf(s->sched, c);
 }
 
+static void sup_shutdown(struct sup *s, int exit_code);
+
+/* ZooKeeper was never reached within regCenter.maxRetries: exit 1 with the cause, as ElasticJob's
+ * registry center fails its start (a wrong address must not look like a quiet cluster) */
+static void co_unreachable(void *arg, const char *why)
+{
+	struct sup *s = arg;
+	log_error("zookeeper: %s; giving up (regCenter.maxRetries %d: check regCenter.serverLists and that ZooKeeper "
+	          "runs, or raise maxRetries to wait longer at start)", why, s->conf->reg_center.max_retries);
+	sup_shutdown(s, 1);
+}
+
 static const struct coord_hooks coord_hooks = {
 	.pause = co_pause, .lease = co_lease, .hold = co_hold, .release = co_release, .drop_held = co_drop_held,
 	.counts = co_counts, .cancel_job = co_cancel_job, .fire_ended = co_fire_ended, .kick = co_kick,
-	.trigger = co_trigger, .job_conf = co_job_conf,
+	.trigger = co_trigger, .job_conf = co_job_conf, .unreachable = co_unreachable,
 };
 
 /* pool target operations */

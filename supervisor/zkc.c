@@ -160,6 +160,22 @@ static uint64_t lease_checkpoint(const zkc_t *z, uint64_t now, uint64_t gate)
 	return gate;
 }
 
+/* Before the first session: n more attempts failed (cause: the last one's); after
+ * start_rounds rounds of them, the owner is told (once). */
+static void start_failed(zkc_t *z, unsigned n, const char *cause)
+{
+	if (z->ever || !z->start_rounds || z->gave_up) return;
+	z->start_fails += n;
+	unsigned hosts = (unsigned)(z->nhosts > 0 ? z->nhosts : 1);
+	if (z->start_fails < z->start_rounds * hosts) return;
+	z->gave_up = 1;
+	char why[700];
+	snprintf(why, sizeof why, "no session with ZooKeeper at %s after %u round%s of attempts over %.1fs (each server "
+	         "once a round); the last: %s", z->hosts, z->start_fails / hosts, z->start_fails / hosts == 1 ? "" : "s",
+	         (double)(wait_now_ns() - z->started_ns) / 1e9, cause);
+	if (z->hooks.gave_up) z->hooks.gave_up(z->arg, why);
+}
+
 /* An attempt ended without a session: say so (once per cause), and wait before the next round. */
 static void attempt_failed(zkc_t *z, uint64_t now)
 {
@@ -169,6 +185,10 @@ static void attempt_failed(zkc_t *z, uint64_t now)
 	char cb[96], key[192];
 	const char *cause = cause_text(z->last_errno, cb, sizeof cb);
 	snprintf(key, sizeof key, "%s %s", z->server, cause);
+	char last[256];
+	snprintf(last, sizeof last, "%s: %s", z->server, cause);
+	start_failed(z, 1, last);
+	if (z->gave_up && !z->ever) return;
 	if (log_cause(&z->cause, LL_WARN, key, "zookeeper: cannot connect to %s: %s; retrying %s%.1fs (backoff %u-%u ms, "
 	              "jittered)", z->server, cause, wait ? "in " : "another server, then backing off ",
 	              (double)wait / 1e9, z->base_ms, z->max_ms))
@@ -402,8 +422,12 @@ static void on_resolved(zkc_t *z, struct msg *m)
 	}
 	if (!m->resolved) {
 		const char *why = m->err ? gai_strerror(m->err) : "no address";
-		if (!log_cause(&z->cause, LL_ERROR, why, "zookeeper: cannot resolve %s: %s; retrying every %.1fs", z->hosts, why,
-		               z->max_ms / 1000.0))
+		char last[300];
+		snprintf(last, sizeof last, "%s does not resolve: %s", z->hosts, why);
+		start_failed(z, (unsigned)(z->nhosts > 0 ? z->nhosts : 1), last);
+		if (z->gave_up && !z->ever) {
+		} else if (!log_cause(&z->cause, LL_ERROR, why, "zookeeper: cannot resolve %s: %s; retrying every %.1fs",
+		                      z->hosts, why, z->max_ms / 1000.0))
 			log_debug("zookeeper: cannot resolve %s: %s", z->hosts, why);
 		free(z->sess);
 		z->sess = NULL;
@@ -504,6 +528,7 @@ static void on_session(zkc_t *z, struct msg *m)
 		z->timeout_ms = zoo_recv_timeout(z->zh);
 		z->attempting = 0;
 		z->fails = 0;
+		z->ever = 1;
 		z->gate_ns = 0;
 		if (z->down_ns && z->cause.last[0])
 			log_info("zookeeper: connected again after %.1fs without a connection", (double)(now - z->down_ns) / 1e9);
@@ -545,6 +570,8 @@ static void on_session(zkc_t *z, struct msg *m)
 	} else if (m->state == ZOO_AUTH_FAILED_STATE) {
 		close_handle(z);
 		set_state(z, ZKC_AUTH_FAILED, 0);
+		start_failed(z, (unsigned)(z->nhosts > 0 ? z->nhosts : 1),
+		             "the digest credentials (regCenter.digest) were refused");
 		log_error("zookeeper: the digest credentials (regCenter.digest) were refused; check the user and "
 		          "password; retrying in %.1fs", z->max_ms / 1000.0);
 		z->gate_ns = now + (uint64_t)z->max_ms * 1000000u;
@@ -633,6 +660,7 @@ zkc_t *zkc_new(struct ev_loop *loop, const struct zkc_params *p, const struct zk
 	z->max_ms = p->max_sleep_ms > 0 ? (unsigned)p->max_sleep_ms : 3000;
 	if (z->max_ms < z->base_ms) z->max_ms = z->base_ms;
 	z->window = p->window > 0 ? (unsigned)p->window : ZKC_WINDOW;
+	z->start_rounds = p->start_rounds > 0 ? (unsigned)p->start_rounds : 0;
 	z->nhosts = 1;
 	for (const char *c = z->hosts; *c; c++) z->nhosts += *c == ',';
 	z->seed = (unsigned)getpid() ^ (unsigned)wait_now_ns();
@@ -666,6 +694,7 @@ void zkc_start(zkc_t *z)
 {
 	zoo_set_debug_level(z->client_log ? ZOO_LOG_LEVEL_WARN : (ZooLogLevel)0);
 	if (z->client_log) zoo_set_log_stream(z->client_log);
+	z->started_ns = wait_now_ns();
 	open_handle(z);
 }
 

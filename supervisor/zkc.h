@@ -48,6 +48,10 @@ struct zkc_params {
 	int base_sleep_ms, max_sleep_ms;   /* connection retries: the backoff's first and longest wait */
 	FILE *client_log;               /* where libzookeeper logs (NULL: nowhere) */
 	int window;                     /* requests at the server at once (0: ZKC_WINDOW) */
+	/* Rounds of attempts (each server once; a server list that does not resolve counts as a
+	 * round) after which a first session is given up: hooks.gave_up. 0: never. Only before the
+	 * first session: one lost later is sought for ever. */
+	int start_rounds;
 };
 
 /* The window: ZooKeeper answers a session's requests in order, its pings included, so a burst of
@@ -61,6 +65,9 @@ struct zkc_params {
 struct zkc_hooks {
 	/* new_session: CONNECTED with a session other than the last one (first connect, after expiry) */
 	void (*state)(void *arg, enum zkc_state st, int new_session);
+	/* No first session after start_rounds rounds: why, naming the servers and the last cause.
+	 * Called once; zkc goes on trying unless it is freed. May be NULL. */
+	void (*gave_up)(void *arg, const char *why);
 };
 
 /* No item: what r->item says for a request sent without one. */

@@ -177,6 +177,12 @@ struct zkc {
 	char server[64];            /* the server of the current attempt */
 	uint64_t down_ns;           /* since when there has been no connection (0: connected) */
 	struct log_cause cause;     /* the last failure to connect that was logged */
+	int ever;                   /* a session was connected once */
+	unsigned start_rounds;      /* zkc_params.start_rounds */
+	unsigned start_fails;       /* attempts failed before the first session (a failed resolve
+	                               counts nhosts) */
+	int gave_up;                /* hooks.gave_up was called */
+	uint64_t started_ns;        /* zkc_start */
 	unsigned seed;
 };
 

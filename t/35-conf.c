@@ -73,7 +73,7 @@ static void test_reference(void)
 	is_int(r->max_sleep_ms, 3000, "maxSleepTimeMilliseconds");
 	is_int(r->max_retries, 3, "maxRetries");
 	is_int(r->session_timeout_ms, 6000, "sessionTimeoutMilliseconds");
-	is_int(r->connection_timeout_ms, 15000, "connectionTimeoutMilliseconds");
+	is_int(r->connection_timeout_ms, 0, "connectionTimeoutMilliseconds: not in the example (it is not acted on)");
 	ok(r->digest == NULL, "digest only in a comment: the user's zkCli can read the nodes");
 	const conf_supervisor_t *s = &c->supervisor;
 	is_int(s->workers, 4, "workers");
@@ -307,7 +307,7 @@ static void test_errors(void)
 	       "regCenter:\n  serverLists: a:1\n  namespace: n\n  colour: blue\njobs: {}\n",
 	       "t.yaml:4:3: regCenter.colour: unknown key; allowed here: serverLists, namespace, "
 	       "baseSleepTimeMilliseconds, maxSleepTimeMilliseconds, maxRetries, "
-	       "sessionTimeoutMilliseconds, connectionTimeoutMilliseconds or digest");
+	       "sessionTimeoutMilliseconds, connectionTimeoutMilliseconds, digest or ensembleTracker");
 	ERRORS("case is a typo too",
 	       HEAD "supervisor:\n  LogLevel: info\njobs: {}\n",
 	       "t.yaml:5:3: supervisor.LogLevel: unknown key; did you mean 'logLevel'?");
@@ -345,8 +345,7 @@ static void test_errors(void)
 	       "    maxRetries: 101\n",
 	       "t.yaml:4:3: regCenter.sessionTimeoutMilliseconds: must be an integer 1000-600000 (got \"999\")",
 	       "t.yaml:5:3: regCenter.baseSleepTimeMilliseconds: must be an integer 1-600000 (got \"0\")",
-	       "t.yaml:6:3: regCenter.connectionTimeoutMilliseconds: must be an integer 0-600000 "
-	       "(0: 15000, Curator's default) (got \"-1\")",
+	       "t.yaml:6:3: regCenter.connectionTimeoutMilliseconds: must be an integer 0-600000 (got \"-1\")",
 	       "t.yaml:8:3: supervisor.workers: must be an integer 1-1024 (got \"1025\")",
 	       "t.yaml:9:3: supervisor.killGraceSeconds: must be an integer 0-3600 (got \"3601\")",
 	       "t.yaml:10:3: supervisor.scriptOutputMaxLines: must be an integer 0-2147483647 (0: no limit) "
@@ -1052,8 +1051,34 @@ static void test_strategy_names(void)
 	       "t.yaml:9:5: jobs.j.jobExecutorThreadPoolSizeProviderType: must be one of CPU or SINGLE_THREAD (got \"SINGLE\")");
 }
 
+/* regCenter's keys that ejob checks and does not act on: a warning each (issue 24) */
+static void test_regcenter_unacted(void)
+{
+	conf_diags_t *d;
+	conf_t *c = parse("regCenter:\n  serverLists: a:1\n  namespace: n\n  connectionTimeoutMilliseconds: 15000\n"
+	                  "  ensembleTracker: true\njobs: {}\n", &d);
+	if (ok(c && conf_diags_count(d) == 2, "connectionTimeoutMilliseconds and ensembleTracker: taken, two warnings")) {
+		is_str(conf_diags_get(d, 0)->text, "t.yaml:4:3: warning: regCenter.connectionTimeoutMilliseconds: not acted "
+		       "on: a connection attempt without an answer ends after two thirds of sessionTimeoutMilliseconds "
+		       "(ZooKeeper's C client), and at start the supervisor gives up after maxRetries rounds of attempts; "
+		       "leave it out", "  connectionTimeoutMilliseconds");
+		is_str(conf_diags_get(d, 1)->text, "t.yaml:5:3: warning: regCenter.ensembleTracker: not acted on: ejob does "
+		       "not follow ZooKeeper's dynamic reconfiguration (Curator's ensemble tracker); list every server in "
+		       "serverLists (false says so without this warning)", "  ensembleTracker");
+	}
+	conf_free(c);
+	conf_diags_free(d);
+	c = parse("regCenter:\n  serverLists: a:1\n  namespace: n\n  ensembleTracker: false\njobs: {}\n", &d);
+	ok(c && conf_diags_count(d) == 0 && !c->reg_center.ensemble_tracker, "ensembleTracker: false, without a word");
+	conf_free(c);
+	conf_diags_free(d);
+	ERRORS("ensembleTracker not a boolean", "regCenter:\n  serverLists: a:1\n  namespace: n\n  ensembleTracker: "
+	       "maybe\njobs: {}\n", "t.yaml:4:3: regCenter.ensembleTracker: must be true or false (got \"maybe\")");
+}
+
 int main(void)
 {
+	test_regcenter_unacted();
 	test_strategy_names();
 	test_reference();
 	test_defaults();

@@ -1,4 +1,7 @@
 /* t/51-zk-outage.c: ZooKeeper going away never stops ejob.
+ *   - at start, no ZooKeeper: the supervisor gives up after 1 + regCenter.maxRetries rounds of
+ *     attempts and exits 1 naming the server and why (ElasticJob's registry center fails its start
+ *     so too), and one whose ZooKeeper comes up within them registers (issue 24);
  *   - the only server is killed and restarted on the same port: the supervisor does not exit and
  *     its fires resume;
  *   - in a 3-server ensemble one member (the one the supervisors may be talking to) is killed:
@@ -62,9 +65,35 @@ int main(void)
 	snprintf(out1, sizeof out1, "%s/runs1", tlib_tmpdir());
 	snprintf(out2, sizeof out2, "%s/runs2", tlib_tmpdir());
 
-	/* ---- restart of the only server ---- */
+	/* ---- at start: nothing there, or something there soon ---- */
 	struct tzkup u;
 	tzkup_start(&u, 500, "t51", 6000);
+	tzk_stop(&u.zk, SIGKILL, 5000);
+	struct tsup g;
+	u.regcenter = "maxRetries: 1, baseSleepTimeMilliseconds: 200, maxSleepTimeMilliseconds: 400";
+	config(&u, &g, "gives-up", out1, sh);
+	uint64_t t0 = tlib_now_ms();
+	int gs = tsup_run(&g, (const char *const[]){ "--ip", "127.0.0.1", NULL }, 15000);
+	ok(WIFEXITED(gs) && WEXITSTATUS(gs) == 1, "no ZooKeeper at start, maxRetries 1: the supervisor exits 1 (after %.1fs)",
+	   (double)(tlib_now_ms() - t0) / 1000);
+	char need[400];
+	snprintf(need, sizeof need, "no session with ZooKeeper at %s after 2 rounds of attempts", u.zk.connect);
+	ok(tsup_log_count(&g, need) == 1 && tsup_log_count(&g, "Connection refused; giving up (regCenter.maxRetries 1") == 1,
+	   "  saying so, with the server and the cause");
+	u.regcenter = "maxRetries: 20, baseSleepTimeMilliseconds: 200, maxSleepTimeMilliseconds: 400";
+	struct tsup w;
+	config(&u, &w, "waits", out1, sh);
+	tzkup_run(&u, &w, "127.0.0.1");
+	usleep(1500000);
+	ok(tsup_alive(w.pid), "maxRetries 20: still trying after 1.5 s");
+	ok(tzk_restart(&u.zk, 30000) == 0, "ZooKeeper starts");
+	ok(tzkup_wait_registered(&u, "out", w.id, 0, 15000), "  the supervisor registers: within its retries it waits");
+	ok(tsup_alive(w.pid), "  and runs on");
+	int ws = tsup_stop(&w, SIGTERM, 15000);
+	ok(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "  stops cleanly");
+	u.regcenter = NULL;
+
+	/* ---- restart of the only server ---- */
 	struct tsup t;
 	config(&u, &t, "one", out1, sh);
 	tzkup_run(&u, &t, "127.0.0.1");
