@@ -126,7 +126,7 @@ static void owner_known(void *arg, const struct zkc_res *r)
 	}
 	if (--rc->left) return;
 	if (j->chk.reconcile_session == rc->session) j->chk.reconcile_session = 0;
-	if (rc->off && cj_live(j, rc->session) && j->lead.leader && !j->lead.necessary) {
+	if (rc->off && cj_live(j, rc->session) && j->lead.leader && !j->lead.necessary && !cj_static_held(j)) {
 		char why[300];
 		snprintf(why, sizeof why, "reconcile: item %" PRIu32 " is assigned to '%s', which is not online", rc->item,
 		         rc->who);

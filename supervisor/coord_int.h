@@ -68,6 +68,7 @@ struct cj_lead {                /* coord_lead.c: election, the resharding flag, 
 	zkc_keep_t *w_leader;       /* leader/election/instance (exists) */
 	zkc_keep_t *w_necessary;    /* leader/sharding/necessary (exists) */
 	zkc_keep_t *w_instances;    /* instances (children), the leader's */
+	struct log_cause static_cause;   /* staticSharding: items left with an offline owner, said once */
 };
 
 struct cj_shard {               /* coord_shard.c: the leader's sharding */
@@ -250,6 +251,14 @@ static inline int cj_assign_settled(const struct cjob *j)     /* coord_assign.c:
 static inline int cj_assign_current(const struct cjob *j)     /* coord_assign.c: an assignment of the config's size */
 {
 	return j->as.have && j->as.total == cj_conf(j)->sharding_total_count;
+}
+
+/* staticSharding with an assignment in force (ElasticJob's isStaticSharding() && hasShardingInfo()):
+ * instances and servers coming and going do not reshard, nor does the leader's check of owners
+ * (ShardingListenerManager, ReconcileService); a changed item count or an operator's flag does */
+static inline int cj_static_held(const struct cjob *j)
+{
+	return cj_conf(j)->static_sharding && j->as.have && j->as.total > 0;
 }
 
 static inline int cj_is_completed(const struct cjob *j, uint32_t i)   /* coord_assign.c */

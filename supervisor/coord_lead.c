@@ -119,16 +119,33 @@ void cj_set_necessary(struct cjob *j, const char *why)
 void cj_check_owners(struct cjob *j)
 {
 	if (!j->lead.leader || !j->lead.live || !j->as.have || j->lead.necessary || j->shard.busy) return;
+	uint32_t off = 0, first = 0;
 	for (uint32_t i = 0; i < j->as.total; i++) {
 		int live = 0;
 		for (int k = 0; k < j->lead.nlive && !live; k++) live = j->as.owner[i] && !strcmp(j->as.owner[i], j->lead.live[k]);
 		if (live) continue;
+		if (cj_static_held(j)) {
+			/* an item stays with its owner, online or not (ElasticJob's static sharding): it
+			 * runs nowhere meanwhile, which is said once per change */
+			if (!off++) first = i;
+			continue;
+		}
 		char why[300];
 		snprintf(why, sizeof why, "item %u is assigned to %.200s, which is not online", i,
 		         j->as.owner[i] && j->as.owner[i][0] ? j->as.owner[i] : "no instance");
 		cj_set_necessary(j, why);
 		return;
 	}
+	char cause[64];
+	snprintf(cause, sizeof cause, "%" PRIu32 " from %" PRIu32 " epoch %" PRIu64, off, first, j->as.epoch);
+	if (!off) log_cause_reset(&j->lead.static_cause);
+	else
+		log_cause(&j->lead.static_cause, LL_WARN, cause, "job %s: staticSharding: %" PRIu32 " item%s (item %" PRIu32
+		          " first) %s assigned to an instance that is not online (%.200s); they run nowhere until it comes "
+		          "back under the same id%s, or the job is resharded (a change of shardingTotalCount, or "
+		          "leader/sharding/necessary created)", j->name, off, off == 1 ? "" : "s", first, off == 1 ? "is" : "are",
+		          j->as.owner[first] && j->as.owner[first][0] ? j->as.owner[first] : "no instance",
+		          cj_conf(j)->failover ? " (failover runs those that were running when it crashed)" : "");
 }
 
 /* the listing r says the same as live[] (descending, instance ids only) */
@@ -156,7 +173,8 @@ static void instances_listed(void *arg, const struct zkc_res *r)
 	}
 	if (r->event) {
 		j->lead.inst_gen++;
-		cj_set_necessary(j, "the instances changed");
+		if (!cj_static_held(j)) cj_set_necessary(j, "the instances changed");
+		else log_info("job %s: the instances changed; staticSharding: the items stay where they are", j->name);
 	} else if (j->lead.live && !same_as_live(j, r)) {
 		/* a change that no event told (between two listings): the sharding must not miss it */
 		j->lead.inst_gen++;

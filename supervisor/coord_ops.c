@@ -32,8 +32,9 @@ static void server_known(void *arg, const struct zkc_res *r)
 	if (off == j->ops.server_off) return;
 	j->ops.server_off = off;
 	char p[CJ_PATH_MAX];
-	/* either way the sharding changes: any instance may raise the flag, as in ElasticJob */
-	zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
+	/* either way the sharding changes: any instance may raise the flag, as in ElasticJob (not
+	 * with staticSharding: the items stay, and run nowhere while their server is disabled) */
+	if (!cj_static_held(j)) zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
 	if (off) {
 		log_warn("job %s: this server is DISABLED (servers/%s): its items here stop and it leaves the sharding",
 		         j->name, j->c->ip);
@@ -65,8 +66,8 @@ static void self_known(void *arg, const struct zkc_res *r)
 	         j->name, j->c->id);
 	j->c->h.cancel_job(j->c->arg, j->name, "not started: the job was shut down on this instance");
 	cj_step_down(j);
-	/* the others reshard without us: their leader sees the instance go */
-	zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
+	/* the others reshard without us: their leader sees the instance go (not with staticSharding) */
+	if (!cj_static_held(j)) zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
 }
 
 /* ---- all three, from registration on ----------------------------------------------------------- */

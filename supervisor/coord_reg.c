@@ -119,6 +119,8 @@ static void reg_done(struct cjob *j)
 	cj_kick(j);    /* fires that could not run meanwhile: their catch-up */
 }
 
+static void sharding_listed(void *arg, const struct zkc_res *r);
+
 /* servers/{ip}, instances/{id}, and the resharding flag, as ElasticJob's startup writes them */
 static void reg_presence(struct cjob *j)
 {
@@ -133,7 +135,8 @@ static void reg_presence(struct cjob *j)
 	group_create(g, cj_path(j, p, "/instances/%s", c->id), data, ZOO_EPHEMERAL);
 	/* lives exactly as long as this session, whatever an operator deletes (coord_failover.c) */
 	group_create(g, cj_path(j, p, "/leader/failover/alive/%s", c->id), "", ZOO_EPHEMERAL);
-	group_create(g, cj_path(j, p, "/leader/sharding/necessary"), "", 0);
+	if (cj_conf(j)->static_sharding) zkc_children(j->c->z, cj_path(j, p, "/sharding"), NULL, NULL, sharding_listed, j);
+	else group_create(g, cj_path(j, p, "/leader/sharding/necessary"), "", 0);
 	const char *st = cj_conf(j)->disabled ? "DISABLED" : "ENABLED";
 	/* the server node is rewritten at every start (ElasticJob does the same) */
 	if (zkc_set(j->c->z, cj_path(j, p, "/servers/%s", c->ip), st, (int)strlen(st), -1, group_cb, g) == ZOK) g->left++;
@@ -174,11 +177,26 @@ static void joined(void *arg, const struct zkc_res *r)
  * node and servers/{ip} in one multi, shared with the other jobs of this turn (10,000 jobs: some
  * 200 requests, not 50,000). The flag may be raised already, so it is not in the multi; it is sent
  * first, so it is there when the multi is answered. */
+/* staticSharding: the flag only while the job has no assignment yet (ElasticJob's
+ * hasShardingInfo(): sharding/ has children) */
+static void sharding_listed(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	char p[CJ_PATH_MAX];
+	if (!cj_live(j, r->session)) return;
+	if (r->rc == ZOK && r->nchildren > 0) {
+		log_debug("job %s: staticSharding: joining without resharding; the items stay where they are", j->name);
+		return;
+	}
+	zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
+}
+
 static void reg_join(struct cjob *j)
 {
 	char p[CJ_PATH_MAX], data[256];
 	const coord_t *c = j->c;
-	zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
+	if (cj_conf(j)->static_sharding) zkc_children(j->c->z, cj_path(j, p, "/sharding"), NULL, NULL, sharding_listed, j);
+	else zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
 	zkc_multi_t *m = zkc_multi_new();
 	instance_data(c, data, sizeof data);
 	zkc_multi_create(m, cj_path(j, p, "/instances/%s", c->id), data, (int)strlen(data), ZOO_EPHEMERAL);
