@@ -241,6 +241,10 @@ typedef struct conf_job {
 	const conf_kv_t *props;
 	int timeout_seconds;                   /* ejob: 0 = no limit */
 	int max_retries;                       /* ejob: 0 */
+	int concurrency;                       /* ejob: items of this job running at once on one
+	                                          instance, 0-1024; 0: no limit but the pool's
+	                                          workers (ElasticJob's CPU). conf_job_concurrency()
+	                                          is what is in force */
 	const char *script_command_line;       /* props "script.command.line", or NULL */
 	const char *native_library;            /* props "native.library", or NULL */
 	const char *native_symbol;             /* props "native.symbol", or NULL */
@@ -354,20 +358,31 @@ bool conf_job_equal(const conf_job_t *a, const conf_job_t *b);
  * between a and b: how many; the first max of them into keys (may be NULL). */
 size_t conf_job_diff(const conf_job_t *a, const conf_job_t *b, const char **keys, size_t max);
 
+/* Items of j that may run at once on one instance: concurrency, or 1 for the executor
+ * SINGLE_THREAD (jobExecutorServiceHandlerType / jobExecutorThreadPoolSizeProviderType); 0: no
+ * limit but the pool's workers (CPU, ElasticJob's default). */
+int conf_job_concurrency(const conf_job_t *j);
+
 /* Keys of a job that this version of ejob accepts and publishes in the config node (for
  * ElasticJob's tools) but does not act on as written, so that whoever loads a job can warn:
  * - jobErrorHandlerType THROW (a rethrow has no meaning outside Java) or, in a config node, a
  *   name ejob has no handler for (ElasticJob would load it as a plugin): a failed item is
  *   logged, as LOG does;
+ * - in a config node, an executor name other than CPU and SINGLE_THREAD (a plugin's): items run
+ *   as with CPU;
  * - a non-empty jobListenerTypes: ElasticJob's listener classes do not run (ejob's listeners are
  *   the ejob.listener.* props);
+ * - a non-empty jobExtraConfigurations: ElasticJob's per-job extras (its tracing) are published
+ *   for its tools; ejob's tracing is the file's tracing: section;
+ * - label: ElasticJob's instances read it; this version runs the jobs of its file whatever their
+ *   label;
  * - an http job's http.data with a method that sends no body (GET, HEAD, OPTIONS, TRACE): it
  *   is not sent, as ElasticJob does not send it.
  * Fills out[] in that order and returns how many (0-CONF_UNACTED_MAX). Pure: no I/O. The caller
  * says where: "FILE:LINE: jobs.NAME.KEY: TEXT" for a file, "NODE: KEY: TEXT" for a config node. */
-#define CONF_UNACTED_MAX 3
+#define CONF_UNACTED_MAX 6
 typedef struct conf_unacted {
-	const char *key;      /* "jobErrorHandlerType", "jobListenerTypes" or "props.http.data" */
+	const char *key;      /* "jobErrorHandlerType", "jobListenerTypes", ... or "props.http.data" */
 	char text[512];       /* "THROW has no meaning outside Java: ..." */
 } conf_unacted_t;
 size_t conf_job_unacted(const conf_job_t *j, conf_unacted_t out[CONF_UNACTED_MAX]);

@@ -24,7 +24,7 @@ enum {
 	K_CRON, K_TIMEZONE, K_TOTAL, K_SIP, K_JOBPARAM, K_MONITOR, K_FAILOVER, K_MISFIRE,
 	K_MAXTIMEDIFF, K_RECONCILE, K_STATIC, K_STRATEGY, K_EXECUTOR, K_EXECUTOR305, K_ERRHANDLER, K_LISTENERS,
 	K_EXTRA, K_DISABLED, K_OVERWRITE, K_LABEL, K_DESCRIPTION, K_PROPS,
-	K_TYPE, K_TIMEOUT, K_MAXRETRIES,          /* file only */
+	K_TYPE, K_TIMEOUT, K_MAXRETRIES, K_CONCURRENCY,   /* file only */
 	K_FJOBNAME,                              /* file: refused with a better message */
 	K_NFILE,
 	K_JOBNAME = K_TYPE,                      /* node only, in the slot of type */
@@ -37,7 +37,7 @@ static const char *const file_keys[K_NFILE] = {
 	"staticSharding", "jobShardingStrategyType", "jobExecutorServiceHandlerType",
 	"jobExecutorThreadPoolSizeProviderType", "jobErrorHandlerType", "jobListenerTypes",
 	"jobExtraConfigurations", "disabled", "overwrite", "label", "description", "props", "type",
-	"timeoutSeconds", "maxRetries", "jobName",
+	"timeoutSeconds", "maxRetries", "concurrency", "jobName",
 };
 
 static const char *const node_keys[K_NNODE] = {
@@ -366,7 +366,7 @@ static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at,
 	conf_kv_t *kv = conf_arena_alloc(cx->out, (v->n + 1) * sizeof *kv);
 	if (!kv) return;
 	size_t n = 0;
-	static const char *const ejob_keys[] = { "ejob.type", "ejob.timeoutSeconds", "ejob.maxRetries" };
+	static const char *const ejob_keys[] = { "ejob.type", "ejob.timeoutSeconds", "ejob.maxRetries", "ejob.concurrency" };
 	/* Keys first (decoded: a !!binary key is a string too). A node is ejob's when it has
 	 * ejob.type; without it (a job ElasticJob wrote, or a person) ejob.* entries are ordinary
 	 * props, kept as written. */
@@ -417,7 +417,7 @@ static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at,
 			}
 			if (!cx->node_mode) {
 				conf_err(cx, k, ip, "props named ejob.* are ejob's own; set the job keys type, "
-				         "timeoutSeconds and maxRetries instead");
+				         "timeoutSeconds, maxRetries and concurrency instead");
 				b->errors++;
 				continue;
 			}
@@ -664,7 +664,7 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 {
 	jb_t b = { .cx = cx, .j = j, .path = path, .at = name_key ? name_key : map };
 	const conf_tnode_t *keys[K_NFILE] = { 0 }, *v[K_NFILE] = { 0 };
-	const conf_tnode_t *ejob[3] = { NULL, NULL, NULL }, *ejobk[3] = { NULL, NULL, NULL };
+	const conf_tnode_t *ejob[4] = { NULL, NULL, NULL, NULL }, *ejobk[4] = { NULL, NULL, NULL, NULL };
 	char p[512];
 	bool node = cx->node_mode;
 
@@ -844,6 +844,27 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	get_int(&b, node ? ejob[2] : v[K_MAXRETRIES], node ? ejobk[2] : keys[K_MAXRETRIES],
 	        node ? "props.ejob.maxRetries" : "maxRetries", 0, 100, NULL, &j->max_retries);
 	key_close(&b, before, "props.ejob.maxRetries");
+	before = key_open(&b);
+	get_int(&b, node ? ejob[3] : v[K_CONCURRENCY], node ? ejobk[3] : keys[K_CONCURRENCY],
+	        node ? "props.ejob.concurrency" : "concurrency", 0, 1024,
+	        "an integer 0-1024 (0: no limit)",
+	        &j->concurrency);
+	key_close(&b, before, "props.ejob.concurrency");
+	/* SINGLE_THREAD (ElasticJob: a pool of one thread per job, so its items on one instance run one
+	 * after another) is concurrency 1 */
+	if (j->executor_service_handler_type && !strcmp(j->executor_service_handler_type, "SINGLE_THREAD") &&
+	    j->concurrency > 1) {
+		const conf_tnode_t *at = node ? ejobk[3] : keys[K_CONCURRENCY];
+		kpath(&b, p, sizeof p, node ? "props.ejob.concurrency" : "concurrency");
+		if (node) {
+			conf_warn(cx, at, p, "%d with the executor SINGLE_THREAD, which runs one item at a time: one it is",
+			          j->concurrency);
+		} else {
+			conf_err(cx, at, p, "%d with jobExecutorServiceHandlerType SINGLE_THREAD, which runs one item at a "
+			         "time; leave one of them out", j->concurrency);
+			b.errors++;
+		}
+	}
 	check_type_props(&b, keys[K_PROPS], v[K_PROPS]);
 	/* what the error handler needs in props (a node's too: ejobctl config set refuses what the
 	 * supervisor would) */

@@ -231,11 +231,13 @@ static void kv_u32(conf_out_t *o, const char *k, uint32_t v)
 
 static int emit_props(conf_out_t *o, const conf_job_t *j)
 {
-	size_t n = j->n_props + (j->type != CONF_JOB_NONE ? 3 : 0);
+	/* ejob's own: type, timeoutSeconds and maxRetries with the type, concurrency when set */
+	int conc = j->type != CONF_JOB_NONE && j->concurrency;
+	size_t n = j->n_props + (j->type != CONF_JOB_NONE ? 3 : 0) + (conc ? 1 : 0);
 	if (n == 0) return 0;
 	const char **keys = calloc(n, sizeof *keys), **vals = calloc(n, sizeof *vals);
 	size_t *order = calloc(n, sizeof *order);
-	char tmo[16], retries[16];
+	char tmo[16], retries[16], cc[16];
 	int r = -1;
 	if (!keys || !vals || !order) goto out;
 	for (size_t i = 0; i < j->n_props; i++) {
@@ -251,7 +253,12 @@ static int emit_props(conf_out_t *o, const conf_job_t *j)
 		keys[i] = "ejob.timeoutSeconds";
 		vals[i++] = tmo;
 		keys[i] = "ejob.maxRetries";
-		vals[i] = retries;
+		vals[i++] = retries;
+		if (conc) {
+			conf_fmt(cc, sizeof cc, "%d", j->concurrency);
+			keys[i] = "ejob.concurrency";
+			vals[i] = cc;
+		}
 	}
 	if (conf_props_order(keys, n, order) < 0) goto out;
 	key(o, "props");

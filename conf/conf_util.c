@@ -128,6 +128,7 @@ size_t conf_job_diff(const conf_job_t *a, const conf_job_t *b, const char **keys
 		{ "type", a->type == b->type },
 		{ "timeoutSeconds", a->timeout_seconds == b->timeout_seconds },
 		{ "maxRetries", a->max_retries == b->max_retries },
+		{ "concurrency", a->concurrency == b->concurrency },
 	};
 	size_t n = 0;
 	for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
@@ -166,6 +167,12 @@ const char *conf_strategy_name(conf_strategy_t s)
 	}
 }
 
+int conf_job_concurrency(const conf_job_t *j)
+{
+	if (j->executor_service_handler_type && !strcmp(j->executor_service_handler_type, "SINGLE_THREAD")) return 1;
+	return j->concurrency;
+}
+
 size_t conf_job_unacted(const conf_job_t *j, conf_unacted_t out[CONF_UNACTED_MAX])
 {
 	size_t n = 0;
@@ -185,6 +192,14 @@ size_t conf_job_unacted(const conf_job_t *j, conf_unacted_t out[CONF_UNACTED_MAX
 		         "ElasticJob would load it as a plugin): a failed item is logged, as LOG does", t);
 		n++;
 	}
+	const char *x = j->executor_service_handler_type;
+	if (x && strcmp(x, "CPU") && strcmp(x, "SINGLE_THREAD")) {
+		out[n].key = j->executor_key_3_0_5 ? "jobExecutorThreadPoolSizeProviderType" : "jobExecutorServiceHandlerType";
+		snprintf(out[n].text, sizeof out[n].text,
+		         "%.200s is not an executor ejob has (CPU, SINGLE_THREAD; ElasticJob would load it as a plugin): the "
+		         "job's items run as with CPU, as many at once as the pool has workers (concurrency limits them)", x);
+		n++;
+	}
 	if (j->n_listener_types) {
 		char list[256];
 		size_t o = 0;
@@ -199,6 +214,21 @@ size_t conf_job_unacted(const conf_job_t *j, conf_unacted_t out[CONF_UNACTED_MAX
 		         "[%s] %s not acted on by this version of ejob (only published for ElasticJob's tools): "
 		         "ElasticJob's listener classes do not run here; ejob's listeners are the ejob.listener.* props",
 		         list, j->n_listener_types == 1 ? "is" : "are");
+		n++;
+	}
+	if (j->n_extra_configurations) {
+		out[n].key = "jobExtraConfigurations";
+		snprintf(out[n].text, sizeof out[n].text,
+		         "not acted on by this version of ejob (only published for ElasticJob's tools): ElasticJob's per-job "
+		         "extras (its tracing data source) are Java's; ejob's tracing is the file's tracing: section, for every "
+		         "job of the supervisor");
+		n++;
+	}
+	if (j->label) {
+		out[n].key = "label";
+		snprintf(out[n].text, sizeof out[n].text,
+		         "not acted on by this version of ejob (published for ElasticJob's instances, which match it against "
+		         "their own): a supervisor runs the jobs of its file whatever their label");
 		n++;
 	}
 	if (j->type == CONF_JOB_HTTP && j->http_data && !conf_http_sends_data(j->http_method)) {

@@ -29,6 +29,8 @@ struct entry {
 	int lease;                  /* stopped for the lease: it runs again (disp_hold) */
 	int dropped;                /* disp_drop_held: its end is final whatever it is */
 	uint32_t kind, item, total, attempt, max_retries, timeout_s;
+	uint32_t concurrency;              /* its job's limit (0: none) */
+	struct jobrun *run;                /* published with a limit: its job's count */
 	uint64_t fire_id, epoch, cookie;
 	char *job, *task_id, *item_param, *job_param, *cmd, *lib, *sym;   /* inside this allocation */
 	char *uri, *method, *data, *ctype, *ca_file;                       /* kind HTTP, likewise */
@@ -59,6 +61,15 @@ struct disp_target {
 };
 
 #define NBUCKETS 1024u
+#define NJOBRUN 256u
+
+/* Items of a job published now, for a job with a concurrency limit (only those have one): made
+ * at its first publish, freed when its last item ends. */
+struct jobrun {
+	struct jobrun *next;
+	uint32_t running;
+	char job[];
+};
 
 struct disp {
 	struct ev_loop *loop;
@@ -68,6 +79,7 @@ struct disp {
 	uint64_t next_xid;
 	struct list q_pool, q_ext, published;
 	struct entry *buckets[NBUCKETS];
+	struct jobrun *jobruns[NJOBRUN];
 	disp_target_t *targets;
 	int paused;                 /* publish nothing (ZooKeeper connection lost) */
 	int held;                   /* publish nothing: the lease ran out (disp_hold) */
@@ -118,6 +130,52 @@ static struct entry *hash_get(disp_t *d, uint64_t xid)
 	for (struct entry *e = d->buckets[xid & (NBUCKETS - 1)]; e; e = e->hnext)
 		if (e->xid == xid) return e;
 	return NULL;
+}
+
+static struct jobrun **jobrun_slot(disp_t *d, const char *job)
+{
+	uint32_t h = 2166136261u;
+	for (const char *c = job; *c; c++) h = (h ^ (unsigned char)*c) * 16777619u;
+	struct jobrun **p = &d->jobruns[h & (NJOBRUN - 1)];
+	while (*p && strcmp((*p)->job, job)) p = &(*p)->next;
+	return p;
+}
+
+/* Whether e may be published now: its job's items out are below its limit. */
+static int under_limit(disp_t *d, const struct entry *e)
+{
+	if (!e->concurrency) return 1;
+	struct jobrun *r = *jobrun_slot(d, e->job);
+	return !r || r->running < e->concurrency;
+}
+
+static int jobrun_add(disp_t *d, struct entry *e)
+{
+	if (!e->concurrency) return 0;
+	struct jobrun **p = jobrun_slot(d, e->job);
+	if (!*p) {
+		size_t n = strlen(e->job) + 1;
+		struct jobrun *r = calloc(1, sizeof *r + n);
+		if (!r) return -1;
+		memcpy(r->job, e->job, n);
+		*p = r;
+	}
+	(*p)->running++;
+	e->run = *p;
+	return 0;
+}
+
+static void jobrun_del(disp_t *d, struct entry *e)
+{
+	struct jobrun *r = e->run;
+	e->run = NULL;
+	if (!r || --r->running) return;
+	for (struct jobrun **p = jobrun_slot(d, r->job); *p; p = &(*p)->next)
+		if (*p == r) {
+			*p = r->next;
+			break;
+		}
+	free(r);
 }
 
 static struct list *queue_of(disp_t *d, const struct entry *e)
@@ -187,6 +245,7 @@ uint64_t disp_submit(disp_t *d, const struct disp_req *r)
 	e->cookie = r->cookie;
 	e->timeout_s = r->timeout_s;
 	e->max_retries = r->max_retries;
+	e->concurrency = r->concurrency;
 	e->attempt = 1;
 	e->xid = d->next_xid++;
 	e->state = E_QUEUED;
@@ -226,8 +285,11 @@ static int publish(disp_t *d, disp_target_t *t, struct entry *e)
 		return 0;
 	}
 	e->pos = atomic_load_explicit(&seg_header(t->seg)->sub_head, memory_order_relaxed);
-	if (ring_publish(t->seg, t->buf, (uint32_t)n) < 0)
+	if (jobrun_add(d, e) < 0) return -1;     /* out of memory: try later */
+	if (ring_publish(t->seg, t->buf, (uint32_t)n) < 0) {
+		jobrun_del(d, e);
 		return -1;   /* full (a worker still holds a claim it is copying out): try later */
+	}
 	list_del(queue_of(d, e), e);
 	e->state = E_PUBLISHED;
 	e->target = t;
@@ -273,7 +335,8 @@ void disp_kick(disp_t *d)
 			struct entry *e = queues[qi]->head;
 			while (e && t->outstanding < cap) {
 				struct entry *next = e->next;
-				if (t->ops.accepts(t->arg, e->job, e->kind)) {
+				/* a job at its concurrency waits; those behind it go on */
+				if (under_limit(d, e) && t->ops.accepts(t->arg, e->job, e->kind)) {
 					int r = publish(d, t, e);
 					if (r < 0) break;
 					published += r;
@@ -332,6 +395,7 @@ static void unpublish(disp_t *d, struct entry *e)
 {
 	list_del(&d->published, e);
 	hash_del(d, e);
+	jobrun_del(d, e);
 	if (e->target && e->target->outstanding) e->target->outstanding--;
 }
 
@@ -677,6 +741,12 @@ void disp_free(disp_t *d)
 			struct entry *e = lists[i]->head;
 			list_del(lists[i], e);
 			free(e);
+		}
+	for (uint32_t b = 0; b < NJOBRUN; b++)
+		while (d->jobruns[b]) {
+			struct jobrun *r = d->jobruns[b];
+			d->jobruns[b] = r->next;
+			free(r);
 		}
 	free(d);
 }

@@ -44,6 +44,8 @@ struct disp_req {
 	uint64_t fire_id, epoch;
 	uint32_t timeout_s;         /* 0 = none */
 	uint32_t max_retries;       /* runs again while attempt <= max_retries */
+	uint32_t concurrency;       /* items of this job published at once, at most (0: no limit but
+	                               the targets' workers): the job's executor SINGLE_THREAD is 1 */
 	uint64_t cookie;            /* handed back with the outcome */
 };
 

@@ -147,7 +147,8 @@ uint32_t fire_submit(fire_t *f, const conf_job_t *j, uint64_t epoch)
 			.sym = j->native_symbol, .job_param = j->job_parameter,
 			.item_param = conf_job_item_param(j, (int)f->items[i]), .task_id = task, .item = f->items[i],
 			.total = f->total, .fire_id = f->fire_ms, .epoch = epoch, .timeout_s = (uint32_t)j->timeout_seconds,
-			.max_retries = (uint32_t)j->max_retries, .cookie = (uint64_t)(uintptr_t)f,
+			.max_retries = (uint32_t)j->max_retries, .concurrency = (uint32_t)conf_job_concurrency(j),
+			.cookie = (uint64_t)(uintptr_t)f,
 		};
 		if (!disp_submit(f->fs->disp, &q)) {
 			/* only a malformed request fails, and then every item would */

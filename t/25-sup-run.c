@@ -1,7 +1,8 @@
 /* t/25-sup-run.c: ejob-supervisor --run with real workers: a 16-item script job runs each item
  * exactly once with exactly ElasticJob's arguments; a native job from examples/libhello.so;
  * retries; the exit status says whether every item succeeded, also when a SIGINT (Ctrl-C) stops
- * the supervisor during --run. */
+ * the supervisor during --run; a job's concurrency (SINGLE_THREAD: one item at a time, as
+ * ElasticJob's single-thread executor; concurrency: N; CPU: the pool's workers). */
 #include <regex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -407,14 +408,75 @@ static void test_example(void)
 	unsetenv("EJOB_RUNTIME_DIR");
 }
 
+/* The most items of one run that were running at the same instant (from "ITEM START END" lines,
+ * nanoseconds), and how many lines. */
+static int most_at_once(const char *path, int *lines)
+{
+	long long st[64], en[64];
+	int n = 0, most = 0;
+	char *t = tsup_slurp(path);
+	for (char *l = t ? strtok(t, "\n") : NULL; l && n < 64; l = strtok(NULL, "\n")) {
+		int item;
+		if (sscanf(l, "%d %lld %lld", &item, &st[n], &en[n]) == 3) n++;
+	}
+	free(t);
+	for (int i = 0; i < n; i++) {
+		int at = 0;
+		for (int k = 0; k < n; k++) at += st[k] <= st[i] && en[k] > st[i];
+		if (at > most) most = at;
+	}
+	*lines = n;
+	return most;
+}
+
+static void test_concurrency(void)
+{
+	struct tsup t;
+	static const char yaml[] =
+		"regCenter: {serverLists: \"127.0.0.1:1\", namespace: t25}\n"
+		"supervisor: {workers: 4, attachSocket: \"@SOCK@\"}\n"
+		"jobs:\n"
+		"  one:\n    type: script\n    shardingTotalCount: 4\n    jobExecutorServiceHandlerType: SINGLE_THREAD\n"
+		"    props: {script.command.line: \"/bin/sh @DIR@/span.sh @DIR@/one\"}\n"
+		"  one305:\n    type: script\n    shardingTotalCount: 4\n    jobExecutorThreadPoolSizeProviderType: SINGLE_THREAD\n"
+		"    props: {script.command.line: \"/bin/sh @DIR@/span.sh @DIR@/one305\"}\n"
+		"  two:\n    type: script\n    shardingTotalCount: 4\n    concurrency: 2\n"
+		"    props: {script.command.line: \"/bin/sh @DIR@/span.sh @DIR@/two\"}\n"
+		"  cpu:\n    type: script\n    shardingTotalCount: 4\n    jobExecutorServiceHandlerType: CPU\n"
+		"    props: {script.command.line: \"/bin/sh @DIR@/span.sh @DIR@/cpu\"}\n";
+	tsup_config(&t, "conc", yaml);
+	char span[700];
+	snprintf(span, sizeof span, "%s/span.sh", t.dir);
+	static const char sh[] = "s=$(date +%s%N); sleep 0.4; echo \"$EJOB_ITEM $s $(date +%s%N)\" >> \"$1\"\n";
+	tlib_write_file(span, sh, strlen(sh));
+	static const struct {
+		const char *job;
+		int most;
+		const char *what;
+	} want[] = { { "one", 1, "SINGLE_THREAD: one item at a time, as ElasticJob's single-thread executor" },
+		     { "one305", 1, "the same under 3.0.5's key (jobExecutorThreadPoolSizeProviderType)" },
+		     { "two", 2, "concurrency: 2: two at a time" },
+		     { "cpu", 4, "CPU: as many as the pool has workers (4)" } };
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		const char *args[] = { "--run", want[i].job, NULL };
+		int st = tsup_run(&t, args, 30000);
+		char path[800];
+		snprintf(path, sizeof path, "%s/%s", t.dir, want[i].job);
+		int lines, most = most_at_once(path, &lines);
+		ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && lines == 4 && most == want[i].most,
+		   "%s (4 items of 0.4 s, 4 workers: at most %d at once; %d runs)", want[i].what, most, lines);
+	}
+}
+
 int main(void)
 {
 	tlib_init(180);
-	plan(47);
+	plan(51);
 	test_sixteen();
 	test_native_and_retries();
 	test_interrupted();
 	test_output_cap();
 	test_example();
+	test_concurrency();
 	return done_testing();
 }

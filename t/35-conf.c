@@ -123,7 +123,7 @@ static void test_reference(void)
 	is_int(j->n_extra_configurations, 0, "no jobExtraConfigurations");
 	is_str(j->description, "Says hello from every item", "description");
 	ok(!j->disabled && j->overwrite, "disabled, overwrite");
-	is_str(j->label, "demo", "label");
+	ok(j->label == NULL, "label: only in a comment (it is not acted on)");
 	is_int(j->timeout_seconds, 30, "timeoutSeconds");
 	is_int(j->max_retries, 2, "maxRetries");
 	is_int(j->n_props, 1, "one prop");
@@ -488,7 +488,7 @@ static void test_errors(void)
 	       "t.yaml:10:7: jobs.j.props.a: must be a string (got nothing); quote it, e.g. \"\"",
 	       "t.yaml:11:7: jobs.j.props.b: must be a string (got a list)",
 	       "t.yaml:12:7: jobs.j.props.ejob.type: props named ejob.* are ejob's own; set the job keys "
-	       "type, timeoutSeconds and maxRetries instead");
+	       "type, timeoutSeconds, maxRetries and concurrency instead");
 	ERRORS("control characters",
 	       HEAD "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
 	       "    description: \"bell\\a\"\n    label: \"nul\\0\"\n",
@@ -965,6 +965,50 @@ static void test_unacted(void)
 		conf_job_free(j);
 	}
 	conf_diags_free(d);
+
+	/* issue 24: a plugin's executor, per-job extras (ElasticJob's tracing) and label are said too */
+	static const char extra[] = "cron: 0 * * * * ?\njobName: n\nshardingTotalCount: 1\njobExecutorServiceHandlerType: "
+	                            "MY_POOL\nlabel: etl\njobExtraConfigurations:\n- !!org.apache.shardingsphere.elasticjob."
+	                            "tracing.yaml.YamlTracingConfiguration\n  type: RDB\n";
+	j = conf_node_parse(extra, strlen(extra), "/ns/n/config", &d);
+	if (ok(j != NULL, "a node with a plugin's executor, extras and a label")) {
+		n = conf_job_unacted(j, u);
+		ok(n == 3 && !strcmp(u[0].key, "jobExecutorServiceHandlerType") && !strcmp(u[1].key, "jobExtraConfigurations") &&
+		   !strcmp(u[2].key, "label"), "  three keys said not acted on, in that order");
+		is_str(n == 3 ? u[0].text : "", "MY_POOL is not an executor ejob has (CPU, SINGLE_THREAD; ElasticJob would load it "
+		       "as a plugin): the job's items run as with CPU, as many at once as the pool has workers (concurrency "
+		       "limits them)", "  the executor, run as CPU");
+		ok(n == 3 && strstr(u[1].text, "ejob's tracing is the file's tracing: section") &&
+		   strstr(u[2].text, "a supervisor runs the jobs of its file whatever their label"), "  the extras and the label");
+		is_int(conf_job_concurrency(j), 0, "  no limit (CPU)");
+		conf_job_free(j);
+	}
+	conf_diags_free(d);
+
+	/* concurrency: ejob's key; SINGLE_THREAD is 1 */
+	c = parse(HEAD "jobs:\n  a:\n    type: external\n    shardingTotalCount: 4\n    concurrency: 3\n"
+	          "  b:\n    type: external\n    shardingTotalCount: 4\n    jobExecutorServiceHandlerType: SINGLE_THREAD\n", &d);
+	if (ok(c != NULL, "concurrency 3; SINGLE_THREAD")) {
+		ok(conf_job_concurrency(&c->jobs[0]) == 3 && conf_job_concurrency(&c->jobs[1]) == 1, "  3 and 1 at once");
+		char *y2 = conf_node_emit(&c->jobs[0], NULL);
+		conf_job_t *back = y2 ? conf_node_parse(y2, strlen(y2), "/ns/a/config", NULL) : NULL;
+		ok(y2 && strstr(y2, "  ejob.concurrency: '3'\n") && back && back->concurrency == 3 && conf_job_equal(back, &c->jobs[0]),
+		   "  published as props ejob.concurrency, and read back");
+		conf_job_free(back);
+		free(y2);
+		y2 = conf_node_emit(&c->jobs[1], NULL);
+		ok(y2 && !strstr(y2, "ejob.concurrency"), "  not published when unset");
+		free(y2);
+	}
+	conf_free(c);
+	conf_diags_free(d);
+	ERRORS("concurrency with SINGLE_THREAD",
+	       HEAD "jobs:\n  a:\n    type: external\n    shardingTotalCount: 4\n    concurrency: 3\n"
+	       "    jobExecutorServiceHandlerType: SINGLE_THREAD\n",
+	       "t.yaml:8:5: jobs.a.concurrency: 3 with jobExecutorServiceHandlerType SINGLE_THREAD, which runs one item at a "
+	       "time; leave one of them out");
+	ERRORS("concurrency out of range", HEAD "jobs:\n  a:\n    type: external\n    shardingTotalCount: 4\n    concurrency: 1025\n",
+	       "t.yaml:8:5: jobs.a.concurrency: must be an integer 0-1024 (0: no limit) (got \"1025\")");
 }
 
 /* jobShardingStrategyType: ElasticJob's four names (its strategies' getType()), published as

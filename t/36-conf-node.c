@@ -281,7 +281,6 @@ static const char HELLO_NODE[] =
 	"jobName: hello\n"
 	"jobParameter: greeting=hi\n"
 	"jobShardingStrategyType: AVG_ALLOCATION\n"
-	"label: demo\n"
 	"maxTimeDiffSeconds: 60\n"
 	"misfire: true\n"
 	"monitorExecution: true\n"
