@@ -129,8 +129,9 @@ typedef struct conf_regcenter {
 	int base_sleep_ms;               /* baseSleepTimeMilliseconds, 1000 */
 	int max_sleep_ms;                /* maxSleepTimeMilliseconds, 3000 */
 	int max_retries;                 /* maxRetries, 3: at start, the supervisor gives up (exit 1)
-	                                    after 1 + maxRetries rounds of attempts without a session,
-	                                    as ElasticJob's registry center fails its start */
+	                                    after 1 + maxRetries rounds of attempts without a session
+	                                    and max_sleep_ms x maxRetries, as ElasticJob's registry
+	                                    center fails its start */
 	int session_timeout_ms;          /* sessionTimeoutMilliseconds, 6000 (ElasticJob: 60000) */
 	int connection_timeout_ms;       /* connectionTimeoutMilliseconds: checked, not acted on (a
 	                                    warning when set) */

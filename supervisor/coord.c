@@ -232,8 +232,9 @@ coord_t *coord_new(const struct coord_params *cp, const struct coord_hooks *h, v
 		.hosts = rc->server_lists, .root = rc->namespace, .session_timeout_ms = rc->session_timeout_ms,
 		.digest = rc->digest, .base_sleep_ms = rc->base_sleep_ms, .max_sleep_ms = rc->max_sleep_ms,
 		/* ElasticJob's registry center gives up at start after its retries (Curator's
-		 * ExponentialBackoffRetry, maxRetries): the first try and maxRetries more */
-		.start_rounds = rc->max_retries + 1,
+		 * ExponentialBackoffRetry, maxRetries: the first try and maxRetries more) and its wait
+		 * (blockUntilConnected, maxSleepTimeMilliseconds x maxRetries) */
+		.start_rounds = rc->max_retries + 1, .start_wait_ms = rc->max_sleep_ms * rc->max_retries,
 	};
 	static const struct zkc_hooks zh = { .state = on_state, .gave_up = on_gave_up };
 	if (!(c->listen = listen_new(c->loop))) goto fail;

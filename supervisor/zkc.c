@@ -167,7 +167,7 @@ static void start_failed(zkc_t *z, unsigned n, const char *cause)
 	if (z->ever || !z->start_rounds || z->gave_up) return;
 	z->start_fails += n;
 	unsigned hosts = (unsigned)(z->nhosts > 0 ? z->nhosts : 1);
-	if (z->start_fails < z->start_rounds * hosts) return;
+	if (z->start_fails < z->start_rounds * hosts || wait_now_ns() - z->started_ns < z->start_wait_ns) return;
 	z->gave_up = 1;
 	char why[700];
 	snprintf(why, sizeof why, "no session with ZooKeeper at %s after %u round%s of attempts over %.1fs (each server "
@@ -661,6 +661,7 @@ zkc_t *zkc_new(struct ev_loop *loop, const struct zkc_params *p, const struct zk
 	if (z->max_ms < z->base_ms) z->max_ms = z->base_ms;
 	z->window = p->window > 0 ? (unsigned)p->window : ZKC_WINDOW;
 	z->start_rounds = p->start_rounds > 0 ? (unsigned)p->start_rounds : 0;
+	z->start_wait_ns = p->start_wait_ms > 0 ? (uint64_t)p->start_wait_ms * 1000000u : 0;
 	z->nhosts = 1;
 	for (const char *c = z->hosts; *c; c++) z->nhosts += *c == ',';
 	z->seed = (unsigned)getpid() ^ (unsigned)wait_now_ns();

@@ -49,9 +49,11 @@ struct zkc_params {
 	FILE *client_log;               /* where libzookeeper logs (NULL: nowhere) */
 	int window;                     /* requests at the server at once (0: ZKC_WINDOW) */
 	/* Rounds of attempts (each server once; a server list that does not resolve counts as a
-	 * round) after which a first session is given up: hooks.gave_up. 0: never. Only before the
-	 * first session: one lost later is sought for ever. */
+	 * round) after which, and no sooner than start_wait_ms after zkc_start, a first session is
+	 * given up: hooks.gave_up. 0: never. Only before the first session: one lost later is sought
+	 * for ever. */
 	int start_rounds;
+	int start_wait_ms;
 };
 
 /* The window: ZooKeeper answers a session's requests in order, its pings included, so a burst of

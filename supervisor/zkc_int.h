@@ -179,6 +179,7 @@ struct zkc {
 	struct log_cause cause;     /* the last failure to connect that was logged */
 	int ever;                   /* a session was connected once */
 	unsigned start_rounds;      /* zkc_params.start_rounds */
+	uint64_t start_wait_ns;     /* zkc_params.start_wait_ms */
 	unsigned start_fails;       /* attempts failed before the first session (a failed resolve
 	                               counts nhosts) */
 	int gave_up;                /* hooks.gave_up was called */

@@ -151,7 +151,7 @@ static void test_crash_loop(void)
 	snprintf(buf, sizeof buf, "#!/bin/sh\ndate +%%s.%%N >> %s\necho 'bad-worker: cannot start' >&2\nexit 3\n", starts);
 	tlib_write_file(bin, buf, strlen(buf));
 	chmod(bin, 0755);
-	const char *args[] = { "--worker-bin", bin, NULL };
+	const char *args[] = { "--worker-bin", bin, "--standalone", NULL };   /* the pool alone: no ZooKeeper */
 	tsup_start(&t, args);
 	usleep(3200000);
 	int w = tsup_stop(&t, SIGTERM, 10000);
@@ -178,7 +178,8 @@ static void test_heartbeat(void)
 		"supervisor: {workers: 2, attachSocket: \"@SOCK@\"}\n"
 		"jobs: {}\n";
 	tsup_config(&t, "hb", yaml);
-	tsup_start(&t, NULL);
+	const char *alone[] = { "--standalone", NULL };   /* the pool alone: no ZooKeeper to give up on */
+	tsup_start(&t, alone);
 	pid_t kids[8];
 	uint64_t end = tlib_now_ms() + 5000;
 	int n;

@@ -121,7 +121,7 @@ static void test_other_uid(void)
 	tsup_config(&t, "uid", y);
 	chmod(tlib_tmpdir(), 0711);   /* let uid 65534 reach the socket: the supervisor decides */
 	chmod(t.dir, 0711);
-	tsup_start(&t, NULL);
+	tsup_start(&t, (const char *const[]){ "--standalone", NULL });   /* attaching alone: no ZooKeeper */
 	ok(tsup_wait_listening(&t, 5000), "supervisor listening");
 	int e = attach_as_nobody(t.sock, msg, sizeof msg);
 	ok(e == ECONNREFUSED, "uid 65534 is refused (errno %d)", e);
@@ -133,7 +133,7 @@ static void test_other_uid(void)
 	snprintf(y, sizeof y, yaml, ", attachAllowUids: [65534]", 1);
 	tsup_config(&t, "uid2", y);
 	chmod(t.dir, 0711);
-	tsup_start(&t, NULL);
+	tsup_start(&t, (const char *const[]){ "--standalone", NULL });   /* attaching alone: no ZooKeeper */
 	tsup_wait_listening(&t, 5000);
 	e = attach_as_nobody(t.sock, msg, sizeof msg);
 	ok(e == 0, "once allowed in attachAllowUids, uid 65534 attaches (%s)", msg + 2);

@@ -1,4 +1,6 @@
-/* t/64-zk-reconnect.c: how a supervisor reconnects (issue 10, 4 and 6).
+/* t/64-zk-reconnect.c: how a supervisor reconnects (issue 10, 4 and 6). Its supervisors start
+ * without a server to reach, so they are given maxRetries 29 (the start's limit, t/51, is not
+ * what this test is about).
  *
  *   - A server that takes each connection and closes it at once: the supervisor retries with a
  *     jittered backoff of regCenter.baseSleepTimeMilliseconds doubling to maxSleepTimeMilliseconds
@@ -71,7 +73,8 @@ int main(void)
 	int port = tzk_free_port();
 	snprintf(yaml, sizeof yaml,
 	         "regCenter: {serverLists: \"127.0.0.1:%d\", namespace: t64, sessionTimeoutMilliseconds: 3000,\n"
-	         "            baseSleepTimeMilliseconds: 1000, maxSleepTimeMilliseconds: 3000}\n"
+	         "            baseSleepTimeMilliseconds: 1000, maxSleepTimeMilliseconds: 3000,\n"
+	         "            maxRetries: 29}\n"
 	         "supervisor: {workers: 1, attachSocket: \"@SOCK@\"}\n%s",
 	         port, jobs);
 	static struct tsup a;
@@ -98,7 +101,7 @@ int main(void)
 	int port2 = zk.client_port;
 	snprintf(yaml, sizeof yaml,
 	         "regCenter: {serverLists: \"127.0.0.1:%d\", namespace: t64, sessionTimeoutMilliseconds: 3000,\n"
-	         "            baseSleepTimeMilliseconds: 200, maxSleepTimeMilliseconds: 400}\n"
+	         "            baseSleepTimeMilliseconds: 200, maxSleepTimeMilliseconds: 400, maxRetries: 29}\n"
 	         "supervisor: {workers: 1, attachSocket: \"@SOCK@\"}\n%s",
 	         port2, jobs);
 	static struct tsup b;
