@@ -416,6 +416,7 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	if (!f) return -1;
 	f->handle = fi->handle;
 	f->fire->source = fi->catch_up ? EVS_MISFIRE : EVS_NORMAL;
+	fire_stands_for(f->fire, fi->fires_s, fi->nfires, fi->catch_up ? fi->missed : 1);
 	f->state = F_WAIT;
 	j->fx.fire = f;
 	cx_continue(j);
