@@ -405,6 +405,7 @@ void cx_bar_state(struct cjob *j, int connected);   /* the connection lost (its 
 
 /* coord_running.c: running nodes that outlive their run */
 void cx_misfire(struct cjob *j, uint32_t item);   /* item still running elsewhere: flag it, run it again after */
+const struct cfire *cx_catchup_runs(const struct cjob *j, uint32_t i);   /* our catch-up that runs item i, or NULL */
 void cx_mark_stale(struct cjob *j, uint32_t item);   /* its running node's creation went unanswered */
 void cx_clear_stale(struct cjob *j);             /* connection back: clear unanswered running nodes */
 void cx_stale_forget(struct cjob *j);            /* reads and deletes in flight are not waited for */
