@@ -205,12 +205,10 @@ static void skipped(struct sched_job *j, int64_t at_s, uint32_t n, const char *r
 
 /* The job is idle: run one catch-up for everything missed, or drop it. A catch-up that cannot
  * start now (the hook says why: not connected, say) stays owed, and sched_kick() tries again.
-
  * The catch-up names the fires it stands for (the latest SCHED_LISTED; the rest are counted). */
 static void flush_misfire(struct sched_job *j)
 {
-	if (j->running || j->s->stopped || !j->conf || j->conf->disabled) return;
-	if (!j->misfired) return;
+	if (!j->misfired || j->running || j->s->stopped || !j->conf || j->conf->disabled) return;
 	uint32_t n = j->misfired;
 	int64_t at = j->misfire_at_s;
 	char when[64];
