@@ -286,6 +286,7 @@ static void job_free(struct cjob *j)
 	cj_lead_free(j);
 	cj_assign_free(j);
 	cx_running_free(j);
+	cj_shard_free(j);
 	cf_free(j);
 	cj_ops_unwatch(j);
 	free(j->name);

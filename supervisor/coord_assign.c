@@ -184,6 +184,100 @@ void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch)
 	item_state(st, &go);
 }
 
+/* ---- the assignment in one read ----------------------------------------------------------------------
+ *
+ * ejob's leader also writes the whole assignment into the sharding node's data, in the commit
+ * that sets the item nodes ("ejob-assignment" and one owner per line; ElasticJob never reads
+ * that node's data). It is the assignment in force while no sharding commit came after it:
+ * every commit, ejob's or ElasticJob's, deletes leader/sharding/necessary, so the pzxid of
+ * leader/sharding (the zxid of the last change of its children) equals the sharding node's
+ * mzxid exactly while ejob's commit is the last one (a flag raised since also changes it). So a
+ * follower reads leader/sharding's stat, then the sharding node (ZooKeeper answers a session's
+ * requests in order), and takes the data when they agree; otherwise (ElasticJob's leader, a flag
+ * raised again, an older ejob) it reads every item node as before. An ElasticJob commit between
+ * the two reads deletes a flag created before it, whose watch makes us read again. After a mass
+ * death, each follower read 8 nodes per job of 8 items; it reads 2. */
+#define ASSIGN_MAGIC "ejob-assignment\n"
+#define ASSIGN_MAX (256 * 1024)
+
+char *cj_assignment_text(char *const *owner, uint32_t total)
+{
+	size_t n = sizeof ASSIGN_MAGIC;
+	for (uint32_t i = 0; i < total; i++) n += (owner[i] ? strlen(owner[i]) : 0) + 1;
+	if (n > ASSIGN_MAX) return NULL;
+	char *t = malloc(n), *p = t;
+	if (!t) return NULL;
+	p += sprintf(p, "%s", ASSIGN_MAGIC);
+	for (uint32_t i = 0; i < total; i++) p += sprintf(p, "%s\n", owner[i] ? owner[i] : "");
+	return t;
+}
+
+static void load_items(struct cjob *j, struct load *l);
+
+/* the sharding node's data as owners[total]; NULL unless it is an ejob assignment of that size */
+static char **assignment_parse(const char *data, int len, uint32_t total)
+{
+	size_t m = strlen(ASSIGN_MAGIC);
+	if (!data || len < (int)m || strncmp(data, ASSIGN_MAGIC, m)) return NULL;
+	char **o = calloc(total ? total : 1, sizeof *o);
+	if (!o) return NULL;
+	const char *p = data + m, *end = data + len;
+	uint32_t i = 0;
+	while (p < end && i < total) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl) break;
+		if (!(o[i] = strndup(p, (size_t)(nl - p))) || (o[i][0] && !cj_id_ok(o[i]))) break;
+		i++;
+		p = nl + 1;
+	}
+	if (i != total || p != end) {
+		cj_free_owner(o, total);
+		return NULL;
+	}
+	return o;
+}
+
+struct fast {
+	struct load *l;             /* NULL: the second read was not sent (the first's answer frees it) */
+	int64_t pzxid;              /* leader/sharding's; -1: not read */
+};
+
+static void fast_sharding(void *arg, const struct zkc_res *r)
+{
+	struct fast *f = arg;
+	struct load *l = f->l;
+	struct cjob *j = l->j;
+	int64_t pzxid = f->pzxid;
+	free(f);
+	char **o = NULL;
+	int named = 0;
+	if (r->rc == ZOK && pzxid >= 0 && r->stat.mzxid == pzxid && cj_live(j, l->session) &&
+	    (o = assignment_parse(r->data, r->len, l->total)))
+		for (uint32_t i = 0; i < l->total; i++) named |= o[i][0] != 0;
+	if (!o || !named) {
+		cj_free_owner(o, l->total);
+		load_items(j, l);
+		return;
+	}
+	cj_free_owner(l->owner, l->total);
+	l->owner = o;
+	l->named = 1;
+	l->epoch = (uint64_t)r->stat.mzxid;
+	l->left = 1;
+	struct zkc_res done = { .rc = ZNONODE, .path = "" };
+	owner_read(l, &done);
+}
+
+static void fast_leader(void *arg, const struct zkc_res *r)
+{
+	struct fast *f = arg;
+	if (!f->l) {
+		free(f);
+		return;
+	}
+	f->pzxid = r->rc == ZOK ? r->stat.pzxid : -1;
+}
+
 /* The assignment is what sharding/{i}/instance say, read whenever it may have changed (the
  * resharding flag's events, a new session, a reconnect), whoever wrote it: ejob's leader sets
  * their data, ElasticJob's deletes and creates them again, both in the commit that deletes
@@ -206,6 +300,26 @@ void cj_load_assignment(struct cjob *j)
 	l->j = j;
 	l->session = zkc_session(j->c->z);
 	l->total = total;
+	char p[CJ_PATH_MAX];
+	struct fast *f = total > 2 ? calloc(1, sizeof *f) : NULL;
+	if (f) {
+		f->l = l;
+		f->pzxid = -1;
+		if (zkc_exists(j->c->z, cj_path(j, p, "/leader/sharding"), NULL, NULL, fast_leader, f) != ZOK) {
+			free(f);
+		} else if (zkc_get(j->c->z, cj_path(j, p, "/sharding"), NULL, NULL, fast_sharding, f) == ZOK) {
+			return;
+		} else {
+			f->l = NULL;    /* fast_leader frees it */
+		}
+	}
+	load_items(j, l);
+}
+
+/* every item node: the owners, and the epoch as the highest mzxid among them */
+static void load_items(struct cjob *j, struct load *l)
+{
+	uint32_t total = l->total;
 	l->left = total + 1;
 	char p[CJ_PATH_MAX];
 	for (uint32_t i = 0; i < total; i++)

@@ -190,6 +190,14 @@ void cx_write_running(struct cfire *f)
 	}
 }
 
+/* item i runs here for its misfire flag (a side run) */
+static int misfire_run_here(const struct cjob *j, uint32_t i)
+{
+	for (const struct cfire *s = j->fx.side; s; s = s->next)
+		if (s->misfire_run && s->fire->n == 1 && s->fire->items[0] == i) return 1;
+	return 0;
+}
+
 static void running_written(void *arg, const struct zkc_res *r)
 {
 	struct cfire *f = arg;
@@ -250,6 +258,15 @@ static void running_written(void *arg, const struct zkc_res *r)
 	}
 	if (!strcmp(q, "completed")) {
 		cj_set_completed(j, item, 0);
+	} else if (f->fire->source == EVS_MISFIRE && !f->failover && misfire_run_here(j, item)) {
+		/* running here for its misfire flag: that run and this catch-up stand for the same missed
+		 * fires; one catch-up for all of them, so no flag for one more */
+		log_info("job %s: catch-up %" PRIu64 ": item %" PRIu32 " runs here for its misfire flag already; that run "
+		         "stands for this catch-up", j->name, f->fire->fire_ms, item);
+		uint32_t w = 0;
+		for (uint32_t i = 0; i < f->fire->n; i++)
+			if (f->fire->items[i] != item) f->fire->items[w++] = f->fire->items[i];
+		f->fire->n = w;
 	} else {
 		cx_misfire(j, item);
 		uint32_t w = 0;
@@ -416,6 +433,7 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	if (!f) return -1;
 	f->handle = fi->handle;
 	f->fire->source = fi->catch_up ? EVS_MISFIRE : EVS_NORMAL;
+	fire_stands_for(f->fire, fi->fires_s, fi->nfires, fi->catch_up ? fi->missed : 1);
 	f->state = F_WAIT;
 	j->fx.fire = f;
 	cx_continue(j);

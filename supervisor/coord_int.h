@@ -31,6 +31,7 @@
 #define CJ_PATH_MAX 600            /* a job node's path (cj_path), relative to the namespace */
 
 struct cfire;
+struct cj_server_seen;
 struct alive_wait;
 
 /* Each concern's part of a job, owned by (written only in) its file; the others read it. A
@@ -73,6 +74,11 @@ struct cj_lead {                /* coord_lead.c: election, the resharding flag, 
 
 struct cj_shard {               /* coord_shard.c: the leader's sharding */
 	int busy;                   /* sharding now */
+	uint64_t session;           /* the session the two below were learnt in */
+	uint32_t made;              /* sharding/{i}/instance known to exist for i < made */
+	int remake;                 /* a commit found one missing: make them before the next */
+	struct cj_server_seen *srv; /* servers/{ip} as last read (each commit checks them) */
+	int nsrv;
 };
 
 struct cj_assign {              /* coord_assign.c: the assignment in force, our items' state */
@@ -334,10 +340,12 @@ void cl_lease_tick(coord_t *c, uint64_t now_ns);
 
 /* coord_shard.c */
 void cj_shard_now(struct cjob *j);              /* the leader: shard at once (once at a time) */
+void cj_shard_free(struct cjob *j);             /* what it remembers of the servers */
 
 /* coord_assign.c: the assignment in force */
 void cj_root_type(struct cjob *j, const char *data, int len);   /* coord_config.c: the root node read */
 void cj_load_assignment(struct cjob *j);       /* read it (again): the sharding node, then its owners */
+char *cj_assignment_text(char *const *owner, uint32_t total);   /* the sharding node's data (malloc'd; NULL: too big) */
 void cj_assign_reload(struct cjob *j);         /* from scratch: reads in flight are forgotten */
 void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch);   /* takes owner */
 void cj_set_completed(struct cjob *j, uint32_t i, int on);   /* sharding/i/completed written, deleted */
@@ -408,6 +416,7 @@ void cx_bar_state(struct cjob *j, int connected);   /* the connection lost (its 
 
 /* coord_running.c: running nodes that outlive their run */
 void cx_misfire(struct cjob *j, uint32_t item);   /* item still running elsewhere: flag it, run it again after */
+const struct cfire *cx_catchup_runs(const struct cjob *j, uint32_t i);   /* our catch-up that runs item i, or NULL */
 void cx_mark_stale(struct cjob *j, uint32_t item);   /* its running node's creation went unanswered */
 void cx_clear_stale(struct cjob *j);             /* connection back: clear unanswered running nodes */
 void cx_stale_forget(struct cjob *j);            /* reads and deletes in flight are not waited for */

@@ -180,6 +180,18 @@ static void misfire_started(void *arg, const struct zkc_res *r)
 	if (cj_live(j, r->session) && r->nops > 0 && r->op_rc[0] == ZNODEEXISTS) misfire_watch(j, i);
 }
 
+/* The job's catch-up here, if it runs item i (or has yet to choose its items): it stands for
+ * every fire missed so far, the one the flag was set for too. */
+const struct cfire *cx_catchup_runs(const struct cjob *j, uint32_t i)
+{
+	const struct cfire *f = j->fx.fire;
+	if (!f || f->failover || f->fire->source != EVS_MISFIRE) return NULL;
+	if (f->state == F_WAIT) return f;
+	for (uint32_t k = 0; k < f->fire->n; k++)
+		if (f->fire->items[k] == i) return f;
+	return NULL;
+}
+
 static void misfire_act(struct cjob *j, uint32_t i)
 {
 	char p[CJ_PATH_MAX], q[CJ_PATH_MAX];
@@ -195,6 +207,17 @@ static void misfire_act(struct cjob *j, uint32_t i)
 	}
 	if (!cj->misfire) {
 		log_info("job %s: item %" PRIu32 ": its misfire is dropped (misfire: false)", j->name, i);
+		zkc_delete(j->c->z, q, -1, NULL, NULL);
+		return;
+	}
+	/* One catch-up for N missed fires: a catch-up of ours that runs the item stands for the fire
+	 * the flag was set for too (an ElasticJob instance's trigger that misfired while it waited for
+	 * the reshard flags the items it had; the reshard gave them to us, and we missed that fire
+	 * too). Running the flag as well ran the item a third time where two were due. */
+	const struct cfire *cu = cx_catchup_runs(j, i);
+	if (cu) {
+		log_info("job %s: item %" PRIu32 ": its misfire flag is for a fire the catch-up %" PRIu64 " stands for; no run again",
+		         j->name, i, cu->fire->fire_ms);
 		zkc_delete(j->c->z, q, -1, NULL, NULL);
 		return;
 	}

@@ -17,10 +17,18 @@
  * with what was seen. The commit checks every one of them (each instance node still exists,
  * each server node has the version read), so an instance that goes, or a server an operator
  * disables, between the listing and the commit fails the commit instead of leaving an
- * assignment that names it; the leader then shards again at once. */
-struct server_seen {
+ * assignment that names it; the leader then shards again at once.
+ *
+ * Since the commit checks each server node's version, the leader keeps what it read (j->shard)
+ * and reads only the servers it has not seen in this session: a changed one fails the commit,
+ * which forgets them all and shards again from fresh reads. Likewise the nodes every commit
+ * sets (sharding/{i}/instance) are made once per session, not at every sharding. After a mass
+ * death, each sharding was a listing, a read per instance and two creates per item before its
+ * commit (25 requests for 8 items over 6 instances); it is a listing and the commit. */
+struct cj_server_seen {
 	char *ip;
 	int version;
+	int disabled;
 };
 
 struct shardop {
@@ -31,7 +39,7 @@ struct shardop {
 	int sleft;                  /* servers/{ip} reads outstanding */
 	char **ids;                 /* instances listed (the disabled ones dropped after the reads) */
 	int nids;
-	struct server_seen *srv;    /* [nsrv] servers read (ENABLED or DISABLED) */
+	struct cj_server_seen *srv; /* [nsrv] servers read or remembered (ENABLED or DISABLED) */
 	int nsrv;
 };
 
@@ -47,6 +55,47 @@ struct commit {
 	uint64_t gen;               /* j->lead.inst_gen at the listing */
 	int ninst;                  /* instances it shards over */
 };
+
+static void servers_forget(struct cjob *j)
+{
+	for (int i = 0; i < j->shard.nsrv; i++) free(j->shard.srv[i].ip);
+	free(j->shard.srv);
+	j->shard.srv = NULL;
+	j->shard.nsrv = 0;
+}
+
+void cj_shard_free(struct cjob *j)
+{
+	servers_forget(j);
+}
+
+/* what the leader knows is of this session only */
+static void shard_session(struct cjob *j, uint64_t session)
+{
+	if (j->shard.session == session) return;
+	servers_forget(j);
+	j->shard.made = 0;
+	j->shard.session = session;
+}
+
+/* remember the servers this sharding used */
+static void servers_keep(struct cjob *j, const struct shardop *o)
+{
+	servers_forget(j);
+	if (!o->nsrv || !(j->shard.srv = calloc((size_t)o->nsrv, sizeof *j->shard.srv))) return;
+	for (int i = 0; i < o->nsrv; i++) {
+		if (!(j->shard.srv[j->shard.nsrv].ip = strdup(o->srv[i].ip))) continue;
+		j->shard.srv[j->shard.nsrv].version = o->srv[i].version;
+		j->shard.srv[j->shard.nsrv++].disabled = o->srv[i].disabled;
+	}
+}
+
+static const struct cj_server_seen *server_known(const struct cjob *j, const char *ip, size_t n)
+{
+	for (int i = 0; i < j->shard.nsrv; i++)
+		if (strlen(j->shard.srv[i].ip) == n && !strncmp(j->shard.srv[i].ip, ip, n)) return &j->shard.srv[i];
+	return NULL;
+}
 
 static void shardop_free(struct shardop *o)
 {
@@ -82,7 +131,7 @@ static void sharded(void *arg, const struct zkc_res *r)
 	}
 	int k = 0;
 	while (k < r->nops && r->op_rc[k] == ZOK) k++;
-	int cm_flag_op = cm->flag_op;
+	int cm_flag_op = cm->flag_op, cm_nchecks = cm->nchecks;
 	char what[CJ_PATH_MAX] = "";
 	if (r->rc != ZOK && k >= 1 && k <= cm->nchecks) snprintf(what, sizeof what, "%s", cm->checked[k - 1]);
 	commit_free(cm);
@@ -92,6 +141,11 @@ static void sharded(void *arg, const struct zkc_res *r)
 		 * still existed) and the commit has just removed it; raise it again */
 		if (changed && j->lead.leader) cj_set_necessary(j, "the instances changed while sharding");
 		return;
+	}
+	if (r->rc != ZOK && !strncmp(what, "servers/", 8)) servers_forget(j);
+	if (r->rc != ZOK && k > cm_nchecks) {
+		j->shard.made = 0;      /* a node it sets may not be there: make them all again */
+		j->shard.remake = 1;
 	}
 	if (what[0] && j->lead.leader) {
 		/* an input changed under the sharding (an instance went, a server was disabled): nothing
@@ -178,7 +232,11 @@ static void shard_commit(struct shardop *o)
 		zkc_multi_set(m, cj_path(j, p, "/sharding/%" PRIu32 "/instance", i), id, (int)strlen(id), -1);
 	}
 	cm->sharding_op = zkc_multi_count(m);
-	zkc_multi_set(m, cj_path(j, p, "/sharding"), "", 0, -1);     /* its mzxid is the epoch */
+	/* its mzxid is the epoch; its data the whole assignment, which the followers read in one
+	 * request (coord_assign.c) */
+	char *all = cj_assignment_text(cm->owner, total);
+	zkc_multi_set(m, cj_path(j, p, "/sharding"), all ? all : "", all ? (int)strlen(all) : 0, -1);
+	free(all);
 	/* the flag goes in the same commit, and is made first if it was not raised (a job with no
 	 * assignment yet): its watch is how every instance learns that the assignment changed */
 	cm->flag_op = j->lead.necessary ? -1 : zkc_multi_count(m);
@@ -201,9 +259,25 @@ static void shard_nodes_made(void *arg, const struct zkc_res *r)
 	}
 	if (--o->left) return;
 	struct cjob *j = o->j;
+	if (!o->failed && cj_live(j, o->session) && j->shard.session == o->session) {
+		j->shard.made = (uint32_t)cj_conf(j)->sharding_total_count;
+		j->shard.remake = 0;
+	}
 	if (!o->failed && cj_live(j, o->session)) shard_commit(o);
 	else j->shard.busy = 0;
 	shardop_free(o);
+}
+
+/* the item nodes are there: made in this session, or read with the assignment (a node read
+ * has an owner string, "" when empty; a missing one none) */
+static int nodes_known(const struct cjob *j, uint64_t session, uint32_t total)
+{
+	if (j->shard.remake) return 0;
+	if (j->shard.session == session && j->shard.made >= total) return 1;
+	if (!j->as.have || j->as.total < total || !j->as.owner) return 0;
+	for (uint32_t i = 0; i < total; i++)
+		if (!j->as.owner[i]) return 0;
+	return 1;
 }
 
 /* instances listed: create processing and any missing sharding/{i}/instance, then commit */
@@ -221,7 +295,7 @@ static void shard_make_nodes(struct shardop *o)
 	o->left = 1;
 	if (zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/processing"), "", 0, ZOO_EPHEMERAL, shard_nodes_made, o) == ZOK)
 		o->left++;
-	for (uint32_t i = 0; i < total; i++) {
+	for (uint32_t i = nodes_known(j, o->session, total) ? total : 0; i < total; i++) {
 		if (zkc_create(j->c->z, cj_path(j, p, "/sharding/%" PRIu32, i), "", 0, 0, shard_nodes_made, o) == ZOK) o->left++;
 		if (zkc_create(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/instance", i), "", 0, 0, shard_nodes_made, o) == ZOK)
 			o->left++;
@@ -236,16 +310,22 @@ static void shard_server(void *arg, const struct zkc_res *r)
 	struct shardop *o = arg;
 	const char *ip = strrchr(r->path, '/');
 	ip = ip ? ip + 1 : "";
-	if (r->rc == ZOK && *ip && o->srv && (o->srv[o->nsrv].ip = strdup(ip))) o->srv[o->nsrv++].version = r->stat.version;
-	if (r->rc == ZOK && r->data && !strcmp(r->data, "DISABLED")) {
-		for (int k = 0; k < o->nids; k++) {
-			const char *sep = strstr(o->ids[k], "@-@");
-			size_t n = sep ? (size_t)(sep - o->ids[k]) : strlen(o->ids[k]);
-			if (strlen(ip) == n && !strncmp(o->ids[k], ip, n)) o->ids[k][0] = '\0';   /* mark */
-		}
+	if (r->rc == ZOK && *ip && o->srv && (o->srv[o->nsrv].ip = strdup(ip))) {
+		o->srv[o->nsrv].version = r->stat.version;
+		o->srv[o->nsrv++].disabled = r->data && !strcmp(r->data, "DISABLED");
 	}
 	if (--o->sleft) return;
 	struct cjob *j = o->j;
+	/* DISABLED servers' instances are left out (read now or remembered) */
+	for (int s = 0; s < o->nsrv; s++) {
+		if (!o->srv[s].disabled) continue;
+		for (int k = 0; k < o->nids; k++) {
+			const char *sep = strstr(o->ids[k], "@-@");
+			size_t n = sep ? (size_t)(sep - o->ids[k]) : strlen(o->ids[k]);
+			if (strlen(o->srv[s].ip) == n && !strncmp(o->ids[k], o->srv[s].ip, n)) o->ids[k][0] = '\0';   /* mark */
+		}
+	}
+	if (cj_live(j, o->session)) servers_keep(j, o);
 	int k = 0;
 	for (int i = 0; i < o->nids; i++) {
 		if (o->ids[i][0]) o->ids[k++] = o->ids[i];
@@ -290,10 +370,23 @@ static void shard_instances(void *arg, const struct zkc_res *r)
 		         cj_show(r->children[i], (int)strlen(r->children[i]), show, sizeof show));
 	}
 	o->sleft = 1;
+	shard_session(j, r->session);
 	char p[CJ_PATH_MAX];
 	for (int i = 0; i < o->nids; i++) {
 		const char *sep = strstr(o->ids[i], "@-@");
 		int n = sep ? (int)(sep - o->ids[i]) : (int)strlen(o->ids[i]);
+		int dup = 0;            /* two instances on one server: read (or taken) once */
+		for (int k = 0; k < i && !dup; k++)
+			dup = !strncmp(o->ids[k], o->ids[i], (size_t)n) && !strncmp(o->ids[k] + n, "@-@", 3);
+		if (dup) continue;
+		const struct cj_server_seen *seen = server_known(j, o->ids[i], (size_t)n);
+		if (seen) {
+			if ((o->srv[o->nsrv].ip = strdup(seen->ip))) {
+				o->srv[o->nsrv].version = seen->version;
+				o->srv[o->nsrv++].disabled = seen->disabled;
+			}
+			continue;
+		}
 		if (zkc_get(j->c->z, cj_path(j, p, "/servers/%.*s", n, o->ids[i]), NULL, NULL, shard_server, o) == ZOK)
 			o->sleft++;
 	}

@@ -260,12 +260,20 @@ static size_t slen(const char *s)
 /* one block: the event, then its strings */
 static struct event *copy(const struct event *ev)
 {
-	size_t n = sizeof *ev + slen(ev->job) + slen(ev->task_id) + slen(ev->where) + slen(ev->error) +
+	size_t fires = ev->fires ? ev->nfires * sizeof *ev->fires : 0;
+	size_t n = sizeof *ev + fires + slen(ev->job) + slen(ev->task_id) + slen(ev->where) + slen(ev->error) +
 	           slen(ev->output) + slen(ev->reason) + slen(ev->detail);
 	struct event *c = malloc(n);
 	if (!c) return NULL;
 	*c = *ev;
 	char *p = (char *)(c + 1);
+	if (fires) {                /* first: the block is aligned for them */
+		memcpy(p, ev->fires, fires);
+		c->fires = (const uint64_t *)(void *)p;
+		p += fires;
+	} else {
+		c->fires = NULL;
+	}
 	const char **f[] = { &c->job, &c->task_id, &c->where, &c->error, &c->output, &c->reason, &c->detail };
 	for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
 		if (!*f[k]) continue;

@@ -58,6 +58,11 @@ struct event {
 	int32_t exit_code, signal;
 	int final;                  /* ended: no retry follows */
 	enum event_source source;
+	const uint64_t *fires;      /* fires' and items' events: the fire ids the run stands for, ascending
+	                               (a fire: its own; a catch-up: each missed fire; NULL: not known,
+	                               a failover's or a misfire flag's run) */
+	uint32_t nfires;
+	uint32_t fires_omitted;     /* older fires it stands for too, only counted */
 };
 
 typedef struct events events_t;

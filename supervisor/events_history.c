@@ -159,6 +159,19 @@ void history_fields(json_buf_t *b, const struct event *ev, struct history_src *h
 	json_raw(b, ",\"attempt\":"), json_u64(b, ev->attempt);
 	json_raw(b, ",\"final\":"), json_raw(b, ev->final ? "true" : "false");
 	json_raw(b, ",\"source\":"), json_cstr(b, event_source_name(ev->source), JSON_PLAIN);
+	/* the fires this run stands for: a catch-up names every missed fire it runs for */
+	json_raw(b, ",\"fires\":");
+	if (!ev->fires) {
+		json_raw(b, "null");
+	} else {
+		json_raw(b, "[");
+		for (uint32_t i = 0; i < ev->nfires; i++) {
+			if (i) json_raw(b, ",");
+			json_u64(b, ev->fires[i]);
+		}
+		json_raw(b, "]");
+	}
+	if (ev->fires_omitted) json_raw(b, ",\"firesOmitted\":"), json_u64(b, ev->fires_omitted);
 	json_raw(b, ",\"start\":"), iso_ms(h, b, ev->start_ms);
 	json_raw(b, ",\"end\":"), iso_ms(h, b, ev->end_ms);
 	json_raw(b, ",\"durationMs\":"), json_u64(b, (ev->duration_us + 500) / 1000);

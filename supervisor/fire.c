@@ -114,7 +114,21 @@ void fire_free(fire_t *f)
 	free(f->items);
 	free(f->job);
 	free(f->task_id);
+	free(f->fires);
 	free(f);
+}
+
+void fire_stands_for(fire_t *f, const int64_t *fires_s, uint32_t n, uint32_t missed)
+{
+	free(f->fires);
+	f->fires = NULL;
+	f->nfires = f->fires_omitted = 0;
+	if (!n || !(f->fires = malloc(n * sizeof *f->fires))) return;
+	for (uint32_t i = 0; i < n; i++) f->fires[i] = (uint64_t)fires_s[i] * 1000u;
+	/* a fire is its own id (a trigger's has its ms) */
+	if (n == 1 && missed <= 1 && f->source == EVS_NORMAL) f->fires[0] = f->fire_ms;
+	f->nfires = n;
+	f->fires_omitted = missed > n ? missed - n : 0;
 }
 
 uint32_t fire_submit(fire_t *f, const conf_job_t *j, uint64_t epoch)
@@ -162,7 +176,8 @@ uint32_t fire_submit(fire_t *f, const conf_job_t *j, uint64_t epoch)
 	if (f->n) {
 		struct event ev = {
 			.type = EVT_FIRE_STARTED, .job = f->job, .task_id = task, .where = "", .fire_ms = f->fire_ms,
-			.epoch = epoch, .start_ms = wait_realtime_ns() / 1000000u, .source = f->source,
+			.epoch = epoch, .start_ms = wait_realtime_ns() / 1000000u, .source = f->source, .fires = f->fires,
+			.nfires = f->nfires, .fires_omitted = f->fires_omitted,
 		};
 		events_emit(f->fs->events, &ev);
 	}
@@ -200,6 +215,7 @@ static void item_started(fire_t *f, const struct disp_started *s)
 	struct event ev = {
 		.type = EVT_ITEM_STARTED, .job = s->job, .task_id = f->task_id, .where = s->where, .fire_ms = f->fire_ms,
 		.epoch = f->epoch, .start_ms = now, .item = s->item, .attempt = s->attempt, .source = f->source,
+		.fires = f->fires, .nfires = f->nfires, .fires_omitted = f->fires_omitted,
 	};
 	if (!f->started) {
 		f->started = 1;
@@ -230,6 +246,7 @@ static void item_ended(fire_t *f, const struct disp_outcome *o)
 			.output = o->output, .fire_ms = f->fire_ms, .epoch = o->epoch, .start_ms = now > took_ms ? now - took_ms : now, .end_ms = now,
 			.duration_us = o->duration_us, .item = o->item, .attempt = o->attempt, .status = o->status,
 			.exit_code = o->exit_code, .signal = o->signal, .final = o->final, .source = f->source,
+			.fires = f->fires, .nfires = f->nfires, .fires_omitted = f->fires_omitted,
 		};
 		events_emit(f->fs->events, &ev);
 	}
@@ -243,7 +260,8 @@ static void item_ended(fire_t *f, const struct disp_outcome *o)
 		struct event ev = {
 			.type = EVT_FIRE_ENDED, .job = f->job, .task_id = f->task_id, .where = "", .fire_ms = f->fire_ms,
 			.epoch = f->epoch, .end_ms = now, .status = f->ok == f->n ? FRAME_ST_OK : FRAME_ST_FAILED,
-			.final = 1, .source = f->source,
+			.final = 1, .source = f->source, .fires = f->fires, .nfires = f->nfires,
+			.fires_omitted = f->fires_omitted,
 		};
 		events_emit(f->fs->events, &ev);
 	}

@@ -61,6 +61,9 @@ struct fire {
 	uint64_t started_ns;        /* CLOCK_MONOTONIC, at fire_new */
 	char *task_id;              /* ElasticJob's taskId of the items submitted (fire_submit) */
 	enum event_source source;   /* where it came from (its owner sets it): normal, misfire, failover */
+	uint64_t *fires;            /* the fire ids it stands for, ascending (fire_stands_for; NULL: not known here) */
+	uint32_t nfires;
+	uint32_t fires_omitted;     /* older ones it stands for too, only counted */
 	int started;                /* an item of it has started (its lateness is counted) */
 	fire_t *prev, *next;        /* the fires in progress */
 };
@@ -82,6 +85,9 @@ void fires_started(fires_t *fs, const struct disp_started *s);
  * owner fills items[0..n) (room for total). NULL when out of memory (logged). */
 fire_t *fire_new(fires_t *fs, const struct fire_ops *ops, void *owner, const char *job, uint32_t total,
                  uint64_t fire_ms);
+/* The fires it stands for: a fire, its own id; a catch-up, every missed fire (ms, ascending, the
+ * latest n of missed; the others counted). The execution events name them. */
+void fire_stands_for(fire_t *f, const int64_t *fires_s, uint32_t n, uint32_t missed);
 /* Queue items[0..n) with the job's config c and the assignment's epoch, with one taskId naming
  * them all. n becomes the number queued (0: none; logged). Nothing is published yet, so no
  * outcome comes back before fires_kick(). */

@@ -345,6 +345,7 @@ int local_fire(void *arg, const struct sched_fire_info *fi)
 	fire_t *f = lf->f;
 	lf->handle = fi->handle;
 	f->source = fi->catch_up ? EVS_MISFIRE : EVS_NORMAL;
+	fire_stands_for(f, fi->fires_s, fi->nfires, fi->catch_up ? fi->missed : 1);
 	/* without ZooKeeper every item of the job runs here */
 	for (uint32_t i = 0; i < f->total; i++) f->items[f->n++] = i;
 	char when[32];

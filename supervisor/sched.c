@@ -98,6 +98,10 @@ struct sched_job {
 	int said_never;             /* "will not fire again" is logged */
 	uint32_t misfired;          /* fires not run as themselves since the last run (capped) */
 	int64_t misfire_at_s;       /* the latest of them */
+	int64_t listed[SCHED_LISTED];   /* the latest of them, ascending (nlisted <= misfired) */
+	uint32_t nlisted;
+	int64_t run_listed[SCHED_LISTED];   /* what the running fire stands for (missed again if it is) */
+	uint32_t run_nlisted, run_missed;
 	sched_t *s;
 };
 
@@ -151,9 +155,13 @@ static void arm_next(struct sched_job *j)
 static int start_fire_ms(struct sched_job *j, int64_t fire_s, int64_t fire_ms, int catch_up, uint32_t missed)
 {
 	sched_t *s = j->s;
+	if (!catch_up) {
+		j->run_listed[0] = fire_s;
+		j->run_nlisted = j->run_missed = 1;
+	}
 	struct sched_fire_info f = {
 		.job = j->name, .conf = j->conf, .fire_s = fire_s, .fire_ms = fire_ms, .catch_up = catch_up,
-		.missed = missed, .handle = j,
+		.missed = missed, .fires_s = j->run_listed, .nfires = j->run_nlisted, .handle = j,
 	};
 	j->running = 1;
 	j->running_since_s = fire_s;
@@ -167,7 +175,25 @@ static int start_fire(struct sched_job *j, int64_t fire_s, int catch_up, uint32_
 	return start_fire_ms(j, fire_s, fire_s * 1000, catch_up, missed);
 }
 
+/* t joins the listed missed times (ascending, no repeats; the oldest goes when full) */
+static void list_add(struct sched_job *j, int64_t t)
+{
+	uint32_t k = j->nlisted;
+	while (k > 0 && j->listed[k - 1] > t) k--;
+	if (k > 0 && j->listed[k - 1] == t) return;
+	if (j->nlisted == SCHED_LISTED) {
+		if (k == 0) return;                 /* older than every listed one */
+		memmove(j->listed, j->listed + 1, (k - 1) * sizeof *j->listed);
+		k--;
+	} else {
+		memmove(j->listed + k + 1, j->listed + k, (j->nlisted - k) * sizeof *j->listed);
+		j->nlisted++;
+	}
+	j->listed[k] = t;
+}
+
 static void note_missed(struct sched_job *j, uint32_t n, int64_t at_s);
+static void run_missed_again(struct sched_job *j);
 
 /* n fire times (the latest at_s) that did not run: the event */
 static void skipped(struct sched_job *j, int64_t at_s, uint32_t n, const char *reason, const char *why)
@@ -178,7 +204,8 @@ static void skipped(struct sched_job *j, int64_t at_s, uint32_t n, const char *r
 }
 
 /* The job is idle: run one catch-up for everything missed, or drop it. A catch-up that cannot
- * start now (the hook says why: not connected, say) stays owed, and sched_kick() tries again. */
+ * start now (the hook says why: not connected, say) stays owed, and sched_kick() tries again.
+ * The catch-up names the fires it stands for (the latest SCHED_LISTED; the rest are counted). */
 static void flush_misfire(struct sched_job *j)
 {
 	if (!j->misfired || j->running || j->s->stopped || !j->conf || j->conf->disabled) return;
@@ -189,12 +216,17 @@ static void flush_misfire(struct sched_job *j)
 	if (!j->conf->misfire) {
 		j->misfired = 0;
 		j->misfire_at_s = 0;
+		j->nlisted = 0;
 		log_info("job %s: %" PRIu32 "%s missed fire%s (latest %s) dropped: misfire is off", j->name, n,
 		         n >= SCHED_MISSED_CAP ? "+" : "", n == 1 ? "" : "s", when);
 		return;
 	}
+	memcpy(j->run_listed, j->listed, j->nlisted * sizeof *j->listed);
+	j->run_nlisted = j->nlisted;
+	j->run_missed = n;
 	j->misfired = 0;
 	j->misfire_at_s = 0;
+	j->nlisted = 0;
 	int r = start_fire(j, at, 1, n);
 	if (r == 0) {
 		log_info("job %s: one catch-up run for %" PRIu32 "%s missed fire%s (latest %s)", j->name, n,
@@ -204,7 +236,7 @@ static void flush_misfire(struct sched_job *j)
 		         n, n >= SCHED_MISSED_CAP ? "+" : "", n == 1 ? "" : "s", when);
 	} else {
 		/* still owed: the hook logged why it cannot run now */
-		note_missed(j, n, at);
+		run_missed_again(j);
 		if (!j->said_owed)
 			log_info("job %s: %" PRIu32 "%s missed fire%s (latest %s) get one catch-up run as soon as the job can run",
 			         j->name, n, n >= SCHED_MISSED_CAP ? "+" : "", n == 1 ? "" : "s", when);
@@ -219,6 +251,15 @@ static void note_missed(struct sched_job *j, uint32_t n, int64_t at_s)
 	uint64_t m = (uint64_t)j->misfired + n;
 	j->misfired = m > SCHED_MISSED_CAP ? SCHED_MISSED_CAP : (uint32_t)m;
 	if (at_s > j->misfire_at_s) j->misfire_at_s = at_s;
+	list_add(j, at_s);
+}
+
+/* The fire started last did not run: every fire it stood for is missed again. */
+static void run_missed_again(struct sched_job *j)
+{
+	uint32_t listed = j->run_nlisted, counted = j->run_missed > listed ? j->run_missed - listed : 0;
+	for (uint32_t i = 0; i < listed; i++) note_missed(j, 1, j->run_listed[i]);
+	if (counted) note_missed(j, counted, listed ? j->run_listed[0] : j->running_since_s);
 }
 
 static void job_due(wtimer_t *t, int64_t now_ns)
@@ -421,7 +462,10 @@ static int job_take(sched_t *s, struct sched_job *j, const conf_job_t *c, int fr
 	} else if (was_off && j->last_s < now_s) {
 		j->last_s = now_s;          /* enabled again: what passed while disabled is not missed */
 	}
-	if (c->disabled) j->misfired = 0;
+	if (c->disabled) {
+		j->misfired = 0;
+		j->nlisted = 0;
+	}
 	arm_next(j);
 	int64_t next = sched_next(s, j->name);
 	char when[64] = "never";
@@ -510,7 +554,7 @@ void sched_fire_ended(sched_t *s, sched_job_t *h)
 void sched_fire_missed(sched_t *s, sched_job_t *h)
 {
 	struct sched_job *j = h;
-	if (j->conf) note_missed(j, 1, j->running_since_s);
+	if (j->conf) run_missed_again(j);
 	sched_fire_ended(s, h);
 }
 

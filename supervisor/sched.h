@@ -11,8 +11,9 @@
  *     other one counts as missed; they never run in a burst.
  * Missed fires, and fires that come while the job's previous fire still runs, set the job's
  * misfire flag; when the job is idle again and `misfire` is on, one catch-up fire runs for all of
- * them (N missed fires collapse into one, as in ElasticJob); with `misfire: false` they are
- * dropped and logged. A one-off job (no cron) has no timer: it fires only when triggered
+ * them (N missed fires collapse into one, as in ElasticJob), naming each (the latest
+ * SCHED_LISTED); with `misfire: false` they are dropped and logged.
+ * A one-off job (no cron) has no timer: it fires only when triggered
  * (sched_trigger), and a trigger while its fire runs is a missed fire like the others.
  *
  * sched_decide() is the pure part (tests drive it with synthetic clocks); the rest keeps one
@@ -29,6 +30,7 @@
 
 #define SCHED_TOLERANCE_NS 1000000000ll   /* a fire this late still runs as itself */
 #define SCHED_MISSED_CAP 10000u           /* missed fires are counted up to this many */
+#define SCHED_LISTED 64                   /* missed fire times a catch-up names (the latest ones) */
 
 enum sched_verdict {
 	SCHED_WAIT,         /* nothing due: the next fire is at `next_s` */
@@ -63,6 +65,10 @@ struct sched_fire_info {
 	                             triggers in one second are two fires, with two ids) */
 	int catch_up;             /* 1: one run for missed fires */
 	uint32_t missed;          /* catch-up: how many fires it stands for (capped) */
+	const int64_t *fires_s;   /* catch-up: the fire times it stands for, ascending: the latest
+	                             nfires of them (the others, missed - nfires, are only counted);
+	                             a fire: its own. Valid during start() */
+	uint32_t nfires;
 	sched_job_t *handle;      /* for sched_fire_ended() */
 };
 

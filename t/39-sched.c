@@ -167,6 +167,9 @@ struct hookst {
 	int mode;                   /* 0: end at once (nothing here); -1: cannot start */
 	int calls, catchups, refused;
 	uint32_t missed;
+	int64_t refused_s[16];      /* the fire times refused */
+	int64_t fires_s[16];        /* the last catch-up's fires */
+	uint32_t nfires;
 };
 
 static int hook_start(void *arg, const struct sched_fire_info *f)
@@ -174,12 +177,15 @@ static int hook_start(void *arg, const struct sched_fire_info *f)
 	struct hookst *h = arg;
 	h->calls++;
 	if (h->mode < 0) {
+		if (h->refused < 16) h->refused_s[h->refused] = f->fire_s;
 		h->refused++;
 		return -1;
 	}
 	if (f->catch_up) {
 		h->catchups++;
 		h->missed = f->missed;
+		h->nfires = f->nfires < 16 ? f->nfires : 16;
+		memcpy(h->fires_s, f->fires_s, h->nfires * sizeof *f->fires_s);
 	}
 	sched_fire_ended(h->s, f->handle);
 	return 0;
@@ -229,6 +235,9 @@ static void test_hook_contract(void)
 	sched_kick(h.s, "j");
 	is_int(h.catchups, 1, "sched_kick: one catch-up run for the fires that could not start");
 	ok(h.missed >= 2, "it stands for all of them (%u)", h.missed);
+	int named = refused <= 16 && h.nfires == (uint32_t)refused;
+	for (int i = 0; named && i < refused; i++) named = h.fires_s[i] == h.refused_s[i];
+	ok(named, "and names each of them, oldest first (%u named, %d refused)", h.nfires, refused);
 	sched_kick(h.s, "j");
 	is_int(h.catchups, 1, "and only one");
 	sched_free(h.s);

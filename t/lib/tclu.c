@@ -41,6 +41,51 @@ const char *tclu_runs(const struct tclu *c, const char *job, char *buf, size_t l
 	return buf;
 }
 
+/* the value of "key": in a JSON line (a number, or the start of a list), NULL if absent */
+static const char *field(const char *line, const char *key)
+{
+	char k[64];
+	snprintf(k, sizeof k, "\"%s\":", key);
+	const char *p = strstr(line, k);
+	return p ? p + strlen(k) : NULL;
+}
+
+const char *tclu_history_runs(const struct tclu *c, const char *job, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/hist.%s", tlib_tmpdir(), job);
+	FILE *out = fopen(buf, "we");
+	if (!out) return buf;
+	char want[80];
+	snprintf(want, sizeof want, "{\"job\":\"%s\",", job);
+	for (int k = 0; k < c->n; k++) {
+		char p[700];
+		snprintf(p, sizeof p, "%s/history.jsonl", c->sup[k].dir);
+		char *t = tsup_slurp(p);
+		for (char *l = t ? strtok(t, "\n") : NULL; l; l = strtok(NULL, "\n")) {
+			const char *it = field(l, "item"), *fid = field(l, "fireId"), *fs = field(l, "fires"),
+			           *fin = field(l, "final"), *task = field(l, "taskId");
+			if (strncmp(l, want, strlen(want)) || !it || !fid || !fin || strncmp(fin, "true", 4)) continue;
+			char tid[200] = "";
+			if (task && *task == '"') sscanf(task + 1, "%199[^\"]", tid);
+			int item = atoi(it);
+			if (!fs || *fs != '[') {
+				fprintf(out, "%lld %d %s\n", atoll(fid), item, tid);
+				continue;
+			}
+			for (const char *q = fs + 1; *q && *q != ']';) {
+				char *e;
+				long long f = strtoll(q, &e, 10);
+				if (e == q) break;
+				fprintf(out, "%lld %d %s\n", f, item, tid);
+				q = *e == ',' ? e + 1 : e;
+			}
+		}
+		free(t);
+	}
+	fclose(out);
+	return buf;
+}
+
 static int count_children(struct tclu *c, const char *job)
 {
 	char p[256];
@@ -71,7 +116,7 @@ int tclu_start(struct tclu *c, const char *connect, const char *ns, int n, int w
 	char *yaml = malloc(cap);
 	snprintf(yaml, cap,
 	         "regCenter: {serverLists: \"%s\", namespace: %s, sessionTimeoutMilliseconds: %d}\n"
-	         "supervisor: {workers: %d, attachSocket: \"@SOCK@\"}\n"
+	         "supervisor: {workers: %d, attachSocket: \"@SOCK@\", history: {file: \"@DIR@/history.jsonl\"}}\n"
 	         "jobs:\n%s",
 	         connect, ns, session_ms, workers, body);
 	free(body);

@@ -40,6 +40,12 @@ int tclu_start(struct tclu *c, const char *connect, const char *ns, int n, int w
 /* The runs file of a job. */
 const char *tclu_runs(const struct tclu *c, const char *job, char *buf, size_t len);
 
+/* What the supervisors' history files (supervisor.history, @DIR@/history.jsonl) say of a job's
+ * runs, as a runs file: "FIRE ITEM TASK_ID" for each final attempt and each fire id it stands for
+ * (its "fires": a catch-up's are every fire it ran for), written to a file of the test's; its
+ * path. A run that names no fires (a failover's) counts for its own fire id. */
+const char *tclu_history_runs(const struct tclu *c, const char *job, char *buf, size_t len);
+
 /* SIGKILL supervisor k and every process under it (a crashed machine), and reap it. */
 void tclu_kill(struct tclu *c, int k);
 
