@@ -23,6 +23,7 @@ static const struct ejobctl_cmd cmds[] = {
 	{ "enable-item", ejobctl_enable_item, "enable-item JOB ITEM...", "run them again" },
 	{ "shutdown", ejobctl_shutdown, "shutdown JOB [--server IP | --instance ID]", "stop the job on instances until they restart" },
 	{ "remove", ejobctl_remove, "remove JOB [--server IP] [--force]", "delete the job (or a server of it) from ZooKeeper" },
+	{ "server", ejobctl_server, "server disable|enable|shutdown|remove IP [--force]", "the same on every job of server IP" },
 	{ "history", ejobctl_history, "history JOB [-c FILE|--file F|--pg URL] [--item N] [--since T] [--failed]", "what ran: each attempt's outcome, from PostgreSQL or the history file" },
 	{ NULL, NULL, NULL, NULL },
 };
@@ -31,7 +32,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: ejobctl COMMAND [ARGS...]\n\ncommands:\n");
 	for (const struct ejobctl_cmd *c = cmds; c->name; c++)
-		fprintf(f, "  %-48s %s\n", c->usage, c->summary);
+		fprintf(f, "  %-50s %s\n", c->usage, c->summary);
 	fprintf(f, "\n'ejobctl COMMAND --help' tells more.\n");
 }
 

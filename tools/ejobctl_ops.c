@@ -107,6 +107,10 @@ static int parse(struct ctl *c, const char *cmd, int argc, char **argv, const ch
 		if (!a->job) a->job = s;
 		else a->rest[a->nrest++] = argv[i];
 	}
+	if (!a->job && a->server && (!strcmp(cmd, "disable") || !strcmp(cmd, "enable") || !strcmp(cmd, "shutdown") ||
+	                             !strcmp(cmd, "remove")))
+		return ctl_msg(c, 2, "which job? 'ejobctl %s JOB --server %s' is one job there; for every job on server %s: "
+		               "ejobctl server %s %s%s", cmd, a->server, a->server, cmd, a->server, a->force ? " --force" : "");
 	if (!a->job) return ctl_msg(c, 2, "which job? usage: ejobctl %s", usage);
 	if (a->nrest && !want_rest) return ctl_msg(c, 2, "unexpected argument '%s'; usage: ejobctl %s", a->rest[0], usage);
 	if (want_rest && !a->nrest) return ctl_msg(c, 2, "which items? usage: ejobctl %s", usage);
