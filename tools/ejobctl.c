@@ -9,6 +9,7 @@ ejobctl_cmd_fn ejobctl_cron;
 
 static const struct ejobctl_cmd cmds[] = {
 	{ "validate", ejobctl_validate, "validate [--now EPOCH] FILE", "check a configuration file" },
+	{ "import", ejobctl_import, "import FILE... [-o OUT]", "an ElasticJob Spring Boot application.yml as an ejob configuration" },
 	{ "cron", ejobctl_cron, "cron 'EXPR' [--tz Z] [--from T] [-n N] [--epoch]", "next fire times of a Quartz cron expression" },
 	{ "jobs", ejobctl_jobs, "jobs", "every job of the namespace: type, cron, items, instances, status, next fire" },
 	{ "status", ejobctl_status, "status JOB [ITEM...]", "a job's config, leader, epoch, and each item's owner and state" },
