@@ -390,7 +390,7 @@ static void reg_center(struct mx *x, struct head *h, int *fatal)
 
 /* pgjdbc's URL parameters that libpq has under another name (or the same) */
 static const struct { const char *jdbc, *pq; } pg_params[] = {
-	{ "ApplicationName", "application_name" }, { "connectTimeout", "connect_timeout" }, { "user", "user" },
+	{ "connectTimeout", "connect_timeout" }, { "user", "user" },
 	{ "password", "password" }, { "sslmode", "sslmode" }, { "sslcert", "sslcert" }, { "sslkey", "sslkey" },
 	{ "sslrootcert", "sslrootcert" }, { "sslpassword", "sslpassword" }, { "options", "options" },
 	{ "gssEncMode", "gssencmode" }, { "channelBinding", "channel_binding" },
@@ -440,6 +440,9 @@ static char *pg_url(struct mx *x, const struct spring_prop *p, const char *url)
 			char opt[600];
 			snprintf(opt, sizeof opt, "-c search_path=%s", v);
 			pct(o, &w, opt);
+		} else if (!strcasecmp(k, "ApplicationName")) {
+			MSG(x, p, "ejob's tracing names its connection ejob-supervisor (application_name): ApplicationName left "
+			    "out of the URL");
 		} else if (!strcasecmp(k, "ssl")) {
 			ssl_on = strcasecmp(v, "false") ? "1" : NULL;
 		} else if (*k) {
