@@ -11,6 +11,8 @@
  *     running item of j2 (60 s long: j2 is not resharded while 127.0.0.1's item runs, as in
  *     ElasticJob, so only the stop is checked) and runs nothing of j1 (127.0.0.1 owns and runs
  *     every item once per fire); again: every job unchanged, --json;
+ *   - a job that changes between the read and the write (EJOBCTL_PAUSE_MS holds ejobctl there):
+ *     read and planned again, the others written;
  *   - enable, --json: back, and 127.0.0.2 owns and runs items again;
  *   - remove while instances are online there: refused, nothing deleted;
  *   - shutdown: the instances on 127.0.0.2 deleted in every job, ElasticJob's too (it does not
@@ -205,6 +207,40 @@ int main(void)
 	            "{\"job\":\"j1\",\"result\":\"unchanged\",\"writes\":[],\"reason\":\"already DISABLED\"},"
 	            "{\"job\":\"j2\",\"result\":\"unchanged\",\"writes\":[],\"reason\":\"already DISABLED\"}],"
 	            "\"done\":0,\"unchanged\":3,\"failed\":0}\n", "  every job unchanged");
+
+	/* ---- a job that changes between the read and the write: read and planned again ---- */
+	ok(tzk_create(u.zh, "/t91/r1/config", "jobName: r1\nshardingTotalCount: 1\n", 0, NULL) == ZOK &&
+	   tzk_create(u.zh, "/t91/r1/servers/10.0.0.5", "ENABLED", 0, NULL) == ZOK &&
+	   tzk_create(u.zh, "/t91/r2/config", "jobName: r2\nshardingTotalCount: 1\n", 0, NULL) == ZOK &&
+	   tzk_create(u.zh, "/t91/r2/servers/10.0.0.5", "ENABLED", 0, NULL) == ZOK, "jobs r1 and r2 on server 10.0.0.5");
+	char rerr[600], rout[600];
+	snprintf(rerr, sizeof rerr, "%s/race.err", tlib_tmpdir());
+	snprintf(rout, sizeof rout, "%s/race.out", tlib_tmpdir());
+	pid_t race = tlib_fork();
+	if (race == 0) {
+		int fo = open(rout, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), fe = open(rerr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(127);
+		setenv("EJOBCTL_PAUSE_MS", "2000", 1);
+		execl("tools/ejobctl", "tools/ejobctl", "server", "disable", "10.0.0.5", "--zk", u.connect, "--namespace", u.ns,
+		      (char *)NULL);
+		_exit(127);
+	}
+	ok(tsup_wait_lines(rerr, "pausing 2000 ms", 1, 10000), "server disable 10.0.0.5 has read and planned (paused 2 s)");
+	ok(tzk_delete_r(u.zh, "/t91/r1/servers/10.0.0.5") == ZOK, "  meanwhile r1's servers/10.0.0.5 is deleted");
+	int rst = -1;
+	uint64_t rt0 = tlib_now_ms();
+	while (waitpid(race, &rst, WNOHANG) == 0 && tlib_now_ms() - rt0 < 10000) usleep(20000);
+	tlib_untrack(race);
+	ok(WIFEXITED(rst) && WEXITSTATUS(rst) == 0, "  exit 0");
+	char *rtext = tsup_slurp(rout);
+	is_str(rtext, "JOB  RESULT     DETAIL\n"
+	           "r1   unchanged  no longer on 10.0.0.5 (changed meanwhile)\n"
+	           "r2   done       set /t91/r2/servers/10.0.0.5 = DISABLED\n"
+	           "server 10.0.0.5: 2 jobs: 1 done, 1 unchanged, 0 failed\n",
+	       "  r1's multi failed as it changed: read again, it is no longer there; r2 written");
+	free(rtext);
+	ok(missing("/t91/r1/servers/10.0.0.5") && !strcmp(data("/t91/r2/servers/10.0.0.5"), "DISABLED"), "  the nodes say so");
+	ok(tzk_delete_r(u.zh, "/t91/r1") == ZOK && tzk_delete_r(u.zh, "/t91/r2") == ZOK, "r1 and r2 deleted");
 
 	/* ---- enable ---- */
 	is_int(ctl("server", "enable", "127.0.0.2", "--json", NULL), 0, "server enable 127.0.0.2 --json: exit 0");

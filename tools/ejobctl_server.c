@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tools/ejobctl.h"
 #include "tools/ejobctl_plan.h"
@@ -499,9 +500,14 @@ int ejobctl_server(int argc, char **argv)
 	int k = 0;
 	for (int i = 0; i < n; i++)
 		if (jobs[i].on) idx[k++] = i;
+	const char *pause = getenv("EJOBCTL_PAUSE_MS");
 	for (int round = 1; k; round++) {
 		if (round > 1) read_jobs(&o, jobs, idx, k);
 		for (int x = 0; x < k; x++) plan_job(&o, &jobs[idx[x]]);
+		if (round == 1 && pause) {  /* tests: the cluster changes between the first read and write */
+			ctl_msg(&o.c, 0, "pausing %s ms before writing (EJOBCTL_PAUSE_MS)", pause);
+			usleep((useconds_t)atoi(pause) * 1000);
+		}
 		write_jobs(&o, jobs, idx, k);
 		int left = 0;
 		for (int x = 0; x < k; x++) {
