@@ -152,7 +152,7 @@ t/%.t: t/%.o $(TLIB_OBJS) supervisor/libsup.a libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
 
 # t/92 drives ejobctl import's conversion (pure logic in tools/) directly
-IMPORT_OBJS := tools/ejobctl_migrate.o tools/ejobctl_spring.o
+IMPORT_OBJS := tools/ejobctl_migrate.o tools/ejobctl_migrate_head.o tools/ejobctl_spring.o
 t/92-ctl-import.t: t/92-ctl-import.o $(IMPORT_OBJS) $(TLIB_OBJS) supervisor/libsup.a libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
 

@@ -13,22 +13,11 @@
 #include <string.h>
 
 #include "conf/conf_int.h"
-#include "tools/ejobctl_migrate.h"
+#include "tools/ejobctl_migrate_int.h"
 
-#define NELEM(a) (sizeof(a) / sizeof *(a))
+/* ---- the output -------------------------------------------------------------------------------- */
 
-/* ---- the output, line by line, each with the property it came from ---------------------------- */
-
-struct out {
-	char *buf;
-	size_t len, cap;
-	const struct spring_prop **origin;   /* per line */
-	int nlines, capl;
-	int oom;
-};
-
-static void out_add(struct out *o, const struct spring_prop *origin, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void out_add(struct out *o, const struct spring_prop *origin, const char *fmt, ...)
+void mig_out_add(struct out *o, const struct spring_prop *origin, const char *fmt, ...)
 {
 	char *s = NULL;
 	va_list ap;
@@ -69,7 +58,7 @@ static void out_add(struct out *o, const struct spring_prop *origin, const char 
 	free(s);
 }
 
-static void out_free(struct out *o)
+void mig_out_free(struct out *o)
 {
 	free(o->buf), free(o->origin);
 	memset(o, 0, sizeof *o);
@@ -102,31 +91,18 @@ static char *yq(const char *s)
 	return q;
 }
 
-static void out_kv(struct out *o, const struct spring_prop *origin, int indent, const char *key, const char *value)
+void mig_out_kv(struct out *o, const struct spring_prop *origin, int indent, const char *key, const char *value)
 {
 	char *k = yq(key), *v = yq(value);
 	if (!k || !v) o->oom = 1;
-	else out_add(o, origin, "%*s%s: %s\n", indent, "", k, v);
+	else mig_out_add(o, origin, "%*s%s: %s\n", indent, "", k, v);
 	free(k), free(v);
 }
 
-/* ---- the conversion ------------------------------------------------------------------------- */
-
-struct mx {
-	struct spring_props ps;
-	struct spring_msgs *m;
-	const struct migrate_input *in;
-	size_t nin;
-	const conf_opts_t *opts;
-	int oom;
-	char *keys[8];              /* key_of's, used in turn */
-	int nkey;
-};
-
-#define MSG(x, p, ...) spring_msg((x)->m, (p)->file, (p)->name, (p)->line, key_of(x, p), __VA_ARGS__)
+/* ---- values as Spring binds them ------------------------------------------------------------- */
 
 /* the key as written (in one of 8 buffers used in turn: for a message at once) */
-static const char *key_of(struct mx *x, const struct spring_prop *p)
+const char *mig_key(struct mx *x, const struct spring_prop *p)
 {
 	int k = x->nkey = (x->nkey + 1) % 8;
 	free(x->keys[k]);
@@ -136,7 +112,7 @@ static const char *key_of(struct mx *x, const struct spring_prop *p)
 }
 
 /* p's path starts with these names (relaxed; NULL matches any name) */
-static int under(const struct spring_prop *p, const char *const *names, int n)
+int mig_under(const struct spring_prop *p, const char *const *names, int n)
 {
 	if (p->nseg < n) return 0;
 	for (int i = 0; i < n; i++)
@@ -145,11 +121,11 @@ static int under(const struct spring_prop *p, const char *const *names, int n)
 }
 
 /* the last property at exactly this path (relaxed), marking every one there as used; NULL if none */
-static struct spring_prop *take(struct mx *x, const char *const *names, int n)
+struct spring_prop *mig_take(struct mx *x, const char *const *names, int n)
 {
 	struct spring_prop *last = NULL;
 	for (size_t i = 0; i < x->ps.n; i++)
-		if (x->ps.v[i].nseg == n && under(&x->ps.v[i], names, n)) {
+		if (x->ps.v[i].nseg == n && mig_under(&x->ps.v[i], names, n)) {
 			last = &x->ps.v[i];
 			last->used = 1;
 		}
@@ -159,7 +135,7 @@ static struct spring_prop *take(struct mx *x, const char *const *names, int n)
 /* The value Spring binds, placeholders resolved as far as import can: "${NAME:default}" is its
  * default, said; "${NAME}" alone is not set, said; text around a placeholder is kept, said. Also
  * says when YAML 1.1 read the text as another one. NULL: not set. */
-static const char *val(struct mx *x, const struct spring_prop *p, int text)
+const char *mig_val(struct mx *x, const struct spring_prop *p, int text)
 {
 	if (!p || !p->value) return NULL;
 	const char *v = p->value;
@@ -192,7 +168,7 @@ static const char *val(struct mx *x, const struct spring_prop *p, int text)
 }
 
 /* Spring's int: decimal, or hex (0x, #), in Java's int range */
-static int parse_int(const char *s, long *v)
+int mig_int(const char *s, long *v)
 {
 	while (isspace((unsigned char)*s)) s++;
 	int neg = *s == '-';
@@ -210,7 +186,7 @@ static int parse_int(const char *s, long *v)
 }
 
 /* Spring's StringToBooleanConverter: true on yes 1 / false off no 0, any case */
-static int parse_bool(const char *s)
+int mig_bool(const char *s)
 {
 	static const char *const t[] = { "true", "on", "yes", "1" }, *const f[] = { "false", "off", "no", "0" };
 	for (size_t i = 0; i < 4; i++) {
@@ -220,332 +196,9 @@ static int parse_bool(const char *s)
 	return -1;
 }
 
-static const char *suggest(const char *s, const char *const *names, size_t n)
+const char *mig_suggest(const char *s, const char *const *names, size_t n)
 {
 	return conf_suggest(s, names, n);
-}
-
-/* ---- regCenter -------------------------------------------------------------------------------- */
-
-/* ZookeeperProperties; kind: 's' string, 'i' int */
-static const struct { const char *name; char kind; } zk_keys[] = {
-	{ "serverLists", 's' }, { "namespace", 's' }, { "baseSleepTimeMilliseconds", 'i' },
-	{ "maxSleepTimeMilliseconds", 'i' }, { "maxRetries", 'i' }, { "sessionTimeoutMilliseconds", 'i' },
-	{ "connectionTimeoutMilliseconds", 'i' }, { "digest", 's' },
-};
-
-struct head {                   /* the regCenter and tracing sections, key by key */
-	int n;
-	struct { const char *section, *key; char *value; int quote; const struct spring_prop *from; } v[16];
-};
-
-static void head_set(struct head *h, const char *section, const char *key, const char *value, int quote,
-                     const struct spring_prop *from)
-{
-	if (h->n == (int)NELEM(h->v)) return;
-	h->v[h->n].section = section, h->v[h->n].key = key, h->v[h->n].quote = quote, h->v[h->n].from = from;
-	h->v[h->n].value = strdup(value);
-	h->n++;
-}
-
-static void head_drop(struct head *h, const char *section, const char *key)
-{
-	for (int i = 0; i < h->n; i++)
-		if (!strcmp(h->v[i].section, section) && (!key || !strcmp(h->v[i].key, key))) {
-			free(h->v[i].value);
-			memmove(&h->v[i], &h->v[i + 1], (size_t)(h->n - i - 1) * sizeof h->v[0]);
-			h->n--, i--;
-		}
-}
-
-static void head_emit(const struct head *h, struct out *o)
-{
-	const char *section = NULL;
-	for (int i = 0; i < h->n; i++) {
-		if (!section || strcmp(section, h->v[i].section)) {
-			section = h->v[i].section;
-			out_add(o, h->v[i].from, "%s:\n", section);
-		}
-		if (h->v[i].quote) out_kv(o, h->v[i].from, 2, h->v[i].key, h->v[i].value);
-		else out_add(o, h->v[i].from, "  %s: %s\n", h->v[i].key, h->v[i].value);
-	}
-}
-
-/* hosts without a port get ZooKeeper's 2181, as the Java client gives them (ejob's client needs it) */
-static char *with_ports(const char *lists, int *added)
-{
-	size_t n = strlen(lists);
-	char *o = malloc(n * 2 + 64), *w = o;
-	if (!o) return NULL;
-	*added = 0;
-	for (const char *s = lists; *s;) {
-		const char *e = strchr(s, ',');
-		size_t l = e ? (size_t)(e - s) : strlen(s);
-		while (l && isspace((unsigned char)*s)) s++, l--;
-		while (l && isspace((unsigned char)s[l - 1])) l--;
-		if (l) {
-			if (w > o) *w++ = ',';
-			memcpy(w, s, l);
-			w += l;
-			const char *close = memchr(s, ']', l), *colon = close ? memchr(close, ':', l - (size_t)(close - s)) : memchr(s, ':', l);
-			int bare_v6 = !close && colon && memchr(colon + 1, ':', l - (size_t)(colon + 1 - s));
-			if (!colon && !bare_v6 && (size_t)(w - o) + 6 < n * 2 + 64) w += sprintf(w, ":2181"), (*added)++;
-		}
-		if (!e) break;
-		s = e + 1;
-	}
-	*w = 0;
-	return o;
-}
-
-static void reg_center(struct mx *x, struct head *h, int *fatal)
-{
-	static const char *const pre[] = { "elasticjob", "reg-center" };
-	const struct spring_prop *first = NULL;
-	const struct spring_prop *got[NELEM(zk_keys)] = { 0 };
-	const char *names[NELEM(zk_keys)];
-	for (size_t k = 0; k < NELEM(zk_keys); k++) names[k] = zk_keys[k].name;
-	for (size_t i = 0; i < x->ps.n; i++) {
-		struct spring_prop *p = &x->ps.v[i];
-		if (!under(p, pre, 2)) continue;
-		if (!first) first = p;
-		p->used = 1;
-		if (p->nseg < 3) {
-			if (p->value) MSG(x, p, "reg-center is a mapping of keys (server-lists, namespace, ...): left out");
-			continue;
-		}
-		size_t k = 0;
-		while (p->nseg == 3 && k < NELEM(zk_keys) && !spring_name_eq(p->seg[2], zk_keys[k].name)) k++;
-		if (p->nseg == 3 && k < NELEM(zk_keys)) {
-			got[k] = p;
-			continue;
-		}
-		if (p->nseg == 3 && spring_name_eq(p->seg[2], "ensembleTracker")) {
-			MSG(x, p, "ElasticJob's starter does not read it (ZookeeperProperties has no such key), so its Curator "
-			    "tracked the ensemble whatever this said: left out");
-			continue;
-		}
-		const char *near = suggest(p->seg[2], names, NELEM(names));
-		char hint[128] = "";
-		if (near) snprintf(hint, sizeof hint, "; did you mean %s?", near);
-		MSG(x, p, "not a key of ElasticJob's starter (ZookeeperProperties): Spring Boot ignores it, and so does "
-		    "import%s", hint);
-	}
-	const struct spring_prop *anchor = first;
-	for (size_t k = 0; k < NELEM(zk_keys); k++) {
-		const struct spring_prop *p = got[k];
-		const char *v = val(x, p, zk_keys[k].kind == 's');
-		if (k < 2 && !v) {     /* serverLists, namespace: required */
-			const struct spring_prop *at = p ? p : anchor;
-			if (at)
-				spring_msg(x->m, at->file, at->name, at->line, p ? key_of(x, p) : "elasticjob.reg-center",
-				           "%s is not set: ElasticJob cannot start without it, nor can ejob: nothing converted; set "
-				           "elasticjob.reg-center.%s", names[k], k ? "namespace" : "server-lists (HOST:PORT,...)");
-			else
-				spring_msg(x->m, 0, x->in[0].name, 0, "elasticjob.reg-center", "not set: ElasticJob cannot start "
-				           "without its ZooKeeper (server-lists, namespace), nor can ejob: nothing converted");
-			*fatal = 1;
-			return;
-		}
-		if (!v) continue;
-		if (zk_keys[k].kind == 'i') {
-			long n;
-			if (parse_int(v, &n)) {
-				MSG(x, p, "'%s' is not an integer: Spring Boot would not start; left out", v);
-				continue;
-			}
-			if (k == 5 && n == 0) {    /* sessionTimeoutMilliseconds 0: Curator's default */
-				MSG(x, p, "0 is Curator's default, 60000 ms: ejob's default is 6000 ms (failover within 6 s) and is "
-				    "taken; write sessionTimeoutMilliseconds: 60000 to keep ElasticJob's");
-				continue;
-			}
-			char num[32];
-			snprintf(num, sizeof num, "%ld", n);
-			head_set(h, "regCenter", names[k], num, 0, p);
-			continue;
-		}
-		if (k == 0) {
-			int added = 0;
-			char *lists = with_ports(v, &added);
-			if (!lists) {
-				x->oom = 1;
-				return;
-			}
-			if (added)
-				MSG(x, p, "%d host%s without a port: ZooKeeper's Java client takes 2181; ejob's needs the port: "
-				    "written as %s", added, added == 1 ? "" : "s", lists);
-			head_set(h, "regCenter", names[k], lists, 1, p);
-			free(lists);
-			continue;
-		}
-		head_set(h, "regCenter", names[k], v, 1, p);
-	}
-	if (anchor && !got[5])
-		spring_msg(x->m, anchor->file, anchor->name, anchor->line, "elasticjob.reg-center.session-timeout-milliseconds",
-		           "not set: ElasticJob's session timeout is Curator's 60000 ms; ejob's default is 6000 ms (failover "
-		           "within 6 s) and is taken; write regCenter.sessionTimeoutMilliseconds: 60000 to keep ElasticJob's");
-}
-
-/* ---- tracing ---------------------------------------------------------------------------------- */
-
-/* pgjdbc's URL parameters that libpq has under another name (or the same) */
-static const struct { const char *jdbc, *pq; } pg_params[] = {
-	{ "connectTimeout", "connect_timeout" }, { "user", "user" },
-	{ "password", "password" }, { "sslmode", "sslmode" }, { "sslcert", "sslcert" }, { "sslkey", "sslkey" },
-	{ "sslrootcert", "sslrootcert" }, { "sslpassword", "sslpassword" }, { "options", "options" },
-	{ "gssEncMode", "gssencmode" }, { "channelBinding", "channel_binding" },
-};
-
-/* percent-encode what a libpq URI parameter value cannot hold as it is */
-static void pct(char *o, size_t *w, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (isalnum(c) || strchr("-._~", c)) o[(*w)++] = (char)c;
-		else *w += (size_t)sprintf(o + *w, "%%%02X", c);
-	}
-}
-
-/* A JDBC URL of PostgreSQL (jdbc:postgresql://hosts/db?params, jdbc:postgresql:db) as a libpq
- * URI: its parameters renamed where libpq has them, currentSchema as options=-c search_path=...,
- * ssl=true as sslmode=verify-full (pgjdbc's meaning), the others left out and said. */
-static char *pg_url(struct mx *x, const struct spring_prop *p, const char *url)
-{
-	const char *r = url + strlen("jdbc:postgresql:");
-	size_t n = strlen(url);
-	char *o = malloc(n * 4 + 64);
-	if (!o) return NULL;
-	size_t w = 0;
-	const char *q = strchr(r, '?');
-	size_t base = q ? (size_t)(q - r) : strlen(r);
-	if (!strncmp(r, "//", 2)) w += (size_t)sprintf(o, "postgresql:%.*s", (int)base, r);
-	else w += (size_t)sprintf(o, "postgresql://localhost/%.*s", (int)base, r);   /* pgjdbc: localhost:5432 */
-	int first = 1, sslmode = 0;
-	const char *ssl_on = NULL;
-	for (const char *s = q ? q + 1 : NULL; s && *s;) {
-		const char *e = strchr(s, '&');
-		size_t l = e ? (size_t)(e - s) : strlen(s);
-		const char *eq = memchr(s, '=', l);
-		char k[128], v[512];
-		snprintf(k, sizeof k, "%.*s", (int)(eq ? (size_t)(eq - s) : l), s);
-		snprintf(v, sizeof v, "%.*s", eq ? (int)(l - (size_t)(eq + 1 - s)) : 0, eq ? eq + 1 : "");
-		const char *pq = NULL;
-		for (size_t i = 0; i < NELEM(pg_params) && !pq; i++)
-			if (!strcasecmp(k, pg_params[i].jdbc)) pq = pg_params[i].pq;
-		if (pq) {
-			sslmode |= !strcmp(pq, "sslmode");
-			w += (size_t)sprintf(o + w, "%c%s=%s", first ? '?' : '&', pq, v), first = 0;
-		} else if (!strcasecmp(k, "currentSchema") && *v) {
-			w += (size_t)sprintf(o + w, "%coptions=", first ? '?' : '&'), first = 0;
-			char opt[600];
-			snprintf(opt, sizeof opt, "-c search_path=%s", v);
-			pct(o, &w, opt);
-		} else if (!strcasecmp(k, "ApplicationName")) {
-			MSG(x, p, "ejob's tracing names its connection ejob-supervisor (application_name): ApplicationName left "
-			    "out of the URL");
-		} else if (!strcasecmp(k, "ssl")) {
-			ssl_on = strcasecmp(v, "false") ? "1" : NULL;
-		} else if (*k) {
-			MSG(x, p, "the JDBC driver's parameter %s has no libpq equivalent: left out of the URL", k);
-		}
-		if (!e) break;
-		s = e + 1;
-	}
-	if (ssl_on && !sslmode) w += (size_t)sprintf(o + w, "%csslmode=verify-full", first ? '?' : '&');
-	o[w] = 0;
-	return o;
-}
-
-static void tracing(struct mx *x, struct head *h)
-{
-	static const char *const tr[] = { "elasticjob", "tracing" };
-	static const char *const tr_type[] = { "elasticjob", "tracing", "type" };
-	struct spring_prop *type = take(x, tr_type, 3);
-	/* elasticjob.tracing.data-source.* (its own DataSource) or else the application's */
-	static const char *const own_url[] = { "elasticjob", "tracing", "data-source", "url" };
-	static const char *const app_url[] = { "spring", "datasource", "url" };
-	const struct spring_prop *url = NULL, *user = NULL, *pass = NULL;
-	const char *const *dsp = NULL;
-	int dsn = 0;
-	for (size_t i = 0; i < x->ps.n; i++) {
-		struct spring_prop *p = &x->ps.v[i];
-		if (under(p, own_url, 4) && p->nseg == 4 && p->value) dsp = own_url, dsn = 3;
-	}
-	if (!dsp) dsp = app_url, dsn = 2;
-	for (size_t i = 0; i < x->ps.n; i++) {
-		struct spring_prop *p = &x->ps.v[i];
-		if (under(p, tr, 2) && p->nseg >= 3 && !spring_name_eq(p->seg[2], "type")) {
-			p->used = 1;
-			if (spring_name_eq(p->seg[2], "include-job-names") || spring_name_eq(p->seg[2], "exclude-job-names")) {
-				int said = 0;   /* a list: once */
-				for (size_t k = 0; k < i && !said; k++)
-					said = x->ps.v[k].nseg >= 3 && under(&x->ps.v[k], tr, 2) && !strcmp(x->ps.v[k].seg[2], p->seg[2]);
-				struct spring_prop g = *p;
-				g.nseg = 3;
-				if (!said)
-					spring_msg(x->m, p->file, p->name, p->line, key_of(x, &g), "ejob's tracing is the supervisor's, "
-					           "for every job it runs: no per-job choice; left out");
-			}
-			else if (!spring_name_eq(p->seg[2], "data-source"))
-				MSG(x, p, "not a key of ElasticJob's starter (TracingProperties): Spring Boot ignores it; left out");
-		}
-		if (p->nseg == dsn + 1 && under(p, dsp, dsn)) {
-			if (spring_name_eq(p->seg[dsn], "url")) url = p;
-			else if (spring_name_eq(p->seg[dsn], "username")) user = p;
-			else if (spring_name_eq(p->seg[dsn], "password")) pass = p;
-		}
-	}
-	if (!type) return;
-	const char *t = val(x, type, 0);
-	if (!t) return;
-	if (strcmp(t, "RDB")) {
-		MSG(x, type, "'%s': ElasticJob's starter sets up tracing for RDB only, and ignores anything else: left out", t);
-		return;
-	}
-	/* the DataSource's keys are used here: those of it that have no meaning are said */
-	for (size_t i = 0; i < x->ps.n; i++) {
-		struct spring_prop *p = &x->ps.v[i];
-		if (!under(p, dsp, dsn) || p->nseg <= dsn) continue;
-		p->used = 1;
-		if (p != url && p != user && p != pass && (p->nseg != dsn + 1 || !spring_name_eq(p->seg[dsn], "driver-class-name"))) {
-			/* one message per group (spring.datasource.hikari: ...) */
-			int said = 0;
-			for (size_t k = 0; k < i && !said; k++)
-				said = x->ps.v[k].nseg > dsn && under(&x->ps.v[k], dsp, dsn) &&
-				       !strcmp(x->ps.v[k].seg[dsn], p->seg[dsn]) && x->ps.v[k].nseg > dsn + 1 && p->nseg > dsn + 1;
-			struct spring_prop g = *p;
-			g.nseg = dsn + 1;
-			if (!said)
-				spring_msg(x->m, p->file, p->name, p->line, key_of(x, &g), "%s: ejob's tracing keeps one PostgreSQL "
-				           "connection of its own (libpq), with no pool to set; left out",
-				           p->nseg > dsn + 1 ? "the connection pool's settings" : "no meaning to ejob");
-		}
-	}
-	const char *u = val(x, url, 1);
-	if (!u) {
-		MSG(x, type, "RDB without a DataSource (neither %s.url nor elasticjob.tracing.data-source.url): ElasticJob "
-		    "traced nothing; left out", "spring.datasource");
-		return;
-	}
-	if (strncmp(u, "jdbc:postgresql:", 16)) {
-		char db[32] = "";
-		if (!strncmp(u, "jdbc:", 5)) snprintf(db, sizeof db, " (%.*s)", (int)strcspn(u + 5, ":"), u + 5);
-		MSG(x, url, "ejob's tracing writes ElasticJob's tables to PostgreSQL only, and this DataSource is not one%s: "
-		    "tracing left out; give a PostgreSQL URL as tracing.url, or keep every execution in "
-		    "supervisor.history.file (JSON lines); docs/config.md", db);
-		return;
-	}
-	char *pg = pg_url(x, url, u);
-	if (!pg) {
-		x->oom = 1;
-		return;
-	}
-	head_set(h, "tracing", "type", "RDB", 0, type);
-	head_set(h, "tracing", "url", pg, 1, url);
-	free(pg);
-	const char *us = val(x, user, 1), *pw = val(x, pass, 1);
-	if (us) head_set(h, "tracing", "username", us, 1, user);
-	if (pw) head_set(h, "tracing", "password", pw, 1, pass);
 }
 
 /* ---- jobs ------------------------------------------------------------------------------------ */
@@ -603,7 +256,7 @@ static void job_collect(struct mx *x, struct job *j, const size_t *idx, size_t n
 		int k = 0;
 		while (k < J_N && !spring_name_eq(p->seg[3], job_keys[k])) k++;
 		if (k == J_N) {
-			const char *near = suggest(p->seg[3], job_keys, J_N);
+			const char *near = mig_suggest(p->seg[3], job_keys, J_N);
 			char hint[128] = "";
 			if (near) snprintf(hint, sizeof hint, "; did you mean %s?", near);
 			MSG(x, p, "not a key of ElasticJob's starter (ElasticJobConfigurationProperties): Spring Boot ignores it, "
@@ -655,33 +308,33 @@ static void job_collect(struct mx *x, struct job *j, const size_t *idx, size_t n
 static void emit_bool(struct mx *x, struct out *o, struct job *j, int k, const char *starter_default)
 {
 	const struct spring_prop *p = j->k[k];
-	const char *v = val(x, p, 0);
+	const char *v = mig_val(x, p, 0);
 	if (!v) {
-		if (starter_default) out_add(o, j->first, "    %s: %s\n", job_keys[k], starter_default);
+		if (starter_default) mig_out_add(o, j->first, "    %s: %s\n", job_keys[k], starter_default);
 		return;
 	}
-	int b = parse_bool(v);
+	int b = mig_bool(v);
 	if (b < 0) REFUSE(x, j, p, "'%s' is not a boolean: Spring Boot would not start; job '%s' is not converted", v, j->name);
-	else out_add(o, p, "    %s: %s\n", job_keys[k], b ? "true" : "false");
+	else mig_out_add(o, p, "    %s: %s\n", job_keys[k], b ? "true" : "false");
 }
 
 static void emit_int(struct mx *x, struct out *o, struct job *j, int k, const char *starter_default)
 {
 	const struct spring_prop *p = j->k[k];
-	const char *v = val(x, p, 0);
+	const char *v = mig_val(x, p, 0);
 	long n;
 	if (!v) {
-		if (starter_default) out_add(o, j->first, "    %s: %s\n", job_keys[k], starter_default);
+		if (starter_default) mig_out_add(o, j->first, "    %s: %s\n", job_keys[k], starter_default);
 		return;
 	}
-	if (parse_int(v, &n)) REFUSE(x, j, p, "'%s' is not an integer: Spring Boot would not start; job '%s' is not converted", v, j->name);
-	else out_add(o, p, "    %s: %ld\n", job_keys[k], n);
+	if (mig_int(v, &n)) REFUSE(x, j, p, "'%s' is not an integer: Spring Boot would not start; job '%s' is not converted", v, j->name);
+	else mig_out_add(o, p, "    %s: %ld\n", job_keys[k], n);
 }
 
 static void emit_str(struct mx *x, struct out *o, struct job *j, int k)
 {
-	const char *v = val(x, j->k[k], 1);
-	if (v) out_kv(o, j->k[k], 4, job_keys[k], v);
+	const char *v = mig_val(x, j->k[k], 1);
+	if (v) mig_out_kv(o, j->k[k], 4, job_keys[k], v);
 }
 
 /* The job's block (at o's end); 0, or -1 when it cannot be converted (said). */
@@ -690,7 +343,7 @@ static int job_block(struct mx *x, struct job *j, struct out *o, const struct sp
 	const char *name = j->name;
 	const struct spring_prop **k = j->k;
 	if (k[J_CLASS]) {
-		const char *cls = val(x, k[J_CLASS], 0);
+		const char *cls = mig_val(x, k[J_CLASS], 0);
 		REFUSE(x, j, k[J_CLASS], "%s is a Java class: ejob runs no Java, so job '%s' is not converted; do its work "
 		       "in a script job (type: script, props.script.command.line), a native one (type: native, a C function) "
 		       "or a dataflow one (type: dataflow, fetch and process in C): docs/migrating.md", cls ? cls : "(not set)",
@@ -699,7 +352,7 @@ static int job_block(struct mx *x, struct job *j, struct out *o, const struct sp
 	}
 	const char *type = NULL;
 	if (!k[J_CLASS]) {
-		const char *t = val(x, k[J_TYPE], 0);
+		const char *t = mig_val(x, k[J_TYPE], 0);
 		if (!t) {
 			REFUSE(x, j, j->first, "neither elasticJobClass nor elasticJobType: ElasticJob refuses the job, and job '%s' "
 			       "is not converted; a command is elasticJobType: SCRIPT with props.script.command.line", name);
@@ -724,7 +377,7 @@ static int job_block(struct mx *x, struct job *j, struct out *o, const struct sp
 	if (k[J_LISTENERS]) {
 		struct spring_prop g = *k[J_LISTENERS];
 		g.nseg = 4;                 /* the key, not its list's first item */
-		spring_msg(x->m, g.file, g.name, g.line, key_of(x, &g), "ElasticJob listener classes (Java SPI): ejob runs none; "
+		spring_msg(x->m, g.file, g.name, g.line, mig_key(x, &g), "ElasticJob listener classes (Java SPI): ejob runs none; "
 		           "left out. ejob's listeners are commands: props ejob.listener.before, after, beforeAll, afterAll "
 		           "(docs/config.md, Listeners)");
 	}
@@ -735,9 +388,9 @@ static int job_block(struct mx *x, struct job *j, struct out *o, const struct sp
 
 	char *n = yq(name);
 	if (!n) return x->oom = 1, -1;
-	out_add(o, j->first, "  %s:\n", n);
+	mig_out_add(o, j->first, "  %s:\n", n);
 	free(n);
-	out_add(o, k[J_TYPE], "    type: %s\n", type);
+	mig_out_add(o, k[J_TYPE], "    type: %s\n", type);
 	emit_str(x, o, j, J_CRON);
 	emit_str(x, o, j, J_TZ);
 	emit_int(x, o, j, J_TOTAL, NULL);
@@ -769,7 +422,7 @@ static int job_block(struct mx *x, struct job *j, struct out *o, const struct sp
 				const char *near = NULL;
 				for (size_t e = 0; e < NELEM(errh_props) && !near; e++)
 					if (!strncmp(errh_props[e], pk, strlen(pk))) near = errh_props[e];
-				if (!near) near = suggest(pk, errh_props, NELEM(errh_props));
+				if (!near) near = mig_suggest(pk, errh_props, NELEM(errh_props));
 				char hint[160] = "";
 				if (near) snprintf(hint, sizeof hint, " (its key is %s)", near);
 				MSG(x, p, "not a prop of ElasticJob's error handler, which ignores it%s, and so would ejob: left out",
@@ -777,10 +430,10 @@ static int job_block(struct mx *x, struct job *j, struct out *o, const struct sp
 				continue;
 			}
 		}
-		const char *v = val(x, p, 1);
+		const char *v = mig_val(x, p, 1);
 		if (!v) continue;
-		if (!header) out_add(o, j->first, "    props:\n"), header = 1;
-		out_kv(o, p, 6, pk, v);
+		if (!header) mig_out_add(o, j->first, "    props:\n"), header = 1;
+		mig_out_kv(o, p, 6, pk, v);
 	}
 	return j->refused ? -1 : 0;
 }
@@ -848,13 +501,13 @@ static void migrate_job(struct mx *x, struct migrate_result *r, struct out *jobs
 	struct out b = { 0 };
 	const struct spring_prop *d0 = *defaults;
 	if (!x->oom && job_block(x, &j, &b, defaults) == 0 && !b.oom && job_check(x, &j, b.buf, b.origin, b.nlines) == 0) {
-		out_add(jobs, NULL, "%s", b.buf);
+		mig_out_add(jobs, NULL, "%s", b.buf);
 		r->converted++;
 	} else {
 		*defaults = d0;
 	}
 	x->oom |= b.oom;
-	out_free(&b);
+	mig_out_free(&b);
 	for (int k = 0; k < j.nprops; k++) free(j.prop_key[k]);
 }
 
@@ -889,7 +542,7 @@ static void leftovers(struct mx *x)
 		struct spring_prop *p = &x->ps.v[i];
 		if (p->used) continue;
 		p->used = 1;
-		if (under(p, dump, 2)) {
+		if (mig_under(p, dump, 2)) {
 			if (p->nseg == 3 && spring_name_eq(p->seg[2], "port"))
 				MSG(x, p, "ElasticJob's dump port (SnapshotService: echo dump@JOB | nc HOST %s): ejob has none; "
 				    "'ejobctl dump JOB' prints a job's nodes from any machine that reaches ZooKeeper; left out",
@@ -898,30 +551,30 @@ static void leftovers(struct mx *x)
 				MSG(x, p, "ElasticJob's dump service: ejob has none ('ejobctl dump JOB' instead); left out");
 			continue;
 		}
-		if (under(p, ej, 1)) {
-			const char *near = p->nseg > 1 ? suggest(p->seg[1], top, NELEM(top)) : NULL;
+		if (mig_under(p, ej, 1)) {
+			const char *near = p->nseg > 1 ? mig_suggest(p->seg[1], top, NELEM(top)) : NULL;
 			char hint[96] = "";
 			if (near) snprintf(hint, sizeof hint, "; did you mean elasticjob.%s?", near);
 			MSG(x, p, "not a key of ElasticJob's starter: Spring Boot ignores it; left out%s", hint);
 			continue;
 		}
-		if (under(p, prof, 2) && p->nseg >= 3 && (spring_name_eq(p->seg[2], "active") || spring_name_eq(p->seg[2], "include"))) {
+		if (mig_under(p, prof, 2) && p->nseg >= 3 && (spring_name_eq(p->seg[2], "active") || spring_name_eq(p->seg[2], "include"))) {
 			if (p->value && !profile_given(x, p->value))
 				MSG(x, p, "profile %s: its file (application-%s.yml or .properties) is read only if given too: "
 				    "ejobctl import %s application-%s.yml", p->value, p->value, p->name, p->value);
 			continue;
 		}
 		/* the application's own settings: one message per group, spring.X or the top name */
-		int depth = under(p, sp, 1) && p->nseg > 1 ? 2 : 1;
+		int depth = mig_under(p, sp, 1) && p->nseg > 1 ? 2 : 1;
 		for (size_t k = i + 1; k < x->ps.n; k++) {
 			struct spring_prop *q = &x->ps.v[k];
 			int same = q->nseg >= depth && q->file == p->file;
 			for (int s = 0; s < depth && same; s++) same = spring_name_eq(q->seg[s], p->seg[s]);
-			if (same && !(under(q, prof, 2) && q->nseg >= 3)) q->used = 1;
+			if (same && !(mig_under(q, prof, 2) && q->nseg >= 3)) q->used = 1;
 		}
 		struct spring_prop g = *p;
 		g.nseg = depth;
-		spring_msg(x->m, p->file, p->name, p->line, key_of(x, &g), "your application's settings, not ElasticJob's: "
+		spring_msg(x->m, p->file, p->name, p->line, mig_key(x, &g), "your application's settings, not ElasticJob's: "
 		           "left out");
 	}
 }
@@ -930,9 +583,9 @@ static void leftovers(struct mx *x)
 
 static void header(struct out *o, const struct migrate_input *in, size_t n)
 {
-	out_add(o, NULL, "# An ejob configuration, made by 'ejobctl import' from");
-	for (size_t i = 0; i < n; i++) out_add(o, NULL, "%s %s", i ? (i + 1 == n ? " and" : ",") : "", in[i].name);
-	out_add(o, NULL, "\n# (ElasticJob's Spring Boot starter). What has no ejob meaning was left out, and said on\n"
+	mig_out_add(o, NULL, "# An ejob configuration, made by 'ejobctl import' from");
+	for (size_t i = 0; i < n; i++) mig_out_add(o, NULL, "%s %s", i ? (i + 1 == n ? " and" : ",") : "", in[i].name);
+	mig_out_add(o, NULL, "\n# (ElasticJob's Spring Boot starter). What has no ejob meaning was left out, and said on\n"
 	        "# stderr with what to do instead. Keys: docs/config.md; the mapping: docs/migrating.md.\n");
 }
 
@@ -948,26 +601,26 @@ int migrate_spring(const struct migrate_input *in, size_t n, const conf_opts_t *
 	}
 	static const char *const ej[] = { "elasticjob" };
 	int any = 0;
-	for (size_t i = 0; i < x.ps.n && !any; i++) any = under(&x.ps.v[i], ej, 1);
+	for (size_t i = 0; i < x.ps.n && !any; i++) any = mig_under(&x.ps.v[i], ej, 1);
 	if (!bad && !any && n) {
 		static const char *const ejob[] = { "jobs" }, *const rc[] = { "regCenter" };
 		int ejob_file = 0;
 		for (size_t i = 0; i < x.ps.n && !ejob_file; i++)
-			ejob_file = under(&x.ps.v[i], ejob, 1) || under(&x.ps.v[i], rc, 1);
+			ejob_file = mig_under(&x.ps.v[i], ejob, 1) || mig_under(&x.ps.v[i], rc, 1);
 		spring_msg(x.m, 0, in[0].name, 0, "", "no elasticjob.* keys: not an ElasticJob Spring Boot configuration%s",
 		           ejob_file ? " (it looks like an ejob configuration already: ejobctl validate FILE)" : "");
 	}
 	struct head h = { 0 };
 	struct out o = { 0 };
 	int fatal = bad || !any;
-	if (!fatal) reg_center(&x, &h, &fatal);
-	if (!fatal) tracing(&x, &h);
+	if (!fatal) mig_reg_center(&x, &h, &fatal);
+	if (!fatal) mig_tracing(&x, &h);
 	/* the head alone through ejob's loader: a key it refuses is said and left out (a required one
 	 * ends the conversion) */
 	for (int round = 0; !fatal && !x.oom && round < 16; round++) {
 		struct out t = { 0 };
-		head_emit(&h, &t);
-		out_add(&t, NULL, "jobs: {}\n");
+		mig_head_emit(&h, &t);
+		mig_out_add(&t, NULL, "jobs: {}\n");
 		conf_diags_t *d = NULL;
 		conf_t *c = t.oom ? NULL : conf_parse(t.buf, t.len, "import", opts, &d);
 		int again = 0;
@@ -987,13 +640,13 @@ int migrate_spring(const struct migrate_input *in, size_t n, const conf_opts_t *
 				spring_msg(x.m, p ? p->file : 0, p ? p->name : in[0].name, p ? p->line : 0, "", "ejob cannot use this "
 				           "ZooKeeper setting: nothing converted");
 			}
-			head_drop(&h, sec, is_tracing ? NULL : k);
+			mig_head_drop(&h, sec, is_tracing ? NULL : k);
 			again = 1;
 		}
 		conf_diags_free(d);
 		int done = c != NULL;
 		conf_free(c);
-		out_free(&t);
+		mig_out_free(&t);
 		if (done || !again) break;
 	}
 	/* the jobs, in the order of their first key: their properties grouped by name (sorted, so
@@ -1005,7 +658,7 @@ int migrate_spring(const struct migrate_input *in, size_t n, const conf_opts_t *
 	size_t *jidx = calloc(x.ps.n + 1, sizeof *jidx), *gstart = calloc(x.ps.n + 1, sizeof *gstart);
 	if (!jidx || !gstart) x.oom = 1;
 	for (size_t i = 0; jidx && i < x.ps.n; i++)
-		if (x.ps.v[i].nseg >= 3 && under(&x.ps.v[i], jobs_pre, 2)) jidx[nj++] = i;
+		if (x.ps.v[i].nseg >= 3 && mig_under(&x.ps.v[i], jobs_pre, 2)) jidx[nj++] = i;
 	if (nj) {
 		qsort_r(jidx, nj, sizeof *jidx, by_job, x.ps.v);
 		for (size_t i = 0; i < nj; i++)
@@ -1022,7 +675,7 @@ int migrate_spring(const struct migrate_input *in, size_t n, const conf_opts_t *
 	}
 	free(jidx), free(gstart);
 	static const char *const jobs_key[] = { "elasticjob", "jobs" };
-	struct spring_prop *jobs_scalar = take(&x, jobs_key, 2);
+	struct spring_prop *jobs_scalar = mig_take(&x, jobs_key, 2);
 	if (jobs_scalar && jobs_scalar->value) MSG(&x, jobs_scalar, "jobs is a mapping of job names to jobs: left out");
 	if (defaults)
 		spring_msg(x.m, defaults->file, defaults->name, defaults->line, "elasticjob.jobs", "the starter's defaults are "
@@ -1033,9 +686,9 @@ int migrate_spring(const struct migrate_input *in, size_t n, const conf_opts_t *
 	if (!fatal && r->jobs && !r->converted) fatal = 1;   /* each job said why */
 	if (!fatal && !x.oom) {
 		header(&o, in, n);
-		head_emit(&h, &o);
-		if (jobs.len) out_add(&o, NULL, "jobs:\n%s", jobs.buf);
-		else out_add(&o, NULL, "jobs: {}\n");
+		mig_head_emit(&h, &o);
+		if (jobs.len) mig_out_add(&o, NULL, "jobs:\n%s", jobs.buf);
+		else mig_out_add(&o, NULL, "jobs: {}\n");
 		x.oom |= o.oom;
 		/* the whole file loads: it must, each part did */
 		conf_diags_t *d = NULL;
@@ -1057,8 +710,8 @@ int migrate_spring(const struct migrate_input *in, size_t n, const conf_opts_t *
 		r->status = 2;
 	}
 	for (int i = 0; i < h.n; i++) free(h.v[i].value);
-	out_free(&o);
-	out_free(&jobs);
+	mig_out_free(&o);
+	mig_out_free(&jobs);
 	for (int i = 0; i < 8; i++) free(x.keys[i]);
 	spring_props_free(&x.ps);
 	spring_msgs_sort(x.m);

@@ -1,7 +1,8 @@
 /* tools/ejobctl_migrate.h: an ElasticJob Spring Boot configuration (its starter's
  * elasticjob.reg-center, elasticjob.jobs, elasticjob.tracing with the application's DataSource,
  * elasticjob.dump) turned into an ejob configuration file, with a message for every key that
- * has no ejob meaning and what to do instead: `ejobctl import` (tools/ejobctl_import.c).
+ * has no ejob meaning and what to do instead: `ejobctl import` (tools/ejobctl_import.c; the conversion
+ * is tools/ejobctl_migrate.c and tools/ejobctl_migrate_head.c).
  *
  * Pure: the inputs are buffers (read with tools/ejobctl_spring.c), the output is text. Every job
  * written out, and the regCenter and tracing sections, have been through ejob's own loader
