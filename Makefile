@@ -151,6 +151,11 @@ supervisor/libsup.a: $(SUP_MOD_OBJS)
 t/%.t: t/%.o $(TLIB_OBJS) supervisor/libsup.a libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
 
+# t/92 drives ejobctl import's conversion (pure logic in tools/) directly
+IMPORT_OBJS := tools/ejobctl_migrate.o tools/ejobctl_migrate_head.o tools/ejobctl_spring.o
+t/92-ctl-import.t: t/92-ctl-import.o $(IMPORT_OBJS) $(TLIB_OBJS) supervisor/libsup.a libejob.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
 
 # benchmarks start real ZooKeeper servers and supervisors with the tests' helpers (t/lib)
 bench/%: bench/%.o $(TLIB_OBJS) supervisor/libsup.a libejob.a
@@ -199,6 +204,9 @@ FUZZERS := $(patsubst t/fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_SRCS))
 $(FUZZ_DIR)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
+
+# the importer's fuzzer takes its two files of tools/ too
+$(FUZZ_DIR)/fuzz-import: $(addprefix $(FUZZ_DIR)/,$(IMPORT_OBJS))
 
 $(FUZZ_DIR)/fuzz-%: t/fuzz/fuzz-%.c $(FUZZ_LIB_OBJS)
 	@mkdir -p $(dir $@)

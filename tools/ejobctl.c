@@ -9,6 +9,7 @@ ejobctl_cmd_fn ejobctl_cron;
 
 static const struct ejobctl_cmd cmds[] = {
 	{ "validate", ejobctl_validate, "validate [--now EPOCH] FILE", "check a configuration file" },
+	{ "import", ejobctl_import, "import FILE... [-o OUT]", "an ElasticJob Spring Boot application.yml as an ejob configuration" },
 	{ "cron", ejobctl_cron, "cron 'EXPR' [--tz Z] [--from T] [-n N] [--epoch]", "next fire times of a Quartz cron expression" },
 	{ "jobs", ejobctl_jobs, "jobs", "every job of the namespace: type, cron, items, instances, status, next fire" },
 	{ "status", ejobctl_status, "status JOB [ITEM...]", "a job's config, leader, epoch, and each item's owner and state" },
@@ -23,6 +24,7 @@ static const struct ejobctl_cmd cmds[] = {
 	{ "enable-item", ejobctl_enable_item, "enable-item JOB ITEM...", "run them again" },
 	{ "shutdown", ejobctl_shutdown, "shutdown JOB [--server IP | --instance ID]", "stop the job on instances until they restart" },
 	{ "remove", ejobctl_remove, "remove JOB [--server IP] [--force]", "delete the job (or a server of it) from ZooKeeper" },
+	{ "server", ejobctl_server, "server disable|enable|shutdown|remove IP [--force]", "the same on every job of server IP" },
 	{ "history", ejobctl_history, "history JOB [-c FILE|--file F|--pg URL] [--item N] [--since T] [--failed]", "what ran: each attempt's outcome, from PostgreSQL or the history file" },
 	{ NULL, NULL, NULL, NULL },
 };
@@ -31,7 +33,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: ejobctl COMMAND [ARGS...]\n\ncommands:\n");
 	for (const struct ejobctl_cmd *c = cmds; c->name; c++)
-		fprintf(f, "  %-48s %s\n", c->usage, c->summary);
+		fprintf(f, "  %-50s %s\n", c->usage, c->summary);
 	fprintf(f, "\n'ejobctl COMMAND --help' tells more.\n");
 }
 

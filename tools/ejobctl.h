@@ -17,7 +17,9 @@ ejobctl_cmd_fn ejobctl_dump;       /* tools/ejobctl_dump.c */
 ejobctl_cmd_fn ejobctl_trigger, ejobctl_disable, ejobctl_enable, ejobctl_disable_item, ejobctl_enable_item,
 	ejobctl_shutdown, ejobctl_remove;
 
+ejobctl_cmd_fn ejobctl_server;     /* tools/ejobctl_server.c: server disable|enable|shutdown|remove IP */
 ejobctl_cmd_fn ejobctl_history;    /* tools/ejobctl_history.c */
+ejobctl_cmd_fn ejobctl_import;     /* tools/ejobctl_import.c: an ElasticJob Spring Boot configuration as ejob's */
 
 struct ejobctl_cmd {
 	const char *name;

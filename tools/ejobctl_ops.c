@@ -20,19 +20,8 @@
 #include <string.h>
 
 #include "tools/ejobctl.h"
+#include "tools/ejobctl_plan.h"
 #include "tools/ejobctl_zk.h"
-
-#define OPS_TRIES 5
-#define OPS_MAX_BYTES (256 * 1024)   /* one multi's request, well under jute.maxbuffer (1 MB) */
-
-/* at most this many ops per multi: 1,000, or $EJOBCTL_MULTI_OPS (tests make removals span
- * several multis with a small job) */
-static int max_ops(void)
-{
-	const char *e = getenv("EJOBCTL_MULTI_OPS");
-	int n = e ? atoi(e) : 0;
-	return n > 0 && n <= 1000 ? n : 1000;
-}
 
 /* $EJOBCTL_CUT_AFTER_MULTIS=N: a removal stops (exit 1) after N multis, as one killed there would:
  * for tests of what such a removal leaves */
@@ -40,91 +29,6 @@ static int cut_after(void)
 {
 	const char *e = getenv("EJOBCTL_CUT_AFTER_MULTIS");
 	return e ? atoi(e) : 0;
-}
-
-/* ---- a planned multi ------------------------------------------------------------------------- */
-
-enum { W_CREATE, W_DELETE, W_SET };
-
-struct plan {
-	int n, cap;
-	size_t bytes;               /* what the request weighs, about */
-	zoo_op_t *ops;
-	int *kind;
-	char **path, **data;        /* owned */
-	const struct ACL_vector *acl;
-};
-
-static void plan_free(struct plan *p)
-{
-	for (int i = 0; i < p->n; i++) free(p->path[i]), free(p->data[i]);
-	free(p->ops), free(p->kind), free(p->path), free(p->data);
-	memset(p, 0, sizeof *p);
-}
-
-static void plan_add(struct plan *p, int kind, const char *path, const char *data)
-{
-	if (p->n == p->cap) {
-		int cap = p->cap ? 2 * p->cap : 16;
-		p->ops = realloc(p->ops, (size_t)cap * sizeof *p->ops);
-		p->kind = realloc(p->kind, (size_t)cap * sizeof *p->kind);
-		p->path = realloc(p->path, (size_t)cap * sizeof *p->path);
-		p->data = realloc(p->data, (size_t)cap * sizeof *p->data);
-		if (!p->ops || !p->kind || !p->path || !p->data) {
-			fprintf(stderr, "ejobctl: out of memory\n");
-			exit(1);
-		}
-		p->cap = cap;
-	}
-	p->kind[p->n] = kind;
-	p->path[p->n] = strdup(path);
-	p->data[p->n] = data ? strdup(data) : NULL;
-	if (!p->path[p->n] || (data && !p->data[p->n])) {
-		fprintf(stderr, "ejobctl: out of memory\n");
-		exit(1);
-	}
-	p->bytes += strlen(path) + (data ? strlen(data) : 0) + 32;
-	p->n++;
-}
-
-/* The ops of p[from, to) as one multi. 0, or ZooKeeper's code; *bad: the index of the op that
- * failed (-1 if none is named). */
-static int plan_run(struct ctl *c, struct plan *p, int from, int to, int *bad)
-{
-	int n = to - from;
-	*bad = -1;
-	if (n <= 0) return ZOK;
-	zoo_op_result_t *res = calloc((size_t)n, sizeof *res);
-	if (!res) return ZSYSTEMERROR;
-	for (int i = from; i < to; i++) {
-		zoo_op_t *op = &p->ops[i];
-		if (p->kind[i] == W_CREATE)
-			zoo_create_op_init(op, p->path[i], p->data[i], (int)strlen(p->data[i]), p->acl, 0, NULL, 0);
-		else if (p->kind[i] == W_DELETE)
-			zoo_delete_op_init(op, p->path[i], -1);
-		else
-			zoo_set_op_init(op, p->path[i], p->data[i], (int)strlen(p->data[i]), -1, NULL);
-	}
-	int rc = zoo_multi(c->zh, n, p->ops + from, res);
-	if (rc != ZOK)
-		for (int i = 0; i < n; i++)
-			if (res[i].err != ZOK && res[i].err != ZRUNTIMEINCONSISTENCY) {
-				*bad = from + i;
-				break;
-			}
-	free(res);
-	return rc;
-}
-
-/* the cluster changed between the read and the multi: plan again */
-static int racy(int rc)
-{
-	return rc == ZNONODE || rc == ZNODEEXISTS || rc == ZNOTEMPTY || rc == ZBADVERSION;
-}
-
-static const char *verb(int kind)
-{
-	return kind == W_CREATE ? "created" : kind == W_DELETE ? "deleted" : "set";
 }
 
 /* What was written: one line per node, or the JSON document {"command", "job", "writes": [...]} */
@@ -136,21 +40,14 @@ static void plan_print(const struct ctl *c, const char *job, const struct plan *
 		jw_obj(&w);
 		jw_key(&w, "command"), jw_str(&w, c->cmd);
 		jw_key(&w, "job"), jw_str(&w, job);
-		jw_key(&w, "writes"), jw_arr(&w);
-		for (int i = 0; i < p->n; i++) {
-			jw_obj(&w);
-			jw_key(&w, "op"), jw_str(&w, p->kind[i] == W_CREATE ? "create" : p->kind[i] == W_DELETE ? "delete" : "set");
-			jw_key(&w, "path"), jw_str(&w, p->path[i]);
-			if (p->kind[i] != W_DELETE) jw_key(&w, "data"), jw_str(&w, p->data[i]);
-			jw_end(&w);
-		}
-		jw_end(&w);
+		jw_key(&w, "writes"), plan_json(&w, p);
 		jw_end(&w);
 		return;
 	}
+	char line[2 * CTL_PATH_MAX];
 	for (int i = 0; i < p->n; i++) {
-		if (p->kind[i] == W_DELETE) printf("%s %s\n", verb(p->kind[i]), p->path[i]);
-		else printf("%s %s = %s\n", verb(p->kind[i]), p->path[i], *p->data[i] ? p->data[i] : "\"\"");
+		plan_line(p, i, line, sizeof line);
+		printf("%s\n", line);
 	}
 	if (!p->n && none) printf("%s\n", none);
 }
@@ -210,6 +107,10 @@ static int parse(struct ctl *c, const char *cmd, int argc, char **argv, const ch
 		if (!a->job) a->job = s;
 		else a->rest[a->nrest++] = argv[i];
 	}
+	if (!a->job && a->server && (!strcmp(cmd, "disable") || !strcmp(cmd, "enable") || !strcmp(cmd, "shutdown") ||
+	                             !strcmp(cmd, "remove")))
+		return ctl_msg(c, 2, "which job? 'ejobctl %s JOB --server %s' is one job there; for every job on server %s: "
+		               "ejobctl server %s %s%s", cmd, a->server, a->server, cmd, a->server, a->force ? " --force" : "");
 	if (!a->job) return ctl_msg(c, 2, "which job? usage: ejobctl %s", usage);
 	if (a->nrest && !want_rest) return ctl_msg(c, 2, "unexpected argument '%s'; usage: ejobctl %s", a->rest[0], usage);
 	if (want_rest && !a->nrest) return ctl_msg(c, 2, "which items? usage: ejobctl %s", usage);
@@ -284,9 +185,9 @@ static int operate(struct ctl *c, struct args *a, plan_fn *fn, const char *none)
 			plan_free(&p);
 			return done(c, a, r);
 		}
-		if (p.n > max_ops() || p.bytes > OPS_MAX_BYTES) {
+		if (p.n > plan_max_ops() || p.bytes > OPS_MAX_BYTES) {
 			r = ctl_msg(c, 1, "%d nodes to write: more than one multi holds (%d ops, %d KB); give fewer at once", p.n,
-			            max_ops(), OPS_MAX_BYTES / 1024);
+			            plan_max_ops(), OPS_MAX_BYTES / 1024);
 			plan_free(&p);
 			return done(c, a, r);
 		}
@@ -297,10 +198,8 @@ static int operate(struct ctl *c, struct args *a, plan_fn *fn, const char *none)
 			plan_free(&p);
 			return done(c, a, 0);
 		}
-		if (!racy(rc) || tries == OPS_TRIES) {
-			r = bad >= 0 ? ctl_msg(c, 1, "nothing written: %s %s failed: %s%s", p.kind[bad] == W_CREATE ? "create"
-			                                                                      : p.kind[bad] == W_DELETE ? "delete" : "set",
-			                       p.path[bad], zerror(rc), racy(rc) ? " (the job kept changing; try again)" : "")
+		if (!plan_racy(rc) || tries == OPS_TRIES) {
+			r = bad >= 0 ? ctl_msg(c, 1, "nothing written: %s %s failed: %s%s", plan_op_name(p.kind[bad]), p.path[bad], zerror(rc), plan_racy(rc) ? " (the job kept changing; try again)" : "")
 			             : ctl_fail(c, rc, "nothing written: the multi failed at", p.path[0]);
 			plan_free(&p);
 			return done(c, a, r);
@@ -737,13 +636,13 @@ static int remove_job(struct ctl *c, struct args *a)
 				memmove(p.path + front + 1, p.path + front, (size_t)(i - front) * sizeof *p.path);
 				p.path[front++] = t;
 			}
-		/* chunks: at most max_ops() ops and OPS_MAX_BYTES each */
+		/* chunks: at most plan_max_ops() ops and OPS_MAX_BYTES each */
 		int from = 0, rc = ZOK, bad = -1;
 		char failed[CTL_PATH_MAX] = "";
 		while (from < p.n) {
 			int to = from;
 			size_t bytes = 0;
-			while (to < p.n && to - from < max_ops() && bytes + strlen(p.path[to]) + 32 <= OPS_MAX_BYTES)
+			while (to < p.n && to - from < plan_max_ops() && bytes + strlen(p.path[to]) + 32 <= OPS_MAX_BYTES)
 				bytes += strlen(p.path[to++]) + 32;
 			rc = plan_run(c, &p, from, to, &bad);
 			if (rc != ZOK) {
@@ -760,10 +659,10 @@ static int remove_job(struct ctl *c, struct args *a)
 		}
 		plan_free(&p);
 		if (rc == ZOK) break;
-		if (!racy(rc) || tries == OPS_TRIES) {
+		if (!plan_racy(rc) || tries == OPS_TRIES) {
 			r = ctl_msg(c, 1, "%s: %s (%d node%s removed in %d multi%s before it)%s", failed, zerror(rc), total,
 			            total == 1 ? "" : "s", multis, multis == 1 ? "" : "s",
-			            racy(rc) ? "; the job kept changing: run the remove again" : "");
+			            plan_racy(rc) ? "; the job kept changing: run the remove again" : "");
 			return done(c, a, r);
 		}
 		/* something was created or deleted meanwhile (a supervisor's write): read again, go on */

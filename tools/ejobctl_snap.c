@@ -118,8 +118,7 @@ static int exists_opt(struct ctl *c, const struct ctl_read *r, int *yes)
 	return r->rc == ZOK || r->rc == ZNONODE ? 0 : ctl_fail(c, r->rc, "cannot read", r->path);
 }
 
-/* "serverIp: X" of an instance node's YAML (two flat keys, as ElasticJob's JobInstance dumps it) */
-static char *server_ip_of(const char *data)
+char *snap_server_ip(const char *data)
 {
 	for (const char *p = data; p && *p;) {
 		const char *e = strchr(p, '\n');
@@ -248,7 +247,7 @@ static int take_instances(struct ctl *c, struct snap_job *j, struct ctl_read *a,
 		in->id = ids[i];
 		ids[i] = NULL;
 		const char *sep = strstr(in->id, "@-@");
-		in->ip = server_ip_of(data);
+		in->ip = snap_server_ip(data);
 		in->pid = -1;
 		if (sep) {
 			char *e;

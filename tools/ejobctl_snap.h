@@ -69,6 +69,10 @@ int snap_read(struct ctl *c, const char *job, struct snap_job *j);
 int snap_read_many(struct ctl *c, const char *const *names, int n, struct snap_job *jobs);
 void snap_free(struct snap_job *j);
 
+/* "serverIp: X" of an instance node's YAML (flat keys, as ElasticJob's JobInstance dumps it),
+ * malloc'd; NULL if there is none. */
+char *snap_server_ip(const char *data);
+
 /* The instance id online for this job, or NULL. */
 const struct snap_inst *snap_inst_find(const struct snap_job *j, const char *id);
 const struct snap_server *snap_server_find(const struct snap_job *j, const char *ip);

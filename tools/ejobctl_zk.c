@@ -218,7 +218,7 @@ struct batch {
 
 struct slot {
 	struct batch *b;
-	struct ctl_read *r;
+	void *req;                  /* a struct ctl_read or a struct ctl_multi */
 };
 
 /* The sender waits for the window to drain to half (or, at the end, to empty), and is woken once
@@ -244,7 +244,7 @@ static void answered(const struct slot *s, int rc)
 static void got_data(int rc, const char *value, int len, const struct Stat *st, const void *data)
 {
 	const struct slot *s = data;
-	struct ctl_read *r = s->r;
+	struct ctl_read *r = s->req;
 	if (rc == ZOK) {
 		size_t n = value && len > 0 ? (size_t)len : 0;
 		if ((r->data = malloc(n + 1))) {
@@ -262,15 +262,16 @@ static void got_data(int rc, const char *value, int len, const struct Stat *st, 
 static void got_stat(int rc, const struct Stat *st, const void *data)
 {
 	const struct slot *s = data;
-	if (rc == ZOK) s->r->st = *st;
-	s->r->rc = rc;
+	struct ctl_read *r = s->req;
+	if (rc == ZOK) r->st = *st;
+	r->rc = rc;
 	answered(s, rc);
 }
 
 static void got_children(int rc, const struct String_vector *v, const void *data)
 {
 	const struct slot *s = data;
-	struct ctl_read *r = s->r;
+	struct ctl_read *r = s->req;
 	if (rc == ZOK) {
 		int n = v ? v->count : 0;
 		char **out = calloc((size_t)n + 1, sizeof *out);
@@ -290,21 +291,32 @@ static void got_children(int rc, const struct String_vector *v, const void *data
 	answered(s, rc);
 }
 
+static void got_multi(int rc, const void *data)
+{
+	const struct slot *s = data;
+	((struct ctl_multi *)s->req)->rc = rc;
+	answered(s, rc);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void ctl_read_many(struct ctl *c, struct ctl_read *r, int n)
+/* Send request i (an asynchronous call whose completion gets s); its own rc if it was not sent. */
+typedef int send_fn(struct ctl *c, void *reqs, int i, struct slot *s);
+/* Request i gets rc without being sent (not sent, or the session is gone). */
+typedef void fail_fn(void *reqs, int i, int rc);
+
+/* n requests pipelined, at most CTL_WINDOW unanswered; returns when every one has its answer.
+ * 0, or -1 if out of memory (then every request was failed with ZSYSTEMERROR). */
+static int pipeline(struct ctl *c, void *reqs, int n, send_fn *send, fail_fn *fail, void *(*req_at)(void *, int))
 {
 	struct slot *s = n > 0 ? malloc((size_t)n * sizeof *s) : NULL;
-	for (int i = 0; i < n; i++) {
-		r[i].rc = s ? ZOK : ZSYSTEMERROR;
-		r[i].data = NULL;
-		r[i].names = NULL;
-		r[i].n = 0;
+	if (!s) {
+		for (int i = 0; i < n; i++) fail(reqs, i, ZSYSTEMERROR);
+		return n > 0 ? -1 : 0;
 	}
-	if (!s) return;
 	struct batch b = { .out = 0, .lost = 0 };
 	pthread_mutex_init(&b.mu, NULL);
 	pthread_cond_init(&b.cv, NULL);
@@ -316,15 +328,13 @@ void ctl_read_many(struct ctl *c, struct ctl_read *r, int n)
 		if (!lost) b.out++;
 		pthread_mutex_unlock(&b.mu);
 		if (lost) {                 /* the rest would only wait for the reconnect to fail them too */
-			r[i].rc = lost;
+			fail(reqs, i, lost);
 			continue;
 		}
-		s[i] = (struct slot){ &b, &r[i] };
-		int rc = r[i].op == CTL_GET      ? zoo_aget(c->zh, r[i].path, 0, got_data, &s[i])
-		         : r[i].op == CTL_EXISTS ? zoo_aexists(c->zh, r[i].path, 0, got_stat, &s[i])
-		                                 : zoo_aget_children(c->zh, r[i].path, 0, got_children, &s[i]);
+		s[i] = (struct slot){ &b, req_at(reqs, i) };
+		int rc = send(c, reqs, i, &s[i]);
 		if (rc != ZOK) {            /* not sent: no completion will come */
-			r[i].rc = rc;
+			fail(reqs, i, rc);
 			pthread_mutex_lock(&b.mu);
 			b.out--;
 			if (gone(rc) && !b.lost) b.lost = rc;
@@ -337,8 +347,46 @@ void ctl_read_many(struct ctl *c, struct ctl_read *r, int n)
 	pthread_cond_destroy(&b.cv);
 	pthread_mutex_destroy(&b.mu);
 	free(s);
+	return 0;
+}
+
+static void *read_at(void *reqs, int i) { return (struct ctl_read *)reqs + i; }
+static void read_fail(void *reqs, int i, int rc) { ((struct ctl_read *)reqs)[i].rc = rc; }
+
+static int read_send(struct ctl *c, void *reqs, int i, struct slot *s)
+{
+	struct ctl_read *r = (struct ctl_read *)reqs + i;
+	return r->op == CTL_GET      ? zoo_aget(c->zh, r->path, 0, got_data, s)
+	       : r->op == CTL_EXISTS ? zoo_aexists(c->zh, r->path, 0, got_stat, s)
+	                             : zoo_aget_children(c->zh, r->path, 0, got_children, s);
+}
+
+void ctl_read_many(struct ctl *c, struct ctl_read *r, int n)
+{
+	for (int i = 0; i < n; i++) {
+		r[i].rc = ZOK;
+		r[i].data = NULL;
+		r[i].names = NULL;
+		r[i].n = 0;
+	}
+	pipeline(c, r, n, read_send, read_fail, read_at);
 	for (int i = 0; i < n; i++)
 		if (r[i].names) qsort(r[i].names, (size_t)r[i].n, sizeof *r[i].names, cmp_str);
+}
+
+static void *multi_at(void *reqs, int i) { return (struct ctl_multi *)reqs + i; }
+static void multi_fail(void *reqs, int i, int rc) { ((struct ctl_multi *)reqs)[i].rc = rc; }
+
+static int multi_send(struct ctl *c, void *reqs, int i, struct slot *s)
+{
+	struct ctl_multi *m = (struct ctl_multi *)reqs + i;
+	return zoo_amulti(c->zh, m->n, m->ops, m->res, got_multi, s);
+}
+
+void ctl_multi_many(struct ctl *c, struct ctl_multi *m, int n)
+{
+	for (int i = 0; i < n; i++) m[i].rc = ZOK;
+	pipeline(c, m, n, multi_send, multi_fail, multi_at);
 }
 
 int ctl_get(struct ctl *c, const char *path, char **data, struct Stat *st)

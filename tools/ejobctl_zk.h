@@ -70,6 +70,18 @@ struct ctl_read {
 
 void ctl_read_many(struct ctl *c, struct ctl_read *r, int n);
 
+/* Many multis at once, pipelined the same way (a namespace-wide operation writes one multi per
+ * job: one round trip each made 1,000 jobs as slow as 1,000 round trips). Each multi succeeds or
+ * fails whole, on its own; ZooKeeper applies them in the order sent. */
+struct ctl_multi {
+	int n;                      /* in: ops */
+	zoo_op_t *ops;              /* in: ready to send (plan_ops); the caller's until ctl_multi_many returns */
+	zoo_op_result_t *res;       /* in: n of them; out: each op's result */
+	int rc;                     /* out: ZOK, or why the multi failed (ZNONODE, ZNOAUTH, ZCONNECTIONLOSS, ...) */
+};
+
+void ctl_multi_many(struct ctl *c, struct ctl_multi *m, int n);
+
 /* A failed request: "ejobctl CMD: WHAT PATH: reason" (a hint for ZNOAUTH: the digest); returns 1. */
 int ctl_fail(const struct ctl *c, int rc, const char *what, const char *path);
 /* A message on stderr, "ejobctl CMD: ..." and a newline; returns status. */
