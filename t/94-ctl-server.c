@@ -1,4 +1,4 @@
-/* t/91-ctl-server.c: ejobctl server disable|enable|shutdown|remove IP, the operations on every job
+/* t/94-ctl-server.c: ejobctl server disable|enable|shutdown|remove IP, the operations on every job
  * of a server (ElasticJob-UI's server dimension), on a namespace that two ejob supervisors
  * (127.0.0.1 with j1, j2, j3; 127.0.0.2 with j1, j2) share with a real ElasticJob-Lite 3.0.4
  * instance (on 127.0.0.2, job ej), each checked by the exact output, the nodes it leaves and what
@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "t/lib/tej.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
@@ -88,34 +89,26 @@ static int owned_by(const char *id)
 	return -1;
 }
 
-/* A real ElasticJob-Lite 3.0.4 instance (/work/shared/elasticjob/run.sh, or $EJOB_ELASTICJOB) on
- * ip, running job `job` of 2 items every second; its instance id into id. */
+/* A real ElasticJob-Lite 3.0.4 instance (t/lib/tej) on ip, running job `job` of 2 items every
+ * second; its instance id into id. */
+static struct tej ej;
+
 static pid_t elasticjob(const char *job, const char *ip, char *id, size_t idlen)
 {
-	const char *ej = getenv("EJOB_ELASTICJOB") ? getenv("EJOB_ELASTICJOB") : "../shared/elasticjob/run.sh";
-	if (access(ej, X_OK) != 0)
-		BAIL_OUT("the real ElasticJob (%s) is not there: %s; set EJOB_ELASTICJOB to its run.sh", ej, strerror(errno));
-	char log[600], ipopt[64], session[16];
-	snprintf(log, sizeof log, "%s/elasticjob.log", tlib_tmpdir());
+	char ipopt[64];
 	snprintf(ipopt, sizeof ipopt, "ip=%s", ip);
-	snprintf(session, sizeof session, "%d", u.session_ms);
-	pid_t pid = tlib_fork();
-	if (pid < 0) BAIL_OUT("fork: %s", strerror(errno));
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) _exit(127);
-		execl(ej, ej, u.connect, u.ns, job, "0/1 * * * * ?", "2", "false", "/bin/true", session, "", ipopt, (char *)NULL);
-		_exit(127);
-	}
-	snprintf(id, idlen, "%s@-@%d", ip, (int)pid);   /* run.sh execs java: the same pid */
-	return pid;
+	const char *const extra[] = { ipopt, NULL };
+	if (tej_start(&ej, "ej", u.connect, u.ns, job, "0/1 * * * * ?", 2, 0, "/bin/true", u.session_ms, NULL, extra) < 0)
+		BAIL_OUT("cannot start the real ElasticJob (above)");
+	snprintf(id, idlen, "%s", ej.id);
+	return ej.pid;
 }
 
 int main(void)
 {
 	tlib_init(120);
 	uint64_t start = tlib_now_ms();
-	tzkup_start(&u, 200, "t91", 2000);
+	tzkup_start(&u, 200, "t91", 2000);   /* its namespace from when it was t/91 */
 	char ejid[64];
 	elasticjob("ej", "127.0.0.2", ejid, sizeof ejid);
 	char runs_j1[600], jobs[4096];
@@ -304,7 +297,7 @@ int main(void)
 	ok(missing("/t91/j1/servers/127.0.0.1") && missing("/t91/j3/servers/127.0.0.1") &&
 	   missing(tzkup_path(&u, "j3", "instances/%s", a.id)) && !missing("/t91/j3/config"), "  gone; the jobs stay");
 
-	diag("t/91 took %.1f s", (tlib_now_ms() - start) / 1000.0);
+	diag("t/94 took %.1f s", (tlib_now_ms() - start) / 1000.0);
 	tzkup_end(&u);
 	free(out), free(err);
 	return done_testing();
