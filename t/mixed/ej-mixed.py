@@ -4,7 +4,7 @@
 Not part of `prove t/` (it needs a build of ElasticJob and takes about 2 minutes); run it by hand
 after a change to coordination:
 
-    /usr/bin/python3 t/mixed/ej-mixed.py ZK_HOST:PORT [NAMESPACE] [FAILOVER]
+    /usr/bin/python3 t/mixed/ej-mixed.py ZK_HOST:PORT [NAMESPACE] [FAILOVER] [STRATEGY]
 
 ZooKeeper must allow a 6 s session (maxSessionTimeout >= 6000). ElasticJob's launcher is
 $EJOB_ELASTICJOB (default ../shared/elasticjob/run.sh from the repository). Needs kazoo
@@ -26,6 +26,8 @@ if len(sys.argv) < 2:
 ZK = sys.argv[1]
 NS = sys.argv[2] if len(sys.argv) > 2 else "ejmixed%d" % os.getpid()
 FAILOVER = sys.argv[3] if len(sys.argv) > 3 else "true"
+# a strategy other than the default, on both sides (t/93 checks the assignment it gives)
+STRATEGY = sys.argv[4] if len(sys.argv) > 4 else "ROUND_ROBIN"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SUP = ROOT + "/supervisor/ejob-supervisor"
 EJ = os.environ.get("EJOB_ELASTICJOB", os.path.join(ROOT, "..", "shared", "elasticjob", "run.sh"))
@@ -40,7 +42,8 @@ with open(D + "/sup.yaml", "w") as f:
     f.write('regCenter: {serverLists: "%s", namespace: %s, sessionTimeoutMilliseconds: 6000}\n'
             'supervisor: {workers: 4}\njobs:\n  mixjob:\n    type: script\n    cron: "0/3 * * * * ?"\n'
             '    shardingTotalCount: 6\n    failover: %s\n    overwrite: false\n'
-            '    props: {script.command.line: "%s/job.sh"}\n' % (ZK, NS, FAILOVER, D))
+            '    jobShardingStrategyType: %s\n'
+            '    props: {script.command.line: "%s/job.sh"}\n' % (ZK, NS, FAILOVER, STRATEGY, D))
 
 procs = {}
 zk = KazooClient(hosts=ZK)
@@ -51,7 +54,7 @@ J = "/%s/mixjob" % NS
 def ej(name, ip):
     log = open("%s/%s.log" % (D, name), "w")
     p = subprocess.Popen([EJ, ZK, NS, "mixjob", "0/3 * * * * ?", "6", FAILOVER,
-                          D + "/job.sh", "6000", "-", "ip=" + ip], stdout=log, stderr=log)
+                          D + "/job.sh", "6000", STRATEGY, "ip=" + ip], stdout=log, stderr=log)
     procs[name] = (p, ip)
     for _ in range(300):
         if "EJRUN ready" in open("%s/%s.log" % (D, name)).read():
