@@ -15,8 +15,8 @@
  * 3.0.5's SINGLE_SHARDING_BALANCE (3.0.4 has no such strategy), ejob's own old strategy names
  * (taken as ElasticJob's, with a warning).
  *
- * Needs java and the ElasticJob build (../shared/elasticjob, or $EJOB_ELASTICJOB naming its
- * run.sh): without them the test fails saying so. */
+ * Needs java and the ElasticJob build (found as t/lib/tej finds its launcher): without them the
+ * test fails saying so. */
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -27,6 +27,7 @@
 
 #include "conf/conf.h"
 #include "t/lib/oracle.h"
+#include "t/lib/tej.h"
 #include "t/tap.h"
 
 #define ORACLE "t/java/EjNodeOracle.java"
@@ -155,31 +156,23 @@ static void expected(const struct node *n, const char *java, char *want, size_t 
 	snprintf(s, cap - (size_t)(s - want), " strategy=OK:%s%s", real, tail);
 }
 
-/* The ElasticJob build's directory: $EJOB_ELASTICJOB's (its run.sh), else ../shared/elasticjob
- * from the repository, else /work/shared/elasticjob; 0, or -1 and why. */
+/* The ElasticJob build's directory: its launcher's (t/lib/tej: $EJOB_ELASTICJOB, else
+ * ../shared/elasticjob/run.sh, else /work/shared/elasticjob/run.sh); 0, or -1 and why. */
 static int ej_dir(char *dir, size_t cap, char *why, size_t whycap)
 {
-	const char *env = getenv("EJOB_ELASTICJOB");
-	char c[3][PATH_MAX / 4];
-	int n = 0;
-	if (env && *env) {
-		snprintf(c[n], sizeof c[n], "%s", env);
-		char *sl = strrchr(c[n], '/');
+	const char *run = tej_launcher();
+	if (run) {
+		snprintf(dir, cap, "%s", run);
+		char *sl = strrchr(dir, '/');
 		if (sl) *sl = '\0';
-		n++;
-	}
-	snprintf(c[n++], sizeof c[0], "../shared/elasticjob");
-	snprintf(c[n++], sizeof c[0], "/work/shared/elasticjob");
-	for (int i = 0; i < n; i++) {
+		else snprintf(dir, cap, ".");
 		char jar[PATH_MAX + 64];
-		snprintf(jar, sizeof jar, "%s/elasticjob-lite-3.0.4.jar", c[i]);
-		if (access(jar, R_OK) == 0) {
-			snprintf(dir, cap, "%s", c[i]);
-			return 0;
-		}
+		snprintf(jar, sizeof jar, "%s/elasticjob-lite-3.0.4.jar", dir);
+		if (access(jar, R_OK) == 0) return 0;
 	}
-	snprintf(why, whycap, "no elasticjob-lite-3.0.4.jar in $EJOB_ELASTICJOB's directory, ../shared/elasticjob or "
-	         "/work/shared/elasticjob (build it with ../shared/elasticjob/build.sh, or point EJOB_ELASTICJOB at its run.sh)");
+	snprintf(why, whycap, "no elasticjob-lite-3.0.4.jar beside ElasticJob's launcher (%s): set EJOB_ELASTICJOB to "
+	         "shared/elasticjob/run.sh (its build.sh makes the jar)", run ? run : "not found: $EJOB_ELASTICJOB, "
+	         "../shared/elasticjob/run.sh, /work/shared/elasticjob/run.sh");
 	return -1;
 }
 
