@@ -13,6 +13,7 @@
  *          ignores (an item parameter out of range) is a warning.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,21 @@ static void key_close(jb_t *b, int before, const char *key)
 	for (size_t i = 0; i < b->nkept; i++)
 		if (!strcmp(b->kept[i], key)) return;
 	if (b->nkept < KEPT_MAX) b->kept[b->nkept++] = conf_arena_strdup(b->cx->out, key);
+}
+
+/* One problem of a key checked on its own (key_open .. key_close around one message): at path,
+ * said at `at`. */
+static void key_err(jb_t *b, const conf_tnode_t *at, const char *path, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void key_err(jb_t *b, const conf_tnode_t *at, const char *path, const char *key, const char *fmt, ...)
+{
+	int before = key_open(b);
+	va_list ap;
+	va_start(ap, fmt);
+	conf_diag_vadd_level(b->cx->diags, b->cx->level, b->cx->file, at ? at->line : 1, at ? at->col : 1, path, fmt, ap);
+	va_end(ap);
+	b->errors++;
+	key_close(b, before, key);
 }
 
 /* Optional string: null keeps the default. */
@@ -328,10 +344,8 @@ static void get_listener_prop(jb_t *b, const conf_tnode_t *k, const char *ip, co
 		errno = 0;
 		long v = strtol(s, &end, 10);
 		if (!*s || *end || errno || v < 1 || v > 86400) {
-			int before = key_open(b);
-			conf_err(b->cx, k, ip, "must be an integer 1-86400 (seconds a listener command may run; got \"%.40s\")", s);
-			b->errors++;
-			key_close(b, before, "props.ejob.listener.timeoutSeconds");
+			key_err(b, k, ip, "props.ejob.listener.timeoutSeconds",
+			        "must be an integer 1-86400 (seconds a listener command may run; got \"%.40s\")", s);
 		} else {
 			j->listener_timeout_seconds = (int)v;
 		}
@@ -463,10 +477,7 @@ static void prop_err(void *arg, const char *key, const char *msg)
 	conf_path(p, sizeof p, a->path, key);
 	conf_fmt(kept, sizeof kept, "props.%.200s", key);
 	/* in a node, ElasticJob fails the fire that reads the prop */
-	int before = key_open(a->b);
-	conf_err(a->b->cx, at, p, "%s", msg);
-	a->b->errors++;
-	key_close(a->b, before, kept);
+	key_err(a->b, at, p, kept, "%s", msg);
 }
 
 /* What each type needs in props. */
@@ -483,29 +494,19 @@ static void check_type_props(jb_t *b, const conf_tnode_t *pk, const conf_tnode_t
 			if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r') blank = false;
 		if (!c || blank) {
 			/* ElasticJob's ScriptJobExecutor fails each fire without it */
-			int before = key_open(b);
-			conf_err(b->cx, at, p, "a script job needs props 'script.command.line', the "
-			         "command to run (split into arguments, no shell)");
-			b->errors++;
-			key_close(b, before, "props.script.command.line");
+			key_err(b, at, p, "props.script.command.line", "a script job needs props 'script.command.line', the "
+			        "command to run (split into arguments, no shell)");
 		}
 	} else if (j->type == CONF_JOB_NATIVE) {
 		if (!j->native_library || !*j->native_library) {
-			int before = key_open(b);
-			conf_err(b->cx, at, p, "a native job needs props 'native.library', the path of "
-			         "the shared object");
-			b->errors++;
-			key_close(b, before, "props.native.library");
+			key_err(b, at, p, "props.native.library", "a native job needs props 'native.library', the path of "
+			        "the shared object");
 		}
 		if (!j->native_symbol || !is_identifier(j->native_symbol)) {
 			char q[128];
 			if (j->native_symbol) conf_quote(q, sizeof q, j->native_symbol, strlen(j->native_symbol));
-			int before = key_open(b);
-			conf_err(b->cx, at, p, "a native job needs props 'native.symbol', the C function "
-			         "to call (an identifier%s%s)", j->native_symbol ? "; got " : "",
-			         j->native_symbol ? q : "");
-			b->errors++;
-			key_close(b, before, "props.native.symbol");
+			key_err(b, at, p, "props.native.symbol", "a native job needs props 'native.symbol', the C function "
+			        "to call (an identifier%s%s)", j->native_symbol ? "; got " : "", j->native_symbol ? q : "");
 		}
 	} else if (j->type == CONF_JOB_HTTP) {
 		struct prop_arg a = { b, pv, at, p };
@@ -536,10 +537,8 @@ static void errh_err(void *arg, const char *key, const char *msg)
 	conf_path(p, sizeof p, q, key);
 	/* in a node, ElasticJob loads the handler and fails only when it sends: failed items are
 	 * logged (LOG) until the node is fixed */
-	int before = key_open(a->b);
-	conf_err(a->b->cx, at, p, "%s%s", msg, a->b->cx->node_mode ? "; until the node is fixed, failed items are only logged (LOG)" : "");
-	a->b->errors++;
-	key_close(a->b, before, "jobErrorHandlerType");
+	key_err(a->b, at, p, "jobErrorHandlerType", "%s%s", msg,
+	        a->b->cx->node_mode ? "; until the node is fixed, failed items are only logged (LOG)" : "");
 }
 
 struct sip_arg {
@@ -648,15 +647,12 @@ static void get_strategy(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at)
 	const char *sug = conf_suggest(s, strategy_names, NELEM(strategy_names));
 	char hint[64] = "";
 	if (sug) conf_fmt(hint, sizeof hint, "; did you mean '%s'?", sug);
-	int before = key_open(b);
 	if (cx->node_mode)
-		conf_err(cx, at ? at : v, p, "ElasticJob has no sharding strategy %s (its instances fail every resharding "
-		         "of this job: \"Cannot find sharding strategy\"); ejob keeps the strategy in force; write %s%s", q,
-		         list, hint);
+		key_err(b, at ? at : v, p, "jobShardingStrategyType", "ElasticJob has no sharding strategy %s (its instances fail "
+		        "every resharding of this job: \"Cannot find sharding strategy\"); ejob keeps the strategy in force; "
+		        "write %s%s", q, list, hint);
 	else
-		conf_err(cx, at ? at : v, p, "must be one of %s (got %s)%s", list, q, hint);
-	b->errors++;
-	key_close(b, before, "jobShardingStrategyType");
+		key_err(b, at ? at : v, p, "jobShardingStrategyType", "must be one of %s (got %s)%s", list, q, hint);
 }
 
 int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
