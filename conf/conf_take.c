@@ -25,18 +25,19 @@ static void root_typed(conf_job_t *cj, const char *root_type)
 	if (cj->type == CONF_JOB_NONE && !strcmp(root_type, "HTTP")) cj->type = CONF_JOB_HTTP;
 }
 
-/* The first problem of an http job's props (a node typed HTTP by its root node: the parse did
- * not check them). */
-struct http_why {
+/* The first problem of a type's props (checked again here: a node typed HTTP by its root node,
+ * or props taken from the config in force) into why, after prefix. */
+struct first_why {
 	char *why;
 	size_t sz;
+	const char *prefix;
 	int n;
 };
 
-static void http_why(void *arg, const char *key, const char *msg)
+static void first_why(void *arg, const char *key, const char *msg)
 {
-	struct http_why *w = arg;
-	if (!w->n++) snprintf(w->why, w->sz, "it is ElasticJob's HTTP job (the job's root node), and props %s: %s", key, msg);
+	struct first_why *w = arg;
+	if (!w->n++) snprintf(w->why, w->sz, "%sprops %s: %s", w->prefix, key, msg);
 }
 
 /* Why a parsed node cannot be taken, or NULL. */
@@ -107,20 +108,11 @@ static int set_prop(conf_job_t *j, const char *key, const char *value)
 	return 0;
 }
 
-struct first_why {
-	char *why;
-	size_t sz;
-	int n;
-};
+/* keep(): no config in force has a value of the key to keep */
+#define KEEP_NONE (-2)
 
-static void first_why(void *arg, const char *key, const char *msg)
-{
-	struct first_why *w = arg;
-	if (!w->n++) snprintf(w->why, w->sz, "props %s: %s", key, msg);
-}
-
-/* The value in force of key in cj's place: 0, or -1 and why (there is none to keep, or it does
- * not fit the rest of the node either). in_force may be NULL (no config in force). */
+/* The value in force of key in cj's place: 0; KEEP_NONE; or -1 and why (it does not fit the rest
+ * of the node either, or out of memory). in_force may be NULL (no config in force). */
 static int keep(conf_job_t *cj, const conf_job_t *in_force, const char *key, char *why, size_t sz)
 {
 	const conf_job_t *f = in_force;
@@ -172,7 +164,7 @@ static int keep(conf_job_t *cj, const conf_job_t *in_force, const char *key, cha
 		cj->script_command_line = conf_job_prop(cj, "script.command.line");
 		cj->native_library = conf_job_prop(cj, "native.library");
 		cj->native_symbol = conf_job_prop(cj, "native.symbol");
-		struct first_why w = { why, sz, 0 };
+		struct first_why w = { why, sz, "", 0 };
 		if ((cj->type == CONF_JOB_HTTP && conf_job_http(cj, first_why, &w)) ||
 		    (cj->type == CONF_JOB_DATAFLOW && conf_job_dataflow(cj, first_why, &w)))
 			return -1;
@@ -182,12 +174,25 @@ static int keep(conf_job_t *cj, const conf_job_t *in_force, const char *key, cha
 	}
 	return 0;
 none:
-	snprintf(why, sz, "none");
-	errno = 0;
-	return -1;
+	return KEEP_NONE;
 nomem:
 	snprintf(why, sz, "out of memory");
 	errno = ENOMEM;
+	return -1;
+}
+
+/* keep(), and when nothing is in force to keep, why: the key's own message (diags d), then that. */
+static int keep_said(conf_job_t *cj, const conf_job_t *in_force, const char *key, const conf_diags_t *d, char *why,
+                     size_t sz)
+{
+	int r = keep(cj, in_force, key, why, sz);
+	if (r != KEEP_NONE) return r;
+	const conf_diag_t *g = NULL;
+	for (size_t x = 0; x < conf_diags_count(d); x++) {
+		const conf_diag_t *e = conf_diags_get(d, x);
+		if (e->level == CONF_DIAG_KEY && (!g || !strcmp(e->key, key))) g = e;
+	}
+	snprintf(why, sz, "%s; and no config in force has a value of %s to keep", g ? g->text : key, key);
 	return -1;
 }
 
@@ -215,23 +220,12 @@ conf_job_t *conf_node_take(const void *buf, size_t len, const char *name, const 
 			                    "ElasticJob's SCRIPT job (the job's root node) needs the command to run; ElasticJob "
 			                    "fails each fire without it, and ejob keeps the command line in force");
 		}
-		struct http_why hw = { why, whysz, 0 };
+		struct first_why hw = { why, whysz, "it is ElasticJob's HTTP job (the job's root node), and ", 0 };
 		int bad = unusable(cj, job, root_type ? root_type : "", why, whysz) ||
-		          (blank_script && keep(cj, in_force, "props.script.command.line", why, whysz) < 0) ||
-		          (!typed && cj->type == CONF_JOB_HTTP && conf_job_http(cj, http_why, &hw));
-		for (size_t k = 0; !bad && k < cj->n_kept_keys; k++) {
-			bad = keep(cj, in_force, cj->kept_keys[k], why, whysz) < 0;
-			if (bad && errno != ENOMEM && !strncmp(why, "none", 4)) {
-				/* the key's own message, then why it refuses the node */
-				const conf_diag_t *g = NULL;
-				for (size_t x = 0; x < conf_diags_count(d); x++) {
-					const conf_diag_t *e = conf_diags_get(d, x);
-					if (e->level == CONF_DIAG_KEY && (!g || !strcmp(e->key, cj->kept_keys[k]))) g = e;
-				}
-				snprintf(why, whysz, "%s; and no config in force has a value of %s to keep", g ? g->text : "?",
-				         cj->kept_keys[k]);
-			}
-		}
+		          (blank_script && keep_said(cj, in_force, "props.script.command.line", d, why, whysz) < 0) ||
+		          (!typed && cj->type == CONF_JOB_HTTP && conf_job_http(cj, first_why, &hw));
+		for (size_t k = 0; !bad && k < cj->n_kept_keys; k++)
+			bad = keep_said(cj, in_force, cj->kept_keys[k], d, why, whysz) < 0;
 		if (bad) {
 			conf_job_free(cj);
 			cj = NULL;
