@@ -119,7 +119,30 @@ static void reg_done(struct cjob *j)
 	cj_kick(j);    /* fires that could not run meanwhile: their catch-up */
 }
 
-static void sharding_listed(void *arg, const struct zkc_res *r);
+/* staticSharding: the flag only while the job has no assignment yet (ElasticJob's
+ * hasShardingInfo(): sharding/ has children) */
+static void sharding_listed(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	char p[CJ_PATH_MAX];
+	if (!cj_live(j, r->session)) return;
+	if (r->rc == ZOK && r->nchildren > 0) {
+		log_debug("job %s: staticSharding: joining without resharding; the items stay where they are", j->name);
+		return;
+	}
+	zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
+}
+
+/* A joining instance raises the resharding flag (ElasticJob's listener does on any instance
+ * change), but for a static job that has an assignment: then 1, and the flag is the listing's
+ * to raise (sharding_listed); else 0, the caller raises it. */
+static int static_join(struct cjob *j)
+{
+	char p[CJ_PATH_MAX];
+	if (!cj_conf(j)->static_sharding) return 0;
+	zkc_children(j->c->z, cj_path(j, p, "/sharding"), NULL, NULL, sharding_listed, j);
+	return 1;
+}
 
 /* servers/{ip}, instances/{id}, and the resharding flag, as ElasticJob's startup writes them */
 static void reg_presence(struct cjob *j)
@@ -135,8 +158,7 @@ static void reg_presence(struct cjob *j)
 	group_create(g, cj_path(j, p, "/instances/%s", c->id), data, ZOO_EPHEMERAL);
 	/* lives exactly as long as this session, whatever an operator deletes (coord_failover.c) */
 	group_create(g, cj_path(j, p, "/leader/failover/alive/%s", c->id), "", ZOO_EPHEMERAL);
-	if (cj_conf(j)->static_sharding) zkc_children(j->c->z, cj_path(j, p, "/sharding"), NULL, NULL, sharding_listed, j);
-	else group_create(g, cj_path(j, p, "/leader/sharding/necessary"), "", 0);
+	if (!static_join(j)) group_create(g, cj_path(j, p, "/leader/sharding/necessary"), "", 0);
 	const char *st = cj_conf(j)->disabled ? "DISABLED" : "ENABLED";
 	/* the server node is rewritten at every start (ElasticJob does the same) */
 	if (zkc_set(j->c->z, cj_path(j, p, "/servers/%s", c->ip), st, (int)strlen(st), -1, group_cb, g) == ZOK) g->left++;
@@ -176,27 +198,12 @@ static void joined(void *arg, const struct zkc_res *r)
 /* A job whose nodes are there (a restart): the resharding flag, then instances/{id}, the alive
  * node and servers/{ip} in one multi, shared with the other jobs of this turn (10,000 jobs: some
  * 200 requests, not 50,000). The flag may be raised already, so it is not in the multi; it is sent
- * first, so it is there when the multi is answered. */
-/* staticSharding: the flag only while the job has no assignment yet (ElasticJob's
- * hasShardingInfo(): sharding/ has children) */
-static void sharding_listed(void *arg, const struct zkc_res *r)
-{
-	struct cjob *j = arg;
-	char p[CJ_PATH_MAX];
-	if (!cj_live(j, r->session)) return;
-	if (r->rc == ZOK && r->nchildren > 0) {
-		log_debug("job %s: staticSharding: joining without resharding; the items stay where they are", j->name);
-		return;
-	}
-	zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
-}
-
+ * first, so it is there when the multi is answered (a static job's listing goes first instead). */
 static void reg_join(struct cjob *j)
 {
 	char p[CJ_PATH_MAX], data[256];
 	const coord_t *c = j->c;
-	if (cj_conf(j)->static_sharding) zkc_children(j->c->z, cj_path(j, p, "/sharding"), NULL, NULL, sharding_listed, j);
-	else zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
+	if (!static_join(j)) zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
 	zkc_multi_t *m = zkc_multi_new();
 	instance_data(c, data, sizeof data);
 	zkc_multi_create(m, cj_path(j, p, "/instances/%s", c->id), data, (int)strlen(data), ZOO_EPHEMERAL);
