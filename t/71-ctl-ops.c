@@ -50,16 +50,8 @@ static int runs(const char *path, long long after, int item, const char *host)
 	return n;
 }
 
-static const char *data(const char *path)
-{
-	static char *d;
-	free(d);
-	d = NULL;
-	if (tzk_get(u.zh, path, &d, NULL) != ZOK) return "(none)";
-	return d ? d : "(null)";
-}
-
-static int missing(const char *path) { return tzk_exists(u.zh, path, NULL) == ZNONODE; }
+#define data(path) tzkup_data(&u, path)
+#define missing(path) tzkup_missing(&u, path)
 
 int main(void)
 {

@@ -42,16 +42,8 @@ static char *out, *err;
 
 static long long now_ms(void) { return tlib_wall_ns() / 1000000; }
 
-static const char *data(const char *path)
-{
-	static char *d;
-	free(d);
-	d = NULL;
-	if (tzk_get(u.zh, path, &d, NULL) != ZOK) return "(none)";
-	return d ? d : "(null)";
-}
-
-static int missing(const char *path) { return tzk_exists(u.zh, path, NULL) == ZNONODE; }
+#define data(path) tzkup_data(&u, path)
+#define missing(path) tzkup_missing(&u, path)
 
 /* runs recorded (tsup_rec_script) after `after` (ms, by fire id) on tasks containing host */
 static int runs(const char *path, long long after, const char *host)

@@ -218,6 +218,20 @@ int tzkup_ctl(const struct tzkup *u, char **out, char **err, const char *first, 
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+const char *tzkup_data(const struct tzkup *u, const char *path)
+{
+	static char *d;
+	free(d);
+	d = NULL;
+	if (tzk_get(u->zh, path, &d, NULL) != ZOK) return "(none)";
+	return d ? d : "(null)";
+}
+
+int tzkup_missing(const struct tzkup *u, const char *path)
+{
+	return tzk_exists(u->zh, path, NULL) == ZNONODE;
+}
+
 void tzkup_run_n(struct tzkup *u, struct tsup *s, int n, const char *supervisor, const char *jobs)
 {
 	for (int i = 0; i < n; i++) {

@@ -105,4 +105,10 @@ int tzkup_wait_ended(const struct tzkup *u, const char *job, int item, unsigned 
  * operator would see them (for the docs). */
 int tzkup_ctl(const struct tzkup *u, char **out, char **err, const char *first, ...);
 
+/* A node's data as a string, for comparisons: "(none)" when there is no node, "(null)" when it
+ * holds no data. Valid until the next call. */
+const char *tzkup_data(const struct tzkup *u, const char *path);
+/* The node is not there (ZNONODE). */
+int tzkup_missing(const struct tzkup *u, const char *path);
+
 #endif
