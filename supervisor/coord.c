@@ -266,6 +266,25 @@ void coord_stop(coord_t *c)
 	/* a fire waiting for beforeAll has run nothing yet: it ends now (a run of it here is killed,
 	 * and the others take it over once our claim is gone) */
 	for (size_t i = 0; i < c->n; i++) cx_bar_stop(c->jobs[i]);
+	for (size_t i = 0; i < c->n; i++) cj_leave(c->jobs[i], CJ_LEFT_STOP);
+}
+
+void coord_drain(coord_t *c)
+{
+	if (!c) return;
+	for (size_t i = 0; i < c->n; i++) cj_leave(c->jobs[i], CJ_LEFT_DRAIN);
+}
+
+uint32_t coord_busy(const coord_t *c)
+{
+	uint32_t n = 0;
+	if (!c || zkc_state(c->z) == ZKC_EXPIRED) return 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct cjob *j = c->jobs[i];
+		n += j->fx.fire != NULL;
+		for (const struct cfire *f = j->fx.side; f; f = f->next) n++;
+	}
+	return n;
 }
 
 /* A removed job watches nothing (registration, if it comes back, arms every watch again). */

@@ -55,6 +55,9 @@ struct coord_hooks {
 	/* No first session with ZooKeeper within regCenter.maxRetries rounds of attempts (ElasticJob's
 	 * registry center gives up at start too): why, to say before exiting. */
 	void (*unreachable)(void *arg, const char *why);
+	/* An operator asked this machine to drain (servers/{ip} DRAINING, ejobctl drain): the
+	 * supervisor drains as for SIGUSR2 (coord_drain, then its running items' grace). */
+	void (*drain)(void *arg);
 };
 
 struct coord_params {
@@ -67,7 +70,14 @@ struct coord_params {
 
 coord_t *coord_new(const struct coord_params *p, const struct coord_hooks *h, void *arg);
 void coord_start(coord_t *c);                   /* connect; jobs come with coord_set_jobs */
-void coord_stop(coord_t *c);                    /* shutdown: no fire starts any more */
+void coord_stop(coord_t *c);                    /* shutdown: no fire starts any more; every job leaves */
+/* Drain: every job leaves this instance (instances/{id} deleted, the resharding flag raised, the
+ * leadership given up) while the session lives; items stopped or not started here are handed over
+ * (failover on) as each ends. Nothing undoes it but a restart. */
+void coord_drain(coord_t *c);
+/* Fires and runs of this instance whose completions are not written yet (0: it holds nothing
+ * in ZooKeeper that a stop would lose; also 0 once the session is gone). */
+uint32_t coord_busy(const coord_t *c);
 void coord_free(coord_t *c);
 int coord_set_jobs(coord_t *c, const conf_t *conf);
 

@@ -104,6 +104,12 @@ void cx_end(struct cfire *f)
 	coord_t *c = j->c;
 	sched_job_t *h = f->handle;
 	if (f->fire->n) fire_summary(f->fire);
+	if (f->ncut)
+		log_warn("job %s: %s %" PRIu64 ": item%s %s%s did not complete here (%s) and, with failover off, run%s again "
+		         "only at the job's next fire", j->name, f->failover ? "run" : "fire", f->fire->fire_ms,
+		         f->ncut == 1 ? "" : "s", f->cut, strlen(f->cut) + 8 >= sizeof f->cut ? "..." : "",
+		         j->ops.left == CJ_LEFT_DRAIN ? "the supervisor drained" : j->ops.left ? "the supervisor stopped"
+		         : "the job was shut down here", f->ncut == 1 ? "s" : "");
 	cx_after(f);
 	cx_once_fire(f);
 	if (f->failover) {
@@ -136,9 +142,46 @@ void cx_not_run(struct cfire *f, int hand)
 	ev_idle_start(f->j->c->loop, &f->j->c->flush_w);
 }
 
+static void cut_note(struct cfire *f, uint32_t item)
+{
+	size_t o = strlen(f->cut);
+	if (o + 12 < sizeof f->cut) snprintf(f->cut + o, sizeof f->cut - o, "%s%" PRIu32, o ? ", " : "", item);
+	f->ncut++;
+}
+
+/* The job left here (a stop, a drain, an operator's shutdown) before the fire's items were
+ * submitted: with failover they are handed over as if stopped here (their running nodes not
+ * written yet: norunning), else they do not run in this fire, which is said. */
+void cx_left_before_run(struct cfire *f, int norunning)
+{
+	struct cjob *j = f->j;
+	const conf_job_t *cj = cj_conf(j);
+	if (cj->failover && cj->monitor_execution && zkc_state(j->c->z) == ZKC_CONNECTED && f->fire->n) {
+		f->monitor = 1;
+		f->norunning = norunning;
+		f->session = zkc_session(j->c->z);
+		log_info("job %s: fire %" PRIu64 ": the job left this instance before its %" PRIu32 " item%s here started: "
+		         "handed over for failover", j->name, f->fire->fire_ms, f->fire->n, f->fire->n == 1 ? "" : "s");
+		cx_not_run(f, 1);
+		return;
+	}
+	for (uint32_t i = 0; i < f->fire->n; i++) cut_note(f, f->fire->items[i]);
+	if (!norunning && f->fire->n) {   /* their running nodes go */
+		f->monitor = cj->monitor_execution;
+		cx_not_run(f, 0);
+		return;
+	}
+	f->fire->n = 0;
+	cx_end(f);
+}
+
 void cx_submit(struct cfire *f)
 {
 	struct cjob *j = f->j;
+	if (j->ops.shut && !f->failover) {
+		cx_left_before_run(f, 0);
+		return;
+	}
 	uint32_t n = fire_submit(f->fire, cj_conf(j), j->as.epoch);
 	f->state = F_RUN;
 	if (!n) {
@@ -160,6 +203,10 @@ void cx_write_running(struct cfire *f)
 	if (j->gone) {
 		f->fire->n = 0;
 		cx_end(f);
+		return;
+	}
+	if (j->ops.shut) {
+		cx_left_before_run(f, 1);
 		return;
 	}
 	const conf_job_t *cj = cj_conf(j);
@@ -341,17 +388,24 @@ void cx_continue(struct cjob *j)
 	}
 	if (!f->fire->n && f->nunrun && cj_conf(j)->listener_before_all) {
 		/* nothing runs here, but the others wait for these items: they are written as started */
-		log_info("job %s: fire %" PRIu64 ": nothing runs here: all %" PRIu32 " item%s of this instance %s disabled "
-		         "(sharding/{i}/disabled); they are written for its beforeAll", j->name, f->fire->fire_ms, owned,
-		         owned == 1 ? "" : "s", owned == 1 ? "is" : "are");
+		if (owned == 1)
+			log_info("job %s: fire %" PRIu64 ": nothing runs here: item %" PRIu32 ", this instance's only one, is "
+			         "disabled (sharding/%" PRIu32 "/disabled); it is written for its beforeAll", j->name, f->fire->fire_ms,
+			         f->unrun[0], f->unrun[0]);
+		else
+			log_info("job %s: fire %" PRIu64 ": nothing runs here: all %" PRIu32 " items of this instance are disabled "
+			         "(sharding/{i}/disabled); they are written for its beforeAll", j->name, f->fire->fire_ms, owned);
 		cx_barrier(f);
 		return;
 	}
 	if (!f->fire->n) {
 		/* nothing here: the fire is over at once (the scheduler counts it ended) */
-		if (owned)
-			log_info("job %s: fire %" PRIu64 ": nothing runs here: all %" PRIu32 " item%s of this instance %s disabled "
-			         "(sharding/{i}/disabled)", j->name, f->fire->fire_ms, owned, owned == 1 ? "" : "s", owned == 1 ? "is" : "are");
+		if (owned == 1)
+			log_info("job %s: fire %" PRIu64 ": nothing runs here: item %" PRIu32 ", this instance's only one, is "
+			         "disabled (sharding/%" PRIu32 "/disabled)", j->name, f->fire->fire_ms, f->unrun[0], f->unrun[0]);
+		else if (owned)
+			log_info("job %s: fire %" PRIu64 ": nothing runs here: all %" PRIu32 " items of this instance are disabled "
+			         "(sharding/{i}/disabled)", j->name, f->fire->fire_ms, owned);
 		else {
 			char cause[64];
 			snprintf(cause, sizeof cause, "no items %" PRIx64, j->as.epoch);
@@ -372,7 +426,10 @@ void cx_skipped(struct cjob *j, uint64_t fire_ms, const char *reason, const char
 }
 
 /* A fire that does not run here says why, every time: at WARN when the cause is new, at INFO
- * while it stays the same (so a refusal that lasts is one WARN, then one short line per fire). */
+ * while it stays the same (so a refusal that lasts is one WARN, then one short line per fire).
+ * A state an operator chose (the job or server disabled, the job shut down, the supervisor
+ * stopping or drained) is said once per change at WARN, then per fire at DEBUG and in the events
+ * (fire_skipped, with its reason): a line per fire per server says nothing new. */
 static void fire_refused(struct cjob *j, const struct sched_fire_info *fi, const char *cause, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void fire_refused(struct cjob *j, const struct sched_fire_info *fi, const char *cause, const char *fmt, ...)
@@ -383,9 +440,11 @@ static void fire_refused(struct cjob *j, const struct sched_fire_info *fi, const
 	vsnprintf(why, sizeof why, fmt, ap);
 	va_end(ap);
 	int64_t ms = fi->fire_s * 1000;
-	if (!log_cause(&j->fx.fire_cause, LL_WARN, cause, "job %s: %sfire %" PRId64 " does not run here: %s", j->name,
-	               fi->catch_up ? "catch-up " : "", ms, why))
-		log_info("job %s: %sfire %" PRId64 " does not run here: %s", j->name, fi->catch_up ? "catch-up " : "", ms, why);
+	int chosen = !strcmp(cause, "disabled") || !strcmp(cause, "shut") || !strcmp(cause, "left");
+	if (!log_cause(&j->fx.fire_cause, LL_WARN, cause, "job %s: %sfire %" PRId64 " does not run here: %s%s", j->name,
+	               fi->catch_up ? "catch-up " : "", ms, why, chosen ? " (said once; fires go on being skipped)" : ""))
+		log_msg(chosen ? LL_DEBUG : LL_INFO, "job %s: %sfire %" PRId64 " does not run here: %s", j->name,
+		       fi->catch_up ? "catch-up " : "", ms, why);
 	cx_skipped(j, (uint64_t)ms, cause, why);
 }
 
@@ -395,6 +454,11 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	struct cjob *j = cj_find(c, fi->job);
 	if (c->stopping || !j) return -1;
 	const conf_job_t *cj = cj_conf(j);
+	if (j->ops.left) {
+		fire_refused(j, fi, "left", "the supervisor %s: the job left this instance (instances/%s) until the "
+		             "supervisor restarts", j->ops.left == CJ_LEFT_DRAIN ? "is drained" : "is stopping", c->id);
+		return 1;
+	}
 	if (j->ops.shut) {
 		fire_refused(j, fi, "shut", "the job is shut down on this instance (its instances/%s node was deleted) "
 		             "until the supervisor restarts", c->id);
@@ -424,8 +488,8 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 		return -1;
 	}
 	if (cj->disabled || j->ops.server_off) {
-		fire_refused(j, fi, "disabled", "%s", cj->disabled ? "the job is disabled (disabled: true)"
-		             : "this server is DISABLED (servers/{ip})");
+		fire_refused(j, fi, "disabled", "%s%s%s", cj->disabled ? "the job is disabled (disabled: true)"
+		             : "this server is DISABLED (servers/", cj->disabled ? "" : c->ip, cj->disabled ? "" : ")");
 		return 1;
 	}
 	log_cause_reset(&j->fx.fire_cause);
@@ -472,7 +536,7 @@ static void flush_fire(struct cfire *f)
 	zkc_multi_t *m = zkc_multi_new();
 	for (uint32_t i = 0; i < f->npending; i++) {
 		uint32_t it = f->pending[i];
-		zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), -1);
+		if (!f->norunning) zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), -1);
 		if (f->failover && !f->misfire_run) {
 			zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/failover", it), -1);
 			zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", it), -1);
@@ -519,7 +583,7 @@ static void completed_written(void *arg, const struct zkc_res *r)
 		const char *id = j->c->id, *who = f->crashed ? f->crashed : id;
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t it = f->pending[i];
-			zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), -1, NULL, NULL);
+			if (!f->norunning) zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), -1, NULL, NULL);
 			if (f->failover && !f->misfire_run) {
 				zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failover", it), -1, NULL, NULL);
 				zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", it), -1, NULL, NULL);
@@ -584,7 +648,10 @@ static void zk_item_ended(fire_t *t, uint32_t item, const struct disp_outcome *o
 	struct cfire *f = t->owner;
 	/* stopped because an operator shut the job down here: it did not run to its end, and the
 	 * leader waits for us to hand it over (coord_failover.c) */
-	if (f->j->ops.shut && o->status == FRAME_ST_CANCELLED && cj_conf(f->j)->failover) t->done[item] = FIRE_HANDED_OVER;
+	if (f->j->ops.shut && o->status == FRAME_ST_CANCELLED) {
+		if (cj_conf(f->j)->failover && !f->misfire_run) t->done[item] = FIRE_HANDED_OVER;
+		else cut_note(f, item);
+	}
 	if (!f->npending) f->pending_since_ns = wait_now_ns();
 	f->pending[f->npending++] = item;
 	/* completions that end close together go in one multi: write when the loop is idle */

@@ -118,8 +118,13 @@ struct cj_failover {            /* coord_failover.c */
 	struct alive_wait *alive;   /* leader: shut instances whose session's end it waits for (list) */
 };
 
+/* Why a job is no longer run here (cj_ops.left): it left as the supervisor stops or drains. */
+enum cj_left { CJ_STAYS = 0, CJ_LEFT_STOP, CJ_LEFT_DRAIN };
+
 struct cj_ops {                 /* coord_ops.c: the operator's nodes */
-	int shut;                   /* instances/{our id} deleted by an operator: the job is shut down here */
+	int shut;                   /* instances/{our id} deleted by an operator, or by us leaving (left):
+	                               the job is shut down here */
+	int left;                   /* enum cj_left: we deleted it ourselves (cj_leave) */
 	int server_off;             /* servers/{ip} is DISABLED */
 	zkc_keep_t *w_trigger;      /* trigger/{our id} (exists) */
 	zkc_keep_t *w_server;       /* servers/{ip} (data) */
@@ -187,6 +192,9 @@ struct cfire {
 	struct barrier *bar;        /* F_BARRIER: waiting for beforeAll (coord_barrier.c) */
 	char *crashed;              /* a failover take: the instance that crashed running it, if known */
 	int before_failed;          /* a side run whose before listener failed: no after */
+	int norunning;              /* its items' running nodes were never written (cx_left_before_run) */
+	uint32_t ncut;              /* items of it stopped by our leaving with failover off (cx_end says them) */
+	char cut[96];               /* their numbers, as far as they fit */
 	uint8_t *gw;                /* [total], with afterAll: the item's guarantee/once completed node
 	                               goes in its completion multi (cx_once_begin); NULL: not */
 };
@@ -361,6 +369,7 @@ const char *cj_show(const char *data, int len, char *buf, size_t sz);
 
 /* coord_ops.c: the operator's nodes for this instance, watched from registration on */
 void cj_watch_ops(struct cjob *j);
+void cj_leave(struct cjob *j, enum cj_left why);   /* stop or drain: the job leaves this instance */
 void cj_ops_unwatch(struct cjob *j);           /* also what cj_ops_free is */
 
 /* coord_check.c: the clock against ZooKeeper's; the leader's reconcile */
@@ -382,6 +391,7 @@ void cx_write_running(struct cfire *f);     /* write its running nodes, then sub
 /* Its items end without running (a side run whose before listener failed): failed, or handed over
  * for failover (hand); their running nodes go as for any completion. */
 void cx_not_run(struct cfire *f, int hand);
+void cx_left_before_run(struct cfire *f, int norunning);   /* the job left: its items handed over, or said */
 
 /* coord_listen.c: the per-instance listeners (ejob.listener.before / after) */
 /* Its items here are known: run the before listener (a scheduled fire that has one), then

@@ -77,9 +77,13 @@ static void before_done(void *arg, enum listen_result r, const char *why, uint64
 	struct cjob *j = f->j;
 	f->lr = NULL;
 	listener_event(j, "before", f->fire->fire_ms, f->before_epoch, r, why, us);
-	if (j->gone || j->c->stopping) {
+	if (j->gone) {
 		f->fire->n = 0;
 		cx_end(f);
+		return;
+	}
+	if (j->c->stopping || j->ops.shut) {
+		cx_left_before_run(f, 1);
 		return;
 	}
 	if (r != LISTEN_OK) {
@@ -152,7 +156,7 @@ static void side_before_done(void *arg, enum listen_result r, const char *why, u
 		         "does not run here", j->name, i, what);
 	} else {
 		/* stopping or removed: a take goes back to the queue for another instance */
-		hand = !f->misfire_run && cj_conf(j)->failover && j->c->stopping;
+		hand = !f->misfire_run && cj_conf(j)->failover && (j->c->stopping || j->ops.shut);
 	}
 	cx_not_run(f, hand);
 }

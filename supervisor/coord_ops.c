@@ -1,6 +1,7 @@
 /* supervisor/coord_ops.c: the nodes an operator writes to steer one instance (see coord.h):
- * trigger/{instanceId} (a fire now), servers/{ip} (ENABLED or DISABLED) and the instance's own
- * instances/{id} (deleted: the job shuts down here). Each is watched from registration on. */
+ * trigger/{instanceId} (a fire now), servers/{ip} (ENABLED, DISABLED, or ejob's DRAINING) and the
+ * instance's own instances/{id} (deleted: the job shuts down here), each watched from
+ * registration on; and the job leaving this instance (a stop, a drain). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,14 @@ static void server_known(void *arg, const struct zkc_res *r)
 	struct cjob *j = arg;
 	if (!cj_live(j, r->session) || (r->rc != ZOK && r->rc != ZNONODE)) return;
 	int off = r->rc == ZOK && r->data && !strcmp(r->data, "DISABLED");
+	if (r->rc == ZOK && r->data && !strcmp(r->data, "DRAINING")) {
+		/* ejobctl drain: the whole supervisor drains (not ElasticJob's: for it, not ENABLED) */
+		if (!j->ops.shut) {
+			log_warn("job %s: servers/%s says DRAINING (ejobctl drain): draining this supervisor", j->name, j->c->ip);
+			j->c->h.drain(j->c->arg);
+		}
+		return;
+	}
 	if (r->rc == ZOK && r->data && !off && strcmp(r->data, "ENABLED") && strcmp(r->data, ""))
 		log_warn("job %s: /%s%s holds '%.40s', which is neither ENABLED nor DISABLED; taking it as ENABLED", j->name,
 		         j->c->ns, r->path, r->data);
@@ -68,6 +77,36 @@ static void self_known(void *arg, const struct zkc_res *r)
 	cj_step_down(j);
 	/* the others reshard without us: their leader sees the instance go (not with staticSharding) */
 	if (!cj_static_held(j)) zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
+}
+
+/* ---- leaving: the supervisor stops or drains ------------------------------------------------------
+ *
+ * The job leaves this instance while its session lives: instances/{id} deleted (after the
+ * resharding flag, so that the next fire is sharded without us), the leadership given up, no fire
+ * starts here any more. What runs here goes on (the caller stops it after its grace); each item
+ * stopped, or queued and not started, is handed over for failover by its completion multi
+ * (coord_fire.c), and the leader names a taker only then: our alive node, which lives as long as
+ * the session, tells it that we are still stopping them (coord_failover.c). Nothing undoes it but
+ * a restart, as for an operator's shutdown. */
+void cj_leave(struct cjob *j, enum cj_left why)
+{
+	char p[CJ_PATH_MAX];
+	if (j->gone || j->ops.shut) return;
+	j->ops.shut = 1;
+	j->ops.left = why;
+	zkc_keep_free(j->ops.w_self);       /* our own deletion is not an operator's shutdown */
+	j->ops.w_self = NULL;
+	if (j->lead.leader) log_info("job %s: leaving: stepping down as its leader", j->name);
+	cj_step_down(j);
+	if (!cj_registered(j)) return;
+	if (!cj_static_held(j)) zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
+	zkc_delete(j->c->z, cj_path(j, p, "/instances/%s", j->c->id), -1, NULL, NULL);
+	/* a fire still waiting for its sharding runs nothing here: the reshard gives its items to the others */
+	struct cfire *f = j->fx.fire;
+	if (f && f->state == F_WAIT) {
+		f->fire->n = 0;
+		cx_end(f);
+	}
 }
 
 /* ---- all three, from registration on ----------------------------------------------------------- */

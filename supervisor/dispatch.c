@@ -26,6 +26,7 @@ struct entry {
 	uint64_t published_ns, deadline_ns, cancel_ns;
 	uint64_t kill_ns;           /* kill by then (0: cancel_ns + the kill grace) */
 	uint32_t cancel, killed;
+	const char *cancel_why;     /* the outcome's cause when its worker gives none (static text) */
 	int lease;                  /* stopped for the lease: it runs again (disp_hold) */
 	int dropped;                /* disp_drop_held: its end is final whatever it is */
 	uint32_t kind, item, total, attempt, max_retries, timeout_s;
@@ -295,6 +296,7 @@ static int publish(disp_t *d, disp_target_t *t, struct entry *e)
 	e->target = t;
 	e->published_ns = now;
 	e->cancel = e->killed = 0;
+	e->cancel_why = NULL;
 	e->kill_ns = 0;
 	t->outstanding++;
 	list_push(&d->published, e);
@@ -359,6 +361,7 @@ static void finish_out(disp_t *d, struct entry *e, uint32_t status, int32_t code
 	int again = e->lease && !e->dropped && status != FRAME_ST_OK;
 	int retry = again || ((status == FRAME_ST_FAILED || status == FRAME_ST_CRASHED || status == FRAME_ST_TIMEOUT) &&
 	                      e->attempt <= e->max_retries);
+	if (e->cancel && e->cancel_why && (!error || !error[0])) error = e->cancel_why;
 	if (again) {
 		if (!error || !error[0]) error = "stopped for the ZooKeeper lease";
 		if (e->max_retries < UINT32_MAX) e->max_retries++;
@@ -578,12 +581,14 @@ void disp_cancel_queued(disp_t *d, const char *why)
 		}
 }
 
-void disp_cancel_running(disp_t *d, uint32_t reason)
+void disp_cancel_running(disp_t *d, uint32_t reason, const char *why)
 {
 	uint64_t now = wait_now_ns();
 	for (struct entry *e = d->published.head; e; e = e->next) {
 		e->max_retries = 0;
-		if (!e->cancel) request_cancel(d, e, reason, now);
+		if (e->cancel) continue;
+		request_cancel(d, e, reason, now);
+		e->cancel_why = why;
 	}
 }
 

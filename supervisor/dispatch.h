@@ -105,8 +105,9 @@ void disp_pause(disp_t *d, int on);
 void disp_lost(disp_t *d, disp_target_t *t, uint32_t worker, const void *frame, uint32_t len);
 /* Report every queued item cancelled (final). */
 void disp_cancel_queued(disp_t *d, const char *why);
-/* Ask every running item to stop (reason SHM_CANCEL_*); none of them will run again. */
-void disp_cancel_running(disp_t *d, uint32_t reason);
+/* Ask every running item to stop (reason SHM_CANCEL_*); none of them will run again. why
+ * (static text, or NULL): the cause its outcome carries when its worker names none. */
+void disp_cancel_running(disp_t *d, uint32_t reason, const char *why);
 /* Every item of one job: queued ones end cancelled (why), running ones are asked to stop
  * (reason SHM_CANCEL_*, killed after the kill grace); none runs again. */
 void disp_cancel_job(disp_t *d, const char *job, uint32_t reason, const char *why);

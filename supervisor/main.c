@@ -52,8 +52,10 @@ static const char usage_text[] =
 "  -h, --help            this text\n"
 "  -V, --version         the version\n"
 "\n"
-"Signals: SIGTERM/SIGINT stop dispatching, let running items finish (shutdownGraceSeconds), then\n"
-"end them (external workers are told too, and waited for); SIGHUP reloads the configuration (on error the old one stays).\n"
+"Signals: SIGTERM/SIGINT stop: every job leaves this instance, running items get shutdownGraceSeconds\n"
+"to finish, then are stopped (external workers too, and waited for) and, with failover, handed over\n"
+"to the other instances; SIGUSR2 drains: the same without exiting (docs/operations.md); SIGHUP\n"
+"reloads the configuration (on error the old one stays).\n"
 "Exit status: 0 clean stop (or --run: every item succeeded, even if a signal stopped it), 1 runtime\n"
 "failure (or --run: an item failed or was stopped before it ended), 2 usage or configuration error.\n";
 
@@ -187,6 +189,9 @@ static void maybe_exit(struct sup *s, uint64_t now_ns)
 	if (!s->pool_stopped) return;
 	uint32_t n = disp_running(s->disp);
 	if (n && s->stopping && now_ns < s->stop_by_ns) return;
+	/* the completions of what stopped here (handed over for failover) are written before the
+	 * session closes, or the leader would find nothing to hand out */
+	if (!n && s->stopping && coord_busy(s->coord) && now_ns < s->stop_by_ns) return;
 	if (n)
 		log_warn("shutdown: %" PRIu32 " item%s of external workers still running; leaving them", n, n == 1 ? "" : "s");
 	ev_break(s->loop, EVBREAK_ALL);
@@ -301,10 +306,12 @@ static void co_unreachable(void *arg, const char *why)
 	sup_shutdown(s, 1);
 }
 
+static void co_drain(void *arg);   /* below, with the signals */
+
 static const struct coord_hooks coord_hooks = {
 	.pause = co_pause, .lease = co_lease, .hold = co_hold, .release = co_release, .drop_held = co_drop_held,
 	.counts = co_counts, .cancel_job = co_cancel_job, .fire_ended = co_fire_ended, .kick = co_kick,
-	.trigger = co_trigger, .job_conf = co_job_conf, .unreachable = co_unreachable,
+	.trigger = co_trigger, .job_conf = co_job_conf, .unreachable = co_unreachable, .drain = co_drain,
 };
 
 /* pool target operations */
@@ -481,10 +488,55 @@ static void shutdown_grace_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)loop;
 	(void)revents;
 	struct sup *s = w->data;
-	if (disp_running(s->disp))
-		log_warn("shutdown: %" PRIu32 " items still running after the grace period; asking them to stop",
-		         disp_running(s->disp));
-	disp_cancel_running(s->disp, SHM_CANCEL_SHUTDOWN);
+	uint32_t n = disp_running(s->disp);
+	const char *what = s->stopping ? "shutdown" : "drain";
+	snprintf(s->cancel_why, sizeof s->cancel_why, "stopped by the supervisor's %s: still running after "
+	         "shutdownGraceSeconds (%ds)%s", what, s->conf->supervisor.shutdown_grace_seconds,
+	         s->coord ? "; handed over for failover if the job fails over" : "");
+	if (n)
+		log_warn("%s: %" PRIu32 " item%s still running after the grace period; asking %s to stop", what, n,
+		         n == 1 ? "" : "s", n == 1 ? "it" : "them");
+	disp_cancel_running(s->disp, SHM_CANCEL_SHUTDOWN, s->cancel_why);
+}
+
+/* Draining (SIGUSR2, or servers/{ip} DRAINING written by `ejobctl drain`): every job leaves this
+ * instance (coord_drain: the others reshard without it and take what it hands over), nothing new
+ * starts here, queued items are handed over at once, running ones get shutdownGraceSeconds to end
+ * and are then stopped and handed over. The supervisor stays up, holding nothing, until it is
+ * stopped or restarted (a restart registers it again). */
+static void sup_drain(struct sup *s, const char *why)
+{
+	if (s->stopping || s->draining) return;
+	s->draining = 1;
+	uint32_t grace = (uint32_t)s->conf->supervisor.shutdown_grace_seconds;
+	log_warn("%s: draining: every job leaves this instance; running items get %" PRIu32 "s to finish, the rest is "
+	         "handed over; the supervisor then holds nothing until it restarts", why, grace);
+	if (s->coord) {
+		coord_drain(s->coord);
+	} else {
+		if (s->sched) sched_stop(s->sched);
+		local_stop(s->local);
+	}
+	disp_cancel_queued(s->disp, "not started: the supervisor is draining");
+	ev_timer_init(&s->shutdown_w, shutdown_grace_cb, grace, 0);
+	s->shutdown_w.data = s;
+	ev_timer_start(s->loop, &s->shutdown_w);
+}
+
+static void co_drain(void *arg)
+{
+	struct sup *s = arg;
+	sup_drain(s, "ejobctl drain (servers/{ip} DRAINING)");
+}
+
+/* draining: say once when nothing is left here */
+static void drain_tick(struct sup *s)
+{
+	if (!s->draining || s->drained || s->stopping) return;
+	if (disp_running(s->disp) || disp_pending(s->disp) || coord_busy(s->coord)) return;
+	s->drained = 1;
+	ev_timer_stop(s->loop, &s->shutdown_w);
+	log_info("drained: nothing runs or waits here any more; stop or restart the supervisor (a restart joins again)");
 }
 
 static void sup_shutdown(struct sup *s, int exit_code)
@@ -503,6 +555,7 @@ static void sup_shutdown(struct sup *s, int exit_code)
 	disp_cancel_queued(s->disp, "not started: the supervisor is stopping");
 	att_shutdown(s->att);
 	s->stop_by_ns = wait_now_ns() + (uint64_t)(grace + kill_grace + 2) * 1000000000u;
+	ev_timer_stop(s->loop, &s->shutdown_w);     /* a drain's grace: the stop's begins now */
 	ev_timer_init(&s->shutdown_w, shutdown_grace_cb, grace, 0);
 	s->shutdown_w.data = s;
 	ev_timer_start(s->loop, &s->shutdown_w);
@@ -557,6 +610,10 @@ static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		sdn_reloading(s->sdn, 1);
 		return;
 	}
+	if (w->signum == SIGUSR2) {
+		sup_drain(s, "SIGUSR2");
+		return;
+	}
 	if (s->stopping) {
 		log_warn("%s again: stopping now", strsignal(w->signum));
 		pool_stop(s->pool, 0);
@@ -590,6 +647,7 @@ static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	/* an attached worker binds its slots after the welcome: capacity can grow without an event */
 	if (!s->stopping && disp_pending(s->disp)) disp_kick(s->disp);
 	local_tick(s->local, now, s->stopping);
+	drain_tick(s);
 	maybe_exit(s, now);
 	(void)loop;
 }
@@ -750,10 +808,12 @@ static void start_signals(struct sup *s)
 	ev_signal_init(&s->sig_term, sig_cb, SIGTERM);
 	ev_signal_init(&s->sig_int, sig_cb, SIGINT);
 	ev_signal_init(&s->sig_hup, sig_cb, SIGHUP);
-	s->sig_term.data = s->sig_int.data = s->sig_hup.data = s;
+	ev_signal_init(&s->sig_usr2, sig_cb, SIGUSR2);
+	s->sig_term.data = s->sig_int.data = s->sig_hup.data = s->sig_usr2.data = s;
 	ev_signal_start(s->loop, &s->sig_term);
 	ev_signal_start(s->loop, &s->sig_int);
 	ev_signal_start(s->loop, &s->sig_hup);
+	ev_signal_start(s->loop, &s->sig_usr2);
 	ev_child_init(&s->child_w, child_cb, 0, 0);
 	s->child_w.data = s;
 	ev_child_start(s->loop, &s->child_w);

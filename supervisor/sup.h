@@ -53,10 +53,13 @@ struct sup {
 	int pool_stopped;           /* every pool worker has exited */
 	uint64_t stop_by_ns;        /* stopping: leave by then even if external workers' items run */
 	int exit_code;
-	ev_signal sig_term, sig_int, sig_hup;
+	int draining;               /* SIGUSR2 or servers/{ip} DRAINING: every job left, nothing new runs here */
+	int drained;                /* draining, and nothing is left here (said once) */
+	char cancel_why[160];       /* the cause of items stopped past the grace (their outcomes point at it) */
+	ev_signal sig_term, sig_int, sig_hup, sig_usr2;
 	ev_child child_w;
 	ev_timer tick_w;
-	ev_timer shutdown_w;        /* grace before running items are asked to stop */
+	ev_timer shutdown_w;        /* grace before running items are asked to stop (a stop, a drain) */
 	fires_t *fires;             /* every fire's items and outcomes (the dispatcher reports here) */
 	events_t *events;           /* the execution events' sinks (NULL: none configured) */
 	local_t *local;             /* fires without ZooKeeper: --standalone, --run */

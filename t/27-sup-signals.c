@@ -171,7 +171,7 @@ static void test_sigterm_grace(void)
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "SIGINT during --run with an item longer than the grace: exit 1, the "
 	   "item did not end ok (status 0x%x)", st);
 	ok(took >= 900 && took < 4000, "after the 1s grace (%llums)", (unsigned long long)took);
-	ok(tsup_log_count(&t, "asking them to stop") == 1, "it was asked to stop");
+	ok(tsup_log_count(&t, "1 item still running after the grace period; asking it to stop") == 1, "it was asked to stop");
 	ok(tsup_log_count(&t, "job slow item 0 attempt 1: cancelled") == 1, "and reported cancelled");
 	pid_t pids[2];
 	int n = pids_in(pf, pids, 2);
