@@ -307,7 +307,7 @@ static int cmd_set(struct ctl *c, int argc, char **argv)
 	char *buf;
 	size_t len;
 	int rr = !strcmp(file, "-") ? read_all(stdin, &buf, &len) : conf_read_file(file, &buf, &len);
-	if (rr < 0) return ctl_msg(c, 1, "%s: cannot read: %s", file, strerror(errno));
+	if (rr < 0) return ctl_msg(c, strcmp(file, "-") ? 2 : 1, "%s: cannot read: %s", file, strerror(errno));
 	const char *label = strcmp(file, "-") ? file : "(stdin)";
 	int r;
 	struct node n;
