@@ -30,9 +30,21 @@ struct ctl {
 
 /* Take ejobctl's connection options out of argv (--zk HOSTS, --namespace NS, --digest U:P,
  * -c/--config FILE, --json, --timeout SECONDS; also as --opt=VALUE) and leave the rest, argv[0]
- * first, in order. Returns 0, or 2 after a message (an option without its value, a config file
- * that does not load, neither --zk nor -c). A namespace given with slashes is taken without. */
+ * first, in order. Each of hosts, namespace and digest comes from its flag, else -c FILE's
+ * regCenter, else $EJOB_ZK, $EJOB_NAMESPACE, $EJOB_DIGEST, else (no -c, and hosts or namespace
+ * still unknown) ctl_default_file()'s regCenter. Returns 0, or 2 after a message (an option
+ * without its value, a config file that does not load, no cluster named anywhere). A namespace
+ * given with slashes is taken without. */
 int ctl_options(struct ctl *c, const char *cmd, int *argc, char **argv);
+
+/* The file read when nothing else says where the cluster is: $EJOB_CONFIG if set ("" : none),
+ * else CTL_DEFAULT_FILE if it exists; NULL if none. */
+#define CTL_DEFAULT_FILE "/etc/ejob/ejob.yaml"
+const char *ctl_default_file(void);
+
+/* conf_load_file, or NULL after its errors and "ejobctl CMD: FILE: the configuration does not
+ * load (above); WHY" on stderr (a configuration problem: the caller exits 2). */
+conf_t *ctl_load_conf(const char *cmd, const char *file, const char *why);
 
 /* Connect, add the digest, and check that the namespace exists. 0, or 1 after a message:
  * "cannot reach ZooKeeper at HOSTS within 5 s", "namespace /NS does not exist at HOSTS", ... */
