@@ -565,6 +565,32 @@ int ctl_jobs(struct ctl *c, char ***names, int *n)
 	return 0;
 }
 
+/* the node's overwrite key, as the supervisor reads it; 0 if it does not parse */
+static int overwrites(const char *job, const char *data, size_t len)
+{
+	if (!data || !len) return 0;
+	conf_diags_t *d = NULL;
+	conf_job_t *j = conf_node_parse(data, len, job, &d);
+	int o = j && j->overwrite;
+	conf_job_free(j);
+	conf_diags_free(d);
+	return o;
+}
+
+void ctl_warn_overwrite(const struct ctl *c, const char *job, const char *old, size_t oldlen, const char *new_,
+                        size_t newlen)
+{
+	if (!overwrites(job, old, oldlen) && !overwrites(job, new_, newlen)) return;
+	if (new_)
+		ctl_msg(c, 0, "warning: job '%s' has overwrite: true: a supervisor with '%s' in its config file publishes "
+		        "the file's config when it starts or reloads, and undoes this change; to keep it, set overwrite: "
+		        "false for the job in the supervisors' files, or make the change in the files", job, job);
+	else
+		ctl_msg(c, 0, "warning: job '%s' has overwrite: true: a supervisor with '%s' in its config file registers "
+		        "it again, with the file's config, when it starts or reloads; remove the job from the supervisors' "
+		        "files too", job, job);
+}
+
 const char *ctl_suggest(const char *s, char *const *names, int n)
 {
 	return conf_suggest(s, (const char *const *)names, (size_t)n);

@@ -104,6 +104,12 @@ int ctl_jobs(struct ctl *c, char ***names, int *n);
 /* job is a job of the namespace: 0; else 2 after "no job 'X' in namespace /NS (did you mean 'Y'?)",
  * or 1 if ZooKeeper failed. */
 int ctl_need_job(struct ctl *c, const char *job);
+/* After ejobctl rewrote or removed job's config node: if the node it read (old) or wrote (new,
+ * NULL for a removal) says overwrite: true, a supervisor with the job in its file publishes the
+ * file's config at its next start or reload and undoes what was done. A warning on stderr naming
+ * the job, why and the fix; the exit status is not changed. */
+void ctl_warn_overwrite(const struct ctl *c, const char *job, const char *old, size_t oldlen, const char *new_,
+                        size_t newlen);
 /* The closest of names[0..n-1] to s (edit distance), NULL if none is close: for "did you mean". */
 const char *ctl_suggest(const char *s, char *const *names, int n);
 
