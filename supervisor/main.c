@@ -692,7 +692,7 @@ static int parse_args(struct sup *s, int argc, char **argv)
 		case 'S': s->opts.standalone = 1; break;
 		case 'm': s->opts.metrics = optarg; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
-		case 'V': printf("ejob-supervisor %s\n", EJOB_VERSION); exit(0);
+		case 'V': printf("ejob %s\n", EJOB_VERSION); exit(0);
 		case ':':
 			fprintf(stderr, "ejob-supervisor: %s needs a value; see --help\n", argv[optind - 1]);
 			return 2;

@@ -8,6 +8,7 @@
 
 #include "conf/conf.h"
 #include "ipc/seg.h"
+#include "ipc/version.h"
 #include "supervisor/attach.h"
 #include "supervisor/coord.h"
 #include "supervisor/dispatch.h"
@@ -20,8 +21,6 @@
 #include "supervisor/pool.h"
 #include "supervisor/sched.h"
 #include "supervisor/sdnotify.h"
-
-#define EJOB_VERSION "0.1.0"
 
 struct sup_opts {
 	const char *config;         /* -c FILE */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "ipc/version.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/tap.h"
@@ -29,7 +30,7 @@ int main(void)
 	ok(strstr(out, "usage: ejob-supervisor [-c FILE] [--workers N]") && strstr(out, "--run JOB[:ITEM,ITEM...]"),
 	   "and shows the usage, --run included");
 	is_int(sup("--version", NULL, NULL, NULL), 0, "--version exits 0");
-	ok(!strncmp(out, "ejob-supervisor ", 16), "and prints the version");
+	is_str(out, "ejob " EJOB_VERSION "\n", "and prints 'ejob X.Y.Z', as every ejob binary");
 	is_int(sup(NULL, NULL, NULL, NULL), 2, "no -c: exit 2");
 	is_str(err, "ejob-supervisor: no configuration: give -c FILE (docs/config.md)\n", "  saying what is missing");
 	is_int(sup("--bogus", NULL, NULL, NULL), 2, "unknown option: exit 2");

@@ -10,11 +10,12 @@
 #include <unistd.h>
 
 #include "conf/conf.h"
+#include "t/lib/tlib.h"
 #include "t/tap.h"
 
 #define EJOBCTL "tools/ejobctl"
 
-static char dir[] = "/tmp/ejob-t37-XXXXXX";
+static const char *dir;      /* tlib_tmpdir(): removed with what is in it at exit, kept if a check failed */
 static char out[1 << 16], err[1 << 20];
 
 static void write_file(const char *name, const char *text, size_t len)
@@ -77,7 +78,8 @@ static char *path_of(const char *name)
 int main(void)
 {
 	if (access(EJOBCTL, X_OK) != 0) BAIL_OUT(EJOBCTL " is not built (run make)");
-	if (!mkdtemp(dir)) BAIL_OUT("mkdtemp: %s", strerror(errno));
+	tlib_init(60);
+	dir = tlib_tmpdir();
 	setenv("TZ", "UTC", 1);   /* the machine's zone, for jobs without timeZone */
 	char want[4096];
 
@@ -318,12 +320,12 @@ int main(void)
 
 	/* a file that cannot be read */
 	st = run((const char *[]){ "validate", path_of("missing.yaml"), NULL });
-	is_int(st, 1, "a missing file: exit 1");
+	is_int(st, 2, "a missing file: exit 2 (a configuration problem, as for the supervisor)");
 	snprintf(want, sizeof want, "ejobctl validate: %s: cannot read: No such file or directory\n",
 	         path_of("missing.yaml"));
 	is_str(err, want, "with the reason");
 	st = run((const char *[]){ "validate", dir, NULL });
-	is_int(st, 1, "a directory: exit 1");
+	is_int(st, 2, "a directory: exit 2");
 	snprintf(want, sizeof want, "ejobctl validate: %s: cannot read: Is a directory\n", dir);
 	is_str(err, want, "with the reason");
 
@@ -373,10 +375,5 @@ int main(void)
 	st = run((const char *[]){ "--help", NULL });
 	ok(st == 0 && strstr(out, "validate [--now EPOCH] FILE"), "ejobctl --help lists validate");
 
-	const char *names[] = { "good.yaml", "unacted.yaml", "paths.yaml", "noexec.sh", "notelf.so", "noexecpath.yaml",
-	                        "bad.yaml", "nouser.yaml", "big.yaml", "many.yaml", "cron.yaml",
-	                        "stdout", "stderr" };
-	for (size_t i = 0; i < sizeof names / sizeof *names; i++) unlink(path_of(names[i]));
-	rmdir(dir);
 	return done_testing();
 }

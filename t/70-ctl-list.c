@@ -381,6 +381,8 @@ static void check_items(const struct jv *j, const char *job, int total)
 int main(void)
 {
 	tlib_init(60);
+	setenv("EJOB_CONFIG", "", 1);     /* not this machine's /etc/ejob/ejob.yaml */
+	unsetenv("EJOB_ZK"), unsetenv("EJOB_NAMESPACE");
 	uint64_t t_start = tlib_now_ms();
 	tzkup_start(&u, 200, "t70", 2000);
 	snprintf(zkopt, sizeof zkopt, "%s", u.connect);

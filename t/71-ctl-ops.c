@@ -6,9 +6,10 @@
  *   - trigger: a job whose cron is in 2099 fires once on each instance; a stale trigger node goes;
  *   - disable/enable --server: the server's items move to the other instance and come back;
  *   - disable-item/enable-item: the items stop running, then run again;
- *   - shutdown --instance: instances/{id} gone, its items move; the alive node stays;
+ *   - shutdown --instance: instances/{id} gone, its items move; the alive node stays; it says
+ *     how to bring it back, and `instances` lists it as shut down;
  *   - remove: refused while an instance is online (exit 1, the subtree unchanged); --force takes
- *     the whole job in one multi and nothing comes back; --server; a job spanning several multis,
+ *     the whole job in one multi and nothing comes back (a warning when overwrite: true); --server; a job spanning several multis,
  *     cut off after the first (no job left, nothing online) and finished; the job again once its
  *     supervisors have stopped. */
 #include <signal.h>
@@ -68,7 +69,7 @@ int main(void)
 	         "    props: {script.command.line: \"%s %s\"}\n"
 	         "  op:\n    type: script\n    cron: \"* * * * * ?\"\n    shardingTotalCount: 4\n"
 	         "    props: {script.command.line: \"%s %s\"}\n"
-	         "  rm:\n    type: script\n    cron: \"* * * * * ?\"\n    shardingTotalCount: 2\n"
+	         "  rm:\n    type: script\n    cron: \"* * * * * ?\"\n    shardingTotalCount: 2\n    overwrite: true\n"
 	         "    props: {script.command.line: \"%s %s\"}\n",
 	         sh, runs_tr, sh, runs_op, sh, runs_rm);
 	struct tsup a, b;
@@ -159,10 +160,24 @@ int main(void)
 
 	/* ---- shutdown one instance ---- */
 	is_int(ctl("shutdown", "op", "--instance", b.id, NULL), 0, "shutdown op --instance b: exit 0");
+	char undo[300];
+	snprintf(undo, sizeof undo, "job 'op' stays stopped on %s until its supervisor restarts (on 127.0.0.2", b.id);
+	ok(strstr(out, undo) != NULL, "  and says how to bring it back: restart b's supervisor: %s", out);
 	ok(missing(tzkup_path(&u, "op", "instances/%s", b.id)), "  instances/{b} deleted");
 	ok(!missing(tzkup_path(&u, "tr", "instances/%s", b.id)), "  b's instance of tr stays");
 	ok(tzkup_wait_owned(&u, "op", 4, a.id, 4, 5000), "  a owns all 4 items");
 	ok(!missing(tzkup_path(&u, "op", "leader/failover/alive/%s", b.id)), "  b's alive node stays (its session lives)");
+	/* the shut-down instance stays in the listings (issue 25): its alive node without instances/{id} */
+	is_int(ctl("instances", "op", "--json", NULL), 0, "instances op --json: exit 0");
+	char key[200];
+	snprintf(key, sizeof key, "{\"id\":\"%s\"", b.id);
+	const char *bj = strstr(out, key), *st = bj ? strstr(bj, "\"state\":") : NULL;
+	ok(st && !strncmp(st, "\"state\":\"shutdown\"", 18) && strstr(bj, "\"online\":false,\"kind\":\"ejob\""),
+	   "  b listed, ejob, state shutdown: %.160s", bj ? bj : out);
+	is_int(ctl("instances", "op", NULL), 0, "instances op: exit 0");
+	const char *brow = strstr(out, b.id), *eol = brow ? strchr(brow, '\n') : NULL;
+	ok(eol && eol - brow > 11 && !strncmp(eol - 11, "  shut down", 11), "  its row's STATE: shut down: %.*s",
+	   eol ? (int)(eol - brow) : 0, brow ? brow : "");
 	t0 = now_ms() + 300;
 	usleep(2300000);
 	exact = 0;
@@ -185,6 +200,8 @@ int main(void)
 	is_int(ctl("remove", "op", "--server", "127.0.0.2", NULL), 0, "remove op --server 127.0.0.2 (b shut down): exit 0");
 	is_str(out, "deleted /t71/op/servers/127.0.0.2\n", "  deletes servers/127.0.0.2 only");
 	is_int(ctl("remove", "rm", "--force", NULL), 0, "remove rm --force: exit 0");
+	ok(strstr(err, "warning: job 'rm' has overwrite: true") && strstr(err, "remove the job from the supervisors' files"),
+	   "  warns that the supervisors' files (overwrite: true) bring rm back: %s", err);
 	ok(strstr(out, "in 1 multi\n") != NULL, "  in one multi: %s", out);
 	ok(missing("/t71/rm"), "  /t71/rm is gone");
 	long long t1 = now_ms();
@@ -221,6 +238,7 @@ int main(void)
 	ok(WIFEXITED(s1) && !WEXITSTATUS(s1) && WIFEXITED(s2) && !WEXITSTATUS(s2), "both supervisors stop cleanly");
 	ok(tzk_wait_exists(u.zh, tzkup_path(&u, "op", "instances/%s", a.id), 0, 5000), "op has no instance online");
 	is_int(ctl("remove", "op", "--json", NULL), 0, "remove op: exit 0");
+	ok(!strstr(err, "overwrite"), "  op has overwrite: false: no warning (%s)", err);
 	ok(!strncmp(out, "{\"command\":\"remove\",\"job\":\"op\",\"path\":\"/t71/op\",\"nodes\":", 55) &&
 	   strstr(out, "\"multis\":1,\"leftover\":false}"), "  --json says what: %s", out);
 	ok(missing("/t71/op"), "  /t71/op is gone");

@@ -321,7 +321,7 @@ int main(void)
 	char missing[600];
 	snprintf(missing, sizeof missing, "%s/no-such-file.yaml", tlib_tmpdir());
 	r = run("config", "set", "cfg", missing, NULL);
-	ok(r.st == 1 && strstr(r.err, "no-such-file.yaml: cannot read: No such file"), "config set of an unreadable FILE: exit 1, named");
+	ok(r.st == 2 && strstr(r.err, "no-such-file.yaml: cannot read: No such file"), "config set of an unreadable FILE: exit 2 (a configuration problem), named");
 	res_free(&r);
 	r = run("config", "set", "cfx", f_every, NULL);
 	ok(r.st == 2 && strstr(r.err, "did you mean 'cfg'"), "config set of an unknown job: exit 2, did you mean");

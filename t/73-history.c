@@ -10,7 +10,9 @@
  *     lost while keep allows;
  *   - a history that blocks (a FIFO nobody reads) never delays a fire, and the supervisor still
  *     stops cleanly;
- *   - ejobctl history reads the file back (all, --failed, --item). */
+ *   - ejobctl history reads the file back (all, --failed, --item), oldest first by start, with
+ *     each fire id, a failure's cause from its exit code and output; says which file an empty
+ *     answer read; tells --zk what to give instead. */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -119,6 +121,7 @@ static const struct rec *find(const struct rec *r, int n, long long fire, int it
 int main(void)
 {
 	tlib_init(60);
+	setenv("EJOB_CONFIG", "", 1);     /* no /etc/ejob/ejob.yaml of this machine */
 	static struct tsup a, b;
 	char yaml[2048], sh[700], runs[700], hist[700], fifo[700], bruns[700];
 
@@ -274,5 +277,52 @@ int main(void)
 			   strstr(out, "\"output\":null"), "  with each one's output (null when it wrote nothing)");
 		free(out), free(err);
 	}
+
+	/* issue 25: oldest first by start (the file is in end order: item 2 ends after item 1's retry
+	 * began), the fire id in --json and in a FIRE column, a failure's CAUSE from how it ended */
+	char *out = NULL, *err = NULL;
+	const char *jargv[] = { "tools/ejobctl", "history", "h", "--file", hist, "--json", NULL };
+	int hs = tlib_run(jargv, &out, &err);
+	int got = 0, sorted = 1, fired = 1;
+	long long prev = 0;
+	for (const char *p = out; p && (p = strstr(p, "{\"start\":")); p++) {
+		char v[64];
+		long long ms = iso_ms(tlib_json_field(p, "start", v, sizeof v) ? v : "");
+		long long fid = -1;
+		if (!tlib_json_field(p, "fireId", v, sizeof v) || sscanf(v, "%lld", &fid) != 1) fired = 0;
+		int item = -1;
+		if (tlib_json_field(p, "item", v, sizeof v)) item = atoi(v);
+		if (!find(r, n, fid, item, 1)) fired = 0;
+		if (ms < prev) sorted = 0;
+		prev = ms;
+		got++;
+	}
+	ok(WIFEXITED(hs) && WEXITSTATUS(hs) == 0 && got == n && sorted, "ejobctl history: every record, oldest first by "
+	   "start (%d of %d)", got, n);
+	ok(fired, "  each with the fireId of its record");
+	free(out), free(err);
+	const char *targv[] = { "tools/ejobctl", "history", "h", "--file", hist, "--item", "1", NULL };
+	hs = tlib_run(targv, &out, &err);
+	char fire_cell[64];
+	snprintf(fire_cell, sizeof fire_cell, "  %lld  1  ", r1->fire);
+	ok(out && !strncmp(out, "START                     FIRE           ITEM  ATTEMPT  SOURCE", 62) &&
+	   strstr(out, fire_cell), "  the table has a FIRE column: %.70s", out ? out : "");
+	ok(out && strstr(out, "exit 3: it broke at attempt 1\n") && strstr(out, "exit 3: it broke at attempt 2\n"),
+	   "  a failure's CAUSE is its exit code and the last line of its output");
+	free(out), free(err);
+
+	/* -c FILE: one machine's file, and an empty answer says which and that it is this machine's */
+	const char *cargv[] = { "tools/ejobctl", "history", "nojob", "-c", a.conf, NULL };
+	hs = tlib_run(cargv, &out, &err);
+	ok(WIFEXITED(hs) && WEXITSTATUS(hs) == 0 && err && strstr(err, hist) && strstr(err, "one machine") &&
+	   strstr(err, "--pg"), "history -c FILE with nothing to show names the file read, this machine's only: %s", err);
+	free(out), free(err);
+	/* the connection options are taken, and a history asked of ZooKeeper says what to give */
+	const char *zargv[] = { "tools/ejobctl", "--zk", "127.0.0.1:2181", "--namespace", "t73", "history", "h", NULL };
+	hs = tlib_run(zargv, &out, &err);
+	ok(WIFEXITED(hs) && WEXITSTATUS(hs) == 2 && err && strstr(err, "ZooKeeper (--zk 127.0.0.1:2181) keeps no "
+	   "execution history") && strstr(err, "-c FILE") && strstr(err, "--file HISTORY") && strstr(err, "--pg URL"),
+	   "history --zk: exit 2, saying to give -c FILE, --file or --pg: %s", err);
+	free(out), free(err);
 	return done_testing();
 }

@@ -442,7 +442,7 @@ int main(void)
 	is_int(run((const char *[]){ EJOBCTL, "import", o, NULL }), 2, "an ejob configuration: exit 2");
 	ok(strstr(run_err, "it looks like an ejob configuration already") && strstr(run_err, "ejobctl import: nothing converted\n"),
 	   "  says so");
-	is_int(run((const char *[]){ EJOBCTL, "import", "/nonexistent/application.yml", NULL }), 1, "a file that is not there: exit 1");
+	is_int(run((const char *[]){ EJOBCTL, "import", "/nonexistent/application.yml", NULL }), 2, "a file that is not there: exit 2 (a configuration problem)");
 	is_int(run((const char *[]){ EJOBCTL, "import", NULL }), 2, "no file: exit 2");
 	is_int(run((const char *[]){ EJOBCTL, "import", a, "--frobnicate", NULL }), 2, "an unknown option: exit 2");
 	is_int(run((const char *[]){ EJOBCTL, "--help", NULL }), 0, "ejobctl --help");

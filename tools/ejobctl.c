@@ -1,8 +1,11 @@
 /* tools/ejobctl.c: operate ejob; dispatches to one command per file (tools/ejobctl_*.c). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "ipc/version.h"
 #include "tools/ejobctl.h"
+#include "tools/ejobctl_zk.h"
 
 /* Commands: add one line here and a file tools/ejobctl_NAME.c. */
 ejobctl_cmd_fn ejobctl_cron;
@@ -31,25 +34,95 @@ static const struct ejobctl_cmd cmds[] = {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ejobctl COMMAND [ARGS...]\n\ncommands:\n");
+	fprintf(f, "usage: ejobctl [OPTIONS] COMMAND [ARGS...] [OPTIONS]\n\ncommands:\n");
 	for (const struct ejobctl_cmd *c = cmds; c->name; c++)
 		fprintf(f, "  %-50s %s\n", c->usage, c->summary);
-	fprintf(f, "\n'ejobctl COMMAND --help' tells more.\n");
+	fprintf(f,
+	        "\n"
+	        "options (before or after the command):\n"
+	        "  --zk HOSTS --namespace NS [--digest USER:PASS]   the cluster (ZooKeeper's host:port,host:port)\n"
+	        "  -c FILE                a supervisor's config file: its regCenter (history: its tracing or history file)\n"
+	        "  --timeout SECONDS      how long to wait for ZooKeeper (default 5)\n"
+	        "  --json                 one JSON document on stdout\n"
+	        "  --version              print \"ejob " EJOB_VERSION "\"\n"
+	        "\n"
+	        "Where the cluster is, each of ZooKeeper's hosts, the namespace and the digest on its own, the\n"
+	        "first that has it: the flag (--zk, --namespace, --digest); -c FILE's regCenter; the environment\n"
+	        "(EJOB_ZK, EJOB_NAMESPACE, EJOB_DIGEST); the regCenter of $EJOB_CONFIG, else of " CTL_DEFAULT_FILE "\n"
+	        "(read only when there is no -c and the hosts or the namespace is still unknown).\n"
+	        "\n"
+	        "Exit status: 0 ok, 1 runtime failure (ZooKeeper unreachable, a request refused), 2 usage, a\n"
+	        "configuration file that is missing or invalid, or an unknown name (job, item, server, instance).\n"
+	        "'ejobctl COMMAND --help' tells more.\n");
+}
+
+/* ejobctl's own options, taken before the command: how many argv words option i is (1 or 2),
+ * 0 if it is none of them. */
+static int global_opt(int argc, char **argv, int i)
+{
+	static const char *const with_value[] = { "--zk", "--namespace", "--digest", "--config", "-c", "--timeout", NULL };
+	const char *a = argv[i];
+	if (!strcmp(a, "--json")) return 1;
+	for (const char *const *o = with_value; *o; o++) {
+		size_t n = strlen(*o);
+		if (!strncmp(a, *o, n) && a[n] == '=' && (*o)[1] == '-') return 1;
+		if (!strcmp(a, *o)) return i + 1 < argc ? 2 : -1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
+	/* options before the command go to it, right after its name: every command takes them
+	 * wherever they are (a "--" among its own arguments stays after them) */
+	int first = 1;
+	while (first < argc && argv[first][0] == '-') {
+		const char *a = argv[first];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--version")) {
+			printf("ejob %s\n", EJOB_VERSION);
+			return 0;
+		}
+		int k = global_opt(argc, argv, first);
+		if (k < 0) {
+			fprintf(stderr, "ejobctl: %s needs a value; 'ejobctl --help' lists the options\n", a);
+			return 2;
+		}
+		if (!k) {
+			fprintf(stderr, "ejobctl: unknown option '%s' before the command; 'ejobctl --help' lists the options\n", a);
+			return 2;
+		}
+		first += k;
+	}
+	if (first >= argc) {
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+	if (!strcmp(argv[first], "help")) {
 		usage(stdout);
 		return 0;
 	}
-	for (const struct ejobctl_cmd *c = cmds; c->name; c++)
-		if (!strcmp(argv[1], c->name))
-			return c->fn(argc - 1, argv + 1);
-	fprintf(stderr, "ejobctl: unknown command '%s'; 'ejobctl --help' lists the commands\n", argv[1]);
-	return 2;
+	const struct ejobctl_cmd *c = cmds;
+	while (c->name && strcmp(argv[first], c->name)) c++;
+	if (!c->name) {
+		fprintf(stderr, "ejobctl: unknown command '%s'; 'ejobctl --help' lists the commands\n", argv[first]);
+		return 2;
+	}
+	/* argv as the command wants it: its name, the options given before it, its own arguments */
+	char **av = calloc((size_t)argc + 1, sizeof *av);
+	if (!av) {
+		fputs("ejobctl: out of memory\n", stderr);
+		return 1;
+	}
+	int n = 0;
+	av[n++] = argv[first];
+	for (int i = 1; i < first; i++) av[n++] = argv[i];
+	for (int i = first + 1; i < argc; i++) av[n++] = argv[i];
+	av[n] = NULL;
+	int r = c->fn(n, av);
+	free(av);
+	return r;
 }

@@ -163,13 +163,15 @@ static int check(const struct ctl *c, const char *job, const struct node *n, con
 
 /* zoo_set with the version read before: 0 written; 1 after a message (the conflict, or a failed
  * request). *conflict: the node changed (or went) meanwhile. */
-static int write_node(struct ctl *c, const struct node *n, const char *buf, size_t len, int version, int *conflict)
+static int write_node(struct ctl *c, const char *job, const struct node *n, const char *buf, size_t len, int version,
+                      int *conflict)
 {
 	struct Stat st;
 	*conflict = 0;
 	int rc = zoo_set2(c->zh, n->path, buf, (int)len, version, &st);
 	if (rc == ZOK) {
 		printf("%s: written (version %d)\n", n->path, st.version);
+		ctl_warn_overwrite(c, job, n->data, n->len, buf, len);
 		return 0;
 	}
 	if (rc == ZBADVERSION || rc == ZNONODE) {
@@ -307,7 +309,7 @@ static int cmd_set(struct ctl *c, int argc, char **argv)
 	char *buf;
 	size_t len;
 	int rr = !strcmp(file, "-") ? read_all(stdin, &buf, &len) : conf_read_file(file, &buf, &len);
-	if (rr < 0) return ctl_msg(c, 1, "%s: cannot read: %s", file, strerror(errno));
+	if (rr < 0) return ctl_msg(c, strcmp(file, "-") ? 2 : 1, "%s: cannot read: %s", file, strerror(errno));
 	const char *label = strcmp(file, "-") ? file : "(stdin)";
 	int r;
 	struct node n;
@@ -328,7 +330,7 @@ static int cmd_set(struct ctl *c, int argc, char **argv)
 		goto done;
 	}
 	int conflict;
-	r = write_node(c, &n, out, outlen, version, &conflict);
+	r = write_node(c, job, &n, out, outlen, version, &conflict);
 done:
 	if (out && out != buf) free(out);
 	free(buf);
@@ -453,7 +455,7 @@ static int cmd_edit(struct ctl *c, int argc, char **argv)
 			break;
 		}
 		int conflict = 0;
-		if (!r) r = write_node(c, &n, out, outlen, n.st.version, &conflict);
+		if (!r) r = write_node(c, job, &n, out, outlen, n.st.version, &conflict);
 		if (out != buf) free(out);
 		free(buf);
 		if (!r) unlink(tmp);

@@ -1,6 +1,6 @@
 /* tools/ejobctl_history.c: ejobctl history JOB: what ran, from ElasticJob's JOB_EXECUTION_LOG in
- * PostgreSQL when the config has tracing, else from the supervisors' history file
- * (supervisor.history, rotated files included, oldest first). */
+ * PostgreSQL when the config has tracing, else from one supervisor's history file
+ * (supervisor.history, rotated files included); shown oldest first by start. */
 #include <errno.h>
 #include <inttypes.h>
 #include <libpq-fe.h>
@@ -15,17 +15,22 @@
 static const char usage_text[] =
 	"usage: ejobctl history JOB [-c FILE | --file HISTORY | --pg URL] [--item N] [--since T] [--failed] [--json]\n"
 	"\n"
-	"What ran of JOB, oldest first: each attempt's start, item, attempt, source, outcome, exit code or\n"
-	"signal, duration, instance and cause. From PostgreSQL (ElasticJob's JOB_EXECUTION_LOG) when\n"
-	"FILE has tracing or --pg is given, else from the history file (FILE's supervisor.history.file,\n"
-	"or --file, with its rotated files FILE.1, FILE.2, ...).\n"
+	"What ran of JOB, oldest first by start: each attempt's start, fire (its fire id), item, attempt,\n"
+	"source, outcome, exit code or signal, duration, instance and cause (for a failure without one:\n"
+	"the exit code or signal and the last line of its output). From PostgreSQL (ElasticJob's\n"
+	"JOB_EXECUTION_LOG: the whole cluster) when FILE has tracing or --pg is given, else from one\n"
+	"supervisor's history file (FILE's supervisor.history.file, or --file, with its rotated files\n"
+	"FILE.1, FILE.2, ...): what ran on that machine only. Without -c, --file or --pg: the file of\n"
+	"$EJOB_CONFIG, else " CTL_DEFAULT_FILE " if it exists. ZooKeeper keeps no history: --zk and\n"
+	"--namespace are taken, as by every command, but name no history.\n"
 	"  --since T   from T on: 2026-11-24, 2026-11-24T07:00:00Z, or ago: 90s, 30m, 12h, 7d\n"
 	"  --failed    only attempts that did not succeed\n";
 
 struct row {
 	char *start, *end, *job, *source, *outcome, *instance, *host, *task, *cause, *output;
-	long long item, attempt, exit_code, signal, dur_ms;   /* -1: unknown / null */
+	long long item, attempt, exit_code, signal, dur_ms, fire;   /* -1: unknown / null */
 	long long start_ms;
+	size_t seq;                 /* the order read: ties keep it */
 };
 
 struct rows {
@@ -47,7 +52,9 @@ static void rows_add(struct rows *rs, const struct row *r)
 		CTL_NEED(v);
 		rs->v = v;
 	}
-	rs->v[rs->n++] = *r;
+	rs->v[rs->n] = *r;
+	rs->v[rs->n].seq = rs->n;
+	rs->n++;
 }
 
 /* "2026-11-24T07:31:52.355Z" (or without ms / zone: UTC) -> ms; -1 if not a time */
@@ -152,7 +159,7 @@ static char *jstring(const char **p)
 static int parse_line(const char *line, struct row *r)
 {
 	memset(r, 0, sizeof *r);
-	r->item = r->attempt = r->exit_code = r->signal = r->dur_ms = -1;
+	r->item = r->attempt = r->exit_code = r->signal = r->dur_ms = r->fire = -1;
 	const char *p = line;
 	if (*p++ != '{') return -1;
 	while (*p && *p != '}') {
@@ -189,6 +196,7 @@ static int parse_line(const char *line, struct row *r)
 		else if (!strcmp(key, "exitCode")) r->exit_code = num;
 		else if (!strcmp(key, "signal")) r->signal = num;
 		else if (!strcmp(key, "durationMs")) r->dur_ms = num;
+		else if (!strcmp(key, "fireId")) r->fire = num;
 		free(key);
 		free(sval);
 	}
@@ -288,7 +296,7 @@ static int read_pg(const char *cmd, const conf_tracing_t *t, const char *job, st
 	}
 	for (int i = 0; i < PQntuples(res); i++) {
 		struct row r = { 0 };
-		r.attempt = r.exit_code = r.signal = r.dur_ms = -1;
+		r.attempt = r.exit_code = r.signal = r.dur_ms = r.fire = -1;
 		r.start = dup_col(res, i, 0);
 		r.end = dup_col(res, i, 1);
 		r.job = dup_col(res, i, 2);
@@ -328,18 +336,79 @@ static char *num(char *buf, size_t len, long long v)
 	return buf;
 }
 
+/* oldest first by start; then by fire, item and attempt; then as read */
+static int by_start(const void *pa, const void *pb)
+{
+	const struct row *a = pa, *b = pb;
+	long long k[4][2] = { { a->start_ms, b->start_ms }, { a->fire, b->fire }, { a->item, b->item },
+	                      { a->attempt, b->attempt } };
+	for (int i = 0; i < 4; i++)
+		if (k[i][0] != k[i][1]) return k[i][0] < k[i][1] ? -1 : 1;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* The CAUSE cell: the recorded cause; for a failure without one, how it ended and the last line
+ * of its output ("exit 3: disk full"), cut to CAUSE_MAX columns. NULL: none ("-"). */
+#define CAUSE_MAX 80
+static const char *cause_cell(const struct row *x, char *buf, size_t len)
+{
+	const char *src = x->cause;
+	char how[48] = "";
+	if (!src) {
+		if (!x->outcome || !strcmp(x->outcome, "ok") || !strcmp(x->outcome, "running")) return NULL;
+		if (x->signal > 0) snprintf(how, sizeof how, "signal %lld", x->signal);
+		else if (x->exit_code >= 0) snprintf(how, sizeof how, "exit %lld", x->exit_code);
+		else snprintf(how, sizeof how, "%s", x->outcome);
+	}
+	/* the last non-empty line of the output (or of the cause), without control characters */
+	const char *t = src ? src : x->output ? x->output : "";
+	const char *end = t + strlen(t);
+	while (end > t && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ')) end--;
+	const char *beg = end;
+	while (beg > t && beg[-1] != '\n') beg--;
+	if (src && strchr(t, '\n')) beg = t, end = t + strcspn(t, "\n");   /* a cause: its first line */
+	size_t n = (size_t)snprintf(buf, len, "%s%s", how, *how && beg < end ? ": " : "");
+	size_t cols = 0;
+	for (const char *p = beg; p < end && n + 4 < len; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if ((ch & 0xC0) != 0x80 && ++cols > CAUSE_MAX) {
+			memcpy(buf + n, "...", 3);
+			n += 3;
+			break;
+		}
+		buf[n++] = ch < 0x20 || ch == 0x7f ? ' ' : (char)ch;
+	}
+	buf[n] = 0;
+	return n ? buf : NULL;
+}
+
+static const char *where_text =
+	"give -c FILE (a supervisor's config: its tracing, else its supervisor.history.file), --file HISTORY "
+	"(one machine's history file) or --pg URL (PostgreSQL with tracing: the whole cluster)";
+
 int ejobctl_history(int argc, char **argv)
 {
 	const char *cmd = "history", *job = NULL, *file = NULL, *hist = NULL, *pg = NULL, *since_s = NULL;
+	const char *zk = NULL, *ign = NULL;
 	long long item = -1, since = -1;
 	int failed = 0, json = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		const char **val = !strcmp(a, "-c") || !strcmp(a, "--config") ? &file : !strcmp(a, "--file") ? &hist
-		                   : !strcmp(a, "--pg") ? &pg : !strcmp(a, "--since") ? &since_s : NULL;
+		const char *eq = !strncmp(a, "--", 2) ? strchr(a, '=') : NULL;
+		char name[32] = "";
+		if (eq && (size_t)(eq - a) < sizeof name) snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+		const char *o = *name ? name : a;
+		/* the connection options every command takes: ZooKeeper has no history, but they are
+		 * accepted (ejobctl --zk H --namespace NS history JOB), and said so if nothing else is given */
+		const char **val = !strcmp(o, "-c") || !strcmp(o, "--config") ? &file : !strcmp(o, "--file") ? &hist
+		                   : !strcmp(o, "--pg") ? &pg : !strcmp(o, "--since") ? &since_s : !strcmp(o, "--zk") ? &zk
+		                   : !strcmp(o, "--namespace") || !strcmp(o, "--digest") || !strcmp(o, "--timeout") ? &ign
+		                   : NULL;
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage_text, stdout);
 			return 0;
+		} else if (val && *name) {
+			*val = eq + 1;
 		} else if (val) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "ejobctl %s: %s needs a value\n%s", cmd, a, usage_text);
@@ -375,25 +444,19 @@ int ejobctl_history(int argc, char **argv)
 		        "(90s, 30m, 12h, 7d)\n", cmd, since_s);
 		return 2;
 	}
+	if (!file && !hist && !pg) file = ctl_default_file();
 	conf_t *conf = NULL;
-	if (file) {
-		conf_diags_t *d = NULL;
-		conf = conf_load_file(file, NULL, &d);
-		if (!conf) {
-			for (size_t k = 0; d && k < conf_diags_count(d); k++) fprintf(stderr, "%s\n", conf_diags_get(d, k)->text);
-			conf_diags_free(d);
-			fprintf(stderr, "ejobctl %s: %s does not load (above)\n", cmd, file);
-			return 2;
-		}
-		conf_diags_free(d);
-	}
+	if (file && !(conf = ctl_load_conf(cmd, file, "its tracing or supervisor.history.file is needed"))) return 2;
 	conf_tracing_t tr = { 0 };
 	if (pg) tr.url = pg;
 	else if (!hist && conf && conf->tracing.url) tr = conf->tracing;
 	if (!tr.url && !hist) hist = conf ? conf->supervisor.history_file : NULL;
 	if (!tr.url && !hist) {
-		fprintf(stderr, "ejobctl %s: where is the history? give -c FILE (with tracing or supervisor.history), "
-		        "--file HISTORY or --pg URL\n", cmd);
+		if (conf) fprintf(stderr, "ejobctl %s: %s has neither tracing nor supervisor.history.file: no history is kept "
+		                  "there; %s\n", cmd, file, where_text);
+		else if (zk) fprintf(stderr, "ejobctl %s: ZooKeeper (--zk %s) keeps no execution history; %s\n", cmd, zk,
+		                     where_text);
+		else fprintf(stderr, "ejobctl %s: where is the history? %s\n", cmd, where_text);
 		conf_free(conf);
 		return 2;
 	}
@@ -404,6 +467,7 @@ int ejobctl_history(int argc, char **argv)
 	if (r) return r;
 	if (bad) fprintf(stderr, "ejobctl %s: %ld line%s of %s %s not a record (cut or garbage): left out\n", cmd, bad,
 		         bad == 1 ? "" : "s", hist, bad == 1 ? "is" : "are");
+	if (rs.n) qsort(rs.v, rs.n, sizeof *rs.v, by_start);
 
 	struct jw w;
 	struct ctl_table *t = NULL;
@@ -412,9 +476,11 @@ int ejobctl_history(int argc, char **argv)
 		jw_obj(&w);
 		jw_key(&w, "job"), jw_str(&w, job);
 		jw_key(&w, "from"), jw_str(&w, tr.url ? "postgresql" : "file");
+		jw_key(&w, "file"), jw_str(&w, tr.url ? NULL : hist);
 		jw_key(&w, "executions"), jw_arr(&w);
 	} else {
-		t = ctl_table_new(9, "START", "ITEM", "ATTEMPT", "SOURCE", "OUTCOME", "EXIT", "DURATION", "WHERE", "CAUSE");
+		t = ctl_table_new(10, "START", "FIRE", "ITEM", "ATTEMPT", "SOURCE", "OUTCOME", "EXIT", "DURATION", "WHERE",
+		                  "CAUSE");
 	}
 	size_t shown = 0;
 	for (size_t i = 0; i < rs.n; i++) {
@@ -428,6 +494,9 @@ int ejobctl_history(int argc, char **argv)
 			jw_obj(&w);
 			jw_key(&w, "start"), jw_str(&w, x->start);
 			jw_key(&w, "end"), jw_str(&w, x->end);
+			jw_key(&w, "fireId");
+			if (x->fire < 0) jw_null(&w);
+			else jw_int(&w, x->fire);
 			jw_key(&w, "item"), jw_int(&w, x->item);
 			jw_key(&w, "attempt");
 			if (x->attempt < 0) jw_null(&w);
@@ -450,24 +519,30 @@ int ejobctl_history(int argc, char **argv)
 			jw_key(&w, "output"), jw_str(&w, x->output);
 			jw_end(&w);
 		} else {
-			char it[24], at[24], ex[32], du[32];
+			char fi[24], it[24], at[24], ex[32], du[32], ca[CAUSE_MAX * 4 + 64];
 			if (x->signal > 0) snprintf(ex, sizeof ex, "signal %lld", x->signal);
 			else if (x->exit_code >= 0) snprintf(ex, sizeof ex, "%lld", x->exit_code);
 			else snprintf(ex, sizeof ex, "-");
 			if (x->dur_ms >= 0) snprintf(du, sizeof du, "%.3fs", (double)x->dur_ms / 1000);
 			else snprintf(du, sizeof du, "-");
-			ctl_table_row(t, x->start, num(it, sizeof it, x->item), num(at, sizeof at, x->attempt), x->source,
-			              x->outcome, ex, du, x->instance, x->cause);
+			ctl_table_row(t, x->start, num(fi, sizeof fi, x->fire), num(it, sizeof it, x->item),
+			              num(at, sizeof at, x->attempt), x->source, x->outcome, ex, du, x->instance,
+			              cause_cell(x, ca, sizeof ca));
 		}
 	}
 	if (json) {
 		jw_end(&w);
 		jw_end(&w);
-	} else if (shown) {
-		ctl_table_print(t, stdout);
 	} else {
 		ctl_table_print(t, stdout);
-		fprintf(stderr, "ejobctl %s: no execution of %s%s\n", cmd, job, rs.n ? " matches" : " recorded");
+	}
+	if (!shown) {
+		char from[600];
+		if (tr.url) snprintf(from, sizeof from, "in PostgreSQL's job_execution_log");
+		else snprintf(from, sizeof from, "in %s (and its rotated files): the history file of the one machine whose "
+		              "supervisor writes it; what ran elsewhere is in those machines' files, or in PostgreSQL for "
+		              "the whole cluster (tracing, --pg URL)", hist);
+		fprintf(stderr, "ejobctl %s: no execution of %s%s %s\n", cmd, job, rs.n ? " matches" : " recorded", from);
 	}
 	for (size_t i = 0; i < rs.n; i++) row_free(&rs.v[i]);
 	free(rs.v);

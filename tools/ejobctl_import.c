@@ -3,7 +3,8 @@
  * it) as an ejob configuration file, on stdout or in OUT; on stderr one line per key that has no
  * ejob meaning, with what to do instead. The conversion is tools/ejobctl_migrate.c; this reads
  * and writes. Exit 0 converted (messages may say what was left out), 2 usage, an input that is
- * not such a configuration, or nothing converted, 1 a file that cannot be read or written. */
+ * not such a configuration, an input that cannot be read, or nothing converted, 1 the output
+ * cannot be written. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,8 +26,8 @@ static void usage(FILE *f)
 	        "Every key that has no ejob meaning (Java classes, beans, the dump port, ...) is a line on\n"
 	        "stderr, FILE:LINE: KEY: what, and what to do instead. What is written passes\n"
 	        "'ejobctl validate'. docs/migrating.md has the mapping.\n"
-	        "Exit status: 0 converted, 2 not such a configuration or nothing converted (or usage),\n"
-	        "1 a file that cannot be read or written.\n");
+	        "Exit status: 0 converted, 2 an input that cannot be read or is not such a configuration,\n"
+	        "nothing converted, or usage; 1 the output cannot be written.\n");
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -95,7 +96,7 @@ int ejobctl_import(int argc, char **argv)
 			size_t len;
 			if (conf_read_file(a, &bufs[n], &len) < 0) {
 				fprintf(stderr, "ejobctl import: %s: cannot read: %s\n", a, strerror(errno));
-				status = 1;
+				status = 2;         /* a configuration problem, as a file that is not one */
 				break;
 			}
 			in[n] = (struct migrate_input){ a, bufs[n], len, ends_with(a, ".properties") };

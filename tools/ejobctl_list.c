@@ -445,22 +445,26 @@ static void instances_usage(FILE *f)
 	        "usage: ejobctl instances [JOB] [--instance ID] (--zk HOSTS --namespace NS [--digest U:P] | -c FILE)\n"
 	        "                         [--json] [--timeout S]\n"
 	        "\n"
-	        "Per instance ({ip}@-@{pid}) online in any job (or JOB), and those that own items but\n"
-	        "are gone: ejob or ElasticJob, the jobs it leads, the items it owns and runs.\n");
+	        "Per instance ({ip}@-@{pid}) online in any job (or JOB), those shut down (ejobctl shutdown:\n"
+	        "their supervisor lives, they run nothing of the job until it restarts) or draining, and\n"
+	        "those that own items but are gone: ejob or ElasticJob, the jobs it leads, the items it\n"
+	        "owns and runs, its state (online, draining, shutdown, offline).\n");
 }
 
-/* every instance id: online in some job, or owning an item while offline; sorted */
+/* every instance id: online in some job, shut down (alive) or owning an item while offline; sorted */
 static char **instance_ids(const struct snaps *s, int *n)
 {
 	int cap = 0;
-	for (int i = 0; i < s->n; i++) cap += s->j[i].ninst + s->j[i].nitems;
+	for (int i = 0; i < s->n; i++) cap += s->j[i].ninst + s->j[i].nitems + s->j[i].nalive;
 	char **v = calloc((size_t)cap + 1, sizeof *v);
 	CTL_NEED(v);
 	*n = 0;
 	for (int i = 0; i < s->n; i++) {
 		const struct snap_job *j = &s->j[i];
-		for (int k = 0; k < j->ninst + j->nitems; k++) {
-			const char *id = k < j->ninst ? j->inst[k].id : j->items[k - j->ninst].owner;
+		for (int k = 0; k < j->ninst + j->nitems + j->nalive; k++) {
+			const char *id = k < j->ninst ? j->inst[k].id
+			                 : k < j->ninst + j->nitems ? j->items[k - j->ninst].owner
+			                 : j->alive[k - j->ninst - j->nitems];
 			if (!id) continue;
 			int seen = 0;
 			for (int x = 0; x < *n && !seen; x++) seen = !strcmp(v[x], id);
@@ -492,6 +496,12 @@ static void items_of(const struct snap_job *j, const char *id, int what, char *b
 	if (w) jw_end(w);
 }
 
+/* the table's STATE: as the JSON's, "shutdown" as two words */
+static const char *state_word(const char *state)
+{
+	return !strcmp(state, "shutdown") ? "shut down" : state;
+}
+
 int ejobctl_instances(int argc, char **argv)
 {
 	struct view v;
@@ -512,17 +522,18 @@ int ejobctl_instances(int argc, char **argv)
 		jw_key(&w, "job"), jw_str(&w, job);
 		jw_key(&w, "instances"), jw_arr(&w);
 	} else if (job) {
-		t = ctl_table_new(8, "INSTANCE", "IP", "KIND", "ONLINE", "SERVER", "LEADER", "ITEMS", "RUNNING");
+		t = ctl_table_new(9, "INSTANCE", "IP", "KIND", "ONLINE", "SERVER", "LEADER", "ITEMS", "RUNNING", "STATE");
 	} else {
-		t = ctl_table_new(7, "INSTANCE", "IP", "KIND", "JOBS", "LEADS", "ITEMS", "RUNNING");
+		t = ctl_table_new(8, "INSTANCE", "IP", "KIND", "JOBS", "LEADS", "ITEMS", "RUNNING", "STATE");
 	}
 	for (int k = 0; k < nid; k++) {
 		const char *id = ids[k];
 		if (only && strcmp(id, only)) continue;
 		/* what the instance nodes say of it (any job where it is online) */
 		const struct snap_inst *any = NULL;
-		int ejob = 0, njobs = 0;
+		int ejob = 0, njobs = 0, alive = 0;
 		for (int i = 0; i < s.n; i++) {
+			alive |= snap_alive(&s.j[i], id);
 			const struct snap_inst *in = snap_inst_find(&s.j[i], id);
 			if (!in) continue;
 			if (!any) any = in;
@@ -533,7 +544,14 @@ int ejobctl_instances(int argc, char **argv)
 		char ipbuf[256];
 		snprintf(ipbuf, sizeof ipbuf, "%.*s", sep ? (int)(sep - id) : 0, id);
 		const char *ip = any && any->ip ? any->ip : sep ? ipbuf : NULL;
-		const char *kind = any ? (ejob ? "ejob" : "elasticjob") : NULL;
+		/* an ejob supervisor keeps its alive node while its session lives: not online anywhere
+		 * but alive is shut down (or draining) */
+		const char *kind = any ? (ejob ? "ejob" : "elasticjob") : alive ? "ejob" : NULL;
+		const char *state = any ? "online" : "offline";
+		for (int i = 0; !any && i < s.n; i++) {
+			const char *st = snap_inst_state(&s.j[i], id, ip);
+			if (!strcmp(st, "draining") || (!strcmp(st, "shutdown") && strcmp(state, "draining"))) state = st;
+		}
 		if (c.json) {
 			jw_obj(&w);
 			jw_key(&w, "id"), jw_str(&w, id);
@@ -546,6 +564,7 @@ int ejobctl_instances(int argc, char **argv)
 			else jw_null(&w);
 			jw_key(&w, "online"), jw_bool(&w, any != NULL);
 			jw_key(&w, "kind"), jw_str(&w, kind);
+			jw_key(&w, "state"), jw_str(&w, state);
 			jw_key(&w, "jobs"), jw_arr(&w);
 		}
 		char leads[2048], items[2048], run[2048];
@@ -558,14 +577,17 @@ int ejobctl_instances(int argc, char **argv)
 			items_of(j, id, 0, own, sizeof own, NULL);
 			items_of(j, id, 1, running, sizeof running, NULL);
 			items_of(j, id, 2, taken, sizeof taken, NULL);
-			if (!in && !*own && !*running) continue;
+			int shut = !in && snap_alive(j, id);
+			if (!in && !shut && !*own && !*running) continue;
+			const char *jstate = snap_inst_state(j, id, ip);
 			int leader = j->leader && !strcmp(j->leader, id);
 			const struct snap_server *sv = snap_server_find(j, ip);
 			if (c.json) {
 				jw_obj(&w);
 				jw_key(&w, "name"), jw_str(&w, j->name);
 				jw_key(&w, "online"), jw_bool(&w, in != NULL);
-				jw_key(&w, "kind"), jw_str(&w, in ? (in->ejob ? "ejob" : "elasticjob") : NULL);
+				jw_key(&w, "kind"), jw_str(&w, in ? (in->ejob ? "ejob" : "elasticjob") : shut ? "ejob" : NULL);
+				jw_key(&w, "state"), jw_str(&w, jstate);
 				jw_key(&w, "leader"), jw_bool(&w, leader);
 				jw_key(&w, "serverStatus"), jw_str(&w, sv ? sv->status : NULL);
 				jw_key(&w, "items"), items_of(j, id, 0, own, sizeof own, &w);
@@ -575,9 +597,9 @@ int ejobctl_instances(int argc, char **argv)
 			} else if (job) {
 				char fo[2100];
 				if (*taken) snprintf(fo, sizeof fo, "%s (failover: %s)", running, taken);
-				ctl_table_row(t, id, ip, in ? (in->ejob ? "ejob" : "elasticjob") : NULL, in ? "yes" : "no",
-				              sv ? sv->status : NULL, leader ? "yes" : "no", *own ? own : NULL,
-				              *taken ? fo : *running ? running : NULL);
+				ctl_table_row(t, id, ip, in ? (in->ejob ? "ejob" : "elasticjob") : shut ? "ejob" : NULL,
+				              in ? "yes" : "no", sv ? sv->status : NULL, leader ? "yes" : "no", *own ? own : NULL,
+				              *taken ? fo : *running ? running : NULL, state_word(jstate));
 			} else {
 				if (leader && nl < sizeof leads)
 					nl += (size_t)snprintf(leads + nl, sizeof leads - nl, "%s%s", nl ? " " : "", j->name);
@@ -594,7 +616,7 @@ int ejobctl_instances(int argc, char **argv)
 			char nj[16];
 			snprintf(nj, sizeof nj, "%d", njobs);
 			ctl_table_row(t, id, ip, kind ? kind : "(offline)", nj, nl ? leads : NULL, ni ? items : NULL,
-			              nr ? run : NULL);
+			              nr ? run : NULL, state_word(state));
 		}
 	}
 	if (c.json) {

@@ -61,6 +61,7 @@ struct args {
 	int force;                  /* --force */
 	char **rest;                /* positional arguments after JOB */
 	int nrest;
+	char *config;               /* remove: the config node read before (for the overwrite warning) */
 };
 
 /* ctl_options, then this command's own: which of --server, --instance, --force it takes (a
@@ -130,6 +131,7 @@ static int done(struct ctl *c, struct args *a, int status)
 {
 	ctl_close(c);
 	free(a->rest);
+	free(a->config);
 	return status;
 }
 
@@ -173,7 +175,10 @@ static int unknown(const struct ctl *c, const char *what, const char *name, cons
 typedef int plan_fn(struct ctl *c, const struct args *a, struct plan *p);
 
 /* plan, run, plan again while the cluster changes under us; print */
-static int operate(struct ctl *c, struct args *a, plan_fn *fn, const char *none)
+/* after a plan was written: what else to tell (the plan as written) */
+typedef void after_fn(const struct ctl *c, const struct args *a, const struct plan *p);
+
+static int operate(struct ctl *c, struct args *a, plan_fn *fn, const char *none, after_fn *after)
 {
 	int r = open_job(c, a);
 	if (r) return done(c, a, r);
@@ -195,6 +200,7 @@ static int operate(struct ctl *c, struct args *a, plan_fn *fn, const char *none)
 		int rc = plan_run(c, &p, 0, p.n, &bad);
 		if (rc == ZOK) {
 			plan_print(c, a->job, &p, none);
+			if (after) after(c, a, &p);
 			plan_free(&p);
 			return done(c, a, 0);
 		}
@@ -239,7 +245,7 @@ int ejobctl_trigger(int argc, char **argv)
 	struct args a;
 	int r = parse(&c, "trigger", argc, argv, "", 0, "trigger JOB", &a);
 	if (r) return done(&c, &a, r);
-	return operate(&c, &a, plan_trigger, "every online instance has a trigger pending already");
+	return operate(&c, &a, plan_trigger, "every online instance has a trigger pending already", NULL);
 }
 
 /* ---- disable / enable ------------------------------------------------------------------------ */
@@ -289,7 +295,7 @@ int ejobctl_disable(int argc, char **argv)
 	struct args a;
 	int r = parse(&c, "disable", argc, argv, "s", 0, "disable JOB [--server IP]", &a);
 	if (r) return done(&c, &a, r);
-	return operate(&c, &a, plan_disable_srv, "already DISABLED: nothing written");
+	return operate(&c, &a, plan_disable_srv, "already DISABLED: nothing written", NULL);
 }
 
 int ejobctl_enable(int argc, char **argv)
@@ -298,7 +304,7 @@ int ejobctl_enable(int argc, char **argv)
 	struct args a;
 	int r = parse(&c, "enable", argc, argv, "s", 0, "enable JOB [--server IP]", &a);
 	if (r) return done(&c, &a, r);
-	return operate(&c, &a, plan_enable_srv, "already ENABLED: nothing written");
+	return operate(&c, &a, plan_enable_srv, "already ENABLED: nothing written", NULL);
 }
 
 /* ---- disable-item / enable-item ---------------------------------------------------------------- */
@@ -385,7 +391,7 @@ int ejobctl_disable_item(int argc, char **argv)
 	struct args a;
 	int r = parse(&c, "disable-item", argc, argv, "", 1, "disable-item JOB ITEM...", &a);
 	if (r) return done(&c, &a, r);
-	return operate(&c, &a, plan_disable_items, "already disabled: nothing written");
+	return operate(&c, &a, plan_disable_items, "already disabled: nothing written", NULL);
 }
 
 int ejobctl_enable_item(int argc, char **argv)
@@ -394,7 +400,7 @@ int ejobctl_enable_item(int argc, char **argv)
 	struct args a;
 	int r = parse(&c, "enable-item", argc, argv, "", 1, "enable-item JOB ITEM...", &a);
 	if (r) return done(&c, &a, r);
-	return operate(&c, &a, plan_enable_items, "not disabled: nothing written");
+	return operate(&c, &a, plan_enable_items, "not disabled: nothing written", NULL);
 }
 
 /* ---- shutdown ----------------------------------------------------------------------------------- */
@@ -480,13 +486,29 @@ static int plan_shutdown(struct ctl *c, const struct args *a, struct plan *p)
 	return 0;
 }
 
+/* how to undo it: nothing in ZooKeeper brings a shut-down instance back (its supervisor does not
+ * register the job again in this run); restarting that supervisor does */
+static void shutdown_said(const struct ctl *c, const struct args *a, const struct plan *p)
+{
+	char pre[CTL_PATH_MAX];
+	size_t n = strlen(ctl_path(c, pre, "/%s/instances/", a->job));
+	FILE *f = c->json ? stderr : stdout;     /* the JSON stays one document */
+	for (int i = 0; i < p->n; i++) {
+		if (p->kind[i] != W_DELETE || strncmp(p->path[i], pre, n)) continue;
+		const char *id = p->path[i] + n, *sep = strstr(id, "@-@");
+		fprintf(f, "job '%s' stays stopped on %s until its supervisor restarts (on %.*s: e.g. systemctl restart "
+		        "ejob-supervisor); 'ejobctl instances %s' shows it as shut down\n", a->job, id,
+		        sep ? (int)(sep - id) : (int)strlen(id), id, a->job);
+	}
+}
+
 int ejobctl_shutdown(int argc, char **argv)
 {
 	struct ctl c;
 	struct args a;
 	int r = parse(&c, "shutdown", argc, argv, "si", 0, "shutdown JOB [--server IP | --instance ID]", &a);
 	if (r) return done(&c, &a, r);
-	return operate(&c, &a, plan_shutdown, "no instance online there: nothing to shut down");
+	return operate(&c, &a, plan_shutdown, "no instance online there: nothing to shut down", shutdown_said);
 }
 
 /* ---- remove ---------------------------------------------------------------------------------- */
@@ -596,6 +618,8 @@ static int remove_job(struct ctl *c, struct args *a)
 	} else if ((r = ctl_need_job(c, a->job))) {
 		return done(c, a, r);
 	}
+	/* for the warning: does a supervisor put it back? */
+	if (!leftover && ctl_get(c, ctl_path(c, path, "/%s/config", a->job), &a->config, NULL) != ZOK) a->config = NULL;
 	int total = 0, multis = 0;
 	for (int tries = 1;; tries++) {
 		char **inst;
@@ -682,6 +706,7 @@ static int remove_job(struct ctl *c, struct args *a)
 		printf("removed %s: %d node%s deleted in %d multi%s\n", path, total, total == 1 ? "" : "s", multis,
 		       multis == 1 ? "" : "s");
 	}
+	ctl_warn_overwrite(c, a->job, a->config, a->config ? strlen(a->config) : 0, NULL, 0);
 	return done(c, a, 0);
 }
 
@@ -692,5 +717,5 @@ int ejobctl_remove(int argc, char **argv)
 	int r = parse(&c, "remove", argc, argv, "sf", 0, "remove JOB [--server IP] [--force]", &a);
 	if (r) return done(&c, &a, r);
 	if (!a.server) return remove_job(&c, &a);
-	return operate(&c, &a, plan_remove_server, NULL);
+	return operate(&c, &a, plan_remove_server, NULL, NULL);
 }

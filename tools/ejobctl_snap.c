@@ -269,6 +269,11 @@ static int take_instances(struct ctl *c, struct snap_job *j, struct ctl_read *a,
 		j->ninst++;
 	}
 	ctl_strv_free(ids, n);
+	if (alive->rc != ZOK && alive->rc != ZNONODE) return ctl_fail(c, alive->rc, "cannot list", alive->path);
+	if (alive->rc == ZOK && alive->n) {
+		CTL_NEED(j->alive = calloc((size_t)alive->n, sizeof *j->alive));
+		for (int i = 0; i < alive->n; i++) CTL_NEED(j->alive[j->nalive++] = strdup(alive->names[i]));
+	}
 	return 0;
 }
 
@@ -471,10 +476,24 @@ void snap_free(struct snap_job *j)
 		free(it->owner), free(it->running_by), free(it->failover), free(it->failovering);
 	}
 	free(j->inst), free(j->serv), free(j->items);
+	ctl_strv_free(j->alive, j->nalive);
 	ctl_strv_free(j->warn, j->nwarn);
 	conf_job_free(j->conf);
 	free(j->conf_error), free(j->name), free(j->root_type), free(j->leader);
 	memset(j, 0, sizeof *j);
+}
+
+int snap_alive(const struct snap_job *j, const char *id)
+{
+	return id && j->nalive && bsearch(&id, j->alive, (size_t)j->nalive, sizeof *j->alive, cmp_str);
+}
+
+const char *snap_inst_state(const struct snap_job *j, const char *id, const char *ip)
+{
+	if (snap_inst_find(j, id)) return "online";
+	if (!snap_alive(j, id)) return "offline";
+	const struct snap_server *sv = snap_server_find(j, ip);
+	return sv && sv->status && !strcasecmp(sv->status, "DRAINING") ? "draining" : "shutdown";
 }
 
 const struct snap_inst *snap_inst_find(const struct snap_job *j, const char *id)

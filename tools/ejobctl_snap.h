@@ -50,8 +50,10 @@ struct snap_job {
 	conf_job_t *conf;           /* NULL if the config node does not parse */
 	char *conf_error;           /* then why (the first error), else NULL */
 	char type[32];              /* props ejob.type upper-cased, else root_type, else "" */
-	int ninst, nserv, nitems;
+	int ninst, nserv, nitems, nalive;
 	struct snap_inst *inst;     /* sorted by id */
+	char **alive;               /* leader/failover/alive's children, sorted: ejob instances whose session
+	                               lives, also after their instances/{id} was deleted (shut down) */
 	struct snap_server *serv;   /* sorted by ip */
 	struct snap_item *items;    /* sorted by item: sharding's numeric children, plus 0 .. total-1 */
 	char *leader;               /* leader/election/instance's data, NULL if no leader */
@@ -75,6 +77,14 @@ char *snap_server_ip(const char *data);
 
 /* The instance id online for this job, or NULL. */
 const struct snap_inst *snap_inst_find(const struct snap_job *j, const char *id);
+/* id holds leader/failover/alive/{id} in this job: an ejob supervisor's session lives. */
+int snap_alive(const struct snap_job *j, const char *id);
+
+/* An instance's state in the job: "online" (instances/{id}), "draining" (gone from instances/, its
+ * session alive, its server DRAINING: leaving), "shutdown" (gone from instances/, its ejob
+ * supervisor alive: shut down until it restarts), "offline" (neither: crashed or stopped).
+ * ip: the instance's server. */
+const char *snap_inst_state(const struct snap_job *j, const char *id, const char *ip);
 const struct snap_server *snap_server_find(const struct snap_job *j, const char *ip);
 
 /* ElasticJob's JobBriefInfo.JobStatus: "OK", "CRASHED", "DISABLED" or "SHARDING_FLAG", derived

@@ -5,7 +5,7 @@
  * cron), next on trigger") and its shard items; and, on
  * stderr, a warning for what a valid file holds that will not act as written (keys this version
  * does not act on; a script's program or a native library that cannot be found from here).
- * Exit 0 valid, 2 invalid (or usage), 1 when the file cannot be read.
+ * Exit 0 valid, 2 invalid, missing or unreadable (or usage), 1 out of memory or stdout failing.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,13 +23,14 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ejobctl validate [--now EPOCH] FILE\n\n"
+	fprintf(f, "usage: ejobctl validate [--now EPOCH] FILE   (or -c FILE)\n\n"
 	        "Checks an ejob configuration file. Prints every error, or 'ok' and one line per\n"
 	        "job: name, type, cron, next fire time in the job's zone, shard items.\n"
 	        "--now EPOCH: compute the next fire time after this Unix time instead of now.\n"
 	        "Warnings (stderr) name what a valid file holds that will not act as written; they\n"
 	        "do not change the exit status.\n"
-	        "Exit status: 0 valid, 2 invalid, 1 the file cannot be read.\n");
+	        "Exit status: 0 valid, 2 invalid or the file cannot be read (a configuration problem,\n"
+	        "as for the supervisor).\n");
 }
 
 /* "2026-11-21T09:30:00+08:00" for t seconds with the zone's offset (seconds east of UTC). */
@@ -124,6 +125,8 @@ int ejobctl_validate(int argc, char **argv)
 				return 2;
 			}
 			now = v;
+		} else if ((!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config")) && i + 1 < argc && !file) {
+			file = argv[++i];           /* as the other commands name the file: ejobctl -c FILE validate */
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "ejobctl validate: unknown option '%s'\n", argv[i]);
 			usage(stderr);
@@ -144,7 +147,7 @@ int ejobctl_validate(int argc, char **argv)
 	size_t len;
 	if (conf_read_file(file, &buf, &len) < 0) {
 		fprintf(stderr, "ejobctl validate: %s: cannot read: %s\n", file, strerror(errno));
-		return 1;
+		return 2;
 	}
 	conf_opts_t opts;
 	conf_opts_system(&opts);

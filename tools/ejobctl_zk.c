@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "conf/conf_int.h"
 #include "ipc/json.h"
@@ -26,6 +28,32 @@ static const char *opt_value(int argc, char **argv, int *i, const char *lng, con
 		return NULL;
 	}
 	return argv[++*i];
+}
+
+const char *ctl_default_file(void)
+{
+	const char *e = getenv("EJOB_CONFIG");
+	if (e) return *e ? e : NULL;
+	return access(CTL_DEFAULT_FILE, F_OK) == 0 ? CTL_DEFAULT_FILE : NULL;
+}
+
+conf_t *ctl_load_conf(const char *cmd, const char *file, const char *why)
+{
+	conf_diags_t *d = NULL;
+	conf_t *conf = conf_load_file(file, NULL, &d);
+	if (!conf) {
+		for (size_t k = 0; d && k < conf_diags_count(d); k++) fprintf(stderr, "%s\n", conf_diags_get(d, k)->text);
+		if (!d || !conf_diags_count(d)) fprintf(stderr, "%s: cannot read: %s\n", file, strerror(errno));
+		fprintf(stderr, "ejobctl %s: %s: the configuration does not load (above); %s\n", cmd, file, why);
+	}
+	conf_diags_free(d);
+	return conf;
+}
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v ? v : NULL;
 }
 
 int ctl_options(struct ctl *c, const char *cmd, int *argc, char **argv)
@@ -62,21 +90,30 @@ int ctl_options(struct ctl *c, const char *cmd, int *argc, char **argv)
 			return ctl_msg(c, 2, "--timeout %s: give the seconds to wait for ZooKeeper, more than 0 and at most 600", tmo);
 		c->timeout_ms = (int)(s * 1000);
 	}
-	if (file) {
-		conf_diags_t *d = NULL;
-		c->conf = conf_load_file(file, NULL, &d);
-		if (!c->conf) {
-			for (size_t k = 0; d && k < conf_diags_count(d); k++) fprintf(stderr, "%s\n", conf_diags_get(d, k)->text);
-			conf_diags_free(d);
-			return ctl_msg(c, 2, "%s: the configuration does not load (above); its regCenter is needed", file);
-		}
-		conf_diags_free(d);
+	/* where the cluster is, each of the three on its own: a flag, else -c FILE's regCenter, else
+	 * the environment, else the default file (read only when something is still missing) */
+	if (file && !(c->conf = ctl_load_conf(cmd, file, "its regCenter is needed"))) return 2;
+	if (c->conf) {
 		if (!hosts) hosts = c->conf->reg_center.server_lists;
 		if (!ns) ns = c->conf->reg_center.namespace;
 		if (!digest) digest = c->conf->reg_center.digest;
 	}
-	if (!hosts || !*hosts) return ctl_msg(c, 2, "which cluster? give --zk HOSTS --namespace NS, or -c FILE (its regCenter)");
-	if (!ns) return ctl_msg(c, 2, "which namespace? give --namespace NS (regCenter.namespace)");
+	if (!hosts) hosts = env("EJOB_ZK");
+	if (!ns) ns = env("EJOB_NAMESPACE");
+	if (!digest) digest = env("EJOB_DIGEST");
+	const char *df;
+	if (!file && (!hosts || !ns) && (df = ctl_default_file())) {
+		if (!(c->conf = ctl_load_conf(cmd, df, "it is read for the regCenter when no --zk/--namespace, -c FILE or "
+		                                       "EJOB_ZK/EJOB_NAMESPACE says where the cluster is (EJOB_CONFIG=\"\" reads none)")))
+			return 2;
+		if (!hosts) hosts = c->conf->reg_center.server_lists;
+		if (!ns) ns = c->conf->reg_center.namespace;
+		if (!digest) digest = c->conf->reg_center.digest;
+	}
+	if (!hosts || !*hosts)
+		return ctl_msg(c, 2, "which cluster? give --zk HOSTS --namespace NS, or -c FILE (its regCenter), or set EJOB_ZK "
+		               "and EJOB_NAMESPACE ('ejobctl --help' tells the order)");
+	if (!ns) return ctl_msg(c, 2, "which namespace? give --namespace NS (regCenter.namespace, or EJOB_NAMESPACE)");
 	while (*ns == '/') ns++;
 	static char nsbuf[CONF_MAX_NAME_BYTES + 1];
 	size_t n = strlen(ns);
@@ -134,6 +171,38 @@ static int wait_until(const struct timespec *dl, int auth)
 	return s;
 }
 
+/* Whether any host:port of hosts ("h1:p1,h2:p2/chroot") resolves; the ones that do not, into
+ * bad ("" if none), and the first reason into why. The ZooKeeper client resolves them too, but
+ * says only "No such file or directory" when none does. */
+static int resolves(const char *hosts, char *bad, size_t blen, char *why, size_t wlen)
+{
+	int any = 0;
+	size_t nb = 0;
+	bad[0] = why[0] = 0;
+	size_t end = strcspn(hosts, "/");
+	for (size_t i = 0; i < end;) {
+		size_t n = strcspn(hosts + i, ",/");
+		if (n > end - i) n = end - i;
+		char hp[300];
+		snprintf(hp, sizeof hp, "%.*s", (int)n, hosts + i);
+		i += n + 1;
+		char *host = hp, *port = strrchr(hp, ':');
+		if (!*hp) continue;
+		if (port) *port++ = 0;
+		if (host[0] == '[' && host[strlen(host) - 1] == ']') host++, host[strlen(host) - 1] = 0;
+		struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+		int rc = getaddrinfo(host, port && *port ? port : "2181", &hints, &res);
+		if (res) freeaddrinfo(res);
+		if (!rc) {
+			any = 1;
+			continue;
+		}
+		if (!*why) snprintf(why, wlen, "%s", rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+		if (nb < blen) nb += (size_t)snprintf(bad + nb, blen - nb, "%s%s", nb ? ", " : "", host);
+	}
+	return any || !*bad;
+}
+
 int ctl_connect(struct ctl *c)
 {
 	static FILE *devnull;
@@ -151,35 +220,45 @@ int ctl_connect(struct ctl *c)
 	dl.tv_sec += c->timeout_ms / 1000;
 	dl.tv_nsec += (long)(c->timeout_ms % 1000) * 1000000L;
 	if (dl.tv_nsec >= 1000000000L) dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+	char unresolved[512], why[256];
+	if (!resolves(c->hosts, unresolved, sizeof unresolved, why, sizeof why))
+		return ctl_msg(c, 1, "cannot resolve %s: %s (is --zk right?)", unresolved, why);
 	c->zh = zookeeper_init(c->hosts, watcher, 10000, NULL, NULL, 0);
-	if (!c->zh) return ctl_msg(c, 1, "ZooKeeper servers '%s': %s (give host:port,host:port)", c->hosts, strerror(errno));
+	if (!c->zh) {
+		if (*unresolved) return ctl_msg(c, 1, "cannot resolve %s: %s (is --zk right?)", unresolved, why);
+		return ctl_msg(c, 1, "ZooKeeper servers '%s': %s (give host:port,host:port)", c->hosts, strerror(errno));
+	}
 	int s = wait_until(&dl, 0);
+	int r = 0;
+	/* the message first: c->hosts may be -c FILE's, which ctl_close frees */
 	if (s != ZOO_CONNECTED_STATE) {
+		if (*unresolved)
+			r = ctl_msg(c, 1, "cannot reach ZooKeeper at %s within %g s (%s does not resolve: %s; is --zk right?)",
+			            c->hosts, c->timeout_ms / 1000.0, unresolved, why);
+		else
+			r = ctl_msg(c, 1, "cannot reach ZooKeeper at %s within %g s (is it running? is --zk right?)", c->hosts,
+			            c->timeout_ms / 1000.0);
 		ctl_close(c);
-		return ctl_msg(c, 1, "cannot reach ZooKeeper at %s within %g s (is it running? is --zk right?)", c->hosts,
-		               c->timeout_ms / 1000.0);
+		return r;
 	}
 	if (c->digest) {
 		int rc = zoo_add_auth(c->zh, "digest", c->digest, (int)strlen(c->digest), auth_done, NULL);
 		if (rc == ZOK) rc = wait_until(&dl, 1);
 		if (rc != ZOK) {
+			r = ctl_msg(c, 1, "ZooKeeper at %s refused the digest: %s", c->hosts, rc == 1 ? "no answer" : zerror(rc));
 			ctl_close(c);
-			return ctl_msg(c, 1, "ZooKeeper at %s refused the digest: %s", c->hosts, rc == 1 ? "no answer" : zerror(rc));
+			return r;
 		}
 	}
 	char p[CTL_PATH_MAX];
 	int rc = ctl_exists(c, ctl_path(c, p, "%s", ""), NULL);
-	if (rc == ZNONODE) {
-		ctl_close(c);
-		return ctl_msg(c, 1, "namespace /%s does not exist at %s (no job was ever registered there; is --namespace right?)",
-		               c->ns, c->hosts);
-	}
-	if (rc != ZOK) {
-		int r = ctl_fail(c, rc, "cannot read", p);
-		ctl_close(c);
-		return r;
-	}
-	return 0;
+	if (rc == ZNONODE)
+		r = ctl_msg(c, 1, "namespace /%s does not exist at %s (no job was ever registered there; is --namespace right?)",
+		            c->ns, c->hosts);
+	else if (rc != ZOK)
+		r = ctl_fail(c, rc, "cannot read", p);
+	if (r) ctl_close(c);
+	return r;
 }
 
 void ctl_close(struct ctl *c)
@@ -484,6 +563,32 @@ int ctl_jobs(struct ctl *c, char ***names, int *n)
 	*names = kids;
 	*n = k;
 	return 0;
+}
+
+/* the node's overwrite key, as the supervisor reads it; 0 if it does not parse */
+static int overwrites(const char *job, const char *data, size_t len)
+{
+	if (!data || !len) return 0;
+	conf_diags_t *d = NULL;
+	conf_job_t *j = conf_node_parse(data, len, job, &d);
+	int o = j && j->overwrite;
+	conf_job_free(j);
+	conf_diags_free(d);
+	return o;
+}
+
+void ctl_warn_overwrite(const struct ctl *c, const char *job, const char *old, size_t oldlen, const char *new_,
+                        size_t newlen)
+{
+	if (!overwrites(job, old, oldlen) && !overwrites(job, new_, newlen)) return;
+	if (new_)
+		ctl_msg(c, 0, "warning: job '%s' has overwrite: true: a supervisor with '%s' in its config file publishes "
+		        "the file's config when it starts or reloads, and undoes this change; to keep it, set overwrite: "
+		        "false for the job in the supervisors' files, or make the change in the files", job, job);
+	else
+		ctl_msg(c, 0, "warning: job '%s' has overwrite: true: a supervisor with '%s' in its config file registers "
+		        "it again, with the file's config, when it starts or reloads; remove the job from the supervisors' "
+		        "files too", job, job);
 }
 
 const char *ctl_suggest(const char *s, char *const *names, int n)

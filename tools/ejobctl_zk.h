@@ -30,9 +30,21 @@ struct ctl {
 
 /* Take ejobctl's connection options out of argv (--zk HOSTS, --namespace NS, --digest U:P,
  * -c/--config FILE, --json, --timeout SECONDS; also as --opt=VALUE) and leave the rest, argv[0]
- * first, in order. Returns 0, or 2 after a message (an option without its value, a config file
- * that does not load, neither --zk nor -c). A namespace given with slashes is taken without. */
+ * first, in order. Each of hosts, namespace and digest comes from its flag, else -c FILE's
+ * regCenter, else $EJOB_ZK, $EJOB_NAMESPACE, $EJOB_DIGEST, else (no -c, and hosts or namespace
+ * still unknown) ctl_default_file()'s regCenter. Returns 0, or 2 after a message (an option
+ * without its value, a config file that does not load, no cluster named anywhere). A namespace
+ * given with slashes is taken without. */
 int ctl_options(struct ctl *c, const char *cmd, int *argc, char **argv);
+
+/* The file read when nothing else says where the cluster is: $EJOB_CONFIG if set ("" : none),
+ * else CTL_DEFAULT_FILE if it exists; NULL if none. */
+#define CTL_DEFAULT_FILE "/etc/ejob/ejob.yaml"
+const char *ctl_default_file(void);
+
+/* conf_load_file, or NULL after its errors and "ejobctl CMD: FILE: the configuration does not
+ * load (above); WHY" on stderr (a configuration problem: the caller exits 2). */
+conf_t *ctl_load_conf(const char *cmd, const char *file, const char *why);
 
 /* Connect, add the digest, and check that the namespace exists. 0, or 1 after a message:
  * "cannot reach ZooKeeper at HOSTS within 5 s", "namespace /NS does not exist at HOSTS", ... */
@@ -92,6 +104,12 @@ int ctl_jobs(struct ctl *c, char ***names, int *n);
 /* job is a job of the namespace: 0; else 2 after "no job 'X' in namespace /NS (did you mean 'Y'?)",
  * or 1 if ZooKeeper failed. */
 int ctl_need_job(struct ctl *c, const char *job);
+/* After ejobctl rewrote or removed job's config node: if the node it read (old) or wrote (new,
+ * NULL for a removal) says overwrite: true, a supervisor with the job in its file publishes the
+ * file's config at its next start or reload and undoes what was done. A warning on stderr naming
+ * the job, why and the fix; the exit status is not changed. */
+void ctl_warn_overwrite(const struct ctl *c, const char *job, const char *old, size_t oldlen, const char *new_,
+                        size_t newlen);
 /* The closest of names[0..n-1] to s (edit distance), NULL if none is close: for "did you mean". */
 const char *ctl_suggest(const char *s, char *const *names, int n);
 

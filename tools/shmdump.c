@@ -19,6 +19,7 @@
 #include "ipc/json.h"
 #include "ipc/seg.h"
 #include "ipc/shm.h"
+#include "ipc/version.h"
 #include "ipc/wait.h"
 
 static const char usage_text[] =
@@ -34,6 +35,7 @@ static const char usage_text[] =
 "  PATH       a segment file: /proc/PID/fd/N, or a copy saved with cp\n"
 "\n"
 "  --json     one JSON document: {\"segments\":[...]}\n"
+"  --version  print \"ejob X.Y.Z\"\n"
 "\n"
 "Exit status: 0 shown; 2 not a readable ejob segment (the reason is printed), or bad usage.\n";
 
@@ -527,6 +529,7 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) d.json = 1;
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { fputs(usage_text, stdout); return 0; }
+		else if (!strcmp(argv[i], "--version")) { printf("ejob %s\n", EJOB_VERSION); return 0; }
 		else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "shmdump: unknown option '%s'; see shmdump --help\n", argv[i]);
 			return 2;

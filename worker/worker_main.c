@@ -3,7 +3,7 @@
  * Started by ejob-supervisor with fork+exec: fd 3 the segment, 4 its eventfd, 5 the lifeline
  * (EOF = the supervisor is gone), 6 the readiness pipe; `--index I`, and the caps on what a
  * script item's output may put in the log, `--script-output-max-lines N --script-output-max-bytes N`
- * (default 1000 and 65536, 0: no limit). Two threads: the main
+ * (default 1000 and 65536, 0: no limit); `ejob-worker --version` prints "ejob X.Y.Z". Two threads: the main
  * thread claims and runs items; a control thread watches the lifeline and a signalfd (every
  * signal is blocked in both), so no work happens in a signal handler:
  *   lifeline EOF, or SIGTERM with the supervisor gone: SIGKILL the item's process group, _exit
@@ -29,6 +29,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "ipc/version.h"
 #include "ipc/wait.h"
 #include "worker/ejob.h"
 #include "worker/http.h"
@@ -347,6 +348,10 @@ static int setup(struct wmain *m, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {   /* the one thing it does outside a pool */
+		printf("ejob %s\n", EJOB_VERSION);
+		return 0;
+	}
 	/* every thread inherits this mask: signals arrive only through the signalfd */
 	sigset_t all;
 	sigfillset(&all);
