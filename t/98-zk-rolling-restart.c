@@ -48,12 +48,7 @@ static long long newest_fire(const char *out)
 }
 
 /* the wall clock (fire ids are wall-clock ms; tlib_now_ms is monotonic) */
-static long long wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+static long long wall_ms(void) { return tlib_wall_ns() / 1000000; }
 
 static long long wait_fire_after(const char *out, long long after, unsigned timeout_ms)
 {
