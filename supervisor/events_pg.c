@@ -307,8 +307,8 @@ static void spool_put(struct pg *g, const struct op *op)
 	}
 	g->size += (long long)n;
 	if (g->episode) {
-		log_warn("tracing: the spool has room again; %" PRIu64 " rows were lost (%" PRIu64 " in all)", g->episode,
-		         g->dropped);
+		log_warn("tracing: the spool has room again; %" PRIu64 " row%s lost (%" PRIu64 " in all)", g->episode,
+		         g->episode == 1 ? " was" : "s were", g->dropped);
 		g->episode = 0;
 	}
 }
@@ -558,7 +558,7 @@ static void drain(struct pg *g)
 	}
 	if (g->fd >= 0 && g->head && g->head >= g->size) {
 		if (ftruncate(g->fd, 0) != 0) log_error("tracing: ftruncate(%s) failed: %s", g->spool, strerror(errno));
-		log_info("tracing: %" PRIu64 " spooled rows written to PostgreSQL", g->replayed);
+		log_info("tracing: %" PRIu64 " spooled row%s written to PostgreSQL", g->replayed, g->replayed == 1 ? "" : "s");
 		g->head = g->size = 0;
 		g->replayed = 0;
 	}
@@ -717,8 +717,8 @@ static void finish(void *arg)
 		log_warn("tracing: %lld bytes of rows wait in %s; written when a supervisor using it reaches PostgreSQL",
 		         g->size - g->head, g->spool);
 	if (g->dropped || g->rejected)
-		log_warn("tracing: %" PRIu64 " rows were lost (spool full or unusable), %" PRIu64 " refused by PostgreSQL",
-		         g->dropped, g->rejected);
+		log_warn("tracing: %" PRIu64 " row%s lost (spool full or unusable), %" PRIu64 " refused by PostgreSQL",
+		         g->dropped, g->dropped == 1 ? " was" : "s were", g->rejected);
 	if (g->fd >= 0) close(g->fd);
 	while (g->fires) {
 		struct open_fire *f = g->fires;

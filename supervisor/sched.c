@@ -247,8 +247,8 @@ static void flush_misfire(struct sched_job *j)
 		/* still owed: the hook logged why it cannot run now */
 		run_missed_again(j);
 		if (!j->said_owed)
-			log_info("job %s: %" PRIu32 "%s missed fire%s (latest %s) get one catch-up run as soon as the job can run",
-			         j->name, n, n >= SCHED_MISSED_CAP ? "+" : "", n == 1 ? "" : "s", when);
+			log_info("job %s: %" PRIu32 "%s missed fire%s (latest %s) get%s one catch-up run as soon as the job can run",
+			         j->name, n, n >= SCHED_MISSED_CAP ? "+" : "", n == 1 ? "" : "s", when, n == 1 ? "s" : "");
 		j->said_owed = 1;
 		return;
 	}

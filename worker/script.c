@@ -378,10 +378,11 @@ static void cut_notice(struct fwd *f)
 	int k = line_head(f, f->line, f->cap, "WARN");
 	if (k < 0) return;
 	int m = snprintf(f->line + k, f->cap - (size_t)k,
-	                 "output cut: %" PRIu64 " more line%s (%" PRIu64 " bytes) not logged; a run of an item logs at "
-	                 "most %" PRIu64 " lines and %" PRIu64 " bytes of output (supervisor.scriptOutputMaxLines, "
+	                 "output cut: %" PRIu64 " more line%s (%" PRIu64 " byte%s) not logged; a run of an item logs at "
+	                 "most %" PRIu64 " line%s and %" PRIu64 " byte%s of output (supervisor.scriptOutputMaxLines, "
 	                 "supervisor.scriptOutputMaxBytes; 0: no limit)\n",
-	                 f->cut_lines, f->cut_lines == 1 ? "" : "s", f->cut_bytes, f->max_lines, f->max_bytes);
+	                 f->cut_lines, f->cut_lines == 1 ? "" : "s", f->cut_bytes, f->cut_bytes == 1 ? "" : "s",
+	                 f->max_lines, f->max_lines == 1 ? "" : "s", f->max_bytes, f->max_bytes == 1 ? "" : "s");
 	if (m < 0 || (size_t)m >= f->cap - (size_t)k) return;   /* cap is sized for this: cannot happen */
 	write_all(f->log_fd, f->line, (size_t)k + (size_t)m);
 }
