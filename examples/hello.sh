@@ -14,7 +14,8 @@
 # but never run through a shell) and one more argument: the sharding context as JSON, e.g.
 #   {"jobName":"hello","taskId":"hello@-@0,1@-@READY@-@127.0.0.1@-@4242","shardingTotalCount":4,"jobParameter":"","shardingItem":1,"shardingParameter":"b"}
 # ejob also sets EJOB_JOB, EJOB_TASK_ID, EJOB_ITEM, EJOB_TOTAL, EJOB_EPOCH (the fencing token),
-# EJOB_FIRE_ID, EJOB_ATTEMPT and EJOB_DEADLINE_MS. What it prints goes to the supervisor's log,
+# EJOB_FIRE_ID, EJOB_ATTEMPT, EJOB_DEADLINE_MS, and the parameters raw (not JSON-escaped):
+# EJOB_SHARDING_PARAMETER ("b" for item 1) and EJOB_JOB_PARAMETER ("" when none). What it prints goes to the supervisor's log,
 # one line at a time, tagged "<time> ejob-worker[<pid>] INFO [<taskId> item <n> attempt <a>] stdout:"
 # (at most supervisor.scriptOutputMaxLines lines and scriptOutputMaxBytes bytes per run).
 # Exit 0 = ok, anything else = failed.

@@ -255,7 +255,8 @@ static void put(errh_t *x, struct errh_msg *m)
 		drop(x, m->type, m->job, m->item, why);
 		free(m);
 	} else if (x->episode) {
-		log_warn("error handlers: messages are queued again; %" PRIu64 " were dropped", x->episode);
+		log_warn("error handlers: messages are queued again; %" PRIu64 " %s dropped", x->episode,
+		         x->episode == 1 ? "was" : "were");
 		x->episode = 0;
 	}
 }

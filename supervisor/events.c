@@ -316,8 +316,8 @@ void events_emit(events_t *e, const struct event *ev)
 				log_warn("events: the %s sink is behind (%u events queued): events for it are dropped until it "
 				         "catches up", s->name, s->cap);
 		} else if (s->episode && low) {
-			log_warn("events: the %s sink caught up; %" PRIu64 " events were dropped for it (%" PRIu64 " in all)",
-			         s->name, s->episode, s->dropped);
+			log_warn("events: the %s sink caught up; %" PRIu64 " event%s dropped for it (%" PRIu64 " in all)",
+			         s->name, s->episode, s->episode == 1 ? " was" : "s were", s->dropped);
 			s->episode = 0;
 		}
 	}
@@ -339,8 +339,8 @@ void events_free(events_t *e)
 		clock_gettime(CLOCK_REALTIME, &dl);
 		dl.tv_sec += 5;
 		if (pthread_timedjoin_np(s->th, NULL, &dl) == ETIMEDOUT) {
-			log_warn("events: the %s sink did not finish within 5 s; %u queued events are not written", s->name,
-			         left);
+			log_warn("events: the %s sink did not finish within 5 s; %u queued event%s not written", s->name,
+			         left, left == 1 ? " is" : "s are");
 			s = next;           /* its thread still uses it: left to the exit */
 			continue;
 		}

@@ -40,18 +40,23 @@
 #define PG_TEXT_MAX 4000             /* failure_cause and message: VARCHAR(4000) */
 #define PG_NPARAM 11
 
-/* ElasticJob's DDL for PostgreSQL (PostgreSQL.properties), IF NOT EXISTS where it checks first */
-static const char *const ddl[] = {
+/* ElasticJob's DDL for PostgreSQL (PostgreSQL.properties), IF NOT EXISTS where it checks first.
+ * One simple-protocol query, so one transaction, behind a transaction-scoped advisory lock of
+ * ours: supervisors starting together on an empty database create the tables one after the
+ * other, the later ones finding them there, instead of racing in CREATE TABLE (which fails with
+ * a unique_violation on pg_type). The lock's key is "ejobddl1" in ASCII. */
+#define PG_DDL_LOCK "7307775813743832113"
+static const char ddl[] =
+	"SELECT pg_advisory_xact_lock(" PG_DDL_LOCK ");"
 	"CREATE TABLE IF NOT EXISTS JOB_EXECUTION_LOG (id VARCHAR(40) NOT NULL, job_name VARCHAR(100) NOT NULL, "
 	"task_id VARCHAR(255) NOT NULL, hostname VARCHAR(255) NOT NULL, ip VARCHAR(50) NOT NULL, sharding_item INT NOT "
 	"NULL, execution_source VARCHAR(20) NOT NULL, failure_cause VARCHAR(4000) NULL, is_success BOOLEAN NOT NULL, "
-	"start_time TIMESTAMP NULL, complete_time TIMESTAMP NULL, PRIMARY KEY (id))",
+	"start_time TIMESTAMP NULL, complete_time TIMESTAMP NULL, PRIMARY KEY (id));"
 	"CREATE TABLE IF NOT EXISTS JOB_STATUS_TRACE_LOG (id VARCHAR(40) NOT NULL, job_name VARCHAR(100) NOT NULL, "
 	"original_task_id VARCHAR(255) NOT NULL, task_id VARCHAR(255) NOT NULL, slave_id VARCHAR(50) NOT NULL, source "
 	"VARCHAR(50) NOT NULL, execution_type VARCHAR(20) NOT NULL, sharding_item VARCHAR(100) NOT NULL, state "
-	"VARCHAR(20) NOT NULL, message VARCHAR(4000) NULL, creation_time TIMESTAMP NULL, PRIMARY KEY (id))",
-	"CREATE INDEX IF NOT EXISTS TASK_ID_STATE_INDEX ON JOB_STATUS_TRACE_LOG (task_id, state)",
-};
+	"VARCHAR(20) NOT NULL, message VARCHAR(4000) NULL, creation_time TIMESTAMP NULL, PRIMARY KEY (id));"
+	"CREATE INDEX IF NOT EXISTS TASK_ID_STATE_INDEX ON JOB_STATUS_TRACE_LOG (task_id, state)";
 
 enum op_kind { OP_EXEC_START = 1, OP_EXEC_END, OP_TRACE, OP__N };
 
@@ -302,8 +307,8 @@ static void spool_put(struct pg *g, const struct op *op)
 	}
 	g->size += (long long)n;
 	if (g->episode) {
-		log_warn("tracing: the spool has room again; %" PRIu64 " rows were lost (%" PRIu64 " in all)", g->episode,
-		         g->dropped);
+		log_warn("tracing: the spool has room again; %" PRIu64 " row%s lost (%" PRIu64 " in all)", g->episode,
+		         g->episode == 1 ? " was" : "s were", g->dropped);
 		g->episode = 0;
 	}
 }
@@ -399,12 +404,14 @@ static int sql_transient(const char *state)
 	       !strncmp(state, "25", 2);
 }
 
-/* one statement within PG_DEADLINE_MS: 0 done, 1 refused for good (logged), -1 PostgreSQL away */
-static int run(struct pg *g, const char *sql, int n, const char *const *v)
+/* sql within PG_DEADLINE_MS, with n parameters v, or (n < 0) as a simple query, which may hold
+ * several statements: 0 done; 1 refused for good, the first error's SQLSTATE and message in
+ * state[8] and msg[512]; -1 PostgreSQL away (said, and the connection closed) */
+static int exchange(struct pg *g, const char *sql, int n, const char *const *v, char *state, char *msg)
 {
 	PGconn *c = g->conn;
 	uint64_t deadline = now_ms() + PG_DEADLINE_MS;
-	if (!PQsendQueryParams(c, sql, n, NULL, v, NULL, NULL, 0)) {
+	if (!(n < 0 ? PQsendQuery(c, sql) : PQsendQueryParams(c, sql, n, NULL, v, NULL, NULL, 0))) {
 		away(g, "cannot send", PQerrorMessage(c));
 		return -1;
 	}
@@ -420,7 +427,7 @@ static int run(struct pg *g, const char *sql, int n, const char *const *v)
 		return -1;
 	}
 	int rc = 0;
-	char state[8] = "", msg[512] = "";
+	state[0] = msg[0] = 0;
 	for (;;) {
 		while (PQisBusy(c)) {
 			if (wait_sock(c, POLLIN, deadline) <= 0 || !PQconsumeInput(c)) {
@@ -433,8 +440,8 @@ static int run(struct pg *g, const char *sql, int n, const char *const *v)
 		ExecStatusType st = PQresultStatus(r);
 		if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && !rc) {
 			const char *s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-			snprintf(state, sizeof state, "%s", s ? s : "");
-			snprintf(msg, sizeof msg, "%s", PQresultErrorMessage(r));
+			snprintf(state, 8, "%s", s ? s : "");
+			snprintf(msg, 512, "%s", PQresultErrorMessage(r));
 			rc = sql_transient(s) ? -1 : 1;
 		}
 		PQclear(r);
@@ -443,6 +450,14 @@ static int run(struct pg *g, const char *sql, int n, const char *const *v)
 		away(g, "a row was not written", msg[0] ? msg : PQerrorMessage(c));
 		return -1;
 	}
+	return rc;
+}
+
+/* one row's statement: 0 done, 1 refused for good (logged, counted), -1 PostgreSQL away */
+static int run(struct pg *g, const char *sql, int n, const char *const *v)
+{
+	char state[8], msg[512];
+	int rc = exchange(g, sql, n, v, state, msg);
 	if (rc > 0) {
 		g->rejected++;
 		if (g->rejected <= 5 || !(g->rejected & (g->rejected - 1)))
@@ -450,6 +465,13 @@ static int run(struct pg *g, const char *sql, int n, const char *const *v)
 			          state, g->rejected, msg);
 	}
 	return rc;
+}
+
+/* PostgreSQL's notices ("relation ... already exists, skipping" at every connect) are not ours to
+ * say: libpq's default writes them to stderr, raw, in the middle of the log */
+static void no_notice(void *arg, const char *message)
+{
+	(void)arg, (void)message;
 }
 
 static int connect_pg(struct pg *g)
@@ -481,17 +503,23 @@ static int connect_pg(struct pg *g)
 			return -1;
 		}
 	}
+	PQsetNoticeProcessor(c, no_notice, NULL);
 	if (PQsetnonblocking(c, 1) != 0) {
 		away(g, "cannot connect", PQerrorMessage(c));
 		return -1;
 	}
-	for (size_t k = 0; k < sizeof ddl / sizeof ddl[0]; k++) {
-		int rc = run(g, ddl[k], 0, NULL);
-		if (rc > 0) {           /* no rights to create them: each row will say why */
-			log_error("tracing: cannot create ElasticJob's tables: see above");
-			break;
-		}
+	/* A creator that does not take our lock (ElasticJob's own RDBJobEventStorage, an older ejob)
+	 * can still race: its committed tables make ours fail with unique_violation (23505) or
+	 * duplicate_table (42P07), after which IF NOT EXISTS finds them. Anything else (no rights
+	 * to create them): said once here, and each row will say why it is refused. */
+	for (int tries = 1;; tries++) {
+		char state[8], msg[512];
+		int rc = exchange(g, ddl, -1, NULL, state, msg);
 		if (rc < 0) return -1;
+		if (!rc) break;
+		if (tries < 3 && (!strcmp(state, "23505") || !strcmp(state, "42P07"))) continue;
+		log_error("tracing: cannot create ElasticJob's tables (SQLSTATE %s): %s", state, msg);
+		break;
 	}
 	if (g->away) log_info("tracing: PostgreSQL answers again%s", g->head < g->size ? "; writing the spool" : "");
 	g->away = 0;
@@ -530,7 +558,7 @@ static void drain(struct pg *g)
 	}
 	if (g->fd >= 0 && g->head && g->head >= g->size) {
 		if (ftruncate(g->fd, 0) != 0) log_error("tracing: ftruncate(%s) failed: %s", g->spool, strerror(errno));
-		log_info("tracing: %" PRIu64 " spooled rows written to PostgreSQL", g->replayed);
+		log_info("tracing: %" PRIu64 " spooled row%s written to PostgreSQL", g->replayed, g->replayed == 1 ? "" : "s");
 		g->head = g->size = 0;
 		g->replayed = 0;
 	}
@@ -689,8 +717,8 @@ static void finish(void *arg)
 		log_warn("tracing: %lld bytes of rows wait in %s; written when a supervisor using it reaches PostgreSQL",
 		         g->size - g->head, g->spool);
 	if (g->dropped || g->rejected)
-		log_warn("tracing: %" PRIu64 " rows were lost (spool full or unusable), %" PRIu64 " refused by PostgreSQL",
-		         g->dropped, g->rejected);
+		log_warn("tracing: %" PRIu64 " row%s lost (spool full or unusable), %" PRIu64 " refused by PostgreSQL",
+		         g->dropped, g->dropped == 1 ? " was" : "s were", g->rejected);
 	if (g->fd >= 0) close(g->fd);
 	while (g->fires) {
 		struct open_fire *f = g->fires;

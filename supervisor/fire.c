@@ -198,8 +198,13 @@ void fire_summary(const fire_t *f)
 	int all = f->ok == f->n;
 	if (ops->tail) ops->tail(f, all, tail, sizeof tail);
 	const char *here = ops->here ? ops->here : "";
-	if (all)
-		log_info("%s: all %" PRIu32 " item%s%s succeeded in %.2fs%s", name, f->n, f->n == 1 ? "" : "s", here, secs, tail);
+	/* "its 1 item", not "all 1 item" or "1 of 1 items" */
+	if (all && f->n == 1)
+		log_info("%s: its 1 item%s succeeded in %.2fs%s", name, here, secs, tail);
+	else if (all)
+		log_info("%s: all %" PRIu32 " items%s succeeded in %.2fs%s", name, f->n, here, secs, tail);
+	else if (f->n == 1)
+		log_msg((enum log_level)ops->fail_level, "%s: its 1 item%s failed (%.2fs%s)", name, here, secs, tail);
 	else
 		log_msg((enum log_level)ops->fail_level, "%s: %" PRIu32 " of %" PRIu32 " items%s failed (%.2fs%s)", name,
 		        f->n - f->ok, f->n, here, secs, tail);

@@ -510,8 +510,11 @@ int local_run_finish(const local_t *l)
 	const fire_t *f = l->run;
 	if (!f || l->run_skipped) return 1;     /* (the listener's failure was logged) */
 	if (f->ended < f->n) {
-		log_error("--run: job %s: stopped before %" PRIu32 " of %" PRIu32 " items ended; they did not succeed",
-		          f->job, f->n - f->ended, f->n);
+		if (f->n == 1)
+			log_error("--run: job %s: stopped before its 1 item ended; it did not succeed", f->job);
+		else
+			log_error("--run: job %s: stopped before %" PRIu32 " of %" PRIu32 " items ended; %s did not succeed",
+			          f->job, f->n - f->ended, f->n, f->n - f->ended == 1 ? "it" : "they");
 		return 1;
 	}
 	return f->ok == f->n ? 0 : 1;

@@ -418,10 +418,11 @@ int metrics_health(const struct metrics_snapshot *s, char *why, size_t len)
 		return 503;
 	}
 	if (s->zk && s->cs.registered < s->cs.jobs) {
-		snprintf(why, len, "zookeeper: %" PRIu32 " of %" PRIu32 " jobs registered", s->cs.registered, s->cs.jobs);
+		snprintf(why, len, "zookeeper: %" PRIu32 " of %" PRIu32 " job%s registered", s->cs.registered, s->cs.jobs,
+		         s->cs.jobs == 1 ? "" : "s");
 		return 503;
 	}
-	if (s->zk) snprintf(why, len, "ok: connected, %" PRIu32 " jobs registered", s->cs.jobs);
+	if (s->zk) snprintf(why, len, "ok: connected, %" PRIu32 " job%s registered", s->cs.jobs, s->cs.jobs == 1 ? "" : "s");
 	else snprintf(why, len, "ok: standalone");
 	return 200;
 }

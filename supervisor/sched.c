@@ -102,6 +102,14 @@ struct sched_job {
 	uint32_t nlisted;
 	int64_t run_listed[SCHED_LISTED];   /* what the running fire stands for (missed again if it is) */
 	uint32_t run_nlisted, run_missed;
+	/* What the log last said is in force. The configs a loop callback hands over are said once
+	 * it returns (said_w): a reload takes the file's config, then the config node's where that
+	 * is in force; the log says what changed from the one to the other, not each step. */
+	char *said_cron, *said_tz;  /* said_cron NULL: a one-off job */
+	int said_set;               /* said_* hold what was said (0 for a new job) */
+	int said_disabled;
+	int said_due;               /* a config was taken since: said_w says it */
+	int64_t said_last_s;        /* last_s when the first of them was taken */
 	sched_t *s;
 };
 
@@ -116,6 +124,7 @@ struct sched {
 	tz_t *local;                /* the supervisor's zone, for jobs without timeZone */
 	int stopped;
 	int64_t ref_real, ref_mono; /* a (realtime, monotonic) pair, to size clock steps */
+	ev_prepare said_w;          /* active while a job's said_due is set */
 };
 
 static void fmt_time(int64_t s, const tz_t *tz, char *buf, size_t len)
@@ -238,8 +247,8 @@ static void flush_misfire(struct sched_job *j)
 		/* still owed: the hook logged why it cannot run now */
 		run_missed_again(j);
 		if (!j->said_owed)
-			log_info("job %s: %" PRIu32 "%s missed fire%s (latest %s) get one catch-up run as soon as the job can run",
-			         j->name, n, n >= SCHED_MISSED_CAP ? "+" : "", n == 1 ? "" : "s", when);
+			log_info("job %s: %" PRIu32 "%s missed fire%s (latest %s) get%s one catch-up run as soon as the job can run",
+			         j->name, n, n >= SCHED_MISSED_CAP ? "+" : "", n == 1 ? "" : "s", when, n == 1 ? "s" : "");
 		j->said_owed = 1;
 		return;
 	}
@@ -328,6 +337,8 @@ void sched_set_events(sched_t *s, events_t *e)
 	s->events = e;
 }
 
+static void say_taken(struct ev_loop *loop, ev_prepare *w, int revents);
+
 sched_t *sched_new(struct ev_loop *loop, const struct sched_hooks *h, void *arg)
 {
 	sched_t *s = calloc(1, sizeof *s);
@@ -341,6 +352,8 @@ sched_t *sched_new(struct ev_loop *loop, const struct sched_hooks *h, void *arg)
 		log_error("the supervisor's time zone: %s; using UTC", err.msg);
 		s->local = tz_fixed("UTC", 0);
 	}
+	ev_prepare_init(&s->said_w, say_taken);
+	s->said_w.data = s;
 	s->timers = wtimer_new(loop, clock_set, s);
 	if (!s->local || !s->timers) {
 		tz_free(s->local);
@@ -360,6 +373,8 @@ static void job_free(struct sched_job *j)
 	cron_free(j->cron);
 	free(j->cron_text);
 	free(j->tz_text);
+	free(j->said_cron);
+	free(j->said_tz);
 	free(j->name);
 	free(j);
 }
@@ -367,6 +382,7 @@ static void job_free(struct sched_job *j)
 void sched_free(sched_t *s)
 {
 	if (!s) return;
+	ev_prepare_stop(s->loop, &s->said_w);
 	for (size_t i = 0; i < s->n; i++) job_free(s->jobs[i]);
 	free(s->jobs);
 	wtimer_free(s->timers);
@@ -431,18 +447,49 @@ static struct sched_job *find(const sched_t *s, const char *name)
 	return NULL;
 }
 
-/* A job's cron or zone changed (the config still in j's texts); a one-off job's zone means nothing. */
-static void log_change(const struct sched_job *j, const conf_job_t *c)
+/* A job's cron or zone in force changed from what was said (said_*) to j's texts; a one-off
+ * job's zone means nothing. */
+static void log_change(const struct sched_job *j)
 {
-	const char *in = c->time_zone ? " in " : "", *tz = c->time_zone ? c->time_zone : "";
-	if (!c->cron && j->cron_text)
+	const char *in = j->tz_text ? " in " : "", *tz = j->tz_text ? j->tz_text : "";
+	const char *was_in = j->said_tz ? " in " : "", *was_tz = j->said_tz ? j->said_tz : "";
+	if (!j->cron_text && j->said_cron)
 		log_info("job %s: no cron now: a one-off job, it fires only when triggered (was '%s'%s%s)", j->name,
-		         j->cron_text, j->tz_text ? " in " : "", j->tz_text ? j->tz_text : "");
-	else if (c->cron && !j->cron_text)
-		log_info("job %s: cron '%s'%s%s now (was none: a one-off job)", j->name, c->cron, in, tz);
-	else if (c->cron)
-		log_info("job %s: cron '%s'%s%s now (was '%s'%s%s)", j->name, c->cron, in, tz, j->cron_text,
-		         j->tz_text ? " in " : "", j->tz_text ? j->tz_text : "");
+		         j->said_cron, was_in, was_tz);
+	else if (j->cron_text && !j->said_cron)
+		log_info("job %s: cron '%s'%s%s now (was none: a one-off job)", j->name, j->cron_text, in, tz);
+	else if (j->cron_text)
+		log_info("job %s: cron '%s'%s%s now (was '%s'%s%s)", j->name, j->cron_text, in, tz, j->said_cron, was_in,
+		         was_tz);
+}
+
+/* The loop is about to wait: the callbacks that handed configs over have returned. Say what
+ * is in force now where it is not what was said. */
+static void say_taken(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	(void)revents;
+	sched_t *s = w->data;
+	ev_prepare_stop(loop, w);
+	for (size_t i = 0; i < s->n; i++) {
+		struct sched_job *j = s->jobs[i];
+		if (!j->said_due || !j->conf) continue;
+		j->said_due = 0;
+		if (j->said_set && (!streq(j->said_cron, j->cron_text) || !streq(j->said_tz, j->tz_text))) log_change(j);
+		if (j->conf->disabled && (!j->said_set || !j->said_disabled))
+			log_info("job %s: disabled; it does not fire", j->name);
+		char *sc = j->cron_text ? strdup(j->cron_text) : NULL, *st = j->tz_text ? strdup(j->tz_text) : NULL;
+		if ((j->cron_text && !sc) || (j->tz_text && !st)) {
+			free(sc);
+			free(st);
+			continue;       /* out of memory: said again next time, at worst once more */
+		}
+		free(j->said_cron);
+		free(j->said_tz);
+		j->said_cron = sc;
+		j->said_tz = st;
+		j->said_disabled = j->conf->disabled;
+		j->said_set = 1;
+	}
 }
 
 /* A job takes a config (new, or a change of it); 0, or -1 if its cron or zone cannot be loaded. */
@@ -451,11 +498,16 @@ static int job_take(sched_t *s, struct sched_job *j, const conf_job_t *c, int fr
 	int rc = 0;
 	int was_off = !fresh && (!j->cron || !wtimer_armed(&j->timer));
 	j->conf = c;
+	if (!j->said_due) j->said_last_s = j->last_s;
 	if (fresh || !streq(j->cron_text, c->cron) || !streq(j->tz_text, c->time_zone)) {
-		if (!fresh) log_change(j, c);
 		if (job_load(j, c, now_s) < 0) rc = -1;
-		/* a new cron starts from now: the old cron's past is not the new one's missed fires */
-		if (j->last_s < now_s) j->last_s = now_s;
+		/* a new cron starts from now: the old cron's past is not the new one's missed fires;
+		 * back to the one in force before this callback (the file's, then the node's again):
+		 * nothing changed, its past stays */
+		if (j->said_set && j->said_due && streq(j->said_cron, c->cron) && streq(j->said_tz, c->time_zone))
+			j->last_s = j->said_last_s;
+		else if (j->last_s < now_s)
+			j->last_s = now_s;
 	} else if (j->cron && c->time_zone && !c->tz) {
 		/* the same text, but this config has no zone to run it in: stop as job_load says why */
 		if (job_load(j, c, now_s) < 0) rc = -1;
@@ -470,7 +522,9 @@ static int job_take(sched_t *s, struct sched_job *j, const conf_job_t *c, int fr
 	int64_t next = sched_next(s, j->name);
 	char when[64] = "never";
 	if (next >= 0) fmt_time(next, job_tz(j), when, sizeof when);
-	if (c->disabled) log_info("job %s: disabled; it does not fire", j->name);
+	j->said_due = 1;
+	ev_prepare_start(s->loop, &s->said_w);
+	if (c->disabled) log_debug("job %s: disabled", j->name);
 	else if (j->cron) log_debug("job %s: next fire %s", j->name, when);
 	else log_debug("job %s: one-off: it fires only when triggered", j->name);
 	return rc;

@@ -38,7 +38,7 @@ static const char *env_get(char **env, const char *name)
 
 int main(void)
 {
-	plan(27);
+	plan(34);
 
 	ejob_context c = ctx("hello", "hello@-@0,1@-@READY@-@127.0.0.1@-@4242", 4, "", 1, "b");
 	check(&c, "{\"jobName\":\"hello\",\"taskId\":\"hello@-@0,1@-@READY@-@127.0.0.1@-@4242\","
@@ -77,7 +77,7 @@ int main(void)
 	c = ctx("hello", "hello@-@0,1@-@READY@-@127.0.0.1@-@4242", 4, "", 1, "b");
 	char *base[] = { (char *)"PATH=/usr/bin:/bin", (char *)"EJOB_SUPERVISOR_PID=42", (char *)"HOME=/root",
 	                 (char *)"EJOB_WORKER_INDEX=3", (char *)"EJOB_EPOCH=1", (char *)"EJOB_JOBX=keep",
-	                 (char *)"EJOB_ITEM=old", NULL };
+	                 (char *)"EJOB_ITEM=old", (char *)"EJOB_SHARDING_PARAMETER=old", NULL };
 	char **env = NULL;
 	ok(script_env(base, &c, &env) == 0 && env, "script_env");
 	is_str(env_get(env, "PATH"), "/usr/bin:/bin", "PATH kept");
@@ -93,15 +93,30 @@ int main(void)
 	is_str(env_get(env, "EJOB_FIRE_ID"), "5", "EJOB_FIRE_ID");
 	is_str(env_get(env, "EJOB_ATTEMPT"), "2", "EJOB_ATTEMPT");
 	is_str(env_get(env, "EJOB_DEADLINE_MS"), "1700000000123", "EJOB_DEADLINE_MS");
+	is_str(env_get(env, "EJOB_JOB_PARAMETER"), "", "EJOB_JOB_PARAMETER: empty, as ElasticJob's \"\" for none");
+	is_str(env_get(env, "EJOB_SHARDING_PARAMETER"), "b", "EJOB_SHARDING_PARAMETER (replaces the inherited one)");
 	int n = 0;
 	for (char **e = env; *e; e++) n++;
-	is_int(n, 3 + 8, "3 inherited + 8 set, nothing else");
+	is_int(n, 3 + 10, "3 inherited + 10 set, nothing else");
+	free(env);
+
+	/* the parameters raw, where the JSON has them Gson-escaped */
+	c = ctx("j", "j@-@0@-@READY@-@10.0.0.1@-@42", 3, "mode=fast&x<y> 'q' \"z\"\\", 0, "k=v\u00e9");
+	ok(script_env(base, &c, &env) == 0, "script_env with parameters that JSON escapes");
+	is_str(env_get(env, "EJOB_JOB_PARAMETER"), "mode=fast&x<y> 'q' \"z\"\\", "EJOB_JOB_PARAMETER raw");
+	is_str(env_get(env, "EJOB_SHARDING_PARAMETER"), "k=v\u00e9", "EJOB_SHARDING_PARAMETER raw");
+	free(env);
+
+	/* no sharding parameter: empty (ElasticJob refuses an empty one, so empty is "none") */
+	c = ctx("j", "t", 3, "", 1, "");
+	ok(script_env(base, &c, &env) == 0, "script_env, item without a parameter");
+	is_str(env_get(env, "EJOB_SHARDING_PARAMETER"), "", "EJOB_SHARDING_PARAMETER empty, the inherited one dropped");
 	free(env);
 
 	ok(script_env(NULL, &c, &env) == 0, "script_env with an empty base");
 	n = 0;
 	for (char **e = env; *e; e++) n++;
-	is_int(n, 8, "just the 8");
+	is_int(n, 10, "just the 10");
 	free(env);
 	return done_testing();
 }

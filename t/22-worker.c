@@ -196,15 +196,17 @@ static void test_argv_env(struct twork *t)
 	int found = 0, sup = 0, idx = 0, path = 0;
 	const char *want[] = { "EJOB_JOB=hello", "EJOB_TASK_ID=hello@-@0,1@-@READY@-@127.0.0.1@-@4242", "EJOB_ITEM=2",
 	                       "EJOB_TOTAL=4", "EJOB_EPOCH=123456789012", "EJOB_FIRE_ID=42", "EJOB_ATTEMPT=3",
-	                       "EJOB_DEADLINE_MS=1800000000000" };
+	                       "EJOB_DEADLINE_MS=1800000000000", "EJOB_JOB_PARAMETER=jp 'v'",
+	                       "EJOB_SHARDING_PARAMETER=p=q" };
 	for (int i = 0; rec_get(r, len, "env", i); i++) {
 		const char *e = rec_get(r, len, "env", i);
-		for (int k = 0; k < 8; k++) found += !strcmp(e, want[k]);
+		for (int k = 0; k < 10; k++) found += !strcmp(e, want[k]);
 		sup += !strncmp(e, "EJOB_SUPERVISOR_PID=", 20);
 		idx += !strncmp(e, "EJOB_WORKER_INDEX=", 18);
 		path += !strncmp(e, "PATH=", 5);
 	}
-	is_int(found, 8, "env: EJOB_JOB, TASK_ID, ITEM, TOTAL, EPOCH, FIRE_ID, ATTEMPT, DEADLINE_MS exact");
+	is_int(found, 10, "env: EJOB_JOB, TASK_ID, ITEM, TOTAL, EPOCH, FIRE_ID, ATTEMPT, DEADLINE_MS, "
+	                  "JOB_PARAMETER, SHARDING_PARAMETER exact (the parameters raw)");
 	ok(sup == 0 && idx == 0, "env: the supervisor-to-worker variables are not passed on");
 	ok(path == 1, "env: the supervisor's environment (PATH) is passed on");
 	const char *pid = rec_get(r, len, "pid", 0), *pgid = rec_get(r, len, "pgid", 0);

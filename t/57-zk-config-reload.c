@@ -5,7 +5,8 @@
  * otherwise the node wins (and the log says the file is not in force). Instances adopt what the
  * node says and never write it back. Shown here:
  *   - a with overwrite: true reloads a new cron: the node gets it (one write) and b follows;
- *   - b with overwrite: false reloads another cron: the node does not change, b fires on it;
+ *   - b with overwrite: false reloads another cron: the node does not change, b fires on it, and
+ *     its log says no cron change (the cron in force did not change);
  *   - c starts with a third cron and overwrite: true: the node gets c's, a and b follow, and the
  *     node does not flip between a's and c's;
  *   - a reload that removes a job: its instance node goes at once, its running items end and
@@ -79,6 +80,16 @@ static int runs_on(long long after, int every, const char *host, int *bad)
 	return n;
 }
 
+/* the lines of t's log that say cr's cron in force changed ("job cr: cron 'X' now (was 'Y')") */
+static int cron_said(struct tsup *t)
+{
+	char *log = tsup_log_text(t);
+	int n = 0;
+	for (char *l = strtok(log, "\n"); l; l = strtok(NULL, "\n")) n += strstr(l, "job cr: cron '") && strstr(l, " now (was ");
+	free(log);
+	return n;
+}
+
 static int wait_node(zhandle_t *zh, const char *cron, unsigned ms)
 {
 	uint64_t end = tlib_now_ms() + ms;
@@ -112,6 +123,7 @@ int main(void)
 	int has = 0, v0 = node_version(zh, "0/2 * * * * ?", &has);
 	ok(has, "the node holds the files' cron 0/2");
 	conf_of(&a, "a", "0/3 * * * * ?", 1, 1);
+	int said_a = cron_said(&a);
 	kill(a.pid, SIGHUP);
 	ok(wait_node(zh, "0/3 * * * * ?", 5000), "a's reload publishes cron 0/3 to the config node");
 	long long changed = tlib_wall_ns() / 1000000 + 1000;
@@ -121,9 +133,12 @@ int main(void)
 	int bad = 0;
 	int on_a = runs_on(changed, 3, ida, &bad), on_b = runs_on(changed, 3, idb, &bad);
 	ok(on_a > 0 && on_b > 0 && !bad, "a and b both fire on the new cron (%d and %d runs, %d off it)", on_a, on_b, bad);
+	is_int(cron_said(&a) - said_a, 1, "a's log says the change once");
+	is_int(tsup_log_count(&a, "job cr: cron '0/3 * * * * ?' now (was '0/2 * * * * ?')"), 1, "  cron 0/3 now (was 0/2)");
 
 	/* b (overwrite: false) reloads cron 0/5: the node stays, and so does b */
 	conf_of(&b, "b", "0/5 * * * * ?", 0, 1);
+	int said_b = cron_said(&b);
 	kill(b.pid, SIGHUP);
 	changed = tlib_wall_ns() / 1000000 + 500;
 	usleep(7000000);
@@ -133,6 +148,7 @@ int main(void)
 	on_b = runs_on(changed, 3, idb, &bad);
 	ok(on_b > 0 && !bad, "b goes on firing on the node's cron (%d runs, %d off it)", on_b, bad);
 	ok(tsup_log_count(&b, "the file's cron is not in force") == 1, "and says that its file's cron is not in force");
+	is_int(cron_said(&b) - said_b, 0, "  and no cron change: the one in force did not (not the file's, then the node's again)");
 
 	/* a reload that removes rm from a, while its items run there */
 	char ia[256], alive[256];

@@ -1,6 +1,8 @@
 /* t/76-tracing-pg.c: ElasticJob's RDB tracing (tracing: {type: RDB, url}) into a real PostgreSQL 15
  * server this test starts (initdb in its tmpdir, run as the postgres user, on a free loopback port),
  * from a real supervisor (--standalone, real workers):
+ *   - supervisors started together on an empty database create the tables once, quietly, and
+ *     every row of each arrives;
  *   - the tables are ElasticJob 3.0.x's (PostgreSQL.properties): every column's type, length and
  *     nullability, the primary keys, TASK_ID_STATE_INDEX;
  *   - one fire with an ok, a failed (retried) and a timed-out item: a JOB_EXECUTION_LOG row per
@@ -270,6 +272,63 @@ static void failover_rows(void)
 	tzkup_end(&u);
 }
 
+/* NSUP supervisors, started together on an empty database, whose first rows come at the same
+ * instant: each creates the tables then, at once with the others */
+#define NSUP 4
+static void create_together(void)
+{
+	PGresult *r = PQexec(db, "CREATE DATABASE together");
+	if (PQresultStatus(r) != PGRES_COMMAND_OK) BAIL_OUT("CREATE DATABASE together: %s", PQresultErrorMessage(r));
+	PQclear(r);
+	static struct tsup s[NSUP];
+	char cron[64], yaml[1500], name[8];
+	tsup_cron_once(cron, sizeof cron, 3);
+	snprintf(yaml, sizeof yaml,
+	         "regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t76}\n"
+	         "supervisor: {workers: 1, attachSocket: \"@SOCK@\"}\n"
+	         "tracing: {type: RDB, url: \"jdbc:postgresql://127.0.0.1:%d/together\", username: postgres,\n"
+	         "          spoolDir: \"@DIR@/spool\"}\n"
+	         "jobs:\n"
+	         "  t: {type: script, cron: \"%s\", shardingTotalCount: 2, props: {script.command.line: /bin/true}}\n",
+	         pgport, cron);
+	const char *args[] = { "--standalone", NULL };
+	for (int i = 0; i < NSUP; i++) {
+		snprintf(name, sizeof name, "c%d", i);
+		tsup_config(&s[i], name, yaml);
+		if (tsup_start(&s[i], args) <= 0) BAIL_OUT("cannot start supervisor %s", name);
+	}
+	char c2[700];
+	snprintf(c2, sizeof c2, "postgresql://postgres@127.0.0.1:%d/together?connect_timeout=3", pgport);
+	PGconn *t = PQconnectdb(c2);
+	long long rows = -1, tasks = -1;
+	for (uint64_t end = tlib_now_ms() + 10000; tlib_now_ms() < end; usleep(100000)) {
+		r = PQexec(t, "SELECT count(*), count(DISTINCT task_id) FROM job_execution_log WHERE complete_time IS NOT NULL");
+		if (PQresultStatus(r) == PGRES_TUPLES_OK) rows = atoll(PQgetvalue(r, 0, 0)), tasks = atoll(PQgetvalue(r, 0, 1));
+		PQclear(r);
+		if (rows >= 2 * NSUP) break;
+	}
+	is_int((int)rows, 2 * NSUP, "%d supervisors started together on an empty database: every item's row is there", NSUP);
+	is_int((int)tasks, NSUP, "  from each of them (its own taskId)");
+	r = PQexec(t, "SELECT (SELECT count(*) FROM pg_tables WHERE tablename IN ('job_execution_log', "
+	              "'job_status_trace_log')), (SELECT count(*) FROM pg_indexes WHERE indexname = 'task_id_state_index')");
+	ok(PQresultStatus(r) == PGRES_TUPLES_OK && !strcmp(PQgetvalue(r, 0, 0), "2") && !strcmp(PQgetvalue(r, 0, 1), "1"),
+	   "  the two tables and the index, once");
+	PQclear(r);
+	PQfinish(t);
+	int errors = 0, notices = 0, stopped = 1;
+	for (int i = 0; i < NSUP; i++) {
+		int st = tsup_stop(&s[i], SIGTERM, 10000);
+		stopped &= WIFEXITED(st) && WEXITSTATUS(st) == 0;
+		errors += tsup_log_count(&s[i], " ERROR ");
+		notices += tsup_log_count(&s[i], "NOTICE");
+		snprintf(name, sizeof name, "c%d", i);
+		if (tsup_log_count(&s[i], " ERROR ") || tsup_log_count(&s[i], "NOTICE")) tsup_log_tail(&s[i], 20, name);
+	}
+	ok(stopped, "  they stop cleanly");
+	is_int(errors, 0, "  creating the tables together logs no ERROR");
+	is_int(notices, 0, "  nor PostgreSQL's notices (\"already exists, skipping\")");
+}
+
 int main(void)
 {
 	tlib_init(60);
@@ -299,6 +358,8 @@ int main(void)
 	snprintf(conninfo, sizeof conninfo, "postgresql://postgres@127.0.0.1:%d/postgres?connect_timeout=3", pgport);
 	pg_start();
 	pass("PostgreSQL 15 runs on 127.0.0.1:%d", pgport);
+	db = PQconnectdb(conninfo);
+	create_together();
 
 	/* jobs: h fires once (ok, failed and retried, timed out and retried), g fires once (all ok),
 	 * o every second (ok) */

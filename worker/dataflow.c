@@ -70,8 +70,8 @@ int ejob_dataflow(const ejob_context *ctx, ejob_fetch_fn *fetch, ejob_process_fn
 	}
 	free(buf);
 	char out[256];
-	int l = snprintf(out, sizeof out, "%" PRIu64 " batch%s, %" PRIu64 " bytes; ended: %s", batches,
-	                 batches == 1 ? "" : "es", bytes, end);
+	int l = snprintf(out, sizeof out, "%" PRIu64 " batch%s, %" PRIu64 " byte%s; ended: %s", batches,
+	                 batches == 1 ? "" : "es", bytes, bytes == 1 ? "" : "s", end);
 	/* fails only with ENOENT: ctx is not a slot's current item (a caller's own context) */
 	if (l > 0) (void)ejob_set_output(ctx, out, (size_t)l < sizeof out ? (size_t)l : sizeof out - 1);
 	if (err && errlen) snprintf(err, errlen, "%s", status == EJOB_OK ? "" : end);

@@ -409,8 +409,8 @@ static void verdict(const struct http_spec *sp, CURL *e, const struct xfer *x, c
 			snprintf(o->err, sizeof o->err, "%s", x->status[0] ? x->status : "an answer without a status line");
 		char body[700] = "";
 		if (x->body_total) body_for_log(x, body, sizeof body, 160);
-		log_line(sp, "%s %s: %s in %.3fs, %" PRIu64 " bytes%s%s", meth, uri, x->status[0] ? x->status : "(no status)",
-		         end->secs, x->body_total, body[0] ? ": " : "", body);
+		log_line(sp, "%s %s: %s in %.3fs, %" PRIu64 " byte%s%s%s", meth, uri, x->status[0] ? x->status : "(no status)",
+		         end->secs, x->body_total, x->body_total == 1 ? "" : "s", body[0] ? ": " : "", body);
 		return;
 	}
 	log_line(sp, "%s %s: %s after %.3fs", meth, uri, o->err, end->secs);

@@ -149,7 +149,7 @@ int script_context_json(const ejob_context *c, json_buf_t *b)
 }
 
 static const char *const env_dropped[] = { "EJOB_SUPERVISOR_PID", "EJOB_WORKER_INDEX" };
-#define NSET 8
+#define NSET 10
 
 static int env_named(const char *entry, const char *name)
 {
@@ -166,9 +166,14 @@ int script_env(char *const *base, const ejob_context *c, char ***out)
 	snprintf(num[3], sizeof num[3], "%" PRIu64, c->fire_id);
 	snprintf(num[4], sizeof num[4], "%" PRIu32, c->attempt);
 	snprintf(num[5], sizeof num[5], "%" PRIu64, c->deadline_ms);
+	/* The parameters raw, as the JSON carries them escaped; empty when there is none: ElasticJob
+	 * passes "" for no job parameter and refuses an empty sharding parameter, so empty says
+	 * "none" without doubt (docs/worker.md). */
 	const char *name[NSET] = { "EJOB_JOB", "EJOB_TASK_ID", "EJOB_ITEM", "EJOB_TOTAL", "EJOB_EPOCH",
-	                           "EJOB_FIRE_ID", "EJOB_ATTEMPT", "EJOB_DEADLINE_MS" };
-	const char *val[NSET] = { c->job, c->task_id, num[0], num[1], num[2], num[3], num[4], num[5] };
+	                           "EJOB_FIRE_ID", "EJOB_ATTEMPT", "EJOB_DEADLINE_MS", "EJOB_JOB_PARAMETER",
+	                           "EJOB_SHARDING_PARAMETER" };
+	const char *val[NSET] = { c->job, c->task_id, num[0], num[1], num[2], num[3], num[4], num[5],
+	                          c->job_param ? c->job_param : "", c->item_param ? c->item_param : "" };
 
 	size_t nbase = 0, bytes = 0;
 	while (base && base[nbase]) nbase++;
@@ -373,10 +378,11 @@ static void cut_notice(struct fwd *f)
 	int k = line_head(f, f->line, f->cap, "WARN");
 	if (k < 0) return;
 	int m = snprintf(f->line + k, f->cap - (size_t)k,
-	                 "output cut: %" PRIu64 " more line%s (%" PRIu64 " bytes) not logged; a run of an item logs at "
-	                 "most %" PRIu64 " lines and %" PRIu64 " bytes of output (supervisor.scriptOutputMaxLines, "
+	                 "output cut: %" PRIu64 " more line%s (%" PRIu64 " byte%s) not logged; a run of an item logs at "
+	                 "most %" PRIu64 " line%s and %" PRIu64 " byte%s of output (supervisor.scriptOutputMaxLines, "
 	                 "supervisor.scriptOutputMaxBytes; 0: no limit)\n",
-	                 f->cut_lines, f->cut_lines == 1 ? "" : "s", f->cut_bytes, f->max_lines, f->max_bytes);
+	                 f->cut_lines, f->cut_lines == 1 ? "" : "s", f->cut_bytes, f->cut_bytes == 1 ? "" : "s",
+	                 f->max_lines, f->max_lines == 1 ? "" : "s", f->max_bytes, f->max_bytes == 1 ? "" : "s");
 	if (m < 0 || (size_t)m >= f->cap - (size_t)k) return;   /* cap is sized for this: cannot happen */
 	write_all(f->log_fd, f->line, (size_t)k + (size_t)m);
 }

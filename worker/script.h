@@ -34,7 +34,8 @@ int script_context_json(const ejob_context *ctx, json_buf_t *b);
 
 /* The item's environment: base (NULL-terminated "NAME=value" list) without EJOB_SUPERVISOR_PID,
  * EJOB_WORKER_INDEX and the names set here, plus EJOB_JOB, EJOB_TASK_ID, EJOB_ITEM, EJOB_TOTAL,
- * EJOB_EPOCH, EJOB_FIRE_ID, EJOB_ATTEMPT, EJOB_DEADLINE_MS. One malloc'd block (free(*out)).
+ * EJOB_EPOCH, EJOB_FIRE_ID, EJOB_ATTEMPT, EJOB_DEADLINE_MS, EJOB_JOB_PARAMETER and
+ * EJOB_SHARDING_PARAMETER (the parameters raw, "" when none). One malloc'd block (free(*out)).
  * 0, or -1 with errno ENOMEM. */
 int script_env(char *const *base, const ejob_context *ctx, char ***out);
 
