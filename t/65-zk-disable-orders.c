@@ -97,7 +97,7 @@ int main(void)
 	/* the case: item 1 disabled, a's fires have nothing to run */
 	set(ITEM, 1);
 	long long t = now_ms();
-	ok(tsup_wait_log(&a, "nothing runs here: all 1 item of this instance is disabled", 1, 5000),
+	ok(tsup_wait_log(&a, "nothing runs here: item 1, this instance's only one, is disabled", 1, 5000),
 	   "a's fire with its only item disabled ends at once and says why");
 	usleep(1500000);
 	int exact = 0;
