@@ -41,6 +41,10 @@ void local_stop(local_t *l);
 int local_fire(void *arg, const struct sched_fire_info *f);
 void local_set_sched(local_t *l, sched_t *s);
 
+/* --run JOB[:ITEMS] against conf, before anything starts (no worker, no socket): 0, or -1 with
+ * the error logged (an unknown job, with the closest name and the jobs there are; items that are
+ * not the job's, with its range). config: the file, for the message. */
+int local_run_check(const conf_t *conf, const char *spec, const char *config);
 /* --run JOB[:ITEMS]: start the fire (its before and beforeAll listeners, then its items) (0), or
  * say why not (-1, logged). */
 int local_run(local_t *l, const conf_t *conf, const char *spec);

@@ -810,6 +810,8 @@ int main(int argc, char **argv)
 	if ((size_t)snprintf(s->instance_id, sizeof s->instance_id, "%.63s@-@%d", s->ip, (int)getpid()) >=
 	    sizeof s->instance_id)
 		return 2;
+	/* a --run that cannot run says so before anything starts (no worker forked, no socket made) */
+	if (s->opts.run && local_run_check(s->conf, s->opts.run, s->opts.config) < 0) return 2;
 	if (find_worker_bin(s) < 0) return 2;
 
 	signal(SIGPIPE, SIG_IGN);
