@@ -32,7 +32,9 @@ struct att_policy {
 int att_default_path(const char *ns, char *buf, size_t len);
 
 /* Listen on path (its directory is created 0700 if missing; a stale socket is replaced, a live
- * one is an error). NULL with the reason in err. */
+ * one is an error). NULL with the reason in err and errno: EADDRINUSE another supervisor listens
+ * there; ENAMETOOLONG, ENOTDIR, EPERM (a directory others can write), EACCES, ENOENT, EROFS, ...
+ * the path cannot be used (configuration problems); ENOMEM, EMFILE, ... a runtime failure. */
 att_t *att_new(struct ev_loop *loop, disp_t *d, const char *path, const struct att_policy *pol, char *err,
                size_t errlen);
 void att_set_policy(att_t *a, const struct att_policy *pol);   /* after a reload */

@@ -447,6 +447,20 @@ static int mx_page(void *arg, const char *path, char **body, size_t *len, const 
 	return metrics_page(s->mx, path, body, len, ctype);
 }
 
+/* The exit status of a start that failed with errno e: 2 when what the configuration names cannot
+ * be used (a socket or a port another process holds, a path that cannot be made: starting again
+ * does not help, and systemd's RestartPreventExitStatus=2 does not try), else 1. */
+static int start_error_code(int e)
+{
+	switch (e) {
+	case EADDRINUSE: case EADDRNOTAVAIL: case EACCES: case EPERM: case ENOENT: case ENOTDIR: case EROFS:
+	case ELOOP: case ENAMETOOLONG: case EEXIST: case EISDIR:
+		return 2;
+	default:
+		return 1;
+	}
+}
+
 /* supervisor.metrics: the counters, counted from the first fire on, and the server, listening
  * before anything reaches ZooKeeper (a port in use ends the start there); it answers from the
  * loop only, once everything it shows exists. 0, or the exit status (logged). Read at the start
@@ -468,8 +482,9 @@ static int start_metrics(struct sup *s)
 		return 1;
 	}
 	if (!(s->http = httpd_new(s->loop, addr, mx_page, s, err, sizeof err))) {
+		int e = errno;
 		log_error("%s", err);
-		return 1;
+		return start_error_code(e);
 	}
 	return 0;
 }
@@ -738,8 +753,9 @@ static int start_attach(struct sup *s)
 	fill_policy(s, &pol, uids, gids);
 	s->att = att_new(s->loop, s->disp, sock, &pol, err, sizeof err);
 	if (!s->att) {
+		int e = errno;
 		log_error("%s", err);
-		return 1;
+		return start_error_code(e);
 	}
 
 	return 0;
