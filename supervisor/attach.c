@@ -575,4 +575,18 @@ size_t att_count(const att_t *a)
 	return n;
 }
 
+size_t att_serving(const att_t *a, const char *job)
+{
+	size_t n = 0;
+	for (const struct conn *c = a->conns; c; c = c->next) {
+		if (c->state != C_ATTACHED) continue;
+		for (uint32_t i = 0; i < c->njobs; i++)
+			if (!strcmp(c->jobs[i], job)) {
+				n++;
+				break;
+			}
+	}
+	return n;
+}
+
 const char *att_path(const att_t *a) { return a->path; }

@@ -44,6 +44,7 @@ void att_free(att_t *a);        /* close every attachment (their items are lost)
 void att_shutdown(att_t *a);
 void att_tick(att_t *a, uint64_t now_ns);   /* heartbeat checks */
 size_t att_count(const att_t *a);
+size_t att_serving(const att_t *a, const char *job);   /* attachments that serve job */
 const char *att_path(const att_t *a);
 
 /* The ZooKeeper lease's stop and kill times (CLOCK_MONOTONIC, 0 = none) in every attachment's

@@ -58,6 +58,7 @@ struct local {
 	int run_skipped;            /* --run: a failing before or beforeAll: nothing ran */
 	int run_code;               /* --run: the items' exit status, told once its after listeners ended */
 	uint64_t last_wait_log_ns;
+	uint64_t unserved_since_ns; /* --run, external: no worker serving the job attached since (0: one is) */
 	struct lfire *lfires;       /* every fire not yet ended (--run: its one, until the exit) */
 	struct lafter *lafters;
 };
@@ -557,8 +558,23 @@ void local_tick(local_t *l, uint64_t now, int stopping)
 		l->p.finished(l->p.arg, 1);
 		return;
 	}
-	if (l->external && att_count(l->p.att) == 0 && now - l->last_wait_log_ns > READY_WAIT_NS) {
+	if (!l->external) return;
+	if (att_serving(l->p.att, f->job)) {
+		l->unserved_since_ns = 0;
+		return;
+	}
+	if (!l->unserved_since_ns) l->unserved_since_ns = now;
+	if (l->p.wait_ns && now - l->unserved_since_ns >= l->p.wait_ns) {
+		log_error("--run: job %s is external and no worker serving it attached on %s within %" PRIu64 "s (--wait): "
+		          "start one there, a program of yours calling ejob_attach() (docs/worker.md), e.g. "
+		          "'examples/external-worker --socket %s %s'; or wait longer with --wait SECONDS (0: for ever)",
+		          f->job, att_path(l->p.att), l->p.wait_ns / 1000000000u, att_path(l->p.att), f->job);
+		l->p.finished(l->p.arg, 1);
+		return;
+	}
+	if (now - l->last_wait_log_ns > READY_WAIT_NS) {
 		l->last_wait_log_ns = now;
-		log_info("--run: job %s is external: waiting for a worker to attach on %s", f->job, att_path(l->p.att));
+		log_info("--run: job %s is external: waiting for a worker serving it to attach on %s", f->job,
+		         att_path(l->p.att));
 	}
 }

@@ -31,7 +31,7 @@ static const char usage_text[] =
 "usage: ejob-supervisor [-c FILE] [--workers N] [--zk HOSTS] [--namespace NS] [--ip IP]\n"
 "                       [--log-level LEVEL] [--worker-bin PATH] [--socket PATH] [--metrics ADDR]\n"
 "       ejob-supervisor -c FILE [--workers N] --standalone\n"
-"       ejob-supervisor -c FILE [--workers N] --run JOB[:ITEM,ITEM...]\n"
+"       ejob-supervisor -c FILE [--workers N] --run JOB[:ITEM,ITEM...] [--wait SECONDS]\n"
 "\n"
 "Runs ejob's per-machine supervisor in the foreground, logging to stderr: a pool of pre-forked\n"
 "ejob-worker processes fed through shared memory, and the attach socket for external workers.\n"
@@ -48,6 +48,8 @@ static const char usage_text[] =
 "                        (default: supervisor.metrics, else none)\n"
 "      --run JOB[:ITEMS] run one fire of JOB here and now, without ZooKeeper: all its items, or\n"
 "                        the listed ones (JOB:0,2,5); exit 0 only if every item succeeded\n"
+"      --wait SECONDS    --run of an external job: give up (exit 1) when no worker serving it has\n"
+"                        attached on the attach socket for this long (default 30; 0: wait for ever)\n"
 "      --standalone      schedule the jobs without ZooKeeper: every item of every fire runs here\n"
 "  -h, --help            this text\n"
 "  -V, --version         the version\n"
@@ -611,20 +613,25 @@ static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 /* ---- main --------------------------------------------------------------------------------------- */
 
+/* --run of an external job: how long it waits for a worker serving it to attach */
+#define RUN_WAIT_DEFAULT_S 30
+
 static int parse_args(struct sup *s, int argc, char **argv)
 {
+	int waited = 0;
 	static const struct option lo[] = {
 		{ "config", required_argument, NULL, 'c' }, { "workers", required_argument, NULL, 'w' },
 		{ "zk", required_argument, NULL, 'z' },     { "namespace", required_argument, NULL, 'n' },
 		{ "ip", required_argument, NULL, 'i' },     { "log-level", required_argument, NULL, 'l' },
 		{ "worker-bin", required_argument, NULL, 'b' }, { "socket", required_argument, NULL, 's' },
 		{ "run", required_argument, NULL, 'r' },    { "standalone", no_argument, NULL, 'S' },
-		{ "metrics", required_argument, NULL, 'm' },
+		{ "metrics", required_argument, NULL, 'm' }, { "wait", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
 	};
 	int c;
 	opterr = 0;
+	s->opts.wait_s = RUN_WAIT_DEFAULT_S;
 	while ((c = getopt_long(argc, argv, ":c:hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c': s->opts.config = optarg; break;
@@ -648,6 +655,19 @@ static int parse_args(struct sup *s, int argc, char **argv)
 		case 'r': s->opts.run = optarg; break;
 		case 'S': s->opts.standalone = 1; break;
 		case 'm': s->opts.metrics = optarg; break;
+		case 'W': {
+			char *end;
+			errno = 0;
+			long v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 0 || v > 86400) {
+				fprintf(stderr, "ejob-supervisor: --wait: '%s' is not a number of seconds in 0-86400 (0: for ever)\n",
+				        optarg);
+				return 2;
+			}
+			s->opts.wait_s = v;
+			waited = 1;
+			break;
+		}
 		case 'h': fputs(usage_text, stdout); exit(0);
 		case 'V': printf("ejob-supervisor %s\n", EJOB_VERSION); exit(0);
 		case ':':
@@ -664,6 +684,10 @@ static int parse_args(struct sup *s, int argc, char **argv)
 	}
 	if (!s->opts.config) {
 		fprintf(stderr, "ejob-supervisor: no configuration: give -c FILE (docs/config.md)\n");
+		return 2;
+	}
+	if (waited && !s->opts.run) {
+		fprintf(stderr, "ejob-supervisor: --wait is for --run (how long it waits for an external worker); see --help\n");
 		return 2;
 	}
 	if (s->opts.log_level) {
@@ -847,6 +871,7 @@ int main(int argc, char **argv)
 	struct local_params lp = {
 		.loop = s->loop, .instance_id = s->instance_id, .fires = s->fires, .pool = s->pool, .att = s->att,
 		.config = s->opts.config, .job_conf = eh_job_conf, .finished = run_finished, .arg = s,
+		.wait_ns = (uint64_t)s->opts.wait_s * 1000000000u,
 	};
 	if (!(s->local = local_new(&lp))) {
 		log_error("out of memory");
