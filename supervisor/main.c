@@ -422,7 +422,10 @@ static void mx_snapshot(void *arg, struct metrics_snapshot *m)
 	const event_sink_t *k;
 	for (size_t i = 0; m->nsinks < METRICS_SINKS_MAX && (k = events_sink_at(s->events, i)); i++) {
 		m->sinks[m->nsinks].name = events_sink_name(k);
-		m->sinks[m->nsinks++].dropped = events_dropped(k);
+		m->sinks[m->nsinks].dropped = events_dropped(k);
+		m->sinks[m->nsinks].failing = events_sink_health(k, &m->sinks[m->nsinks].lost, m->sinks[m->nsinks].why,
+		                                                 sizeof m->sinks[m->nsinks].why);
+		m->nsinks++;
 	}
 	errh_counts(s->errh, m->errh);
 	if (!s->coord) return;
@@ -852,6 +855,12 @@ int main(int argc, char **argv)
 		return 2;
 	/* a --run that cannot run says so before anything starts (no worker forked, no socket made) */
 	if (s->opts.run && local_run_check(s->conf, s->opts.run, s->opts.config) < 0) return 2;
+	/* a history that cannot be written would lose every record while /healthz says ok */
+	char why[PATH_MAX + 512];
+	if (s->conf->supervisor.history_file && conf_history_problem(s->conf->supervisor.history_file, why, sizeof why) < 0) {
+		log_error("%s: supervisor.history.file: %s", s->opts.config, why);
+		return 2;
+	}
 	if (find_worker_bin(s) < 0) return 2;
 
 	signal(SIGPIPE, SIG_IGN);
