@@ -459,10 +459,10 @@ static const conf_job_t *run_spec(const conf_t *conf, const char *spec, const ch
 	if (!j) {
 		char name[256], names[1024] = "", hint[320] = "";
 		snprintf(name, sizeof name, "%.*s", (int)(nl < sizeof name ? nl : sizeof name - 1), spec);
-		const char *list[64];
+		const char **list = calloc(conf->n_jobs ? conf->n_jobs : 1, sizeof *list);
 		size_t nlist = 0, off = 0;
 		for (size_t i = 0; i < conf->n_jobs; i++) {
-			if (nlist < sizeof list / sizeof list[0]) list[nlist++] = conf->jobs[i].name;
+			if (list) list[nlist++] = conf->jobs[i].name;
 			int k = off < sizeof names ? snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "",
 			                                      conf->jobs[i].name) : -1;
 			if (k < 0 || (size_t)k >= sizeof names - off) {
@@ -472,8 +472,9 @@ static const conf_job_t *run_spec(const conf_t *conf, const char *spec, const ch
 				off += (size_t)k;
 			}
 		}
-		const char *near = conf_suggest(name, list, nlist);
+		const char *near = list ? conf_suggest(name, list, nlist) : NULL;
 		if (near) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
+		free(list);
 		log_error("--run %s: no job '%s' in %s%s (its jobs: %s)", spec, name, config, hint, names[0] ? names : "none");
 		return NULL;
 	}
