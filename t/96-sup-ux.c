@@ -148,7 +148,8 @@ static void test_metrics(void)
 	ok(tlib_wait_for(health_is, want, 10000), "--metrics: /healthz answers 200");
 	int st = tsup_stop(&t, SIGTERM, 10000);
 	is_int(exit_code(st), 0, "  and it stops cleanly");
-	is_int(tsup_log_count(&t, "MHD_OPTION_EXTERNAL_LOGGER"), 0, "  libmicrohttpd's complaint about its options is gone, at debug too");
+	is_int(tsup_log_count(&t, "MHD_OPTION_EXTERNAL_LOGGER"), 0,
+	       "  libmicrohttpd's complaint about its options is gone, at debug too");
 	is_int(tsup_log_count(&t, " WARN "), 0, "  a start with --metrics logs no WARN");
 
 	/* the port taken by another process */
@@ -163,7 +164,8 @@ static void test_metrics(void)
 	         "port; stop it, or give this supervisor another address with --metrics ADDR or supervisor.metrics\n", addr);
 	is_int(run(&t, args, 10000), 2, "a port in use: exit 2 (a configuration problem)");
 	is_int(tsup_log_count(&t, yaml), 1, "  ejob's line, naming the address and the fix");
-	is_int(tsup_log_count(&t, " ERROR ") + tsup_log_count(&t, " WARN "), 1, "  and no other (libmicrohttpd's is not logged)");
+	is_int(tsup_log_count(&t, " ERROR ") + tsup_log_count(&t, " WARN "), 1,
+	       "  and no other (libmicrohttpd's is not logged)");
 	is_int(tsup_log_count(&t, "Failed to bind"), 0, "  not even as it said it");
 	close(fd);
 }
@@ -213,10 +215,11 @@ static void test_history(void)
 	char *body = NULL;
 	tlib_http_get(port, "/healthz", &body);
 	snprintf(want, sizeof want, "history: cannot open %s: No such file or directory; ", hfile);
-	ok(body && strstr(body, want) && (strstr(body, " record lost") || strstr(body, " records lost")), "  saying why and how many records were lost (%s)",
-	   body ? body : "no answer");
+	ok(body && strstr(body, want) && (strstr(body, " record lost") || strstr(body, " records lost")),
+	   "  saying why and how many records were lost (%s)", body ? body : "no answer");
 	free(body);
-	ok(tlib_metric(port, "ejob_events_lost_total{sink=\"history\"}") > 0, "ejob_events_lost_total{sink=\"history\"} counts them");
+	ok(tlib_metric(port, "ejob_events_lost_total{sink=\"history\"}") > 0,
+	   "ejob_events_lost_total{sink=\"history\"} counts them");
 	mkdir(hdir, 0755);
 	ok(tlib_wait_for(health_is, h200, 15000) && tsup_wait_lines(hfile, "\"job\":\"a\"", 1, 10000),
 	   "the directory back: written again, /healthz 200");
