@@ -341,6 +341,16 @@ conf_t *conf_parse(const void *buf, size_t len, const char *file, const conf_opt
  * too big). 0, or -1 with errno; *buf is malloc'd and NUL-terminated. */
 int conf_read_file(const char *path, char **buf, size_t *len);
 
+/* The closest of names[0..n-1] to s (case-insensitive edit distance), or NULL if none is close:
+ * a "did you mean" for a name the user typed. */
+const char *conf_suggest(const char *s, const char *const *names, size_t n);
+
+/* What stops the supervisor from writing its history file (supervisor.history.file) from this
+ * machine: its directory is missing, not a directory or not writable, or the file is there and
+ * not writable. 0 when it can; -1 with the reason and the fix in why ("directory /x does not exist:
+ * create it ..."). Reads the file system (stat, access(2) as this user), never opens the file. */
+int conf_history_problem(const char *path, char *why, size_t len);
+
 /* conf_read_file + conf_parse; opts NULL means conf_opts_system(). A file that cannot be read:
  * NULL, errno set, and *diags holds one entry "PATH: cannot read: REASON". */
 conf_t *conf_load_file(const char *path, const conf_opts_t *opts, conf_diags_t **diags);

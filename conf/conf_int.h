@@ -70,8 +70,6 @@ void conf_fmt(char *out, size_t outsz, const char *fmt, ...) __attribute__((form
  * "four", "a\tb", "aaaa..." (at most about 60 characters). */
 void conf_quote(char *out, size_t outsz, const char *s, size_t n);
 
-/* The closest of names[0..n-1] to s (case-insensitive edit distance), or NULL if none is close. */
-const char *conf_suggest(const char *s, const char *const *names, size_t n);
 /* What is wrong with an http(s) URL (http.uri, the error handlers' webhooks), or NULL. */
 const char *conf_url_problem(const char *u);
 /* "a, b or c" into out. */

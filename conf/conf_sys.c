@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,4 +133,50 @@ conf_t *conf_load_file(const char *path, const conf_opts_t *opts, conf_diags_t *
 	free(buf);
 	errno = e;
 	return c;
+}
+
+int conf_history_problem(const char *path, char *why, size_t len)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	if (!slash) snprintf(dir, sizeof dir, ".");
+	else if (slash == path) snprintf(dir, sizeof dir, "/");
+	else if ((size_t)(slash - path) >= sizeof dir) {
+		snprintf(why, len, "%s: the path is too long", path);
+		return -1;
+	} else {
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+	}
+	struct stat st;
+	if (stat(dir, &st) < 0) {
+		if (errno == ENOENT)
+			snprintf(why, len, "%s: directory %s does not exist: create it (mkdir -p %s), writable by the supervisor's "
+			         "user, or name a file in a directory that is", path, dir, dir);
+		else
+			snprintf(why, len, "%s: directory %s: %s", path, dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(why, len, "%s: %s is not a directory: name a file in a directory", path, dir);
+		return -1;
+	}
+	/* the file is created there, and rotated there (FILE -> FILE.1 renames in the directory) */
+	if (access(dir, W_OK | X_OK) < 0) {
+		snprintf(why, len, "%s: cannot create or rotate files in %s: %s: make the directory writable by the "
+		         "supervisor's user (uid %u here), or name a file in a directory that is", path, dir, strerror(errno),
+		         (unsigned)geteuid());
+		return -1;
+	}
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			snprintf(why, len, "%s is a directory: name a file in it", path);
+			return -1;
+		}
+		if (access(path, W_OK) < 0) {
+			snprintf(why, len, "%s: %s: make the file writable by the supervisor's user (uid %u here), or remove it",
+			         path, strerror(errno), (unsigned)geteuid());
+			return -1;
+		}
+	}
+	return 0;
 }

@@ -85,19 +85,26 @@ static int prepare_dir(const char *path, char *err, size_t errlen)
 	struct stat st;
 	if (lstat(dir, &st) < 0) {
 		if (errno != ENOENT || mkdir(dir, 0711) < 0) {
-			snprintf(err, errlen, "attach socket directory %s: %s", dir, strerror(errno));
+			int e = errno;
+			snprintf(err, errlen, "attach socket directory %s: %s: give a path this user can create with --socket PATH "
+			         "or supervisor.attachSocket", dir, strerror(e));
+			errno = e;
 			return -1;
 		}
 		return 0;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "attach socket directory %s is not a directory", dir);
+		snprintf(err, errlen, "attach socket directory %s is not a directory: give another path with --socket PATH "
+		         "or supervisor.attachSocket", dir);
+		errno = ENOTDIR;
 		return -1;
 	}
 	/* a directory we created (ours), or a system one (root's) that only its owner can write */
 	if ((st.st_uid != getuid() && st.st_uid != 0) || ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))) {
 		snprintf(err, errlen, "attach socket directory %s is owned by uid %u or writable by others: remove it, "
-		         "or set supervisor.attachSocket to a path in a directory of your own", dir, (unsigned)st.st_uid);
+		         "or give a path in a directory of your own with --socket PATH or supervisor.attachSocket", dir,
+		         (unsigned)st.st_uid);
+		errno = EPERM;
 		return -1;
 	}
 	return 0;
@@ -457,7 +464,9 @@ att_t *att_new(struct ev_loop *loop, disp_t *d, const char *path, const struct a
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof sa.sun_path) {
-		snprintf(err, errlen, "attach socket path %s is longer than %zu bytes", path, sizeof sa.sun_path - 1);
+		snprintf(err, errlen, "attach socket path %s is longer than %zu bytes: give a shorter one with --socket PATH or "
+		         "supervisor.attachSocket", path, sizeof sa.sun_path - 1);
+		errno = ENAMETOOLONG;
 		return NULL;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
@@ -468,8 +477,10 @@ att_t *att_new(struct ev_loop *loop, disp_t *d, const char *path, const struct a
 	if (probe >= 0) {
 		if (connect(probe, (struct sockaddr *)&sa, sizeof sa) == 0) {
 			close(probe);
-			snprintf(err, errlen, "another supervisor is listening on %s (same namespace?): stop it, or set "
+			snprintf(err, errlen, "attach socket %s: another supervisor is listening on it (the same namespace on this "
+			         "machine?): stop it, or give this one a socket of its own with --socket PATH or "
 			         "supervisor.attachSocket", path);
+			errno = EADDRINUSE;
 			return NULL;
 		}
 		close(probe);
@@ -478,6 +489,7 @@ att_t *att_new(struct ev_loop *loop, disp_t *d, const char *path, const struct a
 	att_t *a = calloc(1, sizeof *a);
 	if (!a) {
 		snprintf(err, errlen, "out of memory");
+		errno = ENOMEM;
 		return NULL;
 	}
 	a->loop = loop;
@@ -487,10 +499,12 @@ att_t *att_new(struct ev_loop *loop, disp_t *d, const char *path, const struct a
 	a->dec = frame_decoder_new(MSG_MAX);
 	if (a->fd < 0 || !a->dec || bind(a->fd, (struct sockaddr *)&sa, sizeof sa) < 0 || chmod(path, 0666) < 0 ||
 	    listen(a->fd, 64) < 0) {
-		snprintf(err, errlen, "attach socket %s: %s", path, strerror(errno));
+		int e = a->dec ? errno : ENOMEM;
+		snprintf(err, errlen, "attach socket %s: %s", path, strerror(e));
 		if (a->fd >= 0) close(a->fd);
 		frame_decoder_free(a->dec);
 		free(a);
+		errno = e;
 		return NULL;
 	}
 	att_set_policy(a, pol);
@@ -558,6 +572,20 @@ size_t att_count(const att_t *a)
 {
 	size_t n = 0;
 	for (const struct conn *c = a->conns; c; c = c->next) n += c->state == C_ATTACHED;
+	return n;
+}
+
+size_t att_serving(const att_t *a, const char *job)
+{
+	size_t n = 0;
+	for (const struct conn *c = a->conns; c; c = c->next) {
+		if (c->state != C_ATTACHED) continue;
+		for (uint32_t i = 0; i < c->njobs; i++)
+			if (!strcmp(c->jobs[i], job)) {
+				n++;
+				break;
+			}
+	}
 	return n;
 }
 

@@ -32,7 +32,9 @@ struct att_policy {
 int att_default_path(const char *ns, char *buf, size_t len);
 
 /* Listen on path (its directory is created 0700 if missing; a stale socket is replaced, a live
- * one is an error). NULL with the reason in err. */
+ * one is an error). NULL with the reason in err and errno: EADDRINUSE another supervisor listens
+ * there; ENAMETOOLONG, ENOTDIR, EPERM (a directory others can write), EACCES, ENOENT, EROFS, ...
+ * the path cannot be used (configuration problems); ENOMEM, EMFILE, ... a runtime failure. */
 att_t *att_new(struct ev_loop *loop, disp_t *d, const char *path, const struct att_policy *pol, char *err,
                size_t errlen);
 void att_set_policy(att_t *a, const struct att_policy *pol);   /* after a reload */
@@ -42,6 +44,7 @@ void att_free(att_t *a);        /* close every attachment (their items are lost)
 void att_shutdown(att_t *a);
 void att_tick(att_t *a, uint64_t now_ns);   /* heartbeat checks */
 size_t att_count(const att_t *a);
+size_t att_serving(const att_t *a, const char *job);   /* attachments that serve job */
 const char *att_path(const att_t *a);
 
 /* The ZooKeeper lease's stop and kill times (CLOCK_MONOTONIC, 0 = none) in every attachment's

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,6 +30,8 @@ struct event_sink {
 	unsigned cap, head, n;
 	int stop;
 	int deep;                   /* the thread sleeps until woken (else it naps: it looks again by itself) */
+	uint64_t lost;              /* records the sink could not keep (events_sink_report), under mu */
+	char failing[256];          /* why it is failing now ("": it works), under mu */
 	/* the loop's side */
 	uint64_t dropped;
 	uint64_t episode;           /* dropped since the queue was last found full (0: not dropping) */
@@ -238,6 +241,31 @@ void events_sink_flush(event_sink_t *s, void (*flush)(void *arg))
 uint64_t events_dropped(const event_sink_t *s)
 {
 	return s->dropped;
+}
+
+void events_sink_lost(event_sink_t *s, uint64_t n)
+{
+	pthread_mutex_lock(&s->mu);
+	s->lost += n;
+	pthread_mutex_unlock(&s->mu);
+}
+
+void events_sink_failing(event_sink_t *s, const char *why)
+{
+	pthread_mutex_lock(&s->mu);
+	snprintf(s->failing, sizeof s->failing, "%s", why ? why : "");
+	pthread_mutex_unlock(&s->mu);
+}
+
+int events_sink_health(const event_sink_t *s, uint64_t *lost, char *why, size_t len)
+{
+	pthread_mutex_t *mu = (pthread_mutex_t *)&s->mu;     /* the lock, not the sink, changes */
+	pthread_mutex_lock(mu);
+	*lost = s->lost;
+	int failing = s->failing[0] != 0;
+	if (len) snprintf(why, len, "%s", s->failing);
+	pthread_mutex_unlock(mu);
+	return failing;
 }
 
 const event_sink_t *events_sink_at(const events_t *e, size_t i)

@@ -86,6 +86,14 @@ void events_sink_types(event_sink_t *s, unsigned types);
  * sink that writes in batches), and once at the end before fin. */
 void events_sink_flush(event_sink_t *s, void (*flush)(void *arg));
 uint64_t events_dropped(const event_sink_t *s);   /* events this sink lost because its queue was full */
+/* From the sink's thread: n more records it could not keep (a file it cannot write); and whether
+ * it fails now: why in a line ("cannot open /x/h.jsonl: No such file or directory"), NULL once it
+ * works again. */
+void events_sink_lost(event_sink_t *s, uint64_t n);
+void events_sink_failing(event_sink_t *s, const char *why);
+/* From the loop: what the sink reported: records lost since the start; 1 (why in why) while it
+ * fails, else 0. */
+int events_sink_health(const event_sink_t *s, uint64_t *lost, char *why, size_t len);
 /* The sinks, for the metrics: sink i (0 ..), or NULL past the last (e may be NULL); its name. */
 const event_sink_t *events_sink_at(const events_t *e, size_t i);
 const char *events_sink_name(const event_sink_t *s);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conf/conf.h"
 #include "ipc/frame.h"
 #include "ipc/json.h"
 #include "supervisor/events_history.h"
@@ -25,6 +27,7 @@ struct history {
 	long long size;             /* of the file, written */
 	json_buf_t pend;            /* whole lines not written yet (one write per batch) */
 	int failing;                /* the last open or write failed (logged once per episode) */
+	event_sink_t *sink;         /* told what is lost and why (the metrics and /healthz show it) */
 };
 
 void history_src_init(struct history_src *h, const char *instance)
@@ -67,9 +70,20 @@ static void iso_ms(struct history_src *h, json_buf_t *b, uint64_t ms)
 
 static void failed(struct history *h, const char *what)
 {
-	if (!h->failing)
-		log_error("history: cannot %s %s: %s; records are lost until it works again", what, h->path, strerror(errno));
+	char why[256];
+	snprintf(why, sizeof why, "cannot %s %s: %s", what, h->path, strerror(errno));
+	if (!h->failing) log_error("history: %s; records are lost until it works again", why);
 	h->failing = 1;
+	events_sink_failing(h->sink, why);
+}
+
+/* the records in b from offset off on (whole lines, the last maybe cut) are lost */
+static void lose(struct history *h, const json_buf_t *b, size_t off)
+{
+	uint64_t n = 0;
+	for (size_t i = off; b->p && i < b->len; i++) n += b->p[i] == '\n';
+	if (b->p && b->len > off && b->p[b->len - 1] != '\n') n++;
+	if (n) events_sink_lost(h->sink, n);
 }
 
 static int reopen(struct history *h)
@@ -112,22 +126,28 @@ static void flush(void *arg)
 	if (!h->pend.len || h->pend.oom) {
 		if (h->pend.oom) {
 			log_error("history: out of memory: %zu bytes of records lost", h->pend.len);
+			lose(h, &h->pend, 0);
 			json_free(&h->pend);
 			json_init(&h->pend);
 		}
 		return;
 	}
 	if (h->fd < 0 && reopen(h) < 0) {
-		json_free(&h->pend);     /* lost: said by reopen, once per episode */
+		lose(h, &h->pend, 0);    /* said by reopen, once per episode */
+		json_free(&h->pend);
 		json_init(&h->pend);
 		return;
 	}
 	ssize_t w = write(h->fd, h->pend.p, h->pend.len);
 	if (w == (ssize_t)h->pend.len) {
 		h->size += w;
-		if (h->failing) log_info("history: writing %s again", h->path);
+		if (h->failing) {
+			log_info("history: writing %s again", h->path);
+			events_sink_failing(h->sink, NULL);
+		}
 		h->failing = 0;
 	} else {
+		lose(h, &h->pend, w > 0 ? (size_t)w : 0);
 		if (w >= 0) errno = ENOSPC;
 		failed(h, "write");
 		close(h->fd);
@@ -207,7 +227,10 @@ static void record(void *arg, const struct event *ev)
 		flush(h);
 		if (h->size > 0) rotate(h);
 		if (line) json_raw(&h->pend, line);
-		else log_error("history: out of memory: a record is lost");
+		else {
+			log_error("history: out of memory: a record is lost");
+			events_sink_lost(h->sink, 1);
+		}
 		free(line);
 	}
 	if (h->pend.len >= 256 * 1024) flush(h);
@@ -239,18 +262,18 @@ event_sink_t *history_open(events_t *e, const char *path, long long max_bytes, i
 	/* opened on the sink's thread at the first record (a FIFO or a hung mount would block the
 	 * loop here); what can be told without opening is told now */
 	struct stat st;
-	char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
-	if (slash) *(slash == dir ? slash + 1 : slash) = 0;
+	char why[PATH_MAX + 256];
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		log_warn("history: %s is not a regular file; records may not be kept (or block the history)", path);
-	else if (dir && access(slash ? dir : ".", W_OK) != 0)
-		log_error("history: cannot write in %s: %s; records are lost until it can", slash ? dir : ".", strerror(errno));
-	free(dir);
+	else if (conf_history_problem(path, why, sizeof why) < 0)
+		log_error("history: %s; records are lost until it can be written", why);
 	event_sink_t *s = events_sink(e, "history", queue, record, finish, h);
 	if (!s) {
 		finish(h);
 		return NULL;
 	}
+	/* before any event can reach the sink's thread (events_emit takes the lock it reads them under) */
+	h->sink = s;
 	events_sink_types(s, 1u << EVT_ITEM_ENDED);
 	events_sink_flush(s, flush);
 	log_info("history: every item execution goes to %s (rotated past %lld bytes, %d kept)", path, max_bytes, keep);

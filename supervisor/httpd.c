@@ -26,6 +26,8 @@ struct httpd {
 	void *arg;
 	ev_io io_w;
 	ev_timer timer_w;
+	int starting;               /* inside MHD_start_daemon */
+	char start_msg[256];        /* libmicrohttpd's first message meanwhile */
 };
 
 static void reschedule(httpd_t *h)
@@ -97,13 +99,22 @@ static MHD_Result_t answer(void *cls, struct MHD_Connection *c, const char *url,
 	return ret;
 }
 
+/* libmicrohttpd's own messages. While it starts, its reason for a failure ("Failed to bind to port
+ * 9464: Address already in use") is kept for ejob's one error line (which names the address and
+ * the fix) and goes to the log at DEBUG only; once it serves, what it says (a connection refused at
+ * the limit, ...) is a WARN. */
 static void mhd_log(void *arg, const char *fmt, va_list ap)
 {
-	(void)arg;
+	httpd_t *h = arg;
 	char line[512];
 	vsnprintf(line, sizeof line, fmt, ap);
 	size_t n = strlen(line);
 	while (n && line[n - 1] == '\n') line[--n] = '\0';
+	if (h->starting) {
+		if (!h->start_msg[0]) snprintf(h->start_msg, sizeof h->start_msg, "%s", line);
+		log_debug("metrics: libmicrohttpd: %s", line);
+		return;
+	}
 	log_warn("metrics: %s", line);
 }
 
@@ -113,11 +124,13 @@ httpd_t *httpd_new(struct ev_loop *loop, const char *addr, httpd_page_fn page, v
 	unsigned sl;
 	if (conf_listen_addr(addr, &ss, &sl) < 0) {
 		snprintf(err, errlen, "metrics: %s is not IPv4:PORT or [IPv6]:PORT", addr);
+		errno = EINVAL;
 		return NULL;
 	}
 	httpd_t *h = calloc(1, sizeof *h);
 	if (!h) {
 		snprintf(err, errlen, "metrics: out of memory");
+		errno = ENOMEM;
 		return NULL;
 	}
 	h->loop = loop;
@@ -125,12 +138,27 @@ httpd_t *httpd_new(struct ev_loop *loop, const char *addr, httpd_page_fn page, v
 	h->arg = arg;
 	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
 	/* MHD makes its sockets and its epoll fd CLOEXEC (SOCK_CLOEXEC, accept4, epoll_create1) */
-	h->d = MHD_start_daemon(flags, 0, NULL, NULL, answer, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-	                        MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-	                        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+	/* the logger first: libmicrohttpd takes it only there (else it logs that it is not, with its
+	 * default logger, on stderr) */
+	h->starting = 1;
+	errno = 0;
+	h->d = MHD_start_daemon(flags, 0, NULL, NULL, answer, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+	                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+	                        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
+	int e = errno;
+	h->starting = 0;
 	if (!h->d) {
-		snprintf(err, errlen, "metrics: cannot listen on %s: %s", addr, strerror(errno ? errno : EADDRINUSE));
+		/* libmicrohttpd leaves errno as bind(2) or listen(2) set it; its message says it too */
+		if (!e) e = strstr(h->start_msg, "in use") ? EADDRINUSE : EINVAL;
+		char said[300] = "";
+		if (h->start_msg[0]) snprintf(said, sizeof said, " (libmicrohttpd: %s)", h->start_msg);
+		if (e == EADDRINUSE)
+			snprintf(err, errlen, "metrics: cannot listen on %s: %s: another process holds the port; stop it, or give "
+			         "this supervisor another address with --metrics ADDR or supervisor.metrics", addr, strerror(e));
+		else
+			snprintf(err, errlen, "metrics: cannot listen on %s: %s%s", addr, strerror(e), said);
 		free(h);
+		errno = e;
 		return NULL;
 	}
 	const union MHD_DaemonInfo *i = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
@@ -138,6 +166,7 @@ httpd_t *httpd_new(struct ev_loop *loop, const char *addr, httpd_page_fn page, v
 		snprintf(err, errlen, "metrics: libmicrohttpd has no epoll fd");
 		MHD_stop_daemon(h->d);
 		free(h);
+		errno = ENOSYS;
 		return NULL;
 	}
 	ev_io_init(&h->io_w, io_cb, i->epoll_fd, EV_READ);

@@ -58,6 +58,7 @@ struct local {
 	int run_skipped;            /* --run: a failing before or beforeAll: nothing ran */
 	int run_code;               /* --run: the items' exit status, told once its after listeners ended */
 	uint64_t last_wait_log_ns;
+	uint64_t unserved_since_ns; /* --run, external: no worker serving the job attached since (0: one is) */
 	struct lfire *lfires;       /* every fire not yet ended (--run: its one, until the exit) */
 	struct lafter *lafters;
 };
@@ -397,8 +398,7 @@ static int parse_items(const char *spec, uint32_t total, uint32_t **out, uint32_
 		}
 		for (unsigned long i = a; i <= b; i++) {
 			if (i >= total) {
-				snprintf(why, wl, "item %lu is out of range: shardingTotalCount is %" PRIu32 " (items 0-%" PRIu32 ")",
-				         i, total, total - 1);
+				snprintf(why, wl, "item %lu is out of range", i);
 				goto bad;
 			}
 			if (seen[i]) {
@@ -445,58 +445,89 @@ static const struct fire_ops run_ops = {
 	.all_ended = run_all_ended, .name = run_name, .fail_level = LL_ERROR,
 };
 
-/* the job named by "JOB[:ITEMS]", or NULL (logged) */
-static const conf_job_t *run_job(const local_t *l, const conf_t *conf, const char *name)
+/* The job and items "JOB[:ITEMS]" names in conf: the job (*items malloc'd, *n of them; all of
+ * them without ':'), or NULL with the error logged: an unknown job with the closest name and the
+ * jobs there are, items that are not the job's with its range. */
+static const conf_job_t *run_spec(const conf_t *conf, const char *spec, const char *config, uint32_t **items,
+                                  uint32_t *n)
 {
-	for (size_t i = 0; i < conf->n_jobs; i++)
-		if (!strcmp(conf->jobs[i].name, name)) return &conf->jobs[i];
-	char names[1024] = "";
-	size_t off = 0;
-	for (size_t i = 0; i < conf->n_jobs && off < sizeof names; i++) {
-		int k = snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "", conf->jobs[i].name);
-		if (k < 0) break;
-		off += (size_t)k;
+	const char *colon = strchr(spec, ':');
+	size_t nl = colon ? (size_t)(colon - spec) : strlen(spec);
+	const conf_job_t *j = NULL;
+	for (size_t i = 0; i < conf->n_jobs && !j; i++)
+		if (strlen(conf->jobs[i].name) == nl && !memcmp(conf->jobs[i].name, spec, nl)) j = &conf->jobs[i];
+	if (!j) {
+		char name[256], names[1024] = "", hint[320] = "";
+		snprintf(name, sizeof name, "%.*s", (int)(nl < sizeof name ? nl : sizeof name - 1), spec);
+		const char **list = calloc(conf->n_jobs ? conf->n_jobs : 1, sizeof *list);
+		size_t nlist = 0, off = 0;
+		for (size_t i = 0; i < conf->n_jobs; i++) {
+			if (list) list[nlist++] = conf->jobs[i].name;
+			int k = off < sizeof names ? snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "",
+			                                      conf->jobs[i].name) : -1;
+			if (k < 0 || (size_t)k >= sizeof names - off) {
+				snprintf(names + (sizeof names - 5), 5, "...");
+				off = sizeof names;
+			} else {
+				off += (size_t)k;
+			}
+		}
+		const char *near = list ? conf_suggest(name, list, nlist) : NULL;
+		if (near) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
+		free(list);
+		log_error("--run %s: no job '%s' in %s%s (its jobs: %s)", spec, name, config, hint, names[0] ? names : "none");
+		return NULL;
 	}
-	log_error("--run: no job '%s' in %s (its jobs: %s)", name, l->p.config, names[0] ? names : "none");
-	return NULL;
+	if (fire_kind(j) == FRAME_KIND_NONE) {
+		log_error("--run %s: job %s has no type (script, native, external, http or dataflow)", spec, j->name);
+		return NULL;
+	}
+	uint32_t total = j->sharding_total_count;
+	char why[256];
+	if (colon) {
+		if (parse_items(colon + 1, total, items, n, why, sizeof why) < 0) {
+			char range[64] = "no items";
+			if (total) snprintf(range, sizeof range, "items 0-%" PRIu32, total - 1);
+			log_error("--run %s: %s (job %s has %s: shardingTotalCount %" PRIu32 ")", spec, why, j->name, range,
+			          total);
+			return NULL;
+		}
+		return j;
+	}
+	if (!(*items = calloc(total ? total : 1, sizeof **items))) {
+		log_error("--run %s: out of memory", spec);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < total; i++) (*items)[i] = i;
+	*n = total;
+	return j;
+}
+
+int local_run_check(const conf_t *conf, const char *spec, const char *config)
+{
+	uint32_t *items = NULL, n;
+	const conf_job_t *j = run_spec(conf, spec, config, &items, &n);
+	free(items);
+	return j ? 0 : -1;
 }
 
 int local_run(local_t *l, const conf_t *conf, const char *spec)
 {
-	char name[256];
-	const char *colon = strchr(spec, ':');
-	size_t nl = colon ? (size_t)(colon - spec) : strlen(spec);
-	if (nl >= sizeof name) nl = sizeof name - 1;
-	memcpy(name, spec, nl);
-	name[nl] = '\0';
-	const conf_job_t *j = run_job(l, conf, name);
+	uint32_t *items = NULL, n = 0;
+	const conf_job_t *j = run_spec(conf, spec, l->p.config, &items, &n);
 	if (!j) return -1;
-	uint32_t total = j->sharding_total_count;
-	uint32_t kind = fire_kind(j);
-	if (kind == FRAME_KIND_NONE) {
-		log_error("--run %s: the job has no type (script, native, external, http or dataflow)", name);
+	struct lfire *lf = lfire_new(l, &run_ops, j->name, j->sharding_total_count, wait_realtime_ns() / 1000000u);
+	if (!lf) {
+		free(items);
 		return -1;
 	}
-	struct lfire *lf = lfire_new(l, &run_ops, name, total, wait_realtime_ns() / 1000000u);
-	if (!lf) return -1;
 	fire_t *f = lf->f;
-	char why[256];
-	if (colon) {
-		uint32_t *items, n;
-		if (parse_items(colon + 1, total, &items, &n, why, sizeof why) < 0) {
-			log_error("--run %s: %s", spec, why);
-			lfire_free(lf);
-			return -1;
-		}
-		memcpy(f->items, items, n * sizeof *items);
-		f->n = n;
-		free(items);
-	} else {
-		for (uint32_t i = 0; i < total; i++) f->items[f->n++] = i;
-	}
+	memcpy(f->items, items, n * sizeof *items);
+	f->n = n;
+	free(items);
 	l->run = f;
-	l->external = kind == FRAME_KIND_EXTERNAL;
-	log_info("--run: job %s, %" PRIu32 " item%s", name, f->n, f->n == 1 ? "" : "s");
+	l->external = fire_kind(j) == FRAME_KIND_EXTERNAL;
+	log_info("--run: job %s, %" PRIu32 " item%s", j->name, f->n, f->n == 1 ? "" : "s");
 	if (advance(lf) < 0) {
 		l->run = NULL;
 		lfire_free(lf);
@@ -531,8 +562,23 @@ void local_tick(local_t *l, uint64_t now, int stopping)
 		l->p.finished(l->p.arg, 1);
 		return;
 	}
-	if (l->external && att_count(l->p.att) == 0 && now - l->last_wait_log_ns > READY_WAIT_NS) {
+	if (!l->external) return;
+	if (att_serving(l->p.att, f->job)) {
+		l->unserved_since_ns = 0;
+		return;
+	}
+	if (!l->unserved_since_ns) l->unserved_since_ns = now;
+	if (l->p.wait_ns && now - l->unserved_since_ns >= l->p.wait_ns) {
+		log_error("--run: job %s is external and no worker serving it attached on %s within %" PRIu64 "s (--wait): "
+		          "start one there, a program of yours calling ejob_attach() (docs/worker.md), e.g. "
+		          "'examples/external-worker --socket %s %s'; or wait longer with --wait SECONDS (0: for ever)",
+		          f->job, att_path(l->p.att), l->p.wait_ns / 1000000000u, att_path(l->p.att), f->job);
+		l->p.finished(l->p.arg, 1);
+		return;
+	}
+	if (now - l->last_wait_log_ns > READY_WAIT_NS) {
 		l->last_wait_log_ns = now;
-		log_info("--run: job %s is external: waiting for a worker to attach on %s", f->job, att_path(l->p.att));
+		log_info("--run: job %s is external: waiting for a worker serving it to attach on %s", f->job,
+		         att_path(l->p.att));
 	}
 }

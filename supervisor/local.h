@@ -22,6 +22,8 @@ struct local_params {
 	pool_t *pool;               /* --run: a worker must become ready */
 	att_t *att;                 /* --run of an external job: a worker must attach */
 	const char *config;         /* the config file, for messages */
+	uint64_t wait_ns;           /* --run of an external job: give up when no worker serving it has
+	                               been attached for this long (--wait; 0: wait for ever) */
 	/* the config in force of a job (NULL: no such job now): a fire's steps that come later (after
 	 * its listeners) take the job's config then, which a reload may have changed */
 	const conf_job_t *(*job_conf)(void *arg, const char *job);
@@ -41,11 +43,16 @@ void local_stop(local_t *l);
 int local_fire(void *arg, const struct sched_fire_info *f);
 void local_set_sched(local_t *l, sched_t *s);
 
+/* --run JOB[:ITEMS] against conf, before anything starts (no worker, no socket): 0, or -1 with
+ * the error logged (an unknown job, with the closest name and the jobs there are; items that are
+ * not the job's, with its range). config: the file, for the message. */
+int local_run_check(const conf_t *conf, const char *spec, const char *config);
 /* --run JOB[:ITEMS]: start the fire (its before and beforeAll listeners, then its items) (0), or
  * say why not (-1, logged). */
 int local_run(local_t *l, const conf_t *conf, const char *spec);
 int local_is_run(const local_t *l);
-/* From the tick: --run gives up when no worker becomes ready, and says it waits for an attach. */
+/* From the tick: --run gives up when no worker becomes ready, or (external) when none serving the
+ * job is attached for wait_ns; it says meanwhile that it waits for one. */
 void local_tick(local_t *l, uint64_t now_ns, int stopping);
 /* After the loop: --run's exit status, 0 only if every item ended ok (items that never ended,
  * because a signal or a failure stopped the supervisor first, did not); says which did not. */

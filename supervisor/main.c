@@ -31,7 +31,7 @@ static const char usage_text[] =
 "usage: ejob-supervisor [-c FILE] [--workers N] [--zk HOSTS] [--namespace NS] [--ip IP]\n"
 "                       [--log-level LEVEL] [--worker-bin PATH] [--socket PATH] [--metrics ADDR]\n"
 "       ejob-supervisor -c FILE [--workers N] --standalone\n"
-"       ejob-supervisor -c FILE [--workers N] --run JOB[:ITEM,ITEM...]\n"
+"       ejob-supervisor -c FILE [--workers N] --run JOB[:ITEM,ITEM...] [--wait SECONDS]\n"
 "\n"
 "Runs ejob's per-machine supervisor in the foreground, logging to stderr: a pool of pre-forked\n"
 "ejob-worker processes fed through shared memory, and the attach socket for external workers.\n"
@@ -48,6 +48,8 @@ static const char usage_text[] =
 "                        (default: supervisor.metrics, else none)\n"
 "      --run JOB[:ITEMS] run one fire of JOB here and now, without ZooKeeper: all its items, or\n"
 "                        the listed ones (JOB:0,2,5); exit 0 only if every item succeeded\n"
+"      --wait SECONDS    --run of an external job: give up (exit 1) when no worker serving it has\n"
+"                        attached on the attach socket for this long (default 30; 0: wait for ever)\n"
 "      --standalone      schedule the jobs without ZooKeeper: every item of every fire runs here\n"
 "  -h, --help            this text\n"
 "  -V, --version         the version\n"
@@ -427,7 +429,10 @@ static void mx_snapshot(void *arg, struct metrics_snapshot *m)
 	const event_sink_t *k;
 	for (size_t i = 0; m->nsinks < METRICS_SINKS_MAX && (k = events_sink_at(s->events, i)); i++) {
 		m->sinks[m->nsinks].name = events_sink_name(k);
-		m->sinks[m->nsinks++].dropped = events_dropped(k);
+		m->sinks[m->nsinks].dropped = events_dropped(k);
+		m->sinks[m->nsinks].failing = events_sink_health(k, &m->sinks[m->nsinks].lost, m->sinks[m->nsinks].why,
+		                                                 sizeof m->sinks[m->nsinks].why);
+		m->nsinks++;
 	}
 	errh_counts(s->errh, m->errh);
 	if (!s->coord) return;
@@ -454,6 +459,20 @@ static int mx_page(void *arg, const char *path, char **body, size_t *len, const 
 	return metrics_page(s->mx, path, body, len, ctype);
 }
 
+/* The exit status of a start that failed with errno e: 2 when what the configuration names cannot
+ * be used (a socket or a port another process holds, a path that cannot be made: starting again
+ * does not help, and systemd's RestartPreventExitStatus=2 does not try), else 1. */
+static int start_error_code(int e)
+{
+	switch (e) {
+	case EADDRINUSE: case EADDRNOTAVAIL: case EACCES: case EPERM: case ENOENT: case ENOTDIR: case EROFS:
+	case ELOOP: case ENAMETOOLONG: case EEXIST: case EISDIR:
+		return 2;
+	default:
+		return 1;
+	}
+}
+
 /* supervisor.metrics: the counters, counted from the first fire on, and the server, listening
  * before anything reaches ZooKeeper (a port in use ends the start there); it answers from the
  * loop only, once everything it shows exists. 0, or the exit status (logged). Read at the start
@@ -475,8 +494,9 @@ static int start_metrics(struct sup *s)
 		return 1;
 	}
 	if (!(s->http = httpd_new(s->loop, addr, mx_page, s, err, sizeof err))) {
+		int e = errno;
 		log_error("%s", err);
-		return 1;
+		return start_error_code(e);
 	}
 	return 0;
 }
@@ -654,20 +674,25 @@ static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 /* ---- main --------------------------------------------------------------------------------------- */
 
+/* --run of an external job: how long it waits for a worker serving it to attach */
+#define RUN_WAIT_DEFAULT_S 30
+
 static int parse_args(struct sup *s, int argc, char **argv)
 {
+	int waited = 0;
 	static const struct option lo[] = {
 		{ "config", required_argument, NULL, 'c' }, { "workers", required_argument, NULL, 'w' },
 		{ "zk", required_argument, NULL, 'z' },     { "namespace", required_argument, NULL, 'n' },
 		{ "ip", required_argument, NULL, 'i' },     { "log-level", required_argument, NULL, 'l' },
 		{ "worker-bin", required_argument, NULL, 'b' }, { "socket", required_argument, NULL, 's' },
 		{ "run", required_argument, NULL, 'r' },    { "standalone", no_argument, NULL, 'S' },
-		{ "metrics", required_argument, NULL, 'm' },
+		{ "metrics", required_argument, NULL, 'm' }, { "wait", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
 	};
 	int c;
 	opterr = 0;
+	s->opts.wait_s = RUN_WAIT_DEFAULT_S;
 	while ((c = getopt_long(argc, argv, ":c:hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c': s->opts.config = optarg; break;
@@ -691,6 +716,19 @@ static int parse_args(struct sup *s, int argc, char **argv)
 		case 'r': s->opts.run = optarg; break;
 		case 'S': s->opts.standalone = 1; break;
 		case 'm': s->opts.metrics = optarg; break;
+		case 'W': {
+			char *end;
+			errno = 0;
+			long v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 0 || v > 86400) {
+				fprintf(stderr, "ejob-supervisor: --wait: '%s' is not a number of seconds in 0-86400 (0: for ever)\n",
+				        optarg);
+				return 2;
+			}
+			s->opts.wait_s = v;
+			waited = 1;
+			break;
+		}
 		case 'h': fputs(usage_text, stdout); exit(0);
 		case 'V': printf("ejob %s\n", EJOB_VERSION); exit(0);
 		case ':':
@@ -707,6 +745,10 @@ static int parse_args(struct sup *s, int argc, char **argv)
 	}
 	if (!s->opts.config) {
 		fprintf(stderr, "ejob-supervisor: no configuration: give -c FILE (docs/config.md)\n");
+		return 2;
+	}
+	if (waited && !s->opts.run) {
+		fprintf(stderr, "ejob-supervisor: --wait is for --run (how long it waits for an external worker); see --help\n");
 		return 2;
 	}
 	if (s->opts.log_level) {
@@ -796,8 +838,9 @@ static int start_attach(struct sup *s)
 	fill_policy(s, &pol, uids, gids);
 	s->att = att_new(s->loop, s->disp, sock, &pol, err, sizeof err);
 	if (!s->att) {
+		int e = errno;
 		log_error("%s", err);
-		return 1;
+		return start_error_code(e);
 	}
 
 	return 0;
@@ -870,6 +913,14 @@ int main(int argc, char **argv)
 	if ((size_t)snprintf(s->instance_id, sizeof s->instance_id, "%.63s@-@%d", s->ip, (int)getpid()) >=
 	    sizeof s->instance_id)
 		return 2;
+	/* a --run that cannot run says so before anything starts (no worker forked, no socket made) */
+	if (s->opts.run && local_run_check(s->conf, s->opts.run, s->opts.config) < 0) return 2;
+	/* a history that cannot be written would lose every record while /healthz says ok */
+	char why[PATH_MAX + 512];
+	if (s->conf->supervisor.history_file && conf_history_problem(s->conf->supervisor.history_file, why, sizeof why) < 0) {
+		log_error("%s: supervisor.history.file: %s", s->opts.config, why);
+		return 2;
+	}
 	if (find_worker_bin(s) < 0) return 2;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -889,6 +940,7 @@ int main(int argc, char **argv)
 	struct local_params lp = {
 		.loop = s->loop, .instance_id = s->instance_id, .fires = s->fires, .pool = s->pool, .att = s->att,
 		.config = s->opts.config, .job_conf = eh_job_conf, .finished = run_finished, .arg = s,
+		.wait_ns = (uint64_t)s->opts.wait_s * 1000000000u,
 	};
 	if (!(s->local = local_new(&lp))) {
 		log_error("out of memory");

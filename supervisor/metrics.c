@@ -366,6 +366,13 @@ static void render_metrics(metrics_t *m, const struct metrics_snapshot *s, struc
 		besc(b, s->sinks[i].name);
 		bp(b, "\"} %" PRIu64 "\n", s->sinks[i].dropped);
 	}
+	head(b, "ejob_events_lost_total", "counter", "Records a sink could not write (the history file could not be "
+	     "opened or written).");
+	for (size_t i = 0; i < s->nsinks; i++) {
+		bp(b, "ejob_events_lost_total{sink=\"");
+		besc(b, s->sinks[i].name);
+		bp(b, "\"} %" PRIu64 "\n", s->sinks[i].lost);
+	}
 
 	head(b, "ejob_error_handler_messages_total", "counter", "Messages of the jobs' error handlers "
 	     "(jobErrorHandlerType) for failed items, by handler and result (sent, failed, dropped).");
@@ -422,6 +429,12 @@ int metrics_health(const struct metrics_snapshot *s, char *why, size_t len)
 		         s->cs.jobs == 1 ? "" : "s");
 		return 503;
 	}
+	for (size_t i = 0; i < s->nsinks; i++)
+		if (s->sinks[i].failing) {
+			snprintf(why, len, "%s: %s; %" PRIu64 " record%s lost", s->sinks[i].name, s->sinks[i].why,
+			         s->sinks[i].lost, s->sinks[i].lost == 1 ? "" : "s");
+			return 503;
+		}
 	if (s->zk) snprintf(why, len, "ok: connected, %" PRIu32 " job%s registered", s->cs.jobs, s->cs.jobs == 1 ? "" : "s");
 	else snprintf(why, len, "ok: standalone");
 	return 200;

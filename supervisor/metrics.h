@@ -40,7 +40,13 @@ struct metrics_snapshot {
 	uint64_t sub_used, sub_slots;   /* the pool's submission ring: slots taken, slots */
 	uint64_t comp_used, comp_slots; /* its completion ring */
 	size_t nsinks;
-	struct { const char *name; uint64_t dropped; } sinks[METRICS_SINKS_MAX];
+	struct {
+		const char *name;
+		uint64_t dropped;       /* events_dropped */
+		uint64_t lost;          /* events_sink_health: records it could not write */
+		int failing;            /* and it cannot write now, why says why */
+		char why[256];
+	} sinks[METRICS_SINKS_MAX];
 	uint64_t errh[CONF_ERRH__COUNT][ERRH__RESULTS];  /* error handlers' messages (errh_counts) */
 };
 
@@ -62,7 +68,8 @@ int metrics_subscribe(metrics_t *m, events_t *e);
  * path. NULL body: out of memory (answer 500). */
 int metrics_page(metrics_t *m, const char *path, char **body, size_t *len, const char **ctype);
 
-/* /healthz alone (pure): 200, or 503 with the reason in why. */
+/* /healthz alone (pure): 200, or 503 with the reason in why (stopping, ZooKeeper, then a sink that
+ * cannot write: records are being lost). */
 int metrics_health(const struct metrics_snapshot *s, char *why, size_t len);
 
 #endif

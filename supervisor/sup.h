@@ -34,6 +34,7 @@ struct sup_opts {
 	const char *run;            /* --run JOB[:ITEMS] */
 	int standalone;             /* --standalone: no ZooKeeper, every item runs here */
 	const char *metrics;        /* --metrics ADDR */
+	long wait_s;                /* --wait: --run of an external job waits this long for a worker (0: for ever) */
 };
 
 struct sup {

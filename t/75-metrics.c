@@ -348,7 +348,8 @@ int main(void)
 	snprintf(taken, sizeof taken, "127.0.0.1:%d", pa);
 	const char *taken_args[] = { "--metrics", taken, NULL };
 	st = tsup_run(&c, taken_args, 10000);
-	ok(WIFEXITED(st) && WEXITSTATUS(st) == 1, "--metrics %s (a's): the start fails, exit 1 (status 0x%x)", taken, st);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 2, "--metrics %s (a's): the start fails, exit 2 (a configuration problem; "
+	   "status 0x%x)", taken, st);
 
 	st = tsup_stop(&a, SIGTERM, 15000);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a stops cleanly (status 0x%x)", st);

@@ -170,6 +170,10 @@ int ejobctl_validate(int argc, char **argv)
 		fprintf(stderr, "%s\n", conf_diags_get(d, i)->text);
 	conf_diags_free(d);
 	for (size_t i = 0; i < c->n_jobs; i++) warn_job(file, &c->jobs[i]);
+	char hwhy[PATH_MAX + 512];     /* a warning: the supervisor's machine and user may differ from ours */
+	if (c->supervisor.history_file && conf_history_problem(c->supervisor.history_file, hwhy, sizeof hwhy) < 0)
+		fprintf(stderr, "%s: warning: supervisor.history.file: %s (a supervisor started with it here refuses to "
+		        "start)\n", file, hwhy);
 	printf("ok\n");
 	for (size_t i = 0; i < c->n_jobs; i++) {
 		const conf_job_t *j = &c->jobs[i];
