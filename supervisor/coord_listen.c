@@ -58,8 +58,9 @@ void cx_keep_owned(struct cfire *f, uint64_t epoch, const char *what)
 		if (cj_owned(j, f->fire->items[i])) f->fire->items[w++] = f->fire->items[i];
 	if (w != f->fire->n)
 		log_info("job %s: fire %" PRIu64 ": resharded while its %s listener ran: %" PRIu32 " of its %" PRIu32
-		         " items here are no longer this instance's and do not run here", j->name, f->fire->fire_ms, what,
-		         f->fire->n - w, f->fire->n);
+		         " item%s here %s no longer this instance's and do%s not run here", j->name, f->fire->fire_ms, what,
+		         f->fire->n - w, f->fire->n, f->fire->n == 1 ? "" : "s", f->fire->n - w == 1 ? "is" : "are",
+		         f->fire->n - w == 1 ? "es" : "");
 	f->fire->n = w;
 }
 

@@ -101,7 +101,7 @@ static conf_t *load_config(struct sup *s, int quiet_ok)
 			else log_error("%s", dg->text);
 		}
 		if (diags && conf_diags_dropped(diags))
-			log_error("... and %zu more errors", conf_diags_dropped(diags));
+			log_error("... and %zu more error%s", conf_diags_dropped(diags), conf_diags_dropped(diags) == 1 ? "" : "s");
 		if (!n) log_error("config %s: %s", s->opts.config, strerror(errno ? errno : ENOMEM));
 	} else {
 		for (size_t i = 0; i < conf_diags_count(diags); i++) log_warn("%s", conf_diags_get(diags, i)->text);
@@ -933,8 +933,8 @@ int main(int argc, char **argv)
 	if ((r = start_workers(s)) || (r = start_attach(s)) || (r = start_metrics(s))) return r;
 	start_signals(s);
 
-	log_info("ejob-supervisor %s starting: instance %s, %" PRIu32 " workers (%s)", EJOB_VERSION, s->instance_id,
-	         (uint32_t)s->conf->supervisor.workers, s->worker_bin);
+	log_info("ejob-supervisor %s starting: instance %s, %" PRIu32 " worker%s (%s)", EJOB_VERSION, s->instance_id,
+	         (uint32_t)s->conf->supervisor.workers, s->conf->supervisor.workers == 1 ? "" : "s", s->worker_bin);
 	pool_start(s->pool);
 
 	struct local_params lp = {

@@ -188,7 +188,7 @@ int main(void)
 	ok(f > 0, "a fire runs items on 127.0.0.2 (fire %lld)", f);
 	sleep_until_ms(f + 500);
 	uint64_t t0 = tlib_now_ms();
-	int rc = tzkup_ctl(&u, &out, &err, "drain", "--server", "127.0.0.2", NULL);
+	int rc = tzkup_ctl(&u, &out, &err, "drain", "--server", "127.0.0.2", "--wait", "20", NULL);
 	double took = (double)(tlib_now_ms() - t0) / 1000.0;
 	is_int(rc, 0, "ejobctl drain --server 127.0.0.2: exit 0 once it holds nothing (%s%s)", out, err);
 	ok(took < 6.5, "  in %.1fs: the grace (2 s) for its long items, the kill grace at most, and the hand-over", took);
