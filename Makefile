@@ -181,7 +181,7 @@ examples/%: examples/%.o libejob.a
 # run one after another too. Each starts its own ZooKeeper on free ports. --timer gives each
 # test's time: keep the lanes even (2026-11-28: about 575 and 570 s; t/91 and t/93 wait for
 # ElasticJob's JVMs and for sessions to end, about 45 s each).
-CHECK_LANE2 := t/{39,49,52,53,56,57,65,66,68,74,76,82,83,85,86,88,90,91,93}-*
+CHECK_LANE2 := t/{39,49,52,53,56,57,65,66,68,74,76,82,83,85,86,88,90,91,93,98}-*
 check: all
 	prove -j2 --timer --rules='seq=$(CHECK_LANE2)' --rules='seq=**' t/
 
