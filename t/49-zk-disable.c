@@ -68,6 +68,11 @@ int main(void)
 	usleep(2500000);
 	ok(runs_after(out, t0, -1, ida) >= 8, "a runs every item since (%d runs)", runs_after(out, t0, -1, ida));
 	is_int(runs_after(out, t0, -1, idb), 0, "b runs none");
+	/* a state an operator chose is said once, not once per fire per server, and names the server */
+	is_int(tsup_log_count(&b, "does not run here: this server is DISABLED (servers/127.0.0.2)"), 1,
+	       "b says once why its fires do not run (%d fires since), naming servers/127.0.0.2",
+	       tsup_log_count(&b, "job dis: fire "));
+	is_int(tsup_log_count(&b, "{ip}"), 0, "  with the ip filled in");
 
 	/* garbage, then ENABLED again */
 	long long garbage = tlib_wall_ns() / 1000000;
