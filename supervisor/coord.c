@@ -272,6 +272,7 @@ void coord_stop(coord_t *c)
 void coord_drain(coord_t *c)
 {
 	if (!c) return;
+	c->drained = 1;
 	for (size_t i = 0; i < c->n; i++) cj_leave(c->jobs[i], CJ_LEFT_DRAIN);
 }
 
@@ -391,6 +392,11 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 			j->c = c;
 			j->gone = 1;
 			c->jobs[c->n++] = j;
+			/* a job a reload brings to a drained supervisor stays out, as the others */
+			if (c->drained) {
+				j->ops.shut = 1;
+				j->ops.left = CJ_LEFT_DRAIN;
+			}
 		}
 		j->seen = 1;
 		/* the file's config before this load: none for a new job (or one back after a removal) */

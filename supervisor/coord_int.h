@@ -218,6 +218,7 @@ struct coord {
 	int connected;
 	int ever_connected;          /* connected in some session of this process (systemd's STATUS=) */
 	int stopping;               /* coord_stop: no fire starts */
+	int drained;                /* coord_drain: every job left, also the ones a reload brings */
 	int closing;                /* coord_free: answers still come (ZCLOSING); tell no one */
 	int lease_stopped;          /* running items were stopped for the lease */
 	uint64_t failovers;         /* coord_failover.c: items of a crashed instance taken here */
@@ -370,6 +371,7 @@ const char *cj_show(const char *data, int len, char *buf, size_t sz);
 /* coord_ops.c: the operator's nodes for this instance, watched from registration on */
 void cj_watch_ops(struct cjob *j);
 void cj_leave(struct cjob *j, enum cj_left why);   /* stop or drain: the job leaves this instance */
+void cj_leave_nodes(struct cjob *j);            /* registered: the flag raised, our instances/{id} deleted */
 void cj_ops_unwatch(struct cjob *j);           /* also what cj_ops_free is */
 
 /* coord_check.c: the clock against ZooKeeper's; the leader's reconcile */

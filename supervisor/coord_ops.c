@@ -88,9 +88,15 @@ static void self_known(void *arg, const struct zkc_res *r)
  * (coord_fire.c), and the leader names a taker only then: our alive node, which lives as long as
  * the session, tells it that we are still stopping them (coord_failover.c). Nothing undoes it but
  * a restart, as for an operator's shutdown. */
-void cj_leave(struct cjob *j, enum cj_left why)
+void cj_leave_nodes(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
+	if (!cj_static_held(j)) zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
+	zkc_delete(j->c->z, cj_path(j, p, "/instances/%s", j->c->id), -1, NULL, NULL);
+}
+
+void cj_leave(struct cjob *j, enum cj_left why)
+{
 	if (j->gone || j->ops.shut) return;
 	j->ops.shut = 1;
 	j->ops.left = why;
@@ -98,9 +104,8 @@ void cj_leave(struct cjob *j, enum cj_left why)
 	j->ops.w_self = NULL;
 	if (j->lead.leader) log_info("job %s: leaving: stepping down as its leader", j->name);
 	cj_step_down(j);
-	if (!cj_registered(j)) return;
-	if (!cj_static_held(j)) zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
-	zkc_delete(j->c->z, cj_path(j, p, "/instances/%s", j->c->id), -1, NULL, NULL);
+	/* registering: its end deletes the instance node it made (coord_reg.c) */
+	if (cj_registered(j)) cj_leave_nodes(j);
 	/* a fire still waiting for its sharding runs nothing here: the reshard gives its items to the others */
 	struct cfire *f = j->fx.fire;
 	if (f && f->state == F_WAIT) {

@@ -106,6 +106,10 @@ static void reg_done(struct cjob *j)
 	         cj_conf(j)->disabled ? "server DISABLED" : "server ENABLED",
 	         cj_conf(j)->cron ? "" : "; one-off: runs on trigger only");
 	j->reg.ever = 1;
+	if (j->ops.left) {      /* it left while registering (a stop, a drain): it leaves now */
+		cj_leave_nodes(j);
+		return;
+	}
 	if (j->reg.rejoin) {
 		j->reg.rejoin = 0;
 		cx_rejoined(j);     /* before the assignment's load: fires wait for it */
