@@ -256,8 +256,10 @@ int main(void)
 	         "ej   done    deleted /t91/ej/instances/%s\n"
 	         "j1   done    deleted /t91/j1/instances/%s\n"
 	         "j2   done    deleted /t91/j2/instances/%s\n"
-	         "server 127.0.0.2: 3 jobs: 3 done, 0 unchanged, 0 failed\n", ejid, b.id, b.id);
-	is_str(out, want, "  each job's instance on 127.0.0.2, ElasticJob's too");
+	         "server 127.0.0.2: 3 jobs: 3 done, 0 unchanged, 0 failed\n"
+	         "the jobs stay stopped on 127.0.0.2 until its supervisor restarts (on 127.0.0.2: e.g. systemctl restart "
+	         "ejob-supervisor); 'ejobctl instances' shows them as shut down\n", ejid, b.id, b.id);
+	is_str(out, want, "  each job's instance on 127.0.0.2, ElasticJob's too; and how to undo it");
 	ok(missing(tzkup_path(&u, "j1", "instances/%s", b.id)) && missing(tzkup_path(&u, "j2", "instances/%s", b.id)) &&
 	   missing(tzkup_path(&u, "ej", "instances/%s", ejid)), "  gone");
 	ok(!missing(tzkup_path(&u, "j1", "instances/%s", a.id)) && !missing(tzkup_path(&u, "j2", "instances/%s", a.id)) &&

@@ -531,6 +531,11 @@ int ejobctl_server(int argc, char **argv)
 		if (jobs[i].result == R_FAILED) ctl_msg(&o.c, 0, "job '%s': %s", jobs[i].name, jobs[i].reason);
 	}
 	print(&o, jobs, n, ndone, nsame, nfail);
+	/* how to undo a shutdown: nothing in ZooKeeper brings the instances back; their supervisors'
+	 * restart does (stderr with --json, which stays one document) */
+	if (o.verb == V_SHUTDOWN && ndone)
+		fprintf(o.c.json ? stderr : stdout, "the jobs stay stopped on %s until its supervisor restarts (on %s: e.g. "
+		        "systemctl restart ejob-supervisor); 'ejobctl instances' shows them as shut down\n", o.ip, o.ip);
 	status = nfail ? 1 : 0;
 	if (fflush(stdout) || ferror(stdout)) status = ctl_msg(&o.c, 1, "writing the output failed");
 out:
