@@ -304,7 +304,9 @@ static void shard_make_nodes(struct shardop *o)
 	shard_nodes_made(o, &go);
 }
 
-/* servers/{ip} of each instance: DISABLED ones are left out of the sharding */
+/* servers/{ip} of each instance: DISABLED ones are left out of the sharding, and DRAINING ones
+ * (ejobctl drain: its ejob supervisor leaves by itself; an ElasticJob instance there stays online,
+ * and ElasticJob's leader leaves it out too, as any server not ENABLED) */
 static void shard_server(void *arg, const struct zkc_res *r)
 {
 	struct shardop *o = arg;
@@ -312,7 +314,7 @@ static void shard_server(void *arg, const struct zkc_res *r)
 	ip = ip ? ip + 1 : "";
 	if (r->rc == ZOK && *ip && o->srv && (o->srv[o->nsrv].ip = strdup(ip))) {
 		o->srv[o->nsrv].version = r->stat.version;
-		o->srv[o->nsrv++].disabled = r->data && !strcmp(r->data, "DISABLED");
+		o->srv[o->nsrv++].disabled = r->data && (!strcmp(r->data, "DISABLED") || !strcmp(r->data, "DRAINING"));
 	}
 	if (--o->sleft) return;
 	struct cjob *j = o->j;

@@ -5,7 +5,8 @@
  * the grace and run once elsewhere, right after, without overlap; its instance nodes are gone while
  * its supervisor still runs, and the fires after it run every item exactly once, none there. A
  * restart brings it back (servers/{ip} ENABLED, items owned again). SIGUSR2 drains another
- * supervisor the same way. An ip no job knows is refused. */
+ * supervisor the same way. An ip no job knows is refused. The leader gives an instance on a
+ * DRAINING server nothing, as ElasticJob's does. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -270,6 +271,25 @@ int main(void)
 	int nf3 = 0, c3 = fires_clean(l2, h - PERIOD_MS, h, "127.0.0.3@-@", &nf3);
 	ok(c3 && nf3 == 1, "the next fire runs every item once, none on 127.0.0.3");
 	free(l2);
+
+	/* ejob's leader leaves a DRAINING server out of the sharding, as ElasticJob's leader does (any
+	 * server not ENABLED): an instance there that does not drain by itself (an ElasticJob instance;
+	 * here a node the test holds) is given nothing; ENABLED, it is given its share */
+	const char *fake = "127.0.0.9@-@1";
+	tzk_create(u.zh, tzkup_path(&u, "long", "servers/127.0.0.9"), "DRAINING", 0, NULL);
+	tzk_create(u.zh, tzkup_path(&u, "long", "instances/%s", fake), "jobInstanceId: 127.0.0.9@-@1\nserverIp: 127.0.0.9\n",
+	           ZOO_EPHEMERAL, NULL);
+	uint64_t e0 = tzkup_epoch(&u, "long");
+	tzk_create(u.zh, tzkup_path(&u, "long", "leader/sharding/necessary"), "", 0, NULL);
+	int resharded = tzkup_wait_epoch(&u, "long", e0, 15000), got = tzkup_owned(&u, "long", ITEMS, fake);
+	ok(resharded && got == 0, "the leader shards again and gives an instance on a DRAINING server nothing (%d items)",
+	   got);
+	tzk_set(u.zh, tzkup_path(&u, "long", "servers/127.0.0.9"), "ENABLED");
+	e0 = tzkup_epoch(&u, "long");
+	tzk_create(u.zh, tzkup_path(&u, "long", "leader/sharding/necessary"), "", 0, NULL);
+	resharded = tzkup_wait_epoch(&u, "long", e0, 15000);
+	got = tzkup_owned(&u, "long", ITEMS, fake);
+	ok(resharded && got > 0, "  and, ENABLED, its share (%d items)", got);
 
 	for (int k = 0; k < 3; k++) tsup_stop(&s[k], SIGTERM, 15000);
 	free(out);
