@@ -41,20 +41,20 @@ ifneq ($(SANITIZE),)
 SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
 
-# libpq's header (the tracing sink, supervisor/events_pg.c, and t/76)
+# libpq's header (the tracing sink, supervisor/sink/events_pg.c, and t/76)
 PQ_CFLAGS   := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -DTHREADED -I. $(PQ_CFLAGS) -pthread -fPIC
 ALL_CFLAGS   = $(BASE_CFLAGS) $(OPT) $(WARNINGS) $(SANFLAGS) $(CFLAGS)
 ALL_LDFLAGS  = -pthread $(SANFLAGS) $(LDFLAGS)
 LIBS        := -lzookeeper_mt -lev -lmsgpackc -lyaml -ldl -lm
-# the supervisor drives the single-threaded ZooKeeper client from its loop (supervisor/zkc.c);
+# the supervisor drives the single-threaded ZooKeeper client from its loop (supervisor/zk/zkc.c);
 # tools and tests use the multi-threaded one (synchronous calls). Debian's two -dev packages
 # conflict (their headers are the same), so the st library is named by its soname. libsystemd:
-# sd_notify for Type=notify services (supervisor/sdnotify.c), libmicrohttpd: supervisor.metrics's
-# HTTP server on the loop (supervisor/httpd.c), both the supervisor's only. libpq: the tracing
-# sink (supervisor/events_pg.c) in the supervisor; tests and benchmarks link it too
+# sd_notify for Type=notify services (supervisor/obs/sdnotify.c), libmicrohttpd: supervisor.metrics's
+# HTTP server on the loop (supervisor/obs/httpd.c), both the supervisor's only. libpq: the tracing
+# sink (supervisor/sink/events_pg.c) in the supervisor; tests and benchmarks link it too
 # (supervisor/libsup.a holds the sink, t/76 reads its rows), and ejobctl history reads them.
-# libcurl and libcrypto (OpenSSL): the error handlers' messages (supervisor/errh*.c: HTTP, SMTP,
+# libcurl and libcrypto (OpenSSL): the error handlers' messages (supervisor/sink/errh*.c: HTTP, SMTP,
 # DingTalk's HmacSHA256), in the supervisor and in what links supervisor/libsup.a (t/79 signs too).
 SUP_LIBS    := -l:libzookeeper_st.so.2 -lev -lmsgpackc -lyaml -ldl -lm -lsystemd -lmicrohttpd -lpq -lcurl -lcrypto
 TEST_LIBS   := $(LIBS) -lpq -lcurl -lcrypto
@@ -66,7 +66,7 @@ LIB_SRCS   := $(wildcard ipc/*.c cron/*.c conf/*.c) $(filter-out $(WORKER_ONLY),
 LIB_OBJS   := $(LIB_SRCS:.c=.o)
 TLIB_SRCS  := $(wildcard t/lib/*.c)
 TLIB_OBJS  := $(TLIB_SRCS:.c=.o)
-SUP_SRCS   := $(wildcard supervisor/*.c)
+SUP_SRCS   := $(wildcard supervisor/*.c supervisor/*/*.c)
 SUP_OBJS   := $(SUP_SRCS:.c=.o)
 CTL_SRCS   := $(wildcard tools/ejobctl*.c)
 TEST_SRCS  := $(wildcard t/[0-9][0-9]-*.c)
@@ -131,12 +131,12 @@ supervisor/ejob-supervisor: $(SUP_OBJS) libejob.a
 	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(SUP_LIBS)
 
 # zkc*.c are built for the single-threaded client: no THREADED (which declares the sync calls)
-ZKC_OBJS := $(filter supervisor/zkc%.o,$(SUP_OBJS))
+ZKC_OBJS := $(filter supervisor/zk/%.o,$(SUP_OBJS))
 $(ZKC_OBJS) t/native/zkc-probe.o: BASE_CFLAGS := $(filter-out -DTHREADED,$(BASE_CFLAGS))
 
 # t/42's probe drives zkc on a libev loop, linked as the supervisor is (the st client: a process
 # cannot hold both ZooKeeper libraries, and the tests link the mt one)
-t/native/zkc-probe: t/native/zkc-probe.o $(ZKC_OBJS) supervisor/log.o libejob.a
+t/native/zkc-probe: t/native/zkc-probe.o $(ZKC_OBJS) supervisor/base/log.o libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(SUP_LIBS)
 
 # libcurl (OpenSSL): http jobs (worker/http.c)
@@ -182,7 +182,9 @@ examples/%: examples/%.o libejob.a
 # test's time: keep the lanes even (2026-11-28: about 575 and 570 s; t/91 and t/93 wait for
 # ElasticJob's JVMs and for sessions to end, about 45 s each).
 CHECK_LANE2 := t/{39,49,52,53,56,57,65,66,68,74,76,82,83,85,86,88,90,91,93,98}-*
+# the one-way rule between supervisor/'s folders first (tools/layers; docs/design.md)
 check: all
+	tools/layers
 	prove -j2 --timer --rules='seq=$(CHECK_LANE2)' --rules='seq=**' t/
 
 # ---- demo: tools/demo installs the dependencies first, then builds what it needs (so no

@@ -2,9 +2,9 @@
  * running), against the alternatives, in one run on one machine.
  *
  *   metrics tap       an item's two events (attempt started, attempt ended) through events_emit
- *                     to the metrics' tap (supervisor/metrics.c), as fire.c emits them; against
+ *                     to the metrics' tap (supervisor/obs/metrics.c), as fire.c emits them; against
  *                     bumping two plain counters: the floor for counting at all
- *   history record    an attempt's end through the history sink (supervisor/events_history.c):
+ *   history record    an attempt's end through the history sink (supervisor/sink/events_history.c):
  *                     the copy into its queue on this thread, the JSON line on the sink's, until
  *                     the file has every record, fed in bursts of 4096 it can take (a sink that
  *                     falls behind drops: a count here); CPU of both threads per record;
@@ -21,10 +21,10 @@
 #include <fcntl.h>
 
 #include "ipc/wait.h"
-#include "supervisor/events.h"
-#include "supervisor/events_history.h"
-#include "supervisor/log.h"
-#include "supervisor/metrics.h"
+#include "supervisor/run/events.h"
+#include "supervisor/sink/events_history.h"
+#include "supervisor/base/log.h"
+#include "supervisor/obs/metrics.h"
 
 static double cpu_s(void)
 {

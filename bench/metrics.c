@@ -1,7 +1,7 @@
 /* bench/metrics.c: how long one scrape of /metrics takes with 10,000 jobs, against the
  * alternatives, in one run on one machine.
  *
- * The page is built on the supervisor's loop (supervisor/httpd.c calls metrics_page from its
+ * The page is built on the supervisor's loop (supervisor/obs/httpd.c calls metrics_page from its
  * libmicrohttpd callback on the loop), so its time is time the loop does nothing else. The bench
  * counts what fire.c counts (metrics_fire, metrics_item, metrics_lateness) for N job names, with a
  * snapshot hook that reports ZooKeeper mode and a job table of N jobs this instance leads (the
@@ -21,8 +21,8 @@
 
 #include "ipc/frame.h"
 #include "ipc/wait.h"
-#include "supervisor/log.h"
-#include "supervisor/metrics.h"
+#include "supervisor/base/log.h"
+#include "supervisor/obs/metrics.h"
 
 static struct {
 	size_t njobs;

@@ -1,7 +1,7 @@
 /* bench/pool.c: an item through the supervisor's dispatcher and worker pool, against the
  * alternatives, in one run on one machine.
  *
- * It drives the real supervisor modules (supervisor/pool.c, dispatch.c) on a libev loop, with
+ * It drives the real supervisor modules (supervisor/exec/pool.c, dispatch.c) on a libev loop, with
  * real ejob-worker processes running native jobs from bench/libnoop.so:
  *
  *   dispatch-to-start   disp_submit + disp_kick of one stamp_item; the job writes
@@ -11,7 +11,7 @@
  *                       same stamp first thing: the scheduler that starts a process per item.
  *   raw futex           one-way hand-off to a sleeping process through a futex word: the floor.
  *   items/s             200000 noop_item items queued at once, 8 workers, until all are done.
- *   events on / off     the same items as fires through the fire tracker (supervisor/fire.c,
+ *   events on / off     the same items as fires through the fire tracker (supervisor/run/fire.c,
  *                       wired to the dispatcher's hooks as main.c wires it): 2000 fires of 100
  *                       items, all queued at once; (a) no sinks, no metrics; (b) the history file
  *                       (in the temp dir) and the metrics counters; and the metrics alone. Runs
@@ -36,13 +36,13 @@
 #include "ipc/seg.h"
 #include "ipc/wait.h"
 #include "conf/conf.h"
-#include "supervisor/dispatch.h"
-#include "supervisor/events.h"
-#include "supervisor/events_history.h"
-#include "supervisor/fire.h"
-#include "supervisor/log.h"
-#include "supervisor/metrics.h"
-#include "supervisor/pool.h"
+#include "supervisor/exec/dispatch.h"
+#include "supervisor/run/events.h"
+#include "supervisor/sink/events_history.h"
+#include "supervisor/run/fire.h"
+#include "supervisor/base/log.h"
+#include "supervisor/obs/metrics.h"
+#include "supervisor/exec/pool.h"
 
 extern char **environ;
 

@@ -8,7 +8,7 @@
  *                   jobs' timers armed in its heap, and sched_decide() for the job's cron in the
  *                   callback, as a fire does; sample = CLOCK_REALTIME when the decision says
  *                   "due" - the deadline.
- *   sched, 100 jobs 100 real jobs on "* * * * * ?" in supervisor/sched.c, all due in the same
+ *   sched, 100 jobs 100 real jobs on "* * * * * ?" in supervisor/run/sched.c, all due in the same
  *                   second; sample = when each start hook runs - its fire time (the last job
  *                   waits for the 99 before it). Shown, no target.
  *
@@ -25,9 +25,9 @@
 #include <unistd.h>
 
 #include "cron/cron.h"
-#include "supervisor/log.h"
-#include "supervisor/sched.h"
-#include "supervisor/wtimer.h"
+#include "supervisor/base/log.h"
+#include "supervisor/run/sched.h"
+#include "supervisor/base/wtimer.h"
 
 #define SAMPLES 2000
 #define OTHERS 1000

@@ -4,7 +4,7 @@
  *   round trips   one supervisor, one native job of N items (1, 4, 16, 64: all local, it is the
  *                 only instance), a fire every second, monitorExecution on. R is what the
  *                 supervisor's fire-end log line says: the ZooKeeper requests it sent between the
- *                 fire's start and its end, pings excluded (supervisor/coord_fire.c cx_end). Counted,
+ *                 fire's start and its end, pings excluded (supervisor/coord/coord_fire.c cx_end). Counted,
  *                 not timed, over steady-state fires (the first ones, which shard, are skipped).
  *                 ElasticJob: 6 + 8 per local item (ELASTICJOB.md; a formula, not measured).
  *   trigger       trigger/{instanceId} (ElasticJob's manual trigger) is created for a script job

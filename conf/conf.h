@@ -157,12 +157,12 @@ typedef struct conf_supervisor {
 	 * 0: no limit. */
 	int script_output_max_lines;     /* CONF_SCRIPT_OUTPUT_MAX_LINES */
 	int script_output_max_bytes;     /* CONF_SCRIPT_OUTPUT_MAX_BYTES */
-	/* history: every item execution as one JSON line (supervisor/events_history.c) */
+	/* history: every item execution as one JSON line (supervisor/sink/events_history.c) */
 	const char *history_file;        /* history.file; NULL: none */
 	int history_max_bytes;           /* history.maxBytes: rotated past it, CONF_HISTORY_MAX_BYTES */
 	int history_keep;                /* history.keep: rotated files kept (FILE.1 ..), CONF_HISTORY_KEEP */
 	/* metrics: the HTTP endpoint's address, "IPv4:PORT" or "[IPv6]:PORT" (/metrics, /healthz,
-	 * /status: supervisor/metrics.c); NULL: none */
+	 * /status: supervisor/obs/metrics.c); NULL: none */
 	const char *metrics;
 } conf_supervisor_t;
 
@@ -286,7 +286,7 @@ typedef struct conf_job {
 } conf_job_t;
 
 /* tracing: ElasticJob's RDB tracing (elasticjob-tracing-rdb), to PostgreSQL
- * (supervisor/events_pg.c). Read at the start only. */
+ * (supervisor/sink/events_pg.c). Read at the start only. */
 typedef struct conf_tracing {
 	const char *url;                 /* NULL: no tracing; a libpq URI or conninfo ("jdbc:" dropped) */
 	const char *username;            /* NULL: the URL's (or libpq's default) */

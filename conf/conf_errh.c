@@ -2,7 +2,7 @@
  * elasticjob-error-handler 3.0.x reads them (DingtalkPropertiesConstants, WechatPropertiesConstants,
  * EmailPropertiesConstants and their validators), plus ejob's WEBHOOK: what each key means, its
  * default, and whether together they make a message that can be sent. Pure: nothing is looked
- * up or connected (the supervisor's supervisor/errh.c sends). */
+ * up or connected (the supervisor's supervisor/sink/errh.c sends). */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>

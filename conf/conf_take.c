@@ -1,5 +1,5 @@
 /* conf/conf_take.c: whether a config node can be taken as a job's config: the one check that the
- * supervisor applies to the node it watches (supervisor/coord_config.c) and that `ejobctl config
+ * supervisor applies to the node it watches (supervisor/coord/coord_config.c) and that `ejobctl config
  * set|edit` applies before it writes one, so that what ejobctl accepts a supervisor takes, and the
  * other way round. Pure: no I/O but the zone lookup conf_node_parse does.
  *

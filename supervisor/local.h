@@ -8,10 +8,10 @@
 #include <stdint.h>
 
 #include "conf/conf.h"
-#include "supervisor/attach.h"
-#include "supervisor/fire.h"
-#include "supervisor/pool.h"
-#include "supervisor/sched.h"
+#include "supervisor/exec/attach.h"
+#include "supervisor/run/fire.h"
+#include "supervisor/exec/pool.h"
+#include "supervisor/run/sched.h"
 
 typedef struct local local_t;
 

@@ -19,8 +19,8 @@
 #include "ipc/ring.h"
 #include "ipc/shm.h"
 #include "ipc/wait.h"
-#include "supervisor/events_history.h"
-#include "supervisor/events_pg.h"
+#include "supervisor/sink/events_history.h"
+#include "supervisor/sink/events_pg.h"
 #include "supervisor/sup.h"
 
 #ifndef EJOB_LIBEXEC

@@ -1,4 +1,4 @@
-/* t/20-argv.c: script.command.line split into argv (script_split), a table of cases with the
+/* t/20-argv.c: script.command.line split into argv (cmd_split), a table of cases with the
  * exact words expected (or the exact error), as a POSIX shell would split them (no expansion). */
 #include <errno.h>
 #include <stdlib.h>
@@ -64,7 +64,7 @@ int main(void)
 		const struct ok_case *c = &oks[i];
 		char **argv = NULL;
 		char err[128] = "";
-		int n = script_split(c->cmd, 0, &argv, err, sizeof err);
+		int n = cmd_split(c->cmd, 0, &argv, err, sizeof err);
 		if (!is_int(n, c->n, "case %zu: word count", i)) {
 			diag("error: %s", err);
 			skip(1, "no words");
@@ -86,7 +86,7 @@ int main(void)
 		char **argv = NULL;
 		char err[128] = "";
 		errno = 0;
-		int n = script_split(errs[i].cmd, 0, &argv, err, sizeof err);
+		int n = cmd_split(errs[i].cmd, 0, &argv, err, sizeof err);
 		ok(n == -1 && errno == EINVAL && argv == NULL, "error case %zu: refused with EINVAL", i);
 		is_str(err, errs[i].err, "error case %zu: message", i);
 	}
@@ -94,7 +94,7 @@ int main(void)
 	/* reserve: room to append arguments, the array stays NULL-terminated */
 	char **argv = NULL;
 	char err[128];
-	int n = script_split("run  it", 2, &argv, err, sizeof err);
+	int n = cmd_split("run  it", 2, &argv, err, sizeof err);
 	ok(n == 2 && argv[2] == NULL && argv[3] == NULL && argv[4] == NULL, "reserve 2: two more NULL slots");
 	argv[2] = (char *)"{json}";
 	ok(!strcmp(argv[0], "run") && !strcmp(argv[1], "it") && !strcmp(argv[2], "{json}") && argv[3] == NULL,
@@ -105,7 +105,7 @@ int main(void)
 	char big[4000];
 	size_t l = 0;
 	for (int i = 0; i < 500; i++) l += (size_t)snprintf(big + l, sizeof big - l, "'w%d' ", i);
-	n = script_split(big, 0, &argv, err, sizeof err);
+	n = cmd_split(big, 0, &argv, err, sizeof err);
 	is_int(n, 500, "500 quoted words");
 	int all = n == 500;
 	for (int i = 0; all && i < 500; i++) {

@@ -1,4 +1,4 @@
-/* t/40-shard.c: the sharding strategies (supervisor/shard.h) against ElasticJob.
+/* t/40-shard.c: the sharding strategies (supervisor/coord/shard.h) against ElasticJob.
  *
  * First the facts: ElasticJob's worked example (docs/design.md), the cases of ElasticJob
  * 3.0.4's own unit tests for the three strategies, Java's String.hashCode and compareTo on
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "supervisor/shard.h"
+#include "supervisor/coord/shard.h"
 #include "t/lib/oracle.h"
 #include "t/tap.h"
 

@@ -1,4 +1,4 @@
-/* t/42-zkc-keep.c: zkc's kept watches and request items (supervisor/zkc.h) against a real
+/* t/42-zkc-keep.c: zkc's kept watches and request items (supervisor/zk/zkc.h) against a real
  * ZooKeeper. The supervisor's client is the single-threaded library, which a test (linked with
  * the mt one) cannot load, so t/native/zkc-probe drives zkc on a libev loop and prints what it is
  * told; this test changes nodes with its own client and reads the probe's lines, in order.
@@ -41,7 +41,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "supervisor/zkc.h"
+#include "supervisor/zk/zkc.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"

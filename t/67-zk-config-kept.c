@@ -1,7 +1,7 @@
 /* t/67-zk-config-kept.c: a job registered by an overwrite: false file whose config node says what
  * that file says (the supervisor then keeps the config once, as the file's, not twice): a reload
  * that changes the file leaves the node in force, as docs/config.md's rule says. Without the copy
- * the reload pins first (supervisor/coord.c), the new file would take over here unpublished. */
+ * the reload pins first (supervisor/coord/coord.c), the new file would take over here unpublished. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* t/74-sd-notify.c: the supervisor as a systemd Type=notify service (supervisor/sdnotify.h), seen
+/* t/74-sd-notify.c: the supervisor as a systemd Type=notify service (supervisor/obs/sdnotify.h), seen
  * from the notify socket's side: the test binds its own datagram socket, as systemd does, and
  * starts the supervisor with $NOTIFY_SOCKET and $WATCHDOG_USEC pointing at it.
  *

@@ -24,7 +24,7 @@
 static struct tzkup u;
 
 /* afterAll: OUT, then the context; "start FIRE SUP TAKEOVER NS", 2 s, "end FIRE SUP NS": SUP the supervisor
- * that ran it, its keeper's parent (afterAll runs under a lease, supervisor/listen.h) */
+ * that ran it, its keeper's parent (afterAll runs under a lease, supervisor/run/listen.h) */
 static const char aa_sh[] =
 	"#!/bin/sh\n"
 	"sup=$(cut -d' ' -f4 /proc/$PPID/stat)\n"

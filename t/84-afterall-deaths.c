@@ -27,7 +27,7 @@ static const char items_sh[] =
 	"case $EJOB_ITEM in 2) sleep 3;; *) sleep 0.2;; esac\n"
 	"echo \"end $EJOB_ITEM $EJOB_FIRE_ID $(date +%s%N)\" >> \"$1\"\n";
 /* afterAll: "start FIRE SUP TAKEOVER NS", 1 s, "end FIRE SUP 0 NS": SUP the supervisor that ran it, its
- * keeper's parent (afterAll runs under a lease, supervisor/listen.h) */
+ * keeper's parent (afterAll runs under a lease, supervisor/run/listen.h) */
 static const char aa_sh[] =
 	"#!/bin/sh\n"
 	"sup=$(cut -d' ' -f4 /proc/$PPID/stat)\n"

@@ -1,4 +1,4 @@
-/* t/85-afterall-frozen.c: the lease of listener commands (supervisor/listen.h), which keeps
+/* t/85-afterall-frozen.c: the lease of listener commands (supervisor/run/listen.h), which keeps
  * ejob.listener.afterAll from running twice at once when its supervisor is frozen: such a
  * supervisor neither notices that its session is gone nor dies, so only the lease stops its
  * command before another instance takes the run over.
@@ -21,8 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "supervisor/listen.h"
-#include "supervisor/log.h"
+#include "supervisor/run/listen.h"
+#include "supervisor/base/log.h"
 #include "t/lib/tafter.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"

@@ -27,7 +27,7 @@
 static struct tzkup u;
 
 /* beforeAll: OUT SLEEP [RC]: "start FIRE SUP TAKEOVER NS", SLEEP s, "end FIRE SUP 0 NS", exit RC (SUP:
- * the supervisor that ran it, its keeper's parent: it runs under a lease, supervisor/listen.h) */
+ * the supervisor that ran it, its keeper's parent: it runs under a lease, supervisor/run/listen.h) */
 static const char ba_sh[] =
 	"#!/bin/sh\n"
 	"sup=$(cut -d' ' -f4 /proc/$PPID/stat)\n"

@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "supervisor/shard.h"
+#include "supervisor/coord/shard.h"
 #include "t/lib/tej.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"

@@ -35,7 +35,7 @@ static const char *stat_reason(int e)
 int ejobctl_script_problem(const char *cmd, char *why, size_t len)
 {
 	char **argv, err[256], path[PATH_MAX], rel[PATH_MAX + 128];
-	if (script_split(cmd, 0, &argv, err, sizeof err) < 0) {
+	if (cmd_split(cmd, 0, &argv, err, sizeof err) < 0) {
 		snprintf(why, len, "cannot be split into words: %s", err);
 		return 1;
 	}
@@ -43,7 +43,7 @@ int ejobctl_script_problem(const char *cmd, char *why, size_t len)
 	int bad = 1;
 	struct stat st;
 	if (!strchr(name, '/')) {
-		if (script_resolve(name, path, sizeof path) == 0) bad = 0;
+		if (cmd_resolve(name, path, sizeof path) == 0) bad = 0;
 		else if (errno == EACCES) snprintf(why, len, "%s: found in $PATH, but not executable", name);
 		else snprintf(why, len, "%s: not found in $PATH", name);
 	} else {

@@ -8,7 +8,7 @@
 
 /* The first word of a script command line (split as the worker splits it): a path with '/'
  * (a relative one from the working directory, as the supervisor's workers take it), or a name
- * looked up in $PATH (worker/script.h script_resolve). 0 if it is an executable regular file;
+ * looked up in $PATH (worker/script.h cmd_resolve). 0 if it is an executable regular file;
  * else 1 with the reason in why: "examples/x.sh: not found (...)", "x: not found in $PATH",
  * "/etc/passwd: not executable", or that the line cannot be split into words. */
 int ejobctl_script_problem(const char *cmd, char *why, size_t len);

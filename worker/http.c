@@ -146,7 +146,7 @@ static void body_for_log(const struct xfer *x, char *out, size_t len, size_t max
 	out[o] = '\0';
 }
 
-/* One line in the supervisor's log form (supervisor/log.c, as script.c writes a script's). */
+/* One line in the supervisor's log form (supervisor/base/log.c, as script.c writes a script's). */
 static void log_line(const struct http_spec *sp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void log_line(const struct http_spec *sp, const char *fmt, ...)
 {

@@ -1,7 +1,7 @@
 /* worker/script.h: script jobs (docs/worker.md, "Running an item", script).
  *
- * Pure parts: the command line split into argv (like a POSIX shell splits words, but never
- * through a shell), the ElasticJob sharding-context JSON, the item's environment. The runner
+ * Pure parts: the ElasticJob sharding-context JSON, the item's environment (the command line
+ * is split by ipc/cmdline.h). The runner
  * forks and execs the command in its own process group and forwards its output. */
 #ifndef EJOB_SCRIPT_H
 #define EJOB_SCRIPT_H
@@ -11,20 +11,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ipc/cmdline.h"
 #include "ipc/json.h"
 #include "worker/ejob.h"
 #include "worker/outcome.h"
 
-/* Split cmd into words: blanks (space, tab, newline) separate words; 'single quotes' keep
- * everything literally; "double quotes" keep everything but \" \\ \$ \` (the backslash goes)
- * and backslash-newline (both go); an unquoted backslash keeps the next character literally
- * (backslash-newline is removed). Adjacent quoted and unquoted parts form one word; '' and ""
- * make empty words. Nothing else is special: no variables, globs, ~, comments, redirections,
- * pipes or semicolons. Returns the number of words (>= 1) with *argv_out a NULL-terminated
- * array in one malloc'd block (free(*argv_out)) that has `reserve` more NULL entries before
- * its terminator, for the caller to append arguments; or -1 with errno EINVAL and the reason
- * in err ("unterminated single quote starting at column 5"), or ENOMEM. */
-int script_split(const char *cmd, size_t reserve, char ***argv_out, char *err, size_t errlen);
 
 /* Append ElasticJob's sharding-context JSON for ctx to b, as its ScriptJobExecutor passes it
  * (Gson defaults): {"jobName":...,"taskId":...,"shardingTotalCount":N,"jobParameter":...,
@@ -39,16 +30,6 @@ int script_context_json(const ejob_context *ctx, json_buf_t *b);
  * 0, or -1 with errno ENOMEM. */
 int script_env(char *const *base, const ejob_context *ctx, char ***out);
 
-/* The program a command's first word names, as the runner finds it: a word with '/' is a path
- * (a relative one from the working directory), copied as it is; a name is looked up in $PATH
- * like execvp does (an empty entry is the current directory; a regular file that is
- * executable), without ever falling back to a shell. 0 with the path in out; -1 with errno
- * ENOENT (not in $PATH), EACCES (found, but not executable) or ENAMETOOLONG. */
-int script_resolve(const char *name, char *out, size_t len);
-
-/* In a child between fork and exec (async-signal-safe): every fd from first_fd up closed, an
- * empty signal mask, every disposition back to default. */
-void script_child_reset(int first_fd);
 
 #define SCRIPT_LINE_MAX 4096u   /* bytes of one output line; longer lines are cut into pieces */
 #define SCRIPT_TICK_MS  500     /* default period of the tick callback */

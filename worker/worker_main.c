@@ -205,7 +205,7 @@ static void run_script(struct wmain *m, const ejob_context *c, struct outcome *o
 	char **argv = NULL, **env = NULL, *tag = NULL;
 	json_buf_t js;
 	json_init(&js);
-	int argc = script_split(c->cmd, 1, &argv, why, sizeof why);
+	int argc = cmd_split(c->cmd, 1, &argv, why, sizeof why);
 	if (argc < 0) {
 		error_outcome(o, "bad script.command.line: %s", why);
 		goto out;

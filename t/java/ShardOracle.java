@@ -1,5 +1,5 @@
 // t/java/ShardOracle.java: ElasticJob 3.0.4's and 3.0.5's sharding, answered by Java itself, so that
-// t/40-shard can compare supervisor/shard.c with it (`java t/java/ShardOracle.java < q > a`).
+// t/40-shard can compare supervisor/coord/shard.c with it (`java t/java/ShardOracle.java < q > a`).
 //
 // Strings travel as hex of their UTF-8 bytes ("-" for the empty string) and are decoded with
 // new String(bytes, UTF_8), as the ZooKeeper client decodes node names; hashing, ordering and

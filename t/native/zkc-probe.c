@@ -1,4 +1,4 @@
-/* t/native/zkc-probe.c: supervisor/zkc* on a libev loop, driven line by line, for t/42-zkc-keep.
+/* t/native/zkc-probe.c: supervisor/zk/zkc* on a libev loop, driven line by line, for t/42-zkc-keep.
  * It is linked as the supervisor is (libzookeeper_st), which a test cannot be (tests link the mt
  * library, and one process cannot hold both).
  *
@@ -44,8 +44,8 @@
 #include <unistd.h>
 
 #include "ipc/wait.h"
-#include "supervisor/log.h"
-#include "supervisor/zkc_int.h"
+#include "supervisor/base/log.h"
+#include "supervisor/zk/zkc_int.h"
 
 #define NKEEPS 16
 

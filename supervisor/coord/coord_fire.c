@@ -1,0 +1,659 @@
+/* supervisor/coord/coord_fire.c: a fire in ZooKeeper mode, and the side runs (failover takes, misfire
+ * runs): wait for the assignment, write the running nodes of the local items in one multi, run
+ * them with the epoch (a fire of the tracker, fire.h), and write their completed nodes in batched
+ * multis (the completion multi). */
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/frame.h"
+#include "ipc/wait.h"
+#include "supervisor/coord/coord_int.h"
+#include "supervisor/run/listen.h"
+
+/* ---- fires ----------------------------------------------------------------------------------------- */
+
+static void zk_name(const fire_t *t, char *buf, size_t len)
+{
+	snprintf(buf, len, "job %s: fire %" PRIu64, t->job, t->fire_ms);
+}
+
+/* the ZooKeeper requests sent while it ran (with one job firing: this fire's round trips) */
+static void zk_tail(const fire_t *t, int all_ok, char *buf, size_t len)
+{
+	const struct cfire *f = t->owner;
+	uint64_t rq = zkc_requests(f->j->c->z) - f->requests0;
+	if (all_ok) snprintf(buf, len, " (epoch 0x%" PRIx64 ", %" PRIu64 " zk requests)", t->epoch, rq);
+	else snprintf(buf, len, ", %" PRIu64 " zk requests", rq);
+}
+
+static void zk_item_ended(fire_t *t, uint32_t item, const struct disp_outcome *o);
+
+static const struct fire_ops zk_ops = {
+	.item_ended = zk_item_ended, .name = zk_name, .tail = zk_tail, .here = " here", .fail_level = LL_WARN,
+};
+
+void cx_free(struct cfire *f)
+{
+	cx_bar_detach(f);
+	listen_cancel(f->lr);
+	fire_free(f->fire);
+	free(f->pending);
+	free(f->unrun);
+	free(f->crashed);
+	free(f->gw);
+	free(f);
+}
+
+void cx_fires_free(struct cjob *j)
+{
+	if (j->fx.fire) cx_free(j->fx.fire);
+	for (struct cfire *f = j->fx.side, *n; f; f = n) {
+		n = f->next;
+		cx_free(f);
+	}
+	j->fx.fire = j->fx.side = NULL;
+}
+
+/* A fire of a job of `total` items, started now, with no items yet. NULL when out of memory. */
+static struct cfire *cx_new(struct cjob *j, uint32_t total, uint64_t fire_ms)
+{
+	struct cfire *f = calloc(1, sizeof *f);
+	if (!f) return NULL;
+	f->pending = calloc(total ? total : 1, sizeof *f->pending);
+	f->unrun = calloc(total ? total : 1, sizeof *f->unrun);
+	f->fire = fire_new(j->c->fires, &zk_ops, f, j->name, total, fire_ms);
+	if (!f->pending || !f->unrun || !f->fire) {
+		free(f->pending);
+		free(f->unrun);
+		fire_free(f->fire);
+		free(f);
+		return NULL;
+	}
+	f->j = j;
+	f->requests0 = zkc_requests(j->c->z);
+	f->session = zkc_session(j->c->z);
+	return f;
+}
+
+struct cfire *cx_side_run(struct cjob *j, uint32_t item)
+{
+	/* its own fire id: when it started, in ms, never a whole second (that is a cron fire's) and
+	 * never one an earlier side run of the job had (two can start in the same ms) */
+	uint64_t ms = (uint64_t)(wait_realtime_ns() / 1000000u);
+	if (ms <= j->fx.side_ms) ms = j->fx.side_ms + 1;
+	if (ms % 1000 == 0) ms++;
+	struct cfire *f = cx_new(j, j->as.total, ms);
+	if (!f) return NULL;
+	j->fx.side_ms = ms;
+	f->failover = 1;
+	f->fire->source = EVS_FAILOVER;     /* a misfire's run again says MISFIRE (coord_running.c) */
+	f->fire->items[0] = item;
+	f->fire->n = 1;
+	f->next = j->fx.side;
+	j->fx.side = f;
+	return f;
+}
+
+void cx_end(struct cfire *f)
+{
+	struct cjob *j = f->j;
+	coord_t *c = j->c;
+	sched_job_t *h = f->handle;
+	if (f->fire->n) fire_summary(f->fire);
+	if (f->ncut)
+		log_warn("job %s: %s %" PRIu64 ": item%s %s%s did not complete here (%s) and, with failover off, run%s again "
+		         "only at the job's next fire", j->name, f->failover ? "run" : "fire", f->fire->fire_ms,
+		         f->ncut == 1 ? "" : "s", f->cut, strlen(f->cut) + 8 >= sizeof f->cut ? "..." : "",
+		         j->ops.left == CJ_LEFT_DRAIN ? "the supervisor drained" : j->ops.left ? "the supervisor stopped"
+		         : "the job was shut down here", f->ncut == 1 ? "s" : "");
+	cx_after(f);
+	cx_once_fire(f);
+	if (f->failover) {
+		for (struct cfire **pp = &j->fx.side; *pp; pp = &(*pp)->next)
+			if (*pp == f) {
+				*pp = f->next;
+				break;
+			}
+	} else {
+		j->fx.fire = NULL;
+	}
+	int fo = f->failover, missed = f->missed;
+	cx_free(f);
+	if (!fo && !c->closing) c->h.fire_ended(c->arg, h, missed);
+	if (j->gone && !c->closing) cj_retired(j);
+}
+
+void cx_not_run(struct cfire *f, int hand)
+{
+	fire_t *t = f->fire;
+	f->state = F_RUN;
+	if (!f->npending) f->pending_since_ns = wait_now_ns();
+	for (uint32_t i = 0; i < t->n; i++) {
+		uint32_t it = t->items[i];
+		if (t->done[it] != FIRE_OPEN) continue;
+		t->done[it] = hand ? FIRE_HANDED_OVER : FIRE_FAILED;
+		t->ended++;
+		f->pending[f->npending++] = it;
+	}
+	ev_idle_start(f->j->c->loop, &f->j->c->flush_w);
+}
+
+static void cut_note(struct cfire *f, uint32_t item)
+{
+	size_t o = strlen(f->cut);
+	if (o + 12 < sizeof f->cut) snprintf(f->cut + o, sizeof f->cut - o, "%s%" PRIu32, o ? ", " : "", item);
+	f->ncut++;
+}
+
+/* The job left here (a stop, a drain, an operator's shutdown) before the fire's items were
+ * submitted: with failover they are handed over as if stopped here (their running nodes not
+ * written yet: norunning), else they do not run in this fire, which is said. */
+void cx_left_before_run(struct cfire *f, int norunning)
+{
+	struct cjob *j = f->j;
+	const conf_job_t *cj = cj_conf(j);
+	if (cj->failover && cj->monitor_execution && zkc_state(j->c->z) == ZKC_CONNECTED && f->fire->n) {
+		f->monitor = 1;
+		f->norunning = norunning;
+		f->session = zkc_session(j->c->z);
+		log_info("job %s: fire %" PRIu64 ": the job left this instance before its %" PRIu32 " item%s here started: "
+		         "handed over for failover", j->name, f->fire->fire_ms, f->fire->n, f->fire->n == 1 ? "" : "s");
+		cx_not_run(f, 1);
+		return;
+	}
+	for (uint32_t i = 0; i < f->fire->n; i++) cut_note(f, f->fire->items[i]);
+	if (!norunning && f->fire->n) {   /* their running nodes go */
+		f->monitor = cj->monitor_execution;
+		cx_not_run(f, 0);
+		return;
+	}
+	f->fire->n = 0;
+	cx_end(f);
+}
+
+void cx_submit(struct cfire *f)
+{
+	struct cjob *j = f->j;
+	if (j->ops.shut && !f->failover) {
+		cx_left_before_run(f, 0);
+		return;
+	}
+	uint32_t n = fire_submit(f->fire, cj_conf(j), j->as.epoch);
+	f->state = F_RUN;
+	if (!n) {
+		cx_end(f);
+		return;
+	}
+	log_info("job %s: fire %" PRIu64 ": %" PRIu32 " item%s here, epoch 0x%" PRIx64, j->name, f->fire->fire_ms, n,
+	         n == 1 ? "" : "s", j->as.epoch);
+	cx_once_begin(f);
+	fires_kick(j->c->fires);    /* last: outcomes may come back inside */
+}
+
+static void running_written(void *arg, const struct zkc_res *r);
+
+/* one multi: the running node of each item (and away with our old completed nodes) */
+void cx_write_running(struct cfire *f)
+{
+	struct cjob *j = f->j;
+	if (j->gone) {
+		f->fire->n = 0;
+		cx_end(f);
+		return;
+	}
+	if (j->ops.shut) {
+		cx_left_before_run(f, 1);
+		return;
+	}
+	const conf_job_t *cj = cj_conf(j);
+	f->monitor = cj->monitor_execution;
+	if (!f->monitor) {
+		cx_submit(f);
+		return;
+	}
+	char p[CJ_PATH_MAX];
+	const char *id = j->c->id;
+	f->session = zkc_session(j->c->z);
+	zkc_multi_t *m = zkc_multi_new();
+	for (uint32_t i = 0; i < f->fire->n; i++) {
+		uint32_t it = f->fire->items[i];
+		zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), id, (int)strlen(id),
+		                 cj->failover ? 0 : ZOO_EPHEMERAL);
+		if (cj_is_completed(j, it))
+			zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), -1);
+	}
+	/* shared with the other jobs' fires of this instant (zkc_multi_share) */
+	if (zkc_multi_share(j->c->z, m, running_written, f) != ZOK) {
+		log_warn("job %s: fire %" PRIu64 ": cannot write its running nodes (not connected); the fire is missed", j->name,
+		         f->fire->fire_ms);
+		cx_skipped(j, f->fire->fire_ms, "not_connected", "its running nodes could not be written (not connected)");
+		f->fire->n = 0;
+		f->missed = 1;
+		cx_end(f);
+	}
+}
+
+/* item i runs here for its misfire flag (a side run) */
+static int misfire_run_here(const struct cjob *j, uint32_t i)
+{
+	for (const struct cfire *s = j->fx.side; s; s = s->next)
+		if (s->misfire_run && s->fire->n == 1 && s->fire->items[0] == i) return 1;
+	return 0;
+}
+
+static void running_written(void *arg, const struct zkc_res *r)
+{
+	struct cfire *f = arg;
+	struct cjob *j = f->j;
+	if (r->rc == ZOK) {
+		for (uint32_t i = 0; i < f->fire->n; i++)
+			cj_set_completed(j, f->fire->items[i], 0);
+		cx_submit(f);
+		return;
+	}
+	if (!cj_live(j, r->session) || r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) {
+		/* The multi may or may not have been applied: if it was, its running nodes would say
+		 * "running" for items that never ran. Clear ours when the connection is back. */
+		if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT)
+			for (uint32_t i = 0; i < f->fire->n; i++)
+				cx_mark_stale(j, f->fire->items[i]);
+		log_warn("job %s: fire %" PRIu64 ": its running nodes could not be written (%s); the fire is missed%s", j->name,
+		         f->fire->fire_ms, zerror(r->rc), f->failover ? "" : cj_conf(j)->misfire ? ": its catch-up runs once the job can run"
+		         : " (misfire: false)");
+		char why[160];
+		snprintf(why, sizeof why, "its running nodes could not be written (%s)", zerror(r->rc));
+		cx_skipped(j, f->fire->fire_ms, "running_nodes", why);
+		f->fire->n = 0;
+		f->missed = 1;
+		cx_end(f);
+		return;
+	}
+	/* the first op that failed names the item: still running somewhere (misfire), or a completed
+	 * node that is not there; drop that and try again */
+	int k = 0;
+	while (k < r->nops && r->op_rc[k] == ZOK) k++;
+	unsigned item = 0;
+	const char *q = NULL;
+	/* map op k back to its item: ops are (running[, completed]) per item in order */
+	int op = 0;
+	for (uint32_t i = 0; i < f->fire->n && !q; i++) {
+		uint32_t it = f->fire->items[i];
+		if (op == k) {
+			q = "running";
+			item = it;
+			break;
+		}
+		op++;
+		if (cj_is_completed(j, it)) {
+			if (op == k) {
+				q = "completed";
+				item = it;
+				break;
+			}
+			op++;
+		}
+	}
+	if (!q) {
+		log_warn("job %s: fire %" PRIu64 ": writing running nodes: %s", j->name, f->fire->fire_ms, zerror(r->rc));
+		f->fire->n = 0;
+		cx_end(f);
+		return;
+	}
+	if (!strcmp(q, "completed")) {
+		cj_set_completed(j, item, 0);
+	} else if (f->fire->source == EVS_MISFIRE && !f->failover && misfire_run_here(j, item)) {
+		/* running here for its misfire flag: that run and this catch-up stand for the same missed
+		 * fires; one catch-up for all of them, so no flag for one more */
+		log_info("job %s: catch-up %" PRIu64 ": item %" PRIu32 " runs here for its misfire flag already; that run "
+		         "stands for this catch-up", j->name, f->fire->fire_ms, item);
+		uint32_t w = 0;
+		for (uint32_t i = 0; i < f->fire->n; i++)
+			if (f->fire->items[i] != item) f->fire->items[w++] = f->fire->items[i];
+		f->fire->n = w;
+	} else {
+		cx_misfire(j, item);
+		uint32_t w = 0;
+		for (uint32_t i = 0; i < f->fire->n; i++)
+			if (f->fire->items[i] != item) f->fire->items[w++] = f->fire->items[i];
+		f->fire->n = w;
+	}
+	if (!f->fire->n) {
+		cx_end(f);
+		return;
+	}
+	cx_write_running(f);
+}
+
+enum cj_wait cj_ready(const struct cjob *j)
+{
+	if (!cx_running_settled(j)) return CJ_WAIT_STALE;
+	if (!cj_registered(j)) return CJ_WAIT_REG;
+	if (!cj_assign_settled(j)) return CJ_WAIT_READING;
+	if (j->lead.necessary || !cj_assign_current(j)) return CJ_WAIT_SHARDING;
+	return CJ_READY;
+}
+
+/* The only thing a fire waits for is the resharding flag, and it came after the fire's time (in
+ * this machine's clock, by the last comparison with ZooKeeper's): the fire runs the assignment
+ * loaded, the one the others ran that time with. A catch-up too: the instance that missed the
+ * fire (not connected at its first one, say) runs its items of that assignment, the ones nobody
+ * ran; under the reshard it would run others' items again and leave its own. */
+static int flag_after(const struct cjob *j, uint64_t fire_ms)
+{
+	if (!j->lead.necessary || !j->as.have || !cj_assign_current(j)) return 0;
+	int64_t local = j->lead.necessary_ctime + (j->chk.clock_known ? j->chk.clock_off_ms : 0);
+	return local > (int64_t)fire_ms;
+}
+
+void cx_continue(struct cjob *j)
+{
+	struct cfire *f = j->fx.fire;
+	if (!f || f->state != F_WAIT) return;
+	enum cj_wait w = cj_ready(j);
+	if (w == CJ_WAIT_STALE) return;     /* clearing running nodes left by a lost connection */
+	if (j->gone) {
+		f->fire->n = 0;
+		cx_end(f);
+		return;
+	}
+	/* registering: its assignment load calls again; reading: their answers call again */
+	if (w == CJ_WAIT_REG || w == CJ_WAIT_READING) return;
+	if (w == CJ_WAIT_SHARDING && flag_after(j, f->fire->fire_ms)) {
+		/* The resharding flag came after this fire's time: the others ran this fire with the
+		 * assignment in force then (an instance that joined during it, say), so it runs here with
+		 * that assignment too; the reshard is for the next fire. Waiting for it would run items
+		 * of this fire that another instance has run already. */
+		log_info("job %s: fire %" PRIu64 ": the resharding flag came after its time: it runs the assignment of epoch 0x%"
+		         PRIx64 ", the reshard is for the next fire", j->name, f->fire->fire_ms, j->as.epoch);
+		w = CJ_READY;
+	}
+	if (w == CJ_WAIT_SHARDING) {
+		log_debug("job %s: fire %" PRIu64 " waits for sharding (necessary %d, assignment %s, %s)", j->name, f->fire->fire_ms,
+		          j->lead.necessary, j->as.have ? "loaded" : "none", j->lead.leader ? "sharding it now" : "the leader shards");
+		if (j->lead.leader) cj_shard_now(j);
+		return;             /* the sharding node's watch (or necessary's) calls again */
+	}
+	const char *me = j->c->id;
+	uint32_t owned = 0;
+	f->fire->n = f->nunrun = 0;
+	for (uint32_t i = 0; i < j->as.total && i < f->fire->total; i++) {
+		if (!j->as.owner[i] || strcmp(j->as.owner[i], me)) continue;
+		owned++;
+		if (!j->as.disabled[i]) f->fire->items[f->fire->n++] = i;
+		else f->unrun[f->nunrun++] = i;
+	}
+	if (!f->fire->n && f->nunrun && cj_conf(j)->listener_before_all) {
+		/* nothing runs here, but the others wait for these items: they are written as started */
+		if (owned == 1)
+			log_info("job %s: fire %" PRIu64 ": nothing runs here: item %" PRIu32 ", this instance's only one, is "
+			         "disabled (sharding/%" PRIu32 "/disabled); it is written for its beforeAll", j->name, f->fire->fire_ms,
+			         f->unrun[0], f->unrun[0]);
+		else
+			log_info("job %s: fire %" PRIu64 ": nothing runs here: all %" PRIu32 " items of this instance are disabled "
+			         "(sharding/{i}/disabled); they are written for its beforeAll", j->name, f->fire->fire_ms, owned);
+		cx_barrier(f);
+		return;
+	}
+	if (!f->fire->n) {
+		/* nothing here: the fire is over at once (the scheduler counts it ended) */
+		if (owned == 1)
+			log_info("job %s: fire %" PRIu64 ": nothing runs here: item %" PRIu32 ", this instance's only one, is "
+			         "disabled (sharding/%" PRIu32 "/disabled)", j->name, f->fire->fire_ms, f->unrun[0], f->unrun[0]);
+		else if (owned)
+			log_info("job %s: fire %" PRIu64 ": nothing runs here: all %" PRIu32 " items of this instance are disabled "
+			         "(sharding/{i}/disabled)", j->name, f->fire->fire_ms, owned);
+		else {
+			char cause[64];
+			snprintf(cause, sizeof cause, "no items %" PRIx64, j->as.epoch);
+			log_cause(&j->fx.idle_cause, LL_INFO, cause, "job %s: no item of the assignment of epoch 0x%" PRIx64
+			          " is this instance's: its fires run nothing here", j->name, j->as.epoch);
+		}
+		cx_end(f);
+		return;
+	}
+	log_cause_reset(&j->fx.idle_cause);
+	cx_before(f);
+}
+
+void cx_skipped(struct cjob *j, uint64_t fire_ms, const char *reason, const char *why)
+{
+	struct event ev = { .type = EVT_FIRE_SKIPPED, .fire_ms = fire_ms, .reason = reason, .detail = why };
+	cj_event(j, &ev);
+}
+
+/* A fire that does not run here says why, every time: at WARN when the cause is new, at INFO
+ * while it stays the same (so a refusal that lasts is one WARN, then one short line per fire).
+ * A state an operator chose (the job or server disabled, the job shut down, the supervisor
+ * stopping or drained) is said once per change at WARN, then per fire at DEBUG and in the events
+ * (fire_skipped, with its reason): a line per fire per server says nothing new. */
+static void fire_refused(struct cjob *j, const struct sched_fire_info *fi, const char *cause, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void fire_refused(struct cjob *j, const struct sched_fire_info *fi, const char *cause, const char *fmt, ...)
+{
+	char why[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	int64_t ms = fi->fire_s * 1000;
+	int chosen = !strcmp(cause, "disabled") || !strcmp(cause, "shut") || !strcmp(cause, "left");
+	if (!log_cause(&j->fx.fire_cause, LL_WARN, cause, "job %s: %sfire %" PRId64 " does not run here: %s%s", j->name,
+	               fi->catch_up ? "catch-up " : "", ms, why, chosen ? " (said once; fires go on being skipped)" : ""))
+		log_msg(chosen ? LL_DEBUG : LL_INFO, "job %s: %sfire %" PRId64 " does not run here: %s", j->name,
+		       fi->catch_up ? "catch-up " : "", ms, why);
+	cx_skipped(j, (uint64_t)ms, cause, why);
+}
+
+int coord_fire(void *arg, const struct sched_fire_info *fi)
+{
+	coord_t *c = arg;
+	struct cjob *j = cj_find(c, fi->job);
+	if (c->stopping || !j) return -1;
+	const conf_job_t *cj = cj_conf(j);
+	if (j->ops.left) {
+		fire_refused(j, fi, "left", "the supervisor %s: the job left this instance (instances/%s) until the "
+		             "supervisor restarts", j->ops.left == CJ_LEFT_DRAIN ? "is drained" : "is stopping", c->id);
+		return 1;
+	}
+	if (j->ops.shut) {
+		fire_refused(j, fi, "shut", "the job is shut down on this instance (its instances/%s node was deleted) "
+		             "until the supervisor restarts", c->id);
+		return 1;
+	}
+	if (!j->chk.clock_known && cj->max_time_diff_seconds >= 0 && zkc_state(c->z) == ZKC_CONNECTED) {
+		/* not a fire on a clock nobody looked at: the first comparison is one round trip, sent
+		 * as soon as the session is there, so this only happens when ZooKeeper is slow */
+		fire_refused(j, fi, "clock_unknown", "this machine's clock has not been compared with ZooKeeper's yet "
+		             "(maxTimeDiffSeconds: %d); %s", cj->max_time_diff_seconds,
+		             cj->misfire ? "it runs once it has been (misfire: true)" : "it is dropped (misfire: false)");
+		return -1;
+	}
+	if (j->chk.clock_bad && cj->max_time_diff_seconds >= 0) {
+		int64_t off = j->chk.clock_off_ms;
+		fire_refused(j, fi, "clock", "this machine's clock is %.1fs %s ZooKeeper's, over maxTimeDiffSeconds (%d)",
+		             (double)(off < 0 ? -off : off) / 1000.0, off < 0 ? "behind" : "ahead of", cj->max_time_diff_seconds);
+		return 1;
+	}
+	/* a fire while the job registers (the first one after a start, say) waits for it, bounded
+	 * like any wait (coord_lead.c cj_wait_bound) */
+	if (!cj_registered(j) && !(j->reg.busy && zkc_state(c->z) == ZKC_CONNECTED)) {
+		int conn = zkc_state(c->z) == ZKC_CONNECTED;
+		fire_refused(j, fi, conn ? "not_registered" : "not_connected",
+		             "%s; %s", conn ? "the job is not registered yet" : "not connected to ZooKeeper",
+		             cj->misfire ? "it runs once the job can run again (misfire: true)" : "it is dropped (misfire: false)");
+		return -1;
+	}
+	if (cj->disabled || j->ops.server_off) {
+		fire_refused(j, fi, "disabled", "%s%s%s", cj->disabled ? "the job is disabled (disabled: true)"
+		             : "this server is DISABLED (servers/", cj->disabled ? "" : c->ip, cj->disabled ? "" : ")");
+		return 1;
+	}
+	log_cause_reset(&j->fx.fire_cause);
+	struct cfire *f = cx_new(j, cj->sharding_total_count, (uint64_t)fi->fire_ms);
+	if (!f) return -1;
+	f->handle = fi->handle;
+	f->fire->source = fi->catch_up ? EVS_MISFIRE : EVS_NORMAL;
+	fire_stands_for(f->fire, fi->fires_s, fi->nfires, fi->catch_up ? fi->missed : 1);
+	f->state = F_WAIT;
+	j->fx.fire = f;
+	cx_continue(j);
+	return 0;
+}
+
+/* ---- completions: batched into multis ------------------------------------------------------------- */
+
+static void completed_written(void *arg, const struct zkc_res *r);
+
+#define COMPLETION_HOLD_NS 100000000ull    /* 100 ms */
+
+static void flush_fire(struct cfire *f)
+{
+	struct cjob *j = f->j;
+	if (f->flushing || !f->npending) return;
+	/* Not connected: the running nodes must still go, or the items stay "running" for ever once
+	 * the same session is back. Wait: a reconnect flushes (on_state, coord.c); an expired session
+	 * took its ephemeral running nodes with it (cx_session_lost ends these fires). A job
+	 * removed from the file still writes the completions of its last fires. */
+	int same = f->session == zkc_session(j->c->z);
+	if (f->monitor && same && zkc_state(j->c->z) != ZKC_CONNECTED) return;
+	if (!f->monitor || !same) {
+		f->flushed += f->npending;
+		f->npending = 0;
+		if (f->flushed == f->fire->n) cx_end(f);
+		return;
+	}
+	/* One multi for a fire whose items end close together: wait for the rest of the fire, up to
+	 * COMPLETION_HOLD_NS after the oldest completion (coord_tick comes back for it). */
+	if (f->fire->ended < f->fire->n && wait_now_ns() - f->pending_since_ns < COMPLETION_HOLD_NS) return;
+	char p[CJ_PATH_MAX];
+	const char *id = j->c->id;
+	/* a handed-over item's queue entry names the instance whose fire it is (a take's: the crashed one) */
+	const char *who = f->crashed ? f->crashed : id;
+	zkc_multi_t *m = zkc_multi_new();
+	for (uint32_t i = 0; i < f->npending; i++) {
+		uint32_t it = f->pending[i];
+		if (!f->norunning) zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), -1);
+		if (f->failover && !f->misfire_run) {
+			zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/failover", it), -1);
+			zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", it), -1);
+		}
+		/* completed says it ran to its end; a failed or stopped item is only no longer running */
+		if (f->fire->done[it] == FIRE_OK)
+			zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), id, (int)strlen(id), 0);
+		/* stopped for a shutdown here: queued for failover (the leader names a taker; the entry
+		 * names us, so that the taker finds the fire for its afterAll) */
+		if (f->fire->done[it] == FIRE_HANDED_OVER)
+			zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), who, (int)strlen(who), 0);
+		/* afterAll: written as completed for the fire in the same multi, so that an item is either
+		 * still running (and failed over if we crash) or counted (coord_once.c) */
+		else if (f->gw) {
+			zkc_multi_create(m, cj_path(j, p, "/guarantee/once/%" PRIu64 "/completed/%" PRIu32, f->fire->fire_ms, it), id,
+			                 (int)strlen(id), 0);
+			f->gw[it] = 1;
+		}
+	}
+	f->flushing = (int)f->npending;
+	if (zkc_multi_share(j->c->z, m, completed_written, f) != ZOK) {
+		f->flushing = 0;
+		f->flushed += f->npending;
+		f->npending = 0;
+		if (f->flushed == f->fire->n) cx_end(f);
+	}
+}
+
+static void completed_written(void *arg, const struct zkc_res *r)
+{
+	struct cfire *f = arg;
+	struct cjob *j = f->j;
+	uint32_t n = (uint32_t)f->flushing;
+	if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) {
+		/* not written, not refused: try again when the connection is back */
+		f->flushing = 0;
+		return;
+	}
+	if (r->rc != ZOK && r->session == zkc_session(j->c->z) && zkc_state(j->c->z) == ZKC_CONNECTED) {
+		/* someone else touched those nodes: write them one by one, each as far as it goes */
+		log_info("job %s: fire %" PRIu64 ": completed nodes in one multi: %s; writing them one by one", j->name,
+		         f->fire->fire_ms, zerror(r->rc));
+		char p[CJ_PATH_MAX];
+		const char *id = j->c->id, *who = f->crashed ? f->crashed : id;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t it = f->pending[i];
+			if (!f->norunning) zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), -1, NULL, NULL);
+			if (f->failover && !f->misfire_run) {
+				zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failover", it), -1, NULL, NULL);
+				zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", it), -1, NULL, NULL);
+			}
+			if (f->fire->done[it] == FIRE_HANDED_OVER)
+				zkc_create(j->c->z, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), who, (int)strlen(who), 0, NULL,
+				           NULL);
+			else if (f->gw)
+				zkc_create(j->c->z, cj_path(j, p, "/guarantee/once/%" PRIu64 "/completed/%" PRIu32, f->fire->fire_ms, it), id,
+				           (int)strlen(id), 0, NULL, NULL);
+			if (f->fire->done[it] != FIRE_OK) continue;
+			zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), -1, NULL, NULL);
+			zkc_create(j->c->z, p, id, (int)strlen(id), 0, NULL, NULL);
+			cj_set_completed(j, it, 1);
+		}
+	} else if (r->rc == ZOK)
+		for (uint32_t i = 0; i < n; i++)
+			if (f->fire->done[f->pending[i]] == FIRE_OK) cj_set_completed(j, f->pending[i], 1);
+	memmove(f->pending, f->pending + n, (f->npending - n) * sizeof *f->pending);
+	f->npending -= n;
+	f->flushed += n;
+	f->flushing = 0;
+	if (f->flushed == f->fire->n) {
+		cx_end(f);
+		return;
+	}
+	flush_fire(f);
+}
+
+/* The session ended: its ephemeral running nodes are gone with it; fires waiting to write their
+ * completions have nothing left to write. */
+void cx_session_lost(struct cjob *j)
+{
+	for (struct cfire *f = j->fx.side, *n; f; f = n) {
+		n = f->next;
+		f->monitor = 0;
+		flush_fire(f);
+	}
+	if (j->fx.fire && j->fx.fire->state == F_RUN) {
+		j->fx.fire->monitor = 0;
+		flush_fire(j->fx.fire);
+	}
+}
+
+void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	(void)revents;
+	coord_t *c = w->data;
+	ev_idle_stop(loop, w);
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->jobs[i]->fx.fire && c->jobs[i]->fx.fire->state == F_RUN) flush_fire(c->jobs[i]->fx.fire);
+		for (struct cfire *f = c->jobs[i]->fx.side, *n; f; f = n) {
+			n = f->next;        /* flush_fire may end (free) f */
+			flush_fire(f);
+		}
+	}
+}
+
+/* An item's final outcome (the tracker's item_ended): its completion waits to be written. */
+static void zk_item_ended(fire_t *t, uint32_t item, const struct disp_outcome *o)
+{
+	struct cfire *f = t->owner;
+	/* stopped because an operator shut the job down here: it did not run to its end, and the
+	 * leader waits for us to hand it over (coord_failover.c) */
+	if (f->j->ops.shut && o->status == FRAME_ST_CANCELLED) {
+		if (cj_conf(f->j)->failover && !f->misfire_run) t->done[item] = FIRE_HANDED_OVER;
+		else cut_note(f, item);
+	}
+	if (!f->npending) f->pending_since_ns = wait_now_ns();
+	f->pending[f->npending++] = item;
+	/* completions that end close together go in one multi: write when the loop is idle */
+	ev_idle_start(f->j->c->loop, &f->j->c->flush_w);
+}

@@ -1,0 +1,286 @@
+/* supervisor/run/fire.c: the one fire tracker (fire.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ipc/frame.h"
+#include "ipc/wait.h"
+#include "supervisor/run/fire.h"
+#include "supervisor/base/log.h"
+
+struct fires {
+	disp_t *disp;
+	char *instance;
+	events_t *events;
+	fire_t *list;               /* fires in progress */
+};
+
+fires_t *fires_new(disp_t *d, const char *instance)
+{
+	fires_t *fs = calloc(1, sizeof *fs);
+	if (!fs || !(fs->instance = strdup(instance))) {
+		free(fs);
+		return NULL;
+	}
+	fs->disp = d;
+	return fs;
+}
+
+void fires_free(fires_t *fs)
+{
+	if (!fs) return;
+	while (fs->list) fire_free(fs->list);
+	free(fs->instance);
+	free(fs);
+}
+
+uint32_t fire_kind(const conf_job_t *j)
+{
+	switch (j->type) {
+	case CONF_JOB_SCRIPT: return FRAME_KIND_SCRIPT;
+	case CONF_JOB_NATIVE: return FRAME_KIND_NATIVE;
+	case CONF_JOB_EXTERNAL: return FRAME_KIND_EXTERNAL;
+	case CONF_JOB_HTTP: return FRAME_KIND_HTTP;
+	/* a native one runs in pool workers, else the workers that attach for it run its loop */
+	case CONF_JOB_DATAFLOW: return j->native_library ? FRAME_KIND_NATIVE : FRAME_KIND_EXTERNAL;
+	default: return FRAME_KIND_NONE;
+	}
+}
+
+char *fire_task_id(const char *job, const uint32_t *items, uint32_t n, const char *instance)
+{
+	size_t cap = strlen(job) + (size_t)n * 11 + strlen(instance) + 32;
+	char *task = malloc(cap);
+	if (!task) return NULL;
+	size_t off = (size_t)snprintf(task, cap, "%s@-@", job);
+	for (uint32_t i = 0; i < n; i++) off += (size_t)snprintf(task + off, cap - off, "%s%" PRIu32, i ? "," : "", items[i]);
+	snprintf(task + off, cap - off, "@-@READY@-@%s", instance);
+	return task;
+}
+
+void fires_set_events(fires_t *fs, events_t *e)
+{
+	fs->events = e;
+}
+
+events_t *fires_events(const fires_t *fs)
+{
+	return fs->events;
+}
+
+void fire_fmt_time(uint64_t ms, char *buf, size_t len)
+{
+	time_t t = (time_t)(ms / 1000u);
+	struct tm tm;
+	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm)) snprintf(buf, len, "%" PRIu64, ms);
+}
+
+fire_t *fire_new(fires_t *fs, const struct fire_ops *ops, void *owner, const char *job, uint32_t total,
+                 uint64_t fire_ms)
+{
+	fire_t *f = calloc(1, sizeof *f);
+	if (!f || !(f->job = strdup(job)) || !(f->items = calloc(total ? total : 1, sizeof *f->items)) ||
+	    !(f->done = calloc(total ? total : 1, 1))) {
+		log_error("job %s: out of memory starting a fire", job);
+		if (f) {
+			free(f->items);
+			free(f->job);
+		}
+		free(f);
+		return NULL;
+	}
+	f->ops = ops;
+	f->owner = owner;
+	f->fs = fs;
+	f->total = total;
+	f->fire_ms = fire_ms;
+	f->started_ns = wait_now_ns();
+	f->next = fs->list;
+	if (fs->list) fs->list->prev = f;
+	fs->list = f;
+	return f;
+}
+
+void fire_free(fire_t *f)
+{
+	if (!f) return;
+	if (f->prev) f->prev->next = f->next;
+	else f->fs->list = f->next;
+	if (f->next) f->next->prev = f->prev;
+	free(f->done);
+	free(f->items);
+	free(f->job);
+	free(f->task_id);
+	free(f->fires);
+	free(f);
+}
+
+void fire_stands_for(fire_t *f, const int64_t *fires_s, uint32_t n, uint32_t missed)
+{
+	free(f->fires);
+	f->fires = NULL;
+	f->nfires = f->fires_omitted = 0;
+	if (!n || !(f->fires = malloc(n * sizeof *f->fires))) return;
+	for (uint32_t i = 0; i < n; i++) f->fires[i] = (uint64_t)fires_s[i] * 1000u;
+	/* a fire is its own id (a trigger's has its ms) */
+	if (n == 1 && missed <= 1 && f->source == EVS_NORMAL) f->fires[0] = f->fire_ms;
+	f->nfires = n;
+	f->fires_omitted = missed > n ? missed - n : 0;
+}
+
+uint32_t fire_submit(fire_t *f, const conf_job_t *j, uint64_t epoch)
+{
+	uint32_t kind = fire_kind(j), n = f->n;
+	f->n = 0;
+	f->epoch = epoch;
+	if (kind == FRAME_KIND_NONE) {
+		log_error("job %s: no type (script, native, external, http or dataflow): it cannot run", j->name);
+		return 0;
+	}
+	char *task = fire_task_id(j->name, f->items, n, f->fs->instance);
+	if (!task) {
+		log_error("job %s: out of memory starting a fire", j->name);
+		return 0;
+	}
+	const struct disp_http http = {
+		.uri = j->http_uri, .method = j->http_method, .data = j->http_data, .ctype = j->http_content_type,
+		.ca_file = j->http_ca_file, .connect_ms = (uint32_t)j->http_connect_timeout_ms,
+		.read_ms = (uint32_t)j->http_read_timeout_ms,
+	};
+	const struct disp_flow flow = {
+		.mode = j->dataflow_streaming ? 2u : 1u, .batch_max = j->dataflow_batch_bytes, .fetch = j->native_fetch,
+		.process = j->native_process,
+	};
+	for (uint32_t i = 0; i < n; i++) {
+		struct disp_req q = {
+			.job = j->name, .kind = kind, .cmd = j->script_command_line, .lib = j->native_library, .http = &http,
+			.flow = j->type == CONF_JOB_DATAFLOW ? &flow : NULL,
+			.sym = j->native_symbol, .job_param = j->job_parameter,
+			.item_param = conf_job_item_param(j, (int)f->items[i]), .task_id = task, .item = f->items[i],
+			.total = f->total, .fire_id = f->fire_ms, .epoch = epoch, .timeout_s = (uint32_t)j->timeout_seconds,
+			.max_retries = (uint32_t)j->max_retries, .concurrency = (uint32_t)conf_job_concurrency(j),
+			.cookie = (uint64_t)(uintptr_t)f,
+		};
+		if (!disp_submit(f->fs->disp, &q)) {
+			/* only a malformed request fails, and then every item would */
+			log_error("job %s item %" PRIu32 ": cannot queue it: %s", j->name, f->items[i], strerror(errno));
+			break;
+		}
+		f->n++;
+	}
+	free(f->task_id);
+	f->task_id = task;
+	if (f->n) {
+		struct event ev = {
+			.type = EVT_FIRE_STARTED, .job = f->job, .task_id = task, .where = "", .fire_ms = f->fire_ms,
+			.epoch = epoch, .start_ms = wait_realtime_ns() / 1000000u, .source = f->source, .fires = f->fires,
+			.nfires = f->nfires, .fires_omitted = f->fires_omitted,
+		};
+		events_emit(f->fs->events, &ev);
+	}
+	return f->n;
+}
+
+void fires_kick(fires_t *fs)
+{
+	disp_kick(fs->disp);
+}
+
+void fire_summary(const fire_t *f)
+{
+	const struct fire_ops *ops = f->ops;
+	double secs = (double)(wait_now_ns() - f->started_ns) / 1e9;
+	char name[300], tail[128] = "";
+	ops->name(f, name, sizeof name);
+	int all = f->ok == f->n;
+	if (ops->tail) ops->tail(f, all, tail, sizeof tail);
+	const char *here = ops->here ? ops->here : "";
+	/* "its 1 item", not "all 1 item" or "1 of 1 items" */
+	if (all && f->n == 1)
+		log_info("%s: its 1 item%s succeeded in %.2fs%s", name, here, secs, tail);
+	else if (all)
+		log_info("%s: all %" PRIu32 " items%s succeeded in %.2fs%s", name, f->n, here, secs, tail);
+	else if (f->n == 1)
+		log_msg((enum log_level)ops->fail_level, "%s: its 1 item%s failed (%.2fs%s)", name, here, secs, tail);
+	else
+		log_msg((enum log_level)ops->fail_level, "%s: %" PRIu32 " of %" PRIu32 " items%s failed (%.2fs%s)", name,
+		        f->n - f->ok, f->n, here, secs, tail);
+}
+
+/* ---- the events: an item starts, an attempt ends ---------------------------------------------- */
+
+static void item_started(fire_t *f, const struct disp_started *s)
+{
+	log_debug("job %s item %" PRIu32 " attempt %" PRIu32 ": started on %s", s->job, s->item, s->attempt, s->where);
+	if (!f) return;
+	uint64_t now = wait_realtime_ns() / 1000000u;
+	struct event ev = {
+		.type = EVT_ITEM_STARTED, .job = s->job, .task_id = f->task_id, .where = s->where, .fire_ms = f->fire_ms,
+		.epoch = f->epoch, .start_ms = now, .item = s->item, .attempt = s->attempt, .source = f->source,
+		.fires = f->fires, .nfires = f->nfires, .fires_omitted = f->fires_omitted,
+	};
+	if (!f->started) {
+		f->started = 1;
+		/* a scheduled fire's id is its time; a side run's is its start (nothing to measure) */
+		ev.late = f->source == EVS_NORMAL;
+		ev.late_ms = now > f->fire_ms ? now - f->fire_ms : 0;
+	}
+	events_emit(f->fs->events, &ev);
+}
+
+static void item_ended(fire_t *f, const struct disp_outcome *o)
+{
+	char took[32];
+	snprintf(took, sizeof took, "%.1fms", (double)o->duration_us / 1000.0);
+	char detail[64] = "";
+	if (o->status != FRAME_ST_OK) {
+		if (o->signal) snprintf(detail, sizeof detail, " (signal %d)", o->signal);
+		else if (o->exit_code) snprintf(detail, sizeof detail, " (exit %d)", o->exit_code);
+	}
+	enum log_level lvl = o->status == FRAME_ST_OK ? LL_INFO : o->final ? LL_ERROR : LL_WARN;
+	log_msg(lvl, "job %s item %" PRIu32 " attempt %" PRIu32 ": %s%s in %s on %s%s%s%s", o->job, o->item,
+	        o->attempt, frame_status_name(o->status), detail, took, o->where, o->error[0] ? ": " : "", o->error,
+	        o->status != FRAME_ST_OK && !o->final ? "; it will run again" : "");
+	if (f) {
+		uint64_t now = wait_realtime_ns() / 1000000u, took_ms = o->duration_us / 1000u;
+		struct event ev = {
+			.type = EVT_ITEM_ENDED, .job = o->job, .task_id = f->task_id, .where = o->where, .error = o->error,
+			.output = o->output, .fire_ms = f->fire_ms, .epoch = o->epoch, .start_ms = now > took_ms ? now - took_ms : now, .end_ms = now,
+			.duration_us = o->duration_us, .item = o->item, .attempt = o->attempt, .status = o->status,
+			.exit_code = o->exit_code, .signal = o->signal, .final = o->final, .source = f->source,
+			.fires = f->fires, .nfires = f->nfires, .fires_omitted = f->fires_omitted,
+		};
+		events_emit(f->fs->events, &ev);
+	}
+	if (!o->final || !f || o->item >= f->total || f->done[o->item]) return;
+	f->done[o->item] = o->status == FRAME_ST_OK ? FIRE_OK : FIRE_FAILED;
+	f->ended++;
+	f->ok += o->status == FRAME_ST_OK;
+	if (f->ops->item_ended) f->ops->item_ended(f, o->item, o);
+	if (f->ended == f->n) {
+		uint64_t now = wait_realtime_ns() / 1000000u;
+		struct event ev = {
+			.type = EVT_FIRE_ENDED, .job = f->job, .task_id = f->task_id, .where = "", .fire_ms = f->fire_ms,
+			.epoch = f->epoch, .end_ms = now, .status = f->ok == f->n ? FRAME_ST_OK : FRAME_ST_FAILED,
+			.final = 1, .source = f->source, .fires = f->fires, .nfires = f->nfires,
+			.fires_omitted = f->fires_omitted,
+		};
+		events_emit(f->fs->events, &ev);
+	}
+	if (f->ended == f->n && f->ops->all_ended) f->ops->all_ended(f);
+}
+
+void fires_started(fires_t *fs, const struct disp_started *s)
+{
+	(void)fs;
+	item_started((fire_t *)(uintptr_t)s->cookie, s);
+}
+
+void fires_outcome(fires_t *fs, const struct disp_outcome *o)
+{
+	(void)fs;
+	item_ended((fire_t *)(uintptr_t)o->cookie, o);
+}

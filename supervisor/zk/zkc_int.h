@@ -1,0 +1,213 @@
+/* supervisor/zk/zkc_int.h: what zkc.c (the session, the connection, delivery on the loop),
+ * zkc_req.c (requests, multis, their completions) and zkc_keep.c (kept watches) share. Private
+ * to them (and to t/native/zkc-probe, which looks inside for t/42). */
+#ifndef EJOB_ZKC_INT_H
+#define EJOB_ZKC_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "supervisor/base/log.h"
+#include "supervisor/zk/zkc.h"
+
+enum msg_kind { M_SESSION, M_WATCH, M_RESULT, M_RESOLVED };
+
+struct sess {                   /* the global watcher's context: one per handle */
+	zkc_t *z;
+	uint64_t session;
+};
+
+struct watch {                  /* one watch registration; owned by zkc, on its list */
+	struct watch *prev, *next;
+	zkc_t *z;
+	zkc_watch_cb cb;
+	void *arg;
+	uint64_t session;
+	atomic_int fired;           /* set by the ZooKeeper thread before it queues the event */
+	int pending;                /* loop: the request that sets it has not been answered yet */
+	int armed;                  /* loop: the server set it; it fires or dies with the session */
+	int delivered;              /* loop: its event was handled while the request was pending */
+	struct zkc_keep *keep;      /* loop: the kept watch whose registration it is (its event goes
+	                               there), NULL for a plain one or one its keep let go */
+};
+
+enum req_op { R_EXISTS, R_GET, R_CHILDREN, R_CREATE, R_SET, R_DELETE, R_MULTI };
+
+struct req {                    /* one request, waiting for the window or in flight; freed after its callback */
+	zkc_t *z;
+	zkc_cb cb;
+	void *arg;
+	uint64_t session, sent_ns;  /* sent_ns: when it went to the client (the lease counts from it) */
+	enum req_op op;             /* what to send */
+	char *data;                 /* create, set: a copy until sent */
+	int len, flags, version;    /* create (len, flags), set (len, version), delete (version) */
+	int sent;                   /* handed to the client: counted in zkc's inflight */
+	struct req *wnext;          /* zkc's window queue */
+	char *path;                 /* full path */
+	struct watch *w;            /* watch set with it, or NULL */
+	int exists;                 /* an exists request: its watch is set on ZNONODE too */
+	uint32_t item;              /* r->item of its answer */
+	struct zkc_keep *keep;      /* a kept watch's read: the answer goes there, not to cb */
+	int event;                  /* keep: r->event of its answer */
+	int probe;                  /* keep: an exists that waits for a missing node */
+};
+
+/* A read to send (zkc_read): exists, get or children, as the kinds of kept watch. */
+struct read {
+	enum zkc_keep_kind op;
+	const char *path;           /* relative */
+	uint32_t item;
+	int watch;                  /* set a watch with it: wcb's, or keep's registration */
+	zkc_watch_cb wcb;
+	void *warg;
+	zkc_cb cb;                  /* the answer (not called for a keep's read) */
+	void *arg;
+	struct zkc_keep *keep;      /* a kept watch's read (req's keep, event and probe) */
+	int event, probe;
+	int urgent;                 /* past the window (the ping) */
+};
+
+struct zkc_keep {               /* a kept watch (zkc.h); on its zkc's list until freed */
+	struct zkc_keep *prev, *next;
+	zkc_t *z;                   /* NULL after zkc_free */
+	enum zkc_keep_kind kind;
+	char *path;                 /* relative */
+	uint32_t item;
+	zkc_cb cb;
+	void *arg;
+	int on;                     /* armed in this session (a new session clears it) */
+	struct watch *w;            /* its one registration, set or with its read in flight; NULL: none */
+	int want, want_event;       /* a read was lost with the connection: send it when it is back */
+	int want_probe;             /* what was lost is the wait for a missing node (an exists) */
+	int inflight;               /* its requests not answered yet (each holds a pointer to it) */
+	int busy;                   /* inside cb */
+	int dead;                   /* zkc_keep_free: freed when nothing holds it any more */
+};
+
+struct zkc_multi {
+	int n, cap, bad;
+	uint32_t item;              /* r->item of its answer */
+	zoo_op_t *ops;
+	char **paths;               /* relative, until commit makes them full */
+	char **datas;
+	int *lens;
+	char **created;             /* create ops: buffer for the created path */
+	struct Stat *stats;         /* set ops */
+	zoo_op_result_t *results;
+};
+
+struct mreq {                   /* a multi in flight */
+	struct req r;
+	zkc_multi_t *m;
+};
+
+struct msg {
+	struct msg *next;
+	enum msg_kind kind;
+	int type, state;
+	uint64_t session;
+	struct watch *w;            /* M_WATCH */
+	char *wpath;
+	struct req *req;            /* M_RESULT */
+	int multi;
+	int rc;
+	char *data;
+	int len;
+	struct Stat stat;
+	struct String_vector kids;
+	char *created;
+	char *resolved;             /* M_RESOLVED: the server list with addresses (NULL: failed) */
+	int err;                    /* M_RESOLVED: getaddrinfo's error */
+};
+
+struct zkc {
+	struct ev_loop *loop;
+	ev_async async;
+	ev_io io_w;                 /* the client's socket, for what it wants (read, write) */
+	ev_timer tmo_w;             /* its next deadline (pings, timeouts), or the backoff's end */
+	ev_prepare prep_w;          /* before the loop sleeps: ask the client what it wants now */
+	ev_timer ping_w;
+	pthread_mutex_t mu;
+	struct msg *head, *tail;    /* under mu */
+	zhandle_t *zh;
+	struct sess *sess;
+	uint64_t session;           /* generation of zh */
+	int64_t last_client_id;
+	enum zkc_state state;
+	int timeout_ms;
+	uint64_t lease_ns;
+	uint64_t requests;
+	uint64_t errors;            /* answers that are the client's own failure (zkc_errors) */
+	uint64_t expirations;       /* sessions found expired */
+	/* the window: at most `window` requests at the server at once; the rest wait here, in order,
+	 * and go as answers come (or fail with ZCLOSING with the handle) */
+	unsigned window;
+	unsigned inflight;          /* sent on this handle, not answered */
+	unsigned inflight_max;      /* the most there ever were (zkc_inflight_max) */
+	struct req *wait_head, *wait_tail;
+	unsigned nwait;
+	struct zkc_share *share;    /* multis of this turn of the loop, sent as one before it sleeps */
+	int burst;                  /* ZKC_BURST requests waited at once: trim the heap when all are answered */
+	int ping_out;
+	char *hosts, *root, *digest;
+	char *addrs;                /* hosts with names resolved (off the loop), as given to the client */
+	int resolving;
+	pthread_t resolver;
+	int closing;                /* zkc_free: nothing is reopened */
+	size_t rootlen;
+	int want_timeout;
+	FILE *client_log;
+	struct ACL_vector acl;
+	struct ACL acl_one;
+	struct zkc_hooks hooks;
+	void *arg;
+	struct watch watches;       /* list head */
+	struct zkc_keep keeps;      /* list head */
+	/* connecting */
+	int nhosts;
+	unsigned base_ms, max_ms;   /* backoff between rounds of attempts */
+	unsigned fails;             /* attempts that failed since the last connection */
+	uint64_t gate_ns;           /* no new attempt before this (CLOCK_MONOTONIC) */
+	uint64_t attempt_ns;        /* when the current (or last) attempt began */
+	int attempting;             /* an attempt's socket is open, no session on it yet */
+	int io_fd, io_ev;           /* what io_w watches (-1: nothing) */
+	int last_errno;             /* why the last attempt or connection ended */
+	char server[64];            /* the server of the current attempt */
+	uint64_t down_ns;           /* since when there has been no connection (0: connected) */
+	struct log_cause cause;     /* the last failure to connect that was logged */
+	int ever;                   /* a session was connected once */
+	unsigned start_rounds;      /* zkc_params.start_rounds */
+	uint64_t start_wait_ns;     /* zkc_params.start_wait_ms */
+	unsigned start_fails;       /* attempts failed before the first session (a failed resolve
+	                               counts nhosts) */
+	int gave_up;                /* hooks.gave_up was called */
+	uint64_t started_ns;        /* zkc_start */
+	unsigned seed;
+};
+
+/* zkc.c */
+char *zkc_full_path(const zkc_t *z, const char *rel);      /* malloc'd: root + rel */
+const char *zkc_rel_path(const zkc_t *z, const char *full);
+void zkc_push(zkc_t *z, struct msg *m);                    /* queue for the loop (any thread) */
+void zkc_watch_free(struct watch *w);                      /* and its keep lets go of it */
+void zkc_lease_from(zkc_t *z, uint64_t sent_ns, uint64_t session);
+
+/* zkc_req.c */
+struct watch *zkc_watch_new(zkc_t *z, zkc_watch_cb cb, void *arg);
+int zkc_read(zkc_t *z, const struct read *rd);             /* ZOK when sent */
+void zkc_on_result(zkc_t *z, struct msg *m);               /* an answer: bookkeeping, then cb or keep */
+void zkc_multi_free(zkc_multi_t *m);
+void zkc_window_pump(zkc_t *z);                            /* send what waits, as far as the window allows */
+void zkc_share_flush(zkc_t *z);                           /* send this turn's shared multis */
+void zkc_window_fail(zkc_t *z);                            /* the handle closed: what waits ends with ZCLOSING */
+
+/* zkc_keep.c */
+void zkc_keep_answer(struct req *q, const struct zkc_res *r);
+void zkc_keep_event(struct zkc_keep *k, int type);         /* its registration fired (let go already) */
+void zkc_keeps_new_session(zkc_t *z);                      /* unarm every one */
+void zkc_keeps_reconnected(zkc_t *z);                      /* connected: send what was lost */
+void zkc_keeps_detach(zkc_t *z);                           /* zkc_free */
+
+#endif

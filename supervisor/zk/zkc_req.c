@@ -1,0 +1,749 @@
+/* supervisor/zk/zkc_req.c: requests and multis of the session (see zkc.h): each request carries its
+ * callback, its item and the watch set with it; the client's completions copy what they got into
+ * a message for the loop, and the loop hands the answer to the callback or to its kept watch. */
+#include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ipc/wait.h"
+#include "supervisor/zk/zkc_int.h"
+
+static void path_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+	(void)zh;
+	(void)state;
+	struct watch *w = ctx;
+	if (type == ZOO_SESSION_EVENT) return;     /* the global watcher has it */
+	struct msg *m = calloc(1, sizeof *m);
+	if (!m) return;
+	m->kind = M_WATCH;
+	m->type = type;
+	m->w = w;
+	m->wpath = path ? strdup(path) : NULL;
+	atomic_store(&w->fired, 1);
+	zkc_push(w->z, m);
+}
+
+static struct msg *result_msg(const void *data, int rc)
+{
+	struct msg *m = calloc(1, sizeof *m);
+	if (!m) return NULL;        /* cannot report: the request leaks its callback; logged below */
+	m->kind = M_RESULT;
+	m->req = (struct req *)(uintptr_t)data;
+	m->rc = rc;
+	return m;
+}
+
+static void oom_in_thread(void)
+{
+	static const char msg[] = "ejob-supervisor: out of memory in a ZooKeeper completion\n";
+	if (write(2, msg, sizeof msg - 1) < 0) {}
+}
+
+static void c_stat(int rc, const struct Stat *st, const void *data)
+{
+	struct msg *m = result_msg(data, rc);
+	if (!m) return oom_in_thread();
+	if (st) m->stat = *st;
+	zkc_push(m->req->z, m);
+}
+
+static void c_data(int rc, const char *v, int len, const struct Stat *st, const void *data)
+{
+	struct msg *m = result_msg(data, rc);
+	if (!m) return oom_in_thread();
+	if (st) m->stat = *st;
+	if (v && len >= 0) {
+		m->data = malloc((size_t)len + 1);
+		if (m->data) {
+			memcpy(m->data, v, (size_t)len);
+			m->data[len] = '\0';
+			m->len = len;
+		}
+	}
+	zkc_push(m->req->z, m);
+}
+
+static void c_kids(int rc, const struct String_vector *sv, const void *data)
+{
+	struct msg *m = result_msg(data, rc);
+	if (!m) return oom_in_thread();
+	if (sv && sv->count > 0) {
+		m->kids.data = calloc((size_t)sv->count, sizeof(char *));
+		if (m->kids.data) {
+			for (int i = 0; i < sv->count; i++) {
+				m->kids.data[i] = strdup(sv->data[i]);
+				if (!m->kids.data[i]) break;
+				m->kids.count = i + 1;
+			}
+		}
+	}
+	zkc_push(m->req->z, m);
+}
+
+static void c_string(int rc, const char *v, const void *data)
+{
+	struct msg *m = result_msg(data, rc);
+	if (!m) return oom_in_thread();
+	if (v) m->created = strdup(v);
+	zkc_push(m->req->z, m);
+}
+
+static void c_void(int rc, const void *data)
+{
+	struct msg *m = result_msg(data, rc);
+	if (!m) return oom_in_thread();
+	zkc_push(m->req->z, m);
+}
+
+static void c_multi(int rc, const void *data)
+{
+	struct msg *m = result_msg(data, rc);
+	if (!m) return oom_in_thread();
+	m->multi = 1;
+	zkc_push(m->req->z, m);
+}
+
+/* ---- watches ---------------------------------------------------------------------------------- */
+
+struct watch *zkc_watch_new(zkc_t *z, zkc_watch_cb cb, void *arg)
+{
+	struct watch *w = calloc(1, sizeof *w);
+	if (!w) return NULL;
+	w->z = z;
+	w->cb = cb;
+	w->arg = arg;
+	w->session = z->session;
+	w->pending = 1;
+	w->next = z->watches.next;
+	w->prev = &z->watches;
+	z->watches.next->prev = w;
+	z->watches.next = w;
+	return w;
+}
+
+void zkc_multi_free(zkc_multi_t *m)
+{
+	if (!m) return;
+	for (int i = 0; i < m->n; i++) {
+		free(m->paths[i]);
+		free(m->datas[i]);
+		free(m->created[i]);
+	}
+	free(m->ops);
+	free(m->paths);
+	free(m->datas);
+	free(m->lens);
+	free(m->created);
+	free(m->stats);
+	free(m->results);
+	free(m);
+}
+
+/* ---- requests ---------------------------------------------------------------------------------- */
+
+static struct req *req_new(zkc_t *z, const char *path, zkc_cb cb, void *arg, size_t size)
+{
+	if (!z->zh) return NULL;
+	struct req *q = calloc(1, size);
+	if (!q) return NULL;
+	q->z = z;
+	q->cb = cb;
+	q->arg = arg;
+	q->session = z->session;
+	q->sent_ns = wait_now_ns();
+	q->item = ZKC_NO_ITEM;
+	if (path && !(q->path = zkc_full_path(z, path))) {
+		free(q);
+		return NULL;
+	}
+	return q;
+}
+
+static void req_drop(struct req *q)
+{
+	if (q->w) zkc_watch_free(q->w);
+	free(q->data);
+	free(q->path);
+	free(q);
+}
+
+/* Hand q to the client now. */
+static int send_now(zkc_t *z, struct req *q)
+{
+	watcher_fn wf = q->w ? path_watcher : NULL;
+	zkc_multi_t *m;
+	int rc;
+	q->sent_ns = wait_now_ns();
+	switch (q->op) {
+	case R_EXISTS: rc = zoo_awexists(z->zh, q->path, wf, q->w, c_stat, q); break;
+	case R_GET: rc = zoo_awget(z->zh, q->path, wf, q->w, c_data, q); break;
+	case R_CHILDREN: rc = zoo_awget_children(z->zh, q->path, wf, q->w, c_kids, q); break;
+	/* "" is the root itself: full_path gives "/ns" */
+	case R_CREATE: rc = zoo_acreate(z->zh, q->path, q->data, q->data ? q->len : -1, &z->acl, q->flags, c_string, q); break;
+	case R_SET: rc = zoo_aset(z->zh, q->path, q->data, q->data ? q->len : -1, q->version, c_stat, q); break;
+	case R_DELETE: rc = zoo_adelete(z->zh, q->path, q->version, c_void, q); break;
+	default:
+		m = ((struct mreq *)q)->m;
+		rc = zoo_amulti(z->zh, m->n, m->ops, m->results, c_multi, q);
+		break;
+	}
+	if (rc != ZOK) return rc;
+	free(q->data);              /* the client has its own copy */
+	q->data = NULL;
+	q->sent = 1;
+	z->requests++;
+	if (++z->inflight > z->inflight_max) z->inflight_max = z->inflight;
+	return ZOK;
+}
+
+/* q goes now if nothing waits and the window has room (or it is urgent), else it waits its turn:
+ * ZOK either way (its callback follows exactly once). Not sent: the error, q freed. */
+static int submit(zkc_t *z, struct req *q, int urgent)
+{
+	if (urgent || (!z->wait_head && z->inflight < z->window && z->state == ZKC_CONNECTED)) {
+		int rc = send_now(z, q);
+		if (rc != ZOK) {
+			if (q->op == R_MULTI) zkc_multi_free(((struct mreq *)q)->m);
+			req_drop(q);
+		}
+		return rc;
+	}
+	q->wnext = NULL;
+	if (z->wait_tail) z->wait_tail->wnext = q;
+	else z->wait_head = q;
+	z->wait_tail = q;
+	if (++z->nwait >= ZKC_BURST) z->burst = 1;
+	return ZOK;
+}
+
+/* An answer for q that the client never gave: delivered on the loop like the client's. */
+static void fail_waiting(zkc_t *z, struct req *q, int rc)
+{
+	struct msg *m = calloc(1, sizeof *m);
+	if (!m) {
+		log_error("zookeeper: out of memory failing a request; its callback is lost");
+		return;
+	}
+	m->kind = M_RESULT;
+	m->req = q;
+	m->rc = rc;
+	m->multi = q->op == R_MULTI;
+	zkc_push(z, m);
+}
+
+void zkc_window_pump(zkc_t *z)
+{
+	while (z->wait_head && z->inflight < z->window && z->state == ZKC_CONNECTED && z->zh) {
+		struct req *q = z->wait_head;
+		z->wait_head = q->wnext;
+		if (!z->wait_head) z->wait_tail = NULL;
+		z->nwait--;
+		int rc = send_now(z, q);
+		if (rc != ZOK) fail_waiting(z, q, rc);
+	}
+}
+
+void zkc_window_fail(zkc_t *z)
+{
+	while (z->wait_head) {
+		struct req *q = z->wait_head;
+		z->wait_head = q->wnext;
+		fail_waiting(z, q, ZCLOSING);
+	}
+	z->wait_tail = NULL;
+	z->nwait = 0;
+	z->inflight = 0;
+}
+
+static int no_handle(const zkc_t *z)
+{
+	return z->zh ? ZSYSTEMERROR : ZINVALIDSTATE;
+}
+
+/* A read with an optional watch. A watch the server does not set (an error, or a get/children
+ * of a missing node) would never fire: those are freed when the answer comes (zkc_on_result).
+ * A kept watch's watch is its registration from now on (freed, it lets go of it). */
+int zkc_read(zkc_t *z, const struct read *rd)
+{
+	struct req *q = req_new(z, rd->path, rd->cb, rd->arg, sizeof *q);
+	if (!q) return no_handle(z);
+	q->item = rd->item;
+	q->keep = rd->keep;
+	q->event = rd->event;
+	q->probe = rd->probe;
+	q->exists = rd->op == ZKC_KEEP_EXISTS;
+	q->op = rd->op == ZKC_KEEP_EXISTS ? R_EXISTS : rd->op == ZKC_KEEP_DATA ? R_GET : R_CHILDREN;
+	if (rd->watch) {
+		if (!(q->w = zkc_watch_new(z, rd->wcb, rd->warg))) {
+			req_drop(q);
+			return ZSYSTEMERROR;
+		}
+		if (rd->keep) {
+			q->w->keep = rd->keep;
+			rd->keep->w = q->w;
+		}
+	}
+	int rc = submit(z, q, rd->urgent);
+	if (rc == ZOK && rd->keep) rd->keep->inflight++;
+	return rc;
+}
+
+static int read_item(zkc_t *z, enum zkc_keep_kind op, const char *path, uint32_t item, zkc_watch_cb w, void *warg,
+                     zkc_cb cb, void *arg)
+{
+	struct read rd = { .op = op, .path = path, .item = item, .watch = w != NULL, .wcb = w, .warg = warg, .cb = cb,
+	                   .arg = arg };
+	return zkc_read(z, &rd);
+}
+
+int zkc_get_item(zkc_t *z, const char *path, uint32_t item, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
+{
+	return read_item(z, ZKC_KEEP_DATA, path, item, w, warg, cb, arg);
+}
+
+int zkc_exists_item(zkc_t *z, const char *path, uint32_t item, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
+{
+	return read_item(z, ZKC_KEEP_EXISTS, path, item, w, warg, cb, arg);
+}
+
+int zkc_children_item(zkc_t *z, const char *path, uint32_t item, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
+{
+	return read_item(z, ZKC_KEEP_CHILDREN, path, item, w, warg, cb, arg);
+}
+
+int zkc_get(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
+{
+	return read_item(z, ZKC_KEEP_DATA, path, ZKC_NO_ITEM, w, warg, cb, arg);
+}
+
+int zkc_exists(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
+{
+	return read_item(z, ZKC_KEEP_EXISTS, path, ZKC_NO_ITEM, w, warg, cb, arg);
+}
+
+int zkc_children(zkc_t *z, const char *path, zkc_watch_cb w, void *warg, zkc_cb cb, void *arg)
+{
+	return read_item(z, ZKC_KEEP_CHILDREN, path, ZKC_NO_ITEM, w, warg, cb, arg);
+}
+
+static int write_req(zkc_t *z, enum req_op op, const char *path, const char *data, int len, int flags, int version,
+                     zkc_cb cb, void *arg)
+{
+	struct req *q = req_new(z, path, cb, arg, sizeof *q);
+	if (!q) return no_handle(z);
+	q->op = op;
+	q->flags = flags;
+	q->version = version;
+	if (data) {
+		q->len = len > 0 ? len : 0;
+		if (!(q->data = malloc(q->len ? (size_t)q->len : 1))) {
+			req_drop(q);
+			return ZSYSTEMERROR;
+		}
+		memcpy(q->data, data, (size_t)q->len);
+	}
+	return submit(z, q, 0);
+}
+
+int zkc_create(zkc_t *z, const char *path, const char *data, int len, int flags, zkc_cb cb, void *arg)
+{
+	return write_req(z, R_CREATE, path, data, len, flags, 0, cb, arg);
+}
+
+int zkc_set(zkc_t *z, const char *path, const char *data, int len, int version, zkc_cb cb, void *arg)
+{
+	return write_req(z, R_SET, path, data, len, 0, version, cb, arg);
+}
+
+int zkc_delete(zkc_t *z, const char *path, int version, zkc_cb cb, void *arg)
+{
+	return write_req(z, R_DELETE, path, NULL, 0, 0, version, cb, arg);
+}
+
+/* ---- answers ---------------------------------------------------------------------------------- */
+
+static void free_kids(struct String_vector *sv)
+{
+	for (int i = 0; i < sv->count; i++) free(sv->data[i]);
+	free(sv->data);
+	sv->data = NULL;
+	sv->count = 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* An answer, on the loop: the lease it renews, the watch it set (or not), then its callback or its
+ * kept watch. */
+void zkc_on_result(zkc_t *z, struct msg *m)
+{
+	struct req *q = m->req;
+	if (q->sent && q->session == z->session && z->inflight > 0) z->inflight--;
+	/* an answer from the server renews the lease: ZOK and the API errors it sends (ZNONODE, ...);
+	 * the client's own failures (the system errors, closing, an expired session) do not */
+	if (m->rc == ZOK || (m->rc < ZAPIERROR && m->rc != ZCLOSING && m->rc != ZSESSIONEXPIRED && m->rc != ZSESSIONMOVED &&
+	                     m->rc != ZINVALIDCALLBACK))
+		zkc_lease_from(z, q->sent_ns, q->session);
+	else
+		z->errors++;
+	/* the watch sent with it: the server set it (it will fire, or die with the session), or not */
+	if (q->w) {
+		struct watch *w = q->w;
+		int set = m->rc == ZOK || (q->exists && m->rc == ZNONODE);
+		w->pending = 0;
+		if (w->delivered) zkc_watch_free(w);
+		else if (set && q->session == z->session && z->zh) w->armed = 1;
+		else if (!atomic_load(&w->fired)) zkc_watch_free(w);
+	}
+	if (q->cb || q->keep) {
+		struct zkc_res r;
+		memset(&r, 0, sizeof r);
+		r.rc = m->rc;
+		r.session = q->session;
+		r.path = zkc_rel_path(z, q->path);
+		r.item = q->item;
+		r.event = q->event;
+		r.data = m->data;
+		r.len = m->len;
+		r.stat = m->stat;
+		if (m->kids.count > 1) qsort(m->kids.data, (size_t)m->kids.count, sizeof(char *), cmp_str);
+		r.nchildren = m->kids.count;
+		r.children = m->kids.data;
+		r.created = m->created ? zkc_rel_path(z, m->created) : NULL;
+		int op_rc[1];
+		int *rcs = op_rc;
+		if (m->multi) {
+			zkc_multi_t *mm = ((struct mreq *)q)->m;
+			rcs = calloc((size_t)mm->n + 1, sizeof *rcs);
+			if (rcs) for (int i = 0; i < mm->n; i++) rcs[i] = mm->results[i].err;
+			r.nops = rcs ? mm->n : 0;
+			r.op_rc = rcs;
+			r.op_stat = mm->stats;
+		}
+		if (q->keep) zkc_keep_answer(q, &r);
+		else q->cb(q->arg, &r);
+		if (rcs != op_rc) free(rcs);
+	}
+	if (m->multi) zkc_multi_free(((struct mreq *)q)->m);
+	free(q->data);
+	free(q->path);
+	free(q);
+	free(m->data);
+	free(m->created);
+	free_kids(&m->kids);
+	zkc_window_pump(z);         /* its place in the window is free */
+	/* The end of a burst (10,000 jobs registering, or their first fire): what its requests held is
+	 * free, but glibc keeps the heap's top unless asked (a few MB at 10,000 jobs; the rest is
+	 * fragments between what stays). Once per burst, never while requests wait. */
+	if (z->burst && !z->inflight && !z->nwait) {
+		z->burst = 0;
+		malloc_trim(0);
+	}
+}
+
+/* ---- multi ------------------------------------------------------------------------------------- */
+
+zkc_multi_t *zkc_multi_new(void)
+{
+	zkc_multi_t *m = calloc(1, sizeof(zkc_multi_t));
+	if (m) m->item = ZKC_NO_ITEM;
+	return m;
+}
+
+void zkc_multi_item(zkc_multi_t *m, uint32_t item)
+{
+	m->item = item;
+}
+
+static int multi_add(zkc_multi_t *m, const char *path, const char *data, int len)
+{
+	if (m->bad) return -1;
+	if (m->n == m->cap) {
+		int nc = m->cap ? m->cap * 2 : 8;
+		zoo_op_t *ops = realloc(m->ops, (size_t)nc * sizeof *ops);
+		if (ops) m->ops = ops;
+		char **p = realloc(m->paths, (size_t)nc * sizeof *p);
+		if (p) m->paths = p;
+		char **d = realloc(m->datas, (size_t)nc * sizeof *d);
+		if (d) m->datas = d;
+		int *l = realloc(m->lens, (size_t)nc * sizeof *l);
+		if (l) m->lens = l;
+		char **c = realloc(m->created, (size_t)nc * sizeof *c);
+		if (c) m->created = c;
+		struct Stat *s = realloc(m->stats, (size_t)nc * sizeof *s);
+		if (s) m->stats = s;
+		if (!ops || !p || !d || !l || !c || !s) {
+			m->bad = 1;
+			return -1;
+		}
+		m->cap = nc;
+	}
+	int i = m->n;
+	m->paths[i] = strdup(path);
+	m->datas[i] = NULL;
+	m->lens[i] = data ? len : -1;
+	m->created[i] = NULL;
+	memset(&m->stats[i], 0, sizeof m->stats[i]);
+	memset(&m->ops[i], 0, sizeof m->ops[i]);
+	if (!m->paths[i] || (data && !(m->datas[i] = malloc(len > 0 ? (size_t)len : 1)))) {
+		free(m->paths[i]);
+		m->bad = 1;
+		return -1;
+	}
+	if (data && len > 0) memcpy(m->datas[i], data, (size_t)len);
+	m->n++;
+	return i;
+}
+
+/* Ops are filled at commit, when the full paths and the ACL are known; type is kept in the op. */
+void zkc_multi_check(zkc_multi_t *m, const char *path, int version)
+{
+	int i = multi_add(m, path, NULL, 0);
+	if (i < 0) return;
+	m->ops[i].type = ZOO_CHECK_OP;
+	m->ops[i].check_op.version = version;
+}
+
+void zkc_multi_create(zkc_multi_t *m, const char *path, const char *data, int len, int flags)
+{
+	int i = multi_add(m, path, data ? data : "", data ? len : 0);
+	if (i < 0) return;
+	m->ops[i].type = ZOO_CREATE_OP;
+	m->ops[i].create_op.flags = flags;
+}
+
+void zkc_multi_set(zkc_multi_t *m, const char *path, const char *data, int len, int version)
+{
+	int i = multi_add(m, path, data ? data : "", data ? len : 0);
+	if (i < 0) return;
+	m->ops[i].type = ZOO_SETDATA_OP;
+	m->ops[i].set_op.version = version;
+}
+
+void zkc_multi_delete(zkc_multi_t *m, const char *path, int version)
+{
+	int i = multi_add(m, path, NULL, 0);
+	if (i < 0) return;
+	m->ops[i].type = ZOO_DELETE_OP;
+	m->ops[i].delete_op.version = version;
+}
+
+int zkc_multi_count(const zkc_multi_t *m)
+{
+	return m->n;
+}
+
+int zkc_multi_commit(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg)
+{
+	if (m->bad || !m->n) {
+		int rc = m->bad ? ZSYSTEMERROR : ZBADARGUMENTS;
+		zkc_multi_free(m);
+		return rc;
+	}
+	struct mreq *q = (struct mreq *)req_new(z, NULL, cb, arg, sizeof *q);
+	if (!q) {
+		zkc_multi_free(m);
+		return no_handle(z);
+	}
+	q->m = m;
+	q->r.item = m->item;
+	m->results = calloc((size_t)m->n, sizeof *m->results);
+	int ok = m->results != NULL;
+	for (int i = 0; ok && i < m->n; i++) {
+		char *full = zkc_full_path(z, m->paths[i]);
+		if (!full) {
+			ok = 0;
+			break;
+		}
+		free(m->paths[i]);
+		m->paths[i] = full;
+		zoo_op_t *o = &m->ops[i];
+		int type = o->type;
+		switch (type) {
+		case ZOO_CHECK_OP: {
+			int v = o->check_op.version;
+			zoo_check_op_init(o, full, v);
+			break;
+		}
+		case ZOO_CREATE_OP: {
+			int fl = o->create_op.flags;
+			size_t cap = strlen(full) + 16;
+			m->created[i] = malloc(cap);
+			if (!m->created[i]) {
+				ok = 0;
+				break;
+			}
+			zoo_create_op_init(o, full, m->datas[i], m->lens[i], &z->acl, fl, m->created[i], (int)cap);
+			break;
+		}
+		case ZOO_SETDATA_OP: {
+			int v = o->set_op.version;
+			zoo_set_op_init(o, full, m->datas[i], m->lens[i], v, &m->stats[i]);
+			break;
+		}
+		case ZOO_DELETE_OP: {
+			int v = o->delete_op.version;
+			zoo_delete_op_init(o, full, v);
+			break;
+		}
+		}
+	}
+	if (!ok) {
+		zkc_multi_free(m);
+		free(q);
+		return ZSYSTEMERROR;
+	}
+	q->r.op = R_MULTI;
+	return submit(z, &q->r, 0);
+}
+
+/* ---- shared multis ------------------------------------------------------------------------------ */
+
+/* Multis made in one turn of the loop go to ZooKeeper as one, at its end (zkc_share_flush, before
+ * the loop sleeps): 10,000 jobs due in the same second write their running nodes in some twenty
+ * requests instead of 10,000. A multi is all or nothing, and one part's refusal (an item still
+ * running, a node someone touched) must not refuse the others: then each part is sent again on
+ * its own and gets its own answer, as if it had never been shared. ZOK gives each part its own
+ * ops' results. ZooKeeper refuses a request over jute.maxbuffer (1 MB by default): a shared multi
+ * holds at most ZKC_SHARE_OPS ops and ZKC_SHARE_BYTES of paths and data. */
+#define ZKC_SHARE_OPS 1000
+#define ZKC_SHARE_BYTES ((size_t)256 << 10)
+
+struct share_part {
+	zkc_multi_t *m;
+	zkc_cb cb;
+	void *arg;
+};
+
+struct zkc_share {
+	int n, cap, ops;
+	size_t bytes;
+	struct share_part *parts;
+};
+
+static size_t multi_bytes(const zkc_multi_t *m)
+{
+	size_t b = 0;
+	for (int i = 0; i < m->n; i++) b += strlen(m->paths[i]) + (m->lens[i] > 0 ? (size_t)m->lens[i] : 0) + 32;
+	return b;
+}
+
+/* the part's own answer: its slice of the shared one's, or the shared one's error */
+static void part_answer(struct share_part *p, const struct zkc_res *r, int off, int slice)
+{
+	struct zkc_res pr = *r;
+	pr.item = p->m->item;
+	pr.nops = slice ? p->m->n : 0;
+	pr.op_rc = slice ? r->op_rc + off : NULL;
+	pr.op_stat = slice ? r->op_stat + off : NULL;
+	p->cb(p->arg, &pr);
+}
+
+static void part_commit(zkc_t *z, struct share_part *p)
+{
+	int rc = zkc_multi_commit(z, p->m, p->cb, p->arg);     /* takes m */
+	if (rc != ZOK) {
+		struct zkc_res r = { .rc = rc, .session = z->session, .path = "", .item = ZKC_NO_ITEM };
+		p->cb(p->arg, &r);
+	}
+}
+
+struct share_req {
+	zkc_t *z;
+	struct zkc_share *s;
+};
+
+static void share_answered(void *arg, const struct zkc_res *r)
+{
+	struct share_req *sr = arg;
+	zkc_t *z = sr->z;
+	struct zkc_share *s = sr->s;
+	free(sr);
+	int whole = r->rc == ZOK && r->nops == s->ops;
+	/* refused by the server for one part's sake: the parts again, each on its own */
+	int again = !whole && r->nops == s->ops && r->session == z->session && !z->closing && r->rc != ZCLOSING &&
+	            r->rc != ZCONNECTIONLOSS && r->rc != ZOPERATIONTIMEOUT && r->rc != ZSESSIONEXPIRED;
+	int off = 0;
+	for (int i = 0; i < s->n; i++) {
+		struct share_part *p = &s->parts[i];
+		if (again) {
+			part_commit(z, p);
+			continue;
+		}
+		part_answer(p, r, off, whole);
+		off += p->m->n;
+		zkc_multi_free(p->m);
+	}
+	free(s->parts);
+	free(s);
+}
+
+void zkc_share_flush(zkc_t *z)
+{
+	struct zkc_share *s = z->share;
+	if (!s) return;
+	z->share = NULL;
+	if (s->n == 1) {
+		part_commit(z, &s->parts[0]);
+		free(s->parts);
+		free(s);
+		return;
+	}
+	zkc_multi_t *all = zkc_multi_new();
+	for (int i = 0; all && i < s->n; i++) {
+		const zkc_multi_t *m = s->parts[i].m;
+		for (int k = 0; k < m->n; k++) {
+			int at = multi_add(all, m->paths[k], m->datas[k], m->lens[k] < 0 ? 0 : m->lens[k]);
+			if (at < 0) break;
+			all->ops[at] = m->ops[k];      /* the type and its version or flags: set at commit */
+		}
+	}
+	struct share_req *sr = calloc(1, sizeof *sr);
+	if (!all || all->bad || !sr) {
+		/* no memory to share them: each on its own */
+		zkc_multi_free(all);
+		free(sr);
+		for (int i = 0; i < s->n; i++) part_commit(z, &s->parts[i]);
+		free(s->parts);
+		free(s);
+		return;
+	}
+	sr->z = z;
+	sr->s = s;
+	int rc = zkc_multi_commit(z, all, share_answered, sr);
+	if (rc != ZOK) {
+		struct zkc_res r = { .rc = rc, .session = z->session, .path = "", .item = ZKC_NO_ITEM };
+		share_answered(sr, &r);
+	}
+}
+
+int zkc_multi_share(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg)
+{
+	if (m->bad || !m->n) return zkc_multi_commit(z, m, cb, arg);
+	size_t b = multi_bytes(m);
+	struct zkc_share *s = z->share;
+	if (s && (s->ops + m->n > ZKC_SHARE_OPS || s->bytes + b > ZKC_SHARE_BYTES)) {
+		zkc_share_flush(z);
+		s = NULL;
+	}
+	if (!s) {
+		if (!(s = calloc(1, sizeof *s))) return zkc_multi_commit(z, m, cb, arg);
+		z->share = s;
+	}
+	if (s->n == s->cap) {
+		int nc = s->cap ? s->cap * 2 : 16;
+		struct share_part *v = realloc(s->parts, (size_t)nc * sizeof *v);
+		if (!v) return zkc_multi_commit(z, m, cb, arg);
+		s->parts = v;
+		s->cap = nc;
+	}
+	s->parts[s->n++] = (struct share_part){ m, cb, arg };
+	s->ops += m->n;
+	s->bytes += b;
+	return ZOK;
+}
