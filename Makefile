@@ -114,7 +114,7 @@ all: $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS) $(T_NAT
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 # where an installed supervisor finds ejob-worker
-supervisor/main.o: CFLAGS += -DEJOB_LIBEXEC='"$(LIBEXEC)"'
+supervisor/cli.o: CFLAGS += -DEJOB_LIBEXEC='"$(LIBEXEC)"'
 
 
 libejob.a: $(LIB_OBJS)

@@ -21,10 +21,10 @@
 #include <fcntl.h>
 
 #include "ipc/wait.h"
-#include "supervisor/run/events.h"
-#include "supervisor/sink/events_history.h"
 #include "supervisor/base/log.h"
 #include "supervisor/obs/metrics.h"
+#include "supervisor/run/events.h"
+#include "supervisor/sink/events_history.h"
 
 static double cpu_s(void)
 {

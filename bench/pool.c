@@ -32,17 +32,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conf/conf.h"
 #include "ipc/frame.h"
 #include "ipc/seg.h"
 #include "ipc/wait.h"
-#include "conf/conf.h"
-#include "supervisor/exec/dispatch.h"
-#include "supervisor/run/events.h"
-#include "supervisor/sink/events_history.h"
-#include "supervisor/run/fire.h"
 #include "supervisor/base/log.h"
-#include "supervisor/obs/metrics.h"
+#include "supervisor/exec/dispatch.h"
 #include "supervisor/exec/pool.h"
+#include "supervisor/obs/metrics.h"
+#include "supervisor/run/events.h"
+#include "supervisor/run/fire.h"
+#include "supervisor/sink/events_history.h"
 
 extern char **environ;
 

@@ -26,8 +26,8 @@
 
 #include "cron/cron.h"
 #include "supervisor/base/log.h"
-#include "supervisor/run/sched.h"
 #include "supervisor/base/wtimer.h"
+#include "supervisor/run/sched.h"
 
 #define SAMPLES 2000
 #define OTHERS 1000

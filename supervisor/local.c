@@ -20,9 +20,9 @@
 
 #include "ipc/frame.h"
 #include "ipc/wait.h"
-#include "supervisor/run/listen.h"
-#include "supervisor/local.h"
 #include "supervisor/base/log.h"
+#include "supervisor/local.h"
+#include "supervisor/run/listen.h"
 
 #define READY_WAIT_NS (10ull * 1000000000ull)
 

@@ -9,8 +9,8 @@
 
 #include "conf/conf.h"
 #include "supervisor/exec/attach.h"
-#include "supervisor/run/fire.h"
 #include "supervisor/exec/pool.h"
+#include "supervisor/run/fire.h"
 #include "supervisor/run/sched.h"
 
 typedef struct local local_t;

@@ -9,33 +9,19 @@
 #include "conf/conf.h"
 #include "ipc/seg.h"
 #include "ipc/version.h"
-#include "supervisor/exec/attach.h"
-#include "supervisor/coord/coord.h"
-#include "supervisor/exec/dispatch.h"
-#include "supervisor/sink/errh.h"
-#include "supervisor/run/fire.h"
-#include "supervisor/obs/httpd.h"
-#include "supervisor/local.h"
 #include "supervisor/base/log.h"
-#include "supervisor/obs/metrics.h"
+#include "supervisor/cli.h"
+#include "supervisor/coord/coord.h"
+#include "supervisor/exec/attach.h"
+#include "supervisor/exec/dispatch.h"
 #include "supervisor/exec/pool.h"
-#include "supervisor/run/sched.h"
+#include "supervisor/local.h"
+#include "supervisor/obs/httpd.h"
+#include "supervisor/obs/metrics.h"
 #include "supervisor/obs/sdnotify.h"
-
-struct sup_opts {
-	const char *config;         /* -c FILE */
-	int workers;                /* --workers (0 = from config) */
-	const char *zk;             /* --zk */
-	const char *ns;             /* --namespace */
-	const char *ip;             /* --ip */
-	const char *log_level;      /* --log-level */
-	const char *worker_bin;     /* --worker-bin */
-	const char *socket;         /* --socket */
-	const char *run;            /* --run JOB[:ITEMS] */
-	int standalone;             /* --standalone: no ZooKeeper, every item runs here */
-	const char *metrics;        /* --metrics ADDR */
-	long wait_s;                /* --wait: --run of an external job waits this long for a worker (0: for ever) */
-};
+#include "supervisor/run/fire.h"
+#include "supervisor/run/sched.h"
+#include "supervisor/sink/errh.h"
 
 struct sup {
 	struct ev_loop *loop;

@@ -17,8 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "supervisor/run/sched.h"
 #include "supervisor/base/wtimer.h"
+#include "supervisor/run/sched.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/tap.h"

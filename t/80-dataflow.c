@@ -21,9 +21,9 @@
 #include "ipc/seg.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
+#include "t/lib/twork.h"
 #include "t/lib/tzk.h"
 #include "t/lib/tzkup.h"
-#include "t/lib/twork.h"
 #include "t/tap.h"
 #include "worker/ejob.h"
 

@@ -14,11 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "t/lib/tafter.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
 #include "t/lib/tzkup.h"
-#include "t/lib/tafter.h"
 #include "t/tap.h"
 
 static struct tzkup u;

@@ -21,8 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "supervisor/run/listen.h"
 #include "supervisor/base/log.h"
+#include "supervisor/run/listen.h"
 #include "t/lib/tafter.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"

@@ -21,10 +21,10 @@
 
 #include <stdint.h>
 
+#include "supervisor/base/log.h"
 #include "supervisor/coord/coord.h"
 #include "supervisor/run/events.h"
 #include "supervisor/run/fire.h"
-#include "supervisor/base/log.h"
 #include "supervisor/run/sched.h"
 #include "supervisor/zk/zkc.h"
 

@@ -10,8 +10,8 @@
 #include <sys/socket.h>
 
 #include "conf/conf.h"
-#include "supervisor/obs/httpd.h"
 #include "supervisor/base/log.h"
+#include "supervisor/obs/httpd.h"
 
 #if MHD_VERSION < 0x00097002
 typedef int MHD_Result_t;

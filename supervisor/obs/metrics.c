@@ -8,9 +8,9 @@
 
 #include "ipc/frame.h"
 #include "ipc/wait.h"
-#include "supervisor/run/listen.h"
 #include "supervisor/base/log.h"
 #include "supervisor/obs/metrics.h"
+#include "supervisor/run/listen.h"
 
 /* ---- counters ------------------------------------------------------------------------------- */
 

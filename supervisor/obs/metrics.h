@@ -17,9 +17,9 @@
 
 #include "supervisor/coord/coord.h"
 #include "supervisor/exec/dispatch.h"
-#include "supervisor/sink/errh.h"
-#include "supervisor/run/events.h"
 #include "supervisor/exec/pool.h"
+#include "supervisor/run/events.h"
+#include "supervisor/sink/errh.h"
 
 typedef struct metrics metrics_t;
 

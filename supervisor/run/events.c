@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "supervisor/run/events.h"
 #include "supervisor/base/log.h"
+#include "supervisor/run/events.h"
 
 struct event_sink {
 	events_t *e;

@@ -8,8 +8,8 @@
 
 #include "ipc/frame.h"
 #include "ipc/wait.h"
-#include "supervisor/run/fire.h"
 #include "supervisor/base/log.h"
+#include "supervisor/run/fire.h"
 
 struct fires {
 	disp_t *disp;

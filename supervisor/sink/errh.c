@@ -15,10 +15,10 @@
 #include "ipc/frame.h"
 #include "ipc/json.h"
 #include "ipc/wait.h"
+#include "supervisor/base/log.h"
 #include "supervisor/sink/errh.h"
 #include "supervisor/sink/errh_int.h"
 #include "supervisor/sink/events_history.h"
-#include "supervisor/base/log.h"
 
 struct errh {
 	struct errh_hooks h;

@@ -16,9 +16,9 @@
 
 #include "ipc/json.h"
 #include "ipc/wait.h"
+#include "supervisor/base/log.h"
 #include "supervisor/sink/errh.h"
 #include "supervisor/sink/errh_int.h"
-#include "supervisor/base/log.h"
 
 #define ANSWER_MAX 65536            /* of an HTTP answer's body, what is kept to read errcode */
 

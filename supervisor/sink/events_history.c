@@ -15,8 +15,8 @@
 #include "conf/conf.h"
 #include "ipc/frame.h"
 #include "ipc/json.h"
-#include "supervisor/sink/events_history.h"
 #include "supervisor/base/log.h"
+#include "supervisor/sink/events_history.h"
 
 struct history {
 	char *path;

@@ -29,8 +29,8 @@
 
 #include "ipc/frame.h"
 #include "ipc/wait.h"
-#include "supervisor/sink/events_pg.h"
 #include "supervisor/base/log.h"
+#include "supervisor/sink/events_pg.h"
 
 #define PG_DEADLINE_MS 5000          /* a connect, or one statement */
 #define PG_RETRY_MIN_MS 250          /* PostgreSQL away: the first retry, doubled up to ... */
