@@ -116,7 +116,7 @@ static void pump(zkc_t *z);
 
 static double jitter(zkc_t *z)
 {
-	return 0.5 + 0.5 * ((double)rand_r(&z->seed) / ((double)RAND_MAX + 1.0));
+	return 0.5 + 0.5 * ((double)rand_r(&z->conn.seed) / ((double)RAND_MAX + 1.0));
 }
 
 /* The backoff before the next round of attempts (one attempt per server, at once, per round):
@@ -126,11 +126,11 @@ static double jitter(zkc_t *z)
  * must be found in time, or the session (and every item here) is lost for a backoff. */
 static uint64_t backoff_ns(zkc_t *z)
 {
-	unsigned rounds = z->fails / (unsigned)(z->nhosts > 0 ? z->nhosts : 1);
-	if (z->fails % (unsigned)(z->nhosts > 0 ? z->nhosts : 1)) return 0;   /* the round goes on: next server */
-	double ms = z->base_ms;
-	for (unsigned k = 1; k < rounds && ms < z->max_ms; k++) ms *= 2;
-	if (ms > z->max_ms) ms = z->max_ms;
+	unsigned rounds = z->conn.fails / (unsigned)(z->conn.nhosts > 0 ? z->conn.nhosts : 1);
+	if (z->conn.fails % (unsigned)(z->conn.nhosts > 0 ? z->conn.nhosts : 1)) return 0;   /* the round goes on: next server */
+	double ms = z->conn.base_ms;
+	for (unsigned k = 1; k < rounds && ms < z->conn.max_ms; k++) ms *= 2;
+	if (ms > z->conn.max_ms) ms = z->conn.max_ms;
 	if (z->last_client_id && z->timeout_ms && ms > z->timeout_ms / 3.0) ms = z->timeout_ms / 3.0;
 	return (uint64_t)(ms * jitter(z) * 1e6);
 }
@@ -164,45 +164,45 @@ static uint64_t lease_checkpoint(const zkc_t *z, uint64_t now, uint64_t gate)
  * start_rounds rounds of them, the owner is told (once). */
 static void start_failed(zkc_t *z, unsigned n, const char *cause)
 {
-	if (z->ever || !z->start_rounds || z->gave_up) return;
-	z->start_fails += n;
-	unsigned hosts = (unsigned)(z->nhosts > 0 ? z->nhosts : 1);
-	if (z->start_fails < z->start_rounds * hosts || wait_now_ns() - z->started_ns < z->start_wait_ns) return;
-	z->gave_up = 1;
+	if (z->conn.ever || !z->conn.start_rounds || z->conn.gave_up) return;
+	z->conn.start_fails += n;
+	unsigned hosts = (unsigned)(z->conn.nhosts > 0 ? z->conn.nhosts : 1);
+	if (z->conn.start_fails < z->conn.start_rounds * hosts || wait_now_ns() - z->conn.started_ns < z->conn.start_wait_ns) return;
+	z->conn.gave_up = 1;
 	char why[700];
 	snprintf(why, sizeof why, "no session with ZooKeeper at %s after %u round%s of attempts over %.1fs (each server "
-	         "once a round); the last: %s", z->hosts, z->start_fails / hosts, z->start_fails / hosts == 1 ? "" : "s",
-	         (double)(wait_now_ns() - z->started_ns) / 1e9, cause);
+	         "once a round); the last: %s", z->hosts, z->conn.start_fails / hosts, z->conn.start_fails / hosts == 1 ? "" : "s",
+	         (double)(wait_now_ns() - z->conn.started_ns) / 1e9, cause);
 	if (z->hooks.gave_up) z->hooks.gave_up(z->arg, why);
 }
 
 /* An attempt ended without a session: say so (once per cause), and wait before the next round. */
 static void attempt_failed(zkc_t *z, uint64_t now)
 {
-	z->fails++;
-	z->gate_ns = lease_checkpoint(z, now, now + backoff_ns(z));
-	uint64_t wait = z->gate_ns - now;
+	z->conn.fails++;
+	z->conn.gate_ns = lease_checkpoint(z, now, now + backoff_ns(z));
+	uint64_t wait = z->conn.gate_ns - now;
 	char cb[96], key[192];
-	const char *cause = cause_text(z->last_errno, cb, sizeof cb);
-	snprintf(key, sizeof key, "%s %s", z->server, cause);
+	const char *cause = cause_text(z->conn.last_errno, cb, sizeof cb);
+	snprintf(key, sizeof key, "%s %s", z->conn.server, cause);
 	char last[256];
-	snprintf(last, sizeof last, "%s: %s", z->server, cause);
+	snprintf(last, sizeof last, "%s: %s", z->conn.server, cause);
 	start_failed(z, 1, last);
-	if (z->gave_up && !z->ever) return;
-	if (log_cause(&z->cause, LL_WARN, key, "zookeeper: cannot connect to %s: %s; retrying %s%.1fs (backoff %u-%u ms, "
-	              "jittered)", z->server, cause, wait ? "in " : "another server, then backing off ",
-	              (double)wait / 1e9, z->base_ms, z->max_ms))
+	if (z->conn.gave_up && !z->conn.ever) return;
+	if (log_cause(&z->conn.cause, LL_WARN, key, "zookeeper: cannot connect to %s: %s; retrying %s%.1fs (backoff %u-%u ms, "
+	              "jittered)", z->conn.server, cause, wait ? "in " : "another server, then backing off ",
+	              (double)wait / 1e9, z->conn.base_ms, z->conn.max_ms))
 		return;
-	log_debug("zookeeper: attempt %u: cannot connect to %s: %s; next in %.1fs", z->fails, z->server, cause,
+	log_debug("zookeeper: attempt %u: cannot connect to %s: %s; next in %.1fs", z->conn.fails, z->conn.server, cause,
 	          (double)wait / 1e9);
 }
 
 static void io_set(zkc_t *z, int fd, int ev, int fresh)
 {
-	if (fd == z->io_fd && ev == z->io_ev && !fresh) return;
+	if (fd == z->conn.io_fd && ev == z->conn.io_ev && !fresh) return;
 	ev_io_stop(z->loop, &z->io_w);
-	z->io_fd = fd;
-	z->io_ev = ev;
+	z->conn.io_fd = fd;
+	z->conn.io_ev = ev;
 	if (fd < 0 || !ev) return;
 	ev_io_set(&z->io_w, fd, ev);
 	ev_io_start(z->loop, &z->io_w);
@@ -223,12 +223,12 @@ static void pump(zkc_t *z)
 	int idle = st == 0 || st == ZOO_NOTCONNECTED_STATE;
 	if (idle) {
 		io_set(z, -1, 0, 0);    /* the client has closed its socket: never watch a closed fd */
-		if (z->attempting) {
-			z->attempting = 0;
+		if (z->conn.attempting) {
+			z->conn.attempting = 0;
 			attempt_failed(z, now);
 		}
-		if (now < z->gate_ns) {
-			ev_timer_set(&z->tmo_w, (double)(z->gate_ns - now) / 1e9, 0);
+		if (now < z->conn.gate_ns) {
+			ev_timer_set(&z->tmo_w, (double)(z->conn.gate_ns - now) / 1e9, 0);
 			ev_timer_start(z->loop, &z->tmo_w);
 			return;
 		}
@@ -237,27 +237,27 @@ static void pump(zkc_t *z)
 	struct timeval tv = { 0, 0 };
 	errno = 0;
 	int rc = zookeeper_interest(z->zh, &fd, &interest, &tv);
-	if (rc != ZOK && errno) z->last_errno = errno;
+	if (rc != ZOK && errno) z->conn.last_errno = errno;
 	int fresh = 0;
 	if (idle && fd >= 0) {
 		/* an attempt began: the server it goes to, and when (the lease of a session it finds
 		 * starts no earlier) */
 		const char *srv = zoo_get_current_server(z->zh);
-		snprintf(z->server, sizeof z->server, "%s", srv ? srv : z->hosts);
-		z->attempting = 1;
-		z->attempt_ns = now;
-		z->last_errno = 0;
+		snprintf(z->conn.server, sizeof z->conn.server, "%s", srv ? srv : z->hosts);
+		z->conn.attempting = 1;
+		z->conn.attempt_ns = now;
+		z->conn.last_errno = 0;
 		fresh = 1;
 	}
 	st = zoo_state(z->zh);
 	if (st == 0 || st == ZOO_NOTCONNECTED_STATE || fd < 0) {
 		/* no socket (the attempt failed at once, or the client waits between servers) */
 		io_set(z, -1, 0, 0);
-		if (z->attempting && fd < 0) {
-			z->attempting = 0;
+		if (z->conn.attempting && fd < 0) {
+			z->conn.attempting = 0;
 			attempt_failed(z, now);
 		}
-		double secs = z->gate_ns > now ? (double)(z->gate_ns - now) / 1e9 : (double)tv.tv_sec + tv.tv_usec / 1e6;
+		double secs = z->conn.gate_ns > now ? (double)(z->conn.gate_ns - now) / 1e9 : (double)tv.tv_sec + tv.tv_usec / 1e6;
 		ev_timer_set(&z->tmo_w, secs > 0 ? secs : 0.001, 0);
 		ev_timer_start(z->loop, &z->tmo_w);
 		return;
@@ -276,7 +276,7 @@ static void process(zkc_t *z, int events)
 	if (z->zh && events) {
 		errno = 0;
 		int rc = zookeeper_process(z->zh, events);
-		if (rc != ZOK && rc != ZNOTHING && errno) z->last_errno = errno;
+		if (rc != ZOK && rc != ZNOTHING && errno) z->conn.last_errno = errno;
 	}
 	drain(z);
 	pump(z);
@@ -332,7 +332,7 @@ static void close_handle(zkc_t *z)
 	z->lease_ns = 0;
 	z->timeout_ms = 0;
 	z->ping_out = 0;
-	z->attempting = 0;
+	z->conn.attempting = 0;
 	ev_timer_stop(z->loop, &z->ping_w);
 }
 
@@ -424,15 +424,15 @@ static void on_resolved(zkc_t *z, struct msg *m)
 		const char *why = m->err ? gai_strerror(m->err) : "no address";
 		char last[300];
 		snprintf(last, sizeof last, "%s does not resolve: %s", z->hosts, why);
-		start_failed(z, (unsigned)(z->nhosts > 0 ? z->nhosts : 1), last);
-		if (z->gave_up && !z->ever) {
-		} else if (!log_cause(&z->cause, LL_ERROR, why, "zookeeper: cannot resolve %s: %s; retrying every %.1fs",
-		                      z->hosts, why, z->max_ms / 1000.0))
+		start_failed(z, (unsigned)(z->conn.nhosts > 0 ? z->conn.nhosts : 1), last);
+		if (z->conn.gave_up && !z->conn.ever) {
+		} else if (!log_cause(&z->conn.cause, LL_ERROR, why, "zookeeper: cannot resolve %s: %s; retrying every %.1fs",
+		                      z->hosts, why, z->conn.max_ms / 1000.0))
 			log_debug("zookeeper: cannot resolve %s: %s", z->hosts, why);
 		free(z->sess);
 		z->sess = NULL;
-		z->gate_ns = wait_now_ns() + (uint64_t)z->max_ms * 1000000u;
-		ev_timer_set(&z->tmo_w, z->max_ms / 1000.0, 0);
+		z->conn.gate_ns = wait_now_ns() + (uint64_t)z->conn.max_ms * 1000000u;
+		ev_timer_set(&z->tmo_w, z->conn.max_ms / 1000.0, 0);
 		ev_timer_start(z->loop, &z->tmo_w);
 		return;
 	}
@@ -456,8 +456,8 @@ static void open_handle(zkc_t *z)
 		z->sess->z = z;
 		z->sess->session = z->session;
 		z->last_client_id = 0;
-		z->fails = 0;
-		z->gate_ns = 0;
+		z->conn.fails = 0;
+		z->conn.gate_ns = 0;
 		if (!numeric(z->hosts)) {
 			start_resolve(z);
 			return;
@@ -472,11 +472,11 @@ static void open_handle(zkc_t *z)
 		return;
 	}
 	log_error("zookeeper: cannot start a client for %s: %s; retrying in %.1fs", z->hosts,
-	          errno ? strerror(errno) : "bad server list", z->max_ms / 1000.0);
+	          errno ? strerror(errno) : "bad server list", z->conn.max_ms / 1000.0);
 	free(z->sess);
 	z->sess = NULL;
-	z->gate_ns = wait_now_ns() + (uint64_t)z->max_ms * 1000000u;
-	ev_timer_set(&z->tmo_w, z->max_ms / 1000.0, 0);
+	z->conn.gate_ns = wait_now_ns() + (uint64_t)z->conn.max_ms * 1000000u;
+	ev_timer_set(&z->tmo_w, z->conn.max_ms / 1000.0, 0);
 	ev_timer_start(z->loop, &z->tmo_w);
 }
 
@@ -526,17 +526,17 @@ static void on_session(zkc_t *z, struct msg *m)
 		int fresh = cid != z->last_client_id;
 		z->last_client_id = cid;
 		z->timeout_ms = zoo_recv_timeout(z->zh);
-		z->attempting = 0;
-		z->fails = 0;
-		z->ever = 1;
-		z->gate_ns = 0;
-		if (z->down_ns && z->cause.last[0])
-			log_info("zookeeper: connected again after %.1fs without a connection", (double)(now - z->down_ns) / 1e9);
-		z->down_ns = 0;
-		log_cause_reset(&z->cause);
+		z->conn.attempting = 0;
+		z->conn.fails = 0;
+		z->conn.ever = 1;
+		z->conn.gate_ns = 0;
+		if (z->conn.down_ns && z->conn.cause.last[0])
+			log_info("zookeeper: connected again after %.1fs without a connection", (double)(now - z->conn.down_ns) / 1e9);
+		z->conn.down_ns = 0;
+		log_cause_reset(&z->conn.cause);
 		/* The server took the session's handshake after this attempt began: the session lives
 		 * at least a timeout from then. The lease is fresh the moment the connection is. */
-		zkc_lease_from(z, z->attempt_ns, z->session);
+		zkc_lease_from(z, z->conn.attempt_ns, z->session);
 		if (fresh && z->digest &&
 		    zoo_add_auth(z->zh, "digest", z->digest, (int)strlen(z->digest), auth_done, NULL) != ZOK)
 			log_error("zookeeper: cannot send the digest credentials");
@@ -553,11 +553,11 @@ static void on_session(zkc_t *z, struct msg *m)
 	} else if (m->state == ZOO_CONNECTING_STATE || m->state == ZOO_ASSOCIATING_STATE) {
 		if (z->state == ZKC_CONNECTED) {
 			char cb[96];
-			log_warn("zookeeper: the connection to %s was lost (%s); reconnecting at once, then with backoff", z->server,
-			         cause_text(z->last_errno, cb, sizeof cb));
-			z->down_ns = now;
-			z->fails = 0;
-			z->gate_ns = 0;          /* the first attempt at once: it is what keeps the session */
+			log_warn("zookeeper: the connection to %s was lost (%s); reconnecting at once, then with backoff", z->conn.server,
+			         cause_text(z->conn.last_errno, cb, sizeof cb));
+			z->conn.down_ns = now;
+			z->conn.fails = 0;
+			z->conn.gate_ns = 0;          /* the first attempt at once: it is what keeps the session */
 		}
 		set_state(z, ZKC_CONNECTING, 0);
 	} else if (m->state == ZOO_EXPIRED_SESSION_STATE) {
@@ -565,17 +565,17 @@ static void on_session(zkc_t *z, struct msg *m)
 		z->expirations++;
 		set_state(z, ZKC_EXPIRED, 0);
 		z->state = ZKC_CONNECTING;
-		if (!z->down_ns) z->down_ns = now;
+		if (!z->conn.down_ns) z->conn.down_ns = now;
 		open_handle(z);
 	} else if (m->state == ZOO_AUTH_FAILED_STATE) {
 		close_handle(z);
 		set_state(z, ZKC_AUTH_FAILED, 0);
-		start_failed(z, (unsigned)(z->nhosts > 0 ? z->nhosts : 1),
+		start_failed(z, (unsigned)(z->conn.nhosts > 0 ? z->conn.nhosts : 1),
 		             "the digest credentials (regCenter.digest) were refused");
 		log_error("zookeeper: the digest credentials (regCenter.digest) were refused; check the user and "
-		          "password; retrying in %.1fs", z->max_ms / 1000.0);
-		z->gate_ns = now + (uint64_t)z->max_ms * 1000000u;
-		ev_timer_set(&z->tmo_w, z->max_ms / 1000.0, 0);
+		          "password; retrying in %.1fs", z->conn.max_ms / 1000.0);
+		z->conn.gate_ns = now + (uint64_t)z->conn.max_ms * 1000000u;
+		ev_timer_set(&z->tmo_w, z->conn.max_ms / 1000.0, 0);
 		ev_timer_start(z->loop, &z->tmo_w);
 	}
 }
@@ -656,16 +656,16 @@ zkc_t *zkc_new(struct ev_loop *loop, const struct zkc_params *p, const struct zk
 	z->hooks = *h;
 	z->arg = arg;
 	z->state = ZKC_CONNECTING;
-	z->base_ms = p->base_sleep_ms > 0 ? (unsigned)p->base_sleep_ms : 1000;
-	z->max_ms = p->max_sleep_ms > 0 ? (unsigned)p->max_sleep_ms : 3000;
-	if (z->max_ms < z->base_ms) z->max_ms = z->base_ms;
-	z->window = p->window > 0 ? (unsigned)p->window : ZKC_WINDOW;
-	z->start_rounds = p->start_rounds > 0 ? (unsigned)p->start_rounds : 0;
-	z->start_wait_ns = p->start_wait_ms > 0 ? (uint64_t)p->start_wait_ms * 1000000u : 0;
-	z->nhosts = 1;
-	for (const char *c = z->hosts; *c; c++) z->nhosts += *c == ',';
-	z->seed = (unsigned)getpid() ^ (unsigned)wait_now_ns();
-	z->io_fd = -1;
+	z->conn.base_ms = p->base_sleep_ms > 0 ? (unsigned)p->base_sleep_ms : 1000;
+	z->conn.max_ms = p->max_sleep_ms > 0 ? (unsigned)p->max_sleep_ms : 3000;
+	if (z->conn.max_ms < z->conn.base_ms) z->conn.max_ms = z->conn.base_ms;
+	z->win.window = p->window > 0 ? (unsigned)p->window : ZKC_WINDOW;
+	z->conn.start_rounds = p->start_rounds > 0 ? (unsigned)p->start_rounds : 0;
+	z->conn.start_wait_ns = p->start_wait_ms > 0 ? (uint64_t)p->start_wait_ms * 1000000u : 0;
+	z->conn.nhosts = 1;
+	for (const char *c = z->hosts; *c; c++) z->conn.nhosts += *c == ',';
+	z->conn.seed = (unsigned)getpid() ^ (unsigned)wait_now_ns();
+	z->conn.io_fd = -1;
 	z->watches.next = z->watches.prev = &z->watches;
 	z->keeps.next = z->keeps.prev = &z->keeps;
 	if (z->digest) {
@@ -695,7 +695,7 @@ void zkc_start(zkc_t *z)
 {
 	zoo_set_debug_level(z->client_log ? ZOO_LOG_LEVEL_WARN : (ZooLogLevel)0);
 	if (z->client_log) zoo_set_log_stream(z->client_log);
-	z->started_ns = wait_now_ns();
+	z->conn.started_ns = wait_now_ns();
 	open_handle(z);
 }
 
@@ -726,8 +726,8 @@ uint64_t zkc_session(const zkc_t *z) { return z->session; }
 int64_t zkc_session_id(const zkc_t *z) { return z->state == ZKC_CONNECTED ? z->last_client_id : 0; }
 int zkc_timeout_ms(const zkc_t *z) { return z->timeout_ms; }
 uint64_t zkc_lease_ns(const zkc_t *z) { return z->lease_ns; }
-unsigned zkc_inflight_max(const zkc_t *z) { return z->inflight_max; }
-unsigned zkc_backlog(const zkc_t *z) { return z->inflight + z->nwait; }
+unsigned zkc_inflight_max(const zkc_t *z) { return z->win.inflight_max; }
+unsigned zkc_backlog(const zkc_t *z) { return z->win.inflight + z->win.nwait; }
 const struct ACL_vector *zkc_acl(const zkc_t *z) { return &z->acl; }
 uint64_t zkc_requests(const zkc_t *z) { return z->requests; }
 uint64_t zkc_errors(const zkc_t *z) { return z->errors; }

@@ -122,27 +122,9 @@ struct msg {
 	int err;                    /* M_RESOLVED: getaddrinfo's error */
 };
 
-struct zkc {
-	struct ev_loop *loop;
-	ev_async async;
-	ev_io io_w;                 /* the client's socket, for what it wants (read, write) */
-	ev_timer tmo_w;             /* its next deadline (pings, timeouts), or the backoff's end */
-	ev_prepare prep_w;          /* before the loop sleeps: ask the client what it wants now */
-	ev_timer ping_w;
-	pthread_mutex_t mu;
-	struct msg *head, *tail;    /* under mu */
-	zhandle_t *zh;
-	struct sess *sess;
-	uint64_t session;           /* generation of zh */
-	int64_t last_client_id;
-	enum zkc_state state;
-	int timeout_ms;
-	uint64_t lease_ns;
-	uint64_t requests;
-	uint64_t errors;            /* answers that are the client's own failure (zkc_errors) */
-	uint64_t expirations;       /* sessions found expired */
-	/* the window: at most `window` requests at the server at once; the rest wait here, in order,
-	 * and go as answers come (or fail with ZCLOSING with the handle) */
+/* The window: at most `window` requests at the server at once; the rest wait here, in order,
+ * and go as answers come (or fail with ZCLOSING with the handle). zkc_req.c's. */
+struct zkc_window {
 	unsigned window;
 	unsigned inflight;          /* sent on this handle, not answered */
 	unsigned inflight_max;      /* the most there ever were (zkc_inflight_max) */
@@ -150,22 +132,11 @@ struct zkc {
 	unsigned nwait;
 	struct zkc_share *share;    /* multis of this turn of the loop, sent as one before it sleeps */
 	int burst;                  /* ZKC_BURST requests waited at once: trim the heap when all are answered */
-	int ping_out;
-	char *hosts, *root, *digest;
-	char *addrs;                /* hosts with names resolved (off the loop), as given to the client */
-	int resolving;
-	pthread_t resolver;
-	int closing;                /* zkc_free: nothing is reopened */
-	size_t rootlen;
-	int want_timeout;
-	FILE *client_log;
-	struct ACL_vector acl;
-	struct ACL acl_one;
-	struct zkc_hooks hooks;
-	void *arg;
-	struct watch watches;       /* list head */
-	struct zkc_keep keeps;      /* list head */
-	/* connecting */
+};
+
+/* Connecting: the attempts, their backoff and what the log said of them; at the start, when to
+ * give up. zkc.c's. */
+struct zkc_conn {
 	int nhosts;
 	unsigned base_ms, max_ms;   /* backoff between rounds of attempts */
 	unsigned fails;             /* attempts that failed since the last connection */
@@ -185,6 +156,44 @@ struct zkc {
 	int gave_up;                /* hooks.gave_up was called */
 	uint64_t started_ns;        /* zkc_start */
 	unsigned seed;
+};
+
+struct zkc {
+	struct ev_loop *loop;
+	ev_async async;
+	ev_io io_w;                 /* the client's socket, for what it wants (read, write) */
+	ev_timer tmo_w;             /* its next deadline (pings, timeouts), or the backoff's end */
+	ev_prepare prep_w;          /* before the loop sleeps: ask the client what it wants now */
+	ev_timer ping_w;
+	pthread_mutex_t mu;
+	struct msg *head, *tail;    /* under mu */
+	zhandle_t *zh;
+	struct sess *sess;
+	uint64_t session;           /* generation of zh */
+	int64_t last_client_id;
+	enum zkc_state state;
+	int timeout_ms;
+	uint64_t lease_ns;
+	uint64_t requests;
+	uint64_t errors;            /* answers that are the client's own failure (zkc_errors) */
+	uint64_t expirations;       /* sessions found expired */
+	struct zkc_window win;
+	int ping_out;
+	char *hosts, *root, *digest;
+	char *addrs;                /* hosts with names resolved (off the loop), as given to the client */
+	int resolving;
+	pthread_t resolver;
+	int closing;                /* zkc_free: nothing is reopened */
+	size_t rootlen;
+	int want_timeout;
+	FILE *client_log;
+	struct ACL_vector acl;
+	struct ACL acl_one;
+	struct zkc_hooks hooks;
+	void *arg;
+	struct watch watches;       /* list head */
+	struct zkc_keep keeps;      /* list head */
+	struct zkc_conn conn;
 };
 
 /* zkc.c */

@@ -195,7 +195,7 @@ static int send_now(zkc_t *z, struct req *q)
 	q->data = NULL;
 	q->sent = 1;
 	z->requests++;
-	if (++z->inflight > z->inflight_max) z->inflight_max = z->inflight;
+	if (++z->win.inflight > z->win.inflight_max) z->win.inflight_max = z->win.inflight;
 	return ZOK;
 }
 
@@ -203,7 +203,7 @@ static int send_now(zkc_t *z, struct req *q)
  * ZOK either way (its callback follows exactly once). Not sent: the error, q freed. */
 static int submit(zkc_t *z, struct req *q, int urgent)
 {
-	if (urgent || (!z->wait_head && z->inflight < z->window && z->state == ZKC_CONNECTED)) {
+	if (urgent || (!z->win.wait_head && z->win.inflight < z->win.window && z->state == ZKC_CONNECTED)) {
 		int rc = send_now(z, q);
 		if (rc != ZOK) {
 			if (q->op == R_MULTI) zkc_multi_free(((struct mreq *)q)->m);
@@ -212,10 +212,10 @@ static int submit(zkc_t *z, struct req *q, int urgent)
 		return rc;
 	}
 	q->wnext = NULL;
-	if (z->wait_tail) z->wait_tail->wnext = q;
-	else z->wait_head = q;
-	z->wait_tail = q;
-	if (++z->nwait >= ZKC_BURST) z->burst = 1;
+	if (z->win.wait_tail) z->win.wait_tail->wnext = q;
+	else z->win.wait_head = q;
+	z->win.wait_tail = q;
+	if (++z->win.nwait >= ZKC_BURST) z->win.burst = 1;
 	return ZOK;
 }
 
@@ -236,11 +236,11 @@ static void fail_waiting(zkc_t *z, struct req *q, int rc)
 
 void zkc_window_pump(zkc_t *z)
 {
-	while (z->wait_head && z->inflight < z->window && z->state == ZKC_CONNECTED && z->zh) {
-		struct req *q = z->wait_head;
-		z->wait_head = q->wnext;
-		if (!z->wait_head) z->wait_tail = NULL;
-		z->nwait--;
+	while (z->win.wait_head && z->win.inflight < z->win.window && z->state == ZKC_CONNECTED && z->zh) {
+		struct req *q = z->win.wait_head;
+		z->win.wait_head = q->wnext;
+		if (!z->win.wait_head) z->win.wait_tail = NULL;
+		z->win.nwait--;
 		int rc = send_now(z, q);
 		if (rc != ZOK) fail_waiting(z, q, rc);
 	}
@@ -248,14 +248,14 @@ void zkc_window_pump(zkc_t *z)
 
 void zkc_window_fail(zkc_t *z)
 {
-	while (z->wait_head) {
-		struct req *q = z->wait_head;
-		z->wait_head = q->wnext;
+	while (z->win.wait_head) {
+		struct req *q = z->win.wait_head;
+		z->win.wait_head = q->wnext;
 		fail_waiting(z, q, ZCLOSING);
 	}
-	z->wait_tail = NULL;
-	z->nwait = 0;
-	z->inflight = 0;
+	z->win.wait_tail = NULL;
+	z->win.nwait = 0;
+	z->win.inflight = 0;
 }
 
 static int no_handle(const zkc_t *z)
@@ -383,7 +383,7 @@ static int cmp_str(const void *a, const void *b)
 void zkc_on_result(zkc_t *z, struct msg *m)
 {
 	struct req *q = m->req;
-	if (q->sent && q->session == z->session && z->inflight > 0) z->inflight--;
+	if (q->sent && q->session == z->session && z->win.inflight > 0) z->win.inflight--;
 	/* an answer from the server renews the lease: ZOK and the API errors it sends (ZNONODE, ...);
 	 * the client's own failures (the system errors, closing, an expired session) do not */
 	if (m->rc == ZOK || (m->rc < ZAPIERROR && m->rc != ZCLOSING && m->rc != ZSESSIONEXPIRED && m->rc != ZSESSIONMOVED &&
@@ -440,8 +440,8 @@ void zkc_on_result(zkc_t *z, struct msg *m)
 	/* The end of a burst (10,000 jobs registering, or their first fire): what its requests held is
 	 * free, but glibc keeps the heap's top unless asked (a few MB at 10,000 jobs; the rest is
 	 * fragments between what stays). Once per burst, never while requests wait. */
-	if (z->burst && !z->inflight && !z->nwait) {
-		z->burst = 0;
+	if (z->win.burst && !z->win.inflight && !z->win.nwait) {
+		z->win.burst = 0;
 		malloc_trim(0);
 	}
 }
@@ -685,9 +685,9 @@ static void share_answered(void *arg, const struct zkc_res *r)
 
 void zkc_share_flush(zkc_t *z)
 {
-	struct zkc_share *s = z->share;
+	struct zkc_share *s = z->win.share;
 	if (!s) return;
-	z->share = NULL;
+	z->win.share = NULL;
 	if (s->n == 1) {
 		part_commit(z, &s->parts[0]);
 		free(s->parts);
@@ -726,14 +726,14 @@ int zkc_multi_share(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg)
 {
 	if (m->bad || !m->n) return zkc_multi_commit(z, m, cb, arg);
 	size_t b = multi_bytes(m);
-	struct zkc_share *s = z->share;
+	struct zkc_share *s = z->win.share;
 	if (s && (s->ops + m->n > ZKC_SHARE_OPS || s->bytes + b > ZKC_SHARE_BYTES)) {
 		zkc_share_flush(z);
 		s = NULL;
 	}
 	if (!s) {
 		if (!(s = calloc(1, sizeof *s))) return zkc_multi_commit(z, m, cb, arg);
-		z->share = s;
+		z->win.share = s;
 	}
 	if (s->n == s->cap) {
 		int nc = s->cap ? s->cap * 2 : 16;
