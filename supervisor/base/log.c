@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,3 +93,9 @@ int log_cause(struct log_cause *c, enum log_level level, const char *cause, cons
 }
 
 void log_cause_reset(struct log_cause *c) { c->last[0] = '\0'; }
+
+void log_check_failed(const char *file, int line, const char *cond, const char *what)
+{
+	log_msg(LL_ERROR, "internal check failed at %s:%d: %s (%s); aborting", file, line, what, cond);
+	abort();
+}

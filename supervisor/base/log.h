@@ -31,4 +31,15 @@ int log_cause(struct log_cause *c, enum log_level level, const char *cause, cons
     __attribute__((format(printf, 4, 5)));
 void log_cause_reset(struct log_cause *c);
 
+/* An invariant that matters, checked in release builds too (redis's serverAssert, knot's and
+ * bgpd's fatal checks): when it does not hold, the state is not what the code believes, and
+ * going on could write the wrong ZooKeeper node or touch freed memory. It logs at ERROR where and
+ * what, then aborts (a core for the post-mortem; systemd restarts the supervisor, and its
+ * items are failed over as for any crash). */
+#define EJOB_CHECK(cond, what) \
+	do { \
+		if (__builtin_expect(!(cond), 0)) log_check_failed(__FILE__, __LINE__, #cond, (what)); \
+	} while (0)
+void log_check_failed(const char *file, int line, const char *cond, const char *what) __attribute__((noreturn));
+
 #endif

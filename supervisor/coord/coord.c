@@ -15,10 +15,13 @@
 const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...)
 {
 	int k = snprintf(buf, CJ_PATH_MAX, "/%s", j->name);
+	EJOB_CHECK(k > 0 && k < CJ_PATH_MAX, "a job's node path fits CJ_PATH_MAX");
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf + k, CJ_PATH_MAX - (size_t)k, fmt, ap);
+	int n = vsnprintf(buf + k, CJ_PATH_MAX - (size_t)k, fmt, ap);
 	va_end(ap);
+	/* a cut path would name another node: never written to */
+	EJOB_CHECK(n >= 0 && n < CJ_PATH_MAX - k, "a job's node path fits CJ_PATH_MAX");
 	return buf;
 }
 

@@ -92,6 +92,7 @@ fire_t *fire_new(fires_t *fs, const struct fire_ops *ops, void *owner, const cha
 		free(f);
 		return NULL;
 	}
+	f->magic = FIRE_MAGIC;
 	f->ops = ops;
 	f->owner = owner;
 	f->fs = fs;
@@ -110,6 +111,7 @@ void fire_free(fire_t *f)
 	if (f->prev) f->prev->next = f->next;
 	else f->fs->list = f->next;
 	if (f->next) f->next->prev = f->prev;
+	f->magic = 0;
 	free(f->done);
 	free(f->items);
 	free(f->job);
@@ -273,14 +275,23 @@ static void item_ended(fire_t *f, const struct disp_outcome *o)
 	if (f->ended == f->n && f->ops->all_ended) f->ops->all_ended(f);
 }
 
+/* A request's cookie is the fire it belongs to (fire_submit), or 0: a fire freed while its item
+ * was still with the dispatcher would be freed memory here */
+static fire_t *cookie_fire(uint64_t cookie)
+{
+	fire_t *f = (fire_t *)(uintptr_t)cookie;
+	EJOB_CHECK(!f || f->magic == FIRE_MAGIC, "a dispatcher request names a fire that is not alive");
+	return f;
+}
+
 void fires_started(fires_t *fs, const struct disp_started *s)
 {
 	(void)fs;
-	item_started((fire_t *)(uintptr_t)s->cookie, s);
+	item_started(cookie_fire(s->cookie), s);
 }
 
 void fires_outcome(fires_t *fs, const struct disp_outcome *o)
 {
 	(void)fs;
-	item_ended((fire_t *)(uintptr_t)o->cookie, o);
+	item_ended(cookie_fire(o->cookie), o);
 }

@@ -46,7 +46,10 @@ struct fire_ops {
 	int fail_level;             /* enum log_level of a summary with failures */
 };
 
+#define FIRE_MAGIC 0x66697265u      /* "fire": a live fire_t (the dispatcher's cookies point at them) */
+
 struct fire {
+	uint32_t magic;             /* FIRE_MAGIC while it lives, 0 once freed */
 	const struct fire_ops *ops;
 	void *owner;                /* the ops' object (a ZooKeeper fire, --run) */
 	fires_t *fs;
