@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "conf/conf_int.h"
+#include "conf/conf_job_int.h"
 #include "cron/cron.h"
 
 enum {
@@ -62,23 +63,11 @@ static const char *const executor_names[] = { "CPU", "SINGLE_THREAD" };
 static const char *const error_handler_names[] = { "LOG", "THROW", "IGNORE", "EMAIL", "WECHAT", "DINGTALK",
                                                    "WEBHOOK" /* ejob's */ };
 
-#define NELEM(a) (sizeof(a) / sizeof *(a))
 #define INT_RANGE_MIN (-2147483647LL - 1)
 #define INT_RANGE_MAX 2147483647LL
 
-#define KEPT_MAX 24
 
-typedef struct jb {
-	conf_ctx_t *cx;
-	conf_job_t *j;
-	const char *path;
-	const conf_tnode_t *at;       /* where job-level errors point: the name key or the map */
-	int errors;
-	const char *kept[KEPT_MAX];   /* a node's keys whose values are not usable (key_close) */
-	size_t nkept;
-} jb_t;
-
-static void kpath(const jb_t *b, char *out, size_t outsz, const char *key)
+void jb_kpath(const jb_t *b, char *out, size_t outsz, const char *key)
 {
 	conf_path(out, outsz, b->path, key);
 }
@@ -104,9 +93,9 @@ static void key_close(jb_t *b, int before, const char *key)
 
 /* One problem of a key checked on its own (key_open .. key_close around one message): at path,
  * said at `at`. */
-static void key_err(jb_t *b, const conf_tnode_t *at, const char *path, const char *key, const char *fmt, ...)
+void jb_key_err(jb_t *b, const conf_tnode_t *at, const char *path, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
-static void key_err(jb_t *b, const conf_tnode_t *at, const char *path, const char *key, const char *fmt, ...)
+void jb_key_err(jb_t *b, const conf_tnode_t *at, const char *path, const char *key, const char *fmt, ...)
 {
 	int before = key_open(b);
 	va_list ap;
@@ -123,7 +112,7 @@ static void get_str(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at, cons
 {
 	char p[512];
 	if (!v || conf_is_null(v)) return;
-	kpath(b, p, sizeof p, key);
+	jb_kpath(b, p, sizeof p, key);
 	const char *s;
 	if (conf_get_str(b->cx, v, at, p, &s) < 0) {
 		b->errors++;
@@ -142,7 +131,7 @@ static void get_bool(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at, con
 {
 	char p[512];
 	if (!v) return;
-	kpath(b, p, sizeof p, key);
+	jb_kpath(b, p, sizeof p, key);
 	if (conf_get_bool(b->cx, v, at, p, dst) < 0) b->errors++;
 }
 
@@ -151,7 +140,7 @@ static void get_int(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at, cons
 {
 	char p[512];
 	if (!v) return;
-	kpath(b, p, sizeof p, key);
+	jb_kpath(b, p, sizeof p, key);
 	if (conf_get_int(b->cx, v, at, p, min, max, allowed, dst) < 0) b->errors++;
 }
 
@@ -166,7 +155,7 @@ static void get_handler(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at, 
 		get_str(b, v, at, key, dst, false);
 		return;
 	}
-	kpath(b, p, sizeof p, key);
+	jb_kpath(b, p, sizeof p, key);
 	if (conf_get_enum(b->cx, v, at, p, names, n, &idx) < 0) {
 		b->errors++;
 		return;
@@ -174,7 +163,7 @@ static void get_handler(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at, 
 	*dst = names[idx];
 }
 
-static bool is_identifier(const char *s)
+bool jb_is_identifier(const char *s)
 {
 	if (!*s || (*s >= '0' && *s <= '9')) return false;
 	for (; *s; s++)
@@ -189,7 +178,7 @@ static void get_listeners(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at
 	char p[512], ip[512];
 	conf_job_t *j = b->j;
 	if (!v || conf_is_null(v)) return;
-	kpath(b, p, sizeof p, "jobListenerTypes");
+	jb_kpath(b, p, sizeof p, "jobListenerTypes");
 	if (v->kind != CONF_TN_SEQ) {
 		conf_err(b->cx, at, p, "must be a list of listener type names (got %s)", conf_kind_name(v));
 		b->errors++;
@@ -290,7 +279,7 @@ static void get_extra(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at)
 	char p[512], ip[512];
 	conf_job_t *j = b->j;
 	if (!v || conf_is_null(v)) return;
-	kpath(b, p, sizeof p, "jobExtraConfigurations");
+	jb_kpath(b, p, sizeof p, "jobExtraConfigurations");
 	if (v->kind != CONF_TN_SEQ) {
 		conf_err(b->cx, at, p, "must be a list of mappings (got %s)", conf_kind_name(v));
 		b->errors++;
@@ -317,228 +306,6 @@ static void get_extra(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at)
 	}
 	j->n_extra_configurations = v->n;
 	j->extra_configurations = items;
-}
-
-struct keyidx {
-	const char *key;
-	size_t i;
-};
-
-static int keyidx_cmp(const void *a, const void *b)
-{
-	const struct keyidx *x = a, *y = b;
-	int c = strcmp(x->key, y->key);
-	return c ? c : (x->i > y->i) - (x->i < y->i);
-}
-
-/* props: a mapping of strings. In a node, ejob's own keys come out of it (see the top). */
-/* props ejob.listener.{name} (docs/config.md "Listeners"): the per-instance commands, the
- * once-per-fire beforeAll and afterAll, and their timeout. */
-static void get_listener_prop(jb_t *b, const conf_tnode_t *k, const char *ip, const char *name, const char *s)
-{
-	conf_job_t *j = b->j;
-	if (!strcmp(name, "before")) j->listener_before = *s ? s : NULL;
-	else if (!strcmp(name, "after")) j->listener_after = *s ? s : NULL;
-	else if (!strcmp(name, "timeoutSeconds")) {
-		char *end;
-		errno = 0;
-		long v = strtol(s, &end, 10);
-		if (!*s || *end || errno || v < 1 || v > 86400) {
-			key_err(b, k, ip, "props.ejob.listener.timeoutSeconds",
-			        "must be an integer 1-86400 (seconds a listener command may run; got \"%.40s\")", s);
-		} else {
-			j->listener_timeout_seconds = (int)v;
-		}
-	} else if (!strcmp(name, "afterAll")) {
-		j->listener_after_all = *s ? s : NULL;
-	} else if (!strcmp(name, "beforeAll")) {
-		j->listener_before_all = *s ? s : NULL;
-	} else if (b->cx->node_mode) {
-		/* a prop like any other to ElasticJob */
-		conf_warn(b->cx, k, ip, "not one of ejob's listener props (ejob.listener.before, ejob.listener.after, "
-		          "ejob.listener.beforeAll, ejob.listener.afterAll, ejob.listener.timeoutSeconds): ignored");
-	} else {
-		conf_err(b->cx, k, ip, "unknown listener prop; ejob's are ejob.listener.before, ejob.listener.after, "
-		         "ejob.listener.beforeAll, ejob.listener.afterAll and ejob.listener.timeoutSeconds");
-		b->errors++;
-	}
-}
-
-static void get_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at,
-                      const conf_tnode_t **ejob, const conf_tnode_t **ejobk)
-{
-	conf_ctx_t *cx = b->cx;
-	conf_job_t *j = b->j;
-	char p[512], ip[512];
-	if (!v || conf_is_null(v)) return;
-	kpath(b, p, sizeof p, "props");
-	if (v->kind != CONF_TN_MAP) {
-		conf_err(cx, at, p, "must be a mapping of names to strings (got %s)", conf_kind_name(v));
-		b->errors++;
-		return;
-	}
-	conf_kv_t *kv = conf_arena_alloc(cx->out, (v->n + 1) * sizeof *kv);
-	if (!kv) return;
-	size_t n = 0;
-	static const char *const ejob_keys[] = { "ejob.type", "ejob.timeoutSeconds", "ejob.maxRetries", "ejob.concurrency" };
-	/* Keys first (decoded: a !!binary key is a string too). A node is ejob's when it has
-	 * ejob.type; without it (a job ElasticJob wrote, or a person) ejob.* entries are ordinary
-	 * props, kept as written. */
-	const char **keys = conf_arena_alloc(cx->out, (v->n + 1) * sizeof *keys);
-	if (!keys) return;
-	bool ejobs = false;
-	for (size_t i = 0; i < v->n; i++) {
-		if (!conf_visit(cx, v->kids[2 * i])) return;
-		if (conf_get_str(cx, v->kids[2 * i], NULL, p, &keys[i]) < 0) {
-			b->errors++;
-			keys[i] = NULL;
-		} else if (strcmp(keys[i], "ejob.type") == 0) {
-			ejobs = true;
-		}
-	}
-	/* two keys may be written differently and decode to the same string ("a", !!binary YQ==):
-	 * sort the decoded keys and compare neighbours (the tree saw only the written ones) */
-	struct keyidx *idx = malloc((v->n + 1) * sizeof *idx);
-	size_t m = 0;
-	if (!idx) return;
-	for (size_t i = 0; i < v->n; i++)
-		if (keys[i]) idx[m++] = (struct keyidx){ keys[i], i };
-	qsort(idx, m, sizeof *idx, keyidx_cmp);
-	for (size_t i = 1; i < m; i++) {
-		const conf_tnode_t *x = v->kids[2 * idx[i - 1].i], *y = v->kids[2 * idx[i].i];
-		if (strcmp(idx[i - 1].key, idx[i].key) != 0 || (!x->tag && !y->tag)) continue;
-		conf_path(ip, sizeof ip, p, idx[i].key);
-		conf_err(cx, y, ip, "duplicate key (also at line %u, column %u); each key may appear once",
-		         x->line, x->col);
-		b->errors++;
-	}
-	free(idx);
-	for (size_t i = 0; i < v->n; i++) {
-		const conf_tnode_t *k = v->kids[2 * i], *val = v->kids[2 * i + 1];
-		const char *key = keys[i];
-		if (!key) continue;
-		conf_path(ip, sizeof ip, p, key);
-		if (strncmp(key, "ejob.listener.", 14) == 0) {
-			/* kept in props as written (they travel in the config node), and read below */
-		} else if (strncmp(key, "ejob.", 5) == 0) {
-			size_t e;
-			for (e = 0; e < NELEM(ejob_keys); e++)
-				if (strcmp(key, ejob_keys[e]) == 0) break;
-			if (cx->node_mode && ejobs && e < NELEM(ejob_keys)) {
-				ejob[e] = val;
-				ejobk[e] = k;
-				continue;
-			}
-			if (!cx->node_mode) {
-				conf_err(cx, k, ip, "props named ejob.* are ejob's own; set the job keys type, "
-				         "timeoutSeconds, maxRetries and concurrency instead");
-				b->errors++;
-				continue;
-			}
-		}
-		const char *s;
-		if (conf_is_null(val)) {
-			conf_err(cx, k, ip, "must be a string (got nothing); quote it, e.g. \"\"");
-			b->errors++;
-			continue;
-		}
-		if (conf_get_str(cx, val, k, ip, &s) < 0) {
-			b->errors++;
-			continue;
-		}
-		kv[n].key = key;
-		kv[n].value = s;
-		n++;
-		if (strcmp(key, "script.command.line") == 0) j->script_command_line = s;
-		else if (strcmp(key, "native.library") == 0) j->native_library = s;
-		else if (strcmp(key, "native.symbol") == 0) j->native_symbol = s;
-		else if (strncmp(key, "ejob.listener.", 14) == 0) get_listener_prop(b, k, ip, key + 14, s);
-	}
-	j->n_props = n;
-	j->props = kv;
-}
-
-/* An http or dataflow prop's problem, at the prop's key when it is written (else at props, or the job). */
-struct prop_arg {
-	jb_t *b;
-	const conf_tnode_t *props, *at;
-	const char *path;
-};
-
-static void prop_err(void *arg, const char *key, const char *msg)
-{
-	struct prop_arg *a = arg;
-	const conf_tnode_t *at = a->at;
-	for (size_t i = 0; a->props && a->props->kind == CONF_TN_MAP && i < a->props->n; i++) {
-		const conf_tnode_t *k = a->props->kids[2 * i];
-		if (k->kind == CONF_TN_SCALAR && k->len == strlen(key) && memcmp(k->str, key, k->len) == 0) at = k;
-	}
-	char p[512], kept[256];
-	conf_path(p, sizeof p, a->path, key);
-	conf_fmt(kept, sizeof kept, "props.%.200s", key);
-	/* in a node, ElasticJob fails the fire that reads the prop */
-	key_err(a->b, at, p, kept, "%s", msg);
-}
-
-/* What each type needs in props. */
-static void check_type_props(jb_t *b, const conf_tnode_t *pk, const conf_tnode_t *pv)
-{
-	conf_job_t *j = b->j;
-	char p[512];
-	const conf_tnode_t *at = pk ? pk : b->at;
-	kpath(b, p, sizeof p, "props");
-	if (j->type == CONF_JOB_SCRIPT) {
-		const char *c = j->script_command_line;
-		bool blank = true;
-		for (const char *s = c; s && *s; s++)
-			if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r') blank = false;
-		if (!c || blank) {
-			/* ElasticJob's ScriptJobExecutor fails each fire without it */
-			key_err(b, at, p, "props.script.command.line", "a script job needs props 'script.command.line', the "
-			        "command to run (split into arguments, no shell)");
-		}
-	} else if (j->type == CONF_JOB_NATIVE) {
-		if (!j->native_library || !*j->native_library) {
-			key_err(b, at, p, "props.native.library", "a native job needs props 'native.library', the path of "
-			        "the shared object");
-		}
-		if (!j->native_symbol || !is_identifier(j->native_symbol)) {
-			char q[128];
-			if (j->native_symbol) conf_quote(q, sizeof q, j->native_symbol, strlen(j->native_symbol));
-			key_err(b, at, p, "props.native.symbol", "a native job needs props 'native.symbol', the C function "
-			        "to call (an identifier%s%s)", j->native_symbol ? "; got " : "", j->native_symbol ? q : "");
-		}
-	} else if (j->type == CONF_JOB_HTTP) {
-		struct prop_arg a = { b, pv, at, p };
-		conf_job_http(j, prop_err, &a);
-	} else if (j->type == CONF_JOB_DATAFLOW) {
-		struct prop_arg a = { b, pv, at, p };
-		conf_job_dataflow(j, prop_err, &a);
-	}
-}
-
-/* An error handler's prop (conf_errh.c), at the prop's key when it is written (else at props,
- * or the job). */
-struct errh_arg {
-	jb_t *b;
-	const conf_tnode_t *props, *at;
-};
-
-static void errh_err(void *arg, const char *key, const char *msg)
-{
-	struct errh_arg *a = arg;
-	const conf_tnode_t *at = a->at;
-	for (size_t i = 0; a->props && a->props->kind == CONF_TN_MAP && i < a->props->n; i++) {
-		const conf_tnode_t *k = a->props->kids[2 * i];
-		if (k->kind == CONF_TN_SCALAR && k->len == strlen(key) && memcmp(k->str, key, k->len) == 0) at = k;
-	}
-	char p[512], q[512];
-	kpath(a->b, q, sizeof q, "props");
-	conf_path(p, sizeof p, q, key);
-	/* in a node, ElasticJob loads the handler and fails only when it sends: failed items are
-	 * logged (LOG) until the node is fixed */
-	key_err(a->b, at, p, "jobErrorHandlerType", "%s%s", msg,
-	        a->b->cx->node_mode ? "; until the node is fixed, failed items are only logged (LOG)" : "");
 }
 
 struct sip_arg {
@@ -580,7 +347,7 @@ static void check_cron(jb_t *b, const conf_tnode_t *v, const char *expr)
 		return;
 	}
 	char p[512];
-	kpath(b, p, sizeof p, "cron");
+	jb_kpath(b, p, sizeof p, "cron");
 	b->errors++;
 	if (errno == ENOMEM) {
 		conf_err(b->cx, v, p, "out of memory parsing the expression");
@@ -619,7 +386,7 @@ static void get_strategy(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at)
 	char p[512], list[256], q[128];
 	const char *s;
 	if (!v || conf_is_null(v)) return;
-	kpath(b, p, sizeof p, "jobShardingStrategyType");
+	jb_kpath(b, p, sizeof p, "jobShardingStrategyType");
 	if (conf_get_str(cx, v, at, p, &s) < 0) {
 		b->errors++;
 		return;
@@ -648,11 +415,11 @@ static void get_strategy(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at)
 	char hint[64] = "";
 	if (sug) conf_fmt(hint, sizeof hint, "; did you mean '%s'?", sug);
 	if (cx->node_mode)
-		key_err(b, at ? at : v, p, "jobShardingStrategyType", "ElasticJob has no sharding strategy %s (its instances fail "
+		jb_key_err(b, at ? at : v, p, "jobShardingStrategyType", "ElasticJob has no sharding strategy %s (its instances fail "
 		        "every resharding of this job: \"Cannot find sharding strategy\"); ejob keeps the strategy in force; "
 		        "write %s%s", q, list, hint);
 	else
-		key_err(b, at ? at : v, p, "jobShardingStrategyType", "must be one of %s (got %s)%s", list, q, hint);
+		jb_key_err(b, at ? at : v, p, "jobShardingStrategyType", "must be one of %s (got %s)%s", list, q, hint);
 }
 
 int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
@@ -684,7 +451,7 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	} else {
 		conf_map_keys(cx, map, path, file_keys, K_NFILE, K_FJOBNAME, keys, v);
 		if (keys[K_FJOBNAME]) {
-			kpath(&b, p, sizeof p, "jobName");
+			jb_kpath(&b, p, sizeof p, "jobName");
 			conf_err(cx, keys[K_FJOBNAME], p, "not a key here: a job's name is its key under "
 			         "jobs:");
 			b.errors++;
@@ -722,7 +489,7 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	if (j->cron && !*j->cron) {
 		j->cron = NULL;
 	} else if (j->cron && !j->cron[strspn(j->cron, " \t")]) {
-		kpath(&b, p, sizeof p, "cron");
+		jb_kpath(&b, p, sizeof p, "cron");
 		conf_err(cx, keys[K_CRON] ? keys[K_CRON] : v[K_CRON], p, "blank; give a Quartz cron expression (e.g. "
 		         "\"0/5 * * * * ?\"), or leave cron out (or \"\") for a one-off job that runs only when triggered");
 		b.errors++;
@@ -744,19 +511,19 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 			/* ElasticJob's TimeZone.getTimeZone gives GMT for an id Java does not know, and its
 			 * instances run the job in GMT: so does ejob, saying so (tz_error keeps why) */
 			j->tz_error = conf_arena_strdup(cx->out, why);
-			kpath(&b, p, sizeof p, "timeZone");
+			jb_kpath(&b, p, sizeof p, "timeZone");
 			conf_warn(cx, keys[K_TIMEZONE], p, "%s; the job runs in GMT, as ElasticJob runs a zone id Java does not "
 			          "know (TimeZone.getTimeZone)", why);
 			tz = tz_fixed("GMT", 0);
 			if (tz && conf_arena_own(cx->out, release_tz, tz) == 0) j->tz = tz;
 		} else {
-			kpath(&b, p, sizeof p, "timeZone");
+			jb_kpath(&b, p, sizeof p, "timeZone");
 			conf_err(cx, keys[K_TIMEZONE], p, "%s", why);
 			b.errors++;
 		}
 	}
 
-	kpath(&b, p, sizeof p, "shardingTotalCount");
+	jb_kpath(&b, p, sizeof p, "shardingTotalCount");
 	if (!v[K_TOTAL]) {
 		conf_err(cx, b.at, p, "missing; every job needs the number of shard items, 1-%d",
 		         CONF_MAX_ITEMS);
@@ -768,7 +535,7 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	}
 	get_str(&b, v[K_SIP], keys[K_SIP], "shardingItemParameters", &j->sharding_item_parameters, false);
 	if (*j->sharding_item_parameters) {
-		kpath(&b, p, sizeof p, "shardingItemParameters");
+		jb_kpath(&b, p, sizeof p, "shardingItemParameters");
 		conf_item_param_t *ip;
 		struct sip_arg a = { &b, v[K_SIP], p };
 		/* 1-CONF_MAX_ITEMS when it was valid */
@@ -795,7 +562,7 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	/* 3.0.5 renamed the executor key (jobExecutorThreadPoolSizeProviderType); each version refuses
 	 * the other's, so the key written is the key published */
 	if (v[K_EXECUTOR] && v[K_EXECUTOR305] && !conf_is_null(v[K_EXECUTOR]) && !conf_is_null(v[K_EXECUTOR305])) {
-		kpath(&b, p, sizeof p, "jobExecutorThreadPoolSizeProviderType");
+		jb_kpath(&b, p, sizeof p, "jobExecutorThreadPoolSizeProviderType");
 		conf_err(cx, keys[K_EXECUTOR305], p, "ElasticJob 3.0.5's name of jobExecutorServiceHandlerType, which is "
 		         "given too; give one of them (3.0.5 and later read only this one, 3.0.4 and before only the other)");
 		b.errors++;
@@ -815,11 +582,11 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	get_bool(&b, v[K_OVERWRITE], keys[K_OVERWRITE], "overwrite", &j->overwrite);
 	get_str(&b, v[K_LABEL], keys[K_LABEL], "label", &j->label, false);
 	get_str(&b, v[K_DESCRIPTION], keys[K_DESCRIPTION], "description", &j->description, false);
-	get_props(&b, v[K_PROPS], keys[K_PROPS], ejob, ejobk);
+	jb_props(&b, v[K_PROPS], keys[K_PROPS], ejob, ejobk);
 
 	/* ejob's own keys: job keys in the file, props in a node */
 	const conf_tnode_t *tv = node ? ejob[0] : v[K_TYPE], *tk = node ? ejobk[0] : keys[K_TYPE];
-	kpath(&b, p, sizeof p, node ? "props.ejob.type" : "type");
+	jb_kpath(&b, p, sizeof p, node ? "props.ejob.type" : "type");
 	if (!tv || conf_is_null(tv)) {
 		if (!node) {
 			conf_err(cx, tk ? tk : b.at, p, "missing; every job needs a type: script, native, "
@@ -851,7 +618,7 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	if (j->executor_service_handler_type && !strcmp(j->executor_service_handler_type, "SINGLE_THREAD") &&
 	    j->concurrency > 1) {
 		const conf_tnode_t *at = node ? ejobk[3] : keys[K_CONCURRENCY];
-		kpath(&b, p, sizeof p, node ? "props.ejob.concurrency" : "concurrency");
+		jb_kpath(&b, p, sizeof p, node ? "props.ejob.concurrency" : "concurrency");
 		if (node) {
 			conf_warn(cx, at, p, "%d with the executor SINGLE_THREAD, which runs one item at a time: one it is",
 			          j->concurrency);
@@ -861,13 +628,13 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 			b.errors++;
 		}
 	}
-	check_type_props(&b, keys[K_PROPS], v[K_PROPS]);
+	jb_type_props(&b, keys[K_PROPS], v[K_PROPS]);
 	/* what the error handler needs in props (a node's too: ejobctl config set refuses what the
 	 * supervisor would) */
 	conf_errh_t eh;
 	struct errh_arg ea = { &b, v[K_PROPS], keys[K_PROPS] ? keys[K_PROPS] : keys[K_ERRHANDLER] };
 	if (!ea.at) ea.at = b.at;
-	conf_job_errh(j, &eh, errh_err, &ea);
+	conf_job_errh(j, &eh, jb_errh_err, &ea);
 
 	if (b.nkept) {
 		const char **kept = conf_arena_alloc(cx->out, b.nkept * sizeof *kept);
