@@ -18,19 +18,8 @@
 #include <string.h>
 
 #include "conf/conf_int.h"
+#include "conf/conf_snake_int.h"
 
-#define BEST_INDENT 2
-#define BEST_WIDTH  80
-#define MAX_SIMPLE_KEY 128
-#define YAML_PREFIX "tag:yaml.org,2002:"
-#define TAG_STR    YAML_PREFIX "str"
-
-enum { ST_PLAIN, ST_SINGLE, ST_DOUBLE, ST_LITERAL };
-
-typedef struct u16 {
-	uint16_t *t;
-	size_t n;
-} u16_t;
 
 /* ---- output ------------------------------------------------------------------------------ */
 
@@ -66,13 +55,13 @@ void conf_out_bytes(conf_out_t *o, const char *s, size_t n)
 	o->buf[o->len] = '\0';
 }
 
-static void out_str(conf_out_t *o, const char *s)
+void snake_out_str(conf_out_t *o, const char *s)
 {
 	conf_out_bytes(o, s, strlen(s));
 }
 
 /* UTF-16 units t[b..e) as UTF-8 */
-static void out_u16(conf_out_t *o, const u16_t *u, size_t b, size_t e)
+void snake_out_u16(conf_out_t *o, const u16_t *u, size_t b, size_t e)
 {
 	char tmp[256];
 	size_t k = 0;
@@ -112,16 +101,16 @@ static int to_u16(const char *s, size_t n, u16_t *u)
 
 /* ---- the emitter's primitives (Emitter.writeIndicator, writeIndent, ...) ----------------- */
 
-static void w_line_break(conf_out_t *o, uint16_t br)
+void snake_line_break(conf_out_t *o, uint16_t br)
 {
 	o->whitespace = true;
 	o->indention = true;
 	o->column = 0;
 	if (br == 0) {
-		out_str(o, "\n");
+		snake_out_str(o, "\n");
 	} else {
 		u16_t u = { &br, 1 };
-		out_u16(o, &u, 0, 1);
+		snake_out_u16(o, &u, 0, 1);
 	}
 }
 
@@ -129,15 +118,15 @@ static void w_whitespace(conf_out_t *o, int n)
 {
 	if (n <= 0) return;
 	o->whitespace = true;
-	for (int i = 0; i < n; i++) out_str(o, " ");
+	for (int i = 0; i < n; i++) snake_out_str(o, " ");
 	o->column += n;
 }
 
-static void w_indent(conf_out_t *o)
+void snake_indent(conf_out_t *o)
 {
 	int indent = o->indent >= 0 ? o->indent : 0;
 	if (!o->indention || o->column > indent || (o->column == indent && !o->whitespace))
-		w_line_break(o, 0);
+		snake_line_break(o, 0);
 	w_whitespace(o, indent - o->column);
 }
 
@@ -147,16 +136,16 @@ static void w_indicator_n(conf_out_t *o, const char *ind, int cols, bool need_ws
 {
 	if (!o->whitespace && need_ws) {
 		o->column++;
-		out_str(o, " ");
+		snake_out_str(o, " ");
 	}
 	o->whitespace = ws;
 	o->indention = o->indention && indentation;
 	o->column += cols;
 	o->open_ended = false;
-	out_str(o, ind);
+	snake_out_str(o, ind);
 }
 
-static void w_indicator(conf_out_t *o, const char *ind, bool need_ws, bool ws, bool indentation)
+void snake_indicator(conf_out_t *o, const char *ind, bool need_ws, bool ws, bool indentation)
 {
 	w_indicator_n(o, ind, (int)strlen(ind), need_ws, ws, indentation);
 }
@@ -182,7 +171,7 @@ typedef struct analysis {
 	bool empty, multiline, flow_plain, block_plain, single, block;
 } analysis_t;
 
-static bool is_linebr(uint32_t c)
+bool snake_is_linebr(uint32_t c)
 {
 	return c == '\n' || c == 0x85 || c == 0x2028 || c == 0x2029;
 }
@@ -194,7 +183,7 @@ static bool is_nul_bl_t(uint32_t c)
 
 static bool is_nul_bl_t_linebr(uint32_t c)
 {
-	return is_nul_bl_t(c) || c == '\r' || is_linebr(c);
+	return is_nul_bl_t(c) || c == '\r' || snake_is_linebr(c);
 }
 
 static uint32_t cp_at(const u16_t *u, size_t i)
@@ -205,7 +194,7 @@ static uint32_t cp_at(const u16_t *u, size_t i)
 	return c;
 }
 
-static bool printable(uint32_t c)
+bool snake_printable(uint32_t c)
 {
 	return (c >= 0x20 && c <= 0x7e) || c == 0x9 || c == 0xa || c == 0xd || c == 0x85 ||
 	       (c >= 0xa0 && c <= 0xd7ff) || (c >= 0xe000 && c <= 0xfffd) ||
@@ -255,7 +244,7 @@ static analysis_t analyze(const u16_t *u)
 			}
 			if (c == '#' && preceded) flow_ind = block_ind = true;
 		}
-		bool lb = is_linebr(c);
+		bool lb = snake_is_linebr(c);
 		if (lb) line_breaks = true;
 		if (!(c == '\n' || (c >= 0x20 && c <= 0x7e))) {
 			if (!(c == 0x85 || (c >= 0xa0 && c <= 0xd7ff) || (c >= 0xe000 && c <= 0xfffd) ||
@@ -399,239 +388,6 @@ static char *prepare_tag(const char *tag)
 	return p;
 }
 
-/* ---- the scalar writers -------------------------------------------------------------------- */
-
-static void write_plain(conf_out_t *o, const u16_t *u, bool split)
-{
-	if (o->root_ctx) o->open_ended = true;
-	if (u->n == 0) return;
-	if (!o->whitespace) {
-		o->column++;
-		out_str(o, " ");
-	}
-	o->whitespace = o->indention = false;
-	bool spaces = false, breaks = false;
-	size_t start = 0, end = 0;
-	while (end <= u->n) {
-		uint16_t ch = end < u->n ? u->t[end] : 0;
-		if (spaces) {
-			if (ch != ' ') {
-				if (start + 1 == end && o->column > BEST_WIDTH && split) {
-					w_indent(o);
-					o->whitespace = o->indention = false;
-				} else {
-					out_u16(o, u, start, end);
-					o->column += (int)(end - start);
-				}
-				start = end;
-			}
-		} else if (breaks) {
-			if (!is_linebr(ch)) {
-				if (u->t[start] == '\n') w_line_break(o, 0);
-				for (size_t i = start; i < end; i++) w_line_break(o, u->t[i] == '\n' ? 0 : u->t[i]);
-				w_indent(o);
-				o->whitespace = o->indention = false;
-				start = end;
-			}
-		} else if (is_linebr(ch) || ch == 0 || ch == ' ') {
-			out_u16(o, u, start, end);
-			o->column += (int)(end - start);
-			start = end;
-		}
-		if (ch != 0) {
-			spaces = ch == ' ';
-			breaks = is_linebr(ch);
-		}
-		end++;
-	}
-}
-
-static void write_single(conf_out_t *o, const u16_t *u, bool split)
-{
-	w_indicator(o, "'", true, false, false);
-	bool spaces = false, breaks = false;
-	size_t start = 0, end = 0;
-	while (end <= u->n) {
-		uint16_t ch = end < u->n ? u->t[end] : 0;
-		if (spaces) {
-			if (ch == 0 || ch != ' ') {
-				if (start + 1 == end && o->column > BEST_WIDTH && split && start != 0 && end != u->n) {
-					w_indent(o);
-				} else {
-					out_u16(o, u, start, end);
-					o->column += (int)(end - start);
-				}
-				start = end;
-			}
-		} else if (breaks) {
-			if (ch == 0 || !is_linebr(ch)) {
-				if (u->t[start] == '\n') w_line_break(o, 0);
-				for (size_t i = start; i < end; i++) w_line_break(o, u->t[i] == '\n' ? 0 : u->t[i]);
-				w_indent(o);
-				start = end;
-			}
-		} else if (is_linebr(ch) || ch == 0 || ch == ' ' || ch == '\'') {
-			if (start < end) {
-				out_u16(o, u, start, end);
-				o->column += (int)(end - start);
-				start = end;
-			}
-		}
-		if (ch == '\'') {
-			o->column += 2;
-			out_str(o, "''");
-			start = end + 1;
-		}
-		if (ch != 0) {
-			spaces = ch == ' ';
-			breaks = is_linebr(ch);
-		}
-		end++;
-	}
-	w_indicator(o, "'", false, false, false);
-}
-
-static const char *escape_of(uint32_t c)
-{
-	switch (c) {
-	case 0: return "0";
-	case 7: return "a";
-	case 8: return "b";
-	case 9: return "t";
-	case 10: return "n";
-	case 11: return "v";
-	case 12: return "f";
-	case 13: return "r";
-	case 27: return "e";
-	case '"': return "\"";
-	case '\\': return "\\";
-	case 0x85: return "N";
-	case 0xa0: return "_";
-	case 0x2028: return "L";
-	case 0x2029: return "P";
-	default: return NULL;
-	}
-}
-
-static void write_double(conf_out_t *o, const u16_t *u, bool split)
-{
-	static const char hex[] = "0123456789abcdef";
-	w_indicator(o, "\"", true, false, false);
-	size_t start = 0, end = 0, n = u->n;
-	while (end <= n) {
-		bool none = end >= n;
-		uint16_t ch = none ? 0 : u->t[end];
-		if (none || ch == '"' || ch == '\\' || ch == 0x85 || ch == 0x2028 || ch == 0x2029 ||
-		    ch == 0xfeff || !(ch >= 0x20 && ch <= 0x7e)) {
-			if (start < end) {
-				out_u16(o, u, start, end);
-				o->column += (int)(end - start);
-				start = end;
-			}
-			if (!none) {
-				char data[16];
-				int cols;
-				const char *esc = escape_of(ch);
-				if (esc) {
-					data[0] = '\\';
-					strcpy(data + 1, esc);
-					out_str(o, data);
-					cols = (int)strlen(data);
-				} else {
-					uint32_t cp = ch;
-					if (ch >= 0xd800 && ch <= 0xdbff && end + 1 < n) {
-						uint16_t c2 = u->t[end + 1];
-						cp = 0x10000 + (((uint32_t)ch - 0xd800) << 10) + ((uint32_t)c2 - 0xdc00);
-						if (c2 < 0xdc00 || c2 > 0xdfff) cp = ch;
-					}
-					if (printable(cp)) {
-						size_t w = cp >= 0x10000 ? 2 : 1;
-						out_u16(o, u, end, end + w);
-						cols = (int)w;
-						if (w == 2) end++;
-					} else if (ch <= 0xff) {
-						data[0] = '\\';
-						data[1] = 'x';
-						data[2] = hex[ch >> 4];
-						data[3] = hex[ch & 15];
-						data[4] = '\0';
-						out_str(o, data);
-						cols = 4;
-					} else if (cp >= 0x10000) {
-						end++;
-						data[0] = '\\';
-						data[1] = 'U';
-						for (int i = 0; i < 8; i++) data[2 + i] = hex[(cp >> (28 - 4 * i)) & 15];
-						data[10] = '\0';
-						out_str(o, data);
-						cols = 10;
-					} else {
-						data[0] = '\\';
-						data[1] = 'u';
-						for (int i = 0; i < 4; i++) data[2 + i] = hex[(ch >> (12 - 4 * i)) & 15];
-						data[6] = '\0';
-						out_str(o, data);
-						cols = 6;
-					}
-				}
-				o->column += cols;
-				start = end + 1;
-			}
-		}
-		if (end > 0 && end + 1 < n && (ch == ' ' || start >= end) &&
-		    o->column + (int)(end - start) > BEST_WIDTH && split) {
-			if (start < end) {
-				out_u16(o, u, start, end);
-				o->column += (int)(end - start);
-				start = end;
-			}
-			out_str(o, "\\");
-			o->column++;
-			w_indent(o);
-			o->whitespace = o->indention = false;
-			if (u->t[start] == ' ') {
-				out_str(o, "\\");
-				o->column++;
-			}
-		}
-		end++;
-	}
-	w_indicator(o, "\"", false, false, false);
-}
-
-static void write_literal(conf_out_t *o, const u16_t *u)
-{
-	char hints[4];
-	size_t h = 0, n = u->n;
-	if (is_linebr(u->t[0]) || u->t[0] == ' ') hints[h++] = '0' + BEST_INDENT;
-	if (!is_linebr(u->t[n - 1])) hints[h++] = '-';
-	else if (n == 1 || is_linebr(u->t[n - 2])) hints[h++] = '+';
-	hints[h] = '\0';
-	char ind[8] = "|";
-	strcat(ind, hints);
-	w_indicator(o, ind, true, false, false);
-	if (h && hints[h - 1] == '+') o->open_ended = true;
-	w_line_break(o, 0);
-	bool breaks = true;
-	size_t start = 0, end = 0;
-	while (end <= n) {
-		uint16_t ch = end < n ? u->t[end] : 0;
-		if (breaks) {
-			if (ch == 0 || !is_linebr(ch)) {
-				for (size_t i = start; i < end; i++) w_line_break(o, u->t[i] == '\n' ? 0 : u->t[i]);
-				if (ch != 0) w_indent(o);
-				start = end;
-			}
-		} else if (ch == 0 || is_linebr(ch)) {
-			out_u16(o, u, start, end);   /* SnakeYAML does not count these columns */
-			if (ch == 0) w_line_break(o, 0);
-			start = end;
-		}
-		if (ch != 0) breaks = is_linebr(ch);
-		end++;
-	}
-}
-
 /* ---- scalar events ------------------------------------------------------------------------ */
 
 typedef struct sev {
@@ -679,10 +435,10 @@ static void emit_scalar(conf_out_t *o, const sev_t *e)
 	increase_indent(o, true, false);
 	bool split = !o->simple_key_ctx;
 	switch (style) {
-	case ST_PLAIN: write_plain(o, &e->u, split); break;
-	case ST_SINGLE: write_single(o, &e->u, split); break;
-	case ST_DOUBLE: write_double(o, &e->u, split); break;
-	default: write_literal(o, &e->u); break;
+	case ST_PLAIN: snake_write_plain(o, &e->u, split); break;
+	case ST_SINGLE: snake_write_single(o, &e->u, split); break;
+	case ST_DOUBLE: snake_write_double(o, &e->u, split); break;
+	default: snake_write_literal(o, &e->u); break;
 	}
 	pop_indent(o);
 }
@@ -696,7 +452,7 @@ static int string_event(conf_out_t *o, const char *s, size_t n, sev_t *e)
 	bool print = true;
 	for (size_t i = 0; i < e->u.n; i++) {
 		uint32_t c = cp_at(&e->u, i);
-		if (!printable(c)) print = false;
+		if (!snake_printable(c)) print = false;
 		if (c == 0x85) e->nel = true;
 		if (c >= 0x10000) i++;
 	}
@@ -721,7 +477,7 @@ static int string_event(conf_out_t *o, const char *s, size_t n, sev_t *e)
 	e->imp_plain = strcmp(conf_snake_resolve(&o->res, s, n), TAG_STR) == 0;
 	e->imp_quoted = true;
 	for (size_t i = 0; i < e->u.n; i++)
-		if (is_linebr(e->u.t[i])) e->style = ST_LITERAL;
+		if (snake_is_linebr(e->u.t[i])) e->style = ST_LITERAL;
 	return 0;
 }
 
@@ -790,17 +546,17 @@ void conf_snake_map_begin(conf_out_t *o)
 /* A key of a block mapping, then ':'; leaves the context for the value. */
 static void map_key_event(conf_out_t *o, const sev_t *e)
 {
-	w_indent(o);
+	snake_indent(o);
 	if (simple_key(e)) {
 		set_ctx(o, false, true, true);
 		emit_scalar(o, e);
-		w_indicator(o, ":", false, false, false);
+		snake_indicator(o, ":", false, false, false);
 	} else {
-		w_indicator(o, "?", true, false, true);
+		snake_indicator(o, "?", true, false, true);
 		set_ctx(o, false, true, false);
 		emit_scalar(o, e);
-		w_indent(o);
-		w_indicator(o, ":", true, false, true);
+		snake_indent(o);
+		snake_indicator(o, ":", true, false, true);
 	}
 	set_ctx(o, false, true, false);
 }
@@ -829,8 +585,8 @@ void conf_snake_seq_begin(conf_out_t *o)
 
 void conf_snake_seq_item(conf_out_t *o)
 {
-	w_indent(o);
-	w_indicator(o, "-", true, false, true);
+	snake_indent(o);
+	snake_indicator(o, "-", true, false, true);
 	set_ctx(o, false, false, false);
 }
 
@@ -842,7 +598,7 @@ void conf_snake_seq_end(conf_out_t *o)
 void conf_snake_end(conf_out_t *o)
 {
 	/* ExpectDocumentEnd: the root mapping has ended, the indent is back to none */
-	w_indent(o);
+	snake_indent(o);
 }
 
 /* A generic scalar: its tag decides, as the Serializer decides for a node. */
@@ -876,8 +632,8 @@ void conf_snake_value(conf_out_t *o, const conf_value_t *v)
 	if (!tag_omitted(v->tag, map ? YAML_PREFIX "map" : YAML_PREFIX "seq")) write_tag(o, v->tag);
 	if (v->n == 0) {
 		/* an empty collection is written in flow style */
-		w_indicator(o, map ? "{" : "[", true, true, false);
-		w_indicator(o, map ? "}" : "]", false, false, false);
+		snake_indicator(o, map ? "{" : "[", true, true, false);
+		snake_indicator(o, map ? "}" : "]", false, false, false);
 		return;
 	}
 	if (map) {
