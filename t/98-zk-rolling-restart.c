@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "t/lib/tlib.h"
+#include "t/lib/truns.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
 #include "t/lib/tzkup.h"
@@ -23,54 +24,7 @@
 #define PERIOD_MS 6000
 #define ITEMS 6
 
-/* start, then end (ran to its end) or cut (SIGTERM), each "KIND ITEM NS TASK FIRE" */
-static const char item_sh[] =
-	"#!/bin/sh\n"
-	"rec() { echo \"$1 $EJOB_ITEM $(date +%s%N) $EJOB_TASK_ID $EJOB_FIRE_ID\" >> \"$OUT\"; }\n"
-	"rec start\n"
-	"trap 'rec cut; exit 143' TERM\n"
-	"sleep 3 & wait\n"
-	"rec end\n";
-
 #define MAXR 2048
-static struct tsup_rec r[MAXR];
-
-/* the newest fire (a fire id on the cron's grid, started within a second of it) with a start */
-static long long newest_fire(const char *out)
-{
-	int n = tsup_read_recs(out, r, MAXR);
-	long long f = 0;
-	for (int i = 0; i < n; i++)
-		if (!strcmp(r[i].kind, "start") && r[i].extra % PERIOD_MS == 0 && r[i].ns / 1000000 - r[i].extra < 1000 &&
-		    r[i].extra > f)
-			f = r[i].extra;
-	return f;
-}
-
-/* the wall clock (fire ids are wall-clock ms; tlib_now_ms is monotonic) */
-static long long wall_ms(void) { return tlib_wall_ns() / 1000000; }
-
-static long long wait_fire_after(const char *out, long long after, unsigned timeout_ms)
-{
-	uint64_t end = tlib_now_ms() + timeout_ms;
-	long long f;
-	while ((f = newest_fire(out)) <= after && tlib_now_ms() < end) usleep(20000);
-	return f > after ? f : 0;
-}
-
-static void sleep_until_ms(long long t)
-{
-	long long now = wall_ms();
-	if (t > now) usleep((useconds_t)(t - now) * 1000);
-}
-
-struct run {
-	int item;
-	long long start, end;       /* ms; end 0: none seen */
-	int ok, cut;
-	char task[200];
-	long long fire;
-};
 
 int main(void)
 {
@@ -78,7 +32,7 @@ int main(void)
 	struct tzkup u;
 	tzkup_start(&u, 200, "t98", 4000);
 	char sh[600], out[600], jobs[4096], sup[3][700];
-	tlib_script(sh, sizeof sh, "item.sh", item_sh);
+	tlib_script(sh, sizeof sh, "item.sh", truns_script);
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
 	snprintf(jobs, sizeof jobs,
 	         "  roll:\n"
@@ -111,16 +65,16 @@ int main(void)
 	pass("three supervisors run the job");
 
 	/* the window: from the first fire after all three are there */
-	long long f0 = wait_fire_after(out, wall_ms(), 15000);
+	long long f0 = truns_wait_fire(out, PERIOD_MS, truns_wall_ms(), 15000);
 	ok(f0 > 0, "the fires go on (first fire of the window: %lld)", f0);
 	long long last = f0;
 	int clean = 1;
 	double worst_stop = 0;
 	for (int k = 0; k < 3 && f0; k++) {
-		long long f = wait_fire_after(out, last, 15000);
+		long long f = truns_wait_fire(out, PERIOD_MS, last, 15000);
 		if (!f) break;
 		last = f;
-		sleep_until_ms(f + 1000);
+		truns_sleep_until(f + 1000);
 		uint64_t t0 = tlib_now_ms();
 		int st = tsup_stop(&s[k], SIGTERM, 15000);
 		double took = (double)(tlib_now_ms() - t0) / 1000.0;
@@ -134,74 +88,28 @@ int main(void)
 	ok(worst_stop < 6.0, "  within the grace, the kill grace and the hand-over");
 	/* two more fires after the last restart, then everything stops while nothing runs */
 	long long g = last + 2 * PERIOD_MS;
-	sleep_until_ms(g + 4500);
+	truns_sleep_until(g + 4500);
 	for (int k = 0; k < 3; k++) tsup_stop(&s[k], SIGTERM, 15000);
 
-	/* the runs of the window, paired by item, task and fire id */
-	static struct run runs[MAXR];
-	int nruns = 0;
-	int n = tsup_read_recs(out, r, MAXR);
-	for (int i = 0; i < n; i++) {
-		long long ms = r[i].ns / 1000000;
-		if (!strcmp(r[i].kind, "start")) {
-			if (ms < f0 || ms >= g + PERIOD_MS || nruns == MAXR) continue;
-			struct run *x = &runs[nruns++];
-			memset(x, 0, sizeof *x);
-			x->item = r[i].item;
-			x->start = ms;
-			x->fire = r[i].extra;
-			snprintf(x->task, sizeof x->task, "%s", r[i].task);
-			continue;
-		}
-		for (int k = nruns - 1; k >= 0; k--)
-			if (runs[k].item == r[i].item && runs[k].fire == r[i].extra && !strcmp(runs[k].task, r[i].task) &&
-			    !runs[k].end) {
-				runs[k].end = ms;
-				runs[k].ok = !strcmp(r[i].kind, "end");
-				runs[k].cut = !strcmp(r[i].kind, "cut");
-				break;
-			}
-	}
+	/* the runs of the window */
+	static struct trun runs[MAXR];
+	int nruns = truns_read(out, f0, g + PERIOD_MS, runs, MAXR);
 	int nfires = (int)((g - f0) / PERIOD_MS) + 1;
-	int oks[ITEMS] = { 0 }, overlaps = 0, cuts = 0, unended = 0, late_takes = 0, untaken = 0;
-	for (int a = 0; a < nruns; a++) {
-		struct run *x = &runs[a];
-		if (x->item < 0 || x->item >= ITEMS) continue;
-		oks[x->item] += x->ok;
-		unended += !x->end;
-		for (int b = 0; b < nruns; b++) {
-			struct run *y = &runs[b];
-			if (b == a || y->item != x->item || !x->end) continue;
-			if (y->start >= x->start && y->start < x->end) {
-				overlaps++;
-				diag("item %d: a run from %lld to %lld (%s) and one from %lld (%s) overlap", x->item, x->start, x->end,
-				     x->task, y->start, y->task);
-			}
-		}
-		if (!x->cut) continue;
-		cuts++;
-		/* taken over at once: the next run of the item starts after the cut ended, well before
-		 * the next fire */
-		long long next = 0;
-		for (int b = 0; b < nruns; b++)
-			if (runs[b].item == x->item && runs[b].start >= x->end && (!next || runs[b].start < next)) next = runs[b].start;
-		if (!next) untaken++;
-		else if (next - x->end > 2500) late_takes++;
-		diag("item %d: cut at %+lld ms into its fire; taken over %lld ms later", x->item, x->end - x->fire,
-		     next ? next - x->end : -1);
-	}
+	struct truns_stats st;
+	truns_judge(runs, nruns, ITEMS, 2500, &st);
+	int cuts = st.cuts;
 	ok(cuts >= 3, "the restarts cut items that ran longer than the grace (%d cut runs)", cuts);
 	int exact = 1;
 	for (int i = 0; i < ITEMS; i++) {
-		if (oks[i] != nfires) diag("item %d: %d ok runs for %d fires", i, oks[i], nfires);
-		exact &= oks[i] == nfires;
+		if (st.oks[i] != nfires) diag("item %d: %d ok runs for %d fires", i, st.oks[i], nfires);
+		exact &= st.oks[i] == nfires;
 	}
 	ok(exact, "every item of every fire of the window (%d fires) has exactly one ok run: nothing lost, nothing run twice",
 	   nfires);
-	is_int(overlaps, 0, "no two runs of one item overlap");
-	is_int(unended, 0, "every run started in the window ended (ok or cut)");
-	is_int(untaken, 0, "every cut run was run again");
-	is_int(late_takes, 0, "  each at once (within 2.5 s of its cut), as a failover run, not at the next fire");
+	is_int(st.overlaps, 0, "no two runs of one item overlap");
+	is_int(st.unended, 0, "every run started in the window ended (ok or cut)");
+	is_int(st.untaken, 0, "every cut run was run again");
+	is_int(st.late, 0, "  each at once (within 2.5 s of its cut), as a failover run, not at the next fire");
 
 	/* failover off: the cut items' history records say why */
 	int nofo_cut = 0, nofo_cause = 0;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "t/lib/tlib.h"
+#include "t/lib/truns.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
 #include "t/lib/tzkup.h"
@@ -25,78 +26,17 @@
 #define PERIOD_MS 5000
 #define ITEMS 6
 
-static const char item_sh[] =
-	"#!/bin/sh\n"
-	"rec() { echo \"$1 $EJOB_ITEM $(date +%s%N) $EJOB_TASK_ID $EJOB_FIRE_ID\" >> \"$OUT\"; }\n"
-	"rec start\n"
-	"trap 'rec cut; exit 143' TERM\n"
-	"sleep $SECS & wait\n"
-	"rec end\n";
-
 #define MAXR 2048
-static struct tsup_rec r[MAXR];
 
-static long long wall_ms(void) { return tlib_wall_ns() / 1000000; }
-
-/* the newest fire id on the cron's grid with a start in the file */
-static long long newest_fire(const char *out)
-{
-	int n = tsup_read_recs(out, r, MAXR);
-	long long f = 0;
-	for (int i = 0; i < n; i++)
-		if (!strcmp(r[i].kind, "start") && r[i].extra % PERIOD_MS == 0 && r[i].extra > f) f = r[i].extra;
-	return f;
-}
-
-static long long wait_fire_after(const char *out, long long after, unsigned timeout_ms)
-{
-	uint64_t end = tlib_now_ms() + timeout_ms;
-	long long f;
-	while ((f = newest_fire(out)) <= after && tlib_now_ms() < end) usleep(20000);
-	return f > after ? f : 0;
-}
-
-static void sleep_until_ms(long long t)
-{
-	long long now = wall_ms();
-	if (t > now) usleep((useconds_t)(t - now) * 1000);
-}
-
-/* runs of a file: by item, the records of one run (task and fire id) */
+/* the runs of a file (t/lib/truns.h) */
 struct runs {
 	int n;
-	struct {
-		int item, ok, cut;
-		long long start, end, fire;
-		char task[200];
-	} x[MAXR];
+	struct trun x[MAXR];
 };
 
 static void read_runs(const char *path, struct runs *o)
 {
-	int n = tsup_read_recs(path, r, MAXR);
-	o->n = 0;
-	for (int i = 0; i < n; i++) {
-		long long ms = r[i].ns / 1000000;
-		if (!strcmp(r[i].kind, "start")) {
-			if (o->n == MAXR) continue;
-			int k = o->n++;
-			memset(&o->x[k], 0, sizeof o->x[k]);
-			o->x[k].item = r[i].item;
-			o->x[k].start = ms;
-			o->x[k].fire = r[i].extra;
-			snprintf(o->x[k].task, sizeof o->x[k].task, "%s", r[i].task);
-			continue;
-		}
-		for (int k = o->n - 1; k >= 0; k--)
-			if (o->x[k].item == r[i].item && o->x[k].fire == r[i].extra && !strcmp(o->x[k].task, r[i].task) &&
-			    !o->x[k].end) {
-				o->x[k].end = ms;
-				o->x[k].ok = !strcmp(r[i].kind, "end");
-				o->x[k].cut = !strcmp(r[i].kind, "cut");
-				break;
-			}
-	}
+	o->n = truns_read(path, 0, 0, o->x, MAXR);
 }
 
 /* the fires after `after` up to `upto`: each item has exactly one ok run per fire that started
@@ -140,7 +80,7 @@ int main(void)
 	struct tzkup u;
 	tzkup_start(&u, 200, "t99", 4000);
 	char sh[600], outq[600], outl[600], jobs[4096], sup[700], *out = NULL, *err = NULL;
-	tlib_script(sh, sizeof sh, "item.sh", item_sh);
+	tlib_script(sh, sizeof sh, "item.sh", truns_script);
 	snprintf(outq, sizeof outq, "%s/quick", tlib_tmpdir());
 	snprintf(outl, sizeof outl, "%s/long", tlib_tmpdir());
 	snprintf(jobs, sizeof jobs,
@@ -177,7 +117,7 @@ int main(void)
 	/* a fire in which 127.0.0.2 runs items of both jobs */
 	long long f = 0;
 	for (int tries = 0; tries < 4; tries++) {
-		f = wait_fire_after(outl, f, 15000);
+		f = truns_wait_fire(outl, PERIOD_MS, f, 15000);
 		usleep(300000);
 		struct runs *o = calloc(1, sizeof *o);
 		read_runs(outl, o);
@@ -187,7 +127,7 @@ int main(void)
 		if (mine) break;
 	}
 	ok(f > 0, "a fire runs items on 127.0.0.2 (fire %lld)", f);
-	sleep_until_ms(f + 500);
+	truns_sleep_until(f + 500);
 	uint64_t t0 = tlib_now_ms();
 	int rc = tzkup_ctl(&u, &out, &err, "drain", "--server", "127.0.0.2", "--wait", "20", NULL);
 	double took = (double)(tlib_now_ms() - t0) / 1000.0;
@@ -208,7 +148,7 @@ int main(void)
 	/* two more fires, then look at the runs */
 	long long g = f + 2 * PERIOD_MS;
 	/* a run of those fires may start late (a misfire's run again) and take 4 s */
-	sleep_until_ms(g + PERIOD_MS + 4600);
+	truns_sleep_until(g + PERIOD_MS + 4600);
 	struct runs *q = calloc(1, sizeof *q), *l = calloc(1, sizeof *l);
 	read_runs(outq, q);
 	read_runs(outl, l);
@@ -264,8 +204,8 @@ int main(void)
 	ok(tsup_wait_log(&s[2], "drained: nothing runs or waits here any more", 1, 10000), "  and, once it holds nothing, "
 	   "says so");
 	ok(kill(s[2].pid, 0) == 0, "  while it keeps running");
-	long long h = wait_fire_after(outl, wall_ms(), 12000);
-	sleep_until_ms(h + PERIOD_MS + 4600);
+	long long h = truns_wait_fire(outl, PERIOD_MS, truns_wall_ms(), 12000);
+	truns_sleep_until(h + PERIOD_MS + 4600);
 	struct runs *l2 = calloc(1, sizeof *l2);
 	read_runs(outl, l2);
 	int nf3 = 0, c3 = fires_clean(l2, h - PERIOD_MS, h, "127.0.0.3@-@", &nf3);
