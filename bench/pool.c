@@ -137,7 +137,7 @@ static void run_until(uint64_t outcomes)
 
 static void bf_name(const fire_t *f, char *buf, size_t len)
 {
-	snprintf(buf, len, "bench: fire %" PRIu64, f->fire_ms);
+	snprintf(buf, len, "bench: fire %" PRIu64, fire_id(f));
 }
 
 static void bf_all_ended(fire_t *f)
@@ -155,7 +155,7 @@ static double fires_run(const conf_job_t *j, uint32_t nfires)
 	for (uint32_t k = 0; k < nfires; k++) {
 		fire_t *f = fire_new(B.fs, &bench_fire_ops, NULL, j->name, j->sharding_total_count, ms + k);
 		if (!f) exit(1);
-		for (uint32_t i = 0; i < f->total; i++) f->items[f->n++] = i;
+		for (uint32_t i = 0; i < fire_total(f); i++) fire_add(f, i);
 		if (fire_submit(f, j, 0) != j->sharding_total_count) {
 			fprintf(stderr, "bench/pool: fire_submit queued less than a fire\n");
 			exit(1);

@@ -145,15 +145,15 @@ static listen_run_t *start(local_t *l, const fire_t *f, const conf_job_t *cj, co
 {
 	int once = !strcmp(kind, "beforeAll") || !strcmp(kind, "afterAll");
 	/* no ZooKeeper: epoch 0; this process is the whole cluster, so nothing is ever taken over */
-	char *ctx = once ? listen_once_context_json(cj, f->total, f->fire_ms, 0, 0)
+	char *ctx = once ? listen_once_context_json(cj, fire_total(f), fire_id(f), 0, 0)
 	                 : listen_context_json(f, cj, l->p.instance_id, 0, !strcmp(kind, "after"));
 	if (!ctx) {
-		log_error("job %s: fire %" PRIu64 ": out of memory building its %s listener's context", f->job, f->fire_ms,
+		log_error("job %s: fire %" PRIu64 ": out of memory building its %s listener's context", fire_job(f), fire_id(f),
 		          kind);
 		return NULL;
 	}
 	struct listen_spec s = {
-		.job = f->job, .kind = kind, .cmd = cmd, .context = ctx, .fire_ms = f->fire_ms,
+		.job = fire_job(f), .kind = kind, .cmd = cmd, .context = ctx, .fire_ms = fire_id(f),
 		.timeout_s = (uint32_t)cj->listener_timeout_seconds,
 	};
 	listen_run_t *r = listen_start(l->listen, &s, done, arg);
@@ -179,22 +179,22 @@ static void after_done(void *arg, enum listen_result r, const char *why, uint64_
  * force (a job removed meanwhile runs none). How many started. */
 static int start_afters(local_t *l, const fire_t *f)
 {
-	const conf_job_t *cj = l->p.job_conf(l->p.arg, f->job);
-	if (!cj || !f->n) return 0;
+	const conf_job_t *cj = l->p.job_conf(l->p.arg, fire_job(f));
+	if (!cj || !fire_n(f)) return 0;
 	const char *cmds[2] = { cj->listener_after, cj->listener_after_all }, *kinds[2] = { "after", "afterAll" };
 	int n = 0;
 	for (int k = 0; k < 2; k++) {
 		if (!cmds[k]) continue;
-		size_t len = strlen(f->job) + 1;
+		size_t len = strlen(fire_job(f)) + 1;
 		struct lafter *a = malloc(sizeof *a + len);
 		if (!a) {
-			log_error("job %s: fire %" PRIu64 ": out of memory starting its %s listener", f->job, f->fire_ms, kinds[k]);
+			log_error("job %s: fire %" PRIu64 ": out of memory starting its %s listener", fire_job(f), fire_id(f), kinds[k]);
 			continue;
 		}
 		a->l = l;
-		a->fire_ms = f->fire_ms;
+		a->fire_ms = fire_id(f);
 		a->kind = kinds[k];
-		memcpy(a->job, f->job, len);
+		memcpy(a->job, fire_job(f), len);
 		if (!start(l, f, cj, kinds[k], cmds[k], after_done, a)) {
 			free(a);
 			continue;
@@ -235,10 +235,10 @@ static int advance(struct lfire *lf)
 {
 	local_t *l = lf->l;
 	fire_t *f = lf->f;
-	const conf_job_t *cj = l->p.job_conf(l->p.arg, f->job);
+	const conf_job_t *cj = l->p.job_conf(l->p.arg, fire_job(f));
 	if (l->stopping || !cj) {
 		if (!cj) log_info("job %s: fire %" PRIu64 ": the job is no longer in the config; its items do not run",
-		                  f->job, f->fire_ms);
+		                  fire_job(f), fire_id(f));
 		lfire_skip(lf, 0);
 		return 0;
 	}
@@ -246,14 +246,14 @@ static int advance(struct lfire *lf)
 		const char *cmd = lf->step == L_BEFORE ? cj->listener_before : cj->listener_before_all;
 		if (!cmd) continue;
 		if (!(lf->lr = start(l, f, cj, step_kind(lf->step), cmd, listener_done, lf))) {
-			struct event ev = { .type = EVT_FIRE_SKIPPED, .job = f->job, .fire_ms = f->fire_ms, .reason = "listener",
+			struct event ev = { .type = EVT_FIRE_SKIPPED, .job = fire_job(f), .fire_ms = fire_id(f), .reason = "listener",
 			                    .detail = "a listener could not start (out of memory)" };
 			events_emit(fires_events(l->p.fires), &ev);
 			lfire_skip(lf, 0);
 		}
 		return 0;
 	}
-	uint32_t want = f->n;
+	uint32_t want = fire_n(f);
 	if (fire_submit(f, cj, 0) < want) return -1;
 	fires_kick(l->p.fires);     /* last: the fire may end inside */
 	return 0;
@@ -266,25 +266,25 @@ static void listener_done(void *arg, enum listen_result r, const char *why, uint
 	fire_t *f = lf->f;
 	const char *kind = step_kind(lf->step);
 	lf->lr = NULL;
-	listener_event(l, f->job, kind, f->fire_ms, r, why, us);
+	listener_event(l, fire_job(f), kind, fire_id(f), r, why, us);
 	if (r == LISTEN_OK) {
-		log_debug("job %s: fire %" PRIu64 ": %s listener ok in %.2fs", f->job, f->fire_ms, kind, (double)us / 1e6);
+		log_debug("job %s: fire %" PRIu64 ": %s listener ok in %.2fs", fire_job(f), fire_id(f), kind, (double)us / 1e6);
 		lf->step++;
 		if (advance(lf) < 0) lfire_skip(lf, 1);
 		return;
 	}
 	if (lf->handle) {
 		char name[300];
-		f->ops->name(f, name, sizeof name);
-		log_warn("%s: its %s listener failed (%s): its %" PRIu32 " item%s do%s not run", name, kind, why, f->n,
-		         f->n == 1 ? "" : "s", f->n == 1 ? "es" : "");
+		fire_name(f, name, sizeof name);
+		log_warn("%s: its %s listener failed (%s): its %" PRIu32 " item%s do%s not run", name, kind, why, fire_n(f),
+		         fire_n(f) == 1 ? "" : "s", fire_n(f) == 1 ? "es" : "");
 	} else {
 		log_error("--run: job %s: its %s listener (ejob.listener.%s) failed (%s): none of its %" PRIu32
-		          " item%s ran", f->job, kind, kind, why, f->n, f->n == 1 ? "" : "s");
+		          " item%s ran", fire_job(f), kind, kind, why, fire_n(f), fire_n(f) == 1 ? "" : "s");
 	}
 	char d[300];
 	snprintf(d, sizeof d, "the %s listener (ejob.listener.%s) failed: %s", kind, kind, why);
-	struct event ev = { .type = EVT_FIRE_SKIPPED, .job = f->job, .fire_ms = f->fire_ms, .reason = "listener",
+	struct event ev = { .type = EVT_FIRE_SKIPPED, .job = fire_job(f), .fire_ms = fire_id(f), .reason = "listener",
 	                    .detail = d };
 	events_emit(fires_events(l->p.fires), &ev);
 	lfire_skip(lf, 0);
@@ -312,13 +312,13 @@ static struct lfire *lfire_new(local_t *l, const struct fire_ops *ops, const cha
 static void sfire_name(const fire_t *f, char *buf, size_t len)
 {
 	char when[32];
-	fire_fmt_time(f->fire_ms, when, sizeof when);
-	snprintf(buf, len, "job %s: fire %s", f->job, when);
+	fire_fmt_time(fire_id(f), when, sizeof when);
+	snprintf(buf, len, "job %s: fire %s", fire_job(f), when);
 }
 
 static void sfire_all_ended(fire_t *f)
 {
-	struct lfire *lf = f->owner;
+	struct lfire *lf = fire_owner(f);
 	local_t *l = lf->l;
 	fire_summary(f);
 	start_afters(l, f);
@@ -345,14 +345,14 @@ int local_fire(void *arg, const struct sched_fire_info *fi)
 	if (!lf) return -1;
 	fire_t *f = lf->f;
 	lf->handle = fi->handle;
-	f->source = fi->catch_up ? EVS_MISFIRE : EVS_NORMAL;
+	fire_set_source(f, fi->catch_up ? EVS_MISFIRE : EVS_NORMAL);
 	fire_stands_for(f, fi->fires_s, fi->nfires, fi->catch_up ? fi->missed : 1);
 	/* without ZooKeeper every item of the job runs here */
-	for (uint32_t i = 0; i < f->total; i++) f->items[f->n++] = i;
+	for (uint32_t i = 0; i < fire_total(f); i++) fire_add(f, i);
 	char when[32];
-	fire_fmt_time(f->fire_ms, when, sizeof when);
-	log_info("job %s: %s %s: %" PRIu32 " item%s", j->name, fi->catch_up ? "catch-up run for fire" : "fire", when, f->n,
-	         f->n == 1 ? "" : "s");
+	fire_fmt_time(fire_id(f), when, sizeof when);
+	log_info("job %s: %s %s: %" PRIu32 " item%s", j->name, fi->catch_up ? "catch-up run for fire" : "fire", when, fire_n(f),
+	         fire_n(f) == 1 ? "" : "s");
 	/* last: the fire may end inside; one that cannot queue its items now counts as missed */
 	if (advance(lf) < 0) {
 		lfire_free(lf);
@@ -428,15 +428,15 @@ bad:
 
 static void run_name(const fire_t *f, char *buf, size_t len)
 {
-	snprintf(buf, len, "--run: job %s", f->job);
+	snprintf(buf, len, "--run: job %s", fire_job(f));
 }
 
 static void run_all_ended(fire_t *f)
 {
-	struct lfire *lf = f->owner;
+	struct lfire *lf = fire_owner(f);
 	local_t *l = lf->l;
 	fire_summary(f);
-	l->run_code = f->ok == f->n ? 0 : 1;
+	l->run_code = fire_ok(f) == fire_n(f) ? 0 : 1;
 	/* the exit waits for its after and afterAll (after_done) */
 	if (!start_afters(l, f)) l->p.finished(l->p.arg, l->run_code);
 }
@@ -522,12 +522,11 @@ int local_run(local_t *l, const conf_t *conf, const char *spec)
 		return -1;
 	}
 	fire_t *f = lf->f;
-	memcpy(f->items, items, n * sizeof *items);
-	f->n = n;
+	for (uint32_t i = 0; i < n; i++) fire_add(f, items[i]);
 	free(items);
 	l->run = f;
 	l->external = fire_kind(j) == FRAME_KIND_EXTERNAL;
-	log_info("--run: job %s, %" PRIu32 " item%s", j->name, f->n, f->n == 1 ? "" : "s");
+	log_info("--run: job %s, %" PRIu32 " item%s", j->name, fire_n(f), fire_n(f) == 1 ? "" : "s");
 	if (advance(lf) < 0) {
 		l->run = NULL;
 		lfire_free(lf);
@@ -540,30 +539,30 @@ int local_run_finish(const local_t *l)
 {
 	const fire_t *f = l->run;
 	if (!f || l->run_skipped) return 1;     /* (the listener's failure was logged) */
-	if (f->ended < f->n) {
-		if (f->n == 1)
-			log_error("--run: job %s: stopped before its 1 item ended; it did not succeed", f->job);
+	if (fire_ended(f) < fire_n(f)) {
+		if (fire_n(f) == 1)
+			log_error("--run: job %s: stopped before its 1 item ended; it did not succeed", fire_job(f));
 		else
 			log_error("--run: job %s: stopped before %" PRIu32 " of %" PRIu32 " items ended; %s did not succeed",
-			          f->job, f->n - f->ended, f->n, f->n - f->ended == 1 ? "it" : "they");
+			          fire_job(f), fire_n(f) - fire_ended(f), fire_n(f), fire_n(f) - fire_ended(f) == 1 ? "it" : "they");
 		return 1;
 	}
-	return f->ok == f->n ? 0 : 1;
+	return fire_ok(f) == fire_n(f) ? 0 : 1;
 }
 
 void local_tick(local_t *l, uint64_t now, int stopping)
 {
 	const fire_t *f = l->run;
 	/* (while its before or beforeAll runs, nothing waits for a worker yet) */
-	if (!f || stopping || f->ended == f->n || ((const struct lfire *)f->owner)->step != L_ITEMS) return;
-	if (!l->external && pool_ready_count(l->p.pool) == 0 && now - f->started_ns > READY_WAIT_NS) {
+	if (!f || stopping || fire_ended(f) == fire_n(f) || ((const struct lfire *)fire_owner(f))->step != L_ITEMS) return;
+	if (!l->external && pool_ready_count(l->p.pool) == 0 && now - fire_started_ns(f) > READY_WAIT_NS) {
 		log_error("--run: no worker became ready within %llus (see the errors above); giving up",
 		          READY_WAIT_NS / 1000000000ull);
 		l->p.finished(l->p.arg, 1);
 		return;
 	}
 	if (!l->external) return;
-	if (att_serving(l->p.att, f->job)) {
+	if (att_serving(l->p.att, fire_job(f))) {
 		l->unserved_since_ns = 0;
 		return;
 	}
@@ -572,13 +571,13 @@ void local_tick(local_t *l, uint64_t now, int stopping)
 		log_error("--run: job %s is external and no worker serving it attached on %s within %" PRIu64 "s (--wait): "
 		          "start one there, a program of yours calling ejob_attach() (docs/worker.md), e.g. "
 		          "'examples/external-worker --socket %s %s'; or wait longer with --wait SECONDS (0: for ever)",
-		          f->job, att_path(l->p.att), l->p.wait_ns / 1000000000u, att_path(l->p.att), f->job);
+		          fire_job(f), att_path(l->p.att), l->p.wait_ns / 1000000000u, att_path(l->p.att), fire_job(f));
 		l->p.finished(l->p.arg, 1);
 		return;
 	}
 	if (now - l->last_wait_log_ns > READY_WAIT_NS) {
 		l->last_wait_log_ns = now;
-		log_info("--run: job %s is external: waiting for a worker serving it to attach on %s", f->job,
+		log_info("--run: job %s is external: waiting for a worker serving it to attach on %s", fire_job(f),
 		         att_path(l->p.att));
 	}
 }

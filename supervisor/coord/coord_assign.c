@@ -55,17 +55,17 @@ static void owner_read(void *arg, const struct zkc_res *r)
 		/* never sharded: the item nodes are not there, or made and empty (ejob's leader makes
 		 * them before its commit) */
 		j->as.have = 0;
-		if (j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
+		cx_ready_changed(j);
 	} else if (!l->failed && cj_live(j, l->session) && j->as.have && j->as.epoch == l->epoch && j->as.total == l->total) {
 		/* what we have (the leader's own commit, read back after its flag's event) */
-		if (j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
+		cx_ready_changed(j);
 	} else if (!l->failed && cj_live(j, l->session)) {
 		char p[CJ_PATH_MAX];
 		if (l->garbage) zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0, NULL, NULL);
 		cj_install(j, l->owner, l->total, l->epoch);
 		l->owner = NULL;
-	} else if (j->fx.fire && j->fx.fire->state == F_WAIT) {
-		cx_continue(j);
+	} else {
+		cx_ready_changed(j);
 	}
 	cj_free_owner(l->owner, l->total);
 	free(l);
@@ -141,7 +141,7 @@ static void item_state(void *arg, const struct zkc_res *r)
 	if (--st->left) return;
 	if (st->epoch == j->as.epoch) j->as.states_loading = 0;
 	free(st);
-	if (j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
+	cx_ready_changed(j);
 }
 
 void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch)

@@ -189,7 +189,6 @@ static void decided(struct barrier *b, const char *decision)
 	/* b may be freed below (decision may be its result) */
 	char what[400];
 	snprintf(what, sizeof what, "%s", decision);
-	uint64_t epoch = b->epoch;
 	zkc_keep_free(b->w);
 	b->w = NULL;
 	ev_timer_stop(j->c->loop, &b->timer);
@@ -197,36 +196,28 @@ static void decided(struct barrier *b, const char *decision)
 	f->bar = NULL;
 	b->f = NULL;
 	if (!b->inflight) bar_free(b);
-	if (j->gone || j->c->stopping) {
-		f->fire->n = 0;
-		cx_end(f);
-		return;
-	}
 	if (strcmp(what, "ok")) {
-		uint32_t n = f->fire->n;
-		if (n)
-			log_warn("job %s: fire %" PRIu64 ": its beforeAll did not run to success (%s): its %" PRIu32 " item%s here "
-			         "do%s not run, nor any other of the fire", j->name, f->fire->fire_ms, what, n, n == 1 ? "" : "s",
-			         n == 1 ? "es" : "");
-		else
-			log_info("job %s: fire %" PRIu64 ": its beforeAll did not run to success (%s)", j->name, f->fire->fire_ms, what);
-		char d[460];
-		snprintf(d, sizeof d, "the beforeAll listener (ejob.listener.beforeAll): %s", what);
-		/* an instance with nothing to run (disabled items, a failed before: said already) skips nothing more */
-		if (n) cx_skipped(j, f->fire->fire_ms, "listener", d);
-		/* nothing of the fire runs anywhere: its afterAll has nothing to wait for */
-		f->fire->n = 0;
-		f->nunrun = 0;
-		cx_end(f);
+		cx_step(f, FX_BARRIER_FAILED, what);
 		return;
 	}
-	log_debug("job %s: fire %" PRIu64 ": beforeAll done: its items run", j->name, f->fire->fire_ms);
-	cx_keep_owned(f, epoch, "beforeAll");
-	if (!f->fire->n) {
-		cx_end(f);
-		return;
-	}
-	cx_write_running(f);
+	log_debug("job %s: fire %" PRIu64 ": beforeAll done: its items run", j->name, fire_id(f->fire));
+	cx_step(f, FX_BARRIER_OK, NULL);
+}
+
+void cx_bar_failed(struct cfire *f, const char *what)
+{
+	struct cjob *j = f->j;
+	uint32_t n = fire_n(f->fire);
+	if (n)
+		log_warn("job %s: fire %" PRIu64 ": its beforeAll did not run to success (%s): its %" PRIu32 " item%s here "
+		         "do%s not run, nor any other of the fire", j->name, fire_id(f->fire), what, n, n == 1 ? "" : "s",
+		         n == 1 ? "es" : "");
+	else
+		log_info("job %s: fire %" PRIu64 ": its beforeAll did not run to success (%s)", j->name, fire_id(f->fire), what);
+	char d[460];
+	snprintf(d, sizeof d, "the beforeAll listener (ejob.listener.beforeAll): %s", what);
+	/* an instance with nothing to run (disabled items, a failed before: said already) skips nothing more */
+	if (n) cx_skipped(j, fire_id(f->fire), "listener", d);
 }
 
 static void started_read(void *arg, const struct zkc_res *r)
@@ -577,29 +568,27 @@ void cx_barrier(struct cfire *f)
 	struct cjob *j = f->j;
 	fire_t *t = f->fire;
 	struct barrier *b = calloc(1, sizeof *b);
-	uint32_t n = t->n + f->nunrun;
+	uint32_t n = fire_n(t) + f->nunrun;
 	if (!b || !(b->items = calloc(n ? n : 1, sizeof *b->items))) {
 		free(b);
 		log_error("job %s: fire %" PRIu64 ": out of memory: it does not run here (its beforeAll cannot be waited for)",
-		          j->name, t->fire_ms);
-		cx_skipped(j, t->fire_ms, "listener", "out of memory waiting for beforeAll");
-		t->n = 0;
-		cx_end(f);
+		          j->name, fire_id(t));
+		cx_skipped(j, fire_id(t), "listener", "out of memory waiting for beforeAll");
+		cx_step(f, FX_ABORT, NULL);
 		return;
 	}
 	b->f = f;
 	b->j = j;
-	b->fire_ms = t->fire_ms;
+	b->fire_ms = fire_id(t);
 	b->epoch = j->as.epoch;
-	b->total = t->total;
-	memcpy(b->items, t->items, t->n * sizeof *b->items);
-	memcpy(b->items + t->n, f->unrun, f->nunrun * sizeof *b->items);
+	b->total = fire_total(t);
+	memcpy(b->items, fire_items(t), fire_n(t) * sizeof *b->items);
+	memcpy(b->items + fire_n(t), f->unrun, f->nunrun * sizeof *b->items);
 	b->nitems = n;
 	ev_timer_init(&b->timer, timed_out, (double)cj_conf(j)->listener_timeout_seconds, 0.);
 	b->timer.data = b;
 	ev_timer_start(j->c->loop, &b->timer);
 	f->bar = b;
-	f->state = F_BARRIER;
 	reg_send(b);
 }
 
@@ -626,9 +615,8 @@ void cx_bar_stop(struct cjob *j)
 	struct cfire *f = j->fx.fire;
 	if (!f || !f->bar) return;
 	cx_bar_detach(f);
-	f->fire->n = 0;
 	f->nunrun = 0;
-	cx_end(f);
+	cx_step(f, FX_ABORT, NULL);
 }
 
 void cx_bar_state(struct cjob *j, int connected)

@@ -18,15 +18,15 @@
 
 static void zk_name(const fire_t *t, char *buf, size_t len)
 {
-	snprintf(buf, len, "job %s: fire %" PRIu64, t->job, t->fire_ms);
+	snprintf(buf, len, "job %s: fire %" PRIu64, fire_job(t), fire_id(t));
 }
 
 /* the ZooKeeper requests sent while it ran (with one job firing: this fire's round trips) */
 static void zk_tail(const fire_t *t, int all_ok, char *buf, size_t len)
 {
-	const struct cfire *f = t->owner;
+	const struct cfire *f = fire_owner(t);
 	uint64_t rq = zkc_requests(f->j->c->z) - f->requests0;
-	if (all_ok) snprintf(buf, len, " (epoch 0x%" PRIx64 ", %" PRIu64 " zk requests)", t->epoch, rq);
+	if (all_ok) snprintf(buf, len, " (epoch 0x%" PRIx64 ", %" PRIu64 " zk requests)", fire_epoch(t), rq);
 	else snprintf(buf, len, ", %" PRIu64 " zk requests", rq);
 }
 
@@ -90,9 +90,9 @@ struct cfire *cx_side_run(struct cjob *j, uint32_t item)
 	if (!f) return NULL;
 	j->fx.side_ms = ms;
 	f->failover = 1;
-	f->fire->source = EVS_FAILOVER;     /* a misfire's run again says MISFIRE (coord_running.c) */
-	f->fire->items[0] = item;
-	f->fire->n = 1;
+	f->state = F_START;                 /* its caller writes its running node (cx_step, coord_fsm.c) */
+	fire_set_source(f->fire, EVS_FAILOVER);   /* a misfire's run again says MISFIRE (coord_running.c) */
+	fire_add(f->fire, item);
 	f->next = j->fx.side;
 	j->fx.side = f;
 	return f;
@@ -103,10 +103,10 @@ void cx_end(struct cfire *f)
 	struct cjob *j = f->j;
 	coord_t *c = j->c;
 	sched_job_t *h = f->handle;
-	if (f->fire->n) fire_summary(f->fire);
+	if (fire_n(f->fire)) fire_summary(f->fire);
 	if (f->ncut)
 		log_warn("job %s: %s %" PRIu64 ": item%s %s%s did not complete here (%s) and, with failover off, run%s again "
-		         "only at the job's next fire", j->name, f->failover ? "run" : "fire", f->fire->fire_ms,
+		         "only at the job's next fire", j->name, f->failover ? "run" : "fire", fire_id(f->fire),
 		         f->ncut == 1 ? "" : "s", f->cut, strlen(f->cut) + 8 >= sizeof f->cut ? "..." : "",
 		         j->ops.left == CJ_LEFT_DRAIN ? "the supervisor drained" : j->ops.left ? "the supervisor stopped"
 		         : "the job was shut down here", f->ncut == 1 ? "s" : "");
@@ -127,71 +127,23 @@ void cx_end(struct cfire *f)
 	if (j->gone && !c->closing) cj_retired(j);
 }
 
-void cx_not_run(struct cfire *f, int hand)
-{
-	fire_t *t = f->fire;
-	f->state = F_RUN;
-	if (!f->npending) f->pending_since_ns = wait_now_ns();
-	for (uint32_t i = 0; i < t->n; i++) {
-		uint32_t it = t->items[i];
-		if (t->done[it] != FIRE_OPEN) continue;
-		t->done[it] = hand ? FIRE_HANDED_OVER : FIRE_FAILED;
-		t->ended++;
-		f->pending[f->npending++] = it;
-	}
-	ev_idle_start(f->j->c->loop, &f->j->c->flush_w);
-}
-
-static void cut_note(struct cfire *f, uint32_t item)
+void cx_cut_note(struct cfire *f, uint32_t item)
 {
 	size_t o = strlen(f->cut);
 	if (o + 12 < sizeof f->cut) snprintf(f->cut + o, sizeof f->cut - o, "%s%" PRIu32, o ? ", " : "", item);
 	f->ncut++;
 }
 
-/* The job left here (a stop, a drain, an operator's shutdown) before the fire's items were
- * submitted: with failover they are handed over as if stopped here (their running nodes not
- * written yet: norunning), else they do not run in this fire, which is said. */
-void cx_left_before_run(struct cfire *f, int norunning)
+uint32_t cx_submit(struct cfire *f)
 {
 	struct cjob *j = f->j;
-	const conf_job_t *cj = cj_conf(j);
-	if (cj->failover && cj->monitor_execution && zkc_state(j->c->z) == ZKC_CONNECTED && f->fire->n) {
-		f->monitor = 1;
-		f->norunning = norunning;
-		f->session = zkc_session(j->c->z);
-		log_info("job %s: fire %" PRIu64 ": the job left this instance before its %" PRIu32 " item%s here started: "
-		         "handed over for failover", j->name, f->fire->fire_ms, f->fire->n, f->fire->n == 1 ? "" : "s");
-		cx_not_run(f, 1);
-		return;
-	}
-	for (uint32_t i = 0; i < f->fire->n; i++) cut_note(f, f->fire->items[i]);
-	if (!norunning && f->fire->n) {   /* their running nodes go */
-		f->monitor = cj->monitor_execution;
-		cx_not_run(f, 0);
-		return;
-	}
-	f->fire->n = 0;
-	cx_end(f);
-}
-
-void cx_submit(struct cfire *f)
-{
-	struct cjob *j = f->j;
-	if (j->ops.shut && !f->failover) {
-		cx_left_before_run(f, 0);
-		return;
-	}
 	uint32_t n = fire_submit(f->fire, cj_conf(j), j->as.epoch);
-	f->state = F_RUN;
-	if (!n) {
-		cx_end(f);
-		return;
-	}
-	log_info("job %s: fire %" PRIu64 ": %" PRIu32 " item%s here, epoch 0x%" PRIx64, j->name, f->fire->fire_ms, n,
+	if (!n) return 0;
+	log_info("job %s: fire %" PRIu64 ": %" PRIu32 " item%s here, epoch 0x%" PRIx64, j->name, fire_id(f->fire), n,
 	         n == 1 ? "" : "s", j->as.epoch);
 	cx_once_begin(f);
-	fires_kick(j->c->fires);    /* last: outcomes may come back inside */
+	fires_kick(j->c->fires);    /* last: outcomes may come back inside, and end it */
+	return n;
 }
 
 static void running_written(void *arg, const struct zkc_res *r);
@@ -200,27 +152,13 @@ static void running_written(void *arg, const struct zkc_res *r);
 void cx_write_running(struct cfire *f)
 {
 	struct cjob *j = f->j;
-	if (j->gone) {
-		f->fire->n = 0;
-		cx_end(f);
-		return;
-	}
-	if (j->ops.shut) {
-		cx_left_before_run(f, 1);
-		return;
-	}
 	const conf_job_t *cj = cj_conf(j);
-	f->monitor = cj->monitor_execution;
-	if (!f->monitor) {
-		cx_submit(f);
-		return;
-	}
 	char p[CJ_PATH_MAX];
 	const char *id = j->c->id;
 	f->session = zkc_session(j->c->z);
 	zkc_multi_t *m = zkc_multi_new();
-	for (uint32_t i = 0; i < f->fire->n; i++) {
-		uint32_t it = f->fire->items[i];
+	for (uint32_t i = 0; i < fire_n(f->fire); i++) {
+		uint32_t it = fire_item(f->fire, i);
 		zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), id, (int)strlen(id),
 		                 cj->failover ? 0 : ZOO_EPHEMERAL);
 		if (cj_is_completed(j, it))
@@ -229,11 +167,10 @@ void cx_write_running(struct cfire *f)
 	/* shared with the other jobs' fires of this instant (zkc_multi_share) */
 	if (zkc_multi_share(j->c->z, m, running_written, f) != ZOK) {
 		log_warn("job %s: fire %" PRIu64 ": cannot write its running nodes (not connected); the fire is missed", j->name,
-		         f->fire->fire_ms);
-		cx_skipped(j, f->fire->fire_ms, "not_connected", "its running nodes could not be written (not connected)");
-		f->fire->n = 0;
+		         fire_id(f->fire));
+		cx_skipped(j, fire_id(f->fire), "not_connected", "its running nodes could not be written (not connected)");
 		f->missed = 1;
-		cx_end(f);
+		cx_step(f, FX_ABORT, NULL);
 	}
 }
 
@@ -241,7 +178,7 @@ void cx_write_running(struct cfire *f)
 static int misfire_run_here(const struct cjob *j, uint32_t i)
 {
 	for (const struct cfire *s = j->fx.side; s; s = s->next)
-		if (s->misfire_run && s->fire->n == 1 && s->fire->items[0] == i) return 1;
+		if (s->misfire_run && fire_n(s->fire) == 1 && fire_item(s->fire, 0) == i) return 1;
 	return 0;
 }
 
@@ -250,26 +187,25 @@ static void running_written(void *arg, const struct zkc_res *r)
 	struct cfire *f = arg;
 	struct cjob *j = f->j;
 	if (r->rc == ZOK) {
-		for (uint32_t i = 0; i < f->fire->n; i++)
-			cj_set_completed(j, f->fire->items[i], 0);
-		cx_submit(f);
+		for (uint32_t i = 0; i < fire_n(f->fire); i++)
+			cj_set_completed(j, fire_item(f->fire, i), 0);
+		cx_step(f, FX_WRITTEN, NULL);
 		return;
 	}
 	if (!cj_live(j, r->session) || r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) {
 		/* The multi may or may not have been applied: if it was, its running nodes would say
 		 * "running" for items that never ran. Clear ours when the connection is back. */
 		if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT)
-			for (uint32_t i = 0; i < f->fire->n; i++)
-				cx_mark_stale(j, f->fire->items[i]);
+			for (uint32_t i = 0; i < fire_n(f->fire); i++)
+				cx_mark_stale(j, fire_item(f->fire, i));
 		log_warn("job %s: fire %" PRIu64 ": its running nodes could not be written (%s); the fire is missed%s", j->name,
-		         f->fire->fire_ms, zerror(r->rc), f->failover ? "" : cj_conf(j)->misfire ? ": its catch-up runs once the job can run"
+		         fire_id(f->fire), zerror(r->rc), f->failover ? "" : cj_conf(j)->misfire ? ": its catch-up runs once the job can run"
 		         : " (misfire: false)");
 		char why[160];
 		snprintf(why, sizeof why, "its running nodes could not be written (%s)", zerror(r->rc));
-		cx_skipped(j, f->fire->fire_ms, "running_nodes", why);
-		f->fire->n = 0;
+		cx_skipped(j, fire_id(f->fire), "running_nodes", why);
 		f->missed = 1;
-		cx_end(f);
+		cx_step(f, FX_ABORT, NULL);
 		return;
 	}
 	/* the first op that failed names the item: still running somewhere (misfire), or a completed
@@ -280,8 +216,8 @@ static void running_written(void *arg, const struct zkc_res *r)
 	const char *q = NULL;
 	/* map op k back to its item: ops are (running[, completed]) per item in order */
 	int op = 0;
-	for (uint32_t i = 0; i < f->fire->n && !q; i++) {
-		uint32_t it = f->fire->items[i];
+	for (uint32_t i = 0; i < fire_n(f->fire) && !q; i++) {
+		uint32_t it = fire_item(f->fire, i);
 		if (op == k) {
 			q = "running";
 			item = it;
@@ -298,125 +234,23 @@ static void running_written(void *arg, const struct zkc_res *r)
 		}
 	}
 	if (!q) {
-		log_warn("job %s: fire %" PRIu64 ": writing running nodes: %s", j->name, f->fire->fire_ms, zerror(r->rc));
-		f->fire->n = 0;
-		cx_end(f);
+		log_warn("job %s: fire %" PRIu64 ": writing running nodes: %s", j->name, fire_id(f->fire), zerror(r->rc));
+		cx_step(f, FX_ABORT, NULL);
 		return;
 	}
 	if (!strcmp(q, "completed")) {
 		cj_set_completed(j, item, 0);
-	} else if (f->fire->source == EVS_MISFIRE && !f->failover && misfire_run_here(j, item)) {
+	} else if (fire_source(f->fire) == EVS_MISFIRE && !f->failover && misfire_run_here(j, item)) {
 		/* running here for its misfire flag: that run and this catch-up stand for the same missed
 		 * fires; one catch-up for all of them, so no flag for one more */
 		log_info("job %s: catch-up %" PRIu64 ": item %" PRIu32 " runs here for its misfire flag already; that run "
-		         "stands for this catch-up", j->name, f->fire->fire_ms, item);
-		uint32_t w = 0;
-		for (uint32_t i = 0; i < f->fire->n; i++)
-			if (f->fire->items[i] != item) f->fire->items[w++] = f->fire->items[i];
-		f->fire->n = w;
+		         "stands for this catch-up", j->name, fire_id(f->fire), item);
+		fire_drop(f->fire, item);
 	} else {
 		cx_misfire(j, item);
-		uint32_t w = 0;
-		for (uint32_t i = 0; i < f->fire->n; i++)
-			if (f->fire->items[i] != item) f->fire->items[w++] = f->fire->items[i];
-		f->fire->n = w;
+		fire_drop(f->fire, item);
 	}
-	if (!f->fire->n) {
-		cx_end(f);
-		return;
-	}
-	cx_write_running(f);
-}
-
-enum cj_wait cj_ready(const struct cjob *j)
-{
-	if (!cx_running_settled(j)) return CJ_WAIT_STALE;
-	if (!cj_registered(j)) return CJ_WAIT_REG;
-	if (!cj_assign_settled(j)) return CJ_WAIT_READING;
-	if (j->lead.necessary || !cj_assign_current(j)) return CJ_WAIT_SHARDING;
-	return CJ_READY;
-}
-
-/* The only thing a fire waits for is the resharding flag, and it came after the fire's time (in
- * this machine's clock, by the last comparison with ZooKeeper's): the fire runs the assignment
- * loaded, the one the others ran that time with. A catch-up too: the instance that missed the
- * fire (not connected at its first one, say) runs its items of that assignment, the ones nobody
- * ran; under the reshard it would run others' items again and leave its own. */
-static int flag_after(const struct cjob *j, uint64_t fire_ms)
-{
-	if (!j->lead.necessary || !j->as.have || !cj_assign_current(j)) return 0;
-	int64_t local = j->lead.necessary_ctime + (j->chk.clock_known ? j->chk.clock_off_ms : 0);
-	return local > (int64_t)fire_ms;
-}
-
-void cx_continue(struct cjob *j)
-{
-	struct cfire *f = j->fx.fire;
-	if (!f || f->state != F_WAIT) return;
-	enum cj_wait w = cj_ready(j);
-	if (w == CJ_WAIT_STALE) return;     /* clearing running nodes left by a lost connection */
-	if (j->gone) {
-		f->fire->n = 0;
-		cx_end(f);
-		return;
-	}
-	/* registering: its assignment load calls again; reading: their answers call again */
-	if (w == CJ_WAIT_REG || w == CJ_WAIT_READING) return;
-	if (w == CJ_WAIT_SHARDING && flag_after(j, f->fire->fire_ms)) {
-		/* The resharding flag came after this fire's time: the others ran this fire with the
-		 * assignment in force then (an instance that joined during it, say), so it runs here with
-		 * that assignment too; the reshard is for the next fire. Waiting for it would run items
-		 * of this fire that another instance has run already. */
-		log_info("job %s: fire %" PRIu64 ": the resharding flag came after its time: it runs the assignment of epoch 0x%"
-		         PRIx64 ", the reshard is for the next fire", j->name, f->fire->fire_ms, j->as.epoch);
-		w = CJ_READY;
-	}
-	if (w == CJ_WAIT_SHARDING) {
-		log_debug("job %s: fire %" PRIu64 " waits for sharding (necessary %d, assignment %s, %s)", j->name, f->fire->fire_ms,
-		          j->lead.necessary, j->as.have ? "loaded" : "none", j->lead.leader ? "sharding it now" : "the leader shards");
-		if (j->lead.leader) cj_shard_now(j);
-		return;             /* the sharding node's watch (or necessary's) calls again */
-	}
-	const char *me = j->c->id;
-	uint32_t owned = 0;
-	f->fire->n = f->nunrun = 0;
-	for (uint32_t i = 0; i < j->as.total && i < f->fire->total; i++) {
-		if (!j->as.owner[i] || strcmp(j->as.owner[i], me)) continue;
-		owned++;
-		if (!j->as.disabled[i]) f->fire->items[f->fire->n++] = i;
-		else f->unrun[f->nunrun++] = i;
-	}
-	if (!f->fire->n && f->nunrun && cj_conf(j)->listener_before_all) {
-		/* nothing runs here, but the others wait for these items: they are written as started */
-		if (owned == 1)
-			log_info("job %s: fire %" PRIu64 ": nothing runs here: item %" PRIu32 ", this instance's only one, is "
-			         "disabled (sharding/%" PRIu32 "/disabled); it is written for its beforeAll", j->name, f->fire->fire_ms,
-			         f->unrun[0], f->unrun[0]);
-		else
-			log_info("job %s: fire %" PRIu64 ": nothing runs here: all %" PRIu32 " items of this instance are disabled "
-			         "(sharding/{i}/disabled); they are written for its beforeAll", j->name, f->fire->fire_ms, owned);
-		cx_barrier(f);
-		return;
-	}
-	if (!f->fire->n) {
-		/* nothing here: the fire is over at once (the scheduler counts it ended) */
-		if (owned == 1)
-			log_info("job %s: fire %" PRIu64 ": nothing runs here: item %" PRIu32 ", this instance's only one, is "
-			         "disabled (sharding/%" PRIu32 "/disabled)", j->name, f->fire->fire_ms, f->unrun[0], f->unrun[0]);
-		else if (owned)
-			log_info("job %s: fire %" PRIu64 ": nothing runs here: all %" PRIu32 " items of this instance are disabled "
-			         "(sharding/{i}/disabled)", j->name, f->fire->fire_ms, owned);
-		else {
-			char cause[64];
-			snprintf(cause, sizeof cause, "no items %" PRIx64, j->as.epoch);
-			log_cause(&j->fx.idle_cause, LL_INFO, cause, "job %s: no item of the assignment of epoch 0x%" PRIx64
-			          " is this instance's: its fires run nothing here", j->name, j->as.epoch);
-		}
-		cx_end(f);
-		return;
-	}
-	log_cause_reset(&j->fx.idle_cause);
-	cx_before(f);
+	cx_step(f, FX_DROPPED, NULL);
 }
 
 void cx_skipped(struct cjob *j, uint64_t fire_ms, const char *reason, const char *why)
@@ -496,11 +330,11 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	struct cfire *f = cx_new(j, cj->sharding_total_count, (uint64_t)fi->fire_ms);
 	if (!f) return -1;
 	f->handle = fi->handle;
-	f->fire->source = fi->catch_up ? EVS_MISFIRE : EVS_NORMAL;
+	fire_set_source(f->fire, fi->catch_up ? EVS_MISFIRE : EVS_NORMAL);
 	fire_stands_for(f->fire, fi->fires_s, fi->nfires, fi->catch_up ? fi->missed : 1);
-	f->state = F_WAIT;
+	f->state = F_WAIT;          /* born waiting for the assignment (cx_step, coord_fsm.c) */
 	j->fx.fire = f;
-	cx_continue(j);
+	cx_step(f, FX_READY, NULL);
 	return 0;
 }
 
@@ -523,12 +357,12 @@ static void flush_fire(struct cfire *f)
 	if (!f->monitor || !same) {
 		f->flushed += f->npending;
 		f->npending = 0;
-		if (f->flushed == f->fire->n) cx_end(f);
+		if (f->flushed == fire_n(f->fire)) cx_step(f, FX_FLUSHED, NULL);
 		return;
 	}
 	/* One multi for a fire whose items end close together: wait for the rest of the fire, up to
 	 * COMPLETION_HOLD_NS after the oldest completion (coord_tick comes back for it). */
-	if (f->fire->ended < f->fire->n && wait_now_ns() - f->pending_since_ns < COMPLETION_HOLD_NS) return;
+	if (fire_ended(f->fire) < fire_n(f->fire) && wait_now_ns() - f->pending_since_ns < COMPLETION_HOLD_NS) return;
 	char p[CJ_PATH_MAX];
 	const char *id = j->c->id;
 	/* a handed-over item's queue entry names the instance whose fire it is (a take's: the crashed one) */
@@ -542,16 +376,16 @@ static void flush_fire(struct cfire *f)
 			zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", it), -1);
 		}
 		/* completed says it ran to its end; a failed or stopped item is only no longer running */
-		if (f->fire->done[it] == FIRE_OK)
+		if (fire_end_of(f->fire, it) == FIRE_OK)
 			zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), id, (int)strlen(id), 0);
 		/* stopped for a shutdown here: queued for failover (the leader names a taker; the entry
 		 * names us, so that the taker finds the fire for its afterAll) */
-		if (f->fire->done[it] == FIRE_HANDED_OVER)
+		if (fire_end_of(f->fire, it) == FIRE_HANDED_OVER)
 			zkc_multi_create(m, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), who, (int)strlen(who), 0);
 		/* afterAll: written as completed for the fire in the same multi, so that an item is either
 		 * still running (and failed over if we crash) or counted (coord_once.c) */
 		else if (f->gw) {
-			zkc_multi_create(m, cj_path(j, p, "/guarantee/once/%" PRIu64 "/completed/%" PRIu32, f->fire->fire_ms, it), id,
+			zkc_multi_create(m, cj_path(j, p, "/guarantee/once/%" PRIu64 "/completed/%" PRIu32, fire_id(f->fire), it), id,
 			                 (int)strlen(id), 0);
 			f->gw[it] = 1;
 		}
@@ -561,7 +395,7 @@ static void flush_fire(struct cfire *f)
 		f->flushing = 0;
 		f->flushed += f->npending;
 		f->npending = 0;
-		if (f->flushed == f->fire->n) cx_end(f);
+		if (f->flushed == fire_n(f->fire)) cx_step(f, FX_FLUSHED, NULL);
 	}
 }
 
@@ -578,7 +412,7 @@ static void completed_written(void *arg, const struct zkc_res *r)
 	if (r->rc != ZOK && r->session == zkc_session(j->c->z) && zkc_state(j->c->z) == ZKC_CONNECTED) {
 		/* someone else touched those nodes: write them one by one, each as far as it goes */
 		log_info("job %s: fire %" PRIu64 ": completed nodes in one multi: %s; writing them one by one", j->name,
-		         f->fire->fire_ms, zerror(r->rc));
+		         fire_id(f->fire), zerror(r->rc));
 		char p[CJ_PATH_MAX];
 		const char *id = j->c->id, *who = f->crashed ? f->crashed : id;
 		for (uint32_t i = 0; i < n; i++) {
@@ -588,26 +422,26 @@ static void completed_written(void *arg, const struct zkc_res *r)
 				zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failover", it), -1, NULL, NULL);
 				zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", it), -1, NULL, NULL);
 			}
-			if (f->fire->done[it] == FIRE_HANDED_OVER)
+			if (fire_end_of(f->fire, it) == FIRE_HANDED_OVER)
 				zkc_create(j->c->z, cj_path(j, p, "/leader/failover/items/%" PRIu32, it), who, (int)strlen(who), 0, NULL,
 				           NULL);
 			else if (f->gw)
-				zkc_create(j->c->z, cj_path(j, p, "/guarantee/once/%" PRIu64 "/completed/%" PRIu32, f->fire->fire_ms, it), id,
+				zkc_create(j->c->z, cj_path(j, p, "/guarantee/once/%" PRIu64 "/completed/%" PRIu32, fire_id(f->fire), it), id,
 				           (int)strlen(id), 0, NULL, NULL);
-			if (f->fire->done[it] != FIRE_OK) continue;
+			if (fire_end_of(f->fire, it) != FIRE_OK) continue;
 			zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), -1, NULL, NULL);
 			zkc_create(j->c->z, p, id, (int)strlen(id), 0, NULL, NULL);
 			cj_set_completed(j, it, 1);
 		}
 	} else if (r->rc == ZOK)
 		for (uint32_t i = 0; i < n; i++)
-			if (f->fire->done[f->pending[i]] == FIRE_OK) cj_set_completed(j, f->pending[i], 1);
+			if (fire_end_of(f->fire, f->pending[i]) == FIRE_OK) cj_set_completed(j, f->pending[i], 1);
 	memmove(f->pending, f->pending + n, (f->npending - n) * sizeof *f->pending);
 	f->npending -= n;
 	f->flushed += n;
 	f->flushing = 0;
-	if (f->flushed == f->fire->n) {
-		cx_end(f);
+	if (f->flushed == fire_n(f->fire)) {
+		cx_step(f, FX_FLUSHED, NULL);
 		return;
 	}
 	flush_fire(f);
@@ -645,12 +479,12 @@ void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents)
 /* An item's final outcome (the tracker's item_ended): its completion waits to be written. */
 static void zk_item_ended(fire_t *t, uint32_t item, const struct disp_outcome *o)
 {
-	struct cfire *f = t->owner;
+	struct cfire *f = fire_owner(t);
 	/* stopped because an operator shut the job down here: it did not run to its end, and the
 	 * leader waits for us to hand it over (coord_failover.c) */
 	if (f->j->ops.shut && o->status == FRAME_ST_CANCELLED) {
-		if (cj_conf(f->j)->failover && !f->misfire_run) t->done[item] = FIRE_HANDED_OVER;
-		else cut_note(f, item);
+		if (cj_conf(f->j)->failover && !f->misfire_run) fire_end_item(t, item, FIRE_HANDED_OVER);
+		else cx_cut_note(f, item);
 	}
 	if (!f->npending) f->pending_since_ns = wait_now_ns();
 	f->pending[f->npending++] = item;

@@ -7,6 +7,7 @@
  *                     bounded wait for sharding (deposing)
  *   coord_shard.c     the leader's sharding multi
  *   coord_assign.c    the assignment in force, and the state of our items (completed, disabled)
+ *   coord_fsm.c       a fire's states, and the one function that changes them (cx_step)
  *   coord_fire.c      fires and side runs: running nodes, the completion multi
  *   coord_running.c   running nodes that outlive their run: stale, orphaned, misfire flags
  *   coord_failover.c  failover: hand-out (leader) and takes
@@ -169,7 +170,7 @@ struct cfire {
 	fire_t *fire;               /* the tracker's fire (fire.h): items, outcomes, counts; its owner is this */
 	struct cjob *j;
 	sched_job_t *handle;        /* the scheduler's (not for side runs) */
-	int state;                  /* F_WAIT (for sharding), F_START (running nodes), F_RUN */
+	int state;                  /* enum fx_state: set by cx_step only (coord_fsm.c) */
 	int monitor;                /* monitorExecution when it started */
 	uint32_t flushed;           /* ended items whose completion is written (or has nothing to write) */
 	uint32_t *pending;          /* ended items whose completion is not written yet */
@@ -185,6 +186,7 @@ struct cfire {
 	struct cfire *next;         /* failover runs: the job's list */
 	struct listen_run *lr;      /* F_BEFORE: its before listener running (coord_listen.c) */
 	uint64_t before_epoch;      /* the assignment its before listener was told */
+	uint64_t bar_epoch;         /* the assignment when it came to its barrier */
 	uint32_t *unrun;            /* items of this instance that the fire does not run here (disabled,
 	                               a failed before): written for beforeAll and afterAll all the same,
 	                               so that they never wait for them */
@@ -199,7 +201,25 @@ struct cfire {
 	                               goes in its completion multi (cx_once_begin); NULL: not */
 };
 
-enum { F_WAIT = 1, F_BEFORE, F_BARRIER, F_START, F_RUN };
+/* A fire's states and the events that move it: coord_fsm.c has the table. */
+enum fx_state {
+	F_WAIT = 1,                 /* for the assignment (a scheduled fire is born here) */
+	F_BEFORE,                   /* its before listener runs */
+	F_BARRIER,                  /* at beforeAll's barrier */
+	F_START,                    /* its running nodes are written (a side run is born here) */
+	F_RUN,                      /* its items are submitted, or end without running; completions written */
+};
+enum fx_event {
+	FX_READY,                   /* what a waiting fire waits for may have changed (cx_ready_changed) */
+	FX_BEFORE_OK,               /* its before listener succeeded */
+	FX_BEFORE_FAILED,           /* it failed, or could not start (why) */
+	FX_BARRIER_OK,              /* beforeAll ran to success */
+	FX_BARRIER_FAILED,          /* it did not (why): no item of the fire runs anywhere */
+	FX_WRITTEN,                 /* its running nodes are written */
+	FX_DROPPED,                 /* an item was dropped for a conflict in writing them: the rest again */
+	FX_FLUSHED,                 /* every ended item's completion is written */
+	FX_ABORT,                   /* it ends before running anything here (the caller said why) */
+};
 
 struct coord {
 	struct ev_loop *loop;
@@ -378,10 +398,17 @@ void cj_ops_unwatch(struct cjob *j);           /* also what cj_ops_free is */
 void cj_checks(struct cjob *j, uint64_t now_ns);    /* from coord_tick: whatever is due */
 void cj_check_session(struct cjob *j);               /* a new session: both are due at once */
 
+/* coord_fsm.c: the one place a fire's state changes. ev happened to f (why: a failure's cause,
+ * or NULL); what comes next starts now. f may be freed when it returns. */
+void cx_step(struct cfire *f, enum fx_event ev, const char *why);
+void cx_ready_changed(struct cjob *j);        /* the assignment, the flag, registration...: the waiting fire looks again */
+
 /* coord_fire.c: fires */
-void cx_continue(struct cjob *j);             /* a waiting fire: go on if the assignment allows */
-void cx_submit(struct cfire *f);              /* queue its items (running nodes written) */
+/* Queue its items and publish them: how many (0: none queued, nothing published). f may be
+ * freed when it returns a count (outcomes come back inside). */
+uint32_t cx_submit(struct cfire *f);
 void cx_end(struct cfire *f);
+void cx_cut_note(struct cfire *f, uint32_t item);   /* an item stopped by our leaving, with failover off */
 void cx_free(struct cfire *f);
 void cx_fires_free(struct cjob *j);            /* coord_free: every fire of the job, told to no one */
 /* A one-item run outside the fires (a failover take, a misfire's run again), on the job's side
@@ -389,18 +416,16 @@ void cx_fires_free(struct cjob *j);            /* coord_free: every fire of the 
 struct cfire *cx_side_run(struct cjob *j, uint32_t item);
 void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents);
 void cx_session_lost(struct cjob *j);
-void cx_write_running(struct cfire *f);     /* write its running nodes, then submit its items */
-/* Its items end without running (a side run whose before listener failed): failed, or handed over
- * for failover (hand); their running nodes go as for any completion. */
-void cx_not_run(struct cfire *f, int hand);
-void cx_left_before_run(struct cfire *f, int norunning);   /* the job left: its items handed over, or said */
+void cx_write_running(struct cfire *f);     /* its running nodes: FX_WRITTEN, FX_DROPPED or FX_ABORT */
 
 /* coord_listen.c: the per-instance listeners (ejob.listener.before / after) */
-/* Its items here are known: run the before listener (a scheduled fire that has one), then
- * cx_write_running; or at once. A failing before ends the fire here (skipped: "listener"). */
+/* Run its before listener (told f->before_epoch): FX_BEFORE_OK or FX_BEFORE_FAILED when it ends;
+ * FX_ABORT (a scheduled fire) if it cannot start. */
 void cx_before(struct cfire *f);
+/* It failed (why): said, and a scheduled fire's items are written as not run (f->unrun), so that
+ * beforeAll and afterAll do not wait for them; a side run's counts as failed (before_failed). */
+void cx_before_failed(struct cfire *f, const char *why);
 void cx_after(struct cfire *f);                /* cx_end: its after listener, when it has one */
-void cx_side_before(struct cfire *f);          /* a side run's running node is written: before, then its item */
 /* After a listener or the barrier (what: its name, for the log): the assignment changed since
  * epoch, so only the items still this instance's run here; the others are dropped. */
 void cx_keep_owned(struct cfire *f, uint64_t epoch, const char *what);
@@ -420,8 +445,9 @@ void cx_once_free(struct cjob *j);
 /* coord_barrier.c: ejob.listener.beforeAll, once per fire across the cluster, before its items */
 /* Its items here are known and its before listener done: write them (and f->unrun) under the
  * fire's started/ and wait for the others' (bounded), the run of beforeAll on one instance, and
- * its result: then cx_write_running, or the fire ends here (skipped: "listener") and everywhere. */
+ * its result: FX_BARRIER_OK or FX_BARRIER_FAILED (FX_ABORT: out of memory). */
 void cx_barrier(struct cfire *f);
+void cx_bar_failed(struct cfire *f, const char *why);   /* beforeAll did not succeed: said (skipped: "listener") */
 void cx_bar_detach(struct cfire *f);          /* cx_free: the fire goes; a claim of ours is let go */
 void cx_bar_stop(struct cjob *j);             /* coord_stop: a fire waiting at the barrier ends */
 void cx_bar_state(struct cjob *j, int connected);   /* the connection lost (its command killed), or back */

@@ -33,7 +33,7 @@ static void elected(void *arg, const struct zkc_res *r)
 		free_live(j);
 		log_info("job %s: this instance is the leader", j->name);
 		leader_watch_instances(j);
-		if (j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);    /* a fire waiting for sharding */
+		cx_ready_changed(j);    /* a fire waiting for sharding */
 		return;
 	}
 	/* someone else won (ZNODEEXISTS at the first op): follow, watching their node */
@@ -220,9 +220,9 @@ static void necessary_known(void *arg, const struct zkc_res *r)
 	if (!j->lead.necessary && (was || r->event)) cj_load_assignment(j);
 	/* raised while this instance has no assignment (its read came before the first commit, say):
 	 * read it again, so that a fire whose time came before the flag runs the assignment the
-	 * others ran it with (cx_continue) rather than wait for the reshard */
+	 * others ran it with (coord_fsm.c) rather than wait for the reshard */
 	else if (j->lead.necessary && !was && !j->as.have && !j->as.loading) cj_load_assignment(j);
-	if (j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
+	cx_ready_changed(j);
 }
 
 void cj_watch_necessary(struct cjob *j)
@@ -289,18 +289,17 @@ void cj_lead_free(struct cjob *j)
 
 static void wait_missed(struct cjob *j, struct cfire *f, const char *why, const char *then)
 {
-	log_error("job %s: fire %" PRIu64 " missed: no assignment after %.1fs (%s); %s", j->name, f->fire->fire_ms,
-	          (double)(wait_now_ns() - f->fire->started_ns) / 1e9, why, then);
+	log_error("job %s: fire %" PRIu64 " missed: no assignment after %.1fs (%s); %s", j->name, fire_id(f->fire),
+	          (double)(wait_now_ns() - fire_started_ns(f->fire)) / 1e9, why, then);
 	char d[300];
-	snprintf(d, sizeof d, "no assignment after %.1fs (%s); %s", (double)(wait_now_ns() - f->fire->started_ns) / 1e9, why,
+	snprintf(d, sizeof d, "no assignment after %.1fs (%s); %s", (double)(wait_now_ns() - fire_started_ns(f->fire)) / 1e9, why,
 	         then);
-	cx_skipped(j, f->fire->fire_ms, "no_assignment", d);
+	cx_skipped(j, fire_id(f->fire), "no_assignment", d);
 	/* a request that never got its answer would hold the flags: read again from scratch */
 	cx_stale_forget(j);
 	cj_assign_reload(j);
-	f->fire->n = 0;
 	f->missed = 1;
-	cx_end(f);
+	cx_step(f, FX_ABORT, NULL);
 }
 
 struct probe {
@@ -332,7 +331,7 @@ static struct cfire *probe_fire(const struct probe *pr)
 {
 	struct cjob *j = pr->j;
 	struct cfire *f = j->fx.fire;
-	if (!cj_live(j, pr->session) || !f || f->state != F_WAIT || f->fire->fire_ms != pr->fire_ms) return NULL;
+	if (!cj_live(j, pr->session) || !f || f->state != F_WAIT || fire_id(f->fire) != pr->fire_ms) return NULL;
 	return f;
 }
 
@@ -442,7 +441,7 @@ static void probe_start(struct cjob *j, struct cfire *f)
 	}
 	pr->j = j;
 	pr->session = zkc_session(j->c->z);
-	pr->fire_ms = f->fire->fire_ms;
+	pr->fire_ms = fire_id(f->fire);
 	pr->iv = -1;
 	pr->left = 1;
 	j->lead.probing = 1;
@@ -461,14 +460,13 @@ static void probe_start(struct cjob *j, struct cfire *f)
 void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 {
 	struct cfire *f = j->fx.fire;
-	if (!f || f->state != F_WAIT || !timeout || now_ns - f->fire->started_ns < 2 * timeout) return;
+	if (!f || f->state != F_WAIT || !timeout || now_ns - fire_started_ns(f->fire) < 2 * timeout) return;
 	if (!cj_registered(j)) {
-		log_error("job %s: fire %" PRIu64 " missed: the job is still not registered after %.1fs", j->name, f->fire->fire_ms,
-		          (double)(now_ns - f->fire->started_ns) / 1e9);
-		cx_skipped(j, f->fire->fire_ms, "not_registered", "the job is still not registered");
-		f->fire->n = 0;
+		log_error("job %s: fire %" PRIu64 " missed: the job is still not registered after %.1fs", j->name, fire_id(f->fire),
+		          (double)(now_ns - fire_started_ns(f->fire)) / 1e9);
+		cx_skipped(j, fire_id(f->fire), "not_registered", "the job is still not registered");
 		f->missed = 1;
-		cx_end(f);
+		cx_step(f, FX_ABORT, NULL);
 		return;
 	}
 	if (j->lead.probing) return;            /* the look at the leader decides */
@@ -479,7 +477,7 @@ void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 	 * stuck. Stepping down or deposing would only add to the burst (and every job would elect
 	 * again). The fire waits on, up to 5 times the bound. */
 	int ours = w == CJ_WAIT_STALE || w == CJ_WAIT_READING || (w == CJ_WAIT_SHARDING && j->lead.leader && j->shard.busy);
-	if (ours && zkc_backlog(j->c->z) > 0 && now_ns - f->fire->started_ns < 10 * timeout) return;
+	if (ours && zkc_backlog(j->c->z) > 0 && now_ns - fire_started_ns(f->fire) < 10 * timeout) return;
 	if (w == CJ_WAIT_SHARDING && !j->lead.leader) {
 		probe_start(j, f);
 		return;

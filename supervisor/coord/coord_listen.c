@@ -7,7 +7,7 @@
  * fire_skipped event with reason "listener". after runs once every item of the fire here has its
  * final outcome and its completion is written (cx_end); its failure is logged and counted, and
  * changes nothing else. Side runs (failover takes, misfire runs) run both around their one item,
- * once its running node is written (cx_side_before): a failing before ends the item there as failed,
+ * once its running node is written (coord_fsm.c): a failing before ends the item there as failed,
  * not run. With a beforeAll
  * (coord_barrier.c), the fire waits at its barrier after before and before its running nodes. */
 #include <inttypes.h>
@@ -34,11 +34,11 @@ static listen_run_t *start(struct cjob *j, const struct cfire *f, const char *ki
 	char *ctx = listen_context_json(f->fire, cj, j->c->id, epoch, after);
 	if (!ctx) {
 		log_error("job %s: fire %" PRIu64 ": out of memory building its %s listener's context", j->name,
-		          f->fire->fire_ms, kind);
+		          fire_id(f->fire), kind);
 		return NULL;
 	}
 	struct listen_spec s = {
-		.job = j->name, .kind = kind, .cmd = cmd, .context = ctx, .fire_ms = f->fire->fire_ms, .epoch = epoch,
+		.job = j->name, .kind = kind, .cmd = cmd, .context = ctx, .fire_ms = fire_id(f->fire), .epoch = epoch,
 		.timeout_s = (uint32_t)cj->listener_timeout_seconds,
 	};
 	listen_run_t *r = listen_start(j->c->listen, &s, done, arg);
@@ -48,134 +48,66 @@ static listen_run_t *start(struct cjob *j, const struct cfire *f, const char *ki
 
 /* ---- before ------------------------------------------------------------------------------------ */
 
+static int still_ours(void *arg, uint32_t item)
+{
+	return cj_owned(arg, item);
+}
+
 void cx_keep_owned(struct cfire *f, uint64_t epoch, const char *what)
 {
 	struct cjob *j = f->j;
 	if (j->as.epoch == epoch) return;
 	/* resharded meanwhile: only the items still ours run here */
-	uint32_t w = 0;
-	for (uint32_t i = 0; i < f->fire->n; i++)
-		if (cj_owned(j, f->fire->items[i])) f->fire->items[w++] = f->fire->items[i];
-	if (w != f->fire->n)
+	uint32_t n = fire_n(f->fire), gone = fire_keep(f->fire, still_ours, j);
+	if (gone)
 		log_info("job %s: fire %" PRIu64 ": resharded while its %s listener ran: %" PRIu32 " of its %" PRIu32
-		         " item%s here %s no longer this instance's and do%s not run here", j->name, f->fire->fire_ms, what,
-		         f->fire->n - w, f->fire->n, f->fire->n == 1 ? "" : "s", f->fire->n - w == 1 ? "is" : "are",
-		         f->fire->n - w == 1 ? "es" : "");
-	f->fire->n = w;
+		         " item%s here %s no longer this instance's and do%s not run here", j->name, fire_id(f->fire), what,
+		         gone, n, n == 1 ? "" : "s", gone == 1 ? "is" : "are", gone == 1 ? "es" : "");
 }
 
-/* before is done (or there is none): beforeAll's barrier, or the running nodes */
-static void before_next(struct cfire *f)
+void cx_before_failed(struct cfire *f, const char *why)
 {
-	if (cj_conf(f->j)->listener_before_all) cx_barrier(f);
-	else if (f->fire->n) cx_write_running(f);
-	else cx_end(f);
+	struct cjob *j = f->j;
+	char d[300];
+	snprintf(d, sizeof d, "the before listener (ejob.listener.before) failed: %s", why);
+	if (f->failover) {
+		log_warn("job %s: item %" PRIu32 ", %s: its before listener failed (%s): it does not run here and counts as "
+		         "failed", j->name, fire_item(f->fire, 0), f->misfire_run ? "run again for its misfire" : "taken over", why);
+		cx_skipped(j, fire_id(f->fire), "listener", d);
+		f->before_failed = 1;
+		return;
+	}
+	uint32_t n = fire_n(f->fire);
+	log_warn("job %s: fire %" PRIu64 ": its before listener failed (%s): its %" PRIu32 " item%s here do%s not run",
+	         j->name, fire_id(f->fire), why, n, n == 1 ? "" : "s", n == 1 ? "es" : "");
+	cx_skipped(j, fire_id(f->fire), "listener", d);
+	/* not run, but accounted for: beforeAll and afterAll do not wait for them */
+	memcpy(f->unrun + f->nunrun, fire_items(f->fire), n * sizeof *f->unrun);
+	f->nunrun += n;
+	fire_clear(f->fire);
 }
 
 static void before_done(void *arg, enum listen_result r, const char *why, uint64_t us)
 {
 	struct cfire *f = arg;
-	struct cjob *j = f->j;
 	f->lr = NULL;
-	listener_event(j, "before", f->fire->fire_ms, f->before_epoch, r, why, us);
-	if (j->gone) {
-		f->fire->n = 0;
-		cx_end(f);
-		return;
-	}
-	if (j->c->stopping || j->ops.shut) {
-		cx_left_before_run(f, 1);
-		return;
-	}
-	if (r != LISTEN_OK) {
-		log_warn("job %s: fire %" PRIu64 ": its before listener failed (%s): its %" PRIu32 " item%s here do%s not run",
-		         j->name, f->fire->fire_ms, why, f->fire->n, f->fire->n == 1 ? "" : "s", f->fire->n == 1 ? "es" : "");
-		char d[300];
-		snprintf(d, sizeof d, "the before listener (ejob.listener.before) failed: %s", why);
-		cx_skipped(j, f->fire->fire_ms, "listener", d);
-		/* not run, but accounted for: beforeAll and afterAll do not wait for them */
-		memcpy(f->unrun + f->nunrun, f->fire->items, f->fire->n * sizeof *f->unrun);
-		f->nunrun += f->fire->n;
-		f->fire->n = 0;
-		if (cj_conf(j)->listener_before_all) cx_barrier(f);
-		else cx_end(f);
-		return;
-	}
-	log_debug("job %s: fire %" PRIu64 ": before listener ok in %.2fs", j->name, f->fire->fire_ms, (double)us / 1e6);
-	cx_keep_owned(f, f->before_epoch, "before");
-	before_next(f);
+	listener_event(f->j, "before", fire_id(f->fire), f->before_epoch, r, why, us);
+	if (r == LISTEN_OK)
+		log_debug("job %s: fire %" PRIu64 ": before listener ok in %.2fs", f->j->name, fire_id(f->fire), (double)us / 1e6);
+	cx_step(f, r == LISTEN_OK ? FX_BEFORE_OK : FX_BEFORE_FAILED, why);
 }
 
 void cx_before(struct cfire *f)
 {
 	struct cjob *j = f->j;
-	const conf_job_t *cj = cj_conf(j);
-	f->state = F_START;
+	f->lr = start(j, f, "before", cj_conf(j)->listener_before, f->before_epoch, 0, before_done, f);
+	if (f->lr) return;
 	if (f->failover) {
-		cx_write_running(f);
+		before_done(f, LISTEN_FAILED, "out of memory", 0);
 		return;
 	}
-	if (!cj->listener_before) {
-		before_next(f);
-		return;
-	}
-	f->state = F_BEFORE;
-	f->before_epoch = j->as.epoch;
-	f->lr = start(j, f, "before", cj->listener_before, f->before_epoch, 0, before_done, f);
-	if (!f->lr) {
-		cx_skipped(j, f->fire->fire_ms, "listener", "the before listener could not start (out of memory)");
-		f->fire->n = 0;
-		cx_end(f);
-	}
-}
-
-/* ---- side runs: a failover take, a misfire's run again ------------------------------------------ */
-
-static void side_before_done(void *arg, enum listen_result r, const char *why, uint64_t us)
-{
-	struct cfire *f = arg;
-	struct cjob *j = f->j;
-	uint32_t i = f->fire->items[0];
-	const char *what = f->misfire_run ? "run again for its misfire" : "taken over";
-	f->lr = NULL;
-	listener_event(j, "before", f->fire->fire_ms, f->before_epoch, r, why, us);
-	int same = f->session == zkc_session(j->c->z);
-	if (r == LISTEN_OK && same && !j->gone && !j->c->stopping) {
-		cx_submit(f);
-		return;
-	}
-	int hand = 0;
-	if (r != LISTEN_OK) {
-		log_warn("job %s: item %" PRIu32 ", %s: its before listener failed (%s): it does not run here and counts as "
-		         "failed", j->name, i, what, why);
-		char d[300];
-		snprintf(d, sizeof d, "the before listener (ejob.listener.before) failed: %s", why);
-		cx_skipped(j, f->fire->fire_ms, "listener", d);
-		f->before_failed = 1;
-	} else if (!same) {
-		log_warn("job %s: item %" PRIu32 ", %s: the session that took it ended while its before listener ran: it "
-		         "does not run here", j->name, i, what);
-	} else {
-		/* stopping or removed: a take goes back to the queue for another instance */
-		hand = !f->misfire_run && cj_conf(j)->failover && (j->c->stopping || j->ops.shut);
-	}
-	cx_not_run(f, hand);
-}
-
-/* Its running node is written (a take's failover node too): run the before listener, then the
- * item; or at once. */
-void cx_side_before(struct cfire *f)
-{
-	struct cjob *j = f->j;
-	const conf_job_t *cj = cj_conf(j);
-	if (!cj->listener_before) {
-		cx_submit(f);
-		return;
-	}
-	f->state = F_BEFORE;
-	f->before_epoch = j->as.epoch;
-	f->lr = start(j, f, "before", cj->listener_before, f->before_epoch, 0, side_before_done, f);
-	if (!f->lr) side_before_done(f, LISTEN_FAILED, "out of memory", 0);
+	cx_skipped(j, fire_id(f->fire), "listener", "the before listener could not start (out of memory)");
+	cx_step(f, FX_ABORT, NULL);
 }
 
 /* ---- after ------------------------------------------------------------------------------------- */
@@ -203,17 +135,17 @@ void cx_after(struct cfire *f)
 {
 	struct cjob *j = f->j;
 	const conf_job_t *cj = cj_conf(j);
-	if (f->before_failed || !f->fire->n || !f->fire->ended || !cj->listener_after || j->c->closing) return;
+	if (f->before_failed || !fire_n(f->fire) || !fire_ended(f->fire) || !cj->listener_after || j->c->closing) return;
 	size_t len = strlen(j->name) + 1;
 	struct after_run *a = malloc(sizeof *a + len);
 	if (!a) {
-		log_error("job %s: fire %" PRIu64 ": out of memory starting its after listener", j->name, f->fire->fire_ms);
+		log_error("job %s: fire %" PRIu64 ": out of memory starting its after listener", j->name, fire_id(f->fire));
 		return;
 	}
 	a->c = j->c;
-	a->fire_ms = f->fire->fire_ms;
-	a->epoch = f->fire->epoch;
+	a->fire_ms = fire_id(f->fire);
+	a->epoch = fire_epoch(f->fire);
 	memcpy(a->job, j->name, len);
 	/* coord_free cancels every run still going (after_done is then never called) */
-	if (!start(j, f, "after", cj->listener_after, f->fire->epoch, 1, after_done, a)) free(a);
+	if (!start(j, f, "after", cj->listener_after, fire_epoch(f->fire), 1, after_done, a)) free(a);
 }

@@ -455,11 +455,11 @@ static void find_send(struct once *o)
 void cx_once_begin(struct cfire *f)
 {
 	struct cjob *j = f->j;
-	if (f->failover || !cj_conf(j)->listener_after_all || !f->fire->n || !f->monitor || j->c->closing) return;
-	if (!f->gw && !(f->gw = calloc(f->fire->total ? f->fire->total : 1, 1))) return;
+	if (f->failover || !cj_conf(j)->listener_after_all || !fire_n(f->fire) || !f->monitor || j->c->closing) return;
+	if (!f->gw && !(f->gw = calloc(fire_total(f->fire) ? fire_total(f->fire) : 1, 1))) return;
 	char p[CJ_PATH_MAX], rel[200];
 	zkc_t *z = j->c->z;
-	uint64_t ms = f->fire->fire_ms;
+	uint64_t ms = fire_id(f->fire);
 	zkc_create(z, cj_path(j, p, "/guarantee"), "", 0, 0, NULL, NULL);
 	zkc_create(z, cj_path(j, p, "/guarantee/once"), "", 0, 0, NULL, NULL);
 	static const char *const sub[] = { "", "/completed", "/runs", "/on" };
@@ -515,8 +515,8 @@ void cx_once_fire(struct cfire *f)
 	if (f->failover) {
 		/* a failover take counts for the fire its item was part of on the crashed instance, found
 		 * by that instance's on/ node; a misfire's run again is not a fire's item */
-		if (f->misfire_run || !f->crashed || !t->n || t->done[t->items[0]] == FIRE_OPEN ||
-		    t->done[t->items[0]] == FIRE_HANDED_OVER)
+		if (f->misfire_run || !f->crashed || !fire_n(t) || fire_end_of(t, fire_item(t, 0)) == FIRE_OPEN ||
+		    fire_end_of(t, fire_item(t, 0)) == FIRE_HANDED_OVER)
 			return;
 		struct once *o = calloc(1, sizeof *o);
 		if (!o || !(o->items = calloc(1, sizeof *o->items)) || !(o->crashed = strdup(f->crashed))) {
@@ -526,10 +526,10 @@ void cx_once_fire(struct cfire *f)
 			return;
 		}
 		o->j = j;
-		o->epoch = t->epoch;
-		o->total = t->total;
-		o->items[o->nitems++] = t->items[0];
-		o->before_ms = t->fire_ms;
+		o->epoch = fire_epoch(t);
+		o->total = fire_total(t);
+		o->items[o->nitems++] = fire_item(t, 0);
+		o->before_ms = fire_id(t);
 		adopt(j, o);
 		find_send(o);
 		return;
@@ -537,20 +537,20 @@ void cx_once_fire(struct cfire *f)
 	/* items that ran (but for those written with their completions, cx_once_begin), and items of
 	 * this instance the fire did not run (disabled, a failed before): those have their final
 	 * outcome too, and the others must not wait for them */
-	if ((t->n && !t->ended) || !(t->n + f->nunrun)) return;
+	if ((fire_n(t) && !fire_ended(t)) || !(fire_n(t) + f->nunrun)) return;
 	struct once *o = calloc(1, sizeof *o);
-	if (!o || !(o->items = calloc(t->n + f->nunrun + 1, sizeof *o->items))) {
+	if (!o || !(o->items = calloc(fire_n(t) + f->nunrun + 1, sizeof *o->items))) {
 		free(o);
-		log_error("job %s: fire %" PRIu64 ": out of memory: its afterAll is not waited for here", j->name, t->fire_ms);
+		log_error("job %s: fire %" PRIu64 ": out of memory: its afterAll is not waited for here", j->name, fire_id(t));
 		return;
 	}
 	o->j = j;
-	o->fire_ms = t->fire_ms;
-	o->epoch = t->epoch;
-	o->total = t->total;
-	for (uint32_t i = 0; i < t->n; i++) {
-		uint32_t it = t->items[i];
-		if (t->done[it] != FIRE_OPEN && t->done[it] != FIRE_HANDED_OVER && !(f->gw && f->gw[it]))
+	o->fire_ms = fire_id(t);
+	o->epoch = fire_epoch(t);
+	o->total = fire_total(t);
+	for (uint32_t i = 0; i < fire_n(t); i++) {
+		uint32_t it = fire_item(t, i);
+		if (fire_end_of(t, it) != FIRE_OPEN && fire_end_of(t, it) != FIRE_HANDED_OVER && !(f->gw && f->gw[it]))
 			o->items[o->nitems++] = it;
 	}
 	for (uint32_t i = 0; i < f->nunrun; i++) o->items[o->nitems++] = f->unrun[i];

@@ -108,10 +108,7 @@ void cj_leave(struct cjob *j, enum cj_left why)
 	if (cj_registered(j)) cj_leave_nodes(j);
 	/* a fire still waiting for its sharding runs nothing here: the reshard gives its items to the others */
 	struct cfire *f = j->fx.fire;
-	if (f && f->state == F_WAIT) {
-		f->fire->n = 0;
-		cx_end(f);
-	}
+	if (f && f->state == F_WAIT) cx_step(f, FX_ABORT, NULL);
 }
 
 /* ---- all three, from registration on ----------------------------------------------------------- */

@@ -13,7 +13,7 @@
 /* Running nodes of ours whose creation went unanswered: delete each that names this instance. */
 static void stale_done(struct cjob *j)
 {
-	if (j->run.stale_pending > 0 && --j->run.stale_pending == 0 && j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
+	if (j->run.stale_pending > 0 && --j->run.stale_pending == 0) cx_ready_changed(j);
 }
 
 static void stale_deleted(void *arg, const struct zkc_res *r)
@@ -58,9 +58,9 @@ void cx_clear_stale(struct cjob *j)
 		j->run.stale[i] = 0;
 		/* an item running here now (a later fire) keeps its node */
 		const fire_t *t = j->fx.fire ? j->fx.fire->fire : NULL;
-		if (j->fx.fire && j->fx.fire->state == F_RUN && i < t->total && !t->done[i]) {
+		if (j->fx.fire && j->fx.fire->state == F_RUN && i < fire_total(t) && !fire_end_of(t, i)) {
 			int mine = 0;
-			for (uint32_t k = 0; k < t->n; k++) mine |= t->items[k] == i;
+			for (uint32_t k = 0; k < fire_n(t); k++) mine |= fire_item(t, k) == i;
 			if (mine) continue;
 		}
 		if (zkc_get(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), NULL, NULL, stale_read, j) == ZOK)
@@ -167,15 +167,14 @@ static void misfire_started(void *arg, const struct zkc_res *r)
 {
 	struct cfire *f = arg;
 	struct cjob *j = f->j;
-	uint32_t i = f->fire->items[0];
+	uint32_t i = fire_item(f->fire, 0);
 	if (r->rc == ZOK) {
 		log_info("job %s: item %" PRIu32 " runs again for its misfire", j->name, i);
 		f->session = zkc_session(j->c->z);
-		cx_side_before(f);
+		cx_step(f, FX_WRITTEN, NULL);
 		return;
 	}
-	f->fire->n = 0;
-	cx_end(f);
+	cx_step(f, FX_ABORT, NULL);
 	/* running again somewhere: wait once more; the flag gone: someone else ran it */
 	if (cj_live(j, r->session) && r->nops > 0 && r->op_rc[0] == ZNODEEXISTS) misfire_watch(j, i);
 }
@@ -185,10 +184,10 @@ static void misfire_started(void *arg, const struct zkc_res *r)
 const struct cfire *cx_catchup_runs(const struct cjob *j, uint32_t i)
 {
 	const struct cfire *f = j->fx.fire;
-	if (!f || f->failover || f->fire->source != EVS_MISFIRE) return NULL;
+	if (!f || f->failover || fire_source(f->fire) != EVS_MISFIRE) return NULL;
 	if (f->state == F_WAIT) return f;
-	for (uint32_t k = 0; k < f->fire->n; k++)
-		if (f->fire->items[k] == i) return f;
+	for (uint32_t k = 0; k < fire_n(f->fire); k++)
+		if (fire_item(f->fire, k) == i) return f;
 	return NULL;
 }
 
@@ -217,25 +216,21 @@ static void misfire_act(struct cjob *j, uint32_t i)
 	const struct cfire *cu = cx_catchup_runs(j, i);
 	if (cu) {
 		log_info("job %s: item %" PRIu32 ": its misfire flag is for a fire the catch-up %" PRIu64 " stands for; no run again",
-		         j->name, i, cu->fire->fire_ms);
+		         j->name, i, fire_id(cu->fire));
 		zkc_delete(j->c->z, q, -1, NULL, NULL);
 		return;
 	}
 	struct cfire *f = cx_side_run(j, i);
 	if (!f) return;
 	f->misfire_run = 1;
-	f->fire->source = EVS_MISFIRE;
+	fire_set_source(f->fire, EVS_MISFIRE);
 	f->monitor = cj->monitor_execution;
-	f->state = F_START;
 	const char *id = j->c->id;
 	zkc_multi_t *m = zkc_multi_new();
 	zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), id, (int)strlen(id),
 	                 cj->failover ? 0 : ZOO_EPHEMERAL);
 	zkc_multi_delete(m, q, -1);
-	if (zkc_multi_commit(j->c->z, m, misfire_started, f) != ZOK) {
-		f->fire->n = 0;
-		cx_end(f);
-	}
+	if (zkc_multi_commit(j->c->z, m, misfire_started, f) != ZOK) cx_step(f, FX_ABORT, NULL);
 }
 
 /* sharding/{i}/running of a misfired item, kept until it goes */

@@ -157,7 +157,7 @@ static void sharded(void *arg, const struct zkc_res *r)
 	if (k == cm_flag_op && r->rc == ZNODEEXISTS) {
 		/* the flag was raised after we last saw it gone: its watch tells us, then we shard again */
 		log_info("job %s: the resharding flag was raised while sharding; sharding again", j->name);
-		if (j->lead.leader && j->fx.fire && j->fx.fire->state == F_WAIT) cx_continue(j);
+		if (j->lead.leader) cx_ready_changed(j);
 		return;
 	}
 	log_warn("job %s: sharding failed: %s (op %d)%s", j->name, zerror(r->rc), k,
@@ -165,8 +165,8 @@ static void sharded(void *arg, const struct zkc_res *r)
 	/* deposed, unless it was an older term's fence and we lead again since */
 	if (k == 0 && r->rc == ZBADVERSION && fence == j->lead.fence) {
 		cj_deposed(j);
-	} else if (j->lead.leader && j->fx.fire && j->fx.fire->state == F_WAIT) {
-		cx_continue(j);     /* still the leader: a waiting fire shards again */
+	} else if (j->lead.leader) {
+		cx_ready_changed(j);     /* still the leader: a waiting fire shards again */
 	}
 }
 

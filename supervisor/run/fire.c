@@ -18,6 +18,31 @@ struct fires {
 	fire_t *list;               /* fires in progress */
 };
 
+#define FIRE_MAGIC 0x66697265u      /* "fire": a live fire_t (the dispatcher's cookies point at them) */
+
+struct fire {
+	uint32_t magic;             /* FIRE_MAGIC while it lives, 0 once freed */
+	const struct fire_ops *ops;
+	void *owner;                /* the ops' object (a ZooKeeper fire, --run) */
+	fires_t *fs;
+	char *job;
+	uint64_t fire_ms;           /* the fire id: its scheduled time in ms (a side run: its start) */
+	uint64_t epoch;             /* the assignment it ran under (0: none), from fire_submit */
+	uint32_t total;             /* the job's shardingTotalCount */
+	uint32_t n;                 /* items[0..n): the items it runs here (up to total) */
+	uint32_t *items;
+	uint8_t *done;              /* [total]: enum fire_end */
+	uint32_t ended, ok;         /* items with a final outcome; of them, FIRE_OK */
+	uint64_t started_ns;        /* CLOCK_MONOTONIC, at fire_new */
+	char *task_id;              /* ElasticJob's taskId of the items submitted (fire_submit) */
+	enum event_source source;   /* where it came from (its owner sets it): normal, misfire, failover */
+	uint64_t *fires;            /* the fire ids it stands for, ascending (fire_stands_for; NULL: not known here) */
+	uint32_t nfires;
+	uint32_t fires_omitted;     /* older ones it stands for too, only counted */
+	int started;                /* an item of it has started (its lateness is counted) */
+	fire_t *prev, *next;        /* the fires in progress */
+};
+
 fires_t *fires_new(disp_t *d, const char *instance)
 {
 	fires_t *fs = calloc(1, sizeof *fs);
@@ -191,6 +216,11 @@ void fires_kick(fires_t *fs)
 	disp_kick(fs->disp);
 }
 
+void fire_name(const fire_t *f, char *buf, size_t len)
+{
+	f->ops->name(f, buf, len);
+}
+
 void fire_summary(const fire_t *f)
 {
 	const struct fire_ops *ops = f->ops;
@@ -294,4 +324,70 @@ void fires_outcome(fires_t *fs, const struct disp_outcome *o)
 {
 	(void)fs;
 	item_ended(cookie_fire(o->cookie), o);
+}
+
+/* ---- what the owner reads, and the changes to its items it may make ---------------------------- */
+
+uint64_t fire_id(const fire_t *f) { return f->fire_ms; }
+const char *fire_job(const fire_t *f) { return f->job; }
+void *fire_owner(const fire_t *f) { return f->owner; }
+uint32_t fire_total(const fire_t *f) { return f->total; }
+uint32_t fire_n(const fire_t *f) { return f->n; }
+const uint32_t *fire_items(const fire_t *f) { return f->items; }
+uint32_t fire_ended(const fire_t *f) { return f->ended; }
+uint32_t fire_ok(const fire_t *f) { return f->ok; }
+uint64_t fire_epoch(const fire_t *f) { return f->epoch; }
+uint64_t fire_started_ns(const fire_t *f) { return f->started_ns; }
+enum event_source fire_source(const fire_t *f) { return f->source; }
+void fire_set_source(fire_t *f, enum event_source s) { f->source = s; }
+
+uint32_t fire_item(const fire_t *f, uint32_t k)
+{
+	EJOB_CHECK(k < f->n, "a fire's item is read past its items");
+	return f->items[k];
+}
+
+enum fire_end fire_end_of(const fire_t *f, uint32_t item)
+{
+	return item < f->total ? (enum fire_end)f->done[item] : FIRE_OPEN;
+}
+
+void fire_clear(fire_t *f)
+{
+	f->n = 0;
+}
+
+void fire_add(fire_t *f, uint32_t item)
+{
+	EJOB_CHECK(item < f->total && f->n < f->total, "an item is added to a fire past its job's items");
+	f->items[f->n++] = item;
+}
+
+uint32_t fire_keep(fire_t *f, int (*keep)(void *arg, uint32_t item), void *arg)
+{
+	uint32_t w = 0;
+	for (uint32_t i = 0; i < f->n; i++)
+		if (keep(arg, f->items[i])) f->items[w++] = f->items[i];
+	uint32_t dropped = f->n - w;
+	f->n = w;
+	return dropped;
+}
+
+static int not_it(void *arg, uint32_t item)
+{
+	return item != *(const uint32_t *)arg;
+}
+
+int fire_drop(fire_t *f, uint32_t item)
+{
+	return fire_keep(f, not_it, &item) > 0;
+}
+
+int fire_end_item(fire_t *f, uint32_t item, enum fire_end end)
+{
+	if (item >= f->total) return 0;
+	int open = f->done[item] == FIRE_OPEN;
+	f->done[item] = (uint8_t)end;
+	if (open) f->ended++;
+	return open;
 }

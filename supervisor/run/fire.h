@@ -21,7 +21,7 @@
 #include "supervisor/run/events.h"
 
 typedef struct fires fires_t;
-typedef struct fire fire_t;
+typedef struct fire fire_t;       /* fire.c's (opaque): read and changed through fire_* */
 
 /* How an item of a fire ended: fire_t.done[item]. */
 enum fire_end {
@@ -46,30 +46,32 @@ struct fire_ops {
 	int fail_level;             /* enum log_level of a summary with failures */
 };
 
-#define FIRE_MAGIC 0x66697265u      /* "fire": a live fire_t (the dispatcher's cookies point at them) */
+/* A fire is fire.c's: its owner reads it through these, and changes its items only through the
+ * operations below (the tracker counts ends against them). */
+uint64_t fire_id(const fire_t *f);          /* the fire id: its scheduled time in ms (a side run: its start) */
+const char *fire_job(const fire_t *f);
+void *fire_owner(const fire_t *f);          /* the ops' object */
+uint32_t fire_total(const fire_t *f);       /* the job's shardingTotalCount */
+uint32_t fire_n(const fire_t *f);           /* items it runs here */
+uint32_t fire_item(const fire_t *f, uint32_t k);   /* the k-th of them, k < fire_n */
+const uint32_t *fire_items(const fire_t *f);       /* all of them */
+enum fire_end fire_end_of(const fire_t *f, uint32_t item);   /* FIRE_OPEN for an item not its */
+uint32_t fire_ended(const fire_t *f);       /* items with a final outcome */
+uint32_t fire_ok(const fire_t *f);          /* of them, FIRE_OK */
+uint64_t fire_epoch(const fire_t *f);       /* the assignment it ran under (0: none), from fire_submit */
+uint64_t fire_started_ns(const fire_t *f);  /* CLOCK_MONOTONIC, at fire_new */
+enum event_source fire_source(const fire_t *f);
+void fire_set_source(fire_t *f, enum event_source s);
 
-struct fire {
-	uint32_t magic;             /* FIRE_MAGIC while it lives, 0 once freed */
-	const struct fire_ops *ops;
-	void *owner;                /* the ops' object (a ZooKeeper fire, --run) */
-	fires_t *fs;
-	char *job;
-	uint64_t fire_ms;           /* the fire id: its scheduled time in ms (a side run: its start) */
-	uint64_t epoch;             /* the assignment it ran under (0: none), from fire_submit */
-	uint32_t total;             /* the job's shardingTotalCount */
-	uint32_t n;                 /* items[0..n): the items it runs here (up to total) */
-	uint32_t *items;
-	uint8_t *done;              /* [total]: enum fire_end */
-	uint32_t ended, ok;         /* items with a final outcome; of them, FIRE_OK */
-	uint64_t started_ns;        /* CLOCK_MONOTONIC, at fire_new */
-	char *task_id;              /* ElasticJob's taskId of the items submitted (fire_submit) */
-	enum event_source source;   /* where it came from (its owner sets it): normal, misfire, failover */
-	uint64_t *fires;            /* the fire ids it stands for, ascending (fire_stands_for; NULL: not known here) */
-	uint32_t nfires;
-	uint32_t fires_omitted;     /* older ones it stands for too, only counted */
-	int started;                /* an item of it has started (its lateness is counted) */
-	fire_t *prev, *next;        /* the fires in progress */
-};
+/* Its items, before fire_submit: */
+void fire_clear(fire_t *f);                 /* none */
+void fire_add(fire_t *f, uint32_t item);    /* one more (item < total, not there yet) */
+int fire_drop(fire_t *f, uint32_t item);    /* without item: 1 if it was there */
+/* Keep only the items keep() says yes to; returns how many were dropped. */
+uint32_t fire_keep(fire_t *f, int (*keep)(void *arg, uint32_t item), void *arg);
+/* Its items end without running (or an outcome refined by the owner's item_ended): item gets
+ * end (FIRE_FAILED or FIRE_HANDED_OVER), counted as ended if it was open. 1 if it was open. */
+int fire_end_item(fire_t *f, uint32_t item, enum fire_end end);
 
 /* The fires of one supervisor: they queue to d, and name instance in their taskIds. */
 fires_t *fires_new(disp_t *d, const char *instance);
@@ -98,6 +100,8 @@ uint32_t fire_submit(fire_t *f, const conf_job_t *c, uint64_t epoch);
 /* Publish what was submitted. An outcome (and the end of a fire, which may free it) can come
  * back before this returns: call it last. */
 void fires_kick(fires_t *fs);
+/* The fire's name as its summary line says it ("job J: fire F"): its ops' name. */
+void fire_name(const fire_t *f, char *buf, size_t len);
 /* The summary line: every item succeeded (INFO), or how many failed (ops->fail_level). */
 void fire_summary(const fire_t *f);
 void fire_free(fire_t *f);

@@ -469,7 +469,7 @@ static char *json_done(json_buf_t *b)
 
 char *listen_context_json(const fire_t *t, const conf_job_t *cj, const char *instance_id, uint64_t epoch, int after)
 {
-	char *task = fire_task_id(cj->name, t->items, t->n, instance_id);
+	char *task = fire_task_id(cj->name, fire_items(t), fire_n(t), instance_id);
 	if (!task) return NULL;
 	json_buf_t b;
 	json_init(&b);
@@ -479,34 +479,34 @@ char *listen_context_json(const fire_t *t, const conf_job_t *cj, const char *ins
 	json_key(&b, "taskId", 0);
 	json_cstr(&b, task, JSON_GSON);
 	json_key(&b, "shardingTotalCount", 0);
-	json_u64(&b, t->total);
+	json_u64(&b, fire_total(t));
 	json_key(&b, "jobParameter", 0);
 	json_cstr(&b, cj->job_parameter, JSON_GSON);
 	json_key(&b, "shardingItemParameters", 0);
 	json_raw(&b, "{");
-	for (uint32_t i = 0; i < t->n; i++) {
+	for (uint32_t i = 0; i < fire_n(t); i++) {
 		char k[16];
-		snprintf(k, sizeof k, "%" PRIu32, t->items[i]);
+		snprintf(k, sizeof k, "%" PRIu32, fire_item(t, i));
 		json_key(&b, k, i == 0);
-		const char *ip = conf_job_item_param(cj, (int)t->items[i]);
+		const char *ip = conf_job_item_param(cj, (int)fire_item(t, i));
 		json_cstr(&b, ip ? ip : "", JSON_GSON);
 	}
 	json_raw(&b, "}");
 	json_key(&b, "fireId", 0);
-	json_u64(&b, t->fire_ms);
+	json_u64(&b, fire_id(t));
 	json_key(&b, "epoch", 0);
 	json_u64(&b, epoch);
 	json_key(&b, "source", 0);
-	json_cstr(&b, event_source_name(t->source), JSON_PLAIN);
+	json_cstr(&b, event_source_name(fire_source(t)), JSON_PLAIN);
 	if (after)
 		for (int ok = 1; ok >= 0; ok--) {
 			json_key(&b, ok ? "succeeded" : "failed", 0);
 			json_raw(&b, "[");
 			int first = 1;
-			for (uint32_t i = 0; i < t->n; i++) {
-				if ((t->done[t->items[i]] == FIRE_OK) != ok) continue;
+			for (uint32_t i = 0; i < fire_n(t); i++) {
+				if ((fire_end_of(t, fire_item(t, i)) == FIRE_OK) != ok) continue;
 				if (!first) json_raw(&b, ",");
-				json_u64(&b, t->items[i]);
+				json_u64(&b, fire_item(t, i));
 				first = 0;
 			}
 			json_raw(&b, "]");
