@@ -335,7 +335,7 @@ static const struct fire_ops standalone_ops = {
 int local_fire(void *arg, const struct sched_fire_info *fi)
 {
 	local_t *l = arg;
-	const conf_job_t *j = fi->conf;
+	const conf_job_t *j = fi->owner;     /* sched_set_jobs hands each job's config */
 	if (l->stopping) return -1;
 	if (fire_kind(j) == FRAME_KIND_NONE) {
 		log_error("job %s: no type (script, native, external, http or dataflow): it cannot run", j->name);

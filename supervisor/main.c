@@ -146,10 +146,12 @@ static int co_trigger(void *arg, const char *job)
 	return s->sched ? sched_trigger(s->sched, job) : -1;
 }
 
-static void co_job_conf(void *arg, const conf_job_t *c)
+static void co_job_conf(void *arg, const char *job, const conf_job_t *c, void *handle)
 {
 	struct sup *s = arg;
-	if (s->sched) sched_set_job_conf(s->sched, c);
+	if (!s->sched) return;
+	if (c) sched_set_job(s->sched, c, handle);
+	else sched_remove_job(s->sched, job);
 }
 
 static void sup_shutdown(struct sup *s, int exit_code);
@@ -470,12 +472,11 @@ static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		    c->supervisor.script_output_max_bytes != s->conf->supervisor.script_output_max_bytes)
 			log_warn("supervisor.scriptOutputMaxLines/scriptOutputMaxBytes changed: the workers get them at the "
 			         "next start");
-		/* the scheduler takes the new jobs before the old config goes */
-		if (s->sched) {
-			sched_set_jobs(s->sched, c);
-			note_untriggered(s, c);
-		}
-		if (s->coord) coord_set_jobs(s->coord, c);  /* after: a stored config stays in force */
+		/* the scheduler takes the new jobs before the old config goes: from coord, which holds
+		 * what is in force (a stored config node stays so), or (--standalone) the file's */
+		if (s->coord) coord_set_jobs(s->coord, c);
+		else if (s->sched) sched_set_jobs(s->sched, c);
+		note_untriggered(s, c);
 		conf_free(s->conf);
 		s->conf = c;
 		uint32_t uids[256], gids[256];
@@ -646,12 +647,10 @@ static int start_scheduling(struct sup *s)
 		struct coord_params cp = {
 			.loop = s->loop, .conf = s->conf, .instance_id = s->instance_id, .ip = s->ip, .fires = s->fires,
 		};
-		s->coord = coord_new(&cp, &coord_hooks, s);
-		if (!s->coord || coord_set_jobs(s->coord, s->conf) < 0) {
+		if (!(s->coord = coord_new(&cp, &coord_hooks, s))) {
 			log_error("zookeeper: out of memory");
 			return -1;
 		}
-		coord_start(s->coord);
 	}
 	s->sched = sched_new(s->loop, s->coord ? &zk : &local, s->coord ? (void *)s->coord : (void *)s->local);
 	if (!s->sched) {
@@ -660,7 +659,16 @@ static int start_scheduling(struct sup *s)
 	}
 	sched_set_events(s->sched, s->events);
 	local_set_sched(s->local, s->sched);
-	sched_set_jobs(s->sched, s->conf);
+	/* the jobs: coord tells the scheduler what is in force for each (co_job_conf) */
+	if (s->coord) {
+		if (coord_set_jobs(s->coord, s->conf) < 0) {
+			log_error("zookeeper: out of memory");
+			return -1;
+		}
+		coord_start(s->coord);
+	} else {
+		sched_set_jobs(s->sched, s->conf);
+	}
 	note_untriggered(s, s->conf);
 	return 0;
 }

@@ -364,6 +364,7 @@ static void retire(struct cjob *j)
 	/* a private copy of the config in force: the file's goes with the old configuration */
 	j->local = cj_node_pin(j);
 	j->gone = 1;
+	j->c->h.job_conf(j->c->arg, j->name, NULL, NULL);
 	unwatch(j);
 	cj_publish_due(j, 0);
 	if (!cj_reg_leave(j)) return;
@@ -427,8 +428,8 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 				log_warn("job %s: the file's %s %s not in force: the config node is (overwrite: false: set overwrite: "
 				         "true to publish the file, or change the node)", j->name, list, nk == 1 ? "is" : "are");
 		}
-		/* the stored config stays in force over the file's (the scheduler just took the file's) */
-		if (j->cfg.node) c->h.job_conf(c->arg, j->cfg.node);
+		/* what is in force (the stored config over the file's), to the scheduler */
+		c->h.job_conf(c->arg, j->name, cj_conf(j), j);
 	}
 	for (size_t i = 0; i < c->n; i++)
 		if (!c->jobs[i]->seen && !c->jobs[i]->gone) retire(c->jobs[i]);

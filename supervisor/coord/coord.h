@@ -47,11 +47,15 @@ struct coord_hooks {
 	void (*cancel_job)(void *arg, const char *job, const char *why);
 	/* The scheduler's side: a fire it started has ended (missed: without running, its catch-up
 	 * follows); the job can fire again (a catch-up owed starts); fire it now (the trigger
-	 * node; 0, or -1 for no such job); its config in force changed (the node's). */
+	 * node; 0, or -1 for no such job). */
 	void (*fire_ended)(void *arg, sched_job_t *h, int missed);
 	void (*kick)(void *arg, const char *job);
 	int (*trigger)(void *arg, const char *job);
-	void (*job_conf)(void *arg, const conf_job_t *c);
+	/* The one holder of each job's config in force is coord (the node's, else the file's): the
+	 * scheduler learns it only here, at coord_set_jobs and at each change of the node. c is the
+	 * config in force (valid until the next call for job), handle what the scheduler hands back
+	 * with each fire (coord_fire); c NULL: the job is removed. */
+	void (*job_conf)(void *arg, const char *job, const conf_job_t *c, void *handle);
 	/* No first session with ZooKeeper within regCenter.maxRetries rounds of attempts (ElasticJob's
 	 * registry center gives up at start too): why, to say before exiting. */
 	void (*unreachable)(void *arg, const char *why);

@@ -53,20 +53,11 @@ void cj_root_type(struct cjob *j, const char *data, int len)
 	j->cfg.root_type[n] = '\0';
 }
 
-/* FNV-1a, to tell a node's content from the last one's */
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	uint64_t h = 14695981039346656037ull;
-	for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
-	return h ^ n;
-}
-
 /* The node's problems (each diag: warnings at WARN, the errors of a key at ERROR), once per
  * content; then whether any is an error of a key. */
 static void say_diags(struct cjob *j, const conf_diags_t *d, const void *data, size_t len, int taken)
 {
-	uint64_t h = hash_bytes(data, len) ^ (uint64_t)taken;
+	uint64_t h = cj_hash(data, len) ^ (uint64_t)taken;
 	if (h == j->cfg.said) return;
 	j->cfg.said = h;
 	for (size_t k = 0; k < conf_diags_count(d); k++) {
@@ -151,7 +142,7 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched, int 
 	size_t nu = conf_job_unacted(cj, u);
 	for (size_t k = 0; k < nu; k++) log_warn("%s: %s: %s", path, u[k].key, u[k].text);
 	/* the scheduler takes the new config before the old one goes */
-	if (!j->gone) j->c->h.job_conf(j->c->arg, cj);
+	if (!j->gone) j->c->h.job_conf(j->c->arg, j->name, cj, j);
 	if (j->cfg.node) conf_job_free(j->cfg.node);
 	j->cfg.node = cj;
 	if (!watched) return 0;
@@ -185,7 +176,10 @@ static void config_known(void *arg, const struct zkc_res *r)
 	struct cjob *j = arg;
 	if (!cj_live(j, r->session)) return;
 	if (r->rc == ZOK) {
-		cj_take_node(j, r->data, (size_t)(r->len > 0 ? r->len : 0), 1, r->stat.version);
+		size_t len = (size_t)(r->len > 0 ? r->len : 0);
+		/* our own write of the file's config, which is in force: nothing new (no parse) */
+		if (j->cfg.own && !j->cfg.node && cj_hash(r->data, len) == j->cfg.own) return;
+		cj_take_node(j, r->data, len, 1, r->stat.version);
 		return;
 	}
 	if (r->rc != ZNONODE) return;

@@ -285,8 +285,8 @@ static void fire_refused(struct cjob *j, const struct sched_fire_info *fi, const
 int coord_fire(void *arg, const struct sched_fire_info *fi)
 {
 	coord_t *c = arg;
-	struct cjob *j = cj_find(c, fi->job);
-	if (c->stopping || !j) return -1;
+	struct cjob *j = fi->owner;         /* the handle coord gave with its config (h.job_conf) */
+	if (c->stopping || !j || j->gone) return -1;
 	const conf_job_t *cj = cj_conf(j);
 	if (j->ops.left) {
 		fire_refused(j, fi, "left", "the supervisor %s: the job left this instance (instances/%s) until the "

@@ -56,6 +56,9 @@ struct cj_cfg {                 /* coord_config.c: the config node */
 	                               read at registration; "" if none */
 	uint64_t said;              /* a hash of the last node whose problems were logged (they are
 	                               said once per content, not at each read) */
+	uint64_t own;               /* cj_hash of the config this instance wrote last (0: none): read
+	                               back by the watch while the file's is in force, it is known
+	                               without a parse */
 };
 
 struct cj_lead {                /* coord_lead.c: election, the resharding flag, the instances */
@@ -252,6 +255,15 @@ struct coord {
 static inline int cj_unanswered(int rc)
 {
 	return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZCLOSING || rc == ZSESSIONEXPIRED;
+}
+
+/* FNV-1a, to tell a node's content from another's */
+static inline uint64_t cj_hash(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 14695981039346656037ull;
+	for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+	return h ^ n;
 }
 
 static inline const conf_job_t *cj_conf(const struct cjob *j)

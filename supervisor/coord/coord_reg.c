@@ -265,6 +265,7 @@ void cj_publish_now(struct cjob *j)
 	char p[CJ_PATH_MAX];
 	size_t len;
 	char *y = conf_node_emit(j->local, &len);
+	j->cfg.own = y ? cj_hash(y, len) : 0;
 	if (!y) return;
 	if (zkc_set(j->c->z, cj_path(j, p, "/config"), y, (int)len, -1, republished, j) != ZOK)
 		log_warn("job %s: cannot publish its config now; it will be at the next connection", j->name);
@@ -292,6 +293,7 @@ static void config_read(void *arg, const struct zkc_res *r)
 	}
 	size_t len;
 	char *y = conf_node_emit(j->local, &len);
+	j->cfg.own = y ? cj_hash(y, len) : 0;
 	if (!y) {
 		reg_failed(j);
 		return;
@@ -386,6 +388,7 @@ static void reg_fresh(struct cjob *j)
 	const coord_t *c = j->c;
 	size_t len;
 	char *y = conf_node_emit(j->local, &len);
+	j->cfg.own = y ? cj_hash(y, len) : 0;
 	if (!y) {
 		reg_failed(j);
 		return;

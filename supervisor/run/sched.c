@@ -87,7 +87,13 @@ void sched_decide(const cron_t *cron, const tz_t *tz, int64_t last_s, int64_t no
 
 struct sched_job {
 	char *name;
-	const conf_job_t *conf;     /* NULL once removed from the config; owns the zone (conf->tz) */
+	/* What it is scheduled by, from the config in force (job_take): nothing else of the job's
+	 * config is kept here. The zone is the config's (it owns it): the config must outlive it. */
+	int present;                /* 0 once removed: no more fires */
+	int seen;                   /* sched_set_jobs: in the new config */
+	int disabled, misfire;      /* disabled, misfire */
+	const tz_t *tz;             /* the config's zone (NULL: the supervisor's) */
+	void *owner;                /* the owner's handle of the job, handed to start() with each fire */
 	char *cron_text, *tz_text;  /* the config's cron and timeZone when cron was made */
 	cron_t *cron;               /* the config's compiled cron with Quartz's year limit of that day */
 	int64_t last_s;             /* latest fire time handled */
@@ -135,13 +141,13 @@ static void fmt_time(int64_t s, const tz_t *tz, char *buf, size_t len)
 /* The job's zone: its config's (loaded with it), else the supervisor's. */
 static const tz_t *job_tz(const struct sched_job *j)
 {
-	return j->conf && j->conf->tz ? j->conf->tz : j->s->local;
+	return j->tz ? j->tz : j->s->local;
 }
 
 static void arm_next(struct sched_job *j)
 {
 	sched_t *s = j->s;
-	if (s->stopped || !j->conf || j->conf->disabled || !j->cron) {
+	if (s->stopped || !j->present || j->disabled || !j->cron) {
 		wtimer_disarm(s->timers, &j->timer);
 		return;
 	}
@@ -169,7 +175,7 @@ static int start_fire_ms(struct sched_job *j, int64_t fire_s, int64_t fire_ms, i
 		j->run_nlisted = j->run_missed = 1;
 	}
 	struct sched_fire_info f = {
-		.job = j->name, .conf = j->conf, .fire_s = fire_s, .fire_ms = fire_ms, .catch_up = catch_up,
+		.job = j->name, .owner = j->owner, .fire_s = fire_s, .fire_ms = fire_ms, .catch_up = catch_up,
 		.missed = missed, .fires_s = j->run_listed, .nfires = j->run_nlisted, .handle = j,
 	};
 	j->running = 1;
@@ -217,12 +223,12 @@ static void skipped(struct sched_job *j, int64_t at_s, uint32_t n, const char *r
  * The catch-up names the fires it stands for (the latest SCHED_LISTED; the rest are counted). */
 static void flush_misfire(struct sched_job *j)
 {
-	if (!j->misfired || j->running || j->s->stopped || !j->conf || j->conf->disabled) return;
+	if (!j->misfired || j->running || j->s->stopped || !j->present || j->disabled) return;
 	uint32_t n = j->misfired;
 	int64_t at = j->misfire_at_s;
 	char when[64];
 	fmt_time(at, job_tz(j), when, sizeof when);
-	if (!j->conf->misfire) {
+	if (!j->misfire) {
 		j->misfired = 0;
 		j->misfire_at_s = 0;
 		j->nlisted = 0;
@@ -275,7 +281,7 @@ static void job_due(wtimer_t *t, int64_t now_ns)
 {
 	struct sched_job *j = t->data;
 	sched_t *s = j->s;
-	if (s->stopped || !j->conf || !j->cron) return;
+	if (s->stopped || !j->present || !j->cron) return;
 	struct sched_decision d;
 	sched_decide(j->cron, job_tz(j), j->last_s, now_ns, SCHED_TOLERANCE_NS, &d);
 	if (d.verdict != SCHED_DUE) {
@@ -300,10 +306,10 @@ static void job_due(wtimer_t *t, int64_t now_ns)
 			fmt_time(d.latest_s, job_tz(j), when, sizeof when);
 			fmt_time(j->running_since_s, job_tz(j), since, sizeof since);
 			log_info("job %s: fire %s not started: the fire of %s still runs; it counts as missed (misfire %s)",
-			         j->name, when, since, j->conf->misfire ? "on: one catch-up run follows" : "off: dropped");
+			         j->name, when, since, j->misfire ? "on: one catch-up run follows" : "off: dropped");
 			char why[160];
 			snprintf(why, sizeof why, "the fire of %s still runs (misfire %s)", since,
-			         j->conf->misfire ? "on: one catch-up run follows" : "off: dropped");
+			         j->misfire ? "on: one catch-up run follows" : "off: dropped");
 			skipped(j, d.latest_s, 1, "still_running", why);
 			note_missed(j, 1, d.latest_s);
 		} else if (start_fire(j, d.latest_s, 0, 0) < 0) {
@@ -472,10 +478,10 @@ static void say_taken(struct ev_loop *loop, ev_prepare *w, int revents)
 	ev_prepare_stop(loop, w);
 	for (size_t i = 0; i < s->n; i++) {
 		struct sched_job *j = s->jobs[i];
-		if (!j->said_due || !j->conf) continue;
+		if (!j->said_due || !j->present) continue;
 		j->said_due = 0;
 		if (j->said_set && (!streq(j->said_cron, j->cron_text) || !streq(j->said_tz, j->tz_text))) log_change(j);
-		if (j->conf->disabled && (!j->said_set || !j->said_disabled))
+		if (j->disabled && (!j->said_set || !j->said_disabled))
 			log_info("job %s: disabled; it does not fire", j->name);
 		char *sc = j->cron_text ? strdup(j->cron_text) : NULL, *st = j->tz_text ? strdup(j->tz_text) : NULL;
 		if ((j->cron_text && !sc) || (j->tz_text && !st)) {
@@ -487,7 +493,7 @@ static void say_taken(struct ev_loop *loop, ev_prepare *w, int revents)
 		free(j->said_tz);
 		j->said_cron = sc;
 		j->said_tz = st;
-		j->said_disabled = j->conf->disabled;
+		j->said_disabled = j->disabled;
 		j->said_set = 1;
 	}
 }
@@ -497,7 +503,10 @@ static int job_take(sched_t *s, struct sched_job *j, const conf_job_t *c, int fr
 {
 	int rc = 0;
 	int was_off = !fresh && (!j->cron || !wtimer_armed(&j->timer));
-	j->conf = c;
+	j->present = 1;
+	j->disabled = c->disabled;
+	j->misfire = c->misfire;
+	j->tz = c->tz;
 	if (!j->said_due) j->said_last_s = j->last_s;
 	if (fresh || !streq(j->cron_text, c->cron) || !streq(j->tz_text, c->time_zone)) {
 		if (job_load(j, c, now_s) < 0) rc = -1;
@@ -530,70 +539,95 @@ static int job_take(sched_t *s, struct sched_job *j, const conf_job_t *c, int fr
 	return rc;
 }
 
+static struct sched_job *job_new(sched_t *s, const char *name, int64_t now_s)
+{
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 16;
+		struct sched_job **v = realloc(s->jobs, nc * sizeof *v);
+		if (!v) return NULL;
+		s->jobs = v;
+		s->cap = nc;
+	}
+	struct sched_job *j = calloc(1, sizeof *j);
+	if (!j || !(j->name = strdup(name))) {
+		free(j);
+		return NULL;
+	}
+	j->s = s;
+	j->last_s = now_s;
+	wtimer_init(&j->timer, job_due, j);
+	s->jobs[s->n++] = j;
+	return j;
+}
+
+/* j: the job c names, taken (NULL: out of memory); *rc -1 if its cron or zone cannot be used */
+static struct sched_job *set_job(sched_t *s, const conf_job_t *c, void *owner, int *rc)
+{
+	int64_t now_s = floor_s(wtimer_now_ns());
+	struct sched_job *j = find(s, c->name);
+	int fresh = !j;
+	if (!j && !(j = job_new(s, c->name, now_s))) {
+		log_error("scheduler: out of memory while loading jobs");
+		*rc = -1;
+		return NULL;
+	}
+	j->owner = owner;
+	if (job_take(s, j, c, fresh, now_s) < 0) *rc = -1;
+	return j;
+}
+
+int sched_set_job(sched_t *s, const conf_job_t *c, void *owner)
+{
+	int rc = 0;
+	set_job(s, c, owner, &rc);
+	return rc;
+}
+
+/* removed: no more fires; a running one ends and is then forgotten (sched_fire_ended) */
+static int job_removed(sched_t *s, struct sched_job *j)
+{
+	log_info("job %s: removed from the configuration; it fires no more", j->name);
+	wtimer_disarm(s->timers, &j->timer);
+	j->present = 0;
+	j->tz = NULL;               /* its config goes */
+	if (j->running) return 0;   /* kept until its running fire ends */
+	job_free(j);
+	return 1;
+}
+
+void sched_remove_job(sched_t *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->jobs[i]->present && !strcmp(s->jobs[i]->name, name)) {
+			if (job_removed(s, s->jobs[i])) s->jobs[i] = s->jobs[--s->n];
+			return;
+		}
+}
+
 int sched_set_jobs(sched_t *s, const conf_t *conf)
 {
 	int rc = 0;
-	int64_t now_s = floor_s(wtimer_now_ns());
-	for (size_t i = 0; i < s->n; i++) s->jobs[i]->conf = NULL;
+	for (size_t i = 0; i < s->n; i++) s->jobs[i]->seen = 0;
 	for (size_t i = 0; i < conf->n_jobs; i++) {
 		const conf_job_t *c = &conf->jobs[i];
-		struct sched_job *j = find(s, c->name);
-		int fresh = !j;
-		if (fresh) {
-			if (s->n == s->cap) {
-				size_t nc = s->cap ? s->cap * 2 : 16;
-				struct sched_job **v = realloc(s->jobs, nc * sizeof *v);
-				if (!v) goto oom;
-				s->jobs = v;
-				s->cap = nc;
-			}
-			j = calloc(1, sizeof *j);
-			if (!j || !(j->name = strdup(c->name))) {
-				free(j);
-				goto oom;
-			}
-			j->s = s;
-			j->last_s = now_s;
-			wtimer_init(&j->timer, job_due, j);
-			s->jobs[s->n++] = j;
-		}
-		if (job_take(s, j, c, fresh, now_s) < 0) rc = -1;
+		struct sched_job *j = set_job(s, c, (void *)c, &rc);
+		if (j) j->seen = 1;
 	}
-	/* jobs gone from the config: no more fires; a running one ends and is then forgotten */
+	/* jobs gone from the config */
 	size_t k = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		struct sched_job *j = s->jobs[i];
-		if (j->conf) {
-			s->jobs[k++] = j;
-			continue;
-		}
-		log_info("job %s: removed from the configuration; it fires no more", j->name);
-		wtimer_disarm(s->timers, &j->timer);
-		if (j->running) {
-			s->jobs[k++] = j;           /* kept until its running fire ends: sched_fire_ended */
-		} else {
-			job_free(j);
-		}
+		if (j->seen || !j->present || !job_removed(s, j)) s->jobs[k++] = j;
 	}
 	s->n = k;
 	return rc;
-oom:
-	log_error("scheduler: out of memory while loading jobs");
-	return -1;
-}
-
-int sched_set_job_conf(sched_t *s, const conf_job_t *c)
-{
-	struct sched_job *j = find(s, c->name);
-	if (!j || !j->conf) return -1;
-	return job_take(s, j, c, 0, floor_s(wtimer_now_ns()));
 }
 
 void sched_fire_ended(sched_t *s, sched_job_t *h)
 {
 	struct sched_job *j = h;
 	j->running = 0;
-	if (!j->conf) {
+	if (!j->present) {
 		for (size_t i = 0; i < s->n; i++)
 			if (s->jobs[i] == j) {
 				s->jobs[i] = s->jobs[--s->n];
@@ -608,14 +642,14 @@ void sched_fire_ended(sched_t *s, sched_job_t *h)
 void sched_fire_missed(sched_t *s, sched_job_t *h)
 {
 	struct sched_job *j = h;
-	if (j->conf) run_missed_again(j);
+	if (j->present) run_missed_again(j);
 	sched_fire_ended(s, h);
 }
 
 int sched_trigger(sched_t *s, const char *job)
 {
 	struct sched_job *j = find(s, job);
-	if (!j || !j->conf || s->stopped) return -1;
+	if (!j || !j->present || s->stopped) return -1;
 	int64_t now_ns = wtimer_now_ns(), now_s = floor_s(now_ns);
 	if (j->running) {
 		log_info("job %s: triggered while its previous fire still runs: misfire", j->name);

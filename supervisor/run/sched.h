@@ -59,7 +59,7 @@ typedef struct sched_job sched_job_t;   /* a job: given to start(), back to sche
 
 struct sched_fire_info {
 	const char *job;
-	const conf_job_t *conf;   /* the job's current config */
+	void *owner;              /* the handle its owner gave with the job's config (sched_set_job) */
 	int64_t fire_s;           /* the scheduled fire time this run stands for */
 	int64_t fire_ms;          /* its id: fire_s in ms, or for a trigger the ms it came at (two
 	                             triggers in one second are two fires, with two ids) */
@@ -98,11 +98,15 @@ void sched_free(sched_t *s);
  * cron the year limit refuses (logged; that job stops firing until a config fixes it). */
 int sched_set_jobs(sched_t *s, const conf_t *conf);
 
-/* One job of the config takes another config (the one stored in ZooKeeper, say): as
- * sched_set_jobs does for a job whose config changed. c must outlive its use (until the next
- * call for this job, or sched_set_jobs). 0; -1 when there is no such job or its cron or time zone
- * cannot be used (logged, as sched_set_jobs). */
-int sched_set_job_conf(sched_t *s, const conf_job_t *c);
+/* One job, by the config in force for it (new, or changed: the one stored in ZooKeeper, say), as
+ * sched_set_jobs does for each job; owner is handed to start() with each of its fires
+ * (sched_set_jobs hands the conf_job_t). What it schedules by is kept here (the cron, compiled
+ * again with the year limit; disabled; misfire), but for the zone: c must outlive its use (until
+ * the next call for this job, or its removal). 0; -1 when its cron or time zone cannot be used
+ * (logged, as sched_set_jobs). */
+int sched_set_job(sched_t *s, const conf_job_t *c, void *owner);
+/* The job is no longer in the config: no more fires (a running one ends normally). */
+void sched_remove_job(sched_t *s, const char *name);
 
 /* The fire that start() started for job has ended (all of its items have final outcomes). */
 void sched_fire_ended(sched_t *s, sched_job_t *job);
