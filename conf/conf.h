@@ -285,6 +285,15 @@ typedef struct conf_job {
 	struct conf_arena *mem_;               /* private: set on jobs from conf_node_parse() */
 } conf_job_t;
 
+/* A hold on a config's memory: what it holds stays valid until conf_release, whoever frees the
+ * config meanwhile (conf_free and conf_job_free then only drop their own part). For a fire that
+ * runs by a config that a reload or a changed node replaces while it runs. NULL: nothing held. */
+typedef struct conf_arena conf_hold_t;
+struct conf;
+conf_hold_t *conf_hold(const struct conf *c);           /* a file's config: its jobs */
+conf_hold_t *conf_job_hold(const conf_job_t *j);        /* a config node's (conf_node_parse); NULL for a file's job */
+void conf_release(conf_hold_t *h);
+
 /* tracing: ElasticJob's RDB tracing (elasticjob-tracing-rdb), to PostgreSQL
  * (supervisor/sink/events_pg.c). Read at the start only. */
 typedef struct conf_tracing {

@@ -28,6 +28,7 @@ struct conf_arena {
 	size_t total, limit;
 	size_t chunk;           /* the least a new chunk holds */
 	bool exhausted;
+	unsigned holds;         /* conf_arena_hold()s beyond its owner's: freed when the last goes */
 };
 
 conf_arena_t *conf_arena_new(size_t limit)
@@ -45,9 +46,19 @@ void conf_arena_chunk(conf_arena_t *a, size_t chunk)
 	a->chunk = chunk >= ALIGN ? chunk : ALIGN;
 }
 
+conf_arena_t *conf_arena_hold(conf_arena_t *a)
+{
+	if (a) a->holds++;
+	return a;
+}
+
 void conf_arena_free(conf_arena_t *a)
 {
 	if (!a) return;
+	if (a->holds) {
+		a->holds--;
+		return;
+	}
 	int saved = errno;
 	for (struct owned *o = a->owned; o; o = o->next) o->release(o->p);
 	struct chunk *c = a->head;

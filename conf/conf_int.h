@@ -35,7 +35,9 @@ conf_arena_t *conf_arena_new(size_t limit);
 /* The least a new chunk holds (16 KB unless set): small for what lives long and small, as a job's
  * config node (one per job: 10,000 jobs held 160 MB in 16 KB chunks). */
 void conf_arena_chunk(conf_arena_t *a, size_t chunk);
+/* Frees it, or drops one hold (conf_arena_hold): the last to go frees it. */
 void conf_arena_free(conf_arena_t *a);
+conf_arena_t *conf_arena_hold(conf_arena_t *a);
 void *conf_arena_alloc(conf_arena_t *a, size_t n);           /* zeroed; NULL past the limit */
 char *conf_arena_strndup(conf_arena_t *a, const char *s, size_t n);
 char *conf_arena_strdup(conf_arena_t *a, const char *s);

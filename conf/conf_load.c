@@ -721,3 +721,13 @@ void conf_free(conf_t *c)
 {
 	if (c) conf_arena_free(c->mem_);
 }
+
+conf_hold_t *conf_hold(const conf_t *c)
+{
+	return c ? conf_arena_hold(c->mem_) : NULL;
+}
+
+void conf_release(conf_hold_t *h)
+{
+	conf_arena_free(h);
+}

@@ -439,3 +439,8 @@ void conf_job_free(conf_job_t *j)
 {
 	if (j) conf_arena_free(j->mem_);
 }
+
+conf_hold_t *conf_job_hold(const conf_job_t *j)
+{
+	return j ? conf_arena_hold(j->mem_) : NULL;
+}

@@ -412,6 +412,7 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 		if (changed && !cj->overwrite && j->reg.session) cj_node_pin(j);
 		j->gone = 0;
 		j->local = cj;
+		j->file = conf;
 		if (!prev || changed) cj_publish_due(j, cj->overwrite);
 		if (c->connected && !j->reg.session && !j->retiring) {
 			cj_reg_start(j);

@@ -585,7 +585,7 @@ void cx_barrier(struct cfire *f)
 	memcpy(b->items, fire_items(t), fire_n(t) * sizeof *b->items);
 	memcpy(b->items + fire_n(t), f->unrun, f->nunrun * sizeof *b->items);
 	b->nitems = n;
-	ev_timer_init(&b->timer, timed_out, (double)cj_conf(j)->listener_timeout_seconds, 0.);
+	ev_timer_init(&b->timer, timed_out, (double)f->conf->listener_timeout_seconds, 0.);
 	b->timer.data = b;
 	ev_timer_start(j->c->loop, &b->timer);
 	f->bar = b;

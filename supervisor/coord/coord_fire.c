@@ -41,6 +41,7 @@ void cx_free(struct cfire *f)
 	cx_bar_detach(f);
 	listen_cancel(f->lr);
 	fire_free(f->fire);
+	conf_release(f->hold);
 	free(f->pending);
 	free(f->unrun);
 	free(f->crashed);
@@ -74,6 +75,8 @@ static struct cfire *cx_new(struct cjob *j, uint32_t total, uint64_t fire_ms)
 		return NULL;
 	}
 	f->j = j;
+	f->conf = cj_conf(j);
+	f->hold = j->cfg.node ? conf_job_hold(j->cfg.node) : conf_hold(j->file);
 	f->requests0 = zkc_requests(j->c->z);
 	f->session = zkc_session(j->c->z);
 	return f;
@@ -137,7 +140,7 @@ void cx_cut_note(struct cfire *f, uint32_t item)
 uint32_t cx_submit(struct cfire *f)
 {
 	struct cjob *j = f->j;
-	uint32_t n = fire_submit(f->fire, cj_conf(j), j->as.epoch);
+	uint32_t n = fire_submit(f->fire, f->conf, j->as.epoch);
 	if (!n) return 0;
 	log_info("job %s: fire %" PRIu64 ": %" PRIu32 " item%s here, epoch 0x%" PRIx64, j->name, fire_id(f->fire), n,
 	         n == 1 ? "" : "s", j->as.epoch);
@@ -152,7 +155,7 @@ static void running_written(void *arg, const struct zkc_res *r);
 void cx_write_running(struct cfire *f)
 {
 	struct cjob *j = f->j;
-	const conf_job_t *cj = cj_conf(j);
+	const conf_job_t *cj = f->conf;
 	char p[CJ_PATH_MAX];
 	const char *id = j->c->id;
 	f->session = zkc_session(j->c->z);
@@ -199,7 +202,7 @@ static void running_written(void *arg, const struct zkc_res *r)
 			for (uint32_t i = 0; i < fire_n(f->fire); i++)
 				cx_mark_stale(j, fire_item(f->fire, i));
 		log_warn("job %s: fire %" PRIu64 ": its running nodes could not be written (%s); the fire is missed%s", j->name,
-		         fire_id(f->fire), zerror(r->rc), f->failover ? "" : cj_conf(j)->misfire ? ": its catch-up runs once the job can run"
+		         fire_id(f->fire), zerror(r->rc), f->failover ? "" : f->conf->misfire ? ": its catch-up runs once the job can run"
 		         : " (misfire: false)");
 		char why[160];
 		snprintf(why, sizeof why, "its running nodes could not be written (%s)", zerror(r->rc));
@@ -483,7 +486,7 @@ static void zk_item_ended(fire_t *t, uint32_t item, const struct disp_outcome *o
 	/* stopped because an operator shut the job down here: it did not run to its end, and the
 	 * leader waits for us to hand it over (coord_failover.c) */
 	if (f->j->ops.shut && o->status == FRAME_ST_CANCELLED) {
-		if (cj_conf(f->j)->failover && !f->misfire_run) fire_end_item(t, item, FIRE_HANDED_OVER);
+		if (f->conf->failover && !f->misfire_run) fire_end_item(t, item, FIRE_HANDED_OVER);
 		else cx_cut_note(f, item);
 	}
 	if (!f->npending) f->pending_since_ns = wait_now_ns();

@@ -68,7 +68,7 @@ static void not_run(struct cfire *f, int hand)
 static void left(struct cfire *f, int norunning)
 {
 	struct cjob *j = f->j;
-	const conf_job_t *cj = cj_conf(j);
+	const conf_job_t *cj = f->conf;
 	uint32_t n = fire_n(f->fire);
 	if (cj->failover && cj->monitor_execution && zkc_state(j->c->z) == ZKC_CONNECTED && n) {
 		f->monitor = 1;
@@ -111,7 +111,7 @@ static void to_start(struct cfire *f)
 		return;
 	}
 	f->state = F_START;
-	f->monitor = cj_conf(j)->monitor_execution;
+	f->monitor = f->conf->monitor_execution;
 	if (!f->monitor) to_run(f);
 	else cx_write_running(f);       /* FX_WRITTEN, FX_DROPPED or FX_ABORT */
 }
@@ -126,7 +126,7 @@ static void to_barrier(struct cfire *f)
 /* the before listener is done, or there is none */
 static void after_before(struct cfire *f)
 {
-	if (cj_conf(f->j)->listener_before_all) to_barrier(f);
+	if (f->conf->listener_before_all) to_barrier(f);
 	else if (fire_n(f->fire)) to_start(f);
 	else cx_end(f);
 }
@@ -218,7 +218,7 @@ static void wait_ready(struct cfire *f)
 		if (!j->as.disabled[i]) fire_add(f->fire, i);
 		else f->unrun[f->nunrun++] = i;
 	}
-	if (!fire_n(f->fire) && f->nunrun && cj_conf(j)->listener_before_all) {
+	if (!fire_n(f->fire) && f->nunrun && f->conf->listener_before_all) {
 		/* nothing runs here, but the others wait for these items: they are written as started */
 		if (owned == 1)
 			log_info("job %s: fire %" PRIu64 ": nothing runs here: item %" PRIu32 ", this instance's only one, is "
@@ -235,7 +235,7 @@ static void wait_ready(struct cfire *f)
 		return;
 	}
 	log_cause_reset(&j->fx.idle_cause);
-	if (cj_conf(j)->listener_before) to_before(f);
+	if (f->conf->listener_before) to_before(f);
 	else after_before(f);
 }
 
@@ -258,7 +258,7 @@ static void side_before_ended(struct cfire *f, enum fx_event ev, const char *why
 		         f->misfire_run ? "run again for its misfire" : "taken over");
 	} else {
 		/* stopping or removed: a take goes back to the queue for another instance */
-		hand = !f->misfire_run && cj_conf(j)->failover && (j->c->stopping || j->ops.shut);
+		hand = !f->misfire_run && f->conf->failover && (j->c->stopping || j->ops.shut);
 	}
 	not_run(f, hand);
 }
@@ -308,7 +308,7 @@ void cx_step(struct cfire *f, enum fx_event ev, const char *why)
 		}
 		if (ev == FX_BEFORE_FAILED) {
 			cx_before_failed(f, why);      /* said; its items are written as not run */
-			if (cj_conf(j)->listener_before_all) to_barrier(f);
+			if (f->conf->listener_before_all) to_barrier(f);
 			else cx_end(f);
 			return;
 		}
@@ -333,7 +333,7 @@ void cx_step(struct cfire *f, enum fx_event ev, const char *why)
 		else cx_end(f);
 		return;
 	case F_START * 16 + FX_WRITTEN:
-		if (f->failover && cj_conf(j)->listener_before) to_before(f);
+		if (f->failover && f->conf->listener_before) to_before(f);
 		else to_run(f);
 		return;
 	case F_START * 16 + FX_DROPPED:

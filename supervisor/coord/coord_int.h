@@ -149,6 +149,7 @@ struct cjob {                   /* coord.c: a job of the config, and what each c
 	coord_t *c;
 	char *name;
 	const conf_job_t *local;    /* from the file (valid until the next coord_set_jobs) */
+	const conf_t *file;         /* the file's config local is of (a fire holds it: conf_hold) */
 	int gone;                   /* removed from the config */
 	int retiring;               /* removed: its alive node goes once its running fires have ended */
 	int retire_zk;              /* removed while disconnected: its nodes go at the reconnect */
@@ -172,6 +173,8 @@ struct cjob {                   /* coord.c: a job of the config, and what each c
 struct cfire {
 	fire_t *fire;               /* the tracker's fire (fire.h): items, outcomes, counts; its owner is this */
 	struct cjob *j;
+	const conf_job_t *conf;     /* the config it runs by: the job's in force when it was made */
+	conf_hold_t *hold;          /* what keeps conf alive while it runs (a reload, a changed node) */
 	sched_job_t *handle;        /* the scheduler's (not for side runs) */
 	int state;                  /* enum fx_state: set by cx_step only (coord_fsm.c) */
 	int monitor;                /* monitorExecution when it started */

@@ -30,7 +30,7 @@ static void listener_event(struct cjob *j, const char *kind, uint64_t fire_ms, u
 static listen_run_t *start(struct cjob *j, const struct cfire *f, const char *kind, const char *cmd, uint64_t epoch,
                            int after, listen_done_fn done, void *arg)
 {
-	const conf_job_t *cj = cj_conf(j);
+	const conf_job_t *cj = f->conf;
 	char *ctx = listen_context_json(f->fire, cj, j->c->id, epoch, after);
 	if (!ctx) {
 		log_error("job %s: fire %" PRIu64 ": out of memory building its %s listener's context", j->name,
@@ -100,7 +100,7 @@ static void before_done(void *arg, enum listen_result r, const char *why, uint64
 void cx_before(struct cfire *f)
 {
 	struct cjob *j = f->j;
-	f->lr = start(j, f, "before", cj_conf(j)->listener_before, f->before_epoch, 0, before_done, f);
+	f->lr = start(j, f, "before", f->conf->listener_before, f->before_epoch, 0, before_done, f);
 	if (f->lr) return;
 	if (f->failover) {
 		before_done(f, LISTEN_FAILED, "out of memory", 0);
@@ -134,7 +134,7 @@ static void after_done(void *arg, enum listen_result r, const char *why, uint64_
 void cx_after(struct cfire *f)
 {
 	struct cjob *j = f->j;
-	const conf_job_t *cj = cj_conf(j);
+	const conf_job_t *cj = f->conf;
 	if (f->before_failed || !fire_n(f->fire) || !fire_ended(f->fire) || !cj->listener_after || j->c->closing) return;
 	size_t len = strlen(j->name) + 1;
 	struct after_run *a = malloc(sizeof *a + len);

@@ -455,7 +455,7 @@ static void find_send(struct once *o)
 void cx_once_begin(struct cfire *f)
 {
 	struct cjob *j = f->j;
-	if (f->failover || !cj_conf(j)->listener_after_all || !fire_n(f->fire) || !f->monitor || j->c->closing) return;
+	if (f->failover || !f->conf->listener_after_all || !fire_n(f->fire) || !f->monitor || j->c->closing) return;
 	if (!f->gw && !(f->gw = calloc(fire_total(f->fire) ? fire_total(f->fire) : 1, 1))) return;
 	char p[CJ_PATH_MAX], rel[200];
 	zkc_t *z = j->c->z;
@@ -509,7 +509,7 @@ static void adopt(struct cjob *j, struct once *o)
 void cx_once_fire(struct cfire *f)
 {
 	struct cjob *j = f->j;
-	const conf_job_t *cj = cj_conf(j);
+	const conf_job_t *cj = f->conf;
 	fire_t *t = f->fire;
 	if (!cj->listener_after_all || j->c->closing) return;
 	if (f->failover) {
