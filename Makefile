@@ -12,7 +12,7 @@
 # Sources are found by folder: ipc/*.c, cron/*.c, conf/*.c and worker/*.c (but worker/worker_main.c and
 # worker/http.c, ejob-worker's own)
 # make libejob.a; every t/NN-name.c is a test t/NN-name.t, every bench/NAME.c a program
-# bench/NAME (linked with t/lib/*.o), every t/native/libNAME.c a test job library t/native/libNAME.so,
+# bench/NAME (linked with bench/common/*.o and t/lib/*.o), every t/native/libNAME.c a test job library t/native/libNAME.so,
 # every t/fuzz/fuzz-NAME.c a fuzzer. Adding a file needs no edit here (t/native/zkc-probe has a rule).
 
 .DELETE_ON_ERROR:
