@@ -12,7 +12,7 @@
 # Sources are found by folder: ipc/*.c, cron/*.c, conf/*.c and worker/*.c (but worker/worker_main.c and
 # worker/http.c, ejob-worker's own)
 # make libejob.a; every t/NN-name.c is a test t/NN-name.t, every bench/NAME.c a program
-# bench/NAME (linked with t/lib/*.o), every t/native/libNAME.c a test job library t/native/libNAME.so,
+# bench/NAME (linked with bench/common/*.o and t/lib/*.o), every t/native/libNAME.c a test job library t/native/libNAME.so,
 # every t/fuzz/fuzz-NAME.c a fuzzer. Adding a file needs no edit here (t/native/zkc-probe has a rule).
 
 .DELETE_ON_ERROR:
@@ -74,6 +74,8 @@ TESTS      := $(TEST_SRCS:.c=.t)
 BENCH_SRCS := $(filter-out bench/lib%.c,$(wildcard bench/*.c))
 BENCHES    := $(BENCH_SRCS:.c=)
 BENCH_LIBS := $(patsubst %.c,%.so,$(wildcard bench/lib*.c))
+# what the benchmarks share, linked into every one of them
+BENCH_COMMON := $(wildcard bench/common/*.c)
 # supervisor modules a benchmark may drive directly (they are not in libejob.a)
 SUP_MOD_OBJS := $(filter-out supervisor/main.o,$(SUP_OBJS))
 FUZZ_SRCS  := $(wildcard t/fuzz/fuzz-*.c)
@@ -99,7 +101,7 @@ ifneq ($(wildcard worker/worker_main.c),)
 PROGRAMS += worker/ejob-worker
 endif
 
-ALL_SRCS := $(LIB_SRCS) $(TLIB_SRCS) $(SUP_SRCS) $(CTL_SRCS) $(TEST_SRCS) $(BENCH_SRCS) $(wildcard bench/lib*.c) \
+ALL_SRCS := $(LIB_SRCS) $(TLIB_SRCS) $(SUP_SRCS) $(CTL_SRCS) $(TEST_SRCS) $(BENCH_SRCS) $(BENCH_COMMON) $(wildcard bench/lib*.c) \
             $(EX_LIB_SRCS) $(EX_BIN_SRCS) $(T_NATIVE_SRCS) $(wildcard tools/shmdump.c $(WORKER_ONLY) t/native/zkc-probe.c)
 DEPS := $(ALL_SRCS:.c=.d)
 
@@ -158,7 +160,7 @@ t/92-ctl-import.t: t/92-ctl-import.o $(IMPORT_OBJS) $(TLIB_OBJS) supervisor/libs
 
 
 # benchmarks start real ZooKeeper servers and supervisors with the tests' helpers (t/lib)
-bench/%: bench/%.o $(TLIB_OBJS) supervisor/libsup.a libejob.a
+bench/%: bench/%.o $(BENCH_COMMON:.c=.o) $(TLIB_OBJS) supervisor/libsup.a libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
 
 bench/%.so: bench/%.c .build-flags

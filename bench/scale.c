@@ -80,6 +80,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/common/bench.h"
 #include "t/lib/tclu.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
@@ -133,229 +134,6 @@ static int stamp_main(int argc, char **argv)
 	return close(fd) == 0 && w == n ? 0 : 1;
 }
 
-/* ---- helpers ----------------------------------------------------------------------------------- */
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
-}
-
-/* Give up: say why (with the supervisor's log if there is one); tlib kills what was started. */
-#define fail(t, ...) tsup_die("bench/scale", t, __VA_ARGS__)
-
-static int cmp64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* p-th quantile of n sorted values, nearest rank */
-static int64_t pct(const int64_t *sorted, int n, double p)
-{
-	return sorted[(int)(p * (n - 1) + 0.5)];
-}
-
-/* A growing text: the configs of 10,000 jobs are megabytes. */
-struct text { char *p; size_t len, cap; };
-
-__attribute__((format(printf, 2, 3)))
-static void add(struct text *b, const char *fmt, ...)
-{
-	for (;;) {
-		va_list ap;
-		va_start(ap, fmt);
-		int w = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
-		va_end(ap);
-		if (w < 0) fail(NULL, "vsnprintf: %s", strerror(errno));
-		if (b->p && (size_t)w < b->cap - b->len) {
-			b->len += (size_t)w;
-			return;
-		}
-		size_t cap = b->cap ? b->cap : 65536;
-		while (cap - b->len <= (size_t)w) cap *= 2;
-		char *np = realloc(b->p, cap);
-		if (!np) fail(NULL, "out of memory for a config of %zu bytes", cap);
-		b->p = np;
-		b->cap = cap;
-	}
-}
-
-/* ---- /proc and ZooKeeper's four-letter words ----------------------------------------------------- */
-
-/* a number of a four-letter word's reply: "KEY\tVALUE" (mntr) or "KEY:VALUE" (wchs); -1 if none */
-static long long zk_num(const struct tzk_server *zk, const char *cmd, const char *key)
-{
-	char *s = tzk_4lw(zk, cmd, 5000);
-	long long v = -1;
-	size_t kl = strlen(key);
-	for (char *p = s; p && (p = strstr(p, key)); p += kl)
-		if ((p == s || p[-1] == '\n') && (p[kl] == '\t' || p[kl] == ':')) {
-			v = strtoll(p + kl + 1, NULL, 10);
-			break;
-		}
-	free(s);
-	return v;
-}
-
-static long long zk_packets(const struct tzk_server *zk)
-{
-	long long r = zk_num(zk, "mntr", "zk_packets_received"), s = zk_num(zk, "mntr", "zk_packets_sent");
-	if (r < 0 || s < 0) fail(NULL, "ZooKeeper's mntr has no packet counts");
-	return r + s;
-}
-
-/* The requests each session has sent: ZooKeeper's `cons` gives every connection's last cxid, the
- * client's counter of requests (a ping has an xid of its own and does not count). Up to max
- * sessions: ids in sid[], counters in cxid[]; how many. */
-static int sessions_cxid(const struct tzk_server *zk, int64_t *sid, int64_t *cxid, int max)
-{
-	char *s = tzk_4lw(zk, "cons", 5000);
-	int n = 0;
-	char *save = NULL;
-	for (char *l = s ? strtok_r(s, "\n", &save) : NULL; l && n < max; l = strtok_r(NULL, "\n", &save)) {
-		char *a = strstr(l, "sid=0x"), *b = strstr(l, "lcxid=0x");
-		if (!a || !b) continue;
-		sid[n] = strtoll(a + 6, NULL, 16);
-		cxid[n] = strtoll(b + 8, NULL, 16);
-		n++;
-	}
-	free(s);
-	return n;
-}
-
-/* Requests sent between two snapshots by the sessions in both, but for `except` (the bench's own). */
-static long long requests_between(const int64_t *sid0, const int64_t *cx0, int n0, const int64_t *sid1,
-                                  const int64_t *cx1, int n1, int64_t except, int *sessions)
-{
-	long long sum = 0;
-	*sessions = 0;
-	for (int i = 0; i < n1; i++)
-		for (int k = 0; k < n0; k++)
-			if (sid1[i] == sid0[k] && sid1[i] != except) {
-				sum += cx1[i] - cx0[k];
-				(*sessions)++;
-			}
-	return sum;
-}
-
-/* ---- the log ------------------------------------------------------------------------------------- */
-
-/* Wall time (ns) of the log line "2026-11-21T10:00:00.123Z ..." */
-static int64_t line_time(const char *line)
-{
-	struct tm tm = { 0 };
-	int ms;
-	if (sscanf(line, "%d-%d-%dT%d:%d:%d.%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-	           &tm.tm_sec, &ms) != 7)
-		return -1;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	return (int64_t)timegm(&tm) * 1000000000 + (int64_t)ms * 1000000;
-}
-
-/* The time of the nth line of the log that contains needle, -1 if there are fewer. */
-static int64_t nth_line_time(const struct tsup *t, const char *needle, int nth)
-{
-	char *s = tsup_slurp(t->log);
-	int64_t at = -1;
-	int n = 0;
-	char *save = NULL;
-	for (char *l = s ? strtok_r(s, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save))
-		if (strstr(l, needle) && ++n == nth) {
-			at = line_time(l);
-			break;
-		}
-	free(s);
-	return at;
-}
-
-/* Wait (polling every 100 ms: the log of 10,000 jobs is a megabyte) until the log has count lines
- * with needle; fails if the supervisor dies or the time runs out. */
-static void wait_log(struct tsup *t, const char *needle, int count, unsigned timeout_ms, const char *what)
-{
-	uint64_t end = tlib_now_ms() + timeout_ms;
-	while (tsup_log_count(t, needle) < count) {
-		if (!tsup_alive(t->pid)) fail(t, "%s: the supervisor died", what);
-		if (tlib_now_ms() > end)
-			fail(t, "%s: %d of %d \"%s\" lines after %u ms", what, tsup_log_count(t, needle), count, needle, timeout_ms);
-		sleep_ms(100);
-	}
-}
-
-
-/* ---- stamps: "REALTIME_NS JOB ITEM FIRE_ID TASK_ID", read as the file grows --------------------- */
-
-struct stamp { int64_t ns, fire; int job, item; };
-
-struct stamps {
-	char path[600];
-	off_t off;                   /* read up to here: whole lines only */
-	struct stamp *s;
-	size_t n, cap;
-};
-
-static void stamps_init(struct stamps *st, const char *name)
-{
-	memset(st, 0, sizeof *st);
-	snprintf(st->path, sizeof st->path, "%s/%s.stamps", tlib_tmpdir(), name);
-	int fd = open(st->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) fail(NULL, "cannot create %s: %s", st->path, strerror(errno));
-	close(fd);
-}
-
-/* Read what was appended since the last call; the number of stamps now. */
-static size_t stamps_read(struct stamps *st)
-{
-	int fd = open(st->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) fail(NULL, "cannot open %s: %s", st->path, strerror(errno));
-	off_t end = lseek(fd, 0, SEEK_END);
-	if (end <= st->off) {
-		close(fd);
-		return st->n;
-	}
-	size_t len = (size_t)(end - st->off), got = 0;
-	char *b = malloc(len + 1);
-	if (!b) fail(NULL, "out of memory reading %s", st->path);
-	while (got < len) {
-		ssize_t r = pread(fd, b + got, len - got, st->off + (off_t)got);
-		if (r < 0 && errno == EINTR) continue;
-		if (r <= 0) break;
-		got += (size_t)r;
-	}
-	close(fd);
-	b[got] = '\0';
-	char *last = strrchr(b, '\n');   /* a line being written is read next time */
-	if (!last) {
-		free(b);
-		return st->n;
-	}
-	st->off += last + 1 - b;
-	*last = '\0';
-	char *save = NULL;
-	for (char *l = strtok_r(b, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		struct stamp s;
-		char job[64];
-		if (sscanf(l, "%" SCNd64 " %63s %d %" SCNd64, &s.ns, job, &s.item, &s.fire) != 4 || job[0] != 'j') continue;
-		s.job = atoi(job + 1);
-		if (st->n == st->cap) {
-			st->cap = st->cap ? st->cap * 2 : 65536;
-			st->s = realloc(st->s, st->cap * sizeof *st->s);
-			if (!st->s) fail(NULL, "out of memory for %zu stamps", st->cap);
-		}
-		st->s[st->n++] = s;
-	}
-	free(b);
-	return st->n;
-}
-
-static size_t count_fire(const struct stamps *st, int64_t fire)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < st->n; i++) n += st->s[i].fire == fire;
-	return n;
-}
-
 /* The jobs' config. Every job the same: j00000, j00001, ... */
 static char *jobs_yaml(int njobs, int items, const char *kind, const char *cron, const char *out, int failover)
 {
@@ -370,14 +148,6 @@ static char *jobs_yaml(int njobs, int items, const char *kind, const char *cron,
 			add(&b, "    props: {script.command.line: \"%s --stamp %s\"}\n", self, out);
 	}
 	return b.p;
-}
-
-/* The next time (s) after `after` of the cron "S/P * * * * ?" (P divides 60). */
-static int64_t next_fire(int64_t after, int s, int p)
-{
-	int64_t t = after + 1;
-	while (t % p != s) t++;
-	return t;
 }
 
 /* ---- A. one supervisor, N jobs ------------------------------------------------------------------- */
@@ -842,6 +612,7 @@ static const char *met(int ok)
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--stamp")) return stamp_main(argc, argv);
+	bench_name = "bench/scale";
 	tlib_init(600);
 	if (!realpath("/proc/self/exe", self) || !realpath("bench/libnoop.so", noop_lib))
 		fail(NULL, "run from the top of the tree after make (bench/libnoop.so: %s)", strerror(errno));

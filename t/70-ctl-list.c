@@ -23,6 +23,7 @@
 
 #include "cron/cron.h"
 #include "cron/tz.h"
+#include "t/lib/tjson.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
@@ -31,198 +32,15 @@
 
 #define EJOBCTL "tools/ejobctl"
 
-/* ---- a small JSON reader: enough for ejobctl's output ---------------------------------------- */
-
-enum jt { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
-struct jv {
-	enum jt t;
-	long long num;
-	int b;
-	char *s;
-	int n;
-	char **keys;
-	struct jv **v;
-};
-
-static const char *jp;
-
-static void jws(void) { while (*jp && isspace((unsigned char)*jp)) jp++; }
-
-static char *jstr_parse(void)
-{
-	if (*jp != '"') return NULL;
-	jp++;
-	size_t cap = strlen(jp) + 1, n = 0;
-	char *o = malloc(cap);
-	while (*jp && *jp != '"') {
-		if (*jp == '\\') {
-			jp++;
-			char c = *jp++;
-			if (c == 'n') o[n++] = '\n';
-			else if (c == 't') o[n++] = '\t';
-			else if (c == 'r') o[n++] = '\r';
-			else if (c == 'u') {
-				unsigned x = 0;
-				sscanf(jp, "%4x", &x);
-				jp += 4;
-				o[n++] = (char)x;
-			} else o[n++] = c;
-		} else o[n++] = *jp++;
-	}
-	if (*jp != '"') {
-		free(o);
-		return NULL;
-	}
-	jp++;
-	o[n] = 0;
-	return o;
-}
-
-/* What the commands printed and their trees (every node, also of a text that is not JSON) live
- * until the test exits: kept here, reachable, so that LeakSanitizer (make SANITIZE=address check)
- * does not count them. */
-static void **kept;
-static size_t nkept;
-
-static void keep(void *p)
-{
-	void **k = p ? realloc(kept, (nkept + 1) * sizeof *kept) : NULL;
-	if (!k) return;
-	kept = k;
-	kept[nkept++] = p;
-}
-
-static struct jv *jparse(void)
-{
-	jws();
-	struct jv *v = calloc(1, sizeof *v);
-	keep(v);
-	if (*jp == '{' || *jp == '[') {
-		int obj = *jp++ == '{';
-		v->t = obj ? J_OBJ : J_ARR;
-		jws();
-		if (*jp == (obj ? '}' : ']')) {
-			jp++;
-			return v;
-		}
-		for (;;) {
-			v->keys = realloc(v->keys, (size_t)(v->n + 1) * sizeof *v->keys);
-			v->v = realloc(v->v, (size_t)(v->n + 1) * sizeof *v->v);
-			v->keys[v->n] = NULL;
-			if (obj) {
-				jws();
-				if (!(v->keys[v->n] = jstr_parse())) return NULL;
-				jws();
-				if (*jp++ != ':') return NULL;
-			}
-			if (!(v->v[v->n] = jparse())) return NULL;
-			v->n++;
-			jws();
-			if (*jp == ',') {
-				jp++;
-				continue;
-			}
-			if (*jp++ != (obj ? '}' : ']')) return NULL;
-			return v;
-		}
-	}
-	if (*jp == '"') {
-		v->t = J_STR;
-		return (v->s = jstr_parse()) ? v : NULL;
-	}
-	if (!strncmp(jp, "null", 4)) return jp += 4, v;
-	if (!strncmp(jp, "true", 4)) return v->t = J_BOOL, v->b = 1, jp += 4, v;
-	if (!strncmp(jp, "false", 5)) return v->t = J_BOOL, jp += 5, v;
-	char *e;
-	v->num = strtoll(jp, &e, 10);
-	if (e == jp) return NULL;
-	jp = e;
-	v->t = J_NUM;
-	return v;
-}
-
-/* the whole text is one JSON document (and a newline): the tree, else NULL */
-static struct jv *json_doc(const char *text)
-{
-	if (!text) return NULL;
-	jp = text;
-	struct jv *v = jparse();
-	jws();
-	return v && !*jp ? v : NULL;
-}
-
-/* a member by path: "items.2.state", "jobs.name=busy.status" (the element whose name is busy;
- * the value may hold dots: "servers.ip=127.0.0.1.jobsNum", the longest that matches wins) */
-static const struct jv *jget(const struct jv *v, const char *path)
-{
-	if (!v || !*path) return v;
-	const char *dot = strchr(path, '.');
-	size_t seg = dot ? (size_t)(dot - path) : strlen(path);
-	const char *eq = memchr(path, '=', seg);
-	if (v->t == J_ARR && eq) {
-		char key[64];
-		snprintf(key, sizeof key, "%.*s", (int)(eq - path), path);
-		const char *val = eq + 1;
-		for (size_t len = strlen(val);; len--) {
-			if (val[len] == '.' || val[len] == 0) {
-				for (int i = 0; i < v->n; i++) {
-					const struct jv *m = jget(v->v[i], key);
-					if (m && m->t == J_STR && strlen(m->s) == len && !strncmp(m->s, val, len)) {
-						const struct jv *r = jget(v->v[i], val[len] ? val + len + 1 : "");
-						if (r) return r;
-					}
-				}
-			}
-			if (!len) return NULL;
-		}
-	}
-	const char *rest = dot ? dot + 1 : "";
-	if (v->t == J_ARR && isdigit((unsigned char)*path)) {
-		int i = atoi(path);
-		return i < v->n ? jget(v->v[i], rest) : NULL;
-	}
-	if (v->t == J_OBJ)
-		for (int i = 0; i < v->n; i++)
-			if (strlen(v->keys[i]) == seg && !strncmp(v->keys[i], path, seg)) return jget(v->v[i], rest);
-	return NULL;
-}
-
-/* a member as text for comparisons: strings as they are, null as "null", numbers, true/false,
- * arrays of scalars as "[a,b]"; "(missing)" if the path is not there */
-static const char *js(const struct jv *root, const char *path)
-{
-	static char bufs[8][4096];
-	static int k;
-	char *b = bufs[k++ % 8];
-	const struct jv *v = jget(root, path);
-	if (!v) return "(missing)";
-	switch (v->t) {
-	case J_NULL: return "null";
-	case J_BOOL: return v->b ? "true" : "false";
-	case J_NUM: snprintf(b, 4096, "%lld", v->num); return b;
-	case J_STR: return v->s;
-	case J_ARR: {
-		size_t n = (size_t)snprintf(b, 4096, "[");
-		for (int i = 0; i < v->n && n < 4000; i++) {
-			const struct jv *e = v->v[i];
-			n += (size_t)snprintf(b + n, 4096 - n, "%s", i ? "," : "");
-			if (e->t == J_STR) n += (size_t)snprintf(b + n, 4096 - n, "%s", e->s);
-			else if (e->t == J_NUM) n += (size_t)snprintf(b + n, 4096 - n, "%lld", e->num);
-			else n += (size_t)snprintf(b + n, 4096 - n, "?");
-		}
-		snprintf(b + n, 4096 - n, "]");
-		return b;
-	}
-	default: return "{...}";
-	}
-}
+/* a member as text (t/lib/tjson), the test's many comparisons */
+static const char *js(const struct tjson *root, const char *path) { return tjson_text(root, path); }
 
 /* ---- running ejobctl --------------------------------------------------------------------- */
 
 struct run {
 	int status;                 /* exit status, or -1 if it did not exit */
 	char *out, *err;
-	struct jv *json;
+	struct tjson *json;
 	uint64_t ms;
 };
 
@@ -247,11 +65,11 @@ static struct run ctl(const char *ns, const char *a0, ...)
 	struct run r = { 0 };
 	uint64_t t0 = tlib_now_ms();
 	int s = tlib_run(argv, &r.out, &r.err);
-	keep(r.out);
-	keep(r.err);
+	tjson_keep(r.out);
+	tjson_keep(r.err);
 	r.ms = tlib_now_ms() - t0;
 	r.status = s >= 0 && WIFEXITED(s) ? WEXITSTATUS(s) : -1;
-	r.json = json_doc(r.out);
+	r.json = tjson_doc(r.out);
 	for (char *e = r.err ? r.err + strlen(r.err) : NULL; e && e > r.err && e[-1] == '\n';) *--e = 0;
 	return r;
 }
@@ -343,7 +161,7 @@ static uint64_t epoch_of(const char *job, int total)
 }
 
 /* status JOB --json: every item field against the nodes */
-static void check_items(const struct jv *j, const char *job, int total)
+static void check_items(const struct tjson *j, const char *job, int total)
 {
 	for (int i = 0; i < total; i++) {
 		char k[64], *owner, *run, *fo, *fog;
@@ -555,7 +373,7 @@ int main(void)
 		is_str(cell[rq][5], "2", "  quiet INSTANCES");
 		is_str(cell[rq][6], "OK", "  quiet STATUS");
 		is_str(cell[ro][6], "CRASHED", "  orphan STATUS");
-		is_str(cell[ro][7], js(json_doc(ctl("t70", "jobs", "--json", NULL).out), "jobs.name=orphan.nextFire"),
+		is_str(cell[ro][7], js(tjson_doc(ctl("t70", "jobs", "--json", NULL).out), "jobs.name=orphan.nextFire"),
 		       "  orphan NEXT FIRE");
 	}
 
@@ -810,7 +628,7 @@ int main(void)
 	ok(rows == 3 && row_of(rows, "badyaml") > 0 && row_of(rows, "weird") > 0, "  and lists badyaml and weird");
 	r = ctl("t70junk", "jobs", "--json", NULL);
 	ok(r.status == 0 && r.json && strcmp(js(r.json, "jobs.name=badyaml.configError"), "null") &&
-	   jget(r.json, "warnings") && jget(r.json, "warnings")->n >= 4, "  --json: configError set, the warnings listed");
+	   tjson_get(r.json, "warnings") && tjson_get(r.json, "warnings")->n >= 4, "  --json: configError set, the warnings listed");
 	r = ctl("t70junk", "status", "badyaml", NULL);
 	ok(r.status == 0 && r.out && strstr(r.out, "config       "), "status of a job with bad YAML: its error, no crash");
 	r = ctl("t70junk", "status", "weird", "--json", NULL);
