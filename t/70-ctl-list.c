@@ -29,7 +29,7 @@
 #include "t/lib/tzkup.h"
 #include "t/tap.h"
 
-#define EJOBCTL "tools/ejobctl"
+#define EJOBCTL BUILT("tools/ejobctl")
 
 /* ---- a small JSON reader: enough for ejobctl's output ---------------------------------------- */
 
