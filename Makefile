@@ -1,7 +1,7 @@
 # ejob: build, test, install.
 #
 #   make                      build everything (WERROR=1: warnings are errors, as CI and developers build)
-#   make check                build, then prove t/
+#   make check                build, check the layers (tools/layers), then prove build/t/
 #   make SANITIZE=address,undefined check
 #   make fuzz [FUZZ_SECONDS=60]   build the libFuzzer harnesses with clang and run each
 #   make bench                build and run the benchmarks (prints the README tables)
@@ -10,10 +10,12 @@
 #   make clean
 #
 # Sources are found by folder: ipc/*.c, cron/*.c, conf/*.c and worker/*.c (but worker/worker_main.c and
-# worker/http.c, ejob-worker's own)
-# make libejob.a; every t/NN-name.c is a test t/NN-name.t, every bench/NAME.c a program
-# bench/NAME (linked with bench/common/*.o and t/lib/*.o), every t/native/libNAME.c a test job library t/native/libNAME.so,
-# every t/fuzz/fuzz-NAME.c a fuzzer. Adding a file needs no edit here (t/native/zkc-probe has a rule).
+# worker/http.c, ejob-worker's own) make libejob.a; every t/NN-name.c is a test build/t/NN-name.t
+# (linked with t/lib/*.c), every bench/NAME.c a program build/bench/NAME (linked with bench/lib/*.c
+# and t/lib/*.c), every bench/libNAME.c, examples/libNAME.c and t/native/libNAME.c a job library
+# build/.../libNAME.so, every t/fuzz/fuzz-NAME.c a fuzzer build/fuzz/fuzz-NAME. What is built goes
+# under build/ (B below), nothing next to the sources but the four programs' symlinks. Adding a
+# file needs no edit here (t/native/zkc-probe has a rule).
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -60,33 +62,43 @@ SUP_LIBS    := -l:libzookeeper_st.so.2 -lev -lmsgpackc -lyaml -ldl -lm -lsystemd
 TEST_LIBS   := $(LIBS) -lpq -lcurl -lcrypto
 
 # ---- sources ---------------------------------------------------------------------------
+# Everything built goes under $(B), the sources' tree mirrored (nginx's objs/): build/ipc/frame.o,
+# build/libejob.a, build/t/35-conf.t, build/tools/ejobctl. Tests and benchmarks name what they run
+# by BUILT("tools/ejobctl") (t/lib/tbuild.h, which says "build" too). The four programs users run
+# keep their documented paths (supervisor/ejob-supervisor, worker/ejob-worker, tools/ejobctl,
+# tools/shmdump) as symlinks into $(B), made here and ignored by git.
+B := build
+
 # worker/http.c is ejob-worker's alone: libcurl is linked there, not into libejob.a's users
 WORKER_ONLY := worker/worker_main.c worker/http.c
 LIB_SRCS   := $(wildcard ipc/*.c cron/*.c conf/*.c) $(filter-out $(WORKER_ONLY),$(wildcard worker/*.c))
-LIB_OBJS   := $(LIB_SRCS:.c=.o)
+LIB_OBJS   := $(LIB_SRCS:%.c=$(B)/%.o)
 TLIB_SRCS  := $(wildcard t/lib/*.c)
-TLIB_OBJS  := $(TLIB_SRCS:.c=.o)
+TLIB_OBJS  := $(TLIB_SRCS:%.c=$(B)/%.o)
 SUP_SRCS   := $(wildcard supervisor/*.c supervisor/*/*.c)
-SUP_OBJS   := $(SUP_SRCS:.c=.o)
+SUP_OBJS   := $(SUP_SRCS:%.c=$(B)/%.o)
 CTL_SRCS   := $(wildcard tools/ejobctl*.c)
 TEST_SRCS  := $(wildcard t/[0-9][0-9]-*.c)
-TESTS      := $(TEST_SRCS:.c=.t)
+TESTS      := $(TEST_SRCS:%.c=$(B)/%.t)
 BENCH_SRCS := $(filter-out bench/lib%.c,$(wildcard bench/*.c))
-BENCHES    := $(BENCH_SRCS:.c=)
-BENCH_LIBS := $(patsubst %.c,%.so,$(wildcard bench/lib*.c))
-# what the benchmarks share, linked into every one of them
-BENCH_COMMON := $(wildcard bench/common/*.c)
+BENCHES    := $(BENCH_SRCS:%.c=$(B)/%)
+# what the benchmarks share (as t/lib/*.c for the tests): linked into each
+BLIB_SRCS  := $(wildcard bench/lib/*.c)
+BLIB_OBJS  := $(BLIB_SRCS:%.c=$(B)/%.o)
+BENCH_LIB_SRCS := $(wildcard bench/lib*.c)
+BENCH_LIBS := $(BENCH_LIB_SRCS:%.c=$(B)/%.so)
 # supervisor modules a benchmark may drive directly (they are not in libejob.a)
-SUP_MOD_OBJS := $(filter-out supervisor/main.o,$(SUP_OBJS))
+SUP_MOD_OBJS := $(filter-out $(B)/supervisor/main.o,$(SUP_OBJS))
 FUZZ_SRCS  := $(wildcard t/fuzz/fuzz-*.c)
 EX_LIB_SRCS := $(wildcard examples/lib*.c)
-T_NATIVE_SRCS := $(wildcard t/native/lib*.c)
-T_NATIVE   := $(T_NATIVE_SRCS:.c=.so)
-T_PROBE    := $(if $(wildcard t/native/zkc-probe.c),t/native/zkc-probe)
-EX_LIBS    := $(EX_LIB_SRCS:.c=.so)
+EX_LIBS    := $(EX_LIB_SRCS:%.c=$(B)/%.so)
 EX_BIN_SRCS := $(filter-out $(EX_LIB_SRCS),$(wildcard examples/*.c))
-EX_BINS    := $(EX_BIN_SRCS:.c=)
+EX_BINS    := $(EX_BIN_SRCS:%.c=$(B)/%)
+T_NATIVE_SRCS := $(wildcard t/native/lib*.c)
+T_NATIVE   := $(T_NATIVE_SRCS:%.c=$(B)/%.so)
+T_PROBE    := $(if $(wildcard t/native/zkc-probe.c),$(B)/t/native/zkc-probe)
 
+# the programs users run, by their documented paths (each a symlink to $(B)/ of the same path)
 PROGRAMS :=
 ifneq ($(wildcard tools/shmdump.c),)
 PROGRAMS += tools/shmdump
@@ -100,94 +112,98 @@ endif
 ifneq ($(wildcard worker/worker_main.c),)
 PROGRAMS += worker/ejob-worker
 endif
+BINS := $(addprefix $(B)/,$(PROGRAMS))
 
-ALL_SRCS := $(LIB_SRCS) $(TLIB_SRCS) $(SUP_SRCS) $(CTL_SRCS) $(TEST_SRCS) $(BENCH_SRCS) $(BENCH_COMMON) $(wildcard bench/lib*.c) \
-            $(EX_LIB_SRCS) $(EX_BIN_SRCS) $(T_NATIVE_SRCS) $(wildcard tools/shmdump.c $(WORKER_ONLY) t/native/zkc-probe.c)
-DEPS := $(ALL_SRCS:.c=.d)
+SO_SRCS  := $(BENCH_LIB_SRCS) $(EX_LIB_SRCS) $(T_NATIVE_SRCS)
+ALL_SRCS := $(LIB_SRCS) $(TLIB_SRCS) $(SUP_SRCS) $(CTL_SRCS) $(TEST_SRCS) $(BENCH_SRCS) $(BLIB_SRCS) $(SO_SRCS) \
+            $(EX_BIN_SRCS) $(wildcard tools/shmdump.c $(WORKER_ONLY) t/native/zkc-probe.c)
+DEPS := $(ALL_SRCS:%.c=$(B)/%.d)
 
-all: $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS) $(T_NATIVE) $(T_PROBE)
+all: $(PROGRAMS) $(BINS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS) $(T_NATIVE) $(T_PROBE)
 
 # Rebuild everything when the flags change (SANITIZE=..., OPT=...): objects depend on this file.
-.build-flags: FORCE
+$(B)/.build-flags: FORCE
+	@mkdir -p $(@D)
 	@f='$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) libexec=$(LIBEXEC)'; \
 	 if [ ! -f $@ ] || [ "$$(cat $@)" != "$$f" ]; then echo "$$f" > $@; fi
 
-%.o: %.c .build-flags
+$(B)/%.o: %.c $(B)/.build-flags
+	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
-# where an installed supervisor finds ejob-worker
-supervisor/cli.o: CFLAGS += -DEJOB_LIBEXEC='"$(LIBEXEC)"'
+# where an installed supervisor finds ejob-worker (from build/supervisor/, ../worker/ejob-worker first)
+$(B)/supervisor/cli.o: CFLAGS += -DEJOB_LIBEXEC='"$(LIBEXEC)"'
 
+# the documented paths: a relative symlink each (supervisor/ejob-supervisor -> ../build/supervisor/
+# ejob-supervisor); /proc/self/exe is the file in $(B), so the supervisor finds $(B)/worker/ejob-worker
+$(PROGRAMS): %: $(B)/% FORCE
+	@[ "$$(readlink $@)" = ../$(B)/$@ ] || { echo "ln -sfn ../$(B)/$@ $@"; ln -sfn ../$(B)/$@ $@; }
 
-libejob.a: $(LIB_OBJS)
+$(B)/libejob.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-tools/shmdump: tools/shmdump.o libejob.a
+$(B)/tools/shmdump: $(B)/tools/shmdump.o $(B)/libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-tools/ejobctl: $(CTL_SRCS:.c=.o) libejob.a
+$(B)/tools/ejobctl: $(CTL_SRCS:%.c=$(B)/%.o) $(B)/libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lpq
 
-supervisor/ejob-supervisor: $(SUP_OBJS) libejob.a
+$(B)/supervisor/ejob-supervisor: $(SUP_OBJS) $(B)/libejob.a
 	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(SUP_LIBS)
 
 # zkc*.c are built for the single-threaded client: no THREADED (which declares the sync calls)
-ZKC_OBJS := $(filter supervisor/zk/%.o,$(SUP_OBJS))
-$(ZKC_OBJS) t/native/zkc-probe.o: BASE_CFLAGS := $(filter-out -DTHREADED,$(BASE_CFLAGS))
+ZKC_OBJS := $(filter $(B)/supervisor/zk/%.o,$(SUP_OBJS))
+$(ZKC_OBJS) $(B)/t/native/zkc-probe.o: BASE_CFLAGS := $(filter-out -DTHREADED,$(BASE_CFLAGS))
 
 # t/42's probe drives zkc on a libev loop, linked as the supervisor is (the st client: a process
 # cannot hold both ZooKeeper libraries, and the tests link the mt one)
-t/native/zkc-probe: t/native/zkc-probe.o $(ZKC_OBJS) supervisor/base/log.o libejob.a
+$(B)/t/native/zkc-probe: $(B)/t/native/zkc-probe.o $(ZKC_OBJS) $(B)/supervisor/base/log.o $(B)/libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(SUP_LIBS)
 
 # libcurl (OpenSSL): http jobs (worker/http.c)
-worker/ejob-worker: $(WORKER_ONLY:.c=.o) libejob.a
+$(B)/worker/ejob-worker: $(WORKER_ONLY:%.c=$(B)/%.o) $(B)/libejob.a
 	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(LIBS) -lcurl
 
 # the supervisor's modules, for tests and benchmarks that drive them directly
-supervisor/libsup.a: $(SUP_MOD_OBJS)
+$(B)/supervisor/libsup.a: $(SUP_MOD_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-t/%.t: t/%.o $(TLIB_OBJS) supervisor/libsup.a libejob.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
+# Static pattern rules: a test, a benchmark or an example is only what its folder's wildcard found.
+# Objects first, then the archives (t/92 adds objects of its own).
+$(TESTS): $(B)/t/%.t: $(B)/t/%.o $(TLIB_OBJS) $(B)/supervisor/libsup.a $(B)/libejob.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(TEST_LIBS)
 
 # t/92 drives ejobctl import's conversion (pure logic in tools/) directly
-IMPORT_OBJS := tools/ejobctl_migrate.o tools/ejobctl_migrate_head.o tools/ejobctl_spring.o
-t/92-ctl-import.t: t/92-ctl-import.o $(IMPORT_OBJS) $(TLIB_OBJS) supervisor/libsup.a libejob.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
-
+IMPORT_SRCS := tools/ejobctl_migrate.c tools/ejobctl_migrate_head.c tools/ejobctl_spring.c
+$(B)/t/92-ctl-import.t: $(IMPORT_SRCS:%.c=$(B)/%.o)
 
 # benchmarks start real ZooKeeper servers and supervisors with the tests' helpers (t/lib)
-bench/%: bench/%.o $(BENCH_COMMON:.c=.o) $(TLIB_OBJS) supervisor/libsup.a libejob.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
+$(BENCHES): $(B)/bench/%: $(B)/bench/%.o $(BLIB_OBJS) $(TLIB_OBJS) $(B)/supervisor/libsup.a $(B)/libejob.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(TEST_LIBS)
 
-bench/%.so: bench/%.c .build-flags
+# shared objects: job libraries of the benchmarks, the examples and the tests
+$(BENCH_LIBS) $(EX_LIBS) $(T_NATIVE): $(B)/%.so: %.c $(B)/.build-flags
+	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -shared -MMD -MP -o $@ $<
 
-t/native/%.so: t/native/%.c .build-flags
-	$(CC) $(ALL_CFLAGS) -shared -MMD -MP -o $@ $<
-
-examples/%.so: examples/%.c .build-flags
-	$(CC) $(ALL_CFLAGS) -shared -MMD -MP -o $@ $<
-
-examples/%: examples/%.o libejob.a
+$(EX_BINS): $(B)/examples/%: $(B)/examples/%.o $(B)/libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-# Tests run from the repo root; they find binaries and ZooKeeper on their own. Two lanes: the
-# tests in CHECK_LANE2 spend most of their time waiting (t/53 a minute for the leader's
+# Tests run from the repo root; they find binaries (under build/) and ZooKeeper on their own. Two
+# lanes: the tests in CHECK_LANE2 spend most of their time waiting (t/53 a minute for the leader's
 # reconcile, t/57 and t/52 for reloads and watches, t/65 for fires between operators' orders,
 # t/68 for the bounded wait, t/76 for PostgreSQL, t/82-84 for sessions to end, t/39 on
 # timers, the others on a supervisor or two) and run one after another beside the rest, which
 # run one after another too. Each starts its own ZooKeeper on free ports. --timer gives each
 # test's time: keep the lanes even (2026-11-28: about 575 and 570 s; t/91 and t/93 wait for
 # ElasticJob's JVMs and for sessions to end, about 45 s each).
-CHECK_LANE2 := t/{39,49,52,53,56,57,65,66,68,74,76,82,83,85,86,88,90,91,93,98}-*
+CHECK_LANE2 := $(B)/t/{39,49,52,53,56,57,65,66,68,74,76,82,83,85,86,88,90,91,93,98}-*
 # the one-way rule between supervisor/'s folders first (tools/layers; docs/design.md)
 check: all
 	tools/layers
-	prove -j2 --timer --rules='seq=$(CHECK_LANE2)' --rules='seq=**' t/
+	prove -j2 --timer --rules='seq=$(CHECK_LANE2)' --rules='seq=**' $(B)/t/
 
 # ---- demo: tools/demo installs the dependencies first, then builds what it needs (so no
 # prerequisites here); it gets this make, and with it the jobserver of make -jN
@@ -196,27 +212,28 @@ demo:
 
 # ---- benchmarks --------------------------------------------------------------------------
 bench: all
-	@for b in $(BENCHES); do echo "== $$b"; ./$$b || exit 1; echo; done
+	@for b in $(BENCHES); do echo "== $${b#$(B)/}"; ./$$b || exit 1; echo; done
 
 # ---- fuzzing (clang + libFuzzer; tools/install-deps --fuzz) ----------------------------
-FUZZ_DIR := build/fuzz
+FUZZ_DIR := $(B)/fuzz
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -DTHREADED -I. -g -O1 -pthread \
               -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-FUZZ_LIB_OBJS := $(addprefix $(FUZZ_DIR)/,$(LIB_SRCS:.c=.o))
+FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_DIR)/%.o)
+FUZZ_IMPORT_OBJS := $(IMPORT_SRCS:%.c=$(FUZZ_DIR)/%.o)
 FUZZERS := $(patsubst t/fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_SRCS))
 
-$(FUZZ_DIR)/%.o: %.c
+$(FUZZ_LIB_OBJS) $(FUZZ_IMPORT_OBJS): $(FUZZ_DIR)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
 
-# the importer's fuzzer takes its two files of tools/ too
-$(FUZZ_DIR)/fuzz-import: $(addprefix $(FUZZ_DIR)/,$(IMPORT_OBJS))
+# the importer's fuzzer takes its files of tools/ too
+$(FUZZ_DIR)/fuzz-import: $(FUZZ_IMPORT_OBJS)
 
 $(FUZZ_DIR)/fuzz-%: t/fuzz/fuzz-%.c $(FUZZ_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
 
-.SECONDARY: $(FUZZ_LIB_OBJS)
+.SECONDARY: $(FUZZ_LIB_OBJS) $(FUZZ_IMPORT_OBJS)
 
 fuzz-build: $(FUZZERS)
 
@@ -237,17 +254,21 @@ fuzz: fuzz-build
 # ---- install -----------------------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXEC) $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)
-	$(if $(filter tools/shmdump,$(PROGRAMS)),install -m 755 tools/shmdump $(DESTDIR)$(BINDIR)/ejob-shmdump)
-	$(if $(filter tools/ejobctl,$(PROGRAMS)),install -m 755 tools/ejobctl $(DESTDIR)$(BINDIR)/ejobctl)
-	$(if $(filter supervisor/ejob-supervisor,$(PROGRAMS)),install -m 755 supervisor/ejob-supervisor $(DESTDIR)$(BINDIR)/ejob-supervisor)
-	$(if $(filter worker/ejob-worker,$(PROGRAMS)),install -m 755 worker/ejob-worker $(DESTDIR)$(LIBEXEC)/ejob-worker)
-	install -m 644 libejob.a $(DESTDIR)$(LIBDIR)/libejob.a
+	$(if $(filter tools/shmdump,$(PROGRAMS)),install -m 755 $(B)/tools/shmdump $(DESTDIR)$(BINDIR)/ejob-shmdump)
+	$(if $(filter tools/ejobctl,$(PROGRAMS)),install -m 755 $(B)/tools/ejobctl $(DESTDIR)$(BINDIR)/ejobctl)
+	$(if $(filter supervisor/ejob-supervisor,$(PROGRAMS)),install -m 755 $(B)/supervisor/ejob-supervisor $(DESTDIR)$(BINDIR)/ejob-supervisor)
+	$(if $(filter worker/ejob-worker,$(PROGRAMS)),install -m 755 $(B)/worker/ejob-worker $(DESTDIR)$(LIBEXEC)/ejob-worker)
+	install -m 644 $(B)/libejob.a $(DESTDIR)$(LIBDIR)/libejob.a
 	install -m 644 worker/ejob.h $(DESTDIR)$(INCDIR)/ejob.h
 
+# $(B), the symlinks, and what builds before $(B) left in the source tree (objects, libraries,
+# programs, tests and job libraries next to their sources)
+OLD_INTREE := libejob.a supervisor/libsup.a .build-flags $(TEST_SRCS:.c=.t) $(BENCH_SRCS:.c=) \
+              $(SO_SRCS:.c=.so) $(EX_BIN_SRCS:.c=) t/native/zkc-probe
 clean:
-	rm -f libejob.a supervisor/libsup.a .build-flags $(PROGRAMS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS) $(T_NATIVE) $(T_PROBE)
+	rm -rf $(B)
+	rm -f $(PROGRAMS) $(OLD_INTREE)
 	find . -path ./.git -prune -o \( -name '*.o' -o -name '*.d' \) -type f -print | xargs rm -f
-	rm -rf build
 
 .PHONY: all check demo bench fuzz fuzz-build install clean FORCE
 FORCE:

@@ -27,7 +27,7 @@
 #include "t/lib/tlib.h"
 #include "t/lib/tzk.h"
 
-#define EJOBCTL "tools/ejobctl"
+#define EJOBCTL BUILT("tools/ejobctl")
 #define LOOP_JOBS 100               /* the shell-loop alternative: jobs timed, then scaled */
 
 static struct tzk_server zk;

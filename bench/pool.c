@@ -43,6 +43,7 @@
 #include "supervisor/run/events.h"
 #include "supervisor/run/fire.h"
 #include "supervisor/sink/events_history.h"
+#include "t/lib/tbuild.h"
 
 extern char **environ;
 
@@ -117,7 +118,7 @@ static void child_cb(struct ev_loop *loop, ev_child *w, int revents)
 static void submit(const char *sym, uint32_t item, uint32_t total)
 {
 	struct disp_req r = {
-		.job = "bench", .kind = FRAME_KIND_NATIVE, .lib = "bench/libnoop.so", .sym = sym,
+		.job = "bench", .kind = FRAME_KIND_NATIVE, .lib = BUILT("bench/libnoop.so"), .sym = sym,
 		.job_param = B.stamp_path, .item_param = "", .task_id = "bench@-@0@-@READY@-@127.0.0.1@-@1",
 		.item = item, .total = total, .fire_id = 1, .epoch = 1,
 	};
@@ -271,7 +272,7 @@ int main(int argc, char **argv)
 	if (seg_create(&sp, &B.seg, err, sizeof err) < 0) { fprintf(stderr, "%s\n", err); return 1; }
 	struct disp_hooks dh = { .outcome = on_outcome, .started = on_started };
 	B.disp = disp_new(B.loop, &dh, NULL, 5000);
-	struct pool_params pp = { .nworkers = NWORKERS, .worker_bin = "worker/ejob-worker", .log_level = LL_WARN,
+	struct pool_params pp = { .nworkers = NWORKERS, .worker_bin = BUILT("worker/ejob-worker"), .log_level = LL_WARN,
 	                          .heartbeat_timeout_ms = 5000, .backoff_max_ms = 1000 };
 	struct pool_hooks ph = { .lost_item = on_lost, .ready = on_ready, .stopped = on_stopped };
 	B.pool = pool_new(B.loop, B.seg, &pp, &ph, NULL);
@@ -338,7 +339,7 @@ int main(int argc, char **argv)
 	enum { PER_FIRE = 100, RMAX = 9 };
 	uint32_t nfires = (uint32_t)(NTPUT / PER_FIRE);
 	conf_job_t job = {
-		.name = "bench", .type = CONF_JOB_NATIVE, .native_library = "bench/libnoop.so", .native_symbol = "noop_item",
+		.name = "bench", .type = CONF_JOB_NATIVE, .native_library = BUILT("bench/libnoop.so"), .native_symbol = "noop_item",
 		.job_parameter = "", .sharding_total_count = PER_FIRE,
 	};
 	static const struct metrics_hooks mh = { .snapshot = mx_snapshot };

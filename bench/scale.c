@@ -80,7 +80,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/common/bench.h"
+#include "bench/lib/bench.h"
 #include "t/lib/tclu.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
@@ -614,7 +614,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "--stamp")) return stamp_main(argc, argv);
 	bench_name = "bench/scale";
 	tlib_init(600);
-	if (!realpath("/proc/self/exe", self) || !realpath("bench/libnoop.so", noop_lib))
+	if (!realpath("/proc/self/exe", self) || !realpath(BUILT("bench/libnoop.so"), noop_lib))
 		fail(NULL, "run from the top of the tree after make (bench/libnoop.so: %s)", strerror(errno));
 	uint64_t t_start = tlib_now_ms();
 	struct tzk_server zk;

@@ -11,7 +11,7 @@
  *
  * Latency: one item in flight at a time (publish -> completion drained), median and p99.
  * Throughput: native items published in batches of 64 to one worker, items per second.
- * Run from the top of the tree after make (it starts worker/ejob-worker).
+ * Run from the top of the tree after make (it starts build/worker/ejob-worker).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -29,6 +29,7 @@
 #include "ipc/ring.h"
 #include "ipc/seg.h"
 #include "ipc/wait.h"
+#include "t/lib/tbuild.h"
 #include "worker/ejob.h"
 
 static seg_t *seg;
@@ -69,7 +70,7 @@ static pid_t start_worker(int *lifeline)
 		char v[24];
 		snprintf(v, sizeof v, "%d", (int)sup);
 		setenv("EJOB_SUPERVISOR_PID", v, 1);
-		execl("worker/ejob-worker", "ejob-worker", "--index", "0", (char *)NULL);
+		execl(BUILT("worker/ejob-worker"), "ejob-worker", "--index", "0", (char *)NULL);
 		_exit(127);
 	}
 	atomic_store(&w->pid, p);
@@ -78,7 +79,7 @@ static pid_t start_worker(int *lifeline)
 	char r[16];
 	ssize_t n = read(note[0], r, sizeof r);
 	if (n != 6 || memcmp(r, "ready\n", 6)) {
-		fprintf(stderr, "bench/worker: worker/ejob-worker did not start (run from the top of the tree after make)\n");
+		fprintf(stderr, "bench/worker: " BUILT("worker/ejob-worker") " did not start (run from the top of the tree after make)\n");
 		exit(1);
 	}
 	close(note[0]);
@@ -146,7 +147,7 @@ static void report(const char *name, uint64_t *v, size_t n, double floor_median)
 
 int main(void)
 {
-	if (!realpath("examples/libhello.so", lib)) die("examples/libhello.so (run make)");
+	if (!realpath(BUILT("examples/libhello.so"), lib)) die(BUILT("examples/libhello.so") " (run make)");
 	char err[256];
 	struct seg_params p = { .nworkers = 1, .name = "bench" };
 	if (seg_create(&p, &seg, err, sizeof err) < 0) {

@@ -21,7 +21,7 @@
  *                 session timeout for the first item, then one item per idle instance per fire
  *                 (ELASTICJOB.md; a reference, not measured).
  *
- * Run from the top of the tree after make (it starts supervisor/ejob-supervisor). Every process
+ * Run from the top of the tree after make (it starts build/supervisor/ejob-supervisor). Every process
  * it starts is tracked by t/lib/tlib and killed at exit, on failure or on a fatal signal. */
 #include <ctype.h>
 #include <errno.h>
@@ -157,7 +157,7 @@ static pid_t start(struct tsup *t, const char *ip)
 {
 	const char *args[] = { "--ip", ip, NULL };
 	pid_t p = tsup_start(t, args);
-	if (p <= 0) fail(NULL, "cannot start supervisor/ejob-supervisor (run from the top of the tree after make)");
+	if (p <= 0) fail(NULL, "cannot start " BUILT("supervisor/ejob-supervisor") " (run from the top of the tree after make)");
 	return p;
 }
 
@@ -418,8 +418,8 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "--stamp")) return stamp_main(argc, argv);
 	tlib_init(300);
 	srand(11);
-	if (!realpath("/proc/self/exe", self) || !realpath("bench/libnoop.so", noop_lib))
-		fail(NULL, "run from the top of the tree after make (bench/libnoop.so: %s)", strerror(errno));
+	if (!realpath("/proc/self/exe", self) || !realpath(BUILT("bench/libnoop.so"), noop_lib))
+		fail(NULL, "run from the top of the tree after make (" BUILT("bench/libnoop.so") ": %s)", strerror(errno));
 	uint64_t t_start = tlib_now_ms();
 	struct tzk_server zk;
 	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = TICK_MS }, 30000) < 0) fail(NULL, "cannot start ZooKeeper");

@@ -5,7 +5,7 @@
  * input: what Quartz refuses (a ParseException, or any exception its parser trips on, which
  * it reports as "Illegal cron expression format") is refused here with a message of our own
  * and the column; what Quartz accepts, however odd, is accepted with the same meaning. The
- * comments name the Quartz behaviour each branch reproduces. t/31-cron-quartz.t checks the
+ * comments name the Quartz behaviour each branch reproduces. t/31-cron-quartz.c checks the
  * verdicts against Quartz on thousands of generated expressions.
  */
 #include "cron/cron_impl.h"

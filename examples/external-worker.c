@@ -1,5 +1,5 @@
 /* examples/external-worker.c: an external worker, a program of your own that runs the items of
- * jobs of type `external` (built as examples/external-worker, linked with libejob.a).
+ * jobs of type `external` (built as build/examples/external-worker, linked with libejob.a).
  *
  *   jobs:
  *     resize:
@@ -8,7 +8,7 @@
  *       shardingTotalCount: 16
  *       jobParameter: "ms=200"      # this example's own convention: how long an item takes
  *
- *   $ examples/external-worker --namespace ejob-demo --slots 4 resize
+ *   $ build/examples/external-worker --namespace ejob-demo --slots 4 resize
  *
  * It attaches to the supervisor of that namespace over its unix socket (or --socket PATH),
  * naming the jobs it serves; the supervisor then publishes those jobs' items into a shared-

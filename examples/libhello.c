@@ -1,4 +1,4 @@
-/* examples/libhello.c: a native job (built as examples/libhello.so).
+/* examples/libhello.c: a native job (built as build/examples/libhello.so).
  *
  *   jobs:
  *     hello-native:
@@ -8,7 +8,7 @@
  *       shardingItemParameters: "0=a,1=b,2=c,3=d"
  *       jobParameter: /var/tmp/hello-native.log
  *       props:
- *         native.library: examples/libhello.so
+ *         native.library: build/examples/libhello.so
  *         native.symbol: hello_item
  *
  * ejob-worker dlopens the library once and calls `int hello_item(const ejob_context *ctx)` for

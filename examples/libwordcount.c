@@ -1,4 +1,4 @@
-/* examples/libwordcount.c: a native dataflow job (built as examples/libwordcount.so): ElasticJob's
+/* examples/libwordcount.c: a native dataflow job (built as build/examples/libwordcount.so): ElasticJob's
  * DataflowJob in C (docs/config.md "dataflow jobs"; examples/dataflow.yaml runs it).
  *
  *   jobs:
@@ -9,7 +9,7 @@
  *       props:
  *         streaming.process: "true"
  *         dataflow.batch.bytes: "256"
- *         native.library: examples/libwordcount.so
+ *         native.library: build/examples/libwordcount.so
  *         native.fetch: wc_fetch
  *         native.process: wc_process
  *

@@ -570,7 +570,7 @@ void local_tick(local_t *l, uint64_t now, int stopping)
 	if (l->p.wait_ns && now - l->unserved_since_ns >= l->p.wait_ns) {
 		log_error("--run: job %s is external and no worker serving it attached on %s within %" PRIu64 "s (--wait): "
 		          "start one there, a program of yours calling ejob_attach() (docs/worker.md), e.g. "
-		          "'examples/external-worker --socket %s %s'; or wait longer with --wait SECONDS (0: for ever)",
+		          "'build/examples/external-worker --socket %s %s'; or wait longer with --wait SECONDS (0: for ever)",
 		          fire_job(f), att_path(l->p.att), l->p.wait_ns / 1000000000u, att_path(l->p.att), fire_job(f));
 		l->p.finished(l->p.arg, 1);
 		return;

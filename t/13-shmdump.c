@@ -20,7 +20,7 @@ static char path[400];
 
 static int run2(const char *a1, const char *a2)
 {
-	const char *argv[] = { "tools/shmdump", a1, a2, NULL };
+	const char *argv[] = { BUILT("tools/shmdump"), a1, a2, NULL };
 	free(out);
 	free(err);
 	return tlib_run(argv, &out, &err);

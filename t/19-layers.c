@@ -39,16 +39,17 @@ int main(void)
 	ok(out && strstr(out, "point down"), "  and says what it checked");
 	free(out), free(err);
 
-	/* a copy of supervisor/ (sources and objects) to plant breaches into */
-	char root[600], cmd[2400];
+	/* a copy of supervisor/ (sources, and objects under build/) to plant breaches into */
+	char root[600], cmd[4000];
 	snprintf(root, sizeof root, "%s/tree", tlib_tmpdir());
-	snprintf(cmd, sizeof cmd, "mkdir -p %s && cp -r supervisor %s/ && cp -r tools %s/", root, root, root);
+	snprintf(cmd, sizeof cmd, "mkdir -p %s/%s && cp -r supervisor %s/ && cp -r tools %s/ && cp -r %s %s/%s/", root,
+	         TBUILD_DIR, root, root, BUILT("supervisor"), root, TBUILD_DIR);
 	if (sh(cmd) != 0) BAIL_OUT("cannot copy the tree");
 	rc = layers(root, &out, &err);
 	is_int(rc, 0, "the copy passes as well");
 	free(out), free(err);
 	/* an object left from a file that moved (a build before a pull): not the code any more */
-	snprintf(cmd, sizeof cmd, "cp supervisor/coord/coord.o %s/supervisor/base/gone.o", root);
+	snprintf(cmd, sizeof cmd, "cp %s %s/%s", BUILT("supervisor/coord/coord.o"), root, BUILT("supervisor/base/gone.o"));
 	if (sh(cmd) != 0) BAIL_OUT("cannot copy an object");
 	rc = layers(root, &out, &err);
 	is_int(rc, 0, "an object without its source (left by an older build) is not taken for code (%s)", err ? err : "");
@@ -76,7 +77,7 @@ int main(void)
 	/* a call: zk/ calling coord_start, declared by hand (no include to see) */
 	snprintf(p, sizeof p, "%s/supervisor/zk/planted.c", root);
 	put(p, "void coord_start(void *c);\nvoid planted(void);\nvoid planted(void) { coord_start(0); }\n");
-	snprintf(cmd, sizeof cmd, "cc -c -o %s/supervisor/zk/planted.o %s", root, p);
+	snprintf(cmd, sizeof cmd, "cc -c -o %s/%s %s", root, BUILT("supervisor/zk/planted.o"), p);
 	if (sh(cmd) != 0) BAIL_OUT("cannot compile the planted call");
 	rc = layers(root, &out, &err);
 	is_int(rc, 1, "an upward call (zk/ calling coord_start) with no include: exit 1");

@@ -358,7 +358,7 @@ static void test_output(struct twork *t)
 static void test_native(struct twork *t)
 {
 	char lib[4096], out[700], want[6000];
-	if (!realpath("examples/libhello.so", lib)) BAIL_OUT("examples/libhello.so: %s", strerror(errno));
+	if (!realpath(BUILT("examples/libhello.so"), lib)) BAIL_OUT(BUILT("examples/libhello.so") ": %s", strerror(errno));
 	snprintf(out, sizeof out, "%s/hello.out", dir);
 	struct frame_submit f = twork_item(t, FRAME_KIND_NATIVE);
 	f.lib = lib;

@@ -489,7 +489,7 @@ static pid_t start_external(const char *slots)
 		dup2(fd, 1);
 		dup2(fd, 2);
 		signal(SIGPIPE, SIG_DFL);
-		execl("examples/external-worker", "external-worker", "--socket", sockpath, "--slots", slots,
+		execl(BUILT("examples/external-worker"), "external-worker", "--socket", sockpath, "--slots", slots,
 		      "--name", "ext", "alpha", (char *)NULL);
 		_exit(127);
 	}
@@ -518,7 +518,7 @@ static int entry0_idle(void *arg)
 
 static void test_external_worker(void)
 {
-	if (access("examples/external-worker", X_OK) < 0) BAIL_OUT("examples/external-worker: %s (run make)", strerror(errno));
+	if (access(BUILT("examples/external-worker"), X_OK) < 0) BAIL_OUT(BUILT("examples/external-worker") ": %s (run make)", strerror(errno));
 	frame_decoder_t *d = frame_decoder_new(sizeof fbuf);
 	pid_t ext = start_external("2");
 	struct frame_hello h;

@@ -180,7 +180,7 @@ static void test_lease_kill_script(struct twork *t)
 static void test_lease_kill_native(void)
 {
 	char stuck[4096];
-	if (!realpath("t/native/libstuck.so", stuck)) BAIL_OUT("t/native/libstuck.so: %s (run make)", strerror(errno));
+	if (!realpath(BUILT("t/native/libstuck.so"), stuck)) BAIL_OUT(BUILT("t/native/libstuck.so") ": %s (run make)", strerror(errno));
 	struct twork t;
 	twork_init(&t, 1, logpath);
 	pid_t pid = twork_spawn(&t, 0);
@@ -409,7 +409,7 @@ int main(void)
 {
 	tlib_init(60);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) BAIL_OUT("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
-	if (!realpath("examples/libhello.so", lib)) BAIL_OUT("examples/libhello.so: %s (run make)", strerror(errno));
+	if (!realpath(BUILT("examples/libhello.so"), lib)) BAIL_OUT(BUILT("examples/libhello.so") ": %s (run make)", strerror(errno));
 	snprintf(dir, sizeof dir, "%s", tlib_tmpdir());
 	snprintf(logpath, sizeof logpath, "%s/worker.log", dir);
 	plan(52);

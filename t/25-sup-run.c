@@ -1,5 +1,5 @@
 /* t/25-sup-run.c: ejob-supervisor --run with real workers: a 16-item script job runs each item
- * exactly once with exactly ElasticJob's arguments; a native job from examples/libhello.so;
+ * exactly once with exactly ElasticJob's arguments; a native job from build/examples/libhello.so;
  * retries; the exit status says whether every item succeeded, also when a SIGINT (Ctrl-C) stops
  * the supervisor during --run; a job's concurrency (SINGLE_THREAD: one item at a time, as
  * ElasticJob's single-thread executor; concurrency: N; CPU: the pool's workers). */
@@ -136,12 +136,12 @@ static void test_native_and_retries(void)
 		"    shardingTotalCount: 4\n"
 		"    shardingItemParameters: \"0=a,1=b,2=c,3=d\"\n"
 		"    jobParameter: \"@DIR@/native.log\"\n"
-		"    props: {native.library: examples/libhello.so, native.symbol: hello_item}\n"
+		"    props: {native.library: " BUILT("examples/libhello.so") ", native.symbol: hello_item}\n"
 		"  nosym:\n"
 		"    type: native\n"
 		"    cron: \"0 0 * * * ?\"\n"
 		"    shardingTotalCount: 1\n"
-		"    props: {native.library: examples/libhello.so, native.symbol: no_such_symbol}\n"
+		"    props: {native.library: " BUILT("examples/libhello.so") ", native.symbol: no_such_symbol}\n"
 		"  flaky:\n"
 		"    type: script\n"
 		"    cron: \"0 0 * * * ?\"\n"
@@ -376,7 +376,7 @@ static void test_output_cap(void)
 }
 
 /* examples/ejob.yaml, the annotated reference that users copy, runs as it is from the repo
- * root: its script job and its native job (examples/libhello.so, which make builds). Only the
+ * root: its script job and its native job (build/examples/libhello.so, which make builds). Only the
  * attach socket is placed, by $EJOB_RUNTIME_DIR, so that the test does not use /run/ejob. */
 static void test_example(void)
 {
@@ -403,7 +403,7 @@ static void test_example(void)
 		snprintf(want, sizeof want, "hello job=hello-native item=%d/16 ", i);
 		said += tsup_log_count(&t, want) == 1;
 	}
-	is_int(said, 16, "  each of its 16 items called hello_item in examples/libhello.so once");
+	is_int(said, 16, "  each of its 16 items called hello_item in build/examples/libhello.so once");
 	is_int(tsup_log_count(&t, " WARN ") + tsup_log_count(&t, " ERROR "), 0, "  no warning, no error");
 	unsetenv("EJOB_RUNTIME_DIR");
 }

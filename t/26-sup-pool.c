@@ -32,7 +32,7 @@ static char *shmdump(pid_t pid)
 {
 	char p[32];
 	snprintf(p, sizeof p, "%d", (int)pid);
-	const char *argv[] = { "tools/shmdump", p, NULL };
+	const char *argv[] = { BUILT("tools/shmdump"), p, NULL };
 	char *out = NULL;
 	tlib_run(argv, &out, NULL);
 	return out;

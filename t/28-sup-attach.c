@@ -47,7 +47,7 @@ static pid_t start_example(const char *sock, const char *log)
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		dup2(fd, 1);
 		dup2(fd, 2);
-		execl("examples/external-worker", "examples/external-worker", "--socket", sock, "ext", (char *)NULL);
+		execl(BUILT("examples/external-worker"), BUILT("examples/external-worker"), "--socket", sock, "ext", (char *)NULL);
 		_exit(127);
 	}
 	return p;

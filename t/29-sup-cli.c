@@ -15,7 +15,7 @@ static char *out, *err;
 
 static int sup(const char *a, const char *b, const char *c, const char *d)
 {
-	const char *argv[] = { "supervisor/ejob-supervisor", a, b, c, d, NULL };
+	const char *argv[] = { BUILT("supervisor/ejob-supervisor"), a, b, c, d, NULL };
 	free(out);
 	free(err);
 	int st = tlib_run(argv, &out, &err);

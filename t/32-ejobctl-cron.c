@@ -8,9 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "t/lib/tbuild.h"
 #include "t/tap.h"
 
-#define EJOBCTL "tools/ejobctl"
+#define EJOBCTL BUILT("tools/ejobctl")
 
 struct run {
 	int status; /* exit code, or 128 + signal */

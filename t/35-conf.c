@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "conf/conf.h"
+#include "t/lib/tbuild.h"
 #include "t/lib/tconf.h"
 #include "t/tap.h"
 
@@ -136,7 +137,7 @@ static void test_reference(void)
 	is_int(j->type, CONF_JOB_NATIVE, "native");
 	is_int(j->sharding_total_count, 16, "16 items");
 	is_int(j->sharding_strategy, CONF_STRATEGY_ROUND_ROBIN, "ROUND_ROBIN");
-	is_str(j->native_library, "examples/libhello.so", "native.library");
+	is_str(j->native_library, BUILT("examples/libhello.so"), "native.library");
 	is_str(j->native_symbol, "hello_item", "native.symbol");
 	/* ElasticJob's defaults */
 	is_str(j->sharding_item_parameters, "", "default shardingItemParameters");

@@ -13,7 +13,7 @@
 #include "t/lib/tlib.h"
 #include "t/tap.h"
 
-#define EJOBCTL "tools/ejobctl"
+#define EJOBCTL BUILT("tools/ejobctl")
 
 static const char *dir;      /* tlib_tmpdir(): removed with what is in it at exit, kept if a check failed */
 static char out[1 << 16], err[1 << 20];
@@ -185,7 +185,7 @@ int main(void)
 	         "  quote:\n    type: script\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
 	         "    props: {script.command.line: \"run 'x\"}\n"
 	         "  lib:\n    type: native\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
-	         "    props: {native.library: examples/libhello.so, native.symbol: hello_item}\n"
+	         "    props: {native.library: " BUILT("examples/libhello.so") ", native.symbol: hello_item}\n"
 	         "  syslib:\n    type: native\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"
 	         "    props: {native.library: libc.so.6, native.symbol: puts}\n"
 	         "  nolib:\n    type: native\n    cron: '0 0 2 * * ?'\n    shardingTotalCount: 1\n"

@@ -58,8 +58,8 @@ static char line[4096];
 static void start_probe(const char *hosts)
 {
 	char slow[PATH_MAX], exe[PATH_MAX], err[600], clog[600];
-	if (!realpath("t/native/libzkslow.so", slow)) BAIL_OUT("t/native/libzkslow.so: %s (run make)", strerror(errno));
-	if (!realpath("t/native/zkc-probe", exe)) BAIL_OUT("t/native/zkc-probe: %s (run make)", strerror(errno));
+	if (!realpath(BUILT("t/native/libzkslow.so"), slow)) BAIL_OUT(BUILT("t/native/libzkslow.so") ": %s (run make)", strerror(errno));
+	if (!realpath(BUILT("t/native/zkc-probe"), exe)) BAIL_OUT(BUILT("t/native/zkc-probe") ": %s (run make)", strerror(errno));
 	snprintf(err, sizeof err, "%s/probe.err", tlib_tmpdir());
 	snprintf(clog, sizeof clog, "%s/probe-client.log", tlib_tmpdir());
 	int in[2], out[2];

@@ -128,7 +128,7 @@ int main(void)
 		         jobs[j], PERIOD, ITEMS, jobs[j]);
 	static struct tclu c;
 	char slow[PATH_MAX];
-	if (!realpath("t/native/libzkslow.so", slow)) BAIL_OUT("t/native/libzkslow.so: %s (run make)", strerror(errno));
+	if (!realpath(BUILT("t/native/libzkslow.so"), slow)) BAIL_OUT(BUILT("t/native/libzkslow.so") ": %s (run make)", strerror(errno));
 	char ms[32];
 	snprintf(ms, sizeof ms, "%d", slow_ms);
 	/* EJOB_T60_SLOW=MS: another delay for that answer (0: none, ZooKeeper as it is) */

@@ -63,7 +63,7 @@ int main(void)
 
 	/* a leads, and its ZooKeeper answers the sharding's listing of instances/ 800 ms late */
 	char slow[PATH_MAX];
-	if (!realpath("t/native/libzkslow.so", slow)) BAIL_OUT("t/native/libzkslow.so: %s (run make)", strerror(errno));
+	if (!realpath(BUILT("t/native/libzkslow.so"), slow)) BAIL_OUT(BUILT("t/native/libzkslow.so") ": %s (run make)", strerror(errno));
 	setenv("LD_PRELOAD", slow, 1);
 	/* a sanitizer build wants its runtime first; the fault library only wraps one call */
 	setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);

@@ -30,7 +30,7 @@
 #include "t/lib/tzkup.h"
 #include "t/tap.h"
 
-#define EJOBCTL "tools/ejobctl"
+#define EJOBCTL BUILT("tools/ejobctl")
 
 /* a member as text (t/lib/tjson), the test's many comparisons */
 static const char *js(const struct tjson *root, const char *path) { return tjson_text(root, path); }

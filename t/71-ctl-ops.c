@@ -25,7 +25,7 @@
 #include "t/lib/tzkup.h"
 #include "t/tap.h"
 
-#define EJOBCTL "tools/ejobctl"
+#define EJOBCTL BUILT("tools/ejobctl")
 
 static struct tzkup u;
 static char *out, *err;

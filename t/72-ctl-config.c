@@ -175,7 +175,7 @@ int main(void)
 {
 	tlib_init(60);
 	uint64_t t_start = tlib_now_ms();
-	if (!realpath("tools/ejobctl", ctl)) BAIL_OUT("tools/ejobctl: not built (run make)");
+	if (!realpath(BUILT("tools/ejobctl"), ctl)) BAIL_OUT(BUILT("tools/ejobctl") ": not built (run make)");
 	tzkup_start(&u, 200, "t72", 2000);
 	char out[600], jobs[2048];
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());

@@ -265,7 +265,7 @@ int main(void)
 	};
 	for (size_t k = 0; k < 3; k++) {
 		char *out = NULL, *err = NULL;
-		const char *hargv[] = { "tools/ejobctl", "history", "h", "--file", hist, hq[k].opt1, hq[k].opt2,
+		const char *hargv[] = { BUILT("tools/ejobctl"), "history", "h", "--file", hist, hq[k].opt1, hq[k].opt2,
 		                        k == 2 ? "--json" : NULL, NULL };
 		int hs = tlib_run(hargv, &out, &err);
 		int got = 0;
@@ -281,7 +281,7 @@ int main(void)
 	/* issue 25: oldest first by start (the file is in end order: item 2 ends after item 1's retry
 	 * began), the fire id in --json and in a FIRE column, a failure's CAUSE from how it ended */
 	char *out = NULL, *err = NULL;
-	const char *jargv[] = { "tools/ejobctl", "history", "h", "--file", hist, "--json", NULL };
+	const char *jargv[] = { BUILT("tools/ejobctl"), "history", "h", "--file", hist, "--json", NULL };
 	int hs = tlib_run(jargv, &out, &err);
 	int got = 0, sorted = 1, fired = 1;
 	long long prev = 0;
@@ -301,7 +301,7 @@ int main(void)
 	   "start (%d of %d)", got, n);
 	ok(fired, "  each with the fireId of its record");
 	free(out), free(err);
-	const char *targv[] = { "tools/ejobctl", "history", "h", "--file", hist, "--item", "1", NULL };
+	const char *targv[] = { BUILT("tools/ejobctl"), "history", "h", "--file", hist, "--item", "1", NULL };
 	hs = tlib_run(targv, &out, &err);
 	char fire_cell[64];
 	snprintf(fire_cell, sizeof fire_cell, "  %lld  1  ", r1->fire);
@@ -312,13 +312,13 @@ int main(void)
 	free(out), free(err);
 
 	/* -c FILE: one machine's file, and an empty answer says which and that it is this machine's */
-	const char *cargv[] = { "tools/ejobctl", "history", "nojob", "-c", a.conf, NULL };
+	const char *cargv[] = { BUILT("tools/ejobctl"), "history", "nojob", "-c", a.conf, NULL };
 	hs = tlib_run(cargv, &out, &err);
 	ok(WIFEXITED(hs) && WEXITSTATUS(hs) == 0 && err && strstr(err, hist) && strstr(err, "one machine") &&
 	   strstr(err, "--pg"), "history -c FILE with nothing to show names the file read, this machine's only: %s", err);
 	free(out), free(err);
 	/* the connection options are taken, and a history asked of ZooKeeper says what to give */
-	const char *zargv[] = { "tools/ejobctl", "--zk", "127.0.0.1:2181", "--namespace", "t73", "history", "h", NULL };
+	const char *zargv[] = { BUILT("tools/ejobctl"), "--zk", "127.0.0.1:2181", "--namespace", "t73", "history", "h", NULL };
 	hs = tlib_run(zargv, &out, &err);
 	ok(WIFEXITED(hs) && WEXITSTATUS(hs) == 2 && err && strstr(err, "ZooKeeper (--zk 127.0.0.1:2181) keeps no "
 	   "execution history") && strstr(err, "-c FILE") && strstr(err, "--file HISTORY") && strstr(err, "--pg URL"),

@@ -524,14 +524,14 @@ int main(void)
 
 	/* ejobctl history reads the same rows */
 	out = err = NULL;
-	const char *hargv[] = { "tools/ejobctl", "history", "o", "--pg", conninfo, "--json", NULL };
+	const char *hargv[] = { BUILT("tools/ejobctl"), "history", "o", "--pg", conninfo, "--json", NULL };
 	st = tlib_run(hargv, &out, &err);
 	int nexec = 0;
 	for (const char *p = out; p && (p = strstr(p, "\"outcome\":\"ok\"")); p++) nexec++;
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && nexec == runs, "ejobctl history o --pg: every run, each ok (%d of %d)",
 	   nexec, runs);
 	free(out), free(err);
-	const char *fargv[] = { "tools/ejobctl", "history", "o", "--pg", conninfo, "--failed", "--json", NULL };
+	const char *fargv[] = { BUILT("tools/ejobctl"), "history", "o", "--pg", conninfo, "--failed", "--json", NULL };
 	st = tlib_run(fargv, &out, &err);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && out && strstr(out, "\"executions\":[]"), "  --failed: none of them");
 	free(out), free(err);

@@ -24,7 +24,7 @@
 #include "t/lib/tzkup.h"
 #include "t/tap.h"
 
-#define EJOBCTL "tools/ejobctl"
+#define EJOBCTL BUILT("tools/ejobctl")
 #define MAXR 64
 
 static struct tzkup u;

@@ -425,7 +425,7 @@ int main(void)
 	   "supervisor refuses the file (exit 2), naming the job, the key and what it needs");
 	free(blog);
 	char *out = NULL, *err = NULL;
-	const char *vargv[] = { "tools/ejobctl", "validate", bad.conf, NULL };
+	const char *vargv[] = { BUILT("tools/ejobctl"), "validate", bad.conf, NULL };
 	st = tlib_run(vargv, &out, &err);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 2 && err && strstr(err, want), "  and so does ejobctl validate");
 	free(out), free(err);
@@ -535,7 +535,7 @@ int main(void)
 	         "  ejob.type: script\nshardingItemParameters: ''\nshardingTotalCount: 1\n", sh, hport);
 	is_int(tzk_set(u.zh, tzkup_path(&u, "zk", "config"), node), ZOK, "an operator sets WEBHOOK in its config node");
 	ok(tsup_wait_log(&z, "job zk: the config node /t79/zk/config changed", 1, 10000), "  which z takes");
-	const char *targv[] = { "tools/ejobctl", "trigger", "zk", "--zk", u.connect, "--namespace", "t79", NULL };
+	const char *targv[] = { BUILT("tools/ejobctl"), "trigger", "zk", "--zk", u.connect, "--namespace", "t79", NULL };
 	st = tlib_run(targv, &out, &err);
 	free(out), free(err);
 	struct want wz[] = { { "/ok/zknode", 1 }, { NULL, 0 } };

@@ -460,7 +460,7 @@ int main(void)
 	/* ZooKeeper's JVM starts while the other cases run */
 	if (tzk_spawn(&zk, "zk", &(struct tzk_opts){ .tick_ms = 200 }) < 0) BAIL_OUT("cannot start ZooKeeper");
 	snprintf(dir, sizeof dir, "%s", tlib_tmpdir());
-	if (!realpath("t/native/libflow.so", lib)) BAIL_OUT("t/native/libflow.so: %s", strerror(errno));
+	if (!realpath(BUILT("t/native/libflow.so"), lib)) BAIL_OUT(BUILT("t/native/libflow.so") ": %s", strerror(errno));
 	char logpath[4200];
 	snprintf(logpath, sizeof logpath, "%s/worker.log", dir);
 	plan(57);

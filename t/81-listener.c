@@ -146,7 +146,7 @@ int main(void)
 	const char bad_yaml[] = "regCenter: {serverLists: \"127.0.0.1:1\", namespace: x}\njobs:\n  j:\n    type: script\n"
 	                        "    cron: \"0 * * * * ?\"\n    shardingTotalCount: 1\n    props: {script.command.line: \"true\", ejob.listener.afterEach: \"true\"}\n";
 	tlib_write_file(bad, bad_yaml, strlen(bad_yaml));
-	const char *vargv[] = { "tools/ejobctl", "validate", bad, NULL };
+	const char *vargv[] = { BUILT("tools/ejobctl"), "validate", bad, NULL };
 	char *out = NULL, *err = NULL;
 	int st = tlib_run(vargv, &out, &err);
 	const char *said = *err ? err : out;

@@ -20,7 +20,7 @@
 #include "t/tap.h"
 #include "tools/ejobctl_migrate.h"
 
-#define EJOBCTL "tools/ejobctl"
+#define EJOBCTL BUILT("tools/ejobctl")
 
 static conf_opts_t opts;
 

@@ -206,7 +206,7 @@ int main(void)
 		int fo = open(rout, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), fe = open(rerr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(127);
 		setenv("EJOBCTL_PAUSE_MS", "2000", 1);
-		execl("tools/ejobctl", "tools/ejobctl", "server", "disable", "10.0.0.5", "--zk", u.connect, "--namespace", u.ns,
+		execl(BUILT("tools/ejobctl"), BUILT("tools/ejobctl"), "server", "disable", "10.0.0.5", "--zk", u.connect, "--namespace", u.ns,
 		      (char *)NULL);
 		_exit(127);
 	}

@@ -30,7 +30,7 @@ static int run(const char *const *argv)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-#define CTL(...) run((const char *[]){ "tools/ejobctl", __VA_ARGS__, NULL })
+#define CTL(...) run((const char *[]){ BUILT("tools/ejobctl"), __VA_ARGS__, NULL })
 
 int main(void)
 {
@@ -38,14 +38,17 @@ int main(void)
 	unsetenv("EJOB_ZK"), unsetenv("EJOB_NAMESPACE"), unsetenv("EJOB_DIGEST");
 	setenv("EJOB_CONFIG", "", 1);        /* not this machine's /etc/ejob/ejob.yaml */
 
-	/* ---- --version ---- */
-	const char *bins[] = { "tools/ejobctl", "supervisor/ejob-supervisor", "tools/shmdump", "worker/ejob-worker" };
-	for (size_t i = 0; i < 4; i++) {
+	/* ---- --version: the programs make built, and the same at their documented paths (make's
+	 * symlinks into build/, what users and docs/design.md name) ---- */
+	const char *bins[] = { BUILT("tools/ejobctl"), BUILT("supervisor/ejob-supervisor"), BUILT("tools/shmdump"),
+	                       BUILT("worker/ejob-worker"), "tools/ejobctl", "supervisor/ejob-supervisor", "tools/shmdump",
+	                       "worker/ejob-worker" };
+	for (size_t i = 0; i < sizeof bins / sizeof bins[0]; i++) {
 		int st = run((const char *[]){ bins[i], "--version", NULL });
 		ok(st == 0 && !strcmp(out, "ejob " EJOB_VERSION "\n"), "%s --version: 'ejob " EJOB_VERSION "' (%d: %s%s)",
 		   bins[i], st, out, err);
 	}
-	int st = run((const char *[]){ "supervisor/ejob-supervisor", "-V", NULL });
+	int st = run((const char *[]){ BUILT("supervisor/ejob-supervisor"), "-V", NULL });
 	ok(st == 0 && !strcmp(out, "ejob " EJOB_VERSION "\n"), "ejob-supervisor -V too");
 
 	/* ---- a host that does not resolve ---- */
@@ -107,7 +110,7 @@ int main(void)
 	ok(st == 2 && strstr(err, "/nonexistent/ejob.yaml: cannot read"), "-c FILE missing: exit 2 (%d: %s)", st, err);
 	st = CTL("validate", "/nonexistent/ejob.yaml");
 	is_int(st, 2, "validate of a missing file: exit 2, as the supervisor's");
-	st = run((const char *[]){ "supervisor/ejob-supervisor", "-c", "/nonexistent/ejob.yaml", NULL });
+	st = run((const char *[]){ BUILT("supervisor/ejob-supervisor"), "-c", "/nonexistent/ejob.yaml", NULL });
 	is_int(st, 2, "  (the supervisor's: 2)");
 	st = CTL("--bogus", "jobs");
 	ok(st == 2 && strstr(err, "'--bogus'"), "an unknown option before the command: exit 2 (%s)", err);

@@ -89,7 +89,7 @@ static void test_run_wait(void)
 	char want[1600];
 	snprintf(want, sizeof want, "--run: job ext is external and no worker serving it attached on %s within 1s "
 	         "(--wait): start one there, a program of yours calling ejob_attach() (docs/worker.md), e.g. "
-	         "'examples/external-worker --socket %s ext'", t.sock, t.sock);
+	         "'" BUILT("examples/external-worker") " --socket %s ext'", t.sock, t.sock);
 	is_int(tsup_log_count(&t, want), 1, "  naming the socket and the command that attaches a worker");
 
 	/* a worker that attaches within the wait runs the items */
@@ -100,7 +100,7 @@ static void test_run_wait(void)
 	if (w == 0) {
 		int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);   /* its lines are not TAP */
 		if (nul >= 0) dup2(nul, 1), dup2(nul, 2);
-		execl("examples/external-worker", "examples/external-worker", "--socket", t.sock, "ext", (char *)NULL);
+		execl(BUILT("examples/external-worker"), BUILT("examples/external-worker"), "--socket", t.sock, "ext", (char *)NULL);
 		_exit(127);
 	}
 	/* (signal 0: only wait for its exit) */
@@ -191,7 +191,7 @@ static void test_history(void)
 	         "%s), writable by the supervisor's user, or name a file in a directory that is\n", t.conf, hfile, hdir, hdir);
 	is_int(tsup_log_count(&t, want), 1, "  naming the key, the path and the fix");
 	is_int(log_lines(&t), 1, "  before anything starts");
-	const char *v[] = { "tools/ejobctl", "validate", t.conf, NULL };
+	const char *v[] = { BUILT("tools/ejobctl"), "validate", t.conf, NULL };
 	char *out = NULL, *err = NULL;
 	int st = tlib_run(v, &out, &err);
 	is_int(exit_code(st), 0, "ejobctl validate: still valid (the supervisor's machine may differ)");

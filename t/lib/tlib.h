@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "t/lib/tbuild.h"   /* BUILT("tools/ejobctl"): what make built */
+
 /* Every process a test starts is tracked: at exit, on a fatal signal, or when the watchdog
  * fires, each one still alive gets SIGKILL and is reaped. */
 void tlib_init(unsigned timeout_seconds);   /* watchdog: BAIL_OUT after this long */

@@ -128,7 +128,7 @@ pid_t tsup_start(struct tsup *t, const char *const *args)
 {
 	const char *argv[32];
 	int n = 0;
-	argv[n++] = "supervisor/ejob-supervisor";
+	argv[n++] = BUILT("supervisor/ejob-supervisor");
 	argv[n++] = "-c";
 	argv[n++] = t->conf;
 	for (int i = 0; args && args[i] && n < 30; i++) argv[n++] = args[i];

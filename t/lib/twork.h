@@ -9,8 +9,9 @@
 
 #include "ipc/frame.h"
 #include "ipc/seg.h"
+#include "t/lib/tbuild.h"
 
-#define TWORK_BIN "worker/ejob-worker"
+#define TWORK_BIN BUILT("worker/ejob-worker")
 
 struct twork {
 	seg_t *s;

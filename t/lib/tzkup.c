@@ -196,7 +196,7 @@ int tzkup_wait_ended(const struct tzkup *u, const char *job, int item, unsigned 
 
 int tzkup_ctl(const struct tzkup *u, char **out, char **err, const char *first, ...)
 {
-	const char *argv[32] = { "tools/ejobctl" };
+	const char *argv[32] = { BUILT("tools/ejobctl") };
 	int n = 1;
 	va_list ap;
 	va_start(ap, first);

@@ -29,7 +29,7 @@ FAILOVER = sys.argv[3] if len(sys.argv) > 3 else "true"
 # a strategy other than the default, on both sides (t/93 checks the assignment it gives)
 STRATEGY = sys.argv[4] if len(sys.argv) > 4 else "ROUND_ROBIN"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SUP = ROOT + "/supervisor/ejob-supervisor"
+SUP = ROOT + "/build/supervisor/ejob-supervisor"
 EJ = os.environ.get("EJOB_ELASTICJOB", os.path.join(ROOT, "..", "shared", "elasticjob", "run.sh"))
 D = tempfile.mkdtemp(prefix="ej-mixed.")
 bad = 0

@@ -1,4 +1,4 @@
-/* bench/common/bench.c: what the benchmarks share (bench/common/bench.h): small helpers, ZooKeeper's
+/* bench/lib/bench.c: what the benchmarks share (bench/lib/bench.h): small helpers, ZooKeeper's
  * four-letter words, the supervisor's log, and the stamp files their jobs write. */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/common/bench.h"
+#include "bench/lib/bench.h"
 #include "t/lib/tlib.h"
 
 const char *bench_name = "bench";

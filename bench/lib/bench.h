@@ -1,4 +1,4 @@
-/* bench/common/bench.h: what the benchmarks share (every .c of bench/common is linked into each bench/NAME):
+/* bench/lib/bench.h: what the benchmarks share (every .c of bench/lib is linked into each bench/NAME):
  * small helpers, ZooKeeper's four-letter words, the supervisor's log, and the stamp files their
  * jobs write ("REALTIME_NS JOB ITEM FIRE_ID TASK_ID" a line). */
 #ifndef EJOB_BENCH_H
