@@ -116,11 +116,11 @@ static void child_cb(struct ev_loop *loop, ev_child *w, int revents)
 
 static void submit(const char *sym, uint32_t item, uint32_t total)
 {
-	struct disp_req r = {
+	struct disp_req r = { .frame = {
 		.job = "bench", .kind = FRAME_KIND_NATIVE, .lib = "bench/libnoop.so", .sym = sym,
 		.job_param = B.stamp_path, .item_param = "", .task_id = "bench@-@0@-@READY@-@127.0.0.1@-@1",
 		.item = item, .total = total, .fire_id = 1, .epoch = 1,
-	};
+	} };
 	if (!disp_submit(B.disp, &r)) {
 		perror("disp_submit");
 		exit(1);
