@@ -338,7 +338,7 @@ int main(int argc, char **argv)
 	enum { PER_FIRE = 100, RMAX = 9 };
 	uint32_t nfires = (uint32_t)(NTPUT / PER_FIRE);
 	conf_job_t job = {
-		.name = "bench", .type = CONF_JOB_NATIVE, .native_library = "bench/libnoop.so", .native_symbol = "noop_item",
+		.name = "bench", .type = CONF_JOB_NATIVE, .native.library = "bench/libnoop.so", .native.symbol = "noop_item",
 		.job_parameter = "", .sharding_total_count = PER_FIRE,
 	};
 	static const struct metrics_hooks mh = { .snapshot = mx_snapshot };

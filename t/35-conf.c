@@ -105,8 +105,8 @@ static void test_reference(void)
 	is_str(j->cron, "0/5 * * * * ?", "cron");
 	is_str(j->time_zone, "UTC", "timeZone");
 	is_int(j->sharding_total_count, 4, "shardingTotalCount");
-	is_str(j->sharding_item_parameters, "0=a,1=b,2=c,3=d", "shardingItemParameters");
-	is_int(j->n_item_params, 4, "four item parameters");
+	is_str(j->items.parameters, "0=a,1=b,2=c,3=d", "shardingItemParameters");
+	is_int(j->items.n_params, 4, "four item parameters");
 	is_str(conf_job_item_param(j, 0), "a", "item 0");
 	is_str(conf_job_item_param(j, 3), "d", "item 3");
 	ok(conf_job_item_param(j, 4) == NULL, "no item 4");
@@ -115,12 +115,12 @@ static void test_reference(void)
 	is_int(j->max_time_diff_seconds, 60, "maxTimeDiffSeconds");
 	is_int(j->reconcile_interval_minutes, 10, "reconcileIntervalMinutes");
 	ok(!j->static_sharding, "staticSharding");
-	is_int(j->sharding_strategy, CONF_STRATEGY_AVG_ALLOCATION, "strategy");
-	is_str(j->sharding_strategy_type, "AVG_ALLOCATION", "jobShardingStrategyType as written");
-	is_str(j->executor_service_handler_type, "CPU", "jobExecutorServiceHandlerType");
+	is_int(j->strategy.effective, CONF_STRATEGY_AVG_ALLOCATION, "strategy");
+	is_str(j->strategy.type, "AVG_ALLOCATION", "jobShardingStrategyType as written");
+	is_str(j->executor.type, "CPU", "jobExecutorServiceHandlerType");
 	is_str(j->error_handler_type, "LOG", "jobErrorHandlerType");
-	is_int(j->n_listener_types, 0, "jobListenerTypes: []");
-	is_int(j->n_extra_configurations, 0, "no jobExtraConfigurations");
+	is_int(j->listener.n_types, 0, "jobListenerTypes: []");
+	is_int(j->extra.n, 0, "no jobExtraConfigurations");
 	is_str(j->description, "Says hello from every item", "description");
 	ok(!j->disabled && j->overwrite, "disabled, overwrite");
 	ok(j->label == NULL, "label: only in a comment (it is not acted on)");
@@ -135,14 +135,14 @@ static void test_reference(void)
 	ok(j == &c->jobs[1], "hello-native is job 1");
 	is_int(j->type, CONF_JOB_NATIVE, "native");
 	is_int(j->sharding_total_count, 16, "16 items");
-	is_int(j->sharding_strategy, CONF_STRATEGY_ROUND_ROBIN, "ROUND_ROBIN");
-	is_str(j->native_library, "examples/libhello.so", "native.library");
-	is_str(j->native_symbol, "hello_item", "native.symbol");
+	is_int(j->strategy.effective, CONF_STRATEGY_ROUND_ROBIN, "ROUND_ROBIN");
+	is_str(j->native.library, "examples/libhello.so", "native.library");
+	is_str(j->native.symbol, "hello_item", "native.symbol");
 	/* ElasticJob's defaults */
-	is_str(j->sharding_item_parameters, "", "default shardingItemParameters");
+	is_str(j->items.parameters, "", "default shardingItemParameters");
 	is_str(j->job_parameter, "", "default jobParameter");
 	is_str(j->description, "", "default description");
-	ok(j->time_zone == NULL && j->label == NULL && j->executor_service_handler_type == NULL &&
+	ok(j->time_zone == NULL && j->label == NULL && j->executor.type == NULL &&
 	   j->error_handler_type == NULL, "unset strings are NULL");
 	ok(j->monitor_execution && !j->failover && j->misfire && !j->disabled && !j->overwrite &&
 	   !j->static_sharding, "default booleans");
@@ -268,19 +268,19 @@ static void test_values(void)
 	ok(a->failover && !a->misfire && a->monitor_execution, "yes, Off, 'TRUE'");
 	is_int(a->max_time_diff_seconds, -1, "'-1'");
 	is_str(a->description, "two\nlines\n", "literal block");
-	is_int(a->n_listener_types, 2, "two listeners");
-	is_str(a->listener_types[1], "my.listener", "second listener");
-	is_int(a->n_item_params, 2, "two item parameters");
-	is_int(a->item_params[0].item, 0, "sorted: item 0 first");
-	is_str(a->item_params[0].value, "a c", "trimmed as ElasticJob trims");
+	is_int(a->listener.n_types, 2, "two listeners");
+	is_str(a->listener.types[1], "my.listener", "second listener");
+	is_int(a->items.n_params, 2, "two item parameters");
+	is_int(a->items.params[0].item, 0, "sorted: item 0 first");
+	is_str(a->items.params[0].value, "a c", "trimmed as ElasticJob trims");
 	is_str(conf_job_item_param(a, 1), "b", "item 1");
 	is_int(b->sharding_total_count, 3, "b overrides the merged count");
 	is_str(b->cron, "0 * * * * ?", "b merges cron");
 	is_str(b->script_command_line, "run", "b merges props");
 	ok(b->failover && !b->misfire, "b merges booleans");
-	is_int(b->n_listener_types, 0, "b overrides the listeners");
-	is_int(b->n_extra_configurations, 1, "one extra configuration");
-	const conf_value_t *x = &b->extra_configurations[0];
+	is_int(b->listener.n_types, 0, "b overrides the listeners");
+	is_int(b->extra.n, 1, "one extra configuration");
+	const conf_value_t *x = &b->extra.configurations[0];
 	ok(x->kind == CONF_VALUE_MAP && x->n == 3, "a mapping of 3");
 	is_str(x->tag, "tag:yaml.org,2002:org.example.Tracing", "its tag");
 	is_str(x->items[0].str, "type", "first key");
@@ -678,7 +678,7 @@ static void test_sip(void)
 	for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
 		snprintf(y, sizeof y, "%s%s\n", base, good[i].sip);
 		conf_t *c = parse(y, &d);
-		ok(c && c->jobs[0].n_item_params == (size_t)good[i].n &&
+		ok(c && c->jobs[0].items.n_params == (size_t)good[i].n &&
 		   (good[i].n == 0 || strcmp(conf_job_item_param(&c->jobs[0], good[i].item), good[i].val) == 0),
 		   "accepted: %s", good[i].sip);
 		conf_free(c);

@@ -49,13 +49,13 @@ static void node_errors(const char *name, const char *yaml, const char *want)
 }
 
 /* A node ElasticJob loads and fails on only when it uses one key: taken, with one error of that
- * key (CONF_DIAG_KEY) and the key in kept_keys. */
+ * key (CONF_DIAG_KEY) and the key in kept.keys. */
 static void node_kept(const char *name, const char *yaml, const char *key, const char *want)
 {
 	conf_diags_t *d;
 	conf_job_t *j = node(yaml, &d);
 	const conf_diag_t *g = conf_diags_count(d) == 1 ? conf_diags_get(d, 0) : NULL;
-	ok(j && g && g->level == CONF_DIAG_KEY && j->n_kept_keys == 1 && !strcmp(j->kept_keys[0], key),
+	ok(j && g && g->level == CONF_DIAG_KEY && j->kept.n == 1 && !strcmp(j->kept.keys[0], key),
 	   "%s: taken, one error of %s alone", name, key);
 	is_str(g ? g->text : NULL, want, "%s: its text", name);
 	if (!g) dump_diags(d);
@@ -69,7 +69,7 @@ static conf_job_t *node_warns(const char *name, const char *yaml, const char *wa
 	conf_diags_t *d;
 	conf_job_t *j = node(yaml, &d);
 	const conf_diag_t *g = conf_diags_count(d) == 1 ? conf_diags_get(d, 0) : NULL;
-	ok(j && g && g->level == CONF_DIAG_WARN && j->n_kept_keys == 0, "%s: taken, one warning", name);
+	ok(j && g && g->level == CONF_DIAG_WARN && j->kept.n == 0, "%s: taken, one warning", name);
 	is_str(g ? g->text : NULL, want, "%s: its text", name);
 	if (!g) dump_diags(d);
 	conf_diags_free(d);
@@ -205,7 +205,7 @@ static void test_elasticjob_samples(void)
 		is_str(j->job_parameter, "param", "jobParameter");
 		ok(!j->monitor_execution && !j->failover && !j->misfire, "the three booleans");
 		is_int(j->reconcile_interval_minutes, 0, "reconcileIntervalMinutes 0");
-		is_str(j->executor_service_handler_type, "CPU", "executor");
+		is_str(j->executor.type, "CPU", "executor");
 		is_str(j->error_handler_type, "IGNORE", "error handler");
 		is_str(j->description, "Job description", "description");
 		ok(j->n_props == 1 && !strcmp(j->props[0].key, "key") && !strcmp(j->props[0].value, "value"),
@@ -217,10 +217,10 @@ static void test_elasticjob_samples(void)
 
 	j = node(POJO_NULL_YAML, &d);
 	if (ok(j != NULL, "YAML_WITH_NULL parses")) {
-		is_str(j->sharding_item_parameters, "", "absent shardingItemParameters: ElasticJob's \"\"");
+		is_str(j->items.parameters, "", "absent shardingItemParameters: ElasticJob's \"\"");
 		is_str(j->job_parameter, "", "absent jobParameter: \"\"");
 		is_str(j->description, "", "absent description: \"\"");
-		ok(j->sharding_strategy_type == NULL && j->executor_service_handler_type == NULL &&
+		ok(j->strategy.type == NULL && j->executor.type == NULL &&
 		   j->error_handler_type == NULL && j->label == NULL && j->time_zone == NULL,
 		   "absent optional strings are NULL");
 		is_int(j->n_props, 0, "no props");
@@ -253,8 +253,8 @@ static void test_elasticjob_samples(void)
 
 	j = node(TRACING_YAML, &d);
 	if (ok(j != NULL, "a node with a tracing configuration parses")) {
-		is_int(j->n_extra_configurations, 1, "one extra configuration");
-		const conf_value_t *t = &j->extra_configurations[0];
+		is_int(j->extra.n, 1, "one extra configuration");
+		const conf_value_t *t = &j->extra.configurations[0];
 		is_str(t->tag, "tag:yaml.org,2002:org.apache.shardingsphere.elasticjob.tracing.yaml."
 		       "YamlTracingConfiguration", "its class");
 		is_str(t->items[2].str, "type", "second key");
@@ -396,7 +396,7 @@ static void test_strings(void)
 {
 	/* jobs built by hand: what the emitter does with hard strings */
 	conf_job_t j = { .name = "s", .cron = "0 * * * * ?", .sharding_total_count = 1,
-	                 .sharding_item_parameters = "", .job_parameter = "", .description = "" };
+	                 .items.parameters = "", .job_parameter = "", .description = "" };
 	struct { const char *desc; const char *line; } cases[] = {
 		{ "", "description: ''\n" },
 		{ "plain words", "description: plain words\n" },
@@ -475,11 +475,11 @@ static void test_tolerance_and_errors(void)
 		is_int(j->sharding_total_count, 2, "a quoted number");
 		is_int(j->max_time_diff_seconds, -7, "any int for maxTimeDiffSeconds");
 		is_int(j->reconcile_interval_minutes, -1, "and reconcileIntervalMinutes");
-		is_str(j->executor_service_handler_type, "MY_POOL", "a plugin's executor name");
+		is_str(j->executor.type, "MY_POOL", "a plugin's executor name");
 		is_str(j->description, "hi", "!!binary decoded");
 		is_str(j->label, "bell\a", "control characters kept");
 		ok(!j->time_zone && !j->tz, "timeZone '': unset (ElasticJob: the JVM's zone)");
-		ok(j->sharding_strategy == CONF_STRATEGY_AVG_ALLOCATION, "jobShardingStrategyType '': AVG_ALLOCATION, "
+		ok(j->strategy.effective == CONF_STRATEGY_AVG_ALLOCATION, "jobShardingStrategyType '': AVG_ALLOCATION, "
 		   "as ElasticJob's factory takes it");
 		is_int(j->type, CONF_JOB_EXTERNAL, "ejob.type");
 		ok(j->n_props == 1 && !strcmp(j->props[0].key, "ejob.future"), "other ejob.* props kept");
@@ -508,7 +508,7 @@ static void test_tolerance_and_errors(void)
 	/* 3.0.5's name of the executor key, published back under it */
 	j = node("jobName: j\nshardingTotalCount: 1\njobExecutorThreadPoolSizeProviderType: SINGLE_THREAD\n", &d);
 	char *k305 = j ? conf_node_emit(j, NULL) : NULL;
-	ok(j && j->executor_key_3_0_5 && !strcmp(j->executor_service_handler_type, "SINGLE_THREAD") && k305 &&
+	ok(j && j->executor.key_3_0_5 && !strcmp(j->executor.type, "SINGLE_THREAD") && k305 &&
 	   strstr(k305, "\njobExecutorThreadPoolSizeProviderType: SINGLE_THREAD\n"),
 	   "jobExecutorThreadPoolSizeProviderType (3.0.5): taken, and written back under its name");
 	free(k305);
@@ -559,7 +559,7 @@ static void test_tolerance_and_errors(void)
 	               "/ns/job/config:3:1: warning: jobShardingStrategyType: ODEVITY_BY_NAME is the name ejob gave ODEVITY "
 	               "by mistake before (ElasticJob fails on it: \"Cannot find sharding strategy\"); it is taken as ODEVITY "
 	               "and the node is written back with it; write ODEVITY");
-	ok(j && j->sharding_strategy == CONF_STRATEGY_ODEVITY && j->sharding_strategy_alias, "  as ODEVITY");
+	ok(j && j->strategy.effective == CONF_STRATEGY_ODEVITY && j->strategy.alias, "  as ODEVITY");
 	conf_job_free(j);
 	node_errors("a bad ejob.type", "jobName: j\nshardingTotalCount: 1\nprops:\n  ejob.type: SCRIPT\n",
 	            "/ns/job/config:4:3: props.ejob.type: must be one of script, native, external, http or "
@@ -577,13 +577,13 @@ static void test_tolerance_and_errors(void)
 	               "shardingItemParameters: 0=a,2=b\n",
 	               "/ns/job/config:3:29: warning: shardingItemParameters: item 2 is out of range (shardingTotalCount "
 	               "is 2, so items are 0-1): never read, as ElasticJob never reads it; remove it");
-	ok(j && j->n_item_params == 1 && !strcmp(conf_job_item_param(j, 0), "a") && !conf_job_item_param(j, 1),
+	ok(j && j->items.n_params == 1 && !strcmp(conf_job_item_param(j, 0), "a") && !conf_job_item_param(j, 1),
 	   "  item 0's parameter taken, item 2's left out");
 	conf_job_free(j);
 	j = node_warns("an item given twice", "jobName: j\nshardingTotalCount: 2\nshardingItemParameters: 0=a,1=b,0=c\n",
 	               "/ns/job/config:3:33: warning: shardingItemParameters: item 0 is given twice; the last one is "
 	               "taken, as ElasticJob takes it; give each item one parameter");
-	ok(j && j->n_item_params == 2 && !strcmp(conf_job_item_param(j, 0), "c") && !strcmp(conf_job_item_param(j, 1), "b"),
+	ok(j && j->items.n_params == 2 && !strcmp(conf_job_item_param(j, 0), "c") && !strcmp(conf_job_item_param(j, 1), "b"),
 	   "  the last one taken");
 	conf_job_free(j);
 	node_kept("malformed item parameters", "jobName: j\nshardingTotalCount: 2\nshardingItemParameters: 0=a,1\n",
@@ -770,10 +770,10 @@ static void test_http_take(void)
 	                               sizeof why, NULL);
 	if (ok(j != NULL, "ElasticJob's HTTP job node (root node HTTP) is taken")) {
 		ok(j->type == CONF_JOB_HTTP, "  as an http job");
-		ok(!strcmp(j->http_uri, "http://127.0.0.1:8080/run") && !strcmp(j->http_method, "POST") &&
-		   !strcmp(j->http_data, "source=ejob") && !j->http_content_type,
+		ok(!strcmp(j->http.uri, "http://127.0.0.1:8080/run") && !strcmp(j->http.method, "POST") &&
+		   !strcmp(j->http.data, "source=ejob") && !j->http.content_type,
 		   "  with its uri, method and data");
-		ok(j->http_connect_timeout_ms == 3000 && j->http_read_timeout_ms == 9000,
+		ok(j->http.connect_timeout_ms == 3000 && j->http.read_timeout_ms == 9000,
 		   "  its read timeout, and ElasticJob's default connect timeout");
 		ok(j->timeout_seconds == 0 && j->max_retries == 0, "  ejob's own keys at their defaults");
 		conf_job_free(j);
@@ -809,8 +809,8 @@ static void test_http_take(void)
 	                          "  ejob.type: http\n  http.uri: http://h/\n  http.method: POST\n";
 	conf_job_t *f = conf_node_take(was, strlen(was), "/ns/h/config", "h", "HTTP", NULL, why, sizeof why, NULL);
 	j = f ? conf_node_take(typed, strlen(typed), "/ns/h/config", "h", "HTTP", f, why, sizeof why, NULL) : NULL;
-	ok(j && !strcmp(j->http_method, "POST") && !strcmp(conf_job_prop(j, "http.method"), "POST") &&
-	   !strcmp(j->http_uri, "http://h/"), "with an http job in force: its method is kept");
+	ok(j && !strcmp(j->http.method, "POST") && !strcmp(conf_job_prop(j, "http.method"), "POST") &&
+	   !strcmp(j->http.uri, "http://h/"), "with an http job in force: its method is kept");
 	conf_job_free(j);
 	conf_job_free(f);
 }
@@ -834,8 +834,8 @@ static void test_take_key_by_key(void)
 	                        "RR\nprops:\n  ejob.type: script\n  script.command.line: /bin/true\n";
 	conf_diags_t *d = NULL;
 	conf_job_t *j = conf_node_take(a, strlen(a), "/ns/k/config", "k", "", f, why, sizeof why, &d);
-	ok(j && !strcmp(j->cron, "0/7 * * * * ?") && j->cron_compiled && j->sharding_strategy == CONF_STRATEGY_ROUND_ROBIN &&
-	   !strcmp(j->sharding_strategy_type, "ROUND_ROBIN"),
+	ok(j && !strcmp(j->cron, "0/7 * * * * ?") && j->cron_compiled && j->strategy.effective == CONF_STRATEGY_ROUND_ROBIN &&
+	   !strcmp(j->strategy.type, "ROUND_ROBIN"),
 	   "an unknown strategy: the strategy in force is kept, the new cron taken");
 	ok(d && conf_diags_count(d) == 1 && conf_diags_get(d, 0)->level == CONF_DIAG_KEY, "  one error, of that key");
 	conf_job_free(j);
@@ -845,7 +845,7 @@ static void test_take_key_by_key(void)
 	                        "  script.command.line: /bin/true\n";
 	j = conf_node_take(b, strlen(b), "/ns/k/config", "k", "", f, why, sizeof why, NULL);
 	ok(j && !strcmp(j->cron, "0/3 * * * * ?") && j->cron_compiled && j->sharding_total_count == 2 &&
-	   j->sharding_strategy == CONF_STRATEGY_AVG_ALLOCATION,
+	   j->strategy.effective == CONF_STRATEGY_AVG_ALLOCATION,
 	   "a cron Quartz refuses: the cron in force is kept (ElasticJob's trigger stays), the item count taken");
 	conf_job_free(j);
 
@@ -854,7 +854,7 @@ static void test_take_key_by_key(void)
 	                        "shardingItemParameters: 0=a,1=b,2=c,3=d\nprops:\n  ejob.type: script\n"
 	                        "  script.command.line: /bin/true\n";
 	j = conf_node_take(c, strlen(c), "/ns/k/config", "k", "", f, why, sizeof why, &d);
-	ok(j && j->sharding_total_count == 2 && j->n_item_params == 2 && !strcmp(conf_job_item_param(j, 1), "b"),
+	ok(j && j->sharding_total_count == 2 && j->items.n_params == 2 && !strcmp(conf_job_item_param(j, 1), "b"),
 	   "4 -> 2 items with the old parameters: taken, items 2 and 3's never read (as ElasticJob)");
 	ok(d && conf_diags_count(d) == 2 && conf_diags_get(d, 0)->level == CONF_DIAG_WARN &&
 	   conf_diags_get(d, 1)->level == CONF_DIAG_WARN, "  two warnings");
@@ -864,7 +864,7 @@ static void test_take_key_by_key(void)
 	static const char e[] = "cron: 0/3 * * * * ?\njobName: k\nshardingTotalCount: 4\nshardingItemParameters: a\n"
 	                        "props:\n  ejob.type: script\n";
 	j = conf_node_take(e, strlen(e), "/ns/k/config", "k", "", f, why, sizeof why, NULL);
-	ok(j && !strcmp(j->sharding_item_parameters, "0=a,1=b,2=c,3=d") && j->n_item_params == 4 &&
+	ok(j && !strcmp(j->items.parameters, "0=a,1=b,2=c,3=d") && j->items.n_params == 4 &&
 	   !strcmp(j->script_command_line, "/bin/true") && !strcmp(conf_job_prop(j, "script.command.line"), "/bin/true"),
 	   "malformed parameters and no command line: both kept from the config in force");
 	conf_job_free(j);
@@ -910,7 +910,7 @@ static void test_dataflow_take(void)
 	conf_job_free(j);
 	j = conf_node_take(ours, strlen(ours), "/ns/df/config", "df", "DATAFLOW", NULL, why, sizeof why, NULL);
 	if (ok(j != NULL, "the same node with props ejob.type: dataflow is taken"))
-		ok(j->type == CONF_JOB_DATAFLOW && j->dataflow_streaming && !j->native_library,
+		ok(j->type == CONF_JOB_DATAFLOW && j->dataflow.streaming && !j->native.library,
 		   "  as an external dataflow job, streaming");
 	else
 		diag("%s", why);

@@ -386,7 +386,7 @@ void cx_continue(struct cjob *j)
 		if (!j->as.disabled[i]) f->fire->items[f->fire->n++] = i;
 		else f->unrun[f->nunrun++] = i;
 	}
-	if (!f->fire->n && f->nunrun && cj_conf(j)->listener_before_all) {
+	if (!f->fire->n && f->nunrun && cj_conf(j)->listener.before_all) {
 		/* nothing runs here, but the others wait for these items: they are written as started */
 		if (owned == 1)
 			log_info("job %s: fire %" PRIu64 ": nothing runs here: item %" PRIu32 ", this instance's only one, is "

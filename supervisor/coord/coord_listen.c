@@ -39,7 +39,7 @@ static listen_run_t *start(struct cjob *j, const struct cfire *f, const char *ki
 	}
 	struct listen_spec s = {
 		.job = j->name, .kind = kind, .cmd = cmd, .context = ctx, .fire_ms = f->fire->fire_ms, .epoch = epoch,
-		.timeout_s = (uint32_t)cj->listener_timeout_seconds,
+		.timeout_s = (uint32_t)cj->listener.timeout_seconds,
 	};
 	listen_run_t *r = listen_start(j->c->listen, &s, done, arg);
 	free(ctx);
@@ -67,7 +67,7 @@ void cx_keep_owned(struct cfire *f, uint64_t epoch, const char *what)
 /* before is done (or there is none): beforeAll's barrier, or the running nodes */
 static void before_next(struct cfire *f)
 {
-	if (cj_conf(f->j)->listener_before_all) cx_barrier(f);
+	if (cj_conf(f->j)->listener.before_all) cx_barrier(f);
 	else if (f->fire->n) cx_write_running(f);
 	else cx_end(f);
 }
@@ -97,7 +97,7 @@ static void before_done(void *arg, enum listen_result r, const char *why, uint64
 		memcpy(f->unrun + f->nunrun, f->fire->items, f->fire->n * sizeof *f->unrun);
 		f->nunrun += f->fire->n;
 		f->fire->n = 0;
-		if (cj_conf(j)->listener_before_all) cx_barrier(f);
+		if (cj_conf(j)->listener.before_all) cx_barrier(f);
 		else cx_end(f);
 		return;
 	}
@@ -115,13 +115,13 @@ void cx_before(struct cfire *f)
 		cx_write_running(f);
 		return;
 	}
-	if (!cj->listener_before) {
+	if (!cj->listener.before) {
 		before_next(f);
 		return;
 	}
 	f->state = F_BEFORE;
 	f->before_epoch = j->as.epoch;
-	f->lr = start(j, f, "before", cj->listener_before, f->before_epoch, 0, before_done, f);
+	f->lr = start(j, f, "before", cj->listener.before, f->before_epoch, 0, before_done, f);
 	if (!f->lr) {
 		cx_skipped(j, f->fire->fire_ms, "listener", "the before listener could not start (out of memory)");
 		f->fire->n = 0;
@@ -168,13 +168,13 @@ void cx_side_before(struct cfire *f)
 {
 	struct cjob *j = f->j;
 	const conf_job_t *cj = cj_conf(j);
-	if (!cj->listener_before) {
+	if (!cj->listener.before) {
 		cx_submit(f);
 		return;
 	}
 	f->state = F_BEFORE;
 	f->before_epoch = j->as.epoch;
-	f->lr = start(j, f, "before", cj->listener_before, f->before_epoch, 0, side_before_done, f);
+	f->lr = start(j, f, "before", cj->listener.before, f->before_epoch, 0, side_before_done, f);
 	if (!f->lr) side_before_done(f, LISTEN_FAILED, "out of memory", 0);
 }
 
@@ -203,7 +203,7 @@ void cx_after(struct cfire *f)
 {
 	struct cjob *j = f->j;
 	const conf_job_t *cj = cj_conf(j);
-	if (f->before_failed || !f->fire->n || !f->fire->ended || !cj->listener_after || j->c->closing) return;
+	if (f->before_failed || !f->fire->n || !f->fire->ended || !cj->listener.after || j->c->closing) return;
 	size_t len = strlen(j->name) + 1;
 	struct after_run *a = malloc(sizeof *a + len);
 	if (!a) {
@@ -215,5 +215,5 @@ void cx_after(struct cfire *f)
 	a->epoch = f->fire->epoch;
 	memcpy(a->job, j->name, len);
 	/* coord_free cancels every run still going (after_done is then never called) */
-	if (!start(j, f, "after", cj->listener_after, f->fire->epoch, 1, after_done, a)) free(a);
+	if (!start(j, f, "after", cj->listener.after, f->fire->epoch, 1, after_done, a)) free(a);
 }

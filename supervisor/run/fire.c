@@ -45,7 +45,7 @@ uint32_t fire_kind(const conf_job_t *j)
 	case CONF_JOB_EXTERNAL: return FRAME_KIND_EXTERNAL;
 	case CONF_JOB_HTTP: return FRAME_KIND_HTTP;
 	/* a native one runs in pool workers, else the workers that attach for it run its loop */
-	case CONF_JOB_DATAFLOW: return j->native_library ? FRAME_KIND_NATIVE : FRAME_KIND_EXTERNAL;
+	case CONF_JOB_DATAFLOW: return j->native.library ? FRAME_KIND_NATIVE : FRAME_KIND_EXTERNAL;
 	default: return FRAME_KIND_NONE;
 	}
 }
@@ -137,19 +137,19 @@ void fire_stands_for(fire_t *f, const int64_t *fires_s, uint32_t n, uint32_t mis
 static void fire_item_kind(struct frame_submit *q, const conf_job_t *j)
 {
 	if (q->kind == FRAME_KIND_HTTP) {
-		q->uri = j->http_uri;
-		q->method = j->http_method;
-		q->data = j->http_data;
-		q->ctype = j->http_content_type;
-		q->ca_file = j->http_ca_file;
-		q->connect_ms = (uint32_t)j->http_connect_timeout_ms;
-		q->read_ms = (uint32_t)j->http_read_timeout_ms;
+		q->uri = j->http.uri;
+		q->method = j->http.method;
+		q->data = j->http.data;
+		q->ctype = j->http.content_type;
+		q->ca_file = j->http.ca_file;
+		q->connect_ms = (uint32_t)j->http.connect_timeout_ms;
+		q->read_ms = (uint32_t)j->http.read_timeout_ms;
 	}
 	if (j->type == CONF_JOB_DATAFLOW && (q->kind == FRAME_KIND_NATIVE || q->kind == FRAME_KIND_EXTERNAL)) {
-		q->flow = j->dataflow_streaming ? 2u : 1u;
-		q->batch_max = j->dataflow_batch_bytes;
-		q->fetch = j->native_fetch;
-		q->process = j->native_process;
+		q->flow = j->dataflow.streaming ? 2u : 1u;
+		q->batch_max = j->dataflow.batch_bytes;
+		q->fetch = j->native.fetch;
+		q->process = j->native.process;
 	}
 }
 
@@ -169,8 +169,8 @@ uint32_t fire_submit(fire_t *f, const conf_job_t *j, uint64_t epoch)
 	}
 	struct disp_req q = {
 		.frame = {
-			.job = j->name, .kind = kind, .cmd = j->script_command_line, .lib = j->native_library,
-			.sym = j->native_symbol, .job_param = j->job_parameter, .task_id = task, .total = f->total,
+			.job = j->name, .kind = kind, .cmd = j->script_command_line, .lib = j->native.library,
+			.sym = j->native.symbol, .job_param = j->job_parameter, .task_id = task, .total = f->total,
 			.fire_id = f->fire_ms, .epoch = epoch,
 		},
 		.timeout_s = (uint32_t)j->timeout_seconds, .max_retries = (uint32_t)j->max_retries,
