@@ -117,11 +117,11 @@ static void child_cb(struct ev_loop *loop, ev_child *w, int revents)
 
 static void submit(const char *sym, uint32_t item, uint32_t total)
 {
-	struct disp_req r = {
+	struct disp_req r = { .frame = {
 		.job = "bench", .kind = FRAME_KIND_NATIVE, .lib = BUILT("bench/libnoop.so"), .sym = sym,
 		.job_param = B.stamp_path, .item_param = "", .task_id = "bench@-@0@-@READY@-@127.0.0.1@-@1",
 		.item = item, .total = total, .fire_id = 1, .epoch = 1,
-	};
+	} };
 	if (!disp_submit(B.disp, &r)) {
 		perror("disp_submit");
 		exit(1);
@@ -339,7 +339,7 @@ int main(int argc, char **argv)
 	enum { PER_FIRE = 100, RMAX = 9 };
 	uint32_t nfires = (uint32_t)(NTPUT / PER_FIRE);
 	conf_job_t job = {
-		.name = "bench", .type = CONF_JOB_NATIVE, .native_library = BUILT("bench/libnoop.so"), .native_symbol = "noop_item",
+		.name = "bench", .type = CONF_JOB_NATIVE, .native.library = BUILT("bench/libnoop.so"), .native.symbol = "noop_item",
 		.job_parameter = "", .sharding_total_count = PER_FIRE,
 	};
 	static const struct metrics_hooks mh = { .snapshot = mx_snapshot };

@@ -191,6 +191,91 @@ int conf_listen_addr(const char *s, struct sockaddr_storage *ss, unsigned *len);
 #define CONF_SCRIPT_OUTPUT_MAX_LINES 1000
 #define CONF_SCRIPT_OUTPUT_MAX_BYTES 65536
 
+/* A job's groups of keys (conf_job_t below). */
+
+/* shardingItemParameters */
+struct conf_job_items {
+	const char *parameters;                /* as written; "" when none (ElasticJob's default) */
+	size_t n_params;                       /* parsed, sorted by item; see conf_job_item_param() */
+	const conf_item_param_t *params;
+};
+
+/* jobShardingStrategyType */
+struct conf_job_strategy {
+	conf_strategy_t effective;             /* AVG_ALLOCATION when unset */
+	const char *type;                      /* ElasticJob's name of the strategy (an old alias
+	                                          written is replaced), or NULL */
+	bool alias;                            /* it was written as ODEVITY_BY_NAME or ROUND_ROBIN_BY_NAME */
+};
+
+/* jobExecutorServiceHandlerType */
+struct conf_job_executor {
+	const char *type;                      /* jobExecutorServiceHandlerType, or 3.0.5's
+	                                          jobExecutorThreadPoolSizeProviderType: CPU,
+	                                          SINGLE_THREAD, or (a node) any name; NULL when unset */
+	bool key_3_0_5;                        /* it was written under 3.0.5's key (and is published
+	                                          under it again: 3.0.4 refuses that key, 3.0.5 the old) */
+};
+
+/* jobListenerTypes (ElasticJob's), and ejob's listeners (docs/config.md "Listeners"): commands
+ * run on this instance around its items of each fire, split and run like a script job's command
+ * line; NULL: none */
+struct conf_job_listener {
+	size_t n_types;
+	const char *const *types;              /* jobListenerTypes */
+	const char *before;                    /* "ejob.listener.before" */
+	const char *after;                     /* "ejob.listener.after" */
+	const char *before_all;                /* "ejob.listener.beforeAll": once per fire, cluster-wide,
+	                                          before any item of it runs anywhere */
+	const char *after_all;                 /* "ejob.listener.afterAll": once per fire, cluster-wide */
+	int timeout_seconds;                   /* "ejob.listener.timeoutSeconds", CONF_LISTENER_TIMEOUT_DEFAULT */
+};
+
+/* jobExtraConfigurations */
+struct conf_job_extra {
+	size_t n;
+	const conf_value_t *configurations;    /* each a (usually tagged) mapping */
+};
+
+/* props "native.*": a native job's library and its functions */
+struct conf_job_native {
+	const char *library;                   /* "native.library", or NULL */
+	const char *symbol;                    /* "native.symbol", or NULL */
+	const char *fetch;                     /* "native.fetch": a native dataflow job's functions; */
+	const char *process;                   /* "native.process": NULL for an external one */
+};
+
+/* type http: ElasticJob's HttpJobProperties, read from props with its defaults (set only for a
+ * job of type http; docs/config.md) */
+struct conf_job_http {
+	const char *uri;                       /* "http.uri": http:// or https:// */
+	const char *method;                    /* "http.method": GET POST PUT DELETE HEAD OPTIONS TRACE */
+	const char *data;                      /* "http.data", NULL when unset or "" (the body of a
+	                                          POST, PUT or DELETE; other methods send none) */
+	const char *content_type;              /* "http.content.type", NULL when unset or "" */
+	const char *ca_file;                   /* "http.ca.file" (ejob): PEM CA certificates for
+	                                          https; NULL: the system's */
+	int connect_timeout_ms;                /* "http.connect.timeout.milliseconds", 3000; 0 none */
+	int read_timeout_ms;                   /* "http.read.timeout.milliseconds", 5000; 0 none */
+};
+
+/* type dataflow: ElasticJob's DataflowJobProperties and ejob's (set only for a job of type
+ * dataflow; docs/config.md); a native one's functions are in native */
+struct conf_job_dataflow {
+	bool streaming;                        /* "streaming.process": true or false, false */
+	unsigned batch_bytes;                  /* "dataflow.batch.bytes" (ejob): 1..CONF_DATAFLOW_BATCH_MAX,
+	                                          CONF_DATAFLOW_BATCH_BYTES */
+};
+
+/* config node only: the keys whose value ElasticJob loads but fails on when it uses it (each a
+ * CONF_DIAG_KEY): conf_node_parse leaves their defaults, conf_node_take the values in force
+ * ("cron", "jobShardingStrategyType", "shardingItemParameters", "jobErrorHandlerType",
+ * "props.KEY") */
+struct conf_job_kept {
+	size_t n;
+	const char *const *keys;
+};
+
 /* One job: every key of ElasticJob-Lite 3.x's JobConfigurationPOJO plus ejob's own. */
 typedef struct conf_job {
 	const char *name;                      /* jobName (the key under jobs:) */
@@ -203,16 +288,14 @@ typedef struct conf_job {
 	const cron_t *cron_compiled;           /* cron parsed (year limit CRON_MAX_YEAR_DEFAULT; run it
 	                                          with Quartz's of the day: cron_with_max_year);
 	                                          NULL exactly when cron is NULL (but from
-	                                          conf_node_parse when "cron" is in kept_keys) */
+	                                          conf_node_parse when "cron" is in kept.keys) */
 	const tz_t *tz;                        /* time_zone loaded; NULL when time_zone is NULL or when
 	                                          zones were not looked up (conf_opts_t.load_zone
 	                                          NULL); GMT for a node whose zone does not load here */
 	const char *tz_error;                  /* config node only: why time_zone does not load on this
 	                                          host (a warning of the node: it runs in GMT), else NULL */
 	uint32_t sharding_total_count;         /* 1-10000 */
-	const char *sharding_item_parameters;  /* as written; "" when none (ElasticJob's default) */
-	size_t n_item_params;                  /* parsed, sorted by item; see conf_job_item_param() */
-	const conf_item_param_t *item_params;
+	struct conf_job_items items;           /* shardingItemParameters */
 	const char *job_parameter;             /* "" default */
 	bool monitor_execution;                /* true */
 	bool failover;                         /* false */
@@ -220,20 +303,11 @@ typedef struct conf_job {
 	int max_time_diff_seconds;             /* -1 = no check */
 	int reconcile_interval_minutes;        /* 10; 0 = off */
 	bool static_sharding;                  /* false */
-	conf_strategy_t sharding_strategy;     /* effective: AVG_ALLOCATION when unset */
-	const char *sharding_strategy_type;    /* jobShardingStrategyType: ElasticJob's name of the
-	                                          strategy (an old alias written is replaced), or NULL */
-	bool sharding_strategy_alias;          /* it was written as ODEVITY_BY_NAME or ROUND_ROBIN_BY_NAME */
-	const char *executor_service_handler_type; /* jobExecutorServiceHandlerType, or 3.0.5's
-	                                          jobExecutorThreadPoolSizeProviderType: CPU,
-	                                          SINGLE_THREAD, or (a node) any name; NULL when unset */
-	bool executor_key_3_0_5;               /* it was written under 3.0.5's key (and is published
-	                                          under it again: 3.0.4 refuses that key, 3.0.5 the old) */
+	struct conf_job_strategy strategy;     /* jobShardingStrategyType */
+	struct conf_job_executor executor;     /* jobExecutorServiceHandlerType */
 	const char *error_handler_type;        /* NULL when unset */
-	size_t n_listener_types;
-	const char *const *listener_types;
-	size_t n_extra_configurations;
-	const conf_value_t *extra_configurations; /* each a (usually tagged) mapping */
+	struct conf_job_listener listener;     /* jobListenerTypes, ejob.listener.* */
+	struct conf_job_extra extra;           /* jobExtraConfigurations */
 	const char *description;               /* "" default */
 	bool disabled;                         /* false */
 	bool overwrite;                        /* false */
@@ -247,41 +321,11 @@ typedef struct conf_job {
 	                                          workers (ElasticJob's CPU). conf_job_concurrency()
 	                                          is what is in force */
 	const char *script_command_line;       /* props "script.command.line", or NULL */
-	const char *native_library;            /* props "native.library", or NULL */
-	const char *native_symbol;             /* props "native.symbol", or NULL */
-	/* type http: ElasticJob's HttpJobProperties, read from props with its defaults (set only for
-	 * a job of type http; docs/config.md) */
-	const char *http_uri;                  /* "http.uri": http:// or https:// */
-	const char *http_method;               /* "http.method": GET POST PUT DELETE HEAD OPTIONS TRACE */
-	const char *http_data;                 /* "http.data", NULL when unset or "" (the body of a
-	                                          POST, PUT or DELETE; other methods send none) */
-	const char *http_content_type;         /* "http.content.type", NULL when unset or "" */
-	const char *http_ca_file;              /* "http.ca.file" (ejob): PEM CA certificates for
-	                                          https; NULL: the system's */
-	int http_connect_timeout_ms;           /* "http.connect.timeout.milliseconds", 3000; 0 none */
-	int http_read_timeout_ms;              /* "http.read.timeout.milliseconds", 5000; 0 none */
-	/* type dataflow: ElasticJob's DataflowJobProperties and ejob's (set only for a job of type
-	 * dataflow; docs/config.md) */
-	bool dataflow_streaming;               /* "streaming.process": true or false, false */
-	unsigned dataflow_batch_bytes;         /* "dataflow.batch.bytes" (ejob): 1..CONF_DATAFLOW_BATCH_MAX,
-	                                          CONF_DATAFLOW_BATCH_BYTES */
-	const char *native_fetch;              /* "native.fetch": a native dataflow job's functions; */
-	const char *native_process;            /* "native.process": NULL for an external one */
-	/* listeners (ejob, docs/config.md "Listeners"): commands run on this instance around its
-	 * items of each fire, split and run like a script job's command line; NULL: none */
-	const char *listener_before;           /* "ejob.listener.before" */
-	const char *listener_after;            /* "ejob.listener.after" */
-	const char *listener_before_all;       /* "ejob.listener.beforeAll": once per fire, cluster-wide,
-	                                          before any item of it runs anywhere */
-	const char *listener_after_all;        /* "ejob.listener.afterAll": once per fire, cluster-wide */
-	int listener_timeout_seconds;          /* "ejob.listener.timeoutSeconds", CONF_LISTENER_TIMEOUT_DEFAULT */
+	struct conf_job_native native;         /* props "native.*" */
+	struct conf_job_http http;             /* type http */
+	struct conf_job_dataflow dataflow;     /* type dataflow */
 	unsigned line;                         /* where the job starts in its file; 0 from a node */
-	/* config node only: the keys whose value ElasticJob loads but fails on when it uses it (each
-	 * a CONF_DIAG_KEY): conf_node_parse leaves their defaults, conf_node_take the values in force
-	 * ("cron", "jobShardingStrategyType", "shardingItemParameters", "jobErrorHandlerType",
-	 * "props.KEY") */
-	size_t n_kept_keys;
-	const char *const *kept_keys;
+	struct conf_job_kept kept;             /* config node only: keys kept */
 	struct conf_arena *mem_;               /* private: set on jobs from conf_node_parse() */
 } conf_job_t;
 
@@ -470,7 +514,7 @@ const char *conf_log_level_name(conf_log_level_t l);         /* "error" ... */
  * Returns a malloc'd NUL-terminated string (*len without the NUL), or NULL with errno ENOMEM. */
 char *conf_node_emit(const conf_job_t *j, size_t *len);
 
-/* A config node whose jobShardingStrategyType is one of ejob's old names (sharding_strategy_alias),
+/* A config node whose jobShardingStrategyType is one of ejob's old names (strategy.alias),
  * with ElasticJob's name in its place and every other byte as it was: malloc'd (*len set), or
  * NULL when the key is not written in the one form ElasticJob and ejob write (a top-level line
  * "jobShardingStrategyType: NAME", plain or quoted). Pure. */
@@ -478,7 +522,7 @@ char *conf_node_fix_strategy(const void *buf, size_t len, size_t *outlen);
 
 /* Parse a config node, each key as ElasticJob takes it (conf_diag_level_t): an unknown key or a
  * wrong type is an error (the parse fails); a value ElasticJob loads and fails on only when it
- * uses it is a CONF_DIAG_KEY, listed in kept_keys, its field left at the default (a cron that does
+ * uses it is a CONF_DIAG_KEY, listed in kept.keys, its field left at the default (a cron that does
  * not parse stays as written, cron_compiled NULL); a value ElasticJob ignores or reads its own way
  * is a warning (an item parameter out of range is dropped; a timeZone this host cannot load is
  * GMT, as Java's TimeZone.getTimeZone makes it, and tz_error says why). Messages are labelled as

@@ -38,13 +38,13 @@ static int symbol(conf_job_t *j, const char *key, const char **out, conf_http_er
 int conf_job_dataflow(conf_job_t *j, conf_http_err_fn *err, void *arg)
 {
 	int n = 0;
-	j->dataflow_streaming = false;
-	j->dataflow_batch_bytes = CONF_DATAFLOW_BATCH_BYTES;
+	j->dataflow.streaming = false;
+	j->dataflow.batch_bytes = CONF_DATAFLOW_BATCH_BYTES;
 	const char *s = conf_job_prop(j, "streaming.process");
 	if (s) {
 		/* Java's Boolean.parseBoolean takes "true" in any case and calls everything else false;
 		 * ejob refuses what is neither, so that "yes" does not silently mean one batch */
-		if (!strcasecmp(s, "true")) j->dataflow_streaming = true;
+		if (!strcasecmp(s, "true")) j->dataflow.streaming = true;
 		else if (strcasecmp(s, "false")) {
 			if (err) err(arg, "streaming.process", "must be true or false (ElasticJob would read anything but "
 			             "true as false)");
@@ -63,22 +63,22 @@ int conf_job_dataflow(conf_job_t *j, conf_http_err_fn *err, void *arg)
 			if (err) err(arg, "dataflow.batch.bytes", msg);
 			n++;
 		} else {
-			j->dataflow_batch_bytes = (unsigned)v;
+			j->dataflow.batch_bytes = (unsigned)v;
 		}
 	}
-	int native = j->native_library || conf_job_prop(j, "native.fetch") || conf_job_prop(j, "native.process");
+	int native = j->native.library || conf_job_prop(j, "native.fetch") || conf_job_prop(j, "native.process");
 	if (!native) return n;   /* external: the workers that attach for it run the loop */
-	if (!j->native_library || !*j->native_library) {
+	if (!j->native.library || !*j->native.library) {
 		if (err) err(arg, "native.library", "missing: a native dataflow job needs the path of its shared object "
 		             "(or leave out native.fetch and native.process: then external workers serve it)");
 		n++;
 	}
-	if (j->native_symbol) {
+	if (j->native.symbol) {
 		if (err) err(arg, "native.symbol", "a dataflow job calls native.fetch and native.process, not "
 		             "native.symbol: remove it");
 		n++;
 	}
-	n += symbol(j, "native.fetch", &j->native_fetch, err, arg);
-	n += symbol(j, "native.process", &j->native_process, err, arg);
+	n += symbol(j, "native.fetch", &j->native.fetch, err, arg);
+	n += symbol(j, "native.process", &j->native.process, err, arg);
 	return n;
 }

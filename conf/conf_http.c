@@ -21,8 +21,8 @@ int conf_job_http(conf_job_t *j, conf_http_err_fn *fn, void *arg)
 	char q[128];
 	const char *uri = conf_job_prop(j, "http.uri"), *method = conf_job_prop(j, "http.method"), *ctype = conf_job_prop(j, "http.content.type");
 	const char *data = conf_job_prop(j, "http.data"), *ca = conf_job_prop(j, "http.ca.file");
-	j->http_connect_timeout_ms = CONF_HTTP_CONNECT_TIMEOUT_MS;
-	j->http_read_timeout_ms = CONF_HTTP_READ_TIMEOUT_MS;
+	j->http.connect_timeout_ms = CONF_HTTP_CONNECT_TIMEOUT_MS;
+	j->http.read_timeout_ms = CONF_HTTP_READ_TIMEOUT_MS;
 
 	if (!uri || !*uri) {
 		conf_prop_problem(&r, "http.uri", "an http job needs the URL to request, http://HOST[:PORT]/PATH or https://...%s",
@@ -66,8 +66,8 @@ int conf_job_http(conf_job_t *j, conf_http_err_fn *fn, void *arg)
 		        "out to use the system's");
 	/* the timeouts as Integer.parseInt reads them, in ElasticJob's range: 0 (no limit) or more */
 	static const char ms[] = "an integer 0-2147483647, in milliseconds (0: no limit)";
-	conf_prop_int(&r, j, "http.connect.timeout.milliseconds", 0, 2147483647LL, ms, &j->http_connect_timeout_ms);
-	conf_prop_int(&r, j, "http.read.timeout.milliseconds", 0, 2147483647LL, ms, &j->http_read_timeout_ms);
+	conf_prop_int(&r, j, "http.connect.timeout.milliseconds", 0, 2147483647LL, ms, &j->http.connect_timeout_ms);
+	conf_prop_int(&r, j, "http.read.timeout.milliseconds", 0, 2147483647LL, ms, &j->http.read_timeout_ms);
 	/* the request travels in each item's frame, a ring slot of 4 KiB with the task id and the
 	 * parameters: refuse here what would fail every item at dispatch */
 	const char *part[] = { "http.uri", "http.data", "http.content.type", "http.ca.file" };
@@ -80,11 +80,11 @@ int conf_job_http(conf_job_t *j, conf_http_err_fn *fn, void *arg)
 		        "are %zu: at most %u fit in an item's frame (a body that large belongs in a file the endpoint reads)",
 		        len[big], total, CONF_HTTP_REQUEST_MAX);
 	if (r.n) return r.n;
-	j->http_uri = uri;
-	j->http_method = methods[m];
-	j->http_data = data && *data ? data : NULL;
-	j->http_content_type = ctype && *ctype ? ctype : NULL;
-	j->http_ca_file = ca;
+	j->http.uri = uri;
+	j->http.method = methods[m];
+	j->http.data = data && *data ? data : NULL;
+	j->http.content_type = ctype && *ctype ? ctype : NULL;
+	j->http.ca_file = ca;
 	return 0;
 }
 

@@ -199,7 +199,7 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 
 /* ---- http jobs (conf_http.c) ------------------------------------------------------------ */
 
-/* An http job's props into j->http_* (ElasticJob's HttpJobProperties and its defaults, ejob's
+/* An http job's props into j->http (ElasticJob's HttpJobProperties and its defaults, ejob's
  * http.ca.file), each checked: for every problem err(arg, key, message) is called (key: the
  * prop, "http.uri"; err may be NULL). Returns how many; 0: the fields are set. Called by the
  * loader for type http, and by conf_node_take for a node its root node types HTTP. */
@@ -220,7 +220,7 @@ void conf_prop_problem(struct conf_prop_report *r, const char *key, const char *
 void conf_prop_int(struct conf_prop_report *r, const conf_job_t *j, const char *key, long long min, long long max,
                    const char *what, int *out);
 int conf_job_http(conf_job_t *j, conf_http_err_fn *err, void *arg);
-/* A dataflow job's props into j->dataflow_* and j->native_fetch/_process (conf_dataflow.c):
+/* A dataflow job's props into j->dataflow and j->native.fetch/.process (conf_dataflow.c):
  * streaming.process (ElasticJob's, false), dataflow.batch.bytes (ejob's, 1 MiB), and for a
  * native one (native.library set) native.fetch and native.process. Same reporting as
  * conf_job_http; returns how many problems. */

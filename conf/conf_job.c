@@ -74,7 +74,7 @@ void jb_kpath(const jb_t *b, char *out, size_t outsz, const char *key)
 
 /* A key checked on its own: in a node, what ElasticJob loads and fails on only when it uses the
  * key. Its problems, reported between key_open and key_close, are CONF_DIAG_KEY (the node is
- * still taken, the key listed in kept_keys); in a file they are errors as any other. */
+ * still taken, the key listed in kept.keys); in a file they are errors as any other. */
 static int key_open(jb_t *b)
 {
 	if (b->cx->node_mode) b->cx->level = CONF_DIAG_KEY;
@@ -202,8 +202,8 @@ static void get_listeners(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at
 		}
 		names[i] = s;
 	}
-	j->n_listener_types = v->n;
-	j->listener_types = names;
+	j->listener.n_types = v->n;
+	j->listener.types = names;
 }
 
 /* Characters a tag may keep: libyaml reads these back in a tag as they are. */
@@ -304,8 +304,8 @@ static void get_extra(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at)
 		}
 		if (to_value(b, v->kids[i], &items[i], ip) < 0) return;
 	}
-	j->n_extra_configurations = v->n;
-	j->extra_configurations = items;
+	j->extra.n = v->n;
+	j->extra.configurations = items;
 }
 
 struct sip_arg {
@@ -394,16 +394,16 @@ static void get_strategy(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at)
 	if (!*s && cx->node_mode) return;
 	for (size_t i = 0; i < NELEM(strategy_names); i++)
 		if (!strcmp(s, strategy_names[i])) {
-			j->sharding_strategy = (conf_strategy_t)i;
-			j->sharding_strategy_type = strategy_names[i];
+			j->strategy.effective = (conf_strategy_t)i;
+			j->strategy.type = strategy_names[i];
 			return;
 		}
 	for (size_t i = 0; i < NELEM(strategy_aliases); i++)
 		if (!strcmp(s, strategy_aliases[i].name)) {
 			const char *real = strategy_names[strategy_aliases[i].is];
-			j->sharding_strategy = strategy_aliases[i].is;
-			j->sharding_strategy_type = real;
-			j->sharding_strategy_alias = true;
+			j->strategy.effective = strategy_aliases[i].is;
+			j->strategy.type = real;
+			j->strategy.alias = true;
 			conf_warn(cx, at ? at : v, p, "%s is the name ejob gave %s by mistake before (ElasticJob fails on it: "
 			          "\"Cannot find sharding strategy\"); it is taken as %s and %s; write %s", s, real, real,
 			          cx->node_mode ? "the node is written back with it" : "published so", real);
@@ -432,12 +432,12 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	bool node = cx->node_mode;
 
 	memset(j, 0, sizeof *j);
-	j->sharding_item_parameters = "";
+	j->items.parameters = "";
 	j->job_parameter = "";
 	j->description = "";
 	j->monitor_execution = true;
 	j->misfire = true;
-	j->listener_timeout_seconds = CONF_LISTENER_TIMEOUT_DEFAULT;
+	j->listener.timeout_seconds = CONF_LISTENER_TIMEOUT_DEFAULT;
 	j->max_time_diff_seconds = -1;
 	j->reconcile_interval_minutes = 10;
 	j->line = name_key ? name_key->line : 0;
@@ -533,8 +533,8 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		get_int(&b, v[K_TOTAL], keys[K_TOTAL], "shardingTotalCount", 1, CONF_MAX_ITEMS, NULL, &total);
 		j->sharding_total_count = total;     /* 0-CONF_MAX_ITEMS */
 	}
-	get_str(&b, v[K_SIP], keys[K_SIP], "shardingItemParameters", &j->sharding_item_parameters, false);
-	if (*j->sharding_item_parameters) {
+	get_str(&b, v[K_SIP], keys[K_SIP], "shardingItemParameters", &j->items.parameters, false);
+	if (*j->items.parameters) {
 		jb_kpath(&b, p, sizeof p, "shardingItemParameters");
 		conf_item_param_t *ip;
 		struct sip_arg a = { &b, v[K_SIP], p };
@@ -542,11 +542,11 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		int total = j->sharding_total_count ? (int)j->sharding_total_count : -1;
 		/* in a node, ElasticJob parses them at each fire (and fails it on a malformed pair) */
 		int before = key_open(&b);
-		int r = conf_sip_parse(cx->out, j->sharding_item_parameters, total, node, &ip,
-		                       &j->n_item_params, sip_err, &a);
+		int r = conf_sip_parse(cx->out, j->items.parameters, total, node, &ip,
+		                       &j->items.n_params, sip_err, &a);
 		key_close(&b, before, "shardingItemParameters");
 		if (r < 0) return -1;
-		j->item_params = ip;
+		j->items.params = ip;
 	}
 	get_str(&b, v[K_JOBPARAM], keys[K_JOBPARAM], "jobParameter", &j->job_parameter, false);
 	get_bool(&b, v[K_MONITOR], keys[K_MONITOR], "monitorExecution", &j->monitor_execution);
@@ -568,11 +568,11 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		b.errors++;
 	} else if (v[K_EXECUTOR305] && !conf_is_null(v[K_EXECUTOR305])) {
 		get_handler(&b, v[K_EXECUTOR305], keys[K_EXECUTOR305], "jobExecutorThreadPoolSizeProviderType",
-		            executor_names, NELEM(executor_names), &j->executor_service_handler_type);
-		j->executor_key_3_0_5 = true;
+		            executor_names, NELEM(executor_names), &j->executor.type);
+		j->executor.key_3_0_5 = true;
 	} else {
 		get_handler(&b, v[K_EXECUTOR], keys[K_EXECUTOR], "jobExecutorServiceHandlerType", executor_names,
-		            NELEM(executor_names), &j->executor_service_handler_type);
+		            NELEM(executor_names), &j->executor.type);
 	}
 	get_handler(&b, v[K_ERRHANDLER], keys[K_ERRHANDLER], "jobErrorHandlerType", error_handler_names,
 	            NELEM(error_handler_names), &j->error_handler_type);
@@ -615,7 +615,7 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	key_close(&b, before, "props.ejob.concurrency");
 	/* SINGLE_THREAD (ElasticJob: a pool of one thread per job, so its items on one instance run one
 	 * after another) is concurrency 1 */
-	if (j->executor_service_handler_type && !strcmp(j->executor_service_handler_type, "SINGLE_THREAD") &&
+	if (j->executor.type && !strcmp(j->executor.type, "SINGLE_THREAD") &&
 	    j->concurrency > 1) {
 		const conf_tnode_t *at = node ? ejobk[3] : keys[K_CONCURRENCY];
 		jb_kpath(&b, p, sizeof p, node ? "props.ejob.concurrency" : "concurrency");
@@ -640,8 +640,8 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 		const char **kept = conf_arena_alloc(cx->out, b.nkept * sizeof *kept);
 		if (!kept) return -1;
 		memcpy(kept, b.kept, b.nkept * sizeof *kept);
-		j->kept_keys = kept;
-		j->n_kept_keys = b.nkept;
+		j->kept.keys = kept;
+		j->kept.n = b.nkept;
 	}
 	if (conf_arena_exhausted(cx->out)) return -1;
 	return b.errors ? -1 : 0;

@@ -25,8 +25,8 @@ static int keyidx_cmp(const void *a, const void *b)
 static void get_listener_prop(jb_t *b, const conf_tnode_t *k, const char *ip, const char *name, const char *s)
 {
 	conf_job_t *j = b->j;
-	if (!strcmp(name, "before")) j->listener_before = *s ? s : NULL;
-	else if (!strcmp(name, "after")) j->listener_after = *s ? s : NULL;
+	if (!strcmp(name, "before")) j->listener.before = *s ? s : NULL;
+	else if (!strcmp(name, "after")) j->listener.after = *s ? s : NULL;
 	else if (!strcmp(name, "timeoutSeconds")) {
 		char *end;
 		errno = 0;
@@ -35,12 +35,12 @@ static void get_listener_prop(jb_t *b, const conf_tnode_t *k, const char *ip, co
 			jb_key_err(b, k, ip, "props.ejob.listener.timeoutSeconds",
 			        "must be an integer 1-86400 (seconds a listener command may run; got \"%.40s\")", s);
 		} else {
-			j->listener_timeout_seconds = (int)v;
+			j->listener.timeout_seconds = (int)v;
 		}
 	} else if (!strcmp(name, "afterAll")) {
-		j->listener_after_all = *s ? s : NULL;
+		j->listener.after_all = *s ? s : NULL;
 	} else if (!strcmp(name, "beforeAll")) {
-		j->listener_before_all = *s ? s : NULL;
+		j->listener.before_all = *s ? s : NULL;
 	} else if (b->cx->node_mode) {
 		/* a prop like any other to ElasticJob */
 		conf_warn(b->cx, k, ip, "not one of ejob's listener props (ejob.listener.before, ejob.listener.after, "
@@ -138,8 +138,8 @@ void jb_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at, const conf
 		kv[n].value = s;
 		n++;
 		if (strcmp(key, "script.command.line") == 0) j->script_command_line = s;
-		else if (strcmp(key, "native.library") == 0) j->native_library = s;
-		else if (strcmp(key, "native.symbol") == 0) j->native_symbol = s;
+		else if (strcmp(key, "native.library") == 0) j->native.library = s;
+		else if (strcmp(key, "native.symbol") == 0) j->native.symbol = s;
 		else if (strncmp(key, "ejob.listener.", 14) == 0) get_listener_prop(b, k, ip, key + 14, s);
 	}
 	j->n_props = n;
@@ -186,15 +186,15 @@ void jb_type_props(jb_t *b, const conf_tnode_t *pk, const conf_tnode_t *pv)
 			        "command to run (split into arguments, no shell)");
 		}
 	} else if (j->type == CONF_JOB_NATIVE) {
-		if (!j->native_library || !*j->native_library) {
+		if (!j->native.library || !*j->native.library) {
 			jb_key_err(b, at, p, "props.native.library", "a native job needs props 'native.library', the path of "
 			        "the shared object");
 		}
-		if (!j->native_symbol || !jb_is_identifier(j->native_symbol)) {
+		if (!j->native.symbol || !jb_is_identifier(j->native.symbol)) {
 			char q[128];
-			if (j->native_symbol) conf_quote(q, sizeof q, j->native_symbol, strlen(j->native_symbol));
+			if (j->native.symbol) conf_quote(q, sizeof q, j->native.symbol, strlen(j->native.symbol));
 			jb_key_err(b, at, p, "props.native.symbol", "a native job needs props 'native.symbol', the C function "
-			        "to call (an identifier%s%s)", j->native_symbol ? "; got " : "", j->native_symbol ? q : "");
+			        "to call (an identifier%s%s)", j->native.symbol ? "; got " : "", j->native.symbol ? q : "");
 		}
 	} else if (j->type == CONF_JOB_HTTP) {
 		struct prop_arg a = { b, pv, at, p };

@@ -573,15 +573,15 @@ static int check_node_size(conf_ctx_t *cx, const conf_job_t *j, const conf_tnode
                            const char *path)
 {
 	size_t bound = 4096;
-	const char *strs[] = { j->cron, j->time_zone, j->sharding_item_parameters, j->job_parameter,
-	                       j->sharding_strategy_type, j->executor_service_handler_type,
+	const char *strs[] = { j->cron, j->time_zone, j->items.parameters, j->job_parameter,
+	                       j->strategy.type, j->executor.type,
 	                       j->error_handler_type, j->description, j->label, j->name };
 	for (size_t i = 0; i < NELEM(strs); i++) bound += strs[i] ? 6 * strlen(strs[i]) + 64 : 0;
-	for (size_t i = 0; i < j->n_listener_types; i++) bound += 6 * strlen(j->listener_types[i]) + 8;
+	for (size_t i = 0; i < j->listener.n_types; i++) bound += 6 * strlen(j->listener.types[i]) + 8;
 	for (size_t i = 0; i < j->n_props; i++)
 		bound += 6 * (strlen(j->props[i].key) + strlen(j->props[i].value)) + 16;
-	for (size_t i = 0; i < j->n_extra_configurations; i++)
-		bound += 6 * value_bytes(&j->extra_configurations[i], 1);
+	for (size_t i = 0; i < j->extra.n; i++)
+		bound += 6 * value_bytes(&j->extra.configurations[i], 1);
 	if (bound <= CONF_MAX_NODE_BYTES) return 0;
 	size_t len;
 	char *y = conf_node_emit(j, &len);

@@ -288,29 +288,29 @@ char *conf_node_emit(const conf_job_t *j, size_t *len)
 	kv_bool(&o, "failover", j->failover);
 	kv_str(&o, "jobErrorHandlerType", j->error_handler_type);
 	/* 3.0.5's name sorts where 3.0.4's does; the one it was written under */
-	kv_str(&o, j->executor_key_3_0_5 ? "jobExecutorThreadPoolSizeProviderType" : "jobExecutorServiceHandlerType",
-	       j->executor_service_handler_type);
-	if (j->n_extra_configurations) {
+	kv_str(&o, j->executor.key_3_0_5 ? "jobExecutorThreadPoolSizeProviderType" : "jobExecutorServiceHandlerType",
+	       j->executor.type);
+	if (j->extra.n) {
 		key(&o, "jobExtraConfigurations");
 		conf_snake_seq_begin(&o);
-		for (size_t i = 0; i < j->n_extra_configurations; i++) {
+		for (size_t i = 0; i < j->extra.n; i++) {
 			conf_snake_seq_item(&o);
-			conf_snake_value(&o, &j->extra_configurations[i]);
+			conf_snake_value(&o, &j->extra.configurations[i]);
 		}
 		conf_snake_seq_end(&o);
 	}
-	if (j->n_listener_types) {
+	if (j->listener.n_types) {
 		key(&o, "jobListenerTypes");
 		conf_snake_seq_begin(&o);
-		for (size_t i = 0; i < j->n_listener_types; i++) {
+		for (size_t i = 0; i < j->listener.n_types; i++) {
 			conf_snake_seq_item(&o);
-			conf_snake_string(&o, j->listener_types[i], strlen(j->listener_types[i]));
+			conf_snake_string(&o, j->listener.types[i], strlen(j->listener.types[i]));
 		}
 		conf_snake_seq_end(&o);
 	}
 	kv_str(&o, "jobName", j->name);
 	kv_str(&o, "jobParameter", j->job_parameter);
-	kv_str(&o, "jobShardingStrategyType", j->sharding_strategy_type);
+	kv_str(&o, "jobShardingStrategyType", j->strategy.type);
 	kv_str(&o, "label", j->label);
 	kv_int(&o, "maxTimeDiffSeconds", j->max_time_diff_seconds);
 	kv_bool(&o, "misfire", j->misfire);
@@ -318,7 +318,7 @@ char *conf_node_emit(const conf_job_t *j, size_t *len)
 	kv_bool(&o, "overwrite", j->overwrite);
 	if (emit_props(&o, j) < 0) o.oom = true;
 	kv_int(&o, "reconcileIntervalMinutes", j->reconcile_interval_minutes);
-	kv_str(&o, "shardingItemParameters", j->sharding_item_parameters);
+	kv_str(&o, "shardingItemParameters", j->items.parameters);
 	kv_u32(&o, "shardingTotalCount", j->sharding_total_count);
 	kv_bool(&o, "staticSharding", j->static_sharding);
 	kv_str(&o, "timeZone", j->time_zone);

@@ -4,7 +4,7 @@
  * other way round. Pure: no I/O but the zone lookup conf_node_parse does.
  *
  * Key by key, as ElasticJob takes a node (docs/config.md, "What ElasticJob accepts"): a key whose
- * value ElasticJob loads and fails on only when it uses it (conf_job_t.kept_keys) keeps the value
+ * value ElasticJob loads and fails on only when it uses it (conf_job_t.kept.keys) keeps the value
  * in force, and the rest of the node is taken. */
 #include <errno.h>
 #include <stdio.h>
@@ -130,21 +130,21 @@ static int keep(conf_job_t *cj, const conf_job_t *in_force, const char *key, cha
 		}
 	} else if (!strcmp(key, "jobShardingStrategyType")) {
 		/* ElasticJob's default when nothing is in force */
-		cj->sharding_strategy = f ? f->sharding_strategy : CONF_STRATEGY_AVG_ALLOCATION;
-		cj->sharding_strategy_type = f && f->sharding_strategy_type ? conf_strategy_name(f->sharding_strategy) : NULL;
+		cj->strategy.effective = f ? f->strategy.effective : CONF_STRATEGY_AVG_ALLOCATION;
+		cj->strategy.type = f && f->strategy.type ? conf_strategy_name(f->strategy.effective) : NULL;
 	} else if (!strcmp(key, "shardingItemParameters")) {
-		cj->sharding_item_parameters = "";
-		cj->n_item_params = 0;
-		cj->item_params = NULL;
-		if (f && *f->sharding_item_parameters) {
+		cj->items.parameters = "";
+		cj->items.n_params = 0;
+		cj->items.params = NULL;
+		if (f && *f->items.parameters) {
 			conf_item_param_t *ip;
 			size_t n;
-			const char *t = conf_arena_strdup(cj->mem_, f->sharding_item_parameters);
+			const char *t = conf_arena_strdup(cj->mem_, f->items.parameters);
 			if (!t || conf_sip_parse(cj->mem_, t, (int)cj->sharding_total_count, true, &ip, &n, sip_quiet, NULL) != 0)
 				goto nomem;
-			cj->sharding_item_parameters = t;
-			cj->item_params = ip;
-			cj->n_item_params = n;
+			cj->items.parameters = t;
+			cj->items.params = ip;
+			cj->items.n_params = n;
 		}
 	} else if (!strcmp(key, "jobErrorHandlerType")) {
 		cj->error_handler_type = "LOG";
@@ -153,7 +153,7 @@ static int keep(conf_job_t *cj, const conf_job_t *in_force, const char *key, cha
 	} else if (!strcmp(key, "props.ejob.maxRetries")) {
 		cj->max_retries = f ? f->max_retries : 0;
 	} else if (!strcmp(key, "props.ejob.listener.timeoutSeconds")) {
-		cj->listener_timeout_seconds = f ? f->listener_timeout_seconds : CONF_LISTENER_TIMEOUT_DEFAULT;
+		cj->listener.timeout_seconds = f ? f->listener.timeout_seconds : CONF_LISTENER_TIMEOUT_DEFAULT;
 		if (set_prop(cj, key + 6, f ? conf_job_prop(f, key + 6) : NULL) < 0) goto nomem;
 	} else if (!strncmp(key, "props.", 6)) {
 		/* a prop of the job's type: as in force (unset if unset there), if the job in force is
@@ -162,14 +162,14 @@ static int keep(conf_job_t *cj, const conf_job_t *in_force, const char *key, cha
 		if (!f || f->type != cj->type) goto none;
 		if (set_prop(cj, k, conf_job_prop(f, k)) < 0) goto nomem;
 		cj->script_command_line = conf_job_prop(cj, "script.command.line");
-		cj->native_library = conf_job_prop(cj, "native.library");
-		cj->native_symbol = conf_job_prop(cj, "native.symbol");
+		cj->native.library = conf_job_prop(cj, "native.library");
+		cj->native.symbol = conf_job_prop(cj, "native.symbol");
 		struct first_why w = { why, sz, "", 0 };
 		if ((cj->type == CONF_JOB_HTTP && conf_job_http(cj, first_why, &w)) ||
 		    (cj->type == CONF_JOB_DATAFLOW && conf_job_dataflow(cj, first_why, &w)))
 			return -1;
 		if ((cj->type == CONF_JOB_SCRIPT && !cj->script_command_line) ||
-		    (cj->type == CONF_JOB_NATIVE && (!cj->native_library || !cj->native_symbol)))
+		    (cj->type == CONF_JOB_NATIVE && (!cj->native.library || !cj->native.symbol)))
 			goto none;
 	}
 	return 0;
@@ -224,8 +224,8 @@ conf_job_t *conf_node_take(const void *buf, size_t len, const char *name, const 
 		int bad = unusable(cj, job, root_type ? root_type : "", why, whysz) ||
 		          (blank_script && keep_said(cj, in_force, "props.script.command.line", d, why, whysz) < 0) ||
 		          (!typed && cj->type == CONF_JOB_HTTP && conf_job_http(cj, first_why, &hw));
-		for (size_t k = 0; !bad && k < cj->n_kept_keys; k++)
-			bad = keep_said(cj, in_force, cj->kept_keys[k], d, why, whysz) < 0;
+		for (size_t k = 0; !bad && k < cj->kept.n; k++)
+			bad = keep_said(cj, in_force, cj->kept.keys[k], d, why, whysz) < 0;
 		if (bad) {
 			conf_job_free(cj);
 			cj = NULL;

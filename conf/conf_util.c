@@ -17,11 +17,11 @@ const conf_job_t *conf_find_job(const conf_t *c, const char *name)
 
 const char *conf_job_item_param(const conf_job_t *j, int item)
 {
-	size_t lo = 0, hi = j->n_item_params;
+	size_t lo = 0, hi = j->items.n_params;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (j->item_params[mid].item == item) return j->item_params[mid].value;
-		if (j->item_params[mid].item < item) lo = mid + 1;
+		if (j->items.params[mid].item == item) return j->items.params[mid].value;
+		if (j->items.params[mid].item < item) lo = mid + 1;
 		else hi = mid;
 	}
 	return NULL;
@@ -83,17 +83,17 @@ static bool props_eq(const conf_job_t *a, const conf_job_t *b)
 
 static bool listeners_eq(const conf_job_t *a, const conf_job_t *b)
 {
-	if (a->n_listener_types != b->n_listener_types) return false;
-	for (size_t i = 0; i < a->n_listener_types; i++)
-		if (!str_eq(a->listener_types[i], b->listener_types[i])) return false;
+	if (a->listener.n_types != b->listener.n_types) return false;
+	for (size_t i = 0; i < a->listener.n_types; i++)
+		if (!str_eq(a->listener.types[i], b->listener.types[i])) return false;
 	return true;
 }
 
 static bool extras_eq(const conf_job_t *a, const conf_job_t *b)
 {
-	if (a->n_extra_configurations != b->n_extra_configurations) return false;
-	for (size_t i = 0; i < a->n_extra_configurations; i++)
-		if (!value_eq(&a->extra_configurations[i], &b->extra_configurations[i])) return false;
+	if (a->extra.n != b->extra.n) return false;
+	for (size_t i = 0; i < a->extra.n; i++)
+		if (!value_eq(&a->extra.configurations[i], &b->extra.configurations[i])) return false;
 	return true;
 }
 
@@ -106,14 +106,14 @@ size_t conf_job_diff(const conf_job_t *a, const conf_job_t *b, const char **keys
 		{ "disabled", a->disabled == b->disabled },
 		{ "failover", a->failover == b->failover },
 		{ "jobErrorHandlerType", str_eq(a->error_handler_type, b->error_handler_type) },
-		{ "jobExecutorServiceHandlerType", str_eq(a->executor_service_handler_type, b->executor_service_handler_type) &&
-		                                   a->executor_key_3_0_5 == b->executor_key_3_0_5 },
+		{ "jobExecutorServiceHandlerType", str_eq(a->executor.type, b->executor.type) &&
+		                                   a->executor.key_3_0_5 == b->executor.key_3_0_5 },
 		{ "jobExtraConfigurations", extras_eq(a, b) },
 		{ "jobListenerTypes", listeners_eq(a, b) },
 		{ "jobName", str_eq(a->name, b->name) },
 		{ "jobParameter", str_eq(a->job_parameter, b->job_parameter) },
-		{ "jobShardingStrategyType", a->sharding_strategy == b->sharding_strategy &&
-		                             str_eq(a->sharding_strategy_type, b->sharding_strategy_type) },
+		{ "jobShardingStrategyType", a->strategy.effective == b->strategy.effective &&
+		                             str_eq(a->strategy.type, b->strategy.type) },
 		{ "label", str_eq(a->label, b->label) },
 		{ "maxTimeDiffSeconds", a->max_time_diff_seconds == b->max_time_diff_seconds },
 		{ "misfire", a->misfire == b->misfire },
@@ -121,7 +121,7 @@ size_t conf_job_diff(const conf_job_t *a, const conf_job_t *b, const char **keys
 		{ "overwrite", a->overwrite == b->overwrite },
 		{ "props", props_eq(a, b) },
 		{ "reconcileIntervalMinutes", a->reconcile_interval_minutes == b->reconcile_interval_minutes },
-		{ "shardingItemParameters", str_eq(a->sharding_item_parameters, b->sharding_item_parameters) },
+		{ "shardingItemParameters", str_eq(a->items.parameters, b->items.parameters) },
 		{ "shardingTotalCount", a->sharding_total_count == b->sharding_total_count },
 		{ "staticSharding", a->static_sharding == b->static_sharding },
 		{ "timeZone", str_eq(a->time_zone, b->time_zone) },
@@ -141,7 +141,7 @@ size_t conf_job_diff(const conf_job_t *a, const conf_job_t *b, const char **keys
 
 bool conf_job_equal(const conf_job_t *a, const conf_job_t *b)
 {
-	/* item_params follow from sharding_item_parameters; the props pointers from props */
+	/* items.params follow from items.parameters; the props pointers from props */
 	return conf_job_diff(a, b, NULL, 0) == 0;
 }
 
@@ -169,7 +169,7 @@ const char *conf_strategy_name(conf_strategy_t s)
 
 int conf_job_concurrency(const conf_job_t *j)
 {
-	if (j->executor_service_handler_type && !strcmp(j->executor_service_handler_type, "SINGLE_THREAD")) return 1;
+	if (j->executor.type && !strcmp(j->executor.type, "SINGLE_THREAD")) return 1;
 	return j->concurrency;
 }
 
@@ -192,19 +192,19 @@ size_t conf_job_unacted(const conf_job_t *j, conf_unacted_t out[CONF_UNACTED_MAX
 		         "ElasticJob would load it as a plugin): a failed item is logged, as LOG does", t);
 		n++;
 	}
-	const char *x = j->executor_service_handler_type;
+	const char *x = j->executor.type;
 	if (x && strcmp(x, "CPU") && strcmp(x, "SINGLE_THREAD")) {
-		out[n].key = j->executor_key_3_0_5 ? "jobExecutorThreadPoolSizeProviderType" : "jobExecutorServiceHandlerType";
+		out[n].key = j->executor.key_3_0_5 ? "jobExecutorThreadPoolSizeProviderType" : "jobExecutorServiceHandlerType";
 		snprintf(out[n].text, sizeof out[n].text,
 		         "%.200s is not an executor ejob has (CPU, SINGLE_THREAD; ElasticJob would load it as a plugin): the "
 		         "job's items run as with CPU, as many at once as the pool has workers (concurrency limits them)", x);
 		n++;
 	}
-	if (j->n_listener_types) {
+	if (j->listener.n_types) {
 		char list[256];
 		size_t o = 0;
-		for (size_t i = 0; i < j->n_listener_types && o < sizeof list; i++) {
-			int k = snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", j->listener_types[i]);
+		for (size_t i = 0; i < j->listener.n_types && o < sizeof list; i++) {
+			int k = snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", j->listener.types[i]);
 			if (k < 0) break;
 			o += (size_t)k;
 		}
@@ -213,10 +213,10 @@ size_t conf_job_unacted(const conf_job_t *j, conf_unacted_t out[CONF_UNACTED_MAX
 		snprintf(out[n].text, sizeof out[n].text,
 		         "[%s] %s not acted on by this version of ejob (only published for ElasticJob's tools): "
 		         "ElasticJob's listener classes do not run here; ejob's listeners are the ejob.listener.* props",
-		         list, j->n_listener_types == 1 ? "is" : "are");
+		         list, j->listener.n_types == 1 ? "is" : "are");
 		n++;
 	}
-	if (j->n_extra_configurations) {
+	if (j->extra.n) {
 		out[n].key = "jobExtraConfigurations";
 		snprintf(out[n].text, sizeof out[n].text,
 		         "not acted on by this version of ejob (only published for ElasticJob's tools): ElasticJob's per-job "
@@ -231,11 +231,11 @@ size_t conf_job_unacted(const conf_job_t *j, conf_unacted_t out[CONF_UNACTED_MAX
 		         "their own): a supervisor runs the jobs of its file whatever their label");
 		n++;
 	}
-	if (j->type == CONF_JOB_HTTP && j->http_data && !conf_http_sends_data(j->http_method)) {
+	if (j->type == CONF_JOB_HTTP && j->http.data && !conf_http_sends_data(j->http.method)) {
 		out[n].key = "props.http.data";
 		snprintf(out[n].text, sizeof out[n].text,
 		         "is not sent: a %s request has no body (ElasticJob sends http.data only with POST, PUT and "
-		         "DELETE, and so does ejob); put it in http.uri's query string", j->http_method);
+		         "DELETE, and so does ejob); put it in http.uri's query string", j->http.method);
 		n++;
 	}
 	return n;

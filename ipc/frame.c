@@ -30,34 +30,12 @@ struct fdesc {
 #define F(k, kind, req, st, mem, lo, hi) \
 	{ k, sizeof(k) - 1, kind, req, (uint16_t)offsetof(st, mem), lo, hi }
 
+/* the item's fields: ipc/item_fields.h */
+#define SUBMIT_FIELD(type, name, key, req, lo, hi, ctx) F(key, FK_##type, req, struct frame_submit, name, lo, hi),
 static const struct fdesc submit_fields[] = {
-	F("xid",      FK_U64, 1, struct frame_submit, xid,         0, 0),
-	F("fire",     FK_U64, 1, struct frame_submit, fire_id,     0, 0),
-	F("epoch",    FK_U64, 1, struct frame_submit, epoch,       0, 0),
-	F("deadline", FK_U64, 1, struct frame_submit, deadline_ms, 0, 0),
-	F("item",     FK_U32, 1, struct frame_submit, item,        0, FRAME_ITEMS_MAX - 1),
-	F("total",    FK_U32, 1, struct frame_submit, total,       1, FRAME_ITEMS_MAX),
-	F("attempt",  FK_U32, 1, struct frame_submit, attempt,     1, UINT32_MAX),
-	F("kind",     FK_U32, 0, struct frame_submit, kind,        1, FRAME_KIND_MAX),
-	F("job",      FK_STR, 1, struct frame_submit, job,         1, FRAME_JOB_MAX),
-	F("task",     FK_STR, 1, struct frame_submit, task_id,     1, 0),
-	F("iparam",   FK_STR, 1, struct frame_submit, item_param,  0, 0),
-	F("jparam",   FK_STR, 1, struct frame_submit, job_param,   0, 0),
-	F("cmd",      FK_STR, 0, struct frame_submit, cmd,         0, 0),
-	F("lib",      FK_STR, 0, struct frame_submit, lib,         0, 0),
-	F("sym",      FK_STR, 0, struct frame_submit, sym,         0, 0),
-	F("uri",      FK_STR, 0, struct frame_submit, uri,         0, 0),
-	F("method",   FK_STR, 0, struct frame_submit, method,      1, FRAME_METHOD_MAX),
-	F("data",     FK_STR, 0, struct frame_submit, data,        0, 0),
-	F("ctype",    FK_STR, 0, struct frame_submit, ctype,       0, 0),
-	F("cafile",   FK_STR, 0, struct frame_submit, ca_file,     0, 0),
-	F("cto",      FK_U32, 0, struct frame_submit, connect_ms,  0, INT32_MAX),
-	F("rto",      FK_U32, 0, struct frame_submit, read_ms,     0, INT32_MAX),
-	F("flow",     FK_U32, 0, struct frame_submit, flow,        1, FRAME_FLOW_MAX),
-	F("bmax",     FK_U32, 0, struct frame_submit, batch_max,   1, FRAME_BATCH_MAX),
-	F("fetch",    FK_STR, 0, struct frame_submit, fetch,       1, 0),
-	F("proc",     FK_STR, 0, struct frame_submit, process,     1, 0),
+	FRAME_ITEM_FIELDS(SUBMIT_FIELD)
 };
+#undef SUBMIT_FIELD
 
 static const struct fdesc complete_fields[] = {
 	F("xid",      FK_U64, 1, struct frame_complete, xid,         0, 0),
@@ -142,6 +120,34 @@ const char *frame_kind_name(uint32_t kind)
 {
 	static const char *const names[FRAME_KIND_MAX + 1] = { "none", "script", "native", "external", "http" };
 	return kind <= FRAME_KIND_MAX ? names[kind] : "?";
+}
+
+/* ---- a submission's strings in one allocation -------------------------------------------------- */
+
+size_t frame_submit_strings(const struct frame_submit *f)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < NFIELDS(submit_fields); i++) {
+		const struct fdesc *d = &submit_fields[i];
+		const char *s = d->kind == FK_STR ? *(const char *const *)((const unsigned char *)f + d->off) : NULL;
+		if (s) n += strlen(s) + 1;
+	}
+	return n;
+}
+
+void frame_submit_copy(struct frame_submit *dst, const struct frame_submit *f, char *at)
+{
+	*dst = *f;
+	for (unsigned i = 0; i < NFIELDS(submit_fields); i++) {
+		const struct fdesc *d = &submit_fields[i];
+		if (d->kind != FK_STR) continue;
+		const char **to = (const char **)((unsigned char *)dst + d->off);
+		if (!*to) continue;
+		size_t n = strlen(*to) + 1;
+		memcpy(at, *to, n);
+		*to = at;
+		at += n;
+	}
 }
 
 /* ---- little-endian header ---------------------------------------------------------------- */

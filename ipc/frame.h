@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ipc/item_fields.h"
+
 #define FRAME_HDR_LEN     12u
 #define FRAME_VERSION     1u
 #define FRAME_MAX_LEN     (1u << 20)  /* absolute ceiling; a segment's slot size is smaller */
@@ -78,39 +80,19 @@ enum frame_status {
 	FRAME_ST__COUNT
 };
 
-/* One shard-item execution, supervisor -> worker. Strings are NUL-terminated; after a decode
- * they point into the decoder and stay valid until its next decode. */
+/* One shard-item execution, supervisor -> worker: the fields of ipc/item_fields.h, each named,
+ * typed, keyed and bounded there (docs/ipc.md). Strings are NUL-terminated; after a decode they
+ * point into the decoder and stay valid until its next decode. */
+#define FRAME_ITEM_MEMBER(type, name, key, req, min, max, ctx) FRAME_ITEM_CTYPE_##type name;
 struct frame_submit {
-	uint64_t xid;          /* "xid": dispatch id, unique per execution within a supervisor */
-	uint64_t fire_id;      /* "fire": the fire this item belongs to */
-	uint64_t epoch;        /* "epoch": fencing token (zxid of the sharding commit) */
-	uint64_t deadline_ms;  /* "deadline": Unix ms by which the item must end; 0 = none */
-	uint32_t item;         /* "item": shard item, < total */
-	uint32_t total;        /* "total": shardingTotalCount, 1..FRAME_ITEMS_MAX */
-	uint32_t attempt;      /* "attempt": 1 for the first run, +1 per retry */
-	uint32_t kind;         /* "kind": enum frame_kind (optional, 0 = absent) */
-	const char *job;       /* "job": job name, 1..FRAME_JOB_MAX bytes */
-	const char *task_id;   /* "task": ElasticJob taskId, non-empty */
-	const char *item_param;/* "iparam": shardingItemParameters entry ("" if none) */
-	const char *job_param; /* "jparam": jobParameter ("" if none) */
-	const char *cmd;       /* "cmd": script.command.line (optional, NULL = absent) */
-	const char *lib;       /* "lib": native.library (optional) */
-	const char *sym;       /* "sym": native.symbol (optional) */
-	/* kind HTTP: the request, from ElasticJob's http.* props (docs/config.md); all optional */
-	const char *uri;       /* "uri": http.uri */
-	const char *method;    /* "method": http.method, 1..FRAME_METHOD_MAX bytes */
-	const char *data;      /* "data": http.data, the body (POST, PUT, DELETE) */
-	const char *ctype;     /* "ctype": http.content.type */
-	const char *ca_file;   /* "cafile": http.ca.file (ejob's), a CA bundle for https */
-	uint32_t connect_ms;   /* "cto": http.connect.timeout.milliseconds, 0..INT32_MAX; 0 (or
-	                          absent) = no limit of its own */
-	uint32_t read_ms;      /* "rto": http.read.timeout.milliseconds, likewise */
-	/* a dataflow job's item (kind NATIVE or EXTERNAL); all optional */
-	uint32_t flow;         /* "flow": 0..FRAME_FLOW_MAX, enum ejob_dataflow_mode (0 = absent) */
-	uint32_t batch_max;    /* "bmax": dataflow.batch.bytes, 1..FRAME_BATCH_MAX */
-	const char *fetch;     /* "fetch": native.fetch (kind NATIVE) */
-	const char *process;   /* "proc": native.process (kind NATIVE) */
+	FRAME_ITEM_FIELDS(FRAME_ITEM_MEMBER)
 };
+#undef FRAME_ITEM_MEMBER
+
+/* The bytes f's strings take with their NULs, and a copy of f into *dst whose strings are copied
+ * to at (that many bytes): the dispatcher keeps a request and its strings in one allocation. */
+size_t frame_submit_strings(const struct frame_submit *f);
+void frame_submit_copy(struct frame_submit *dst, const struct frame_submit *f, char *at);
 
 /* The outcome of one execution, worker -> supervisor: the same identity plus the result. */
 struct frame_complete {

@@ -154,7 +154,7 @@ static listen_run_t *start(local_t *l, const fire_t *f, const conf_job_t *cj, co
 	}
 	struct listen_spec s = {
 		.job = fire_job(f), .kind = kind, .cmd = cmd, .context = ctx, .fire_ms = fire_id(f),
-		.timeout_s = (uint32_t)cj->listener_timeout_seconds,
+		.timeout_s = (uint32_t)cj->listener.timeout_seconds,
 	};
 	listen_run_t *r = listen_start(l->listen, &s, done, arg);
 	free(ctx);
@@ -181,7 +181,7 @@ static int start_afters(local_t *l, const fire_t *f)
 {
 	const conf_job_t *cj = l->p.job_conf(l->p.arg, fire_job(f));
 	if (!cj || !fire_n(f)) return 0;
-	const char *cmds[2] = { cj->listener_after, cj->listener_after_all }, *kinds[2] = { "after", "afterAll" };
+	const char *cmds[2] = { cj->listener.after, cj->listener.after_all }, *kinds[2] = { "after", "afterAll" };
 	int n = 0;
 	for (int k = 0; k < 2; k++) {
 		if (!cmds[k]) continue;
@@ -243,7 +243,7 @@ static int advance(struct lfire *lf)
 		return 0;
 	}
 	for (; lf->step < L_ITEMS; lf->step++) {
-		const char *cmd = lf->step == L_BEFORE ? cj->listener_before : cj->listener_before_all;
+		const char *cmd = lf->step == L_BEFORE ? cj->listener.before : cj->listener.before_all;
 		if (!cmd) continue;
 		if (!(lf->lr = start(l, f, cj, step_kind(lf->step), cmd, listener_done, lf))) {
 			struct event ev = { .type = EVT_FIRE_SKIPPED, .job = fire_job(f), .fire_ms = fire_id(f), .reason = "listener",

@@ -1,6 +1,7 @@
 /* t/36-conf-node.c: ElasticJob's config node (/{namespace}/{job}/config): what ejob writes,
  * byte for byte; what ElasticJob writes (samples from its tests and a SnakeYAML dump), read
- * back; round trips; tolerance of unknown keys; errors for wrong types. */
+ * back; round trips; tolerance of unknown keys; errors for wrong types (what conf_node_take
+ * makes of a node with the config in force: t/15). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,13 +50,13 @@ static void node_errors(const char *name, const char *yaml, const char *want)
 }
 
 /* A node ElasticJob loads and fails on only when it uses one key: taken, with one error of that
- * key (CONF_DIAG_KEY) and the key in kept_keys. */
+ * key (CONF_DIAG_KEY) and the key in kept.keys. */
 static void node_kept(const char *name, const char *yaml, const char *key, const char *want)
 {
 	conf_diags_t *d;
 	conf_job_t *j = node(yaml, &d);
 	const conf_diag_t *g = conf_diags_count(d) == 1 ? conf_diags_get(d, 0) : NULL;
-	ok(j && g && g->level == CONF_DIAG_KEY && j->n_kept_keys == 1 && !strcmp(j->kept_keys[0], key),
+	ok(j && g && g->level == CONF_DIAG_KEY && j->kept.n == 1 && !strcmp(j->kept.keys[0], key),
 	   "%s: taken, one error of %s alone", name, key);
 	is_str(g ? g->text : NULL, want, "%s: its text", name);
 	if (!g) dump_diags(d);
@@ -69,7 +70,7 @@ static conf_job_t *node_warns(const char *name, const char *yaml, const char *wa
 	conf_diags_t *d;
 	conf_job_t *j = node(yaml, &d);
 	const conf_diag_t *g = conf_diags_count(d) == 1 ? conf_diags_get(d, 0) : NULL;
-	ok(j && g && g->level == CONF_DIAG_WARN && j->n_kept_keys == 0, "%s: taken, one warning", name);
+	ok(j && g && g->level == CONF_DIAG_WARN && j->kept.n == 0, "%s: taken, one warning", name);
 	is_str(g ? g->text : NULL, want, "%s: its text", name);
 	if (!g) dump_diags(d);
 	conf_diags_free(d);
@@ -205,7 +206,7 @@ static void test_elasticjob_samples(void)
 		is_str(j->job_parameter, "param", "jobParameter");
 		ok(!j->monitor_execution && !j->failover && !j->misfire, "the three booleans");
 		is_int(j->reconcile_interval_minutes, 0, "reconcileIntervalMinutes 0");
-		is_str(j->executor_service_handler_type, "CPU", "executor");
+		is_str(j->executor.type, "CPU", "executor");
 		is_str(j->error_handler_type, "IGNORE", "error handler");
 		is_str(j->description, "Job description", "description");
 		ok(j->n_props == 1 && !strcmp(j->props[0].key, "key") && !strcmp(j->props[0].value, "value"),
@@ -217,10 +218,10 @@ static void test_elasticjob_samples(void)
 
 	j = node(POJO_NULL_YAML, &d);
 	if (ok(j != NULL, "YAML_WITH_NULL parses")) {
-		is_str(j->sharding_item_parameters, "", "absent shardingItemParameters: ElasticJob's \"\"");
+		is_str(j->items.parameters, "", "absent shardingItemParameters: ElasticJob's \"\"");
 		is_str(j->job_parameter, "", "absent jobParameter: \"\"");
 		is_str(j->description, "", "absent description: \"\"");
-		ok(j->sharding_strategy_type == NULL && j->executor_service_handler_type == NULL &&
+		ok(j->strategy.type == NULL && j->executor.type == NULL &&
 		   j->error_handler_type == NULL && j->label == NULL && j->time_zone == NULL,
 		   "absent optional strings are NULL");
 		is_int(j->n_props, 0, "no props");
@@ -253,8 +254,8 @@ static void test_elasticjob_samples(void)
 
 	j = node(TRACING_YAML, &d);
 	if (ok(j != NULL, "a node with a tracing configuration parses")) {
-		is_int(j->n_extra_configurations, 1, "one extra configuration");
-		const conf_value_t *t = &j->extra_configurations[0];
+		is_int(j->extra.n, 1, "one extra configuration");
+		const conf_value_t *t = &j->extra.configurations[0];
 		is_str(t->tag, "tag:yaml.org,2002:org.apache.shardingsphere.elasticjob.tracing.yaml."
 		       "YamlTracingConfiguration", "its class");
 		is_str(t->items[2].str, "type", "second key");
@@ -396,7 +397,7 @@ static void test_strings(void)
 {
 	/* jobs built by hand: what the emitter does with hard strings */
 	conf_job_t j = { .name = "s", .cron = "0 * * * * ?", .sharding_total_count = 1,
-	                 .sharding_item_parameters = "", .job_parameter = "", .description = "" };
+	                 .items.parameters = "", .job_parameter = "", .description = "" };
 	struct { const char *desc; const char *line; } cases[] = {
 		{ "", "description: ''\n" },
 		{ "plain words", "description: plain words\n" },
@@ -475,11 +476,11 @@ static void test_tolerance_and_errors(void)
 		is_int(j->sharding_total_count, 2, "a quoted number");
 		is_int(j->max_time_diff_seconds, -7, "any int for maxTimeDiffSeconds");
 		is_int(j->reconcile_interval_minutes, -1, "and reconcileIntervalMinutes");
-		is_str(j->executor_service_handler_type, "MY_POOL", "a plugin's executor name");
+		is_str(j->executor.type, "MY_POOL", "a plugin's executor name");
 		is_str(j->description, "hi", "!!binary decoded");
 		is_str(j->label, "bell\a", "control characters kept");
 		ok(!j->time_zone && !j->tz, "timeZone '': unset (ElasticJob: the JVM's zone)");
-		ok(j->sharding_strategy == CONF_STRATEGY_AVG_ALLOCATION, "jobShardingStrategyType '': AVG_ALLOCATION, "
+		ok(j->strategy.effective == CONF_STRATEGY_AVG_ALLOCATION, "jobShardingStrategyType '': AVG_ALLOCATION, "
 		   "as ElasticJob's factory takes it");
 		is_int(j->type, CONF_JOB_EXTERNAL, "ejob.type");
 		ok(j->n_props == 1 && !strcmp(j->props[0].key, "ejob.future"), "other ejob.* props kept");
@@ -508,7 +509,7 @@ static void test_tolerance_and_errors(void)
 	/* 3.0.5's name of the executor key, published back under it */
 	j = node("jobName: j\nshardingTotalCount: 1\njobExecutorThreadPoolSizeProviderType: SINGLE_THREAD\n", &d);
 	char *k305 = j ? conf_node_emit(j, NULL) : NULL;
-	ok(j && j->executor_key_3_0_5 && !strcmp(j->executor_service_handler_type, "SINGLE_THREAD") && k305 &&
+	ok(j && j->executor.key_3_0_5 && !strcmp(j->executor.type, "SINGLE_THREAD") && k305 &&
 	   strstr(k305, "\njobExecutorThreadPoolSizeProviderType: SINGLE_THREAD\n"),
 	   "jobExecutorThreadPoolSizeProviderType (3.0.5): taken, and written back under its name");
 	free(k305);
@@ -559,7 +560,7 @@ static void test_tolerance_and_errors(void)
 	               "/ns/job/config:3:1: warning: jobShardingStrategyType: ODEVITY_BY_NAME is the name ejob gave ODEVITY "
 	               "by mistake before (ElasticJob fails on it: \"Cannot find sharding strategy\"); it is taken as ODEVITY "
 	               "and the node is written back with it; write ODEVITY");
-	ok(j && j->sharding_strategy == CONF_STRATEGY_ODEVITY && j->sharding_strategy_alias, "  as ODEVITY");
+	ok(j && j->strategy.effective == CONF_STRATEGY_ODEVITY && j->strategy.alias, "  as ODEVITY");
 	conf_job_free(j);
 	node_errors("a bad ejob.type", "jobName: j\nshardingTotalCount: 1\nprops:\n  ejob.type: SCRIPT\n",
 	            "/ns/job/config:4:3: props.ejob.type: must be one of script, native, external, http or "
@@ -577,13 +578,13 @@ static void test_tolerance_and_errors(void)
 	               "shardingItemParameters: 0=a,2=b\n",
 	               "/ns/job/config:3:29: warning: shardingItemParameters: item 2 is out of range (shardingTotalCount "
 	               "is 2, so items are 0-1): never read, as ElasticJob never reads it; remove it");
-	ok(j && j->n_item_params == 1 && !strcmp(conf_job_item_param(j, 0), "a") && !conf_job_item_param(j, 1),
+	ok(j && j->items.n_params == 1 && !strcmp(conf_job_item_param(j, 0), "a") && !conf_job_item_param(j, 1),
 	   "  item 0's parameter taken, item 2's left out");
 	conf_job_free(j);
 	j = node_warns("an item given twice", "jobName: j\nshardingTotalCount: 2\nshardingItemParameters: 0=a,1=b,0=c\n",
 	               "/ns/job/config:3:33: warning: shardingItemParameters: item 0 is given twice; the last one is "
 	               "taken, as ElasticJob takes it; give each item one parameter");
-	ok(j && j->n_item_params == 2 && !strcmp(conf_job_item_param(j, 0), "c") && !strcmp(conf_job_item_param(j, 1), "b"),
+	ok(j && j->items.n_params == 2 && !strcmp(conf_job_item_param(j, 0), "c") && !strcmp(conf_job_item_param(j, 1), "b"),
 	   "  the last one taken");
 	conf_job_free(j);
 	node_kept("malformed item parameters", "jobName: j\nshardingTotalCount: 2\nshardingItemParameters: 0=a,1\n",
@@ -740,183 +741,6 @@ static void test_java_facts(void)
 	ok(order[0] == 1 && order[1] == 0 && order[2] == 2, "a (bin 1), then r, b (bin 2, put order)");
 }
 
-/* ElasticJob's HTTP job, as its console writes the node (no ejob.type; the job's root node says
- * HTTP): taken as ejob's http job with its props, ejob's own keys at their defaults. */
-static const char HTTP_YAML[] =
-	"cron: 0/5 * * * * ?\n"
-	"description: ''\n"
-	"disabled: false\n"
-	"failover: false\n"
-	"jobName: http_job\n"
-	"jobParameter: ''\n"
-	"maxTimeDiffSeconds: -1\n"
-	"misfire: true\n"
-	"monitorExecution: true\n"
-	"overwrite: false\n"
-	"props:\n"
-	"  http.method: POST\n"
-	"  http.data: source=ejob\n"
-	"  http.uri: http://127.0.0.1:8080/run\n"
-	"  http.read.timeout.milliseconds: '9000'\n"
-	"reconcileIntervalMinutes: 10\n"
-	"shardingItemParameters: ''\n"
-	"shardingTotalCount: 3\n"
-	"staticSharding: false\n";
-
-static void test_http_take(void)
-{
-	char why[512];
-	conf_job_t *j = conf_node_take(HTTP_YAML, strlen(HTTP_YAML), "/ns/http_job/config", "http_job", "HTTP", NULL, why,
-	                               sizeof why, NULL);
-	if (ok(j != NULL, "ElasticJob's HTTP job node (root node HTTP) is taken")) {
-		ok(j->type == CONF_JOB_HTTP, "  as an http job");
-		ok(!strcmp(j->http_uri, "http://127.0.0.1:8080/run") && !strcmp(j->http_method, "POST") &&
-		   !strcmp(j->http_data, "source=ejob") && !j->http_content_type,
-		   "  with its uri, method and data");
-		ok(j->http_connect_timeout_ms == 3000 && j->http_read_timeout_ms == 9000,
-		   "  its read timeout, and ElasticJob's default connect timeout");
-		ok(j->timeout_seconds == 0 && j->max_retries == 0, "  ejob's own keys at their defaults");
-		conf_job_free(j);
-	} else {
-		diag("%s", why);
-	}
-	j = conf_node_take(HTTP_YAML, strlen(HTTP_YAML), "/ns/http_job/config", "http_job", "", NULL, why, sizeof why, NULL);
-	ok(!j, "the same node without a root type is not taken");
-	is_str(why, "props has no ejob.type (script, native, external, http or dataflow), and the job's root node names no type",
-	       "  why");
-	conf_job_free(j);
-
-	char bad[sizeof HTTP_YAML];
-	snprintf(bad, sizeof bad, "%s", HTTP_YAML);
-	char *u = strstr(bad, "  http.uri:");
-	memcpy(u, "  xttp", 6);
-	j = conf_node_take(bad, strlen(bad), "/ns/http_job/config", "http_job", "HTTP", NULL, why, sizeof why, NULL);
-	ok(!j, "an HTTP job node without http.uri is refused");
-	is_str(why, "it is ElasticJob's HTTP job (the job's root node), and props http.uri: an http job needs the URL "
-	       "to request, http://HOST[:PORT]/PATH or https://...; the key is missing", "  why");
-	conf_job_free(j);
-
-	static const char typed[] = "cron: 0 * * * * ?\njobName: h\nshardingTotalCount: 1\nprops:\n"
-	                            "  ejob.type: http\n  http.uri: http://h/\n  http.method: Get\n";
-	j = conf_node_take(typed, strlen(typed), "/ns/h/config", "h", "HTTP", NULL, why, sizeof why, NULL);
-	ok(!j, "an ejob http node with a bad method is refused");
-	is_str(why, "/ns/h/config:7:3: props.http.method: must be written in upper case, 'GET' (got \"Get\"): "
-	       "ElasticJob's HttpURLConnection refuses any other spelling; and no config in force has a value of "
-	       "props.http.method to keep", "  with the parser's message, when no config is in force");
-	conf_job_free(j);
-	/* with an http job in force, the method in force is kept and the rest taken */
-	static const char was[] = "cron: 0 * * * * ?\njobName: h\nshardingTotalCount: 1\nprops:\n"
-	                          "  ejob.type: http\n  http.uri: http://h/\n  http.method: POST\n";
-	conf_job_t *f = conf_node_take(was, strlen(was), "/ns/h/config", "h", "HTTP", NULL, why, sizeof why, NULL);
-	j = f ? conf_node_take(typed, strlen(typed), "/ns/h/config", "h", "HTTP", f, why, sizeof why, NULL) : NULL;
-	ok(j && !strcmp(j->http_method, "POST") && !strcmp(conf_job_prop(j, "http.method"), "POST") &&
-	   !strcmp(j->http_uri, "http://h/"), "with an http job in force: its method is kept");
-	conf_job_free(j);
-	conf_job_free(f);
-}
-
-/* A node taken key by key, as ElasticJob takes it (issue 24): what ElasticJob fails on only when it
- * uses a key keeps that key's value in force; the rest of the node is taken. */
-static void test_take_key_by_key(void)
-{
-	char why[600];
-	static const char in_force[] = "cron: 0/3 * * * * ?\njobName: k\nshardingTotalCount: 4\n"
-	                               "shardingItemParameters: 0=a,1=b,2=c,3=d\njobShardingStrategyType: ROUND_ROBIN\n"
-	                               "props:\n  ejob.type: script\n  script.command.line: /bin/true\n";
-	conf_job_t *f = conf_node_take(in_force, strlen(in_force), "/ns/k/config", "k", "", NULL, why, sizeof why, NULL);
-	if (!ok(f != NULL, "the config in force")) {
-		diag("%s", why);
-		return;
-	}
-	/* an operator changes the cron in a node whose strategy ejob did not know (issue 24: one job,
-	 * two schedules) */
-	static const char a[] = "cron: 0/7 * * * * ?\njobName: k\nshardingTotalCount: 4\njobShardingStrategyType: "
-	                        "RR\nprops:\n  ejob.type: script\n  script.command.line: /bin/true\n";
-	conf_diags_t *d = NULL;
-	conf_job_t *j = conf_node_take(a, strlen(a), "/ns/k/config", "k", "", f, why, sizeof why, &d);
-	ok(j && !strcmp(j->cron, "0/7 * * * * ?") && j->cron_compiled && j->sharding_strategy == CONF_STRATEGY_ROUND_ROBIN &&
-	   !strcmp(j->sharding_strategy_type, "ROUND_ROBIN"),
-	   "an unknown strategy: the strategy in force is kept, the new cron taken");
-	ok(d && conf_diags_count(d) == 1 && conf_diags_get(d, 0)->level == CONF_DIAG_KEY, "  one error, of that key");
-	conf_job_free(j);
-	conf_diags_free(d);
-
-	static const char b[] = "cron: 0/5 * * * * FOO\njobName: k\nshardingTotalCount: 2\nprops:\n  ejob.type: script\n"
-	                        "  script.command.line: /bin/true\n";
-	j = conf_node_take(b, strlen(b), "/ns/k/config", "k", "", f, why, sizeof why, NULL);
-	ok(j && !strcmp(j->cron, "0/3 * * * * ?") && j->cron_compiled && j->sharding_total_count == 2 &&
-	   j->sharding_strategy == CONF_STRATEGY_AVG_ALLOCATION,
-	   "a cron Quartz refuses: the cron in force is kept (ElasticJob's trigger stays), the item count taken");
-	conf_job_free(j);
-
-	/* ElasticJob-UI's edit of shardingTotalCount 4 -> 2 keeps the old parameters */
-	static const char c[] = "cron: 0/3 * * * * ?\njobName: k\nshardingTotalCount: 2\n"
-	                        "shardingItemParameters: 0=a,1=b,2=c,3=d\nprops:\n  ejob.type: script\n"
-	                        "  script.command.line: /bin/true\n";
-	j = conf_node_take(c, strlen(c), "/ns/k/config", "k", "", f, why, sizeof why, &d);
-	ok(j && j->sharding_total_count == 2 && j->n_item_params == 2 && !strcmp(conf_job_item_param(j, 1), "b"),
-	   "4 -> 2 items with the old parameters: taken, items 2 and 3's never read (as ElasticJob)");
-	ok(d && conf_diags_count(d) == 2 && conf_diags_get(d, 0)->level == CONF_DIAG_WARN &&
-	   conf_diags_get(d, 1)->level == CONF_DIAG_WARN, "  two warnings");
-	conf_job_free(j);
-	conf_diags_free(d);
-
-	static const char e[] = "cron: 0/3 * * * * ?\njobName: k\nshardingTotalCount: 4\nshardingItemParameters: a\n"
-	                        "props:\n  ejob.type: script\n";
-	j = conf_node_take(e, strlen(e), "/ns/k/config", "k", "", f, why, sizeof why, NULL);
-	ok(j && !strcmp(j->sharding_item_parameters, "0=a,1=b,2=c,3=d") && j->n_item_params == 4 &&
-	   !strcmp(j->script_command_line, "/bin/true") && !strcmp(conf_job_prop(j, "script.command.line"), "/bin/true"),
-	   "malformed parameters and no command line: both kept from the config in force");
-	conf_job_free(j);
-
-	/* ElasticJob's own SCRIPT node (no ejob.type) without its command line */
-	static const char g[] = "cron: 0/9 * * * * ?\njobName: k\nshardingTotalCount: 4\n";
-	j = conf_node_take(g, strlen(g), "/ns/k/config", "k", "SCRIPT", f, why, sizeof why, &d);
-	ok(j && j->type == CONF_JOB_SCRIPT && !strcmp(j->script_command_line, "/bin/true") && !strcmp(j->cron, "0/9 * * * * ?"),
-	   "ElasticJob's SCRIPT node without its command line: the command line in force kept, the cron taken");
-	ok(d && conf_diags_count(d) == 1 && conf_diags_get(d, 0)->level == CONF_DIAG_KEY, "  with an error of it");
-	conf_job_free(j);
-	conf_diags_free(d);
-
-	static const char h[] = "cron: 0/3 * * * * ?\njobName: k\nshardingTotalCount: 4\njobErrorHandlerType: DINGTALK\n"
-	                        "props:\n  ejob.type: script\n  script.command.line: /bin/true\n";
-	j = conf_node_take(h, strlen(h), "/ns/k/config", "k", "", f, why, sizeof why, NULL);
-	conf_errh_t eh;
-	ok(j && conf_job_errh(j, &eh, NULL, NULL) == 0 && eh.type == CONF_ERRH_LOG,
-	   "DINGTALK without its webhook (ElasticJob fails only when it sends): taken, failed items logged");
-	conf_job_free(j);
-
-	/* nothing in force: a cron that cannot run refuses the node */
-	j = conf_node_take(b, strlen(b), "/ns/k/config", "k", "", NULL, why, sizeof why, NULL);
-	ok(!j, "a cron Quartz refuses, with no config in force: refused");
-	is_str(why, "/ns/k/config:1:19: cron: day-of-week: 'FOO' is not a day name (SUN-SAT); and no config in force has "
-	       "a value of cron to keep", "  saying why");
-	conf_job_free(f);
-}
-
-/* ElasticJob's DATAFLOW node is a Java class's: refused with the way out; ejob's own is taken */
-static void test_dataflow_take(void)
-{
-	static const char ej[] = "cron: 0/1 * * * * ?\njobName: df\nshardingTotalCount: 3\nprops:\n"
-	                         "  streaming.process: 'true'\n";
-	static const char ours[] = "cron: 0/1 * * * * ?\njobName: df\nshardingTotalCount: 3\nprops:\n"
-	                           "  streaming.process: 'true'\n  ejob.type: dataflow\n";
-	char why[600];
-	conf_job_t *j = conf_node_take(ej, strlen(ej), "/ns/df/config", "df", "DATAFLOW", NULL, why, sizeof why, NULL);
-	ok(!j, "ElasticJob's DATAFLOW job node (root node DATAFLOW, no ejob.type) is refused");
-	is_str(why, "it is ElasticJob's DATAFLOW job (the job's root node): a Java class's fetchData and processData, "
-	       "which ejob cannot run; run it with ElasticJob, or give the node props ejob.type: dataflow with "
-	       "native.library, native.fetch and native.process (or none of them, for external workers)", "  why");
-	conf_job_free(j);
-	j = conf_node_take(ours, strlen(ours), "/ns/df/config", "df", "DATAFLOW", NULL, why, sizeof why, NULL);
-	if (ok(j != NULL, "the same node with props ejob.type: dataflow is taken"))
-		ok(j->type == CONF_JOB_DATAFLOW && j->dataflow_streaming && !j->native_library,
-		   "  as an external dataflow job, streaming");
-	else
-		diag("%s", why);
-	conf_job_free(j);
-}
-
 int main(void)
 {
 	test_elasticjob_samples();
@@ -926,8 +750,5 @@ int main(void)
 	test_compiled();
 	test_one_off();
 	test_java_facts();
-	test_http_take();
-	test_take_key_by_key();
-	test_dataflow_take();
 	return done_testing();
 }

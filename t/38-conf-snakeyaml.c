@@ -100,7 +100,7 @@ static void gen_job(conf_job_t *j, int idx)
 	if (idx % 8 == 5) j->cron = NULL;               /* a one-off job: no cron in the node */
 	j->time_zone = rnd(2) ? zones[rnd(4)] : NULL;
 	j->sharding_total_count = 1 + rnd(20);
-	j->sharding_item_parameters = "";
+	j->items.parameters = "";
 	if (rnd(2)) {
 		char sip[512];
 		size_t o = 0;
@@ -108,7 +108,7 @@ static void gen_job(conf_job_t *j, int idx)
 			if (rnd(2)) o += (size_t)snprintf(sip + o, sizeof sip - o, "%s%" PRIu32 "=%s", o ? "," : "", i,
 			                                  rnd(2) ? "p" : "x y");
 		sip[o] = '\0';
-		j->sharding_item_parameters = keep(strdup(sip));
+		j->items.parameters = keep(strdup(sip));
 	}
 	j->job_parameter = gen_str(idx % 10 == 0 ? 12 : 4);
 	j->description = gen_str(idx % 7 == 0 ? 20 : 5);
@@ -122,16 +122,16 @@ static void gen_job(conf_job_t *j, int idx)
 	j->max_time_diff_seconds = rnd(3) ? -1 : (int)rnd(100000) - 50000;
 	j->reconcile_interval_minutes = (int)rnd(30) - 5;
 	if (rnd(2)) {
-		j->sharding_strategy = (conf_strategy_t)rnd(4);
-		j->sharding_strategy_type = strategies[j->sharding_strategy];
+		j->strategy.effective = (conf_strategy_t)rnd(4);
+		j->strategy.type = strategies[j->strategy.effective];
 	}
-	j->executor_service_handler_type = rnd(2) ? gen_str(2) : NULL;
+	j->executor.type = rnd(2) ? gen_str(2) : NULL;
 	j->error_handler_type = rnd(2) ? "LOG" : NULL;
 	size_t nl = rnd(4);
 	const char **lt = calloc(nl + 1, sizeof *lt);
 	for (size_t i = 0; i < nl; i++) lt[i] = gen_str(3);
-	j->listener_types = (const char *const *)keep((char *)lt);
-	j->n_listener_types = nl;
+	j->listener.types = (const char *const *)keep((char *)lt);
+	j->listener.n_types = nl;
 	j->timeout_seconds = (int)rnd(1000);
 	j->max_retries = (int)rnd(5);
 	/* props: plain random, or families of colliding keys */

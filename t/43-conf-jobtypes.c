@@ -45,19 +45,19 @@ static void test_http(void)
 	if (ok(c != NULL && c->n_jobs == 2, "two http jobs load")) {
 		const conf_job_t *g = &c->jobs[0], *p = &c->jobs[1];
 		ok(g->type == CONF_JOB_HTTP && !strcmp(conf_job_type_name(g->type), "http"), "  type http");
-		is_str(g->http_uri, "http://127.0.0.1:8080/ping?x=1", "  http.uri");
-		is_str(g->http_method, "GET", "  http.method");
-		ok(!g->http_data && !g->http_content_type && !g->http_ca_file, "  no data, content type or CA file");
-		ok(g->http_connect_timeout_ms == 3000 && g->http_read_timeout_ms == 5000,
+		is_str(g->http.uri, "http://127.0.0.1:8080/ping?x=1", "  http.uri");
+		is_str(g->http.method, "GET", "  http.method");
+		ok(!g->http.data && !g->http.content_type && !g->http.ca_file, "  no data, content type or CA file");
+		ok(g->http.connect_timeout_ms == 3000 && g->http.read_timeout_ms == 5000,
 		   "  ElasticJob's defaults: connect 3000 ms, read 5000 ms");
-		ok(!strcmp(p->http_method, "POST") && !strcmp(p->http_data, "a=1") &&
-		   !strcmp(p->http_content_type, "application/json") && !strcmp(p->http_ca_file, "/etc/ejob/ca.pem"),
+		ok(!strcmp(p->http.method, "POST") && !strcmp(p->http.data, "a=1") &&
+		   !strcmp(p->http.content_type, "application/json") && !strcmp(p->http.ca_file, "/etc/ejob/ca.pem"),
 		   "  data, content type, CA file");
-		ok(p->http_connect_timeout_ms == 0 && p->http_read_timeout_ms == 250, "  timeouts as written (0: no limit)");
+		ok(p->http.connect_timeout_ms == 0 && p->http.read_timeout_ms == 250, "  timeouts as written (0: no limit)");
 		size_t len;
 		char *n = conf_node_emit(p, &len);
 		conf_job_t *back = n ? conf_node_parse(n, len, "/ns/push/config", NULL) : NULL;
-		ok(back && conf_job_equal(p, back) && back->type == CONF_JOB_HTTP && back->http_read_timeout_ms == 250,
+		ok(back && conf_job_equal(p, back) && back->type == CONF_JOB_HTTP && back->http.read_timeout_ms == 250,
 		   "  its config node reads back as the same http job");
 		ok(n && strstr(n, "  ejob.type: http\n"), "  with props ejob.type: http");
 		conf_job_free(back);
@@ -152,15 +152,15 @@ static void test_dataflow(void)
 	if (ok(c != NULL && c->n_jobs == 2, "two dataflow jobs load")) {
 		const conf_job_t *n = &c->jobs[0], *e = &c->jobs[1];
 		ok(n->type == CONF_JOB_DATAFLOW && !strcmp(conf_job_type_name(n->type), "dataflow"), "  type dataflow");
-		ok(n->dataflow_streaming && n->dataflow_batch_bytes == 1048576u && !strcmp(n->native_fetch, "d_fetch") &&
-		   !strcmp(n->native_process, "d_process"), "  native: its functions, streaming (TRUE, as Java reads it), 1 MiB");
-		ok(!e->dataflow_streaming && e->dataflow_batch_bytes == 4096 && !e->native_fetch && !e->native_library,
+		ok(n->dataflow.streaming && n->dataflow.batch_bytes == 1048576u && !strcmp(n->native.fetch, "d_fetch") &&
+		   !strcmp(n->native.process, "d_process"), "  native: its functions, streaming (TRUE, as Java reads it), 1 MiB");
+		ok(!e->dataflow.streaming && e->dataflow.batch_bytes == 4096 && !e->native.fetch && !e->native.library,
 		   "  external: ElasticJob's default streaming.process false, the bound as written");
 		size_t len;
 		char *txt = conf_node_emit(n, &len);
 		conf_job_t *back = txt ? conf_node_parse(txt, len, "/ns/nat/config", NULL) : NULL;
-		ok(back && conf_job_equal(n, back) && back->type == CONF_JOB_DATAFLOW && back->dataflow_streaming &&
-		   back->native_fetch && !strcmp(back->native_fetch, "d_fetch"), "  its config node reads back as the same job");
+		ok(back && conf_job_equal(n, back) && back->type == CONF_JOB_DATAFLOW && back->dataflow.streaming &&
+		   back->native.fetch && !strcmp(back->native.fetch, "d_fetch"), "  its config node reads back as the same job");
 		ok(txt && strstr(txt, "  ejob.type: dataflow\n"), "  with props ejob.type: dataflow");
 		conf_job_free(back);
 		free(txt);

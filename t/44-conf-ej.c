@@ -13,7 +13,7 @@
  * TimeZone) say what they do with each. ejob (conf_node_parse) must agree:
  *   - a node ElasticJob cannot load is refused (an error);
  *   - a key ElasticJob fails on when it uses it (a cron, a strategy, item parameters) is that
- *     key's own error (kept_keys), the rest taken;
+ *     key's own error (kept.keys), the rest taken;
  *   - the item parameters and the zone ElasticJob would use are the ones ejob uses (offsets at
  *     four instants: an id Java does not know is GMT on both sides);
  * and where ejob differs on purpose, exactly that: 3.0.5's executor key (3.0.4 cannot load it),
@@ -170,7 +170,7 @@ static void test_strategy_names(void)
 			size_t len;
 			char *node = conf_node_emit(&c->jobs[0], &len);
 			snprintf(line, sizeof line, "\njobShardingStrategyType: %s\n", names[i].name);
-			ok(c->jobs[0].sharding_strategy == names[i].is && !c->jobs[0].sharding_strategy_alias && node &&
+			ok(c->jobs[0].strategy.effective == names[i].is && !c->jobs[0].strategy.alias && node &&
 			   strstr(node, line), "  and published as %s", names[i].name);
 			free(node);
 		}
@@ -197,7 +197,7 @@ static void test_strategy_names(void)
 			size_t len;
 			char *node = conf_node_emit(&c->jobs[0], &len);
 			snprintf(line, sizeof line, "\njobShardingStrategyType: %s\n", aliases[i].real);
-			ok(c->jobs[0].sharding_strategy_alias && node && strstr(node, line) && !strstr(node, "_BY_NAME"),
+			ok(c->jobs[0].strategy.alias && node && strstr(node, line) && !strstr(node, "_BY_NAME"),
 			   "  published as ElasticJob's %s", aliases[i].real);
 			free(node);
 		}
@@ -214,7 +214,7 @@ static void test_strategy_names(void)
 	if (ok(c != NULL, "jobExecutorThreadPoolSizeProviderType (ElasticJob 3.0.5): taken")) {
 		size_t len;
 		char *node = conf_node_emit(&c->jobs[0], &len);
-		ok(!strcmp(c->jobs[0].executor_service_handler_type, "SINGLE_THREAD") && node &&
+		ok(!strcmp(c->jobs[0].executor.type, "SINGLE_THREAD") && node &&
 		   strstr(node, "\njobExecutorThreadPoolSizeProviderType: SINGLE_THREAD\n") &&
 		   !strstr(node, "jobExecutorServiceHandlerType"), "  and published under that key, not the 3.0.4 one");
 		free(node);
@@ -314,8 +314,8 @@ static void gen(struct node *n, const char *cron, const char *total, const char 
 
 static int has_kept(const conf_job_t *j, const char *key)
 {
-	for (size_t i = 0; i < j->n_kept_keys; i++)
-		if (!strcmp(j->kept_keys[i], key)) return 1;
+	for (size_t i = 0; i < j->kept.n; i++)
+		if (!strcmp(j->kept.keys[i], key)) return 1;
 	return 0;
 }
 
@@ -340,17 +340,17 @@ static void ours(const struct node *n, char *out, size_t cap, int *warned_alias)
 	size_t o = (size_t)snprintf(out, cap, "OK total=%u cron=%s", (unsigned)j->sharding_total_count,
 	                            has_kept(j, "cron") ? "BAD" : j->cron ? "OK" : "NONE");
 	if (has_kept(j, "jobShardingStrategyType")) o += (size_t)snprintf(out + o, cap - o, " strategy=BAD");
-	else o += (size_t)snprintf(out + o, cap - o, " strategy=OK:%s", conf_strategy_name(j->sharding_strategy));
-	*warned_alias = j->sharding_strategy_alias;
+	else o += (size_t)snprintf(out + o, cap - o, " strategy=OK:%s", conf_strategy_name(j->strategy.effective));
+	*warned_alias = j->strategy.alias;
 	if (has_kept(j, "shardingItemParameters")) {
 		o += (size_t)snprintf(out + o, cap - o, " sip=BAD");
 	} else {
 		o += (size_t)snprintf(out + o, cap - o, " sip=");
-		if (!j->n_item_params) o += (size_t)snprintf(out + o, cap - o, "-");
-		for (size_t i = 0; i < j->n_item_params; i++) {
+		if (!j->items.n_params) o += (size_t)snprintf(out + o, cap - o, "-");
+		for (size_t i = 0; i < j->items.n_params; i++) {
 			char h[256];
-			hex(h, sizeof h, j->item_params[i].value);
-			o += (size_t)snprintf(out + o, cap - o, "%s%d=%s", i ? ";" : "", j->item_params[i].item, h);
+			hex(h, sizeof h, j->items.params[i].value);
+			o += (size_t)snprintf(out + o, cap - o, "%s%d=%s", i ? ";" : "", j->items.params[i].item, h);
 		}
 	}
 	if (!j->time_zone) {

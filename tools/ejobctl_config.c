@@ -156,7 +156,7 @@ static int check(const struct ctl *c, const char *job, const struct node *n, con
 	conf_unacted_t u[CONF_UNACTED_MAX];
 	size_t nu = conf_job_unacted(cj, u);
 	for (size_t k = 0; k < nu; k++) fprintf(stderr, "%s: warning: %s: %s\n", label, u[k].key, u[k].text);
-	*alias = cj->sharding_strategy_alias;
+	*alias = cj->strategy.alias;
 	conf_job_free(cj);
 	return 0;
 }

@@ -63,9 +63,9 @@ static void print_json(const struct ctl *c, const struct snap_job *j, const int 
 	jw_key(&w, "shardingTotalCount");
 	if (cf) jw_int(&w, cf->sharding_total_count);
 	else jw_null(&w);
-	jw_key(&w, "shardingItemParameters"), jw_str(&w, cf ? cf->sharding_item_parameters : NULL);
+	jw_key(&w, "shardingItemParameters"), jw_str(&w, cf ? cf->items.parameters : NULL);
 	jw_key(&w, "jobParameter"), jw_str(&w, cf ? cf->job_parameter : NULL);
-	jw_key(&w, "jobShardingStrategyType"), jw_str(&w, cf ? conf_strategy_name(cf->sharding_strategy) : NULL);
+	jw_key(&w, "jobShardingStrategyType"), jw_str(&w, cf ? conf_strategy_name(cf->strategy.effective) : NULL);
 	jw_key(&w, "failover");
 	if (cf) jw_bool(&w, cf->failover);
 	else jw_null(&w);
@@ -152,7 +152,7 @@ static void print_table(const struct snap_job *j, const int *only, int nonly)
 			printf("cron         %s (%s); next fire %s\n", cf->cron, cf->time_zone ? cf->time_zone : "this host's zone",
 			       next >= 0 ? iso : "never");
 		printf("items        %u, %s, failover %s, misfire %s%s\n", cf->sharding_total_count,
-		       conf_strategy_name(cf->sharding_strategy), cf->failover ? "on" : "off", cf->misfire ? "on" : "off",
+		       conf_strategy_name(cf->strategy.effective), cf->failover ? "on" : "off", cf->misfire ? "on" : "off",
 		       cf->disabled ? ", disabled in its config" : "");
 		if (cf->description && *cf->description) printf("description  %s\n", cf->description);
 	} else {

@@ -90,17 +90,17 @@ static void warn_job(const char *file, const conf_job_t *j)
 	if (j->type == CONF_JOB_SCRIPT && j->script_command_line &&
 	    ejobctl_script_problem(j->script_command_line, why, sizeof why))
 		fprintf(stderr, "%s:%u: warning: jobs.%s.props.script.command.line: %s\n", file, j->line, j->name, why);
-	if ((j->type == CONF_JOB_NATIVE || j->type == CONF_JOB_DATAFLOW) && j->native_library &&
-	    ejobctl_library_problem(j->native_library, why, sizeof why))
+	if ((j->type == CONF_JOB_NATIVE || j->type == CONF_JOB_DATAFLOW) && j->native.library &&
+	    ejobctl_library_problem(j->native.library, why, sizeof why))
 		fprintf(stderr, "%s:%u: warning: jobs.%s.props.native.library: %s\n", file, j->line, j->name, why);
-	if (j->type == CONF_JOB_HTTP && j->http_ca_file && ejobctl_ca_file_problem(j->http_ca_file, why, sizeof why))
+	if (j->type == CONF_JOB_HTTP && j->http.ca_file && ejobctl_ca_file_problem(j->http.ca_file, why, sizeof why))
 		fprintf(stderr, "%s:%u: warning: jobs.%s.props.http.ca.file: %s\n", file, j->line, j->name, why);
 	/* the listeners' commands are split and found as a script job's */
 	const struct { const char *key, *cmd; } ls[] = {
-		{ "ejob.listener.before", j->listener_before },
-		{ "ejob.listener.after", j->listener_after },
-		{ "ejob.listener.beforeAll", j->listener_before_all },
-		{ "ejob.listener.afterAll", j->listener_after_all },
+		{ "ejob.listener.before", j->listener.before },
+		{ "ejob.listener.after", j->listener.after },
+		{ "ejob.listener.beforeAll", j->listener.before_all },
+		{ "ejob.listener.afterAll", j->listener.after_all },
 	};
 	for (size_t k = 0; k < sizeof ls / sizeof ls[0]; k++)
 		if (ls[k].cmd && ejobctl_script_problem(ls[k].cmd, why, sizeof why))

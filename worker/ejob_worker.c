@@ -362,38 +362,17 @@ static void report_bad_frame(ejob_slot *s, const struct frame_err *fe)
 	}
 }
 
+/* The item's fields into the public context: ipc/item_fields.h names each one's member. */
 static void fill_context(ejob_slot *s, const struct frame_submit *f)
 {
 	ejob_context *c = &s->ctx;
 	memset(c, 0, sizeof *c);
 	c->size = sizeof *c;
-	c->kind = f->kind;
-	c->job = f->job;
-	c->task_id = f->task_id;
-	c->item = f->item;
-	c->total = f->total;
-	c->item_param = f->item_param;
-	c->job_param = f->job_param;
-	c->epoch = f->epoch;
-	c->fire_id = f->fire_id;
-	c->xid = f->xid;
-	c->attempt = f->attempt;
-	c->deadline_ms = f->deadline_ms;
-	c->cmd = f->cmd;
-	c->lib = f->lib;
-	c->sym = f->sym;
 	c->priv = s;
-	c->http_uri = f->uri;
-	c->http_method = f->method;
-	c->http_data = f->data;
-	c->http_content_type = f->ctype;
-	c->http_ca_file = f->ca_file;
-	c->http_connect_ms = f->connect_ms;
-	c->http_read_ms = f->read_ms;
-	c->dataflow = f->flow;
+#define TO_CONTEXT(type, name, key, req, min, max, ctx) c->ctx = f->name;
+	FRAME_ITEM_FIELDS(TO_CONTEXT)
+#undef TO_CONTEXT
 	c->batch_max = f->flow ? (f->batch_max ? f->batch_max : EJOB_BATCH_DEFAULT) : 0;
-	c->fetch_sym = f->fetch;
-	c->process_sym = f->process;
 }
 
 int ejob_next(ejob_slot *s, int timeout_ms, const ejob_context **ctx)

@@ -112,7 +112,7 @@ static void tidy_listed(void *arg, const struct zkc_res *r)
 			zkc_delete(b->j->c->z, bpath(b, p, rel), -1, NULL, NULL);
 		}
 	zkc_delete(b->j->c->z, bpath(b, p, "/started"), -1, NULL, NULL);
-	if (!cj_conf(b->j)->listener_after_all) zkc_delete(b->j->c->z, bpath(b, p, ""), -1, NULL, NULL);
+	if (!cj_conf(b->j)->listener.after_all) zkc_delete(b->j->c->z, bpath(b, p, ""), -1, NULL, NULL);
 	answered(b);
 }
 
@@ -129,7 +129,7 @@ static void sweep_started(void *arg, const struct zkc_res *r)
 		}
 		zkc_delete(z, r->path, -1, NULL, NULL);
 		size_t n = strlen(r->path);
-		if (!cj_conf(b->j)->listener_after_all && n > 8 && n < sizeof p) {
+		if (!cj_conf(b->j)->listener.after_all && n > 8 && n < sizeof p) {
 			memcpy(p, r->path, n - 8);      /* without "/started" */
 			p[n - 8] = 0;
 			zkc_delete(z, p, -1, NULL, NULL);
@@ -178,7 +178,7 @@ static void tidy(struct barrier *b)
 		return;
 	}
 	zkc_delete(z, bpath(b, p, "/started"), -1, NULL, NULL);
-	if (!cj_conf(b->j)->listener_after_all) zkc_delete(z, bpath(b, p, ""), -1, NULL, NULL);
+	if (!cj_conf(b->j)->listener.after_all) zkc_delete(z, bpath(b, p, ""), -1, NULL, NULL);
 }
 
 /* Decided (what: "ok" or why not): the fire goes on here or ends; the barrier is done. */
@@ -380,7 +380,7 @@ static void close_send(struct barrier *b)
 	b->again = 0;
 	snprintf(b->result, sizeof b->result, "timeout: %" PRIu32 " of its %" PRIu32 " items had started after %ds "
 	         "(ejob.listener.timeoutSeconds), so beforeAll did not run and no item of the fire runs",
-	         b->seen, b->total, cj_conf(b->j)->listener_timeout_seconds);
+	         b->seen, b->total, cj_conf(b->j)->listener.timeout_seconds);
 	const char *id = b->j->c->id;
 	zkc_multi_t *m = zkc_multi_new();
 	zkc_multi_create(m, bpath(b, p, "/beforeAll"), id, (int)strlen(id), ZOO_EPHEMERAL);
@@ -397,7 +397,7 @@ static void timed_out(struct ev_loop *loop, ev_timer *t, int revents)
 	struct barrier *b = t->data;
 	b->late = 1;
 	log_info("job %s: fire %" PRIu64 ": beforeAll: %" PRIu32 " of %" PRIu32 " items started in %ds: closing the wait",
-	         b->j->name, b->fire_ms, b->seen, b->total, cj_conf(b->j)->listener_timeout_seconds);
+	         b->j->name, b->fire_ms, b->seen, b->total, cj_conf(b->j)->listener.timeout_seconds);
 	/* a claim in the making, held or running decides; a registration closes it once counted
 	 * (counted), a wait cut off once connected (cx_bar_state) */
 	if (b->state == B_WAIT && zkc_state(b->j->c->z) == ZKC_CONNECTED) close_send(b);
@@ -432,7 +432,7 @@ static void runs_counted(void *arg, const struct zkc_res *r)
 	for (int i = 0; r->rc == ZOK && i < r->nchildren; i++) claims += !strncmp(r->children[i], "b-", 2);
 	b->takeover = claims > 1;
 	const conf_job_t *cj = cj_conf(b->j);
-	if (!cj->listener_before_all) {
+	if (!cj->listener.before_all) {
 		run_done(b, LISTEN_OK, "no beforeAll in the config in force", 0);
 		return;
 	}
@@ -442,8 +442,8 @@ static void runs_counted(void *arg, const struct zkc_res *r)
 		return;
 	}
 	struct listen_spec s = {
-		.job = b->j->name, .kind = "beforeAll", .cmd = cj->listener_before_all, .context = ctx, .fire_ms = b->fire_ms,
-		.epoch = b->epoch, .timeout_s = (uint32_t)cj->listener_timeout_seconds, .takeover = (unsigned)b->takeover,
+		.job = b->j->name, .kind = "beforeAll", .cmd = cj->listener.before_all, .context = ctx, .fire_ms = b->fire_ms,
+		.epoch = b->epoch, .timeout_s = (uint32_t)cj->listener.timeout_seconds, .takeover = (unsigned)b->takeover,
 		.lease_ms = cx_once_lease_ms(b->j),
 	};
 	log_info("job %s: fire %" PRIu64 ": every item's instance is ready: its beforeAll runs here%s", b->j->name,
@@ -585,7 +585,7 @@ void cx_barrier(struct cfire *f)
 	memcpy(b->items, fire_items(t), fire_n(t) * sizeof *b->items);
 	memcpy(b->items + fire_n(t), f->unrun, f->nunrun * sizeof *b->items);
 	b->nitems = n;
-	ev_timer_init(&b->timer, timed_out, (double)f->conf->listener_timeout_seconds, 0.);
+	ev_timer_init(&b->timer, timed_out, (double)f->conf->listener.timeout_seconds, 0.);
 	b->timer.data = b;
 	ev_timer_start(j->c->loop, &b->timer);
 	f->bar = b;

@@ -68,7 +68,7 @@ static void say_diags(struct cjob *j, const conf_diags_t *d, const void *data, s
 	}
 }
 
-/* The node holds ejob's old name of a strategy (conf_job_t.sharding_strategy_alias), on which
+/* The node holds ejob's old name of a strategy (conf_job_t.strategy.alias), on which
  * ElasticJob fails at every resharding: write it back with ElasticJob's, only over the version
  * read (a change made meanwhile wins, and its own read comes back here). */
 static void fixed_back(void *arg, const struct zkc_res *r)
@@ -76,7 +76,7 @@ static void fixed_back(void *arg, const struct zkc_res *r)
 	struct cjob *j = arg;
 	if (!cj_live(j, r->session)) return;
 	if (r->rc == ZOK) log_info("job %s: the config node's jobShardingStrategyType is written back as %s", j->name,
-	                           conf_strategy_name(cj_conf(j)->sharding_strategy));
+	                           conf_strategy_name(cj_conf(j)->strategy.effective));
 	else if (r->rc != ZBADVERSION && r->rc != ZNONODE)
 		log_warn("job %s: writing the config node's strategy back failed: %s", j->name, zerror(r->rc));
 }
@@ -113,7 +113,7 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched, int 
 		conf_job_free(cj);
 		return -1;
 	}
-	if (cj->sharding_strategy_alias && version >= 0) fix_strategy(j, data, len, version);
+	if (cj->strategy.alias && version >= 0) fix_strategy(j, data, len, version);
 	if (conf_job_equal(cj, old)) {
 		/* what is in force already (the file's, when the node says what the file says: kept once,
 		 * not twice; a reload that changes the file pins it first, coord_set_jobs) */
@@ -133,11 +133,11 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched, int 
 		         j->name, path, list);
 	else
 		log_info("job %s: the config node %s changed", j->name, path);
-	int reshard = cj->sharding_total_count != old->sharding_total_count || cj->sharding_strategy != old->sharding_strategy;
+	int reshard = cj->sharding_total_count != old->sharding_total_count || cj->strategy.effective != old->strategy.effective;
 	int fo_off = old->failover && !cj->failover, fo_changed = old->failover != cj->failover;
 	if (reshard && watched)
 		log_info("job %s: shardingTotalCount %d (was %d), %s: resharding at the next fire", j->name,
-		         cj->sharding_total_count, old->sharding_total_count, conf_strategy_name(cj->sharding_strategy));
+		         cj->sharding_total_count, old->sharding_total_count, conf_strategy_name(cj->strategy.effective));
 	conf_unacted_t u[CONF_UNACTED_MAX];
 	size_t nu = conf_job_unacted(cj, u);
 	for (size_t k = 0; k < nu; k++) log_warn("%s: %s: %s", path, u[k].key, u[k].text);

@@ -376,7 +376,7 @@ static void failover_listed(void *arg, const struct zkc_res *r)
 		t->j = j;
 		t->item = (uint32_t)strtoul(r->children[k], NULL, 10);
 		/* the entry's data first (answered in order): the crashed instance */
-		if (cj_conf(j)->listener_after_all)
+		if (cj_conf(j)->listener.after_all)
 			zkc_get(j->c->z, cj_path(j, p, "/leader/failover/items/%" PRIu32, t->item), NULL, NULL, entry_read, t);
 		if (zkc_get(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", t->item), NULL, NULL, failovering_read, t) != ZOK)
 			take_free(t);

@@ -126,7 +126,7 @@ static void to_barrier(struct cfire *f)
 /* the before listener is done, or there is none */
 static void after_before(struct cfire *f)
 {
-	if (f->conf->listener_before_all) to_barrier(f);
+	if (f->conf->listener.before_all) to_barrier(f);
 	else if (fire_n(f->fire)) to_start(f);
 	else cx_end(f);
 }
@@ -218,7 +218,7 @@ static void wait_ready(struct cfire *f)
 		if (!j->as.disabled[i]) fire_add(f->fire, i);
 		else f->unrun[f->nunrun++] = i;
 	}
-	if (!fire_n(f->fire) && f->nunrun && f->conf->listener_before_all) {
+	if (!fire_n(f->fire) && f->nunrun && f->conf->listener.before_all) {
 		/* nothing runs here, but the others wait for these items: they are written as started */
 		if (owned == 1)
 			log_info("job %s: fire %" PRIu64 ": nothing runs here: item %" PRIu32 ", this instance's only one, is "
@@ -235,7 +235,7 @@ static void wait_ready(struct cfire *f)
 		return;
 	}
 	log_cause_reset(&j->fx.idle_cause);
-	if (f->conf->listener_before) to_before(f);
+	if (f->conf->listener.before) to_before(f);
 	else after_before(f);
 }
 
@@ -308,7 +308,7 @@ void cx_step(struct cfire *f, enum fx_event ev, const char *why)
 		}
 		if (ev == FX_BEFORE_FAILED) {
 			cx_before_failed(f, why);      /* said; its items are written as not run */
-			if (f->conf->listener_before_all) to_barrier(f);
+			if (f->conf->listener.before_all) to_barrier(f);
 			else cx_end(f);
 			return;
 		}
@@ -333,7 +333,7 @@ void cx_step(struct cfire *f, enum fx_event ev, const char *why)
 		else cx_end(f);
 		return;
 	case F_START * 16 + FX_WRITTEN:
-		if (f->failover && f->conf->listener_before) to_before(f);
+		if (f->failover && f->conf->listener.before) to_before(f);
 		else to_run(f);
 		return;
 	case F_START * 16 + FX_DROPPED:

@@ -39,7 +39,7 @@ static listen_run_t *start(struct cjob *j, const struct cfire *f, const char *ki
 	}
 	struct listen_spec s = {
 		.job = j->name, .kind = kind, .cmd = cmd, .context = ctx, .fire_ms = fire_id(f->fire), .epoch = epoch,
-		.timeout_s = (uint32_t)cj->listener_timeout_seconds,
+		.timeout_s = (uint32_t)cj->listener.timeout_seconds,
 	};
 	listen_run_t *r = listen_start(j->c->listen, &s, done, arg);
 	free(ctx);
@@ -100,7 +100,7 @@ static void before_done(void *arg, enum listen_result r, const char *why, uint64
 void cx_before(struct cfire *f)
 {
 	struct cjob *j = f->j;
-	f->lr = start(j, f, "before", f->conf->listener_before, f->before_epoch, 0, before_done, f);
+	f->lr = start(j, f, "before", f->conf->listener.before, f->before_epoch, 0, before_done, f);
 	if (f->lr) return;
 	if (f->failover) {
 		before_done(f, LISTEN_FAILED, "out of memory", 0);
@@ -135,7 +135,7 @@ void cx_after(struct cfire *f)
 {
 	struct cjob *j = f->j;
 	const conf_job_t *cj = f->conf;
-	if (f->before_failed || !fire_n(f->fire) || !fire_ended(f->fire) || !cj->listener_after || j->c->closing) return;
+	if (f->before_failed || !fire_n(f->fire) || !fire_ended(f->fire) || !cj->listener.after || j->c->closing) return;
 	size_t len = strlen(j->name) + 1;
 	struct after_run *a = malloc(sizeof *a + len);
 	if (!a) {
@@ -147,5 +147,5 @@ void cx_after(struct cfire *f)
 	a->epoch = fire_epoch(f->fire);
 	memcpy(a->job, j->name, len);
 	/* coord_free cancels every run still going (after_done is then never called) */
-	if (!start(j, f, "after", cj->listener_after, fire_epoch(f->fire), 1, after_done, a)) free(a);
+	if (!start(j, f, "after", cj->listener.after, fire_epoch(f->fire), 1, after_done, a)) free(a);
 }

@@ -222,7 +222,7 @@ static void runs_counted(void *arg, const struct zkc_res *r)
 	if (o->state != O_RUN || o->lr) return;
 	o->takeover = r->rc == ZOK && r->nchildren > 1;
 	const conf_job_t *cj = cj_conf(o->j);
-	if (!cj->listener_after_all) {
+	if (!cj->listener.after_all) {
 		run_done(o, LISTEN_OK, "no afterAll in the config in force", 0);
 		return;
 	}
@@ -232,8 +232,8 @@ static void runs_counted(void *arg, const struct zkc_res *r)
 		return;
 	}
 	struct listen_spec s = {
-		.job = o->j->name, .kind = "afterAll", .cmd = cj->listener_after_all, .context = ctx, .fire_ms = o->fire_ms,
-		.epoch = o->epoch, .timeout_s = (uint32_t)cj->listener_timeout_seconds, .takeover = (unsigned)o->takeover,
+		.job = o->j->name, .kind = "afterAll", .cmd = cj->listener.after_all, .context = ctx, .fire_ms = o->fire_ms,
+		.epoch = o->epoch, .timeout_s = (uint32_t)cj->listener.timeout_seconds, .takeover = (unsigned)o->takeover,
 		.lease_ms = cx_once_lease_ms(o->j),
 	};
 	log_info("job %s: fire %" PRIu64 ": every item has completed: its afterAll runs here%s", o->j->name, o->fire_ms,
@@ -455,7 +455,7 @@ static void find_send(struct once *o)
 void cx_once_begin(struct cfire *f)
 {
 	struct cjob *j = f->j;
-	if (f->failover || !f->conf->listener_after_all || !fire_n(f->fire) || !f->monitor || j->c->closing) return;
+	if (f->failover || !f->conf->listener.after_all || !fire_n(f->fire) || !f->monitor || j->c->closing) return;
 	if (!f->gw && !(f->gw = calloc(fire_total(f->fire) ? fire_total(f->fire) : 1, 1))) return;
 	char p[CJ_PATH_MAX], rel[200];
 	zkc_t *z = j->c->z;
@@ -511,7 +511,7 @@ void cx_once_fire(struct cfire *f)
 	struct cjob *j = f->j;
 	const conf_job_t *cj = f->conf;
 	fire_t *t = f->fire;
-	if (!cj->listener_after_all || j->c->closing) return;
+	if (!cj->listener.after_all || j->c->closing) return;
 	if (f->failover) {
 		/* a failover take counts for the fire its item was part of on the crashed instance, found
 		 * by that instance's on/ node; a misfire's run again is not a fire's item */

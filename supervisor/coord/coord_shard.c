@@ -184,10 +184,10 @@ static void shard_commit(struct shardop *o)
 	}
 	/* SINGLE_SHARDING_BALANCE starts the deal where the time of the sharding says */
 	int64_t now_ms = (int64_t)(wait_realtime_ns() / 1000000u);
-	if (shard_assign(cj->sharding_strategy, j->name, now_ms, (const char *const *)ids, (size_t)n, total, owner) < 0) {
-		int ssb = cj->sharding_strategy == CONF_STRATEGY_SINGLE_SHARDING_BALANCE;
+	if (shard_assign(cj->strategy.effective, j->name, now_ms, (const char *const *)ids, (size_t)n, total, owner) < 0) {
+		int ssb = cj->strategy.effective == CONF_STRATEGY_SINGLE_SHARDING_BALANCE;
 		log_error("job %s: cannot shard %" PRIu32 " items over %d instances with %s: %s", j->name, total, n,
-		          conf_strategy_name(cj->sharding_strategy),
+		          conf_strategy_name(cj->strategy.effective),
 		          errno != EDOM ? strerror(errno)
 		          : ssb ? "ElasticJob's SINGLE_SHARDING_BALANCE fails at this millisecond for this job name with this many "
 		                  "instances (Math.abs of Integer.MIN_VALUE); the next sharding, at another, will not"

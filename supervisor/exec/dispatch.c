@@ -17,7 +17,6 @@
 enum { E_QUEUED, E_PUBLISHED };
 
 struct entry {
-	uint64_t xid;
 	struct entry *hnext;               /* in-flight hash chain (published only) */
 	struct entry *prev, *next;         /* queue or published list */
 	int state;
@@ -29,15 +28,13 @@ struct entry {
 	const char *cancel_why;     /* the outcome's cause when its worker gives none (static text) */
 	int lease;                  /* stopped for the lease: it runs again (disp_hold) */
 	int dropped;                /* disp_drop_held: its end is final whatever it is */
-	uint32_t kind, item, total, attempt, max_retries, timeout_s;
-	uint32_t concurrency;              /* its job's limit (0: none) */
 	struct jobrun *run;                /* published with a limit: its job's count */
-	uint64_t fire_id, epoch, cookie;
-	char *job, *task_id, *item_param, *job_param, *cmd, *lib, *sym;   /* inside this allocation */
-	char *uri, *method, *data, *ctype, *ca_file;                       /* kind HTTP, likewise */
-	uint32_t connect_ms, read_ms;
-	uint32_t flow, batch_max;                                          /* dataflow: 0 when not */
-	char *fetch, *process;                                             /* native dataflow, likewise */
+	/* the item as its next attempt's frame carries it (f.xid: this attempt's id), its strings
+	 * inside this allocation; and the request's limits and cookie (max_retries: changed by
+	 * cancels and the lease) */
+	struct frame_submit f;
+	uint32_t timeout_s, max_retries, concurrency;
+	uint64_t cookie;
 };
 
 struct list {
@@ -112,14 +109,14 @@ static void list_del(struct list *l, struct entry *e)
 
 static void hash_add(disp_t *d, struct entry *e)
 {
-	struct entry **b = &d->buckets[e->xid & (NBUCKETS - 1)];
+	struct entry **b = &d->buckets[e->f.xid & (NBUCKETS - 1)];
 	e->hnext = *b;
 	*b = e;
 }
 
 static void hash_del(disp_t *d, struct entry *e)
 {
-	for (struct entry **p = &d->buckets[e->xid & (NBUCKETS - 1)]; *p; p = &(*p)->hnext)
+	for (struct entry **p = &d->buckets[e->f.xid & (NBUCKETS - 1)]; *p; p = &(*p)->hnext)
 		if (*p == e) {
 			*p = e->hnext;
 			return;
@@ -129,7 +126,7 @@ static void hash_del(disp_t *d, struct entry *e)
 static struct entry *hash_get(disp_t *d, uint64_t xid)
 {
 	for (struct entry *e = d->buckets[xid & (NBUCKETS - 1)]; e; e = e->hnext)
-		if (e->xid == xid) return e;
+		if (e->f.xid == xid) return e;
 	return NULL;
 }
 
@@ -146,19 +143,19 @@ static struct jobrun **jobrun_slot(disp_t *d, const char *job)
 static int under_limit(disp_t *d, const struct entry *e)
 {
 	if (!e->concurrency) return 1;
-	struct jobrun *r = *jobrun_slot(d, e->job);
+	struct jobrun *r = *jobrun_slot(d, e->f.job);
 	return !r || r->running < e->concurrency;
 }
 
 static int jobrun_add(disp_t *d, struct entry *e)
 {
 	if (!e->concurrency) return 0;
-	struct jobrun **p = jobrun_slot(d, e->job);
+	struct jobrun **p = jobrun_slot(d, e->f.job);
 	if (!*p) {
-		size_t n = strlen(e->job) + 1;
+		size_t n = strlen(e->f.job) + 1;
 		struct jobrun *r = calloc(1, sizeof *r + n);
 		if (!r) return -1;
-		memcpy(r->job, e->job, n);
+		memcpy(r->job, e->f.job, n);
 		*p = r;
 	}
 	(*p)->running++;
@@ -181,77 +178,38 @@ static void jobrun_del(disp_t *d, struct entry *e)
 
 static struct list *queue_of(disp_t *d, const struct entry *e)
 {
-	return e->kind == FRAME_KIND_EXTERNAL ? &d->q_ext : &d->q_pool;
+	return e->f.kind == FRAME_KIND_EXTERNAL ? &d->q_ext : &d->q_pool;
 }
 
 /* ---- entries ----------------------------------------------------------------------------------- */
 
-static size_t slen(const char *s) { return s ? strlen(s) + 1 : 0; }
-
-static char *scopy(char **at, const char *s)
-{
-	if (!s) return NULL;
-	size_t n = strlen(s) + 1;
-	memcpy(*at, s, n);
-	char *r = *at;
-	*at += n;
-	return r;
-}
-
 uint64_t disp_submit(disp_t *d, const struct disp_req *r)
 {
-	const struct disp_http *h = r->kind == FRAME_KIND_HTTP ? r->http : NULL;
-	const struct disp_flow *fl = r->kind == FRAME_KIND_NATIVE || r->kind == FRAME_KIND_EXTERNAL ? r->flow : NULL;
-	if (!r->job || !r->task_id || r->item >= r->total || (r->kind == FRAME_KIND_SCRIPT && !r->cmd) ||
-	    (r->kind == FRAME_KIND_NATIVE && (!r->lib || (fl ? !fl->fetch || !fl->process : !r->sym))) ||
-	    (fl && (fl->mode < 1 || fl->mode > FRAME_FLOW_MAX || !fl->batch_max || fl->batch_max > FRAME_BATCH_MAX)) ||
-	    (r->kind == FRAME_KIND_HTTP && (!h || !h->uri || !h->method))) {
+	struct frame_submit f = r->frame;
+	uint32_t k = f.kind;
+	if (!f.item_param) f.item_param = "";
+	if (!f.job_param) f.job_param = "";
+	if (!f.job || !f.task_id || f.item >= f.total || (k == FRAME_KIND_SCRIPT && !f.cmd) ||
+	    (k == FRAME_KIND_NATIVE && (!f.lib || (f.flow ? !f.fetch || !f.process : !f.sym))) ||
+	    (f.flow && ((k != FRAME_KIND_NATIVE && k != FRAME_KIND_EXTERNAL) || f.flow > FRAME_FLOW_MAX ||
+	                !f.batch_max || f.batch_max > FRAME_BATCH_MAX)) ||
+	    (k == FRAME_KIND_HTTP && (!f.uri || !f.method))) {
 		errno = EINVAL;
 		return 0;
 	}
-	size_t n = sizeof(struct entry) + slen(r->job) + slen(r->task_id) + slen(r->item_param ? r->item_param : "") +
-	           slen(r->job_param ? r->job_param : "") + slen(r->cmd) + slen(r->lib) + slen(r->sym);
-	if (h) n += slen(h->uri) + slen(h->method) + slen(h->data) + slen(h->ctype) + slen(h->ca_file);
-	if (fl) n += slen(fl->fetch) + slen(fl->process);
-	struct entry *e = calloc(1, n);
+	struct entry *e = calloc(1, sizeof(struct entry) + frame_submit_strings(&f));
 	if (!e) return 0;
-	char *at = (char *)(e + 1);
-	e->job = scopy(&at, r->job);
-	e->task_id = scopy(&at, r->task_id);
-	e->item_param = scopy(&at, r->item_param ? r->item_param : "");
-	e->job_param = scopy(&at, r->job_param ? r->job_param : "");
-	e->cmd = scopy(&at, r->cmd);
-	e->lib = scopy(&at, r->lib);
-	e->sym = scopy(&at, r->sym);
-	if (h) {
-		e->uri = scopy(&at, h->uri);
-		e->method = scopy(&at, h->method);
-		e->data = scopy(&at, h->data);
-		e->ctype = scopy(&at, h->ctype);
-		e->ca_file = scopy(&at, h->ca_file);
-		e->connect_ms = h->connect_ms;
-		e->read_ms = h->read_ms;
-	}
-	if (fl) {
-		e->flow = fl->mode;
-		e->batch_max = fl->batch_max;
-		e->fetch = scopy(&at, fl->fetch);
-		e->process = scopy(&at, fl->process);
-	}
-	e->kind = r->kind;
-	e->item = r->item;
-	e->total = r->total;
-	e->fire_id = r->fire_id;
-	e->epoch = r->epoch;
+	frame_submit_copy(&e->f, &f, (char *)(e + 1));
+	e->f.xid = d->next_xid++;
+	e->f.attempt = 1;
+	e->f.deadline_ms = 0;
 	e->cookie = r->cookie;
 	e->timeout_s = r->timeout_s;
 	e->max_retries = r->max_retries;
 	e->concurrency = r->concurrency;
-	e->attempt = 1;
-	e->xid = d->next_xid++;
 	e->state = E_QUEUED;
 	list_push(queue_of(d, e), e);
-	return e->xid;
+	return e->f.xid;
 }
 
 /* ---- publishing ------------------------------------------------------------------------------- */
@@ -261,22 +219,15 @@ static void finish(disp_t *d, struct entry *e, uint32_t status, int32_t code, in
 
 static int publish(disp_t *d, disp_target_t *t, struct entry *e)
 {
-	struct frame_submit f = {
-		.xid = e->xid, .fire_id = e->fire_id, .epoch = e->epoch, .item = e->item, .total = e->total,
-		.attempt = e->attempt, .kind = e->kind, .job = e->job, .task_id = e->task_id,
-		.item_param = e->item_param, .job_param = e->job_param, .cmd = e->cmd, .lib = e->lib, .sym = e->sym,
-		.uri = e->uri, .method = e->method, .data = e->data, .ctype = e->ctype, .ca_file = e->ca_file,
-		.connect_ms = e->connect_ms, .read_ms = e->read_ms, .flow = e->flow, .batch_max = e->batch_max,
-		.fetch = e->fetch, .process = e->process,
-	};
 	uint64_t now = wait_now_ns();
 	if (e->timeout_s) {
-		f.deadline_ms = wait_realtime_ns() / 1000000u + (uint64_t)e->timeout_s * 1000u;
+		e->f.deadline_ms = wait_realtime_ns() / 1000000u + (uint64_t)e->timeout_s * 1000u;
 		e->deadline_ns = now + (uint64_t)e->timeout_s * 1000000000u;
 	} else {
+		e->f.deadline_ms = 0;
 		e->deadline_ns = 0;
 	}
-	long n = frame_encode_submit(&f, t->buf, t->buf_len);
+	long n = frame_encode_submit(&e->f, t->buf, t->buf_len);
 	if (n < 0) {
 		char why[160];
 		snprintf(why, sizeof why, "%s", errno == EMSGSIZE ? "its frame does not fit a ring slot: the task id or "
@@ -303,7 +254,7 @@ static int publish(disp_t *d, disp_target_t *t, struct entry *e)
 	hash_add(d, e);
 	if (d->h.started) {
 		struct disp_started st = {
-			.xid = e->xid, .cookie = e->cookie, .job = e->job, .item = e->item, .attempt = e->attempt,
+			.xid = e->f.xid, .cookie = e->cookie, .job = e->f.job, .item = e->f.item, .attempt = e->f.attempt,
 			.where = t->name,
 		};
 		d->h.started(d->arg, &st);
@@ -338,7 +289,7 @@ void disp_kick(disp_t *d)
 			while (e && t->outstanding < cap) {
 				struct entry *next = e->next;
 				/* a job at its concurrency waits; those behind it go on */
-				if (under_limit(d, e) && t->ops.accepts(t->arg, e->job, e->kind)) {
+				if (under_limit(d, e) && t->ops.accepts(t->arg, e->f.job, e->f.kind)) {
 					int r = publish(d, t, e);
 					if (r < 0) break;
 					published += r;
@@ -360,7 +311,7 @@ static void finish_out(disp_t *d, struct entry *e, uint32_t status, int32_t code
 	 * be safe (disp_release), without using up a retry */
 	int again = e->lease && !e->dropped && status != FRAME_ST_OK;
 	int retry = again || ((status == FRAME_ST_FAILED || status == FRAME_ST_CRASHED || status == FRAME_ST_TIMEOUT) &&
-	                      e->attempt <= e->max_retries);
+	                      e->f.attempt <= e->max_retries);
 	if (e->cancel && e->cancel_why && (!error || !error[0])) error = e->cancel_why;
 	if (again) {
 		if (!error || !error[0]) error = "stopped for the ZooKeeper lease";
@@ -368,8 +319,8 @@ static void finish_out(disp_t *d, struct entry *e, uint32_t status, int32_t code
 		e->lease = 0;
 	}
 	struct disp_outcome o = {
-		.xid = e->xid, .cookie = e->cookie, .fire_id = e->fire_id, .epoch = e->epoch, .job = e->job,
-		.item = e->item, .attempt = e->attempt, .status = status, .exit_code = code, .signal = sig,
+		.xid = e->f.xid, .cookie = e->cookie, .fire_id = e->f.fire_id, .epoch = e->f.epoch, .job = e->f.job,
+		.item = e->f.item, .attempt = e->f.attempt, .status = status, .exit_code = code, .signal = sig,
 		.duration_us = dur_us, .error = error ? error : "", .where = where ? where : "", .final = !retry,
 		.output = output,
 	};
@@ -377,8 +328,8 @@ static void finish_out(disp_t *d, struct entry *e, uint32_t status, int32_t code
 	if (retry) {
 		/* a new xid per attempt: a cancel meant for this attempt (its timeout, say) names its
 		 * xid in the worker's entry, and must not stop the next one */
-		e->xid = d->next_xid++;
-		e->attempt++;
+		e->f.xid = d->next_xid++;
+		e->f.attempt++;
 		e->state = E_QUEUED;
 		e->target = NULL;
 		list_push(queue_of(d, e), e);
@@ -434,7 +385,7 @@ static void handle_completion(disp_t *d, disp_target_t *t, const struct ring_com
 		return;
 	}
 	struct entry *e = hash_get(d, c.xid);
-	if (!e || e->target != t || e->item != c.item || e->attempt != c.attempt || strcmp(e->job, c.job)) {
+	if (!e || e->target != t || e->f.item != c.item || e->f.attempt != c.attempt || strcmp(e->f.job, c.job)) {
 		/* A worker that could not decode its item reports an error without its identity (xid
 		 * 0); the completion still names the position it held, which is ours to match. */
 		struct entry *byp = NULL;
@@ -544,7 +495,7 @@ static void request_cancel(disp_t *d, struct entry *e, uint32_t reason, uint64_t
 	int w = holder(e->target, e);
 	if (w < 0) return;   /* not claimed yet: the worker sees the passed deadline when it claims */
 	struct shm_worker *sw = seg_worker(e->target->seg, (uint32_t)w);
-	atomic_store(&sw->cancel_xid, e->xid);
+	atomic_store(&sw->cancel_xid, e->f.xid);
 	atomic_store(&sw->cancel, reason);
 	pid_t pid = e->target->ops.worker_pid ? e->target->ops.worker_pid(e->target->arg, (uint32_t)w) : 0;
 	if (pid > 0 && kill(pid, SIGUSR1) < 0 && errno != ESRCH)
@@ -557,7 +508,7 @@ void disp_tick(disp_t *d, uint64_t now)
 		next = e->next;
 		if (!e->cancel && e->deadline_ns && now >= e->deadline_ns) {
 			log_warn("dispatch: %s item %" PRIu32 " (xid %" PRIu64 ") ran past its %" PRIu32 "s timeout; stopping it",
-			         e->job, e->item, e->xid, e->timeout_s);
+			         e->f.job, e->f.item, e->f.xid, e->timeout_s);
 			request_cancel(d, e, SHM_CANCEL_TIMEOUT, now);
 		} else if (e->cancel && !e->killed &&
 		           now >= (e->kill_ns ? e->kill_ns : e->cancel_ns + d->kill_grace_ns)) {
@@ -599,13 +550,13 @@ void disp_cancel_job(disp_t *d, const char *job, uint32_t reason, const char *wh
 	for (int qi = 0; qi < 2; qi++)
 		for (struct entry *e = queues[qi]->head, *next; e; e = next) {
 			next = e->next;
-			if (strcmp(e->job, job)) continue;
+			if (strcmp(e->f.job, job)) continue;
 			list_del(queues[qi], e);
 			e->max_retries = 0;
 			finish(d, e, FRAME_ST_CANCELLED, 0, 0, 0, why, "queue");
 		}
 	for (struct entry *e = d->published.head; e; e = e->next) {
-		if (strcmp(e->job, job)) continue;
+		if (strcmp(e->f.job, job)) continue;
 		e->max_retries = 0;
 		if (!e->cancel) request_cancel(d, e, reason, now);
 	}
@@ -763,8 +714,8 @@ void disp_foreach_running(const disp_t *d, void (*fn)(void *arg, const struct di
 {
 	for (const struct entry *e = d->published.head; e; e = e->next) {
 		struct disp_run_info r = {
-			.job = e->job, .target = e->target ? e->target->name : "", .item = e->item, .attempt = e->attempt,
-			.fire_id = e->fire_id, .epoch = e->epoch, .started_ns = e->published_ns,
+			.job = e->f.job, .target = e->target ? e->target->name : "", .item = e->f.item, .attempt = e->f.attempt,
+			.fire_id = e->f.fire_id, .epoch = e->f.epoch, .started_ns = e->published_ns,
 		};
 		fn(arg, &r);
 	}

@@ -17,31 +17,13 @@
 typedef struct disp disp_t;
 typedef struct disp_target disp_target_t;
 
-/* An http item's request: ElasticJob's http.* props (conf_job_t's http_*). */
-struct disp_http {
-	const char *uri, *method;   /* required */
-	const char *data, *ctype, *ca_file;   /* NULL: none */
-	uint32_t connect_ms, read_ms;         /* 0: no limit */
-};
-
-/* A dataflow item's loop (conf_job_t's dataflow_* and native_fetch/_process). */
-struct disp_flow {
-	uint32_t mode;                        /* 1 once, 2 streaming (enum ejob_dataflow_mode) */
-	uint32_t batch_max;                   /* bytes */
-	const char *fetch, *process;          /* kind NATIVE: the functions; NULL for EXTERNAL */
-};
-
+/* One item to run. frame: the item as its frame carries it (ipc/item_fields.h), strings copied
+ * at submit; its xid, attempt and deadline_ms are the dispatcher's (ignored here); item_param
+ * and job_param NULL stand for "". By kind: SCRIPT needs cmd, NATIVE lib and sym (a dataflow
+ * job's: lib, fetch and process), HTTP uri and method; flow (a dataflow job's, NATIVE or
+ * EXTERNAL) needs batch_max. */
 struct disp_req {
-	const char *job;
-	uint32_t kind;              /* enum frame_kind */
-	const char *cmd, *lib, *sym;/* by kind (copied) */
-	const struct disp_http *http;   /* kind HTTP: the request (copied) */
-	const struct disp_flow *flow;   /* a dataflow job's, NATIVE or EXTERNAL (copied); else NULL */
-	const char *job_param;
-	const char *item_param;
-	const char *task_id;
-	uint32_t item, total;
-	uint64_t fire_id, epoch;
+	struct frame_submit frame;
 	uint32_t timeout_s;         /* 0 = none */
 	uint32_t max_retries;       /* runs again while attempt <= max_retries */
 	uint32_t concurrency;       /* items of this job published at once, at most (0: no limit but

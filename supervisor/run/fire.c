@@ -70,7 +70,7 @@ uint32_t fire_kind(const conf_job_t *j)
 	case CONF_JOB_EXTERNAL: return FRAME_KIND_EXTERNAL;
 	case CONF_JOB_HTTP: return FRAME_KIND_HTTP;
 	/* a native one runs in pool workers, else the workers that attach for it run its loop */
-	case CONF_JOB_DATAFLOW: return j->native_library ? FRAME_KIND_NATIVE : FRAME_KIND_EXTERNAL;
+	case CONF_JOB_DATAFLOW: return j->native.library ? FRAME_KIND_NATIVE : FRAME_KIND_EXTERNAL;
 	default: return FRAME_KIND_NONE;
 	}
 }
@@ -158,6 +158,26 @@ void fire_stands_for(fire_t *f, const int64_t *fires_s, uint32_t n, uint32_t mis
 	f->fires_omitted = missed > n ? missed - n : 0;
 }
 
+/* The fields of an item of j's type: an http job's request, a dataflow job's loop. */
+static void fire_item_kind(struct frame_submit *q, const conf_job_t *j)
+{
+	if (q->kind == FRAME_KIND_HTTP) {
+		q->uri = j->http.uri;
+		q->method = j->http.method;
+		q->data = j->http.data;
+		q->ctype = j->http.content_type;
+		q->ca_file = j->http.ca_file;
+		q->connect_ms = (uint32_t)j->http.connect_timeout_ms;
+		q->read_ms = (uint32_t)j->http.read_timeout_ms;
+	}
+	if (j->type == CONF_JOB_DATAFLOW && (q->kind == FRAME_KIND_NATIVE || q->kind == FRAME_KIND_EXTERNAL)) {
+		q->flow = j->dataflow.streaming ? 2u : 1u;
+		q->batch_max = j->dataflow.batch_bytes;
+		q->fetch = j->native.fetch;
+		q->process = j->native.process;
+	}
+}
+
 uint32_t fire_submit(fire_t *f, const conf_job_t *j, uint64_t epoch)
 {
 	uint32_t kind = fire_kind(j), n = f->n;
@@ -172,25 +192,19 @@ uint32_t fire_submit(fire_t *f, const conf_job_t *j, uint64_t epoch)
 		log_error("job %s: out of memory starting a fire", j->name);
 		return 0;
 	}
-	const struct disp_http http = {
-		.uri = j->http_uri, .method = j->http_method, .data = j->http_data, .ctype = j->http_content_type,
-		.ca_file = j->http_ca_file, .connect_ms = (uint32_t)j->http_connect_timeout_ms,
-		.read_ms = (uint32_t)j->http_read_timeout_ms,
+	struct disp_req q = {
+		.frame = {
+			.job = j->name, .kind = kind, .cmd = j->script_command_line, .lib = j->native.library,
+			.sym = j->native.symbol, .job_param = j->job_parameter, .task_id = task, .total = f->total,
+			.fire_id = f->fire_ms, .epoch = epoch,
+		},
+		.timeout_s = (uint32_t)j->timeout_seconds, .max_retries = (uint32_t)j->max_retries,
+		.concurrency = (uint32_t)conf_job_concurrency(j), .cookie = (uint64_t)(uintptr_t)f,
 	};
-	const struct disp_flow flow = {
-		.mode = j->dataflow_streaming ? 2u : 1u, .batch_max = j->dataflow_batch_bytes, .fetch = j->native_fetch,
-		.process = j->native_process,
-	};
+	fire_item_kind(&q.frame, j);
 	for (uint32_t i = 0; i < n; i++) {
-		struct disp_req q = {
-			.job = j->name, .kind = kind, .cmd = j->script_command_line, .lib = j->native_library, .http = &http,
-			.flow = j->type == CONF_JOB_DATAFLOW ? &flow : NULL,
-			.sym = j->native_symbol, .job_param = j->job_parameter,
-			.item_param = conf_job_item_param(j, (int)f->items[i]), .task_id = task, .item = f->items[i],
-			.total = f->total, .fire_id = f->fire_ms, .epoch = epoch, .timeout_s = (uint32_t)j->timeout_seconds,
-			.max_retries = (uint32_t)j->max_retries, .concurrency = (uint32_t)conf_job_concurrency(j),
-			.cookie = (uint64_t)(uintptr_t)f,
-		};
+		q.frame.item = f->items[i];
+		q.frame.item_param = conf_job_item_param(j, (int)f->items[i]);
 		if (!disp_submit(f->fs->disp, &q)) {
 			/* only a malformed request fails, and then every item would */
 			log_error("job %s item %" PRIu32 ": cannot queue it: %s", j->name, f->items[i], strerror(errno));

@@ -32,3 +32,12 @@ int tconf_verrors(const char *yaml, const conf_opts_t *o, va_list ap)
 	conf_diags_free(d);
 	return good;
 }
+
+int tconf_errors(const char *yaml, const conf_opts_t *o, ...)
+{
+	va_list ap;
+	va_start(ap, o);
+	int good = tconf_verrors(yaml, o, ap);
+	va_end(ap);
+	return good;
+}
