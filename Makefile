@@ -10,7 +10,7 @@
 #   make clean
 #
 # Sources are found by folder: ipc/*.c, cron/*.c, conf/*.c and worker/*.c (but worker/worker_main.c and
-# worker/http.c, ejob-worker's own) make libejob.a; every t/NN-name.c is a test build/t/NN-name.t
+# worker/http.c, ejob-worker's own) make libejob.a; every t/NN-name.c (NN: two or three digits) is a test build/t/NN-name.t
 # (linked with t/lib/*.c), every bench/NAME.c a program build/bench/NAME (linked with bench/lib/*.c
 # and t/lib/*.c), every bench/libNAME.c, examples/libNAME.c and t/native/libNAME.c a job library
 # build/.../libNAME.so, every t/fuzz/fuzz-NAME.c a fuzzer build/fuzz/fuzz-NAME. What is built goes
@@ -78,7 +78,7 @@ TLIB_OBJS  := $(TLIB_SRCS:%.c=$(B)/%.o)
 SUP_SRCS   := $(wildcard supervisor/*.c supervisor/*/*.c)
 SUP_OBJS   := $(SUP_SRCS:%.c=$(B)/%.o)
 CTL_SRCS   := $(wildcard tools/ejobctl*.c)
-TEST_SRCS  := $(wildcard t/[0-9][0-9]-*.c)
+TEST_SRCS  := $(wildcard t/[0-9][0-9]-*.c t/[0-9][0-9][0-9]-*.c)
 TESTS      := $(TEST_SRCS:%.c=$(B)/%.t)
 BENCH_SRCS := $(filter-out bench/lib%.c,$(wildcard bench/*.c))
 BENCHES    := $(BENCH_SRCS:%.c=$(B)/%)
