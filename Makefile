@@ -147,7 +147,7 @@ $(B)/tools/shmdump: $(B)/tools/shmdump.o $(B)/libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/tools/ejobctl: $(CTL_SRCS:%.c=$(B)/%.o) $(B)/libejob.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lpq
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lpq -lmicrohttpd -ljansson -lcrypt
 
 $(B)/supervisor/ejob-supervisor: $(SUP_OBJS) $(B)/libejob.a
 	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(SUP_LIBS)

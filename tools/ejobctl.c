@@ -29,6 +29,7 @@ static const struct ejobctl_cmd cmds[] = {
 	{ "remove", ejobctl_remove, "remove JOB [--server IP] [--force]", "delete the job (or a server of it) from ZooKeeper" },
 	{ "server", ejobctl_server, "server disable|enable|shutdown|remove IP [--force]", "the same on every job of server IP" },
 	{ "drain", ejobctl_drain, "drain --server IP [--wait S|--no-wait]", "empty a machine: its supervisor hands everything over; returns when it holds nothing" },
+	{ "serve", ejobctl_serve, "serve --listen ADDR:PORT [--auth FILE] [--tls-cert F --tls-key F] [--audit F]", "the HTTP API on the cluster (docs/api.md)" },
 	{ "history", ejobctl_history, "history JOB [-c FILE|--file F|--pg URL] [--item N] [--since T] [--failed]", "what ran: each attempt's outcome, from PostgreSQL or the history file" },
 	{ NULL, NULL, NULL, NULL },
 };

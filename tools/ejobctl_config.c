@@ -24,6 +24,7 @@
 
 #include "conf/conf.h"
 #include "tools/ejobctl.h"
+#include "tools/ejobctl_api.h"
 #include "tools/ejobctl_zk.h"
 
 /* ZooKeeper's jute.maxbuffer (1 MiB) less room for the request around the data, as
@@ -99,7 +100,7 @@ static int from_conf_file(const struct ctl *c, const char *job, const char *labe
 	conf_t *cf = conf_parse(buf, len, label, &o, &d);
 	if (!cf) {
 		int st = d ? 2 : 1;       /* no diagnostics: out of memory */
-		for (size_t k = 0; d && k < conf_diags_count(d); k++) fprintf(stderr, "%s\n", conf_diags_get(d, k)->text);
+		for (size_t k = 0; d && k < conf_diags_count(d); k++) fprintf(c->err, "%s\n", conf_diags_get(d, k)->text);
 		conf_diags_free(d);
 		return ctl_msg(c, st, "%s: an ejob configuration file (it has jobs:) that does not load; nothing "
 		               "written", label);
@@ -138,16 +139,16 @@ static int check(const struct ctl *c, const char *job, const struct node *n, con
 	size_t bad = 0;
 	for (size_t k = 0; d && k < conf_diags_count(d); k++) {
 		const conf_diag_t *g = conf_diags_get(d, k);
-		fprintf(stderr, "%s\n", g->text);
+		fprintf(c->err, "%s\n", g->text);
 		if (g->level != CONF_DIAG_WARN) bad++;
 	}
-	if (d && conf_diags_dropped(d)) fprintf(stderr, "%s: ... and %zu more\n", label, conf_diags_dropped(d));
+	if (d && conf_diags_dropped(d)) fprintf(c->err, "%s: ... and %zu more\n", label, conf_diags_dropped(d));
 	if (cj && cj->tz_error) {
-		fprintf(stderr, "%s: timeZone: give a zone this host knows (a zone id Java does not know would run the job in "
+		fprintf(c->err, "%s: timeZone: give a zone this host knows (a zone id Java does not know would run the job in "
 		        "GMT on ElasticJob's instances and ejob's)\n", label);
 		bad++;
 	}
-	if (!cj && !bad) fprintf(stderr, "%s: %s\n", label, why);
+	if (!cj && !bad) fprintf(c->err, "%s: %s\n", label, why);
 	conf_diags_free(d);
 	if (!cj || bad) {
 		conf_job_free(cj);
@@ -155,7 +156,7 @@ static int check(const struct ctl *c, const char *job, const struct node *n, con
 	}
 	conf_unacted_t u[CONF_UNACTED_MAX];
 	size_t nu = conf_job_unacted(cj, u);
-	for (size_t k = 0; k < nu; k++) fprintf(stderr, "%s: warning: %s: %s\n", label, u[k].key, u[k].text);
+	for (size_t k = 0; k < nu; k++) fprintf(c->err, "%s: warning: %s: %s\n", label, u[k].key, u[k].text);
 	*alias = cj->strategy.alias;
 	conf_job_free(cj);
 	return 0;
@@ -164,13 +165,14 @@ static int check(const struct ctl *c, const char *job, const struct node *n, con
 /* zoo_set with the version read before: 0 written; 1 after a message (the conflict, or a failed
  * request). *conflict: the node changed (or went) meanwhile. */
 static int write_node(struct ctl *c, const char *job, const struct node *n, const char *buf, size_t len, int version,
-                      int *conflict)
+                      int *conflict, int *newv)
 {
 	struct Stat st;
 	*conflict = 0;
 	int rc = zoo_set2(c->zh, n->path, buf, (int)len, version, &st);
 	if (rc == ZOK) {
-		printf("%s: written (version %d)\n", n->path, st.version);
+		fprintf(c->out, "%s: written (version %d)\n", n->path, st.version);
+		if (newv) *newv = st.version;
 		ctl_warn_overwrite(c, job, n->data, n->len, buf, len);
 		return 0;
 	}
@@ -261,7 +263,7 @@ static int prepare(const struct ctl *c, const char *job, const struct node *n, c
 		size_t fl;
 		char *fixed = conf_node_fix_strategy(*out, *outlen, &fl);
 		if (fixed) {
-			fprintf(stderr, "%s: jobShardingStrategyType is written as ElasticJob's name\n", label);
+			fprintf(c->err, "%s: jobShardingStrategyType is written as ElasticJob's name\n", label);
 			if (*out != buf) free(*out);
 			*out = fixed;
 			*outlen = fl;
@@ -311,7 +313,17 @@ static int cmd_set(struct ctl *c, int argc, char **argv)
 	int rr = !strcmp(file, "-") ? read_all(stdin, &buf, &len) : conf_read_file(file, &buf, &len);
 	if (rr < 0) return ctl_msg(c, strcmp(file, "-") ? 2 : 1, "%s: cannot read: %s", file, strerror(errno));
 	const char *label = strcmp(file, "-") ? file : "(stdin)";
+	int conflict;
+	int r = ctl_config_set(c, job, label, buf, len, want, &conflict, NULL);
+	free(buf);
+	return r;
+}
+
+int ctl_config_set(struct ctl *c, const char *job, const char *label, char *buf, size_t len, long want, int *conflict,
+                   int *newv)
+{
 	int r;
+	*conflict = 0;
 	struct node n;
 	memset(&n, 0, sizeof n);
 	char *out = NULL;
@@ -321,19 +333,19 @@ static int cmd_set(struct ctl *c, int argc, char **argv)
 	if (want >= 0 && want != version) {
 		r = ctl_msg(c, 1, "%s is version %d, not %ld: it changed since you read it; nothing written", n.path, version,
 		            want);
+		*conflict = 1;
 		goto done;
 	}
 	if ((r = prepare(c, job, &n, label, buf, len, &out, &outlen))) goto done;
 	if (outlen == n.len && !memcmp(out, n.data, outlen)) {
-		printf("%s: no change (version %d); nothing written\n", n.path, version);
+		fprintf(c->out, "%s: no change (version %d); nothing written\n", n.path, version);
+		if (newv) *newv = version;
 		r = 0;
 		goto done;
 	}
-	int conflict;
-	r = write_node(c, job, &n, out, outlen, version, &conflict);
+	r = write_node(c, job, &n, out, outlen, version, conflict, newv);
 done:
 	if (out && out != buf) free(out);
-	free(buf);
 	free(n.data);
 	return r;
 }
@@ -455,7 +467,7 @@ static int cmd_edit(struct ctl *c, int argc, char **argv)
 			break;
 		}
 		int conflict = 0;
-		if (!r) r = write_node(c, job, &n, out, outlen, n.st.version, &conflict);
+		if (!r) r = write_node(c, job, &n, out, outlen, n.st.version, &conflict, NULL);
 		if (out != buf) free(out);
 		free(buf);
 		if (!r) unlink(tmp);

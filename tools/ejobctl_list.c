@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tools/ejobctl.h"
+#include "tools/ejobctl_api.h"
 #include "tools/ejobctl_snap.h"
 
 /* every job of the namespace, read; 0 or 1 after a message. only: just that job (checked). */
@@ -96,7 +97,7 @@ static int finish(struct ctl *c, struct snaps *s)
 {
 	snaps_free(s);
 	ctl_close(c);
-	if (fflush(stdout) || ferror(stdout)) return ctl_msg(c, 1, "writing the output failed");
+	if (fflush(c->out) || ferror(c->out)) return ctl_msg(c, 1, "writing the output failed");
 	return 0;
 }
 
@@ -158,6 +159,13 @@ int ejobctl_jobs(int argc, char **argv)
 		ctl_msg(&c, 2, "takes no job ('ejobctl status %s' shows one)", job);
 		return 2;
 	}
+	return ctl_show_jobs(&c);
+}
+
+int ctl_show_jobs(struct ctl *cp)
+{
+	struct ctl c = *cp;
+	int r;
 	if ((r = ctl_connect(&c))) return r;
 	struct snaps s;
 	if ((r = snaps_read(&c, NULL, &s))) {
@@ -169,7 +177,7 @@ int ejobctl_jobs(int argc, char **argv)
 	char why[512], iso[64];
 	if (c.json) {
 		struct jw w;
-		jw_begin(&w, stdout);
+		jw_begin(&w, c.out);
 		jw_obj(&w);
 		jw_key(&w, "namespace"), jw_str(&w, c.ns);
 		jw_key(&w, "jobs"), jw_arr(&w);
@@ -220,7 +228,7 @@ int ejobctl_jobs(int argc, char **argv)
 			              next >= 0 ? iso : oneoff ? "on trigger" : NULL,
 			              cf && cf->description && *cf->description ? cf->description : NULL);
 		}
-		ctl_table_print(t, stdout);
+		ctl_table_print(t, c.out);
 	}
 	return finish(&c, &s);
 }
@@ -291,9 +299,9 @@ static int no_such(struct ctl *c, const char *kind, const char *name, char **nam
 	return ctl_msg(c, 2, "no %s '%s' in %s (%d %s%s there%s)", kind, name, where, n, kind, n == 1 ? "" : "s", hint);
 }
 
-/* What servers and instances both do first: options, connect, read the jobs, the names of the
- * view (server ips, instance ids), and check --server/--instance against them. 0 to go on;
- * else the exit status (-1: --help done, exit 0), everything freed. */
+/* What servers and instances both do first: connect, read the jobs, the names of the view
+ * (server ips, instance ids), and check --server/--instance against them. 0 to go on; else the
+ * exit status, everything freed. */
 struct view {
 	struct ctl c;
 	struct snaps s;
@@ -302,11 +310,10 @@ struct view {
 	int n;
 };
 
-static int view_open(struct view *v, const char *cmd, int argc, char **argv, const char *opt, const char *kind,
-                     const char *hint, void (*usage)(FILE *), char **(*names)(const struct snaps *, int *))
+static int view_read(struct view *v, const char *kind, const char *hint,
+                     char **(*names)(const struct snaps *, int *))
 {
-	int r = args(&v->c, cmd, argc, argv, opt, &v->job, &v->only, usage);
-	if (r) return r;
+	int r;
 	if ((r = ctl_connect(&v->c))) return r;
 	if ((r = snaps_read(&v->c, v->job, &v->s))) {
 		snaps_free(&v->s);
@@ -326,9 +333,18 @@ static int view_open(struct view *v, const char *cmd, int argc, char **argv, con
 
 int ejobctl_servers(int argc, char **argv)
 {
-	struct view v;
-	int r = view_open(&v, "servers", argc, argv, "--server", "server", "", servers_usage, server_ips);
+	struct ctl c;
+	const char *job, *only;
+	int r = args(&c, "servers", argc, argv, "--server", &job, &only, servers_usage);
 	if (r) return r < 0 ? 0 : r;
+	return ctl_show_servers(&c, job, only);
+}
+
+int ctl_show_servers(struct ctl *cp, const char *jobname, const char *server)
+{
+	struct view v = { .c = *cp, .job = jobname, .only = server };
+	int r = view_read(&v, "server", "", server_ips);
+	if (r) return r;
 	struct ctl c = v.c;
 	struct snaps s = v.s;
 	const char *job = v.job, *only = v.only;
@@ -337,7 +353,7 @@ int ejobctl_servers(int argc, char **argv)
 	struct jw w;
 	struct ctl_table *t = NULL;
 	if (c.json) {
-		jw_begin(&w, stdout);
+		jw_begin(&w, c.out);
 		jw_obj(&w);
 		jw_key(&w, "namespace"), jw_str(&w, c.ns);
 		jw_key(&w, "job"), jw_str(&w, job);
@@ -431,7 +447,7 @@ int ejobctl_servers(int argc, char **argv)
 		warnings_json(&c, &w, &s);
 		jw_end(&w);
 	} else {
-		ctl_table_print(t, stdout);
+		ctl_table_print(t, c.out);
 	}
 	ctl_strv_free(ips, nip);
 	return finish(&c, &s);
@@ -504,10 +520,18 @@ static const char *state_word(const char *state)
 
 int ejobctl_instances(int argc, char **argv)
 {
-	struct view v;
-	int r = view_open(&v, "instances", argc, argv, "--instance", "instance", "; ids are {ip}@-@{pid}",
-	                  instances_usage, instance_ids);
+	struct ctl c;
+	const char *job, *only;
+	int r = args(&c, "instances", argc, argv, "--instance", &job, &only, instances_usage);
 	if (r) return r < 0 ? 0 : r;
+	return ctl_show_instances(&c, job, only);
+}
+
+int ctl_show_instances(struct ctl *cp, const char *jobname, const char *instance)
+{
+	struct view v = { .c = *cp, .job = jobname, .only = instance };
+	int r = view_read(&v, "instance", "; ids are {ip}@-@{pid}", instance_ids);
+	if (r) return r;
 	struct ctl c = v.c;
 	struct snaps s = v.s;
 	const char *job = v.job, *only = v.only;
@@ -516,7 +540,7 @@ int ejobctl_instances(int argc, char **argv)
 	struct jw w;
 	struct ctl_table *t = NULL;
 	if (c.json) {
-		jw_begin(&w, stdout);
+		jw_begin(&w, c.out);
 		jw_obj(&w);
 		jw_key(&w, "namespace"), jw_str(&w, c.ns);
 		jw_key(&w, "job"), jw_str(&w, job);
@@ -624,7 +648,7 @@ int ejobctl_instances(int argc, char **argv)
 		warnings_json(&c, &w, &s);
 		jw_end(&w);
 	} else {
-		ctl_table_print(t, stdout);
+		ctl_table_print(t, c.out);
 	}
 	ctl_strv_free(ids, nid);
 	return finish(&c, &s);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "tools/ejobctl.h"
+#include "tools/ejobctl_api.h"
 #include "tools/ejobctl_plan.h"
 #include "tools/ejobctl_zk.h"
 
@@ -36,7 +37,7 @@ static void plan_print(const struct ctl *c, const char *job, const struct plan *
 {
 	if (c->json) {
 		struct jw w;
-		jw_begin(&w, stdout);
+		jw_begin(&w, c->out);
 		jw_obj(&w);
 		jw_key(&w, "command"), jw_str(&w, c->cmd);
 		jw_key(&w, "job"), jw_str(&w, job);
@@ -47,9 +48,9 @@ static void plan_print(const struct ctl *c, const char *job, const struct plan *
 	char line[2 * CTL_PATH_MAX];
 	for (int i = 0; i < p->n; i++) {
 		plan_line(p, i, line, sizeof line);
-		printf("%s\n", line);
+		fprintf(c->out, "%s\n", line);
 	}
-	if (!p->n && none) printf("%s\n", none);
+	if (!p->n && none) fprintf(c->out, "%s\n", none);
 }
 
 /* ---- common arguments -------------------------------------------------------------------------- */
@@ -492,7 +493,7 @@ static void shutdown_said(const struct ctl *c, const struct args *a, const struc
 {
 	char pre[CTL_PATH_MAX];
 	size_t n = strlen(ctl_path(c, pre, "/%s/instances/", a->job));
-	FILE *f = c->json ? stderr : stdout;     /* the JSON stays one document */
+	FILE *f = c->json ? c->err : c->out;     /* the JSON stays one document */
 	for (int i = 0; i < p->n; i++) {
 		if (p->kind[i] != W_DELETE || strncmp(p->path[i], pre, n)) continue;
 		const char *id = p->path[i] + n, *sep = strstr(id, "@-@");
@@ -693,7 +694,7 @@ static int remove_job(struct ctl *c, struct args *a)
 	}
 	if (c->json) {
 		struct jw w;
-		jw_begin(&w, stdout);
+		jw_begin(&w, c->out);
 		jw_obj(&w);
 		jw_key(&w, "command"), jw_str(&w, "remove");
 		jw_key(&w, "job"), jw_str(&w, a->job);
@@ -703,7 +704,7 @@ static int remove_job(struct ctl *c, struct args *a)
 		jw_key(&w, "leftover"), jw_bool(&w, leftover);
 		jw_end(&w);
 	} else {
-		printf("removed %s: %d node%s deleted in %d multi%s\n", path, total, total == 1 ? "" : "s", multis,
+		fprintf(c->out, "removed %s: %d node%s deleted in %d multi%s\n", path, total, total == 1 ? "" : "s", multis,
 		       multis == 1 ? "" : "s");
 	}
 	ctl_warn_overwrite(c, a->job, a->config, a->config ? strlen(a->config) : 0, NULL, 0);
@@ -718,4 +719,24 @@ int ejobctl_remove(int argc, char **argv)
 	if (r) return done(&c, &a, r);
 	if (!a.server) return remove_job(&c, &a);
 	return operate(&c, &a, plan_remove_server, NULL, NULL);
+}
+
+/* ---- for serve: the same operations on a session it keeps ------------------------------------ */
+
+int ctl_operate(struct ctl *c, const char *cmd, const char *job, const char *server, const char *instance,
+                char *const *items, int nitems, int force)
+{
+	struct args a = { .job = job, .server = server, .instance = instance, .force = force, .nrest = nitems };
+	a.rest = calloc((size_t)nitems + 1, sizeof *a.rest);
+	if (!a.rest) return ctl_msg(c, 1, "out of memory");
+	for (int i = 0; i < nitems; i++) a.rest[i] = items[i];
+	c->cmd = cmd;
+	if (!strcmp(cmd, "trigger")) return operate(c, &a, plan_trigger, "every online instance has a trigger pending already", NULL);
+	if (!strcmp(cmd, "disable")) return operate(c, &a, plan_disable_srv, "already DISABLED: nothing written", NULL);
+	if (!strcmp(cmd, "enable")) return operate(c, &a, plan_enable_srv, "already ENABLED: nothing written", NULL);
+	if (!strcmp(cmd, "disable-item")) return operate(c, &a, plan_disable_items, "already disabled: nothing written", NULL);
+	if (!strcmp(cmd, "enable-item")) return operate(c, &a, plan_enable_items, "not disabled: nothing written", NULL);
+	if (!strcmp(cmd, "shutdown")) return operate(c, &a, plan_shutdown, "no instance online there: nothing to shut down", shutdown_said);
+	if (!strcmp(cmd, "remove")) return server ? operate(c, &a, plan_remove_server, NULL, NULL) : remove_job(c, &a);
+	return done(c, &a, ctl_msg(c, 2, "no operation '%s'", cmd));
 }

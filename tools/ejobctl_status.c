@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tools/ejobctl.h"
+#include "tools/ejobctl_api.h"
 #include "tools/ejobctl_snap.h"
 
 static void usage(FILE *f)
@@ -47,7 +48,7 @@ static void print_json(const struct ctl *c, const struct snap_job *j, const int 
 {
 	struct jw w;
 	char why[512], iso[64];
-	jw_begin(&w, stdout);
+	jw_begin(&w, c->out);
 	jw_obj(&w);
 	jw_key(&w, "namespace"), jw_str(&w, c->ns);
 	jw_key(&w, "job"), jw_str(&w, j->name);
@@ -217,6 +218,13 @@ int ejobctl_status(int argc, char **argv)
 			return ctl_msg(&c, 2, "'%s' is not an item number (0 .. shardingTotalCount-1)", a);
 		only[k] = (int)v;
 	}
+	return ctl_show_status(&c, job, only, nonly);
+}
+
+int ctl_show_status(struct ctl *cp, const char *job, const int *only, int nonly)
+{
+	struct ctl c = *cp;
+	int r;
 	if ((r = ctl_connect(&c))) return r;
 	if ((r = ctl_need_job(&c, job))) {
 		ctl_close(&c);
@@ -247,6 +255,6 @@ int ejobctl_status(int argc, char **argv)
 	else print_table(&j, only, nonly);
 	snap_free(&j);
 	ctl_close(&c);
-	if (fflush(stdout) || ferror(stdout)) return ctl_msg(&c, 1, "writing the output failed");
+	if (fflush(c.out) || ferror(c.out)) return ctl_msg(&c, 1, "writing the output failed");
 	return 0;
 }

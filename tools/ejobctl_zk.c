@@ -61,6 +61,8 @@ int ctl_options(struct ctl *c, const char *cmd, int *argc, char **argv)
 	memset(c, 0, sizeof *c);
 	c->cmd = cmd;
 	c->timeout_ms = 5000;
+	c->out = stdout;
+	c->err = stderr;
 	const char *file = NULL, *hosts = NULL, *ns = NULL, *digest = NULL, *tmo = NULL;
 	int out = 1;
 	for (int i = 1; i < *argc; i++) {
@@ -205,6 +207,7 @@ static int resolves(const char *hosts, char *bad, size_t blen, char *why, size_t
 
 int ctl_connect(struct ctl *c)
 {
+	if (c->kept) return c->zh ? 0 : ctl_msg(c, 1, "ZooKeeper at %s is unreachable", c->hosts);
 	static FILE *devnull;
 	if (!devnull) devnull = fopen("/dev/null", "we");
 	/* the client's own log (connection refused, retries) is not for the operator: the one
@@ -263,6 +266,7 @@ int ctl_connect(struct ctl *c)
 
 void ctl_close(struct ctl *c)
 {
+	if (c->kept) return;
 	if (c->zh) zookeeper_close(c->zh);
 	c->zh = NULL;
 	conf_free(c->conf);
@@ -503,6 +507,14 @@ void ctl_strv_free(char **v, int n)
 int ctl_msg(const struct ctl *c, int status, const char *fmt, ...)
 {
 	va_list ap;
+	if (c->msg) {
+		if (status && !c->msg[0]) {
+			va_start(ap, fmt);
+			vsnprintf(c->msg, c->msgcap, fmt, ap);
+			va_end(ap);
+		}
+		return status;
+	}
 	fprintf(stderr, "ejobctl %s: ", c->cmd);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

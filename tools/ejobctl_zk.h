@@ -26,6 +26,12 @@ struct ctl {
 	int timeout_ms;             /* connect within this (--timeout SECONDS; default 5 s) */
 	zhandle_t *zh;
 	conf_t *conf;               /* -c FILE, owns the strings above that came from it */
+	FILE *out;                  /* what the command prints: stdout (serve: the response's body) */
+	FILE *err;                  /* the lines a check prints before its message: stderr (serve: kept) */
+	char *msg;                  /* NULL: messages go to stderr; else (serve) the first failure's message
+	                             * is kept here, msgcap bytes, and warnings (status 0) are dropped */
+	size_t msgcap;
+	int kept;                   /* serve: the session is the caller's: ctl_connect and ctl_close leave it */
 };
 
 /* Take ejobctl's connection options out of argv (--zk HOSTS, --namespace NS, --digest U:P,

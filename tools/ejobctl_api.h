@@ -1,0 +1,36 @@
+/* tools/ejobctl_api.h: what the CLI's commands and `ejobctl serve` share. Each function works on
+ * a struct ctl that ctl_options filled (the CLI) or that serve keeps (c->kept: its own session,
+ * c->out and c->err a response's buffers, c->msg the failure's message): it connects (a kept
+ * session: not again), does the command's work, prints what the command prints (c->json: the
+ * --json document) on c->out, and returns the command's exit status (0, 1 runtime failure, 2 an
+ * unknown name or bad input) after its message. The API's answers are these documents, so that
+ * `ejobctl jobs --json` and GET /api/v1/jobs give the same fields. */
+#ifndef EJOB_EJOBCTL_API_H
+#define EJOB_EJOBCTL_API_H
+
+#include <stddef.h>
+
+#include "tools/ejobctl_zk.h"
+
+/* tools/ejobctl_list.c: jobs, servers [JOB] [--server IP], instances [JOB] [--instance ID]
+ * (job, server, instance: NULL for all) */
+int ctl_show_jobs(struct ctl *c);
+int ctl_show_servers(struct ctl *c, const char *job, const char *server);
+int ctl_show_instances(struct ctl *c, const char *job, const char *instance);
+
+/* tools/ejobctl_status.c: status JOB [ITEM...] (nonly 0: every item) */
+int ctl_show_status(struct ctl *c, const char *job, const int *only, int nonly);
+
+/* tools/ejobctl_ops.c: cmd is trigger, disable, enable, disable-item, enable-item, shutdown or
+ * remove, with the CLI's --server, --instance, ITEM... and --force (NULL/0: not given). */
+int ctl_operate(struct ctl *c, const char *cmd, const char *job, const char *server, const char *instance,
+                char *const *items, int nitems, int force);
+
+/* tools/ejobctl_config.c: config set JOB with buf (len bytes; label names it in messages): the
+ * check's lines on c->err, then written with the version read (want >= 0: only if the node is at
+ * that version). *conflict: refused because the node changed (or was at another version than
+ * want); *newv (may be NULL): the node's version after (unchanged bytes: no write). */
+int ctl_config_set(struct ctl *c, const char *job, const char *label, char *buf, size_t len, long want,
+                   int *conflict, int *newv);
+
+#endif

@@ -1,0 +1,877 @@
+/* tools/ejobctl_serve.c: `ejobctl serve`: the HTTP API on a cluster (DESIGN.md "HTTP API and web
+ * console"; docs/api.md gives every endpoint). One process, its own ZooKeeper session (the
+ * multi-threaded client, as every ejobctl command), libmicrohttpd with one internal thread: a
+ * request runs the same functions as the CLI's command (tools/ejobctl_api.h) on the session kept
+ * here, so GET /api/v1/jobs is `ejobctl jobs --json`, and a write is the CLI's write, checked and
+ * planned the same way. A request refused (401, 403, 400, 413) changes nothing in ZooKeeper. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "conf/conf.h"
+#include "tools/ejobctl.h"
+#include "tools/ejobctl_api.h"
+#include "tools/ejobctl_serve.h"
+#include "tools/ejobctl_zk.h"
+
+#define BODY_MAX (1u << 20)     /* a request's body: a config node is at most about this (jute.maxbuffer) */
+
+static struct serve {
+	struct ctl c;               /* c.kept: the session is this file's */
+	struct srv_users *users;    /* --auth; NULL: none (loopback only) */
+	int tls;
+	time_t last_try;            /* the last connect attempt (at most one a second) */
+} S;
+
+/* ---- the session ---------------------------------------------------------------------------- */
+
+/* A session that is usable, or 0 if ZooKeeper is away (a new one is tried at most once a second;
+ * the client itself reconnects a session that lost its connection). */
+static int session_ok(char *msg, size_t cap)
+{
+	struct ctl *c = &S.c;
+	if (c->zh) {
+		int st = zoo_state(c->zh);
+		if (st == ZOO_CONNECTED_STATE) return 1;
+		if (st != ZOO_EXPIRED_SESSION_STATE && st != ZOO_AUTH_FAILED_STATE) {
+			snprintf(msg, cap, "ZooKeeper at %s does not answer (reconnecting)", c->hosts);
+			return 0;
+		}
+		zookeeper_close(c->zh);
+		c->zh = NULL;
+	}
+	time_t now = time(NULL);
+	if (now == S.last_try) {
+		snprintf(msg, cap, "ZooKeeper at %s is unreachable", c->hosts);
+		return 0;
+	}
+	S.last_try = now;
+	char *keep = c->msg;
+	size_t keepcap = c->msgcap;
+	c->msg = msg, c->msgcap = cap, msg[0] = 0;
+	c->kept = 0;
+	int r = ctl_connect(c);
+	c->kept = 1;
+	c->msg = keep, c->msgcap = keepcap;
+	return !r;
+}
+
+/* ---- responses -------------------------------------------------------------------------------- */
+
+struct req {
+	char *body;
+	size_t len;
+	int too_big;
+};
+
+/* the status code of the response queued last (libmicrohttpd does not give it back): the audit's */
+static unsigned last_code;
+
+static enum MHD_Result send_text(struct MHD_Connection *con, unsigned code, const char *type, const char *text,
+                                 const char *cookie)
+{
+	last_code = code;
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+	if (!r) return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (cookie) MHD_add_response_header(r, "Set-Cookie", cookie);
+	if (code == MHD_HTTP_UNAUTHORIZED) MHD_add_response_header(r, "WWW-Authenticate", "Basic realm=\"ejob\"");
+	enum MHD_Result q = MHD_queue_response(con, code, r);
+	MHD_destroy_response(r);
+	return q;
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *con, unsigned code, json_t *doc, const char *cookie)
+{
+	char *s = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	if (!s) return send_text(con, 500, "application/json", "{\"error\":\"out of memory\"}\n", NULL);
+	size_t n = strlen(s);
+	char *t = realloc(s, n + 2);
+	if (t) s = t, s[n] = '\n', s[n + 1] = 0;
+	enum MHD_Result q = send_text(con, code, "application/json", s, cookie);
+	free(s);
+	return q;
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *con, unsigned code, const char *error, const char *hint)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "error", json_string(error));
+	json_object_set_new(o, "hint", hint ? json_string(hint) : json_null());
+	return send_json(con, code, o, NULL);
+}
+
+/* ---- one command on the kept session ---------------------------------------------------------- */
+
+struct run {
+	char *out, *err;            /* what it printed (c->out, c->err) */
+	size_t outlen, errlen;
+	char msg[2048];             /* its failure's message */
+	int status;                 /* its exit status */
+};
+
+static void run_begin(struct run *r)
+{
+	memset(r, 0, sizeof *r);
+	S.c.out = open_memstream(&r->out, &r->outlen);
+	S.c.err = open_memstream(&r->err, &r->errlen);
+	if (!S.c.out || !S.c.err) ctl_oom();
+	S.c.msg = r->msg, S.c.msgcap = sizeof r->msg;
+	S.c.json = 1;
+}
+
+static void run_end(struct run *r)
+{
+	(void)r;
+	fclose(S.c.out);
+	fclose(S.c.err);
+	S.c.out = stdout, S.c.err = stderr, S.c.msg = NULL;
+}
+
+static void run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+/* The answer to a command that failed: 404 (an unknown name, with the did-you-mean), 400 (bad
+ * input), 503 (ZooKeeper away), 409 (the cluster was not as the request needs: changed meanwhile,
+ * no instance online). The check's lines (config set's) come before the message, as the CLI
+ * prints them. */
+static enum MHD_Result send_failure(struct MHD_Connection *con, struct run *r)
+{
+	char *text = NULL;
+	size_t tl = 0;
+	FILE *f = open_memstream(&text, &tl);
+	if (!f) ctl_oom();
+	if (r->errlen) fputs(r->err, f);
+	fputs(r->msg[0] ? r->msg : "failed", f);
+	fclose(f);
+	unsigned code;
+	const char *hint;
+	if (r->status == 2) {
+		int unknown = !strncmp(r->msg, "no job ", 7) || strstr(r->msg, " has no ") || !strncmp(r->msg, "no server ", 10) ||
+		              !strncmp(r->msg, "no instance ", 12);
+		code = unknown ? MHD_HTTP_NOT_FOUND : MHD_HTTP_BAD_REQUEST;
+		hint = unknown ? "GET /api/v1/jobs, /servers, /instances list what there is" : "fix the request; nothing was written";
+	} else if (!S.c.zh || zoo_state(S.c.zh) != ZOO_CONNECTED_STATE || strstr(r->msg, "ZooKeeper went away")) {
+		code = MHD_HTTP_SERVICE_UNAVAILABLE;
+		hint = "ZooKeeper is unreachable; GET /healthz answers 200 when it is back";
+	} else {
+		code = MHD_HTTP_CONFLICT;
+		hint = "the cluster is not as this request needs (or changed meanwhile): read it again, then retry";
+	}
+	enum MHD_Result q = send_error(con, code, text, hint);
+	free(text);
+	return q;
+}
+
+/* what the command printed (a JSON document), or its failure */
+static enum MHD_Result send_run(struct MHD_Connection *con, struct run *r)
+{
+	if (r->status) return send_failure(con, r);
+	json_error_t e;
+	json_t *doc = json_loadb(r->out, r->outlen, 0, &e);
+	if (!doc) return send_error(con, 500, "the command's output is not JSON", e.text);
+	return send_json(con, 200, doc, NULL);
+}
+
+/* ---- the request's body ----------------------------------------------------------------------- */
+
+/* The body as a JSON object whose keys are among allowed (NULL-terminated), each a string:
+ * *out (NULL for an empty body). 0, or the HTTP status after *why. */
+static unsigned body_object(const struct req *q, const char *const *allowed, json_t **out, char *why, size_t wl)
+{
+	*out = NULL;
+	size_t i = 0;
+	while (i < q->len && strchr(" \t\r\n", q->body[i])) i++;
+	if (i == q->len) return 0;
+	json_error_t e;
+	json_t *o = json_loadb(q->body, q->len, 0, &e);
+	if (!o) {
+		snprintf(why, wl, "the body is not JSON: line %d, column %d: %s", e.line, e.column, e.text);
+		return 400;
+	}
+	if (!json_is_object(o)) {
+		json_decref(o);
+		snprintf(why, wl, "the body is not a JSON object");
+		return 400;
+	}
+	const char *k;
+	json_t *v;
+	json_object_foreach(o, k, v) {
+		int ok = 0;
+		for (const char *const *a = allowed; *a; a++) ok |= !strcmp(*a, k);
+		if (!strcmp(k, "parameter") && ok) {
+			/* trigger with a parameter: the apply work adds it (ejobctl trigger --parameter) */
+			snprintf(why, wl, "\"parameter\": a trigger's parameter is not supported yet");
+			json_decref(o);
+			return 400;
+		}
+		if (!ok) {
+			size_t n = 0;
+			n += (size_t)snprintf(why, wl, "unknown key \"%s\" in the body (it takes:", k);
+			for (const char *const *a = allowed; *a && n < wl; a++)
+				n += (size_t)snprintf(why + n, wl - n, " \"%s\"", *a);
+			if (n < wl) snprintf(why + n, wl - n, "%s)", *allowed ? "" : " none");
+			json_decref(o);
+			return 400;
+		}
+		if (!json_is_string(v) || !*json_string_value(v)) {
+			snprintf(why, wl, "\"%s\" must be a non-empty string", k);
+			json_decref(o);
+			return 400;
+		}
+	}
+	*out = o;
+	return 0;
+}
+
+static const char *str_of(json_t *o, const char *k)
+{
+	json_t *v = o ? json_object_get(o, k) : NULL;
+	return v ? json_string_value(v) : NULL;
+}
+
+/* ---- who asks -------------------------------------------------------------------------------- */
+
+struct who {
+	char user[128];
+	enum srv_role role;
+};
+
+/* Basic or the session cookie; without --auth, everyone (on loopback) is admin "-". 0, or 401. */
+static int authenticate(struct MHD_Connection *con, struct who *w)
+{
+	if (!S.users) {
+		snprintf(w->user, sizeof w->user, "-");
+		w->role = ROLE_ADMIN;
+		return 0;
+	}
+	const char *cookie = MHD_lookup_connection_value(con, MHD_COOKIE_KIND, "ejob_session");
+	if (cookie) {
+		const char *u = srv_session_find(cookie, &w->role);
+		if (u) {
+			snprintf(w->user, sizeof w->user, "%s", u);
+			return 0;
+		}
+	}
+	char *pass = NULL;
+	char *user = MHD_basic_auth_get_username_password(con, &pass);
+	int r = MHD_HTTP_UNAUTHORIZED;
+	if (user && pass && (w->role = srv_users_check(S.users, user, pass)) != ROLE_NONE) {
+		snprintf(w->user, sizeof w->user, "%s", user);
+		r = 0;
+	}
+	if (pass) explicit_bzero(pass, strlen(pass));
+	MHD_free(user);
+	MHD_free(pass);
+	return r;
+}
+
+/* ---- the audit line ------------------------------------------------------------------------- */
+
+static void audit(struct MHD_Connection *con, const struct who *w, const char *method, const char *url,
+                  const struct req *q, unsigned code)
+{
+	char addr[INET6_ADDRSTRLEN + 8] = "?";
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci && ci->client_addr) {
+		const struct sockaddr *sa = ci->client_addr;
+		if (sa->sa_family == AF_INET) inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, addr, sizeof addr);
+		else if (sa->sa_family == AF_INET6) inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, addr, sizeof addr);
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	struct tm tm;
+	gmtime_r(&ts.tv_sec, &tm);
+	char when[64];
+	snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+	         tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+	json_t *o = json_object();
+	json_object_set_new(o, "time", json_string(when));
+	json_object_set_new(o, "user", json_string(w->user));
+	json_object_set_new(o, "role", json_string(srv_role_name(w->role)));
+	json_object_set_new(o, "address", json_string(addr));
+	json_object_set_new(o, "method", json_string(method));
+	json_object_set_new(o, "path", json_string(url));
+	/* the change: the body as sent (a JSON body as JSON, a config node as its text) */
+	json_t *change = json_null();
+	if (q->len && !q->too_big) {
+		json_t *j = json_loadb(q->body, q->len, 0, NULL);
+		change = j ? j : json_stringn_nocheck(q->body, q->len);
+		if (!change) change = json_string("(not UTF-8)");
+	}
+	json_object_set_new(o, "change", change);
+	json_object_set_new(o, "status", json_integer(code));
+	char *s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (s) srv_audit_add(s);
+	free(s);
+}
+
+/* ---- the routes ------------------------------------------------------------------------------- */
+
+/* url split at '/': "api","v1","jobs","J"... into seg (at most 8); the count */
+static int split(char *url, char **seg, int max)
+{
+	int n = 0;
+	for (char *p = strtok(url, "/"); p && n < max; p = strtok(NULL, "/")) seg[n++] = p;
+	return n;
+}
+
+static int job_name_ok(const char *s)
+{
+	return *s && strlen(s) <= CONF_MAX_NAME_BYTES && !strchr(s, '/');
+}
+
+/* GET /api/v1/jobs/{job}: status --json plus "config", the node's text */
+static enum MHD_Result get_job(struct MHD_Connection *con, const char *job)
+{
+	struct run r;
+	run_begin(&r);
+	r.status = ctl_show_status(&S.c, job, NULL, 0);
+	run_end(&r);
+	if (r.status) {
+		enum MHD_Result q = send_failure(con, &r);
+		run_free(&r);
+		return q;
+	}
+	json_t *doc = json_loadb(r.out, r.outlen, 0, NULL);
+	run_free(&r);
+	if (!doc) return send_error(con, 500, "status's output is not JSON", NULL);
+	char p[CTL_PATH_MAX], *data = NULL;
+	struct Stat st;
+	int rc = ctl_get(&S.c, ctl_path(&S.c, p, "/%s/config", job), &data, &st);
+	if (rc == ZOK) {
+		json_object_set_new(doc, "config", json_string(data) ? json_string(data) : json_null());
+		json_object_set_new(doc, "configVersion", json_integer(st.version));
+	}
+	free(data);
+	return send_json(con, 200, doc, NULL);
+}
+
+static enum MHD_Result put_job(struct MHD_Connection *con, const char *job, struct req *q)
+{
+	if (!q->len) return send_error(con, 400, "PUT needs the job's config node (YAML or JSON) as the body", NULL);
+	/* ?version=N: only if the node is still at the version the client read */
+	long want = -1;
+	const char *v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "version");
+	if (v) {
+		char *e;
+		errno = 0;
+		want = strtol(v, &e, 10);
+		if (errno || e == v || *e || want < 0 || want > 0x7fffffff)
+			return send_error(con, 400, "?version= takes the node's version (configVersion of GET /api/v1/jobs/{job})", NULL);
+	}
+	char *buf = malloc(q->len + 1);
+	if (!buf) ctl_oom();
+	memcpy(buf, q->body, q->len);
+	buf[q->len] = 0;
+	struct run r;
+	run_begin(&r);
+	int conflict = 0, newv = -1;
+	r.status = ctl_config_set(&S.c, job, "body", buf, q->len, want, &conflict, &newv);
+	run_end(&r);
+	free(buf);
+	enum MHD_Result res;
+	if (r.status && conflict) {
+		res = send_error(con, MHD_HTTP_CONFLICT, r.msg, "read the job again (GET /api/v1/jobs/{job}), then PUT");
+	} else if (r.status) {
+		res = send_failure(con, &r);
+	} else {
+		json_t *o = json_object();
+		json_object_set_new(o, "job", json_string(job));
+		json_object_set_new(o, "configVersion", json_integer(newv));
+		json_object_set_new(o, "changed", json_boolean(!strstr(r.out ? r.out : "", "no change")));
+		json_t *warn = json_array();
+		for (char *l = r.err, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+			nl = strchr(l, '\n');
+			json_array_append_new(warn, json_stringn_nocheck(l, nl ? (size_t)(nl - l) : strlen(l)));
+		}
+		json_object_set_new(o, "warnings", warn);
+		res = send_json(con, 200, o, NULL);
+	}
+	run_free(&r);
+	return res;
+}
+
+/* POST /api/v1/servers/{ip}/disable|enable|shutdown: the job operation on every job with that
+ * server, one multi each (as `ejobctl server`) */
+static enum MHD_Result server_op(struct MHD_Connection *con, const char *ip, const char *op)
+{
+	char **jobs;
+	int n;
+	struct run r;
+	run_begin(&r);
+	int rr = ctl_jobs(&S.c, &jobs, &n);
+	run_end(&r);
+	if (rr) {
+		r.status = 1;
+		enum MHD_Result q = send_failure(con, &r);
+		run_free(&r);
+		return q;
+	}
+	run_free(&r);
+	json_t *res = json_array();
+	int found = 0, failed = 0;
+	for (int i = 0; i < n; i++) {
+		char p[CTL_PATH_MAX];
+		if (ctl_exists(&S.c, ctl_path(&S.c, p, "/%s/servers/%s", jobs[i], ip), NULL) != ZOK) continue;
+		found++;
+		run_begin(&r);
+		r.status = ctl_operate(&S.c, op, jobs[i], ip, NULL, NULL, 0, 0);
+		run_end(&r);
+		json_t *o = r.status ? json_object() : json_loadb(r.out, r.outlen, 0, NULL);
+		if (!o) o = json_object();
+		json_object_set_new(o, "job", json_string(jobs[i]));
+		if (r.status) json_object_set_new(o, "error", json_string(r.msg)), failed++;
+		json_array_append_new(res, o);
+		run_free(&r);
+	}
+	ctl_strv_free(jobs, n);
+	if (!found) {
+		json_decref(res);
+		char m[400];
+		snprintf(m, sizeof m, "no job has server '%s' in namespace /%s", ip, S.c.ns);
+		return send_error(con, 404, m, "GET /api/v1/servers lists the servers");
+	}
+	json_t *o = json_object();
+	json_object_set_new(o, "server", json_string(ip));
+	json_object_set_new(o, "command", json_string(op));
+	json_object_set_new(o, "jobs", res);
+	return send_json(con, failed ? MHD_HTTP_CONFLICT : 200, o, NULL);
+}
+
+static enum MHD_Result op(struct MHD_Connection *con, const char *cmd, const char *job, const char *server,
+                          const char *instance, char *item, int force)
+{
+	struct run r;
+	run_begin(&r);
+	char *items[1] = { item };
+	r.status = ctl_operate(&S.c, cmd, job, server, instance, items, item ? 1 : 0, force);
+	run_end(&r);
+	enum MHD_Result q = send_run(con, &r);
+	run_free(&r);
+	return q;
+}
+
+static enum MHD_Result health(struct MHD_Connection *con)
+{
+	char why[2048];
+	if (!session_ok(why, sizeof why)) return send_text(con, 503, "text/plain", strcat(why, "\n"), NULL);
+	char p[CTL_PATH_MAX];
+	int rc = ctl_exists(&S.c, ctl_path(&S.c, p, "%s", ""), NULL);
+	if (rc != ZOK) {
+		snprintf(why, sizeof why, "ZooKeeper at %s: %s: %s\n", S.c.hosts, p, zerror(rc));
+		return send_text(con, 503, "text/plain", why, NULL);
+	}
+	return send_text(con, 200, "text/plain", "ok\n", NULL);
+}
+
+/* GET /metrics: from `jobs --json` (one read of the namespace) */
+static enum MHD_Result metrics(struct MHD_Connection *con)
+{
+	struct run r;
+	run_begin(&r);
+	r.status = ctl_show_jobs(&S.c);
+	run_end(&r);
+	json_t *doc = r.status ? NULL : json_loadb(r.out, r.outlen, 0, NULL);
+	run_free(&r);
+	char *text = NULL;
+	size_t tl = 0;
+	FILE *f = open_memstream(&text, &tl);
+	if (!f) ctl_oom();
+	fprintf(f, "# HELP ejob_zookeeper_up Whether ZooKeeper answered this scrape's reads.\n# TYPE ejob_zookeeper_up gauge\n"
+	        "ejob_zookeeper_up %d\n", doc != NULL);
+	if (doc) {
+		json_t *jobs = json_object_get(doc, "jobs"), *j;
+		size_t i;
+		fputs("# HELP ejob_job_instances_online Instances online (instances/ nodes) per job.\n"
+		      "# TYPE ejob_job_instances_online gauge\n", f);
+		json_array_foreach(jobs, i, j)
+			fprintf(f, "ejob_job_instances_online{job=\"%s\"} %lld\n", json_string_value(json_object_get(j, "name")),
+			        json_integer_value(json_object_get(j, "instanceCount")));
+		fputs("# HELP ejob_job_leader_present Whether the job has a leader (leader/election/instance).\n"
+		      "# TYPE ejob_job_leader_present gauge\n", f);
+		json_array_foreach(jobs, i, j)
+			fprintf(f, "ejob_job_leader_present{job=\"%s\"} %d\n", json_string_value(json_object_get(j, "name")),
+			        json_is_string(json_object_get(j, "leader")));
+		fputs("# HELP ejob_job_status The job's status as ElasticJob-UI derives it (1 for the one it is).\n"
+		      "# TYPE ejob_job_status gauge\n", f);
+		json_array_foreach(jobs, i, j) {
+			const char *st = json_string_value(json_object_get(j, "status"));
+			fprintf(f, "ejob_job_status{job=\"%s\",status=\"%s\"} 1\n", json_string_value(json_object_get(j, "name")),
+			        st ? st : "UNKNOWN");
+		}
+		json_decref(doc);
+	}
+	fclose(f);
+	enum MHD_Result q = send_text(con, 200, "text/plain; version=0.0.4", text, NULL);
+	free(text);
+	return q;
+}
+
+static enum MHD_Result login(struct MHD_Connection *con, struct req *q)
+{
+	static const char *const keys[] = { "user", "password", NULL };
+	char why[512];
+	json_t *b;
+	unsigned bad = body_object(q, keys, &b, why, sizeof why);
+	if (bad) return send_error(con, bad, why, "POST {\"user\": NAME, \"password\": PASSWORD}");
+	if (!S.users) {
+		json_decref(b);
+		return send_error(con, 400, "this server has no users (no --auth): nothing to log in to", NULL);
+	}
+	const char *u = str_of(b, "user"), *p = str_of(b, "password");
+	enum srv_role role = u && p ? srv_users_check(S.users, u, p) : ROLE_NONE;
+	if (!role) {
+		json_decref(b);
+		return send_error(con, 401, "wrong user or password", NULL);
+	}
+	char tok[SRV_TOKEN_HEX + 1], cookie[256];
+	if (srv_session_new(u, role, tok)) {
+		json_decref(b);
+		return send_error(con, 500, "getrandom failed", NULL);
+	}
+	snprintf(cookie, sizeof cookie, "ejob_session=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%d%s", tok,
+	         SRV_SESSION_SECONDS, S.tls ? "; Secure" : "");
+	json_t *o = json_object();
+	json_object_set_new(o, "user", json_string(u));
+	json_object_set_new(o, "role", json_string(srv_role_name(role)));
+	json_decref(b);
+	return send_json(con, 200, o, cookie);
+}
+
+/* the route of a request whose body is all here; *write: it is a write (audited) */
+static enum MHD_Result route(struct MHD_Connection *con, const char *method, const char *url, struct req *q,
+                             const struct who *w, int *code_out)
+{
+	char path[2048];
+	if (strlen(url) >= sizeof path) return send_error(con, 404, "no such path", NULL);
+	snprintf(path, sizeof path, "%s", url);
+	char *s[10];
+	int n = split(path, s, 10);
+	int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
+	int put = !strcmp(method, "PUT"), del = !strcmp(method, "DELETE");
+	char why[1024];
+	(void)code_out;
+
+	if (n < 2 || strcmp(s[0], "api") || strcmp(s[1], "v1"))
+		return send_error(con, 404, "no such path", "the API is under /api/v1 (docs/api.md)");
+	if (n == 3 && !strcmp(s[2], "audit") && get) {
+		const char *l = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "limit");
+		char *a = srv_audit_read(l ? atoi(l) : 100);
+		if (!a) ctl_oom();
+		enum MHD_Result r = send_text(con, 200, "application/json", a, NULL);
+		free(a);
+		return r;
+	}
+	if (!session_ok(why, sizeof why))
+		return send_error(con, 503, why, "ZooKeeper is unreachable; GET /healthz answers 200 when it is back");
+
+	struct run r;
+	if (n == 3 && get && (!strcmp(s[2], "jobs") || !strcmp(s[2], "servers") || !strcmp(s[2], "instances"))) {
+		run_begin(&r);
+		r.status = s[2][0] == 'j' ? ctl_show_jobs(&S.c) : s[2][0] == 's' ? ctl_show_servers(&S.c, NULL, NULL)
+		                                                                 : ctl_show_instances(&S.c, NULL, NULL);
+		run_end(&r);
+		enum MHD_Result res = send_run(con, &r);
+		run_free(&r);
+		return res;
+	}
+	if (n >= 4 && !strcmp(s[2], "jobs")) {
+		const char *job = s[3];
+		if (!job_name_ok(job)) return send_error(con, 400, "not a job name", NULL);
+		if (n == 4 && get) return get_job(con, job);
+		if (n == 4 && (put || del) && w->role < ROLE_ADMIN) goto forbidden;
+		if (n == 4 && put) return put_job(con, job, q);
+		if (n == 4 && del) {
+			const char *f = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "force");
+			if (q->len) return send_error(con, 400, "DELETE takes no body", "?force=true removes a job with items running");
+			return op(con, "remove", job, NULL, NULL, NULL, f && (!strcmp(f, "true") || !strcmp(f, "1")));
+		}
+		if (n == 5 && get && !strcmp(s[4], "history"))
+			return send_error(con, 501, "history through the API is not built yet", "ejobctl history JOB --pg URL");
+		if (!post) return send_error(con, 405, "method not allowed here", "docs/api.md lists the endpoints");
+		if (w->role < ROLE_OPERATOR) goto forbidden;
+		json_t *b = NULL;
+		unsigned bad;
+		if (n == 5 && !strcmp(s[4], "trigger")) {
+			static const char *const k[] = { "parameter", NULL };
+			if ((bad = body_object(q, k, &b, why, sizeof why))) return send_error(con, bad, why, NULL);
+			json_decref(b);
+			return op(con, "trigger", job, NULL, NULL, NULL, 0);
+		}
+		if (n == 5 && (!strcmp(s[4], "disable") || !strcmp(s[4], "enable") || !strcmp(s[4], "shutdown"))) {
+			static const char *const k1[] = { "server", NULL }, *const k2[] = { "server", "instance", NULL };
+			if ((bad = body_object(q, strcmp(s[4], "shutdown") ? k1 : k2, &b, why, sizeof why)))
+				return send_error(con, bad, why, NULL);
+			const char *srv = str_of(b, "server"), *inst = str_of(b, "instance");
+			if (srv && inst) {
+				json_decref(b);
+				return send_error(con, 400, "give \"server\" or \"instance\", not both", NULL);
+			}
+			enum MHD_Result res = op(con, s[4], job, srv, inst, NULL, 0);
+			json_decref(b);
+			return res;
+		}
+		if (n == 7 && !strcmp(s[4], "items") && (!strcmp(s[6], "disable") || !strcmp(s[6], "enable"))) {
+			static const char *const k[] = { NULL };
+			if ((bad = body_object(q, k, &b, why, sizeof why))) return send_error(con, bad, why, NULL);
+			char *e;
+			long it = strtol(s[5], &e, 10);
+			if (e == s[5] || *e || it < 0 || it >= CONF_MAX_ITEMS)
+				return send_error(con, 400, "not an item number", "items are 0 .. shardingTotalCount-1");
+			return op(con, s[6][0] == 'd' ? "disable-item" : "enable-item", job, NULL, NULL, s[5], 0);
+		}
+		return send_error(con, 404, "no such path", "docs/api.md lists the endpoints");
+	}
+	if (n == 5 && !strcmp(s[2], "servers") && post &&
+	    (!strcmp(s[4], "disable") || !strcmp(s[4], "enable") || !strcmp(s[4], "shutdown"))) {
+		if (w->role < ROLE_OPERATOR) goto forbidden;
+		static const char *const k[] = { NULL };
+		json_t *b;
+		unsigned bad = body_object(q, k, &b, why, sizeof why);
+		if (bad) return send_error(con, bad, why, NULL);
+		return server_op(con, s[3], s[4]);
+	}
+	return send_error(con, 404, "no such path", "docs/api.md lists the endpoints");
+forbidden:
+	snprintf(why, sizeof why, "user '%s' is %s: %s %s needs %s", w->user, srv_role_name(w->role), method, url,
+	         put || del ? "admin" : "operator or admin");
+	return send_error(con, 403, why, "an admin gives roles in serve's --auth file");
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const char *url, const char *method,
+                                  const char *version, const char *upload, size_t *upload_size, void **ctx)
+{
+	(void)cls, (void)version;
+	struct req *q = *ctx;
+	if (!q) {
+		if (!(q = calloc(1, sizeof *q))) return MHD_NO;
+		*ctx = q;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (!q->too_big && q->len + *upload_size > BODY_MAX) q->too_big = 1;
+		if (!q->too_big) {
+			char *b = realloc(q->body, q->len + *upload_size + 1);
+			if (!b) return MHD_NO;
+			memcpy(b + q->len, upload, *upload_size);
+			q->body = b;
+			q->len += *upload_size;
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (!strcmp(url, "/healthz")) return health(con);
+	if (!strcmp(url, "/")) return send_text(con, 200, "text/html; charset=utf-8",
+	                                        "<!doctype html><title>ejob</title><p>ejob's console comes here; the API is "
+	                                        "under <code>/api/v1</code> (docs/api.md).\n", NULL);
+	if (!strcmp(url, "/api/v1/login") && !strcmp(method, "POST")) return login(con, q);
+	if (q->too_big) {
+		char m[128];
+		snprintf(m, sizeof m, "the body is larger than %u bytes", BODY_MAX);
+		return send_error(con, MHD_HTTP_CONTENT_TOO_LARGE, m, "a job's config node is at most about 1 MiB");
+	}
+	struct who w;
+	if (authenticate(con, &w)) return send_error(con, 401, "who are you? give HTTP Basic credentials or log in",
+	                                             "POST /api/v1/login {\"user\": NAME, \"password\": PASSWORD}");
+	if (!strcmp(url, "/api/v1/logout") && !strcmp(method, "POST")) {
+		srv_session_drop(MHD_lookup_connection_value(con, MHD_COOKIE_KIND, "ejob_session"));
+		return send_text(con, 200, "application/json", "{}\n",
+		                 "ejob_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+	}
+	if (!strcmp(url, "/metrics") && !strcmp(method, "GET")) {
+		char why[1024];
+		if (!session_ok(why, sizeof why)) return send_text(con, 200, "text/plain; version=0.0.4", "ejob_zookeeper_up 0\n", NULL);
+		return metrics(con);
+	}
+	int write = strcmp(method, "GET") && strcmp(method, "HEAD");
+	last_code = 0;
+	enum MHD_Result res = route(con, method, url, q, &w, NULL);
+	if (write) audit(con, &w, method, url, q, last_code);
+	return res;
+}
+
+static void on_done(void *cls, struct MHD_Connection *con, void **ctx, enum MHD_RequestTerminationCode toe)
+{
+	(void)cls, (void)con, (void)toe;
+	struct req *q = *ctx;
+	if (q) free(q->body);
+	free(q);
+	*ctx = NULL;
+}
+
+/* ---- the command ----------------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: ejobctl serve --listen ADDR:PORT (--zk HOSTS --namespace NS [--digest U:P] | -c FILE)\n"
+	        "                     [--auth FILE] [--tls-cert FILE --tls-key FILE] [--audit FILE]\n"
+	        "       ejobctl serve --hash-password   (a password on stdin; its crypt(3) hash on stdout)\n"
+	        "\n"
+	        "The HTTP API (docs/api.md) on the cluster: /api/v1/..., /metrics, /healthz. Without --auth\n"
+	        "it listens on loopback only; --auth FILE has lines name:HASH:role (viewer, operator, admin).\n");
+}
+
+static char *read_file(const char *what, const char *file)
+{
+	char *buf;
+	size_t len;
+	if (conf_read_file(file, &buf, &len) < 0) {
+		fprintf(stderr, "ejobctl serve: %s %s: cannot read: %s\n", what, file, strerror(errno));
+		return NULL;
+	}
+	return buf;
+}
+
+static int loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return 0;
+}
+
+int ejobctl_serve(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--hash-password")) return srv_hash_password();
+	}
+	struct ctl *c = &S.c;
+	int r = ctl_options(c, "serve", &argc, argv);
+	if (r) return r;
+	const char *listen = NULL, *authf = NULL, *cert = NULL, *key = NULL, *auditf = NULL, *pg = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char **dst = !strcmp(argv[i], "--listen") ? &listen : !strcmp(argv[i], "--auth") ? &authf
+		                   : !strcmp(argv[i], "--tls-cert") ? &cert : !strcmp(argv[i], "--tls-key") ? &key
+		                   : !strcmp(argv[i], "--audit") ? &auditf : !strcmp(argv[i], "--pg") ? &pg : NULL;
+		if (!dst) {
+			fprintf(stderr, "ejobctl serve: unknown argument '%s'\n", argv[i]);
+			usage(stderr);
+			return 2;
+		}
+		if (i + 1 >= argc) {
+			fprintf(stderr, "ejobctl serve: %s needs a value\n", argv[i]);
+			return 2;
+		}
+		*dst = argv[++i];
+	}
+	(void)pg;   /* history from PostgreSQL: not built yet (GET .../history answers 501) */
+	if (!listen) {
+		fprintf(stderr, "ejobctl serve: give --listen ADDR:PORT (e.g. --listen 127.0.0.1:8080)\n");
+		return 2;
+	}
+	if (!cert != !key) {
+		fprintf(stderr, "ejobctl serve: give --tls-cert FILE and --tls-key FILE together\n");
+		return 2;
+	}
+	/* ADDR:PORT, [v6]:PORT */
+	char host[256], port[16];
+	const char *colon = strrchr(listen, ':');
+	if (!colon || !colon[1] || (size_t)(colon - listen) >= sizeof host || strlen(colon + 1) >= sizeof port) {
+		fprintf(stderr, "ejobctl serve: --listen %s: give ADDR:PORT (127.0.0.1:8080, [::1]:8080)\n", listen);
+		return 2;
+	}
+	snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);
+	snprintf(port, sizeof port, "%s", colon + 1);
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') memmove(host, host + 1, strlen(host)), host[strlen(host) - 1] = 0;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE }, *ai;
+	int g = getaddrinfo(host, port, &hints, &ai);
+	if (g) {
+		fprintf(stderr, "ejobctl serve: --listen %s: %s (give a numeric address and port: 127.0.0.1:8080)\n", listen,
+		        gai_strerror(g));
+		return 2;
+	}
+	if (!authf && !loopback(ai->ai_addr)) {
+		fprintf(stderr, "ejobctl serve: --listen %s: without --auth, serve listens on loopback only (127.0.0.1, ::1): "
+		        "give --auth FILE (lines name:HASH:role; 'ejobctl serve --hash-password' makes a HASH), or listen on "
+		        "127.0.0.1:%s\n", listen, port);
+		freeaddrinfo(ai);
+		return 2;
+	}
+	if (authf && !(S.users = srv_users_load(authf))) {
+		freeaddrinfo(ai);
+		return 2;
+	}
+	if (auditf && srv_audit_open(auditf)) {
+		freeaddrinfo(ai);
+		return 2;
+	}
+	char *certpem = NULL, *keypem = NULL;
+	if (cert) {
+		if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
+			fprintf(stderr, "ejobctl serve: this libmicrohttpd was built without TLS: --tls-cert cannot be served\n");
+			return 2;
+		}
+		if (!(certpem = read_file("--tls-cert", cert)) || !(keypem = read_file("--tls-key", key))) return 2;
+		S.tls = 1;
+	}
+	/* the strings of -c FILE outlive a session that ctl_connect closes */
+	CTL_NEED(c->hosts = strdup(c->hosts));
+	CTL_NEED(c->ns = strdup(c->ns));
+	if (c->digest) CTL_NEED(c->digest = strdup(c->digest));
+	conf_free(c->conf);
+	c->conf = NULL;
+	c->kept = 1;
+	char why[1024];
+	if (!session_ok(why, sizeof why))
+		fprintf(stderr, "ejobctl serve: %s; serving anyway (503 until it answers)\n", why);
+
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);   /* before MHD's thread: it inherits the mask */
+	signal(SIGPIPE, SIG_IGN);
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
+	                 (S.tls ? MHD_USE_TLS : 0);
+	struct MHD_Daemon *d;
+	if (S.tls)
+		d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+		                     MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+		                     MHD_OPTION_HTTPS_MEM_CERT, certpem, MHD_OPTION_HTTPS_MEM_KEY, keypem, MHD_OPTION_END);
+	else
+		d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+		                     MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+		                     MHD_OPTION_END);
+	freeaddrinfo(ai);
+	if (!d) {
+		fprintf(stderr, "ejobctl serve: cannot listen on %s: %s\n", listen, strerror(errno));
+		return 1;
+	}
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	printf("ejobctl serve: listening on %s://%s%s%s:%u (namespace /%s at %s)\n", S.tls ? "https" : "http",
+	       strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", di ? di->port : 0, c->ns, c->hosts);
+	fflush(stdout);
+	int sig;
+	while (sigwait(&sigs, &sig)) {}
+	MHD_stop_daemon(d);
+	if (c->zh) zookeeper_close(c->zh);
+	srv_users_free(S.users);
+	free(certpem);
+	free(keypem);
+	return 0;
+}
