@@ -161,7 +161,7 @@ static enum MHD_Result send_failure(struct MHD_Connection *con, struct run *r)
 	unsigned code;
 	const char *hint;
 	if (r->status == 2) {
-		int unknown = !strncmp(r->msg, "no job ", 7) || strstr(r->msg, " has no ") || !strncmp(r->msg, "no server ", 10) ||
+		int unknown = !strncmp(r->msg, "no job ", 7) || strstr(r->msg, " has no ") || !strncmp(r->msg, "no server ", 10) || strstr(r->msg, "is not an item of") ||
 		              !strncmp(r->msg, "no instance ", 12);
 		code = unknown ? MHD_HTTP_NOT_FOUND : MHD_HTTP_BAD_REQUEST;
 		hint = unknown ? "GET /api/v1/jobs, /servers, /instances list what there is" : "fix the request; nothing was written";
