@@ -470,7 +470,7 @@ static enum MHD_Result op(struct MHD_Connection *con, const char *cmd, const cha
 static enum MHD_Result health(struct MHD_Connection *con)
 {
 	char why[2048];
-	if (!session_ok(why, sizeof why)) return send_text(con, 503, "text/plain", strcat(why, "\n"), NULL);
+	if (!session_ok(why, sizeof why - 1)) return send_text(con, 503, "text/plain", strcat(why, "\n"), NULL);
 	char p[CTL_PATH_MAX];
 	int rc = ctl_exists(&S.c, ctl_path(&S.c, p, "%s", ""), NULL);
 	if (rc != ZOK) {
