@@ -26,6 +26,8 @@ struct ctl {
 	int timeout_ms;             /* connect within this (--timeout SECONDS; default 5 s) */
 	zhandle_t *zh;
 	conf_t *conf;               /* -c FILE, owns the strings above that came from it */
+	int ns_may_be_new;          /* in: a missing namespace is no error (apply creates it) */
+	int ns_missing;             /* out of ctl_connect with ns_may_be_new: the namespace does not exist */
 };
 
 /* Take ejobctl's connection options out of argv (--zk HOSTS, --namespace NS, --digest U:P,
@@ -46,7 +48,8 @@ const char *ctl_default_file(void);
  * load (above); WHY" on stderr (a configuration problem: the caller exits 2). */
 conf_t *ctl_load_conf(const char *cmd, const char *file, const char *why);
 
-/* Connect, add the digest, and check that the namespace exists. 0, or 1 after a message:
+/* Connect, add the digest, and check that the namespace exists (with ns_may_be_new, say whether in
+ * ns_missing). 0, or 1 after a message:
  * "cannot reach ZooKeeper at HOSTS within 5 s", "namespace /NS does not exist at HOSTS", ... */
 int ctl_connect(struct ctl *c);
 void ctl_close(struct ctl *c);
