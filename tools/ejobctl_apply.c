@@ -158,6 +158,10 @@ int ctl_job_put(struct ctl *c, const conf_job_t *j, int expected_version, int dr
 	}
 	out->action = CTL_PUT_UPDATE;
 	if (dry_run) return 0;
+	/* $EJOBCTL_AFTER_READ: a shell command run between the read and the write (tests: a change
+	 * made meanwhile) */
+	const char *hook = getenv("EJOBCTL_AFTER_READ");
+	if (hook && *hook && system(hook) != 0) fprintf(stderr, "ejobctl: EJOBCTL_AFTER_READ failed\n");
 	struct Stat nst;
 	rc = zoo_set2(c->zh, path, out->new_node, (int)nlen, st.version, &nst);
 	if (rc == ZBADVERSION || rc == ZNONODE) return conflict(c, path, st.version, out, err, errsz);
