@@ -347,6 +347,7 @@ int local_fire(void *arg, const struct sched_fire_info *fi)
 	lf->handle = fi->handle;
 	fire_set_source(f, fi->catch_up ? EVS_MISFIRE : EVS_NORMAL);
 	fire_stands_for(f, fi->fires_s, fi->nfires, fi->catch_up ? fi->missed : 1);
+	if (fi->param) fire_set_param(f, fi->param);   /* out of memory: the job's own (no trigger here today) */
 	/* without ZooKeeper every item of the job runs here */
 	for (uint32_t i = 0; i < fire_total(f); i++) fire_add(f, i);
 	char when[32];

@@ -140,10 +140,10 @@ static void co_kick(void *arg, const char *job)
 	if (s->sched) sched_kick(s->sched, job);
 }
 
-static int co_trigger(void *arg, const char *job)
+static int co_trigger(void *arg, const char *job, const char *param)
 {
 	struct sup *s = arg;
-	return s->sched ? sched_trigger(s->sched, job) : -1;
+	return s->sched ? sched_trigger(s->sched, job, param) : -1;
 }
 
 static void co_job_conf(void *arg, const char *job, const conf_job_t *c, void *handle)

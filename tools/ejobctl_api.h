@@ -22,9 +22,9 @@ int ctl_show_instances(struct ctl *c, const char *job, const char *instance);
 int ctl_show_status(struct ctl *c, const char *job, const int *only, int nonly);
 
 /* tools/ejobctl_ops.c: cmd is trigger, disable, enable, disable-item, enable-item, shutdown or
- * remove, with the CLI's --server, --instance, ITEM... and --force (NULL/0: not given). */
+ * remove, with the CLI's --server, --instance, ITEM..., --force and (trigger) --parameter (NULL/0: not given). */
 int ctl_operate(struct ctl *c, const char *cmd, const char *job, const char *server, const char *instance,
-                char *const *items, int nitems, int force);
+                char *const *items, int nitems, int force, const char *param);
 
 /* tools/ejobctl_config.c: config set JOB with buf (len bytes; label names it in messages): the
  * check's lines on c->err, then written with the version read (want >= 0: only if the node is at

@@ -19,8 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/trigdata.h"
 #include "tools/ejobctl.h"
 #include "tools/ejobctl_api.h"
+#include "tools/ejobctl_job.h"
 #include "tools/ejobctl_plan.h"
 #include "tools/ejobctl_zk.h"
 
@@ -59,6 +61,8 @@ struct args {
 	const char *job;
 	const char *server;         /* --server IP */
 	const char *instance;       /* --instance ID */
+	const char *param;          /* trigger --parameter P */
+	int has_param;
 	int force;                  /* --force */
 	char **rest;                /* positional arguments after JOB */
 	int nrest;
@@ -86,6 +90,7 @@ static int parse(struct ctl *c, const char *cmd, int argc, char **argv, const ch
 		char opt = 0;
 		if (!dashdash && !strncmp(s, "--server", 8) && (s[8] == 0 || s[8] == '=')) opt = 's', dst = &a->server;
 		else if (!dashdash && !strncmp(s, "--instance", 10) && (s[10] == 0 || s[10] == '=')) opt = 'i', dst = &a->instance;
+		else if (!dashdash && !strncmp(s, "--parameter", 11) && (s[11] == 0 || s[11] == '=')) opt = 'p', dst = &a->param;
 		else if (!dashdash && !strcmp(s, "--force")) opt = 'f';
 		if (opt && !strchr(takes, opt)) return ctl_msg(c, 2, "%s takes no %s; usage: ejobctl %s", cmd, s, usage);
 		if (opt == 'f') {
@@ -96,8 +101,9 @@ static int parse(struct ctl *c, const char *cmd, int argc, char **argv, const ch
 			const char *eq = strchr(s, '=');
 			if (eq) v = eq + 1;
 			else if (i + 1 < argc) v = argv[++i];
-			if (!v || !*v) return ctl_msg(c, 2, "%.10s needs a value; usage: ejobctl %s", s, usage);
+			if (!v || (!*v && opt != 'p')) return ctl_msg(c, 2, "%.11s needs a value; usage: ejobctl %s", s, usage);
 			*dst = v;
+			if (opt == 'p') a->has_param = 1;
 			continue;
 		}
 		if (!dashdash && !strcmp(s, "--")) {
@@ -179,72 +185,119 @@ typedef int plan_fn(struct ctl *c, const struct args *a, struct plan *p);
 /* after a plan was written: what else to tell (the plan as written) */
 typedef void after_fn(const struct ctl *c, const struct args *a, const struct plan *p);
 
-static int operate(struct ctl *c, struct args *a, plan_fn *fn, const char *none, after_fn *after)
+/* Plan, write in one multi, plan again while the cluster changes under us (OPS_TRIES): 0 with the
+ * plan as written in *out (the caller frees it), or an exit status after a message. */
+static int run_plan(struct ctl *c, const struct args *a, plan_fn *fn, struct plan *out)
 {
-	int r = open_job(c, a);
-	if (r) return done(c, a, r);
 	for (int tries = 1;; tries++) {
 		struct plan p = { 0 };
 		p.acl = c->digest ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
-		r = fn(c, a, &p);
+		int r = fn(c, a, &p);
 		if (r) {
 			plan_free(&p);
-			return done(c, a, r);
+			return r;
 		}
 		if (p.n > plan_max_ops() || p.bytes > OPS_MAX_BYTES) {
 			r = ctl_msg(c, 1, "%d nodes to write: more than one multi holds (%d ops, %d KB); give fewer at once", p.n,
 			            plan_max_ops(), OPS_MAX_BYTES / 1024);
 			plan_free(&p);
-			return done(c, a, r);
+			return r;
 		}
 		int bad;
 		int rc = plan_run(c, &p, 0, p.n, &bad);
 		if (rc == ZOK) {
-			plan_print(c, a->job, &p, none);
-			if (after) after(c, a, &p);
-			plan_free(&p);
-			return done(c, a, 0);
+			*out = p;
+			return 0;
 		}
 		if (!plan_racy(rc) || tries == OPS_TRIES) {
 			r = bad >= 0 ? ctl_msg(c, 1, "nothing written: %s %s failed: %s%s", plan_op_name(p.kind[bad]), p.path[bad], zerror(rc), plan_racy(rc) ? " (the job kept changing; try again)" : "")
 			             : ctl_fail(c, rc, "nothing written: the multi failed at", p.path[0]);
 			plan_free(&p);
-			return done(c, a, r);
+			return r;
 		}
 		plan_free(&p);
 	}
+}
+
+static int operate(struct ctl *c, struct args *a, plan_fn *fn, const char *none, after_fn *after)
+{
+	int r = open_job(c, a);
+	if (r) return done(c, a, r);
+	struct plan p = { 0 };
+	r = run_plan(c, a, fn, &p);
+	if (r) return done(c, a, r);
+	plan_print(c, a->job, &p, none);
+	if (after) after(c, a, &p);
+	plan_free(&p);
+	return done(c, a, 0);
 }
 
 /* ---- trigger --------------------------------------------------------------------------------- */
 
 /* ElasticJob's InstanceService.triggerAllInstances: trigger/ emptied, trigger/{id} for every
  * instances/{id}. Here: stale trigger nodes (of instances that are gone) deleted, and one created
- * for each online instance that has none pending, in one multi. */
+ * for each online instance that has none pending, in one multi. With a parameter, each node holds
+ * it (ipc/trigdata.h: {"parameter":"P"}; ElasticJob's instances only look for the node); an
+ * instance with a trigger pending already fires once, with what that node holds: the same
+ * parameter is left alone, another (or none) is refused, so that nobody's pending fire changes. */
 static int plan_trigger(struct ctl *c, const struct args *a, struct plan *p)
 {
 	char path[CTL_PATH_MAX], **inst, **trig;
 	int ni, nt;
-	if (kids(c, a->job, "instances", &inst, &ni)) return 1;
+	if (a->has_param && strlen(a->param) > TRIGDATA_PARAM_MAX)
+		return ctl_msg(c, 2, "--parameter: %zu bytes; a trigger carries at most %d (set a longer one as the job's "
+		               "jobParameter)", strlen(a->param), TRIGDATA_PARAM_MAX);
+	char *data = a->has_param ? trigdata_make(a->param) : strdup("");
+	CTL_NEED(data);
+	if (kids(c, a->job, "instances", &inst, &ni)) return free(data), 1;
 	if (!ni) {
 		ctl_strv_free(inst, ni);
+		free(data);
 		return ctl_msg(c, 1, "job '%s' has no instance online (instances/ is empty): nothing would fire it", a->job);
 	}
-	if (kids(c, a->job, "trigger", &trig, &nt)) return ctl_strv_free(inst, ni), 1;
-	if (ctl_exists(c, ctl_path(c, path, "/%s/trigger", a->job), NULL) == ZNONODE) plan_add(p, W_CREATE, path, "");
-	for (int i = 0; i < nt; i++)
-		if (!has(inst, ni, trig[i])) plan_add(p, W_DELETE, ctl_path(c, path, "/%s/trigger/%s", a->job, trig[i]), NULL);
-	for (int i = 0; i < ni; i++)
-		if (!has(trig, nt, inst[i])) plan_add(p, W_CREATE, ctl_path(c, path, "/%s/trigger/%s", a->job, inst[i]), "");
+	if (kids(c, a->job, "trigger", &trig, &nt)) return ctl_strv_free(inst, ni), free(data), 1;
+	int r = 0;
+	for (int i = 0; a->has_param && i < ni && !r; i++) {
+		if (!has(trig, nt, inst[i])) continue;
+		char *d = NULL;
+		int rc = ctl_get(c, ctl_path(c, path, "/%s/trigger/%s", a->job, inst[i]), &d, NULL);
+		if (rc == ZOK && strcmp(d, data))
+			r = ctl_msg(c, 1, "instance %s has a trigger pending already (%s holds %s): nothing written; trigger "
+			            "again once it has fired", inst[i], path, *d ? d : "nothing: no parameter");
+		else if (rc != ZOK && rc != ZNONODE)
+			r = ctl_fail(c, rc, "cannot read", path);
+		free(d);
+	}
+	if (!r) {
+		if (ctl_exists(c, ctl_path(c, path, "/%s/trigger", a->job), NULL) == ZNONODE) plan_add(p, W_CREATE, path, "");
+		for (int i = 0; i < nt; i++)
+			if (!has(inst, ni, trig[i])) plan_add(p, W_DELETE, ctl_path(c, path, "/%s/trigger/%s", a->job, trig[i]), NULL);
+		for (int i = 0; i < ni; i++)
+			if (!has(trig, nt, inst[i])) plan_add(p, W_CREATE, ctl_path(c, path, "/%s/trigger/%s", a->job, inst[i]), data);
+	}
 	ctl_strv_free(inst, ni);
 	ctl_strv_free(trig, nt);
-	return 0;
+	free(data);
+	return r;
+}
+
+int ctl_job_trigger(struct ctl *c, const char *job, const char *param, struct plan *written)
+{
+	struct args a = { .job = job, .param = param ? param : "", .has_param = param != NULL };
+	int r = ctl_need_job(c, job);
+	if (r) return r;
+	struct plan p = { 0 };
+	r = run_plan(c, &a, plan_trigger, &p);
+	if (!r && written) *written = p;
+	else plan_free(&p);
+	return r;
 }
 
 int ejobctl_trigger(int argc, char **argv)
 {
 	struct ctl c;
 	struct args a;
-	int r = parse(&c, "trigger", argc, argv, "", 0, "trigger JOB", &a);
+	int r = parse(&c, "trigger", argc, argv, "p", 0, "trigger JOB [--parameter P]", &a);
 	if (r) return done(&c, &a, r);
 	return operate(&c, &a, plan_trigger, "every online instance has a trigger pending already", NULL);
 }
@@ -605,11 +658,10 @@ static int running_alive(struct ctl *c, const char *job, char *item, size_t ilen
  * from then on what is left has no config node, so neither ejob nor ElasticJob (JobStatisticsAPI,
  * ejobctl jobs) takes it for a job, and no instance of it is online; the rest goes deepest first,
  * the job's own node last. A removal cut off in between is finished by running it again. */
-static int remove_job(struct ctl *c, struct args *a)
+static int remove_core(struct ctl *c, struct args *a, int *total_, int *multis_, int *leftover_)
 {
 	char path[CTL_PATH_MAX];
-	int r = ctl_connect(c);
-	if (r) return done(c, a, r);
+	int r;
 	int leftover = 0;
 	if (*a->job && !strchr(a->job, '/') && ctl_exists(c, ctl_path(c, path, "/%s/config", a->job), NULL) == ZNONODE &&
 	    ctl_exists(c, ctl_path(c, path, "/%s", a->job), NULL) == ZOK) {
@@ -617,7 +669,7 @@ static int remove_job(struct ctl *c, struct args *a)
 		ctl_msg(c, 0, "%s has no config node (a removal cut off?): removing what is left", path);
 		leftover = 1;
 	} else if ((r = ctl_need_job(c, a->job))) {
-		return done(c, a, r);
+		return r;
 	}
 	/* for the warning: does a supervisor put it back? */
 	if (!leftover && ctl_get(c, ctl_path(c, path, "/%s/config", a->job), &a->config, NULL) != ZOK) a->config = NULL;
@@ -625,27 +677,27 @@ static int remove_job(struct ctl *c, struct args *a)
 	for (int tries = 1;; tries++) {
 		char **inst;
 		int ni;
-		if (kids(c, a->job, "instances", &inst, &ni)) return done(c, a, 1);
+		if (kids(c, a->job, "instances", &inst, &ni)) return 1;
 		if (ni && !a->force) {
 			ctl_msg(c, 1, "job '%s' has %d instance%s online (%s%s): nothing removed; shut %s down first "
 			        "(ejobctl shutdown %s), stop %s supervisors, or give --force", a->job, ni, ni == 1 ? "" : "s",
 			        inst[0], ni > 1 ? ", ..." : "", ni == 1 ? "it" : "them", a->job, ni == 1 ? "its" : "their");
 			ctl_strv_free(inst, ni);
-			return done(c, a, 1);
+			return 1;
 		}
 		ctl_strv_free(inst, ni);
 		char item[64], owner[256];
 		int ra = a->force ? 0 : running_alive(c, a->job, item, sizeof item, owner, sizeof owner);
-		if (ra < 0) return done(c, a, 1);
+		if (ra < 0) return 1;
 		if (ra) {
 			ctl_msg(c, 1, "item %s of job '%s' is still running on %s, which was shut down and is stopping it: "
 			        "nothing removed; try again when it has ended, or give --force", item, a->job, owner);
-			return done(c, a, 1);
+			return 1;
 		}
 		struct plan p = { 0 };
 		if (subtree(c, ctl_path(c, path, "/%s", a->job), &p) != ZOK) {
 			plan_free(&p);
-			return done(c, a, 1);
+			return 1;
 		}
 		/* config and instances/{id} first (leaves: moving them ahead keeps children before parents) */
 		char cfg[CTL_PATH_MAX], ins[CTL_PATH_MAX];
@@ -679,7 +731,7 @@ static int remove_job(struct ctl *c, struct args *a)
 			from = to;
 			if (from < p.n && multis == cut_after()) {
 				plan_free(&p);
-				return done(c, a, ctl_msg(c, 1, "cut off after %d multis (EJOBCTL_CUT_AFTER_MULTIS)", multis));
+				return ctl_msg(c, 1, "cut off after %d multis (EJOBCTL_CUT_AFTER_MULTIS)", multis);
 			}
 		}
 		plan_free(&p);
@@ -688,10 +740,33 @@ static int remove_job(struct ctl *c, struct args *a)
 			r = ctl_msg(c, 1, "%s: %s (%d node%s removed in %d multi%s before it)%s", failed, zerror(rc), total,
 			            total == 1 ? "" : "s", multis, multis == 1 ? "" : "s",
 			            plan_racy(rc) ? "; the job kept changing: run the remove again" : "");
-			return done(c, a, r);
+			return r;
 		}
 		/* something was created or deleted meanwhile (a supervisor's write): read again, go on */
 	}
+	*total_ = total, *multis_ = multis, *leftover_ = leftover;
+	return 0;
+}
+
+int ctl_job_remove(struct ctl *c, const char *job, int force, int *nodes)
+{
+	struct args a = { .job = job, .force = force };
+	int multis, leftover, total = 0;
+	int r = remove_core(c, &a, &total, &multis, &leftover);
+	if (!r) ctl_warn_overwrite(c, job, a.config, a.config ? strlen(a.config) : 0, NULL, 0);
+	free(a.config);
+	if (nodes) *nodes = total;
+	return r;
+}
+
+static int remove_job(struct ctl *c, struct args *a)
+{
+	char path[CTL_PATH_MAX];
+	int total, multis, leftover;
+	int r = ctl_connect(c);
+	if (!r) r = remove_core(c, a, &total, &multis, &leftover);
+	if (r) return done(c, a, r);
+	ctl_path(c, path, "/%s", a->job);
 	if (c->json) {
 		struct jw w;
 		jw_begin(&w, c->out);
@@ -724,9 +799,10 @@ int ejobctl_remove(int argc, char **argv)
 /* ---- for serve: the same operations on a session it keeps ------------------------------------ */
 
 int ctl_operate(struct ctl *c, const char *cmd, const char *job, const char *server, const char *instance,
-                char *const *items, int nitems, int force)
+                char *const *items, int nitems, int force, const char *param)
 {
-	struct args a = { .job = job, .server = server, .instance = instance, .force = force, .nrest = nitems };
+	struct args a = { .job = job, .server = server, .instance = instance, .force = force, .nrest = nitems, .param = param,
+	                  .has_param = param != NULL };
 	a.rest = calloc((size_t)nitems + 1, sizeof *a.rest);
 	if (!a.rest) return ctl_msg(c, 1, "out of memory");
 	for (int i = 0; i < nitems; i++) a.rest[i] = items[i];

@@ -213,12 +213,6 @@ static unsigned body_object(const struct req *q, const char *const *allowed, jso
 	json_object_foreach(o, k, v) {
 		int ok = 0;
 		for (const char *const *a = allowed; *a; a++) ok |= !strcmp(*a, k);
-		if (!strcmp(k, "parameter") && ok) {
-			/* trigger with a parameter: the apply work adds it (ejobctl trigger --parameter) */
-			snprintf(why, wl, "\"parameter\": a trigger's parameter is not supported yet");
-			json_decref(o);
-			return 400;
-		}
 		if (!ok) {
 			size_t n = 0;
 			n += (size_t)snprintf(why, wl, "unknown key \"%s\" in the body (it takes:", k);
@@ -431,7 +425,7 @@ static enum MHD_Result server_op(struct MHD_Connection *con, const char *ip, con
 		if (ctl_exists(&S.c, ctl_path(&S.c, p, "/%s/servers/%s", jobs[i], ip), NULL) != ZOK) continue;
 		found++;
 		run_begin(&r);
-		r.status = ctl_operate(&S.c, op, jobs[i], ip, NULL, NULL, 0, 0);
+		r.status = ctl_operate(&S.c, op, jobs[i], ip, NULL, NULL, 0, 0, NULL);
 		run_end(&r);
 		json_t *o = r.status ? json_object() : json_loadb(r.out, r.outlen, 0, NULL);
 		if (!o) o = json_object();
@@ -454,17 +448,23 @@ static enum MHD_Result server_op(struct MHD_Connection *con, const char *ip, con
 	return send_json(con, failed ? MHD_HTTP_CONFLICT : 200, o, NULL);
 }
 
-static enum MHD_Result op(struct MHD_Connection *con, const char *cmd, const char *job, const char *server,
-                          const char *instance, char *item, int force)
+static enum MHD_Result op_param(struct MHD_Connection *con, const char *cmd, const char *job, const char *server,
+                                const char *instance, char *item, int force, const char *param)
 {
 	struct run r;
 	run_begin(&r);
 	char *items[1] = { item };
-	r.status = ctl_operate(&S.c, cmd, job, server, instance, items, item ? 1 : 0, force);
+	r.status = ctl_operate(&S.c, cmd, job, server, instance, items, item ? 1 : 0, force, param);
 	run_end(&r);
 	enum MHD_Result q = send_run(con, &r);
 	run_free(&r);
 	return q;
+}
+
+static enum MHD_Result op(struct MHD_Connection *con, const char *cmd, const char *job, const char *server,
+                          const char *instance, char *item, int force)
+{
+	return op_param(con, cmd, job, server, instance, item, force, NULL);
 }
 
 static enum MHD_Result health(struct MHD_Connection *con)
@@ -611,8 +611,10 @@ static enum MHD_Result route(struct MHD_Connection *con, const char *method, con
 		if (n == 5 && !strcmp(s[4], "trigger")) {
 			static const char *const k[] = { "parameter", NULL };
 			if ((bad = body_object(q, k, &b, why, sizeof why))) return send_error(con, bad, why, NULL);
+			/* body_object took only non-empty strings: that fire's jobParameter */
+			enum MHD_Result res = op_param(con, "trigger", job, NULL, NULL, NULL, 0, str_of(b, "parameter"));
 			json_decref(b);
-			return op(con, "trigger", job, NULL, NULL, NULL, 0);
+			return res;
 		}
 		if (n == 5 && (!strcmp(s[4], "disable") || !strcmp(s[4], "enable") || !strcmp(s[4], "shutdown"))) {
 			static const char *const k1[] = { "server", NULL }, *const k2[] = { "server", "instance", NULL };

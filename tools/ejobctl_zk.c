@@ -255,7 +255,10 @@ int ctl_connect(struct ctl *c)
 	}
 	char p[CTL_PATH_MAX];
 	int rc = ctl_exists(c, ctl_path(c, p, "%s", ""), NULL);
-	if (rc == ZNONODE)
+	c->ns_missing = rc == ZNONODE;
+	if (rc == ZNONODE && c->ns_may_be_new)
+		r = 0;
+	else if (rc == ZNONODE)
 		r = ctl_msg(c, 1, "namespace /%s does not exist at %s (no job was ever registered there; is --namespace right?)",
 		            c->ns, c->hosts);
 	else if (rc != ZOK)

@@ -32,6 +32,8 @@ struct ctl {
 	                             * is kept here, msgcap bytes, and warnings (status 0) are dropped */
 	size_t msgcap;
 	int kept;                   /* serve: the session is the caller's: ctl_connect and ctl_close leave it */
+	int ns_may_be_new;          /* in: a missing namespace is no error (apply creates it) */
+	int ns_missing;             /* out of ctl_connect with ns_may_be_new: the namespace does not exist */
 };
 
 /* Take ejobctl's connection options out of argv (--zk HOSTS, --namespace NS, --digest U:P,
@@ -52,7 +54,8 @@ const char *ctl_default_file(void);
  * load (above); WHY" on stderr (a configuration problem: the caller exits 2). */
 conf_t *ctl_load_conf(const char *cmd, const char *file, const char *why);
 
-/* Connect, add the digest, and check that the namespace exists. 0, or 1 after a message:
+/* Connect, add the digest, and check that the namespace exists (with ns_may_be_new, say whether in
+ * ns_missing). 0, or 1 after a message:
  * "cannot reach ZooKeeper at HOSTS within 5 s", "namespace /NS does not exist at HOSTS", ... */
 int ctl_connect(struct ctl *c);
 void ctl_close(struct ctl *c);

@@ -47,10 +47,10 @@ struct coord_hooks {
 	void (*cancel_job)(void *arg, const char *job, const char *why);
 	/* The scheduler's side: a fire it started has ended (missed: without running, its catch-up
 	 * follows); the job can fire again (a catch-up owed starts); fire it now (the trigger
-	 * node; 0, or -1 for no such job). */
+	 * node; param: its parameter, that fire's jobParameter, NULL: none; 0, or -1 for no such job). */
 	void (*fire_ended)(void *arg, sched_job_t *h, int missed);
 	void (*kick)(void *arg, const char *job);
-	int (*trigger)(void *arg, const char *job);
+	int (*trigger)(void *arg, const char *job, const char *param);
 	/* The one holder of each job's config in force is coord (the node's, else the file's): the
 	 * scheduler learns it only here, at coord_set_jobs and at each change of the node. c is the
 	 * config in force (valid until the next call for job), handle what the scheduler hands back

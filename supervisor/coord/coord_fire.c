@@ -334,6 +334,11 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	if (!f) return -1;
 	f->handle = fi->handle;
 	fire_set_source(f->fire, fi->catch_up ? EVS_MISFIRE : EVS_NORMAL);
+	if (fi->param && fire_set_param(f->fire, fi->param) < 0) {
+		log_error("job %s: out of memory starting a fire", j->name);
+		cx_free(f);
+		return -1;
+	}
 	fire_stands_for(f->fire, fi->fires_s, fi->nfires, fi->catch_up ? fi->missed : 1);
 	f->state = F_WAIT;          /* born waiting for the assignment (cx_step, coord_fsm.c) */
 	j->fx.fire = f;

@@ -7,17 +7,69 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/trigdata.h"
 #include "supervisor/coord/coord_int.h"
 
 /* ---- manual trigger: trigger/{instanceId} -------------------------------------------------------- */
+
+/* A trigger with a parameter (ipc/trigdata.h): the node read, then deleted at the version read,
+ * and the fire made only when that delete succeeds, so that one node is one fire with the
+ * parameter it held (a node rewritten meanwhile is read again). */
+struct trig {
+	struct cjob *j;
+	char *param;
+};
+
+static void trigger_deleted(void *arg, const struct zkc_res *r)
+{
+	struct trig *t = arg;
+	struct cjob *j = t->j;
+	if (cj_live(j, r->session)) {
+		if (r->rc == ZOK) j->c->h.trigger(j->c->arg, j->name, t->param);
+		else if (r->rc != ZNONODE) zkc_keep_read(j->ops.w_trigger);   /* rewritten meanwhile, or lost: read again */
+	}
+	free(t->param);
+	free(t);
+}
+
+static void trigger_read(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!cj_live(j, r->session) || r->rc == ZNONODE) return;
+	if (r->rc != ZOK) {
+		log_warn("job %s: cannot read its trigger node /%s%s: %s; reading it again", j->name, j->c->ns, r->path,
+		         zerror(r->rc));
+		zkc_keep_read(j->ops.w_trigger);
+		return;
+	}
+	char why[160];
+	struct trig *t = calloc(1, sizeof *t);
+	if (!t) {
+		log_error("job %s: out of memory reading its trigger node; it stays for the next read", j->name);
+		return;
+	}
+	t->j = j;
+	if (trigdata_parse(r->data ? r->data : "", r->data ? (size_t)r->len : 0, &t->param, why, sizeof why) < 0)
+		log_warn("job %s: its trigger node /%s%s holds what is not a trigger's data (%s): it fires once with the "
+		         "job's own jobParameter", j->name, j->c->ns, r->path, why);
+	if (zkc_delete(j->c->z, r->path, r->stat.version, trigger_deleted, t) != ZOK) {
+		free(t->param);
+		free(t);
+	}
+}
 
 static void trigger_known(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
 	if (!cj_live(j, r->session) || r->rc != ZOK) return;
+	if (r->stat.dataLength > 0) {
+		/* ejob's trigger with a parameter: one read more (ElasticJob's are empty) */
+		zkc_get(j->c->z, r->path, NULL, NULL, trigger_read, j);
+		return;
+	}
 	/* ElasticJob's contract: the instance deletes its trigger node and fires once */
 	zkc_delete(j->c->z, r->path, -1, NULL, NULL);
-	j->c->h.trigger(j->c->arg, j->name);
+	j->c->h.trigger(j->c->arg, j->name, NULL);
 }
 
 /* ---- servers/{ip}: ENABLED or DISABLED, as an operator sets it ---------------------------------- */

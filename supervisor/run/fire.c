@@ -40,6 +40,7 @@ struct fire {
 	uint32_t nfires;
 	uint32_t fires_omitted;     /* older ones it stands for too, only counted */
 	int started;                /* an item of it has started (its lateness is counted) */
+	char *param;                /* this fire's jobParameter (a trigger's --parameter); NULL: the job's */
 	fire_t *prev, *next;        /* the fires in progress */
 };
 
@@ -142,6 +143,7 @@ void fire_free(fire_t *f)
 	free(f->job);
 	free(f->task_id);
 	free(f->fires);
+	free(f->param);
 	free(f);
 }
 
@@ -195,7 +197,7 @@ uint32_t fire_submit(fire_t *f, const conf_job_t *j, uint64_t epoch)
 	struct disp_req q = {
 		.frame = {
 			.job = j->name, .kind = kind, .cmd = j->script_command_line, .lib = j->native.library,
-			.sym = j->native.symbol, .job_param = j->job_parameter, .task_id = task, .total = f->total,
+			.sym = j->native.symbol, .job_param = f->param ? f->param : j->job_parameter, .task_id = task, .total = f->total,
 			.fire_id = f->fire_ms, .epoch = epoch,
 		},
 		.timeout_s = (uint32_t)j->timeout_seconds, .max_retries = (uint32_t)j->max_retries,
@@ -354,6 +356,17 @@ uint64_t fire_epoch(const fire_t *f) { return f->epoch; }
 uint64_t fire_started_ns(const fire_t *f) { return f->started_ns; }
 enum event_source fire_source(const fire_t *f) { return f->source; }
 void fire_set_source(fire_t *f, enum event_source s) { f->source = s; }
+
+int fire_set_param(fire_t *f, const char *p)
+{
+	char *c = p ? strdup(p) : NULL;
+	if (p && !c) return -1;
+	free(f->param);
+	f->param = c;
+	return 0;
+}
+
+const char *fire_param(const fire_t *f) { return f->param; }
 
 uint32_t fire_item(const fire_t *f, uint32_t k)
 {

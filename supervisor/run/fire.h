@@ -62,6 +62,10 @@ uint64_t fire_epoch(const fire_t *f);       /* the assignment it ran under (0: n
 uint64_t fire_started_ns(const fire_t *f);  /* CLOCK_MONOTONIC, at fire_new */
 enum event_source fire_source(const fire_t *f);
 void fire_set_source(fire_t *f, enum event_source s);
+/* This fire's jobParameter instead of the job's (a trigger with a parameter: ipc/trigdata.h):
+ * copied; NULL: the job's own. Set before fire_submit. 0, or -1 out of memory (unchanged). */
+int fire_set_param(fire_t *f, const char *p);
+const char *fire_param(const fire_t *f);    /* NULL: the job's own */
 
 /* Its items, before fire_submit: */
 void fire_clear(fire_t *f);                 /* none */

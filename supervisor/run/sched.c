@@ -167,7 +167,8 @@ static void arm_next(struct sched_job *j)
 /* Start one fire through the hook. The job counts as running before the hook is called: a hook
  * may end the fire before it returns (a fire with nothing to run here), and that end must find
  * it running, or the job would look busy for good and every later fire would be a misfire. */
-static int start_fire_ms(struct sched_job *j, int64_t fire_s, int64_t fire_ms, int catch_up, uint32_t missed)
+static int start_fire_ms(struct sched_job *j, int64_t fire_s, int64_t fire_ms, int catch_up, uint32_t missed,
+                         const char *param)
 {
 	sched_t *s = j->s;
 	if (!catch_up) {
@@ -176,7 +177,7 @@ static int start_fire_ms(struct sched_job *j, int64_t fire_s, int64_t fire_ms, i
 	}
 	struct sched_fire_info f = {
 		.job = j->name, .owner = j->owner, .fire_s = fire_s, .fire_ms = fire_ms, .catch_up = catch_up,
-		.missed = missed, .fires_s = j->run_listed, .nfires = j->run_nlisted, .handle = j,
+		.missed = missed, .fires_s = j->run_listed, .nfires = j->run_nlisted, .handle = j, .param = param,
 	};
 	j->running = 1;
 	j->running_since_s = fire_s;
@@ -187,7 +188,7 @@ static int start_fire_ms(struct sched_job *j, int64_t fire_s, int64_t fire_ms, i
 
 static int start_fire(struct sched_job *j, int64_t fire_s, int catch_up, uint32_t missed)
 {
-	return start_fire_ms(j, fire_s, fire_s * 1000, catch_up, missed);
+	return start_fire_ms(j, fire_s, fire_s * 1000, catch_up, missed, NULL);
 }
 
 /* t joins the listed missed times (ascending, no repeats; the oldest goes when full) */
@@ -646,19 +647,33 @@ void sched_fire_missed(sched_t *s, sched_job_t *h)
 	sched_fire_ended(s, h);
 }
 
-int sched_trigger(sched_t *s, const char *job)
+int sched_trigger(sched_t *s, const char *job, const char *param)
 {
 	struct sched_job *j = find(s, job);
 	if (!j || !j->present || s->stopped) return -1;
 	int64_t now_ns = wtimer_now_ns(), now_s = floor_s(now_ns);
+	if (j->running && param) {
+		/* the catch-up stands for every fire missed meanwhile: it runs with the job's parameter */
+		log_warn("job %s: triggered with parameter '%.200s%s' while its previous fire still runs: misfire; %s", j->name,
+		         param, strlen(param) > 200 ? "..." : "", j->misfire ? "its catch-up runs with the job's own "
+		         "jobParameter, not this one (trigger again once the fire has ended)" : "dropped (misfire: false)");
+		skipped(j, now_s, 1, "still_running", "triggered with a parameter while the previous fire still runs "
+		        "(misfire; the parameter is dropped)");
+		note_missed(j, 1, now_s);
+		return 0;
+	}
 	if (j->running) {
 		log_info("job %s: triggered while its previous fire still runs: misfire", j->name);
 		skipped(j, now_s, 1, "still_running", "triggered while the previous fire still runs (misfire)");
 		note_missed(j, 1, now_s);
 		return 0;
 	}
-	log_info("job %s: triggered: a fire now", j->name);
-	if (start_fire_ms(j, now_s, now_ns / 1000000, 0, 0) < 0) note_missed(j, 1, now_s);
+	if (param)
+		log_info("job %s: triggered with parameter '%.200s%s': a fire now, with it as its jobParameter", j->name, param,
+		         strlen(param) > 200 ? "..." : "");
+	else
+		log_info("job %s: triggered: a fire now", j->name);
+	if (start_fire_ms(j, now_s, now_ns / 1000000, 0, 0, param) < 0) note_missed(j, 1, now_s);
 	return 0;
 }
 

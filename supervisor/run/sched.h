@@ -70,6 +70,8 @@ struct sched_fire_info {
 	                             a fire: its own. Valid during start() */
 	uint32_t nfires;
 	sched_job_t *handle;      /* for sched_fire_ended() */
+	const char *param;        /* a trigger's own jobParameter for this fire (valid during start());
+	                             NULL: the job's (every scheduled fire and catch-up) */
 };
 
 struct sched_hooks {
@@ -116,8 +118,10 @@ void sched_fire_missed(sched_t *s, sched_job_t *job);
 
 /* A fire now, outside the cron (a manual trigger; a one-off job's only fires): as a fire that
  * comes at this second (while the previous fire runs, it is a misfire: one catch-up run after it
- * with misfire: true, none with false). 0, or -1 for no such job. */
-int sched_trigger(sched_t *s, const char *job);
+ * with misfire: true, none with false). param (NULL: none) is that fire's jobParameter instead of
+ * the job's; a trigger that misfires loses it (logged at WARN): its catch-up stands for every fire
+ * missed meanwhile, scheduled ones too, and runs with the job's own. 0, or -1 for no such job. */
+int sched_trigger(sched_t *s, const char *job, const char *param);
 
 /* The start hook can run fires of job again (connected, registered): a catch-up run owed for
  * fires that could not start begins now. */
