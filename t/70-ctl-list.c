@@ -97,7 +97,7 @@ static void mk(zhandle_t *zh, const char *path, const char *data, int flags, con
 /* the table's rows split into cells (columns are two or more spaces apart); checks that every
  * cell starts under its header. Returns rows (header first), cells in cell[r][c]. */
 #define MAXR 32
-#define MAXC 10
+#define MAXC 12
 static char cell[MAXR][MAXC][512];
 static int table(const char *text, int *aligned)
 {
@@ -368,12 +368,13 @@ int main(void)
 		is_str(cell[rb][4], "3", "  busy ITEMS");
 		is_str(cell[rb][5], "1", "  busy INSTANCES");
 		is_str(cell[rb][6], "SHARDING_FLAG", "  busy STATUS");
-		is_str(cell[rb][7], "-", "  busy NEXT FIRE");
-		is_str(cell[rb][8], "three sleepy items", "  busy DESCRIPTION");
+		is_str(cell[rb][7], "SHARDING_FLAG", "  busy HEALTH (resharding due)");
+		is_str(cell[rb][9], "-", "  busy NEXT FIRE");
+		is_str(cell[rb][10], "three sleepy items", "  busy DESCRIPTION");
 		is_str(cell[rq][5], "2", "  quiet INSTANCES");
 		is_str(cell[rq][6], "OK", "  quiet STATUS");
 		is_str(cell[ro][6], "CRASHED", "  orphan STATUS");
-		is_str(cell[ro][7], js(tjson_doc(ctl("t70", "jobs", "--json", NULL).out), "jobs.name=orphan.nextFire"),
+		is_str(cell[ro][9], js(tjson_doc(ctl("t70", "jobs", "--json", NULL).out), "jobs.name=orphan.nextFire"),
 		       "  orphan NEXT FIRE");
 	}
 

@@ -10,6 +10,7 @@
 
 #include "tools/ejobctl.h"
 #include "tools/ejobctl_api.h"
+#include "tools/ejobctl_health.h"
 #include "tools/ejobctl_snap.h"
 
 /* every job of the namespace, read; 0 or 1 after a message. only: just that job (checked). */
@@ -145,8 +146,9 @@ static void jobs_usage(FILE *f)
 	        "usage: ejobctl jobs (--zk HOSTS --namespace NS [--digest U:P] | -c FILE) [--json] [--timeout S]\n"
 	        "\n"
 	        "Every job of the namespace: name, type, cron and time zone, items, instances online,\n"
-	        "status as ElasticJob-UI derives it (OK, CRASHED, DISABLED, SHARDING_FLAG), next fire\n"
-	        "(a one-off job, without cron: \"on trigger\"), description.\n");
+	        "status as ElasticJob-UI derives it (OK, CRASHED, DISABLED, SHARDING_FLAG), health from\n"
+	        "the items' last executions (OK, FAILING, LATE, DISABLED, CRASHED, SHARDING_FLAG), last\n"
+	        "success, next fire (a one-off job, without cron: \"on trigger\"), description.\n");
 }
 
 int ejobctl_jobs(int argc, char **argv)
@@ -175,6 +177,8 @@ int ctl_show_jobs(struct ctl *cp)
 	}
 	warnings_stderr(&c, &s);
 	char why[512], iso[64];
+	int64_t now_ms = ctl_now_ms();
+	struct ctl_health h;
 	if (c.json) {
 		struct jw w;
 		jw_begin(&w, c.out);
@@ -200,6 +204,8 @@ int ctl_show_jobs(struct ctl *cp)
 			jw_key(&w, "disabled");
 			if (cf) jw_bool(&w, cf->disabled);
 			else jw_null(&w);
+			ctl_job_health(j, now_ms, &h);
+			ctl_health_json(&w, &h);
 			int64_t next = snap_next_fire(j, iso, sizeof iso);
 			jw_key(&w, "nextFire"), jw_str(&w, next >= 0 ? iso : NULL);
 			jw_key(&w, "nextFireEpoch");
@@ -213,8 +219,8 @@ int ctl_show_jobs(struct ctl *cp)
 		warnings_json(&c, &w, &s);
 		jw_end(&w);
 	} else {
-		struct ctl_table *t = ctl_table_new(9, "JOB", "TYPE", "CRON", "TZ", "ITEMS", "INSTANCES", "STATUS", "NEXT FIRE",
-		                                    "DESCRIPTION");
+		struct ctl_table *t = ctl_table_new(11, "JOB", "TYPE", "CRON", "TZ", "ITEMS", "INSTANCES", "STATUS", "HEALTH",
+		                                    "LAST SUCCESS", "NEXT FIRE", "DESCRIPTION");
 		for (int i = 0; i < s.n; i++) {
 			const struct snap_job *j = &s.j[i];
 			const conf_job_t *cf = j->conf;
@@ -223,9 +229,12 @@ int ctl_show_jobs(struct ctl *cp)
 			snprintf(inst, sizeof inst, "%d", j->ninst);
 			int64_t next = snap_next_fire(j, iso, sizeof iso);
 			int oneoff = cf && !cf->cron;       /* fires only when triggered */
+			char okt[64];
+			ctl_job_health(j, now_ms, &h);
+			if (h.last_success_ms >= 0) snap_time(h.last_success_ms, okt, sizeof okt);
 			ctl_table_row(t, j->name, *j->type ? j->type : NULL, !cf ? "(bad config)" : oneoff ? "(one-off)" : cf->cron,
-			              cf ? cf->time_zone : NULL, cf ? items : NULL, inst, snap_job_status(j, NULL, 0),
-			              next >= 0 ? iso : oneoff ? "on trigger" : NULL,
+			              cf ? cf->time_zone : NULL, cf ? items : NULL, inst, snap_job_status(j, NULL, 0), h.word,
+			              h.last_success_ms >= 0 ? okt : NULL, next >= 0 ? iso : oneoff ? "on trigger" : NULL,
 			              cf && cf->description && *cf->description ? cf->description : NULL);
 		}
 		ctl_table_print(t, c.out);

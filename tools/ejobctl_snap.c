@@ -45,8 +45,8 @@ static void warn(struct snap_job *j, const char *fmt, ...)
 
 enum { A_ROOT, A_CONF, A_INST, A_ALIVE, A_SERV, A_LEADER, A_NECESSARY, A_FQUEUE, A_SHARDING, A_N }; /* per job */
 enum { T_OWNER, T_LIST, T_N };                        /* per item: sharding/{i}/instance, sharding/{i} */
-enum { U_RUNNING, U_FAILOVER, U_FAILOVERING, U_N };  /* per item, stage 3, if listed */
-static const char *const u_name[U_N] = { "running", "failover", "failovering" };
+enum { U_RUNNING, U_FAILOVER, U_FAILOVERING, U_LAST, U_N };  /* per item, stage 3, if listed */
+static const char *const u_name[U_N] = { "running", "failover", "failovering", "last" };
 
 /* a batch whose requests own their paths */
 struct reads {
@@ -327,6 +327,14 @@ static int take_item(struct ctl *c, struct snap_job *j, struct snap_item *it, st
 	it->misfire = listed(ls, "misfire");
 	if (u[U_FAILOVER] && get_opt(c, u[U_FAILOVER], &it->failover, NULL)) return 1;
 	if (u[U_FAILOVERING] && get_opt(c, u[U_FAILOVERING], &it->failovering, NULL)) return 1;
+	d = NULL;
+	if (u[U_LAST] && get_opt(c, u[U_LAST], &d, NULL)) return 1;
+	if (d) {
+		int got = lastrun_parse(d, strlen(d), &it->last);
+		it->has_last = got == 1;
+		if (got < 0) warn(j, "/%s/%s/sharding/%d/last: not a last-execution record (left out)", c->ns, j->name, it->item);
+		free(d);
+	}
 	char name[16];
 	snprintf(name, sizeof name, "%d", it->item);
 	const char *key = name;
@@ -574,7 +582,7 @@ static int current_year(void)
 	return (int)y;
 }
 
-int64_t snap_next_fire(const struct snap_job *j, char *iso, size_t len)
+int64_t snap_fire_after(const struct snap_job *j, int64_t after, char *iso, size_t len)
 {
 	if (len) *iso = 0;
 	if (!j->conf || !j->conf->cron_compiled) return -1;
@@ -586,11 +594,16 @@ int64_t snap_next_fire(const struct snap_job *j, char *iso, size_t len)
 	cron_err_t ce;
 	/* Quartz's year limit of the day, as the supervisor runs it */
 	cron_t *cr = cron_with_max_year(j->conf->cron_compiled, current_year() + 100, &ce);
-	int64_t t = cr ? cron_next(cr, tz, (int64_t)time(NULL)) : -1;
+	int64_t t = cr ? cron_next(cr, tz, after) : -1;
 	if (t >= 0 && len) tz_format_iso(tz, t, iso, len);
 	cron_free(cr);
 	tz_free(own);
 	return t;
+}
+
+int64_t snap_next_fire(const struct snap_job *j, char *iso, size_t len)
+{
+	return snap_fire_after(j, (int64_t)time(NULL), iso, len);
 }
 
 void snap_time(int64_t ms, char *buf, size_t len)

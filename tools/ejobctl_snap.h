@@ -6,7 +6,7 @@
  * What is read (under /{ns}/{job}): the job's node (its type), config (parsed with
  * conf_node_parse), instances/{...} (and each one's data), leader/failover/alive/{...} (ejob's own),
  * servers/{...}, leader/election/instance, leader/sharding/necessary, leader/failover/items/{...}, and
- * sharding/{i}/{instance,running,completed,disabled,misfire,failover,failovering}.
+ * sharding/{i}/{instance,running,completed,disabled,misfire,failover,failovering,last}.
  * Garbage (a config that does not parse, a sharding child that is no number, an instance name
  * without "@-@") is kept out of the derivations and described in the warnings, never fatal. */
 #ifndef EJOB_EJOBCTL_SNAP_H
@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "ipc/lastrun.h"
 #include "tools/ejobctl_zk.h"
 
 struct snap_inst {
@@ -42,6 +43,8 @@ struct snap_item {
 	char *failovering;          /* sharding/{i}/failovering's data, NULL if absent */
 	int queued;                 /* leader/failover/items/{i} exists */
 	int64_t owner_mzxid;        /* sharding/{i}/instance's mzxid */
+	int has_last;               /* sharding/{i}/last holds a record: last is it */
+	struct lastrun last;        /* the item's last execution, as the instance that ran it wrote it */
 };
 
 struct snap_job {
@@ -105,6 +108,8 @@ const char *snap_item_state(const struct snap_item *it);
 /* The next fire time after now (epoch seconds) of the job's cron in its zone (timeZone, else this
  * host's zone); -1 if none (no cron, no config, never again). iso gets it as ISO 8601. */
 int64_t snap_next_fire(const struct snap_job *j, char *iso, size_t len);
+/* The same, the first fire after `after` (epoch seconds). */
+int64_t snap_fire_after(const struct snap_job *j, int64_t after, char *iso, size_t len);
 
 /* Epoch milliseconds as ISO 8601 in this host's zone, to the second. */
 void snap_time(int64_t ms, char *buf, size_t len);

@@ -9,6 +9,7 @@
 
 #include "tools/ejobctl.h"
 #include "tools/ejobctl_api.h"
+#include "tools/ejobctl_health.h"
 #include "tools/ejobctl_snap.h"
 
 static void usage(FILE *f)
@@ -18,7 +19,8 @@ static void usage(FILE *f)
 	        "                      [--json] [--timeout SECONDS]\n"
 	        "\n"
 	        "The job's config summary, status (as ElasticJob-UI derives it), leader, the epoch of the\n"
-	        "assignment in force, and per item: owner instance, state, running since.\n");
+	        "assignment in force, its health, and per item: owner instance, state, running since, and\n"
+	        "its last execution (outcome, when it ended, on which instance, attempt, failures in a row).\n");
 }
 
 /* the item's state for the table: "failover to X", "running, misfire", ... */
@@ -84,6 +86,9 @@ static void print_json(const struct ctl *c, const struct snap_job *j, const int 
 	const char *st = snap_job_status(j, why, sizeof why);
 	jw_key(&w, "status"), jw_str(&w, st);
 	jw_key(&w, "statusReason"), jw_str(&w, *why ? why : NULL);
+	struct ctl_health h;
+	ctl_job_health(j, ctl_now_ms(), &h);
+	ctl_health_json(&w, &h);
 	jw_key(&w, "leader"), jw_str(&w, j->leader);
 	jw_key(&w, "epoch");
 	if (j->epoch) {
@@ -131,6 +136,7 @@ static void print_json(const struct ctl *c, const struct snap_job *j, const int 
 		jw_key(&w, "failover"), jw_str(&w, it->failover);
 		jw_key(&w, "failovering"), jw_str(&w, it->failovering);
 		jw_key(&w, "failoverQueued"), jw_bool(&w, it->queued);
+		ctl_last_json(&w, it);
 		jw_end(&w);
 	}
 	jw_end(&w);
@@ -161,6 +167,15 @@ static void print_table(const struct snap_job *j, const int *only, int nonly)
 	}
 	const char *st = snap_job_status(j, why, sizeof why);
 	printf("status       %s%s%s\n", st, *why ? ": " : "", why);
+	struct ctl_health h;
+	ctl_job_health(j, ctl_now_ms(), &h);
+	printf("health       %s%s%s\n", h.word, *h.why ? ": " : "", h.why);
+	if (h.last_end_ms >= 0) {
+		char a[64], b[64];
+		snap_time(h.last_end_ms, a, sizeof a);
+		if (h.last_success_ms >= 0) snap_time(h.last_success_ms, b, sizeof b);
+		printf("last         %s at %s; last success %s\n", h.last_outcome, a, h.last_success_ms >= 0 ? b : "none known");
+	}
 	const struct snap_inst *li = snap_inst_find(j, j->leader);
 	printf("leader       %s%s\n", j->leader ? j->leader : "none", j->leader && !li ? " (not online)" : "");
 	if (j->epoch) printf("epoch        0x%" PRIx64 "%s\n", j->epoch, j->resharding_due ? " (resharding due)" : "");
@@ -171,7 +186,8 @@ static void print_table(const struct snap_job *j, const int *only, int nonly)
 		if (n >= 0 && (size_t)n < sizeof buf) n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s", i ? ", " : "", j->inst[i].id);
 	printf("instances    %d online%s%s\n", j->ninst, j->ninst ? ": " : "", buf);
 	putchar('\n');
-	struct ctl_table *t = ctl_table_new(4, "ITEM", "OWNER", "STATE", "RUNNING SINCE");
+	struct ctl_table *t = ctl_table_new(9, "ITEM", "OWNER", "STATE", "RUNNING SINCE", "LAST", "ENDED", "ON", "ATTEMPT",
+	                                    "FAILS");
 	for (int k = 0; k < j->nitems; k++) {
 		const struct snap_item *it = &j->items[k];
 		if (!want_item(it->item, only, nonly)) continue;
@@ -180,7 +196,15 @@ static void print_table(const struct snap_job *j, const int *only, int nonly)
 		if (it->owner) snprintf(owner, sizeof owner, "%s%s", it->owner, it->owner_online ? "" : " (offline)");
 		state_text(it, state, sizeof state);
 		if (it->running) snap_time(it->running_since_ms, since, sizeof since);
-		ctl_table_row(t, item, it->owner ? owner : NULL, state, it->running ? since : NULL);
+		char ended[64] = "", att[16] = "", fails[16] = "";
+		const struct lastrun *l = it->has_last ? &it->last : NULL;
+		if (l) {
+			snap_time((int64_t)l->end_ms, ended, sizeof ended);
+			snprintf(att, sizeof att, "%" PRIu32, l->attempt);
+			snprintf(fails, sizeof fails, "%" PRIu32, l->failures);
+		}
+		ctl_table_row(t, item, it->owner ? owner : NULL, state, it->running ? since : NULL, l ? l->outcome : NULL,
+		              l ? ended : NULL, l ? l->instance : NULL, l ? att : NULL, l ? fails : NULL);
 	}
 	ctl_table_print(t, stdout);
 }

@@ -308,6 +308,7 @@ static void job_free(struct cjob *j)
 	cj_config_free(j);
 	cj_lead_free(j);
 	cj_assign_free(j);
+	cj_last_free(j);
 	cx_running_free(j);
 	cj_shard_free(j);
 	cf_free(j);

@@ -82,14 +82,16 @@ static void item_read(struct cjob *j, const struct zkc_res *r)
 {
 	uint32_t i = r->item;
 	if (r->rc != ZOK || i >= j->as.total || !j->as.have) return;
-	int was = j->as.disabled[i];
+	int was = j->as.disabled[i], last = 0;
 	j->as.completed[i] = 0;
 	j->as.disabled[i] = 0;
 	for (int k = 0; k < r->nchildren; k++) {
+		if (!strcmp(r->children[k], "last")) last = 1;
 		if (!strcmp(r->children[k], "completed")) j->as.completed[i] = 1;
 		if (!strcmp(r->children[k], "disabled")) j->as.disabled[i] = 1;
 		if (!strcmp(r->children[k], "misfire")) cx_misfire_found(j, i);   /* flagged before it came here */
 	}
+	cx_last_listed(j, i, last);     /* read before any fire's running multi: answered first */
 	if (was != j->as.disabled[i])
 		log_info("job %s: item %" PRIu32 " is %s (sharding/%" PRIu32 "/disabled)", j->name, i,
 		         j->as.disabled[i] ? "disabled" : "enabled again", i);

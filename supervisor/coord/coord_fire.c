@@ -46,6 +46,7 @@ void cx_free(struct cfire *f)
 	free(f->unrun);
 	free(f->crashed);
 	free(f->gw);
+	free(f->last);
 	free(f);
 }
 
@@ -94,6 +95,7 @@ struct cfire *cx_side_run(struct cjob *j, uint32_t item)
 	j->fx.side_ms = ms;
 	f->failover = 1;
 	f->state = F_START;                 /* its caller writes its running node (cx_step, coord_fsm.c) */
+	cx_last_learn(j, item);             /* the record before (the crashed owner's): answered first */
 	fire_set_source(f->fire, EVS_FAILOVER);   /* a misfire's run again says MISFIRE (coord_running.c) */
 	fire_add(f->fire, item);
 	f->next = j->fx.side;
@@ -397,6 +399,7 @@ static void flush_fire(struct cfire *f)
 			                 (int)strlen(id), 0);
 			f->gw[it] = 1;
 		}
+		cx_last_op(m, f, it);   /* its last execution: one op more in the same multi (coord_last.c) */
 	}
 	f->flushing = (int)f->npending;
 	if (zkc_multi_share(j->c->z, m, completed_written, f) != ZOK) {
@@ -436,14 +439,17 @@ static void completed_written(void *arg, const struct zkc_res *r)
 			else if (f->gw)
 				zkc_create(j->c->z, cj_path(j, p, "/guarantee/once/%" PRIu64 "/completed/%" PRIu32, fire_id(f->fire), it), id,
 				           (int)strlen(id), 0, NULL, NULL);
+			cx_last_one(f, it);
 			if (fire_end_of(f->fire, it) != FIRE_OK) continue;
 			zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), -1, NULL, NULL);
 			zkc_create(j->c->z, p, id, (int)strlen(id), 0, NULL, NULL);
 			cj_set_completed(j, it, 1);
 		}
 	} else if (r->rc == ZOK)
-		for (uint32_t i = 0; i < n; i++)
+		for (uint32_t i = 0; i < n; i++) {
 			if (fire_end_of(f->fire, f->pending[i]) == FIRE_OK) cj_set_completed(j, f->pending[i], 1);
+			cx_last_written(f, f->pending[i]);
+		}
 	memmove(f->pending, f->pending + n, (f->npending - n) * sizeof *f->pending);
 	f->npending -= n;
 	f->flushed += n;
@@ -494,6 +500,7 @@ static void zk_item_ended(fire_t *t, uint32_t item, const struct disp_outcome *o
 		if (f->conf->failover && !f->misfire_run) fire_end_item(t, item, FIRE_HANDED_OVER);
 		else cx_cut_note(f, item);
 	}
+	cx_last_ended(f, item, o);
 	if (!f->npending) f->pending_since_ns = wait_now_ns();
 	f->pending[f->npending++] = item;
 	/* completions that end close together go in one multi: write when the loop is idle */

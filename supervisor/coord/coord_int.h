@@ -15,6 +15,7 @@
  *   coord_check.c     the clock against ZooKeeper's; the leader's reconcile
  *   coord_ops.c       the operator's nodes: trigger, servers/{ip}, instances/{id} deleted
  *   coord_listen.c    the per-instance listeners of a fire (before, after)
+ *   coord_last.c      each item's last execution record (sharding/{i}/last), in the completion multi
  *   coord_once.c      afterAll: once per fire across the cluster (guarantee/once/{fireId})
  *   coord_barrier.c   beforeAll: once per fire across the cluster, before any item runs */
 #ifndef EJOB_COORD_INT_H
@@ -122,6 +123,13 @@ struct cj_failover {            /* coord_failover.c */
 	struct alive_wait *alive;   /* leader: shut instances whose session's end it waits for (list) */
 };
 
+struct cj_last {                /* coord_last.c: what the last records of the items say (sharding/{i}/last) */
+	uint32_t n;                 /* the arrays' size: the assignment's total when they were made */
+	uint8_t *known;             /* [n]: the node is there, not there, or not known */
+	uint32_t *fails;            /* [n]: its consecutive failures */
+	uint64_t *ok_ms;            /* [n]: its last success's end (0: none known) */
+};
+
 /* Why a job is no longer run here (cj_ops.left): it left as the supervisor stops or drains. */
 enum cj_left { CJ_STAYS = 0, CJ_LEFT_STOP, CJ_LEFT_DRAIN };
 
@@ -164,6 +172,7 @@ struct cjob {                   /* coord.c: a job of the config, and what each c
 	struct cj_failover fo;
 	struct cj_ops ops;
 	struct cj_check chk;
+	struct cj_last last;
 	struct once *once;          /* coord_once.c: fires whose afterAll this instance waits on (list) */
 	uint64_t once_seq;          /* coord_once.c: fires waited on so far (their bound) */
 };
@@ -203,6 +212,8 @@ struct cfire {
 	int norunning;              /* its items' running nodes were never written (cx_left_before_run) */
 	uint32_t ncut;              /* items of it stopped by our leaving with failover off (cx_end says them) */
 	char cut[96];               /* their numbers, as far as they fit */
+	struct cx_rec *last;        /* [total]: how each item ended here, for its last record (coord_last.c);
+	                               NULL until one ends */
 	uint8_t *gw;                /* [total], with afterAll: the item's guarantee/once completed node
 	                               goes in its completion multi (cx_once_begin); NULL: not */
 };
@@ -385,6 +396,16 @@ void cl_lease_tick(coord_t *c, uint64_t now_ns);
 /* coord_shard.c */
 void cj_shard_now(struct cjob *j);              /* the leader: shard at once (once at a time) */
 void cj_shard_free(struct cjob *j);             /* what it remembers of the servers */
+
+/* coord_last.c: each item's last execution record */
+struct disp_outcome;
+void cx_last_listed(struct cjob *j, uint32_t i, int listed);   /* an item of ours: sharding/{i} has "last" */
+void cx_last_learn(struct cjob *j, uint32_t i);    /* read its record (a take), before its running node */
+void cx_last_ended(struct cfire *f, uint32_t item, const struct disp_outcome *o);   /* how it ended */
+void cx_last_op(zkc_multi_t *m, struct cfire *f, uint32_t it);   /* its record, as an op of the multi */
+void cx_last_written(struct cfire *f, uint32_t it);   /* the multi succeeded */
+void cx_last_one(struct cfire *f, uint32_t it);      /* the multi failed: written alone */
+void cj_last_free(struct cjob *j);
 
 /* coord_assign.c: the assignment in force */
 void cj_root_type(struct cjob *j, const char *data, int len);   /* coord_config.c: the root node read */
