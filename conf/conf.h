@@ -164,6 +164,15 @@ typedef struct conf_supervisor {
 	/* metrics: the HTTP endpoint's address, "IPv4:PORT" or "[IPv6]:PORT" (/metrics, /healthz,
 	 * /status: supervisor/obs/metrics.c); NULL: none */
 	const char *metrics;
+	/* labels: the jobs of the namespace this supervisor adopts (a config node's label is one of
+	 * them; "*": any), besides its file's; none: it runs its file's jobs only (coord_adopt.c) */
+	size_t n_labels;
+	const char *const *labels;
+	/* allowedCommands: fnmatch(3) globs (FNM_PATHNAME) on the resolved path of the program an
+	 * adopted job runs (script.command.line's first word, listener commands, a native library);
+	 * none: an adopted job that runs a program of this machine is refused */
+	size_t n_allowed_commands;
+	const char *const *allowed_commands;
 } conf_supervisor_t;
 
 /* An address to listen on, "IPv4:PORT" or "[IPv6]:PORT" (port 1-65535), as supervisor.metrics
@@ -438,8 +447,6 @@ int conf_job_concurrency(const conf_job_t *j);
  *   the ejob.listener.* props);
  * - a non-empty jobExtraConfigurations: ElasticJob's per-job extras (its tracing) are published
  *   for its tools; ejob's tracing is the file's tracing: section;
- * - label: ElasticJob's instances read it; this version runs the jobs of its file whatever their
- *   label;
  * - an http job's http.data with a method that sends no body (GET, HEAD, OPTIONS, TRACE): it
  *   is not sent, as ElasticJob does not send it.
  * Fills out[] in that order and returns how many (0-CONF_UNACTED_MAX). Pure: no I/O. The caller

@@ -24,11 +24,11 @@ static const char *const rc_keys[R_N] = {
 };
 
 enum { S_WORKERS, S_IP, S_LOGLEVEL, S_SOCKET, S_UIDS, S_GIDS, S_SHUTDOWN, S_KILL, S_OUTLINES, S_OUTBYTES,
-       S_HISTORY, S_METRICS, S_N };
+       S_HISTORY, S_METRICS, S_LABELS, S_ALLOWED, S_N };
 static const char *const sup_keys[S_N] = {
 	"workers", "ip", "logLevel", "attachSocket", "attachAllowUids", "attachAllowGids",
 	"shutdownGraceSeconds", "killGraceSeconds", "scriptOutputMaxLines", "scriptOutputMaxBytes",
-	"history", "metrics",
+	"history", "metrics", "labels", "allowedCommands",
 };
 enum { TR_TYPE, TR_URL, TR_USER, TR_PASSWORD, TR_SPOOLDIR, TR_SPOOLMAX, TR_N };
 static const char *const tracing_keys[TR_N] = { "type", "url", "username", "password", "spoolDir", "spoolMaxBytes" };
@@ -348,6 +348,42 @@ static void load_history(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tnode
 		(*errors)++;
 }
 
+/* supervisor.labels, supervisor.allowedCommands: a list of non-empty strings (an empty list is no
+ * list: nothing adopted, nothing allowed) */
+static void load_strings(conf_ctx_t *cx, const conf_tnode_t *v, const conf_tnode_t *at, const char *key,
+                         const char *example, const char *const **out, size_t *nout, int *errors)
+{
+	char p[512];
+	if (!v || conf_is_null(v)) return;
+	if (v->kind != CONF_TN_SEQ) {
+		conf_err(cx, at, key, "must be a list of strings, e.g. %s (got %s)", example, conf_kind_name(v));
+		(*errors)++;
+		return;
+	}
+	const char **l = conf_arena_alloc(cx->out, (v->n + 1) * sizeof *l);
+	if (!l) return;
+	size_t n = 0;
+	for (size_t i = 0; i < v->n; i++) {
+		const conf_tnode_t *it = v->kids[i];
+		conf_path_index(p, sizeof p, key, i);
+		if (!conf_visit(cx, it)) return;
+		const char *s;
+		if (it->kind != CONF_TN_SCALAR || conf_is_null(it)) {
+			conf_err(cx, it, p, "must be a string, e.g. %s (got %s)", example, conf_kind_name(it));
+			(*errors)++;
+		} else if (conf_get_str(cx, it, NULL, p, &s) < 0) {
+			(*errors)++;
+		} else if (!*s) {
+			conf_err(cx, it, p, "must not be empty");
+			(*errors)++;
+		} else {
+			l[n++] = s;
+		}
+	}
+	*out = l;
+	*nout = n;
+}
+
 static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tnode_t *map,
                             conf_supervisor_t *s, int *errors)
 {
@@ -441,6 +477,17 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tn
 			(*errors)++;
 	}
 	load_history(cx, keys[S_HISTORY], v[S_HISTORY], s, errors);
+	load_strings(cx, v[S_LABELS], keys[S_LABELS], "supervisor.labels", "[etl, eu-west] (\"*\": any label)",
+	             &s->labels, &s->n_labels, errors);
+	load_strings(cx, v[S_ALLOWED], keys[S_ALLOWED], "supervisor.allowedCommands", "[\"/opt/jobs/*\"]",
+	             &s->allowed_commands, &s->n_allowed_commands, errors);
+	for (size_t i = 0; i < s->n_allowed_commands; i++) {
+		if (s->allowed_commands[i][0] == '/') continue;
+		conf_path_index(p, sizeof p, "supervisor.allowedCommands", i);
+		conf_err(cx, v[S_ALLOWED]->kids[i], p, "must be a glob on an absolute path (the program as the worker "
+		         "resolves it), e.g. \"/opt/jobs/*\" (got '%s')", s->allowed_commands[i]);
+		(*errors)++;
+	}
 
 	saved = NULL;
 	n = pick(cx, v[S_METRICS], o ? o->metrics : NULL, &tmp, &saved);

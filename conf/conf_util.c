@@ -224,13 +224,6 @@ size_t conf_job_unacted(const conf_job_t *j, conf_unacted_t out[CONF_UNACTED_MAX
 		         "job of the supervisor");
 		n++;
 	}
-	if (j->label) {
-		out[n].key = "label";
-		snprintf(out[n].text, sizeof out[n].text,
-		         "not acted on by this version of ejob (published for ElasticJob's instances, which match it against "
-		         "their own): a supervisor runs the jobs of its file whatever their label");
-		n++;
-	}
 	if (j->type == CONF_JOB_HTTP && j->http.data && !conf_http_sends_data(j->http.method)) {
 		out[n].key = "props.http.data";
 		snprintf(out[n].text, sizeof out[n].text,

@@ -165,6 +165,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 		/* the namespace, before any job's registration (answered in order): a new namespace would
 		 * refuse every new job's multi (coord_reg.c) */
 		if (new_session) zkc_create(c->z, "", "", 0, 0, NULL, NULL);
+		if (new_session) ca_session(c);
 		for (size_t i = 0; i < c->n; i++) {
 			struct cjob *j = c->jobs[i];
 			if (new_session) session_new(j);
@@ -322,6 +323,7 @@ void coord_free(coord_t *c)
 	if (!c) return;
 	c->closing = 1;
 	ev_idle_stop(c->loop, &c->flush_w);
+	ca_free(c);
 	zkc_free(c->z);
 	for (size_t i = 0; i < c->n; i++) {
 		cx_fires_free(c->jobs[i]);
@@ -360,7 +362,7 @@ void cj_retired(struct cjob *j)
 	log_info("job %s: removed from the configuration: it has left the cluster here", j->name);
 }
 
-static void retire(struct cjob *j)
+void cj_retire(struct cjob *j)
 {
 	/* a private copy of the config in force: the file's goes with the old configuration */
 	j->local = cj_node_pin(j);
@@ -374,6 +376,31 @@ static void retire(struct cjob *j)
 	else j->retire_zk = 1;
 }
 
+struct cjob *cj_add(coord_t *c, const char *name)
+{
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 16;
+		struct cjob **v = realloc(c->jobs, nc * sizeof *v);
+		if (!v) return NULL;
+		c->jobs = v;
+		c->cap = nc;
+	}
+	struct cjob *j = calloc(1, sizeof *j);
+	if (!j || !(j->name = strdup(name))) {
+		free(j);
+		return NULL;
+	}
+	j->c = c;
+	j->gone = 1;
+	c->jobs[c->n++] = j;
+	/* a job a reload (or adoption) brings to a drained supervisor stays out, as the others */
+	if (c->drained) {
+		j->ops.shut = 1;
+		j->ops.left = CJ_LEFT_DRAIN;
+	}
+	return j;
+}
+
 int coord_set_jobs(coord_t *c, const conf_t *conf)
 {
 	c->kill_grace_s = (uint32_t)conf->supervisor.kill_grace_seconds;
@@ -381,27 +408,12 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 	for (size_t i = 0; i < conf->n_jobs; i++) {
 		const conf_job_t *cj = &conf->jobs[i];
 		struct cjob *j = cj_find(c, cj->name);
-		if (!j) {
-			if (c->n == c->cap) {
-				size_t nc = c->cap ? c->cap * 2 : 16;
-				struct cjob **v = realloc(c->jobs, nc * sizeof *v);
-				if (!v) return -1;
-				c->jobs = v;
-				c->cap = nc;
-			}
-			j = calloc(1, sizeof *j);
-			if (!j || !(j->name = strdup(cj->name))) {
-				free(j);
-				return -1;
-			}
-			j->c = c;
-			j->gone = 1;
-			c->jobs[c->n++] = j;
-			/* a job a reload brings to a drained supervisor stays out, as the others */
-			if (c->drained) {
-				j->ops.shut = 1;
-				j->ops.left = CJ_LEFT_DRAIN;
-			}
+		if (!j && !(j = cj_add(c, cj->name))) return -1;
+		if (j->adopt.on) {
+			/* adopted, and now in the file: the file's rules from now on (its node stays in force
+			 * unless the file says overwrite: true) */
+			log_info("job %s: now in the file: no longer adopted by its label", j->name);
+			j->adopt.on = j->adopt.refused = 0;
 		}
 		j->seen = 1;
 		/* the file's config before this load: none for a new job (or one back after a removal) */
@@ -434,8 +446,9 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 		c->h.job_conf(c->arg, j->name, cj_conf(j), j);
 	}
 	for (size_t i = 0; i < c->n; i++)
-		if (!c->jobs[i]->seen && !c->jobs[i]->gone) retire(c->jobs[i]);
-	return 0;
+		if (!c->jobs[i]->seen && !c->jobs[i]->gone && !c->jobs[i]->adopt.on) cj_retire(c->jobs[i]);
+	/* the labels may have changed, and a job that left the file may be adopted now */
+	return ca_set(c, conf);
 }
 
 void coord_tick(coord_t *c, uint64_t now_ns)

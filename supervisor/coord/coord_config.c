@@ -124,7 +124,7 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched, int 
 	size_t nk = conf_job_diff(j->local ? j->local : old, cj, keys, 8);
 	char list[300] = "";
 	nk = cj_keys_list(keys, nk, list, sizeof list);
-	if (!watched && nk)
+	if (!watched && nk && j->local)
 		log_warn("job %s: the config node %s is in force; the file's %s %s not (overwrite: false: set overwrite: true "
 		         "to publish the file, or change the node)", j->name, path, list, nk == 1 ? "is" : "are");
 	else if (j->local && j->local->overwrite && nk)
@@ -145,6 +145,7 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched, int 
 	if (!j->gone) j->c->h.job_conf(j->c->arg, j->name, cj, j);
 	if (j->cfg.node) conf_job_free(j->cfg.node);
 	j->cfg.node = cj;
+	if (j->adopt.on) ca_verdict(j);
 	if (!watched) return 0;
 	char p[CJ_PATH_MAX];
 	/* any instance may raise the flag, as in ElasticJob */

@@ -279,7 +279,8 @@ static void fire_refused(struct cjob *j, const struct sched_fire_info *fi, const
 	vsnprintf(why, sizeof why, fmt, ap);
 	va_end(ap);
 	int64_t ms = fi->fire_s * 1000;
-	int chosen = !strcmp(cause, "disabled") || !strcmp(cause, "shut") || !strcmp(cause, "left");
+	int chosen = !strcmp(cause, "disabled") || !strcmp(cause, "shut") || !strcmp(cause, "left") ||
+	             !strcmp(cause, "not_allowed");
 	if (!log_cause(&j->fx.fire_cause, LL_WARN, cause, "job %s: %sfire %" PRId64 " does not run here: %s%s", j->name,
 	               fi->catch_up ? "catch-up " : "", ms, why, chosen ? " (said once; fires go on being skipped)" : ""))
 		log_msg(chosen ? LL_DEBUG : LL_INFO, "job %s: %sfire %" PRId64 " does not run here: %s", j->name,
@@ -301,6 +302,11 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	if (j->ops.shut) {
 		fire_refused(j, fi, "shut", "the job is shut down on this instance (its instances/%s node was deleted) "
 		             "until the supervisor restarts", c->id);
+		return 1;
+	}
+	if (j->adopt.refused) {
+		/* supervisor.allowedCommands: decided when the config was taken (coord_adopt.c) */
+		fire_refused(j, fi, "not_allowed", "%s", j->adopt.why);
 		return 1;
 	}
 	if (!j->chk.clock_known && cj->max_time_diff_seconds >= 0 && zkc_state(c->z) == ZKC_CONNECTED) {

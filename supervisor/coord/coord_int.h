@@ -17,7 +17,9 @@
  *   coord_listen.c    the per-instance listeners of a fire (before, after)
  *   coord_last.c      each item's last execution record (sharding/{i}/last), in the completion multi
  *   coord_once.c      afterAll: once per fire across the cluster (guarantee/once/{fireId})
- *   coord_barrier.c   beforeAll: once per fire across the cluster, before any item runs */
+ *   coord_barrier.c   beforeAll: once per fire across the cluster, before any item runs
+ *   coord_adopt.c     jobs of the namespace adopted by their label (supervisor.labels), and what
+ *                     supervisor.allowedCommands lets them run */
 #ifndef EJOB_COORD_INT_H
 #define EJOB_COORD_INT_H
 
@@ -130,6 +132,12 @@ struct cj_last {                /* coord_last.c: what the last records of the it
 	uint64_t *ok_ms;            /* [n]: its last success's end (0: none known) */
 };
 
+struct cj_adopt {               /* coord_adopt.c: a job not in the file, adopted by its label */
+	int on;                     /* adopted: its config is its node's alone (local NULL, cfg.node set) */
+	int refused;                /* a program it runs is outside supervisor.allowedCommands: no fire runs */
+	char why[400];              /* what is refused, for the WARN and the fire_skipped event */
+};
+
 /* Why a job is no longer run here (cj_ops.left): it left as the supervisor stops or drains. */
 enum cj_left { CJ_STAYS = 0, CJ_LEFT_STOP, CJ_LEFT_DRAIN };
 
@@ -156,7 +164,8 @@ struct cj_check {               /* coord_check.c: the clock, the leader's reconc
 struct cjob {                   /* coord.c: a job of the config, and what each concern keeps of it */
 	coord_t *c;
 	char *name;
-	const conf_job_t *local;    /* from the file (valid until the next coord_set_jobs) */
+	const conf_job_t *local;    /* from the file (valid until the next coord_set_jobs); NULL for an
+	                               adopted job (adopt.on): it has no file, its node is its config */
 	const conf_t *file;         /* the file's config local is of (a fire holds it: conf_hold) */
 	int gone;                   /* removed from the config */
 	int retiring;               /* removed: its alive node goes once its running fires have ended */
@@ -173,6 +182,7 @@ struct cjob {                   /* coord.c: a job of the config, and what each c
 	struct cj_ops ops;
 	struct cj_check chk;
 	struct cj_last last;
+	struct cj_adopt adopt;
 	struct once *once;          /* coord_once.c: fires whose afterAll this instance waits on (list) */
 	uint64_t once_seq;          /* coord_once.c: fires waited on so far (their bound) */
 };
@@ -261,6 +271,7 @@ struct coord {
 	uint64_t failovers;         /* coord_failover.c: items of a crashed instance taken here */
 	uint64_t misfires;          /* coord_running.c: items found still running at their next fire */
 	struct listen *listen;      /* coord_listen.c: the listener commands running (listen.h) */
+	struct adopt *adopt;        /* coord_adopt.c: the namespace's jobs by label (NULL: no labels) */
 	ev_idle flush_w;
 };
 
@@ -351,6 +362,24 @@ zkc_keep_t *cj_keep(struct cjob *j, zkc_keep_t **slot, enum zkc_keep_kind kind, 
                     zkc_cb cb);
 zkc_keep_t **cj_keep_at(zkc_keep_t ***v, uint32_t *n, uint32_t i);   /* slot i of a growing array (NULL: no memory) */
 void cj_keeps_free(zkc_keep_t **v, uint32_t n);                        /* each freed, its slot NULL */
+
+struct cjob *cj_add(coord_t *c, const char *name);   /* a new slot of the job table (gone), or NULL */
+void cj_retire(struct cjob *j);                  /* the job leaves this instance (removed from the file) */
+
+/* coord_adopt.c: jobs adopted by their label */
+int ca_set(coord_t *c, const conf_t *conf);      /* supervisor.labels, allowedCommands (start, reload) */
+void ca_session(coord_t *c);                     /* a new session: the namespace and the jobs watched again */
+void ca_verdict(struct cjob *j);                 /* an adopted job's config taken: allowedCommands' verdict */
+void ca_free(coord_t *c);
+
+struct cjob *cj_add(coord_t *c, const char *name);   /* a new slot of the job table (gone), or NULL */
+void cj_retire(struct cjob *j);                  /* the job leaves this instance (removed from the file) */
+
+/* coord_adopt.c: jobs adopted by their label */
+int ca_set(coord_t *c, const conf_t *conf);      /* supervisor.labels, allowedCommands (start, reload) */
+void ca_session(coord_t *c);                     /* a new session: the namespace and the jobs watched again */
+void ca_verdict(struct cjob *j);                 /* an adopted job's config taken: allowedCommands' verdict */
+void ca_free(coord_t *c);
 
 /* coord_reg.c: registration in each session */
 void cj_reg_start(struct cjob *j);              /* register (once at a time); its end arms the watches */

@@ -281,13 +281,19 @@ static void config_read(void *arg, const struct zkc_res *r)
 	}
 	char p[CJ_PATH_MAX];
 	cj_path(j, p, "/config");
-	if (r->rc == ZOK && !(j->local->overwrite && j->reg.publish)) {
+	if (r->rc == ZOK && !(j->local && j->local->overwrite && j->reg.publish)) {
 		cj_take_node(j, r->data, (size_t)(r->len > 0 ? r->len : 0), 0, r->stat.version);
 		reg_join(j);
 		return;
 	}
 	if (r->rc != ZOK && r->rc != ZNONODE) {
 		say_rc(j, "reading its config", p, r->rc);
+		reg_failed(j);
+		return;
+	}
+	if (!j->local) {
+		/* adopted, and its node deleted meanwhile: never written back from here (the
+		 * namespace's watch retires the job, coord_adopt.c) */
 		reg_failed(j);
 		return;
 	}
@@ -335,7 +341,8 @@ static void reg_dirs(struct cjob *j)
 		return;
 	}
 	group_create(g, "", "", 0);
-	group_create(g, cj_path(j, p, "%s", ""), type_string(j->local), 0);
+	/* an adopted job's root is its writer's: a job deleted meanwhile is not made again here */
+	if (j->local) group_create(g, cj_path(j, p, "%s", ""), type_string(j->local), 0);
 	for (size_t i = 0; i < sizeof job_dirs / sizeof job_dirs[0]; i++) group_create(g, cj_path(j, p, "%s", job_dirs[i]), "", 0);
 	group_go(g);
 }
@@ -419,13 +426,14 @@ static void dirs_known(void *arg, const struct zkc_res *r)
 	/* trigger is the last of them made, in one batch the server takes in order (or in one multi):
 	 * there, all of them are (a restart's case: 1 request instead of 12) */
 	if (r->rc == ZOK) reg_config(j);
-	else if (r->rc == ZNONODE) reg_fresh(j);
+	else if (r->rc == ZNONODE && j->local) reg_fresh(j);
 	else reg_dirs(j);
 }
 
 void cj_reg_start(struct cjob *j)
 {
-	if (j->reg.busy || j->gone || j->ops.shut) return;
+	/* an adopted job refused by allowedCommands takes no item here: it does not register */
+	if (j->reg.busy || j->gone || j->ops.shut || j->adopt.refused) return;
 	j->reg.busy = 1;
 	cj_lead_session(j);     /* not the leader until elected in this registration */
 	char p[CJ_PATH_MAX];

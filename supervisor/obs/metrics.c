@@ -20,7 +20,7 @@
  * the label is bounded; anything else is "other" */
 static const char *const skip_reasons[] = {
 	"disabled", "shut", "not_connected", "not_registered", "no_assignment", "running_nodes", "still_running",
-	"late", "clock", "clock_unknown", "listener", "other",
+	"late", "clock", "clock_unknown", "listener", "not_allowed", "other",
 };
 #define NSKIP (sizeof skip_reasons / sizeof skip_reasons[0])
 
