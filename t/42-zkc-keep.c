@@ -146,6 +146,14 @@ static int expect(const char *want, const char *name)
 	return is_str(next_line(5000), want, "%s", name);
 }
 
+/* The same after a server (re)start: a loaded machine's JVM may take its time to answer, and the
+ * client's attempt that reached it too early waits out its read timeout before the next one (CI
+ * saw 5.9 s). The line must still be the next one. */
+static int expect_reconnect(const char *want, const char *name)
+{
+	return is_str(next_line(30000), want, "%s", name);
+}
+
 /* Nothing came before the end of a sync. */
 static int quiet(const char *name)
 {
@@ -180,7 +188,7 @@ static void test_first_connect(struct tzk_server *zk, zhandle_t *zh)
 	say("inflight 0");
 	expect("inflight id=0 n=1", "  in zkc (the window's queue), not failed with the attempts to connect");
 	if (tzk_restart(zk, 30000) < 0) BAIL_OUT("cannot start the server again");
-	if (!expect("state connected new=1", "the server up: the probe connects")) BAIL_OUT("the probe did not connect");
+	if (!expect_reconnect("state connected new=1", "the server up: the probe connects")) BAIL_OUT("the probe did not connect");
 	expect("answer keep=0 item=0 event=0 rc=0 ver=0 data=v0", "  the read goes and is answered");
 	say("free 0");
 	expect("free id=0", "  (freed)");
@@ -361,7 +369,7 @@ static void test_lost_read(struct tzk_server *zk, zhandle_t *zh)
 	tzk_stop(zk, SIGKILL, 5000);
 	expect("state connecting", "the server killed: the connection is lost");
 	if (tzk_restart(zk, 30000) < 0) BAIL_OUT("cannot restart the server");
-	expect("state connected new=0", "it restarts: connected again, same session");
+	expect_reconnect("state connected new=0", "it restarts: connected again, same session");
 	expect("answer keep=2 item=8 event=0 rc=0 ver=1 data=v6", "  the lost read was sent again and answered");
 	note("server down and back in %llums", (unsigned long long)(tlib_now_ms() - t0));
 	if (!tzk_wait_state(zh, ZOO_CONNECTED_STATE, 10000)) BAIL_OUT("the test's own client did not reconnect");
@@ -538,7 +546,7 @@ static void test_expiry(struct tzk_server *zk, zhandle_t *zh)
 	is_int(ended, 0, "its session taken over and closed while the probe was stopped");
 	expect("state connecting", "  the probe loses its connection");
 	expect("state expired", "  is told its session expired");
-	expect("state connected new=1", "  and has a new one");
+	expect_reconnect("state connected new=1", "  and has a new one");
 	uint64_t back = tlib_now_ms() - t0;
 	ok(back < HELD_MS - 500, "  %llums after the held read was sent: before its answer comes (%dms)",
 	   (unsigned long long)back, HELD_MS);
