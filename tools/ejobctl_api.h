@@ -9,6 +9,8 @@
 #define EJOB_EJOBCTL_API_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "tools/ejobctl_zk.h"
 
@@ -17,6 +19,11 @@
 int ctl_show_jobs(struct ctl *c);
 int ctl_show_servers(struct ctl *c, const char *job, const char *server);
 int ctl_show_instances(struct ctl *c, const char *job, const char *instance);
+/* jobs --json's document on out: the jobs (sorted by name), the namespace's children without a
+ * config node (extra), health judged at now_ms. What ctl_show_jobs prints, and serve's model. */
+struct snap_job;
+void ctl_jobs_json(const struct ctl *c, FILE *out, const struct snap_job *const *jobs, int n, char *const *extra,
+                   int nextra, int64_t now_ms);
 
 /* tools/ejobctl_status.c: status JOB [ITEM...] (nonly 0: every item) */
 int ctl_show_status(struct ctl *c, const char *job, const int *only, int nonly);

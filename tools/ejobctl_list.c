@@ -164,6 +164,60 @@ int ejobctl_jobs(int argc, char **argv)
 	return ctl_show_jobs(&c);
 }
 
+/* jobs --json's document (serve's model renders it too: tools/ejobctl_model.c) */
+void ctl_jobs_json(const struct ctl *c, FILE *out, const struct snap_job *const *jobs, int n, char *const *extra,
+                   int nextra, int64_t now_ms)
+{
+	char why[512], iso[64];
+	struct ctl_health h;
+	struct jw w;
+	jw_begin(&w, out);
+	jw_obj(&w);
+	jw_key(&w, "namespace"), jw_str(&w, c->ns);
+	jw_key(&w, "jobs"), jw_arr(&w);
+	for (int i = 0; i < n; i++) {
+		const struct snap_job *j = jobs[i];
+		const conf_job_t *cf = j->conf;
+		jw_obj(&w);
+		jw_key(&w, "name"), jw_str(&w, j->name);
+		jw_key(&w, "type"), jw_str(&w, *j->type ? j->type : NULL);
+		jw_key(&w, "cron"), jw_str(&w, cf ? cf->cron : NULL);
+		jw_key(&w, "timeZone"), jw_str(&w, cf ? cf->time_zone : NULL);
+		jw_key(&w, "shardingTotalCount");
+		if (cf) jw_int(&w, cf->sharding_total_count);
+		else jw_null(&w);
+		jw_key(&w, "instanceCount"), jw_int(&w, j->ninst);
+		jw_key(&w, "status"), jw_str(&w, snap_job_status(j, why, sizeof why));
+		jw_key(&w, "statusReason"), jw_str(&w, *why ? why : NULL);
+		jw_key(&w, "leader"), jw_str(&w, j->leader);
+		jw_key(&w, "reshardingDue"), jw_bool(&w, j->resharding_due);
+		jw_key(&w, "disabled");
+		if (cf) jw_bool(&w, cf->disabled);
+		else jw_null(&w);
+		ctl_job_health(j, now_ms, &h);
+		ctl_health_json(&w, &h);
+		int64_t next = snap_next_fire(j, iso, sizeof iso);
+		jw_key(&w, "nextFire"), jw_str(&w, next >= 0 ? iso : NULL);
+		jw_key(&w, "nextFireEpoch");
+		if (next >= 0) jw_int(&w, next);
+		else jw_null(&w);
+		jw_key(&w, "description"), jw_str(&w, cf ? cf->description : NULL);
+		jw_key(&w, "configError"), jw_str(&w, j->conf_error);
+		jw_end(&w);
+	}
+	jw_end(&w);
+	char buf[1200];
+	jw_key(&w, "warnings"), jw_arr(&w);
+	for (int k = 0; k < nextra; k++) {
+		snprintf(buf, sizeof buf, "/%s/%s: no config node, not a job (left out)", c->ns, extra[k]);
+		jw_str(&w, buf);
+	}
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < jobs[i]->nwarn; k++) jw_str(&w, jobs[i]->warn[k]);
+	jw_end(&w);
+	jw_end(&w);
+}
+
 int ctl_show_jobs(struct ctl *cp)
 {
 	struct ctl c = *cp;
@@ -176,48 +230,15 @@ int ctl_show_jobs(struct ctl *cp)
 		return r;
 	}
 	warnings_stderr(&c, &s);
-	char why[512], iso[64];
+	char iso[64];
 	int64_t now_ms = ctl_now_ms();
 	struct ctl_health h;
 	if (c.json) {
-		struct jw w;
-		jw_begin(&w, c.out);
-		jw_obj(&w);
-		jw_key(&w, "namespace"), jw_str(&w, c.ns);
-		jw_key(&w, "jobs"), jw_arr(&w);
-		for (int i = 0; i < s.n; i++) {
-			const struct snap_job *j = &s.j[i];
-			const conf_job_t *cf = j->conf;
-			jw_obj(&w);
-			jw_key(&w, "name"), jw_str(&w, j->name);
-			jw_key(&w, "type"), jw_str(&w, *j->type ? j->type : NULL);
-			jw_key(&w, "cron"), jw_str(&w, cf ? cf->cron : NULL);
-			jw_key(&w, "timeZone"), jw_str(&w, cf ? cf->time_zone : NULL);
-			jw_key(&w, "shardingTotalCount");
-			if (cf) jw_int(&w, cf->sharding_total_count);
-			else jw_null(&w);
-			jw_key(&w, "instanceCount"), jw_int(&w, j->ninst);
-			jw_key(&w, "status"), jw_str(&w, snap_job_status(j, why, sizeof why));
-			jw_key(&w, "statusReason"), jw_str(&w, *why ? why : NULL);
-			jw_key(&w, "leader"), jw_str(&w, j->leader);
-			jw_key(&w, "reshardingDue"), jw_bool(&w, j->resharding_due);
-			jw_key(&w, "disabled");
-			if (cf) jw_bool(&w, cf->disabled);
-			else jw_null(&w);
-			ctl_job_health(j, now_ms, &h);
-			ctl_health_json(&w, &h);
-			int64_t next = snap_next_fire(j, iso, sizeof iso);
-			jw_key(&w, "nextFire"), jw_str(&w, next >= 0 ? iso : NULL);
-			jw_key(&w, "nextFireEpoch");
-			if (next >= 0) jw_int(&w, next);
-			else jw_null(&w);
-			jw_key(&w, "description"), jw_str(&w, cf ? cf->description : NULL);
-			jw_key(&w, "configError"), jw_str(&w, j->conf_error);
-			jw_end(&w);
-		}
-		jw_end(&w);
-		warnings_json(&c, &w, &s);
-		jw_end(&w);
+		const struct snap_job **v = calloc((size_t)s.n + 1, sizeof *v);
+		CTL_NEED(v);
+		for (int i = 0; i < s.n; i++) v[i] = &s.j[i];
+		ctl_jobs_json(&c, c.out, v, s.n, s.extra, s.nextra, now_ms);
+		free(v);
 	} else {
 		struct ctl_table *t = ctl_table_new(11, "JOB", "TYPE", "CRON", "TZ", "ITEMS", "INSTANCES", "STATUS", "HEALTH",
 		                                    "LAST SUCCESS", "NEXT FIRE", "DESCRIPTION");

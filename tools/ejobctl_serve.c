@@ -1,12 +1,18 @@
 /* tools/ejobctl_serve.c: `ejobctl serve`: the HTTP API on a cluster (DESIGN.md "HTTP API and web
  * console"; docs/api.md gives every endpoint). One process, its own ZooKeeper session (the
- * multi-threaded client, as every ejobctl command), libmicrohttpd with one internal thread: a
+ * multi-threaded client, as every ejobctl command), libmicrohttpd with a thread per connection: a
  * request runs the same functions as the CLI's command (tools/ejobctl_api.h) on the session kept
- * here, so GET /api/v1/jobs is `ejobctl jobs --json`, and a write is the CLI's write, checked and
- * planned the same way. A request refused (401, 403, 400, 413) changes nothing in ZooKeeper. */
+ * here, one at a time (S.big), so a write is the CLI's write, checked and planned the same way. A
+ * request refused (401, 403, 400, 413) changes nothing in ZooKeeper.
+ * GET /api/v1/jobs answers from the model of the cluster (tools/ejobctl_model.h: `ejobctl jobs
+ * --json`'s document, kept from watches on a session of its own) without S.big, so readers neither
+ * wait on ZooKeeper nor on each other; until the model is built (or while its session is away) it
+ * is read from ZooKeeper as the CLI reads it. After a write, the answer waits until the model has
+ * seen it (model_sync): a read right after a write sees it. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +25,7 @@
 #include "conf/conf.h"
 #include "tools/ejobctl.h"
 #include "tools/ejobctl_api.h"
+#include "tools/ejobctl_model.h"
 #include "tools/ejobctl_serve.h"
 #include "tools/ejobctl_zk.h"
 
@@ -29,7 +36,10 @@ static struct serve {
 	struct srv_users *users;    /* --auth; NULL: none (loopback only) */
 	int tls;
 	time_t last_try;            /* the last connect attempt (at most one a second) */
-} S;
+	model_t *model;             /* GET /api/v1/jobs's answers; NULL with --no-model */
+	pthread_mutex_t big;        /* the session and c's buffers: one command at a time */
+	pthread_mutex_t auth_mu;    /* users' checks (crypt's buffer) and the sessions' table */
+} S = { .big = PTHREAD_MUTEX_INITIALIZER, .auth_mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- the session ---------------------------------------------------------------------------- */
 
@@ -72,8 +82,9 @@ struct req {
 	int too_big;
 };
 
-/* the status code of the response queued last (libmicrohttpd does not give it back): the audit's */
-static unsigned last_code;
+/* the status code of the response this thread queued last (libmicrohttpd does not give it back):
+ * the audit's */
+static _Thread_local unsigned last_code;
 
 static enum MHD_Result send_text(struct MHD_Connection *con, unsigned code, const char *type, const char *text,
                                  const char *cookie)
@@ -656,6 +667,13 @@ forbidden:
 	return send_error(con, 403, why, "an admin gives roles in serve's --auth file");
 }
 
+/* GET /api/v1/jobs (the model's document): /api/v1/jobs, with a trailing slash or without */
+static int is_jobs(const char *url)
+{
+	static const char p[] = "/api/v1/jobs";
+	return !strncmp(url, p, sizeof p - 1) && (!url[sizeof p - 1] || !strcmp(url + sizeof p - 1, "/"));
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_size, void **ctx)
 {
@@ -678,33 +696,76 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	if (!strcmp(url, "/healthz")) return health(con);
+	if (!strcmp(url, "/healthz")) {
+		pthread_mutex_lock(&S.big);
+		enum MHD_Result r = health(con);
+		pthread_mutex_unlock(&S.big);
+		return r;
+	}
 	if (!strcmp(url, "/")) return send_text(con, 200, "text/html; charset=utf-8",
 	                                        "<!doctype html><title>ejob</title><p>ejob's console comes here; the API is "
 	                                        "under <code>/api/v1</code> (docs/api.md).\n", NULL);
-	if (!strcmp(url, "/api/v1/login") && !strcmp(method, "POST")) return login(con, q);
+	if (!strcmp(url, "/api/v1/login") && !strcmp(method, "POST")) {
+		pthread_mutex_lock(&S.auth_mu);
+		enum MHD_Result r = login(con, q);
+		pthread_mutex_unlock(&S.auth_mu);
+		return r;
+	}
 	if (q->too_big) {
 		char m[128];
 		snprintf(m, sizeof m, "the body is larger than %u bytes", BODY_MAX);
 		return send_error(con, MHD_HTTP_CONTENT_TOO_LARGE, m, "a job's config node is at most about 1 MiB");
 	}
 	struct who w;
-	if (authenticate(con, &w)) return send_error(con, 401, "who are you? give HTTP Basic credentials or log in",
+	pthread_mutex_lock(&S.auth_mu);
+	int unknown = authenticate(con, &w);
+	pthread_mutex_unlock(&S.auth_mu);
+	if (unknown) return send_error(con, 401, "who are you? give HTTP Basic credentials or log in",
 	                                             "POST /api/v1/login {\"user\": NAME, \"password\": PASSWORD}");
 	if (!strcmp(url, "/api/v1/logout") && !strcmp(method, "POST")) {
+		pthread_mutex_lock(&S.auth_mu);
 		srv_session_drop(MHD_lookup_connection_value(con, MHD_COOKIE_KIND, "ejob_session"));
+		pthread_mutex_unlock(&S.auth_mu);
 		return send_text(con, 200, "application/json", "{}\n",
 		                 "ejob_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
 	}
+	int write = strcmp(method, "GET") && strcmp(method, "HEAD");
+	if (!write && S.model && is_jobs(url)) {
+		size_t len;
+		char *doc = model_jobs_json(S.model, &len);
+		if (doc) {
+			/* X-Ejob-From: model: the answer came from the model (docs/api.md) */
+			enum MHD_Result r = MHD_NO;
+			struct MHD_Response *resp = MHD_create_response_from_buffer(len, doc, MHD_RESPMEM_MUST_FREE);
+			if (resp) {
+				MHD_add_response_header(resp, "Content-Type", "application/json");
+				MHD_add_response_header(resp, "Cache-Control", "no-store");
+				MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+				MHD_add_response_header(resp, "X-Ejob-From", "model");
+				r = MHD_queue_response(con, MHD_HTTP_OK, resp);
+				MHD_destroy_response(resp);
+			} else {
+				free(doc);
+			}
+			return r;
+		}
+	}
+	pthread_mutex_lock(&S.big);
+	enum MHD_Result res;
 	if (!strcmp(url, "/metrics") && !strcmp(method, "GET")) {
 		char why[1024];
-		if (!session_ok(why, sizeof why)) return send_text(con, 200, "text/plain; version=0.0.4", "ejob_zookeeper_up 0\n", NULL);
-		return metrics(con);
+		if (!session_ok(why, sizeof why)) res = send_text(con, 200, "text/plain; version=0.0.4", "ejob_zookeeper_up 0\n", NULL);
+		else res = metrics(con);
+		pthread_mutex_unlock(&S.big);
+		return res;
 	}
-	int write = strcmp(method, "GET") && strcmp(method, "HEAD");
 	last_code = 0;
-	enum MHD_Result res = route(con, method, url, q, &w, NULL);
+	res = route(con, method, url, q, &w, NULL);
 	if (write) audit(con, &w, method, url, q, last_code);
+	pthread_mutex_unlock(&S.big);
+	/* read-your-writes: the response goes out after this returns, once the model saw the write */
+	if (write && S.model && model_sync(S.model, 10000) < 0)
+		fprintf(stderr, "ejobctl serve: the model did not catch up with %s %s within 10 s; reads may lag\n", method, url);
 	return res;
 }
 
@@ -723,11 +784,13 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: ejobctl serve --listen ADDR:PORT (--zk HOSTS --namespace NS [--digest U:P] | -c FILE)\n"
-	        "                     [--auth FILE] [--tls-cert FILE --tls-key FILE] [--audit FILE]\n"
+	        "                     [--auth FILE] [--tls-cert FILE --tls-key FILE] [--audit FILE] [--no-model]\n"
 	        "       ejobctl serve --hash-password   (a password on stdin; its crypt(3) hash on stdout)\n"
 	        "\n"
 	        "The HTTP API (docs/api.md) on the cluster: /api/v1/..., /metrics, /healthz. Without --auth\n"
-	        "it listens on loopback only; --auth FILE has lines name:HASH:role (viewer, operator, admin).\n");
+	        "it listens on loopback only; --auth FILE has lines name:HASH:role (viewer, operator, admin).\n"
+	        "GET /api/v1/jobs answers from a model of the cluster kept from watches; --no-model reads\n"
+	        "ZooKeeper for each request instead (as `ejobctl jobs --json`).\n");
 }
 
 static char *read_file(const char *what, const char *file)
@@ -766,7 +829,12 @@ int ejobctl_serve(int argc, char **argv)
 	int r = ctl_options(c, "serve", &argc, argv);
 	if (r) return r;
 	const char *listen = NULL, *authf = NULL, *cert = NULL, *key = NULL, *auditf = NULL, *pg = NULL;
+	int no_model = 0;
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--no-model")) {
+			no_model = 1;
+			continue;
+		}
 		const char **dst = !strcmp(argv[i], "--listen") ? &listen : !strcmp(argv[i], "--auth") ? &authf
 		                   : !strcmp(argv[i], "--tls-cert") ? &cert : !strcmp(argv[i], "--tls-key") ? &key
 		                   : !strcmp(argv[i], "--audit") ? &auditf : !strcmp(argv[i], "--pg") ? &pg : NULL;
@@ -841,6 +909,10 @@ int ejobctl_serve(int argc, char **argv)
 	char why[1024];
 	if (!session_ok(why, sizeof why))
 		fprintf(stderr, "ejobctl serve: %s; serving anyway (503 until it answers)\n", why);
+	if (!no_model && !(S.model = model_start(c))) {
+		fprintf(stderr, "ejobctl serve: cannot start the model's thread: %s\n", strerror(errno));
+		return 1;
+	}
 
 	sigset_t sigs;
 	sigemptyset(&sigs);
@@ -848,7 +920,8 @@ int ejobctl_serve(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);   /* before MHD's thread: it inherits the mask */
 	signal(SIGPIPE, SIG_IGN);
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
+	/* a thread per connection: a read from the model never waits behind a command on ZooKeeper */
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
 	                 (S.tls ? MHD_USE_TLS : 0);
 	struct MHD_Daemon *d;
 	if (S.tls)
@@ -871,6 +944,7 @@ int ejobctl_serve(int argc, char **argv)
 	int sig;
 	while (sigwait(&sigs, &sig)) {}
 	MHD_stop_daemon(d);
+	model_stop(S.model);
 	if (c->zh) zookeeper_close(c->zh);
 	srv_users_free(S.users);
 	free(certpem);

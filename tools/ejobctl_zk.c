@@ -442,9 +442,31 @@ static void read_fail(void *reqs, int i, int rc) { ((struct ctl_read *)reqs)[i].
 static int read_send(struct ctl *c, void *reqs, int i, struct slot *s)
 {
 	struct ctl_read *r = (struct ctl_read *)reqs + i;
+	if (c->watch)
+		return r->op == CTL_GET      ? zoo_awget(c->zh, r->path, c->watch, c->watch_ctx, got_data, s)
+		       : r->op == CTL_EXISTS ? zoo_awexists(c->zh, r->path, c->watch, c->watch_ctx, got_stat, s)
+		                             : zoo_awget_children(c->zh, r->path, c->watch, c->watch_ctx, got_children, s);
 	return r->op == CTL_GET      ? zoo_aget(c->zh, r->path, 0, got_data, s)
 	       : r->op == CTL_EXISTS ? zoo_aexists(c->zh, r->path, 0, got_stat, s)
 	                             : zoo_aget_children(c->zh, r->path, 0, got_children, s);
+}
+
+/* With c->watch: the gets and listings of r that found no node, as exists with the watch (armed
+ * for the node's creation); one made meanwhile is a creation the caller hears of now. */
+static void watch_absent(struct ctl *c, const struct ctl_read *r, int n)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++) k += r[i].op != CTL_EXISTS && r[i].rc == ZNONODE;
+	if (!k) return;
+	struct ctl_read *e = calloc((size_t)k, sizeof *e);
+	CTL_NEED(e);
+	k = 0;
+	for (int i = 0; i < n; i++)
+		if (r[i].op != CTL_EXISTS && r[i].rc == ZNONODE) e[k++] = (struct ctl_read){ .op = CTL_EXISTS, .path = r[i].path };
+	pipeline(c, e, k, read_send, read_fail, read_at);
+	for (int i = 0; i < k; i++)
+		if (e[i].rc == ZOK) c->watch(c->zh, ZOO_CREATED_EVENT, ZOO_CONNECTED_STATE, e[i].path, c->watch_ctx);
+	free(e);
 }
 
 void ctl_read_many(struct ctl *c, struct ctl_read *r, int n)
@@ -456,6 +478,7 @@ void ctl_read_many(struct ctl *c, struct ctl_read *r, int n)
 		r[i].n = 0;
 	}
 	pipeline(c, r, n, read_send, read_fail, read_at);
+	if (c->watch) watch_absent(c, r, n);
 	for (int i = 0; i < n; i++)
 		if (r[i].names) qsort(r[i].names, (size_t)r[i].n, sizeof *r[i].names, cmp_str);
 }

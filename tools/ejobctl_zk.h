@@ -34,6 +34,9 @@ struct ctl {
 	int kept;                   /* serve: the session is the caller's: ctl_connect and ctl_close leave it */
 	int ns_may_be_new;          /* in: a missing namespace is no error (apply creates it) */
 	int ns_missing;             /* out of ctl_connect with ns_may_be_new: the namespace does not exist */
+	watcher_fn watch;           /* serve's model: NULL; else every read of ctl_read_many leaves this watch
+	                             * (with watch_ctx) on its path, also where the node is absent */
+	void *watch_ctx;
 };
 
 /* Take ejobctl's connection options out of argv (--zk HOSTS, --namespace NS, --digest U:P,
@@ -74,7 +77,11 @@ void ctl_strv_free(char **v, int n);
  * ctl_read_many returns when every one has its answer. A request that fails is its own rc and
  * stops nothing else, but for a lost session: what was not sent yet is not sent and gets that
  * rc (ZCONNECTIONLOSS, ...). ZooKeeper answers in order, so a read sees what the ones before it
- * saw or later. The three ctl_ reads above are one-request batches. */
+ * saw or later. The three ctl_ reads above are one-request batches.
+ * With c->watch, each read leaves that watch on its path (zoo_awget, zoo_awexists,
+ * zoo_awget_children); a read that found no node leaves an exists watch there instead (ZooKeeper
+ * keeps none for a get or a listing of nothing), and if the node was made in between, the watch
+ * is called at once as for its creation. */
 #define CTL_WINDOW 1000
 
 enum ctl_op { CTL_GET, CTL_EXISTS, CTL_CHILDREN };
