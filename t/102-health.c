@@ -140,6 +140,24 @@ int main(void)
 	   tjson_text(j, "jobs.name=good.healthReason"));
 	is_str(tjson_text(j, "jobs.name=bad.health"), "FAILING", "bad: still FAILING (its last execution failed)");
 
+	/* ---- a job nobody runs (no supervisor has its label): LATE once its cron has fired twice
+	 * since it was made, with no record at all; with monitorExecution: false nothing is known ---- */
+	char orphan[600];
+	tlib_script(orphan, sizeof orphan, "orphan.yaml",
+	            "jobs:\n"
+	            "  orphan:\n    type: script\n    cron: \"*/3 * * * * ?\"\n    shardingTotalCount: 1\n    label: nobody\n"
+	            "    props: {script.command.line: /bin/true}\n"
+	            "  unmonitored:\n    type: script\n    cron: \"* * * * * ?\"\n    shardingTotalCount: 1\n    label: nobody\n"
+	            "    monitorExecution: false\n    props: {script.command.line: /bin/true}\n");
+	j = ctl("apply", "-f", orphan, NULL);
+	ok(j != NULL, "apply writes orphan and unmonitored, which no supervisor here runs");
+	is_str(tjson_text(ctl("jobs", NULL), "jobs.name=orphan.health"), "OK", "orphan: OK while it is new");
+	ok(wait_jobs("orphan", "health", "LATE", 14000), "orphan: LATE once its cron fired twice with nothing recorded");
+	j = ctl("jobs", NULL);
+	ok(strstr(tjson_text(j, "jobs.name=orphan.healthReason"), "no execution recorded since the job was made"),
+	   "  saying so: %s", tjson_text(j, "jobs.name=orphan.healthReason"));
+	is_str(tjson_text(j, "jobs.name=unmonitored.health"), "OK", "unmonitored (monitorExecution: false): no record to judge by");
+
 	/* ---- b takes over: the count goes on from a's record ---- */
 	tzkup_run(&u, &b, "127.0.0.2");
 	end = tlib_now_ms() + 20000;

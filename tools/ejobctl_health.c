@@ -88,6 +88,23 @@ void ctl_job_health(const struct snap_job *j, int64_t now_ms, struct ctl_health 
 		         "s)", when, (now_ms - h->last_end_ms) / 1000, h->period_ms / 1000);
 		return;
 	}
+	/* never ran (no record) although its cron fired twice since the job was made: nobody runs it
+	 * (no instance, or every one of them refuses it); monitorExecution: false writes no record */
+	if (h->last_end_ms < 0 && j->conf && j->conf->cron && j->conf->monitor_execution && j->conf_ctime_ms > 0) {
+		int64_t a = snap_fire_after(j, j->conf_ctime_ms / 1000, NULL, 0);
+		int64_t b = a >= 0 ? snap_fire_after(j, a, NULL, 0) : -1;
+		int64_t c2 = b >= 0 ? snap_fire_after(j, b, NULL, 0) : -1;
+		if (b > a) h->period_ms = (b - a) * 1000;
+		/* its second fire after it was made has passed, by more than a period */
+		if (c2 > 0 && now_ms > c2 * 1000) {
+			char when[64];
+			snap_time(j->conf_ctime_ms, when, sizeof when);
+			h->word = "LATE";
+			snprintf(h->why, sizeof h->why, "no execution recorded since the job was made at %s (its cron fires every %"
+			         PRId64 "s)", when, h->period_ms / 1000);
+			return;
+		}
+	}
 	if (j->resharding_due) {
 		h->word = "SHARDING_FLAG";
 		snprintf(h->why, sizeof h->why, "leader/sharding/necessary stands: resharding due at the next fire");

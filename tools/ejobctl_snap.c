@@ -401,6 +401,7 @@ static int take_job(struct ctl *c, struct snap_job *j, struct ctl_read *a, struc
 	j->root_type = d ? d : strdup("");
 	CTL_NEED(j->root_type);
 	const char *p = a[A_CONF].path;
+	j->conf_ctime_ms = a[A_CONF].rc == ZOK ? a[A_CONF].st.ctime : -1;
 	if (get_opt(c, &a[A_CONF], &d, NULL)) return 1;
 	if (!d) {
 		CTL_NEED(j->conf_error = strdup("no config node"));

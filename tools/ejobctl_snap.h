@@ -52,6 +52,7 @@ struct snap_job {
 	char *root_type;            /* the job node's data ("SCRIPT"), "" if none */
 	conf_job_t *conf;           /* NULL if the config node does not parse */
 	char *conf_error;           /* then why (the first error), else NULL */
+	int64_t conf_ctime_ms;      /* when its config node was created (ZooKeeper's clock), -1: unknown */
 	char type[32];              /* props ejob.type upper-cased, else root_type, else "" */
 	int ninst, nserv, nitems, nalive;
 	struct snap_inst *inst;     /* sorted by id */
