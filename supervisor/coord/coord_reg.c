@@ -110,6 +110,10 @@ static void reg_done(struct cjob *j)
 		cj_leave_nodes(j);
 		return;
 	}
+	if (j->adopt.refused) { /* adopted, and refused while registering (allowedCommands): it leaves */
+		cj_withdraw(j);
+		return;
+	}
 	if (j->reg.rejoin) {
 		j->reg.rejoin = 0;
 		cx_rejoined(j);     /* before the assignment's load: fires wait for it */
