@@ -12,13 +12,17 @@
  *   - labels changed by a reload (SIGHUP): s2 adopts etl's jobs and lets web's go;
  *   - a session expiry (s0 stopped past its timeout): s0 registers its adopted jobs again, and
  *     still follows their labels;
- *   - `ejobctl remove JOB --force` and `apply --prune --force` stop them everywhere. */
+ *   - `ejobctl remove JOB --force` and `apply --prune --force` stop them everywhere;
+ *   - a mixed cluster: an ElasticJob 3.0.4 instance of an adopted job joins the supervisors that
+ *     adopted it, gets an item of one assignment and runs it; each item runs once per fire. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "t/lib/tej.h"
 #include "t/lib/tjson.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
@@ -120,7 +124,7 @@ static int health_is(const char *job, const char *want, unsigned ms)
 
 int main(void)
 {
-	tlib_init(150);
+	tlib_init(240);
 	tzkup_start(&u, 200, "t105", 3000);
 	snprintf(dir, sizeof dir, "%s", tlib_tmpdir());
 	snprintf(rec, sizeof rec, "%s", tsup_rec_script());
@@ -263,6 +267,63 @@ int main(void)
 	ok(strstr(out, "fj") && strstr(out, "removed"), "  fj removed");
 	if (!strstr(out, "removed")) diag("%s%s", out, err);
 	ok(insts("fj", NULL, 0, 10000) && tzkup_missing(&u, "/t105/fj"), "fj registers nowhere, its nodes gone");
+
+	/* ---- a mixed cluster: ElasticJob 3.0.4 runs the same job, an ordinary job to it ---- */
+	char mbody[800], msh[600], r_mx[700], j_mx[2000];
+	snprintf(r_mx, sizeof r_mx, "%s/runs-mx", dir);
+	snprintf(mbody, sizeof mbody, "#!/bin/sh\necho \"$(date +%%s%%N) $*\" >> %s\n", r_mx);
+	tlib_script(msh, sizeof msh, "ctx.sh", mbody);
+	snprintf(j_mx, sizeof j_mx, "mx etl 0/2_*_*_*_*_? 4 %s", msh);
+	const char *set7[] = { j_mx };
+	is_int(apply(jobs_file("mx.yaml", set7, 1), NULL), 0, "mx applied (label etl, 4 items, every 2 s)");
+	ok(insts("mx", s012, 3, 10000), "s0, s1, s2 (all etl now) adopt it");
+	struct tej e;
+	const char *const ej_opt[] = { "ip=127.0.0.5", NULL };
+	if (tej_start(&e, "e", u.connect, "t105", "mx", "0/2 * * * * ?", 4, 0, msh, 3000, NULL, ej_opt) < 0)
+		BAIL_OUT("cannot start ElasticJob 3.0.4 (see above)");
+	const char *four[4] = { s[0].id, s[1].id, s[2].id, e.id };
+	ok(insts("mx", four, 4, 15000), "an ElasticJob 3.0.4 instance of mx joins them");
+	int each1 = 0;
+	uint64_t end = tlib_now_ms() + 15000;
+	while (!each1 && tlib_now_ms() < end) {
+		each1 = 1;
+		for (int k = 0; k < 4; k++) each1 &= tzkup_owned(&u, "mx", 4, four[k]) == 1;
+		each1 &= tzkup_missing(&u, tzkup_path(&u, "mx", "leader/sharding/necessary"));   /* none pending */
+		if (!each1) usleep(100000);
+	}
+	ok(each1, "one assignment: an item each, ejob's and ElasticJob's instances alike");
+	char *owner[4];
+	for (int i = 0; i < 4; i++) {
+		char *d = NULL;
+		tzk_get(u.zh, tzkup_path(&u, "mx", "sharding/%d/instance", i), &d, NULL);
+		owner[i] = d ? d : strdup("");
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	long long from = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec + 500000000LL;
+	usleep(6500000);
+	int cnt[4] = { 0 }, wrong = 0, by_ej = 0;
+	char *text = tsup_slurp(r_mx);
+	for (char *l = text ? strtok(text, "\n") : NULL; l; l = strtok(NULL, "\n")) {
+		long long ns = atoll(l);
+		const char *task = strstr(l, "\"taskId\":\""), *item = strstr(l, "\"shardingItem\":");
+		const char *ready = task ? strstr(task, "@-@READY@-@") : NULL;
+		if (ns < from || !item || !ready) continue;
+		int it = atoi(item + 15);
+		ready += 11;
+		if (it < 0 || it > 3) continue;
+		cnt[it]++;
+		if (strncmp(ready, owner[it], strlen(owner[it])) || ready[strlen(owner[it])] != '"') wrong++;
+		if (!strncmp(ready, e.id, strlen(e.id))) by_ej++;
+	}
+	free(text);
+	int fair = 1;
+	for (int i = 0; i < 4; i++) fair &= cnt[i] >= 2 && cnt[i] <= 4;
+	ok(fair && !wrong, "every item runs once per fire, on its owner only (runs %d %d %d %d, %d elsewhere)", cnt[0],
+	   cnt[1], cnt[2], cnt[3], wrong);
+	ok(by_ej > 0, "ElasticJob runs its item of the adopted job (%d runs)", by_ej);
+	for (int i = 0; i < 4; i++) free(owner[i]);
+	tej_stop(&e, 15000);
 
 	for (int i = 0; i < 3; i++) tsup_stop(&s[i], SIGTERM, 15000);
 	tzkup_end(&u);
