@@ -233,6 +233,14 @@ int main(void)
 	ok(insts("rj", s012, 3, 10000), "s2 reloaded with labels [etl]: it adopts rj");
 	ok(insts("aj", NULL, 0, 10000), "and lets aj (web) go: aj runs nowhere");
 	ok(insts("dup", s0, 1, 10000), "dup (web) stays on s0 only, its file's");
+	/* s0's file without dup: a job the file no longer has is looked at as any job of the namespace */
+	tzkup_reconfig(&u, &s[0], sup[0], none);
+	kill(s[0].pid, SIGHUP);
+	ok(insts("dup", NULL, 0, 10000), "s0 reloaded without dup in its file: dup (web) leaves it too");
+	memcpy(j_dup + 4, "etl", 3);
+	const char *set2b[] = { j_aj, j_fj, j_tj, j_dup };
+	is_int(apply(jobs_file("jobs2b.yaml", set2b, 4), NULL), 0, "dup applied with label etl again");
+	ok(insts("dup", s012, 3, 10000), "s0 adopts it now, as s1 and s2 do");
 
 	/* ---- a session expiry ---- */
 	int64_t old = tzkup_session(&u, "rj", s[0].id);
