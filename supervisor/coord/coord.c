@@ -169,8 +169,8 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 		for (size_t i = 0; i < c->n; i++) {
 			struct cjob *j = c->jobs[i];
 			if (new_session) session_new(j);
-			if (j->gone && j->retire_zk && !new_session) retire_zk(j);
-			if (j->gone && new_session) j->retiring = j->retire_zk = 0;   /* its ephemerals went with the session */
+			if (j->retire_zk && !new_session) retire_zk(j);
+			if (new_session) j->retiring = j->retire_zk = 0;   /* its ephemerals went with the session */
 			cx_once_state(j, 1);
 			cx_bar_state(j, 1);
 			if (!j->gone && j->reg.session != zkc_session(c->z)) cj_reg_start(j);
@@ -352,14 +352,29 @@ static void retire_zk(struct cjob *j)
 	if (!j->fx.fire && !j->fx.side) cj_retired(j);
 }
 
+/* Its last fire has ended: its alive node goes. A job that came back meanwhile (the file again,
+ * allowed again) registers now, after that delete, so that it is not its new alive node that goes. */
 void cj_retired(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
-	if (!j->gone || j->fx.fire || j->fx.side || !j->retiring) return;
+	if (j->fx.fire || j->fx.side || !j->retiring) return;
 	j->retiring = 0;
 	if (zkc_state(j->c->z) == ZKC_CONNECTED)
 		zkc_delete(j->c->z, cj_path(j, p, "/leader/failover/alive/%s", j->c->id), -1, NULL, NULL);
-	log_info("job %s: removed from the configuration: it has left the cluster here", j->name);
+	log_info("job %s: %s: it has left the cluster here", j->name,
+	         j->adopt.refused ? "refused by supervisor.allowedCommands" : "removed from the configuration");
+	if (!j->gone && j->c->connected && !j->reg.session) cj_reg_start(j);
+}
+
+/* The job stays (scheduled: its fires are skipped, coord_fire.c) but leaves the cluster here as a
+ * removed job does: an adopted job refused by allowedCommands. */
+void cj_withdraw(struct cjob *j)
+{
+	unwatch(j);
+	if (!cj_reg_leave(j)) return;
+	j->retiring = 1;
+	if (zkc_state(j->c->z) == ZKC_CONNECTED) retire_zk(j);
+	else j->retire_zk = 1;
 }
 
 void cj_retire(struct cjob *j)
@@ -414,6 +429,7 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 			 * unless the file says overwrite: true) */
 			log_info("job %s: now in the file: no longer adopted by its label", j->name);
 			j->adopt.on = j->adopt.refused = 0;
+			if (j->reg.session) cj_watch_config(j);   /* its node's watch was its candidate's */
 		}
 		j->seen = 1;
 		/* the file's config before this load: none for a new job (or one back after a removal) */

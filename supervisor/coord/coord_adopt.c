@@ -3,13 +3,14 @@
  *
  * With supervisor.labels set, one kept children watch on the namespace's root lists the jobs, and
  * each job's config node gets a kept data watch (a candidate): read once when the job appears,
- * again only when it changes. A job not in the file whose node's label is one of ours ("*": any
+ * again only when it changes. A job of the file has none: its own watch is on that node (one
+ * watch and one read per change, not two); an adopted job has no watch of its own: the
+ * candidate's takes its changes. A job not in the file whose node's label is one of ours ("*": any
  * label; a node without one: none, as ElasticJob's JobInstanceRegistry) is adopted: a cjob whose
  * local is NULL and whose cfg.node is the node taken (coord_config.c owns it, as it owns any node
- * in force; fires hold it with conf_job_hold). It registers and runs as a file job, its node's
- * watch takes its changes; when the label stops matching, the config node or the job goes, it is
- * retired as a job removed from the file (cj_retire). A job of the file keeps its own rules: its
- * candidate only looks.
+ * in force; fires hold it with conf_job_hold). It registers and runs as a file job; when the label
+ * stops matching, the config node or the job goes, it is retired as a job removed from the file
+ * (cj_retire). A job of the file keeps its own rules.
  *
  * supervisor.allowedCommands bounds what a ZooKeeper writer can make this machine run: the
  * programs of an adopted job (script.command.line's first word and the listener commands'
@@ -128,19 +129,14 @@ void ca_verdict(struct cjob *j)
 	if (!bad && was) {
 		log_info("job %s: allowed on this machine now (supervisor.allowedCommands)", j->name);
 		log_cause_reset(&j->fx.fire_cause);
-		if (j->c->connected && !j->gone) cj_reg_start(j);
+		/* still leaving (a fire of before its refusal runs): it registers once that has ended
+		 * and its alive node is gone (cj_retired) */
+		if (j->c->connected && !j->gone && !j->retiring) cj_reg_start(j);
 	}
-	if (bad && !was && (j->reg.session || j->reg.busy)) {
-		/* registered: it leaves the cluster here as a removed job does, and stays adopted, refused */
-		conf_job_t *node = j->cfg.node;
-		j->cfg.node = NULL;
-		j->local = NULL;
-		cj_retire(j);
-		j->local = NULL;
-		j->cfg.node = node;
-		j->gone = 0;
-		j->c->h.job_conf(j->c->arg, j->name, node, j);
-	}
+	/* registered (or registering: reg_done finds it refused and it leaves then): it leaves the
+	 * cluster here as a removed job does (its instance node now, its alive node once a running
+	 * fire has ended), and stays adopted, refused, its fires skipped */
+	if (bad && !was) cj_withdraw(j);
 }
 
 /* ---- adopting, and letting go ------------------------------------------------------------------------ */
@@ -186,7 +182,12 @@ static void node_read(void *arg, const struct zkc_res *r)
 	coord_t *c = a->c;
 	struct cjob *j = cj_find(c, k->name);
 	int ours = j && !j->gone && j->adopt.on;
-	if (j && !j->gone && !j->adopt.on) return;     /* a job of the file: its own rules */
+	if (j && !j->gone && !j->adopt.on) {
+		/* a job of the file: its own rules, and its own watch on the node */
+		zkc_keep_free(k->w);
+		k->w = NULL;
+		return;
+	}
 	if (r->rc == ZNONODE) {
 		if (ours) let_go(j, "its config node was deleted");
 		return;
@@ -196,7 +197,11 @@ static void node_read(void *arg, const struct zkc_res *r)
 	char path[CJ_PATH_MAX + 64], why[600];
 	snprintf(path, sizeof path, "/%s/%s/config", c->ns, k->name);
 	conf_job_t *peek = conf_node_parse(r->data, len, path, NULL);
-	if (!peek) return;          /* not a config ElasticJob loads: an adopted job's own watch says why */
+	if (!peek) {
+		/* not a config ElasticJob loads: an adopted job says why and keeps the config in force */
+		if (ours) cj_take_node(j, r->data, len, cj_registered(j), r->stat.version);
+		return;
+	}
 	int match = label_ours(a, peek->label);
 	char label[64];
 	snprintf(label, sizeof label, "%s", peek->label ? peek->label : "");
@@ -208,8 +213,9 @@ static void node_read(void *arg, const struct zkc_res *r)
 		return;
 	}
 	if (ours) {
-		/* registered, its own watch takes the change; refused (not registered), taken here */
-		if (!j->reg.session && !j->reg.busy) cj_take_node(j, r->data, len, 0, -1);
+		/* this is the job's one watch on its node (cj_watch_config arms none for an adopted
+		 * job): the change taken as a file job's watch takes it (registered), or looked at */
+		cj_take_node(j, r->data, len, cj_registered(j), r->stat.version);
 		return;
 	}
 	if (!match) return;
@@ -242,21 +248,39 @@ static void root_read(void *arg, const struct zkc_res *r)
 	zkc_keep_arm(k->w);         /* after the root's type is known: answered in order anyway */
 }
 
-static void cand_watch(struct cand *k)
+/* The candidate's watch on the job's config node: none while the job is the file's (that job's own
+ * watch is on the node; a second one would read it again at each change); else made and armed, or
+ * (read) read again: a reload may have changed the labels or the file. */
+static void cand_look(struct cand *k, int read)
 {
+	coord_t *c = k->a->c;
+	struct cjob *j = cj_find(c, k->name);
 	char p[CJ_PATH_MAX];
+	if (j && !j->gone && !j->adopt.on) {
+		zkc_keep_free(k->w);
+		k->w = NULL;
+		return;
+	}
+	if (k->w) {
+		if (read) zkc_keep_read(k->w);
+		else zkc_keep_arm(k->w);
+		return;
+	}
+	snprintf(p, sizeof p, "/%s/config", k->name);     /* its length checked by cand_new */
+	if (!(k->w = zkc_keep_new(c->z, ZKC_KEEP_DATA, p, ZKC_NO_ITEM, node_read, k))) {
+		log_error("job %s: out of memory: not watched for supervisor.labels", k->name);
+		return;
+	}
+	/* the root's type first (answered in order): a node without ejob.type needs it */
 	snprintf(p, sizeof p, "/%s", k->name);
-	if (zkc_get(k->a->c->z, p, NULL, NULL, root_read, k) == ZOK) k->inflight++;
+	if (zkc_get(c->z, p, NULL, NULL, root_read, k) == ZOK) k->inflight++;
 	else zkc_keep_arm(k->w);
 }
 
 static struct cand *cand_new(struct adopt *a, const char *name)
 {
-	char p[CJ_PATH_MAX];
 	struct cand *k = calloc(1, sizeof *k);
-	if (!k || !(k->name = strdup(name)) || snprintf(p, sizeof p, "/%s/config", name) >= (int)sizeof p ||
-	    !(k->w = zkc_keep_new(a->c->z, ZKC_KEEP_DATA, p, ZKC_NO_ITEM, node_read, k))) {
-		if (k) free(k->name);
+	if (!k || strlen(name) + sizeof "//config" > CJ_PATH_MAX || !(k->name = strdup(name))) {
 		free(k);
 		return NULL;
 	}
@@ -295,7 +319,7 @@ static void root_listed(void *arg, const struct zkc_res *r)
 			continue;
 		}
 		v[n++] = c;
-		cand_watch(c);
+		cand_look(c, 0);
 	}
 	while (i < nold) {
 		struct cjob *j = cj_find(a->c, old[i]->name);
@@ -312,7 +336,7 @@ void ca_session(coord_t *c)
 	struct adopt *a = c->adopt;
 	if (!a) return;
 	zkc_keep_arm(a->w_root);
-	for (size_t i = 0; i < a->n; i++) zkc_keep_arm(a->v[i]->w);
+	for (size_t i = 0; i < a->n; i++) cand_look(a->v[i], 0);
 }
 
 static void adopt_free(struct adopt *a)
@@ -366,7 +390,7 @@ int ca_set(coord_t *c, const conf_t *conf)
 	/* a reload: the verdicts again, and every candidate looked at again (labels may differ) */
 	for (size_t i = 0; i < c->n; i++)
 		if (!c->jobs[i]->gone && c->jobs[i]->adopt.on) ca_verdict(c->jobs[i]);
-	for (size_t i = 0; c->connected && i < a->n; i++) zkc_keep_read(a->v[i]->w);
+	for (size_t i = 0; c->connected && i < a->n; i++) cand_look(a->v[i], 1);
 	return 0;
 }
 

@@ -194,6 +194,9 @@ static void config_known(void *arg, const struct zkc_res *r)
 void cj_watch_config(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
+	/* an adopted job's node is watched by its candidate (coord_adopt.c), which takes its changes:
+	 * a second watch on the same path would read the node twice at each change */
+	if (j->adopt.on) return;
 	zkc_keep_arm(cj_keep(j, &j->cfg.watch, ZKC_KEEP_DATA, cj_path(j, p, "/config"), ZKC_NO_ITEM, config_known));
 }
 

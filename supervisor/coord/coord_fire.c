@@ -129,7 +129,7 @@ void cx_end(struct cfire *f)
 	int fo = f->failover, missed = f->missed;
 	cx_free(f);
 	if (!fo && !c->closing) c->h.fire_ended(c->arg, h, missed);
-	if (j->gone && !c->closing) cj_retired(j);
+	if (j->retiring && !c->closing) cj_retired(j);
 }
 
 void cx_cut_note(struct cfire *f, uint32_t item)

@@ -365,15 +365,7 @@ void cj_keeps_free(zkc_keep_t **v, uint32_t n);                        /* each f
 
 struct cjob *cj_add(coord_t *c, const char *name);   /* a new slot of the job table (gone), or NULL */
 void cj_retire(struct cjob *j);                  /* the job leaves this instance (removed from the file) */
-
-/* coord_adopt.c: jobs adopted by their label */
-int ca_set(coord_t *c, const conf_t *conf);      /* supervisor.labels, allowedCommands (start, reload) */
-void ca_session(coord_t *c);                     /* a new session: the namespace and the jobs watched again */
-void ca_verdict(struct cjob *j);                 /* an adopted job's config taken: allowedCommands' verdict */
-void ca_free(coord_t *c);
-
-struct cjob *cj_add(coord_t *c, const char *name);   /* a new slot of the job table (gone), or NULL */
-void cj_retire(struct cjob *j);                  /* the job leaves this instance (removed from the file) */
+void cj_withdraw(struct cjob *j);                /* it stays, but leaves the cluster here (refused) */
 
 /* coord_adopt.c: jobs adopted by their label */
 int ca_set(coord_t *c, const conf_t *conf);      /* supervisor.labels, allowedCommands (start, reload) */

@@ -110,6 +110,10 @@ static void reg_done(struct cjob *j)
 		cj_leave_nodes(j);
 		return;
 	}
+	if (j->adopt.refused) { /* adopted, and refused while registering (allowedCommands): it leaves */
+		cj_withdraw(j);
+		return;
+	}
 	if (j->reg.rejoin) {
 		j->reg.rejoin = 0;
 		cx_rejoined(j);     /* before the assignment's load: fires wait for it */
@@ -416,6 +420,42 @@ static void reg_fresh(struct cjob *j)
 	if (zkc_multi_share(j->c->z, m, fresh_made, j) != ZOK) reg_failed(j);
 }
 
+static void adopted_made(void *arg, const struct zkc_res *r)
+{
+	struct cjob *j = arg;
+	if (!cj_live(j, r->session)) {
+		reg_failed(j);
+	} else if (r->rc == ZOK) {
+		reg_done(j);
+	} else if (r->rc == ZNODEEXISTS || r->rc == ZNONODE) {
+		reg_dirs(j);        /* some are there, or the job was deleted meanwhile: node by node */
+	} else {
+		say_rc(j, "creating its nodes", r->path, r->rc);
+		reg_failed(j);
+	}
+}
+
+/* An adopted job new to the namespace: its writer made its root and config nodes; the rest, with
+ * servers/{ip}, instances/{id}, its alive node and the resharding flag, in one multi as reg_fresh
+ * (shared with the other jobs of this turn: 1,000 jobs adopted at once are some 20 requests, not
+ * 16,000). Its config is the one adopted (coord_adopt.c read it, and its watch takes the changes):
+ * not read again. */
+static void reg_adopted_fresh(struct cjob *j)
+{
+	char p[CJ_PATH_MAX], data[256];
+	const coord_t *c = j->c;
+	zkc_multi_t *m = zkc_multi_new();
+	const char *st = cj_conf(j)->disabled ? "DISABLED" : "ENABLED";
+	for (size_t i = 0; i < sizeof job_dirs / sizeof job_dirs[0]; i++)
+		zkc_multi_create(m, cj_path(j, p, "%s", job_dirs[i]), "", 0, 0);
+	zkc_multi_create(m, cj_path(j, p, "/servers/%s", c->ip), st, (int)strlen(st), 0);
+	instance_data(c, data, sizeof data);
+	zkc_multi_create(m, cj_path(j, p, "/instances/%s", c->id), data, (int)strlen(data), ZOO_EPHEMERAL);
+	zkc_multi_create(m, cj_path(j, p, "/leader/failover/alive/%s", c->id), "", 0, ZOO_EPHEMERAL);
+	zkc_multi_create(m, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0);
+	if (zkc_multi_share(j->c->z, m, adopted_made, j) != ZOK) reg_failed(j);
+}
+
 static void dirs_known(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
@@ -424,9 +464,12 @@ static void dirs_known(void *arg, const struct zkc_res *r)
 		return;
 	}
 	/* trigger is the last of them made, in one batch the server takes in order (or in one multi):
-	 * there, all of them are (a restart's case: 1 request instead of 12) */
-	if (r->rc == ZOK) reg_config(j);
+	 * there, all of them are (a restart's case: 1 request instead of 12). An adopted job's config
+	 * and root are known (coord_adopt.c): not read again */
+	if (r->rc == ZOK && j->adopt.on) reg_join(j);
+	else if (r->rc == ZOK) reg_config(j);
 	else if (r->rc == ZNONODE && j->local) reg_fresh(j);
+	else if (r->rc == ZNONODE && j->adopt.on) reg_adopted_fresh(j);
 	else reg_dirs(j);
 }
 
