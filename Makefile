@@ -180,6 +180,7 @@ IMPORT_SRCS := tools/ejobctl_migrate.c tools/ejobctl_migrate_head.c tools/ejobct
 $(B)/t/92-ctl-import.t: $(IMPORT_SRCS:%.c=$(B)/%.o)
 # t/103 reads the API's JSON with jansson, as serve writes it
 $(B)/t/103-serve.t: TEST_LIBS += -ljansson
+$(B)/t/104-serve-writes.t $(B)/t/106-serve-history.t: TEST_LIBS += -ljansson
 
 # benchmarks start real ZooKeeper servers and supervisors with the tests' helpers (t/lib)
 $(BENCHES): $(B)/bench/%: $(B)/bench/%.o $(BLIB_OBJS) $(TLIB_OBJS) $(B)/supervisor/libsup.a $(B)/libejob.a

@@ -281,6 +281,14 @@ static int authenticate(struct MHD_Connection *con, struct who *w)
 
 /* ---- the audit line ------------------------------------------------------------------------- */
 
+static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	(void)kind;
+	json_t *v = value ? json_string(value) : json_null();
+	json_object_set_new(cls, key, v ? v : json_string("(not UTF-8)"));
+	return MHD_YES;
+}
+
 static void audit(struct MHD_Connection *con, const struct who *w, const char *method, const char *url,
                   const struct req *q, unsigned code)
 {
@@ -305,6 +313,9 @@ static void audit(struct MHD_Connection *con, const struct who *w, const char *m
 	json_object_set_new(o, "address", json_string(addr));
 	json_object_set_new(o, "method", json_string(method));
 	json_object_set_new(o, "path", json_string(url));
+	json_t *query = json_object();     /* ?force=true, ?version=N: part of what was asked */
+	MHD_get_connection_values(con, MHD_GET_ARGUMENT_KIND, query_arg, query);
+	json_object_set_new(o, "query", query);
 	/* the change: the body as sent (a JSON body as JSON, a config node as its text) */
 	json_t *change = json_null();
 	if (q->len && !q->too_big) {
