@@ -362,6 +362,17 @@ int main(void)
 	usleep(1500000);
 	ok(tzkup_missing(&u, jroot("pw")), "and s2 does not write them again: it stopped the job");
 
+	/* a write's warning is in its answer, as the CLI prints it beside --json */
+	snprintf(body, sizeof body, "type: script\ncron: \"0 0 0 1 1 ? 2099\"\nshardingTotalCount: 1\nlabel: none\n"
+	         "overwrite: true\nprops: {script.command.line: \"%s\"}\n", rec);
+	is_int(req("PUT", "/api/v1/jobs/ow", "adm", NULL, body, NULL), 201, "PUT ow (overwrite: true)");
+	is_int(req("DELETE", "/api/v1/jobs/ow", "adm", NULL, NULL, &out), 200, "DELETE ow");
+	o = js(out);
+	json_t *wa = json_object_get(o, "warnings");
+	ok(json_array_size(wa) == 1 && strstr(json_string_value(json_array_get(wa, 0)), "overwrite: true"),
+	   "its answer carries the CLI's warning about overwrite: true (%s)", out);
+	json_decref(o), free(out);
+
 	/* ---- logout ------------------------------------------------------------------------------ */
 	is_int(tserve_http(&sv, "POST", "/api/v1/login", NULL, NULL, "{\"user\": \"view\", \"password\": \"view-pass\"}", NULL), 200,
 	       "login");

@@ -150,6 +150,17 @@ static void run_free(struct run *r)
 	free(r->err);
 }
 
+/* text's lines as a JSON array of strings */
+static json_t *lines_json(const char *text)
+{
+	json_t *a = json_array();
+	for (const char *l = text, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+		nl = strchr(l, '\n');
+		json_array_append_new(a, json_stringn_nocheck(l, nl ? (size_t)(nl - l) : strlen(l)));
+	}
+	return a;
+}
+
 /* The answer to a command that failed: 404 (an unknown name, with the did-you-mean), 400 (bad
  * input), 503 (ZooKeeper away), 409 (the cluster was not as the request needs: changed meanwhile,
  * no instance online). The check's lines (config set's) come before the message, as the CLI
@@ -189,6 +200,9 @@ static enum MHD_Result send_run(struct MHD_Connection *con, struct run *r)
 	json_error_t e;
 	json_t *doc = json_loadb(r->out, r->outlen, 0, &e);
 	if (!doc) return send_error(con, 500, "the command's output is not JSON", e.text);
+	/* what the CLI says on stderr beside its --json (a write's warnings) */
+	if (r->errlen && json_is_object(doc) && !json_object_get(doc, "warnings"))
+		json_object_set_new(doc, "warnings", lines_json(r->err));
 	return send_json(con, 200, doc, NULL);
 }
 
@@ -509,16 +523,6 @@ static json_t *keys_json(const char *const *keys, size_t n)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < n; i++) json_array_append_new(a, json_string(keys[i]));
-	return a;
-}
-
-static json_t *lines_json(const char *text)
-{
-	json_t *a = json_array();
-	for (const char *l = text, *nl; l && *l; l = nl ? nl + 1 : NULL) {
-		nl = strchr(l, '\n');
-		json_array_append_new(a, json_stringn_nocheck(l, nl ? (size_t)(nl - l) : strlen(l)));
-	}
 	return a;
 }
 
