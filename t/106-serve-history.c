@@ -9,6 +9,7 @@
  *     the table holds; a row's fields; a job without rows: none;
  *   - bad parameters are 400 naming the parameter; limits are bounded;
  *   - the status trace, filtered by state;
+ *   - PostgreSQL frozen (SIGSTOP): 503 after a bounded wait, not a request hanging serve's thread;
  *   - PostgreSQL stopped: 503 with a hint; started again: answers (a new connection).
  * ZooKeeper is not needed: serve answers the history while it is unreachable. */
 #include <errno.h>
@@ -29,6 +30,7 @@
 
 #include "t/lib/tlib.h"
 #include "t/lib/tserve.h"
+#include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
 #include "t/tap.h"
 
@@ -390,6 +392,25 @@ int main(void)
 	is_int(all_rows("/api/v1/jobs/h/trace", 7, &pages, &ordered), 30, "the trace paged by 7: every row once");
 	d = get("/api/v1/jobs/h/trace?outcome=ok", &code);
 	is_int(code, 400, "outcome= is history's, not trace's: 400");
+	json_decref(d);
+
+	/* PostgreSQL frozen (SIGSTOP: it accepts, never answers): a bounded wait, then 503 */
+	/* the postmaster and every backend (each runs in a session of its own: setsid) */
+	pid_t kids[64];
+	int nk = tsup_children(pgpid, kids, 64);
+	kill(pgpid, SIGSTOP);
+	for (int i = 0; i < nk; i++) kill(kids[i], SIGSTOP);
+	uint64_t f0 = tlib_now_ms();
+	d = get("/api/v1/jobs/h/history", &code);
+	uint64_t froze = tlib_now_ms() - f0;
+	if (code != 503 || froze >= 9000) diag("%ld %.300s", code, json_string_value(json_object_get(d, "error")) ?: "");
+	ok(code == 503 && froze < 9000 && strstr(json_string_value(json_object_get(d, "error")) ?: "", "did not answer"),
+	   "PostgreSQL frozen: 503 within %llu ms, saying it did not answer", (unsigned long long)froze);
+	json_decref(d);
+	kill(pgpid, SIGCONT);
+	for (int i = 0; i < nk; i++) kill(kids[i], SIGCONT);
+	d = get("/api/v1/jobs/h/history?limit=1", &code);
+	ok(code == 200 && json_array_size(json_object_get(d, "rows")) == 1, "running again: 200");
 	json_decref(d);
 
 	/* PostgreSQL away, and back */

@@ -6,6 +6,7 @@
  * and rows written meanwhile neither repeat nor vanish. One connection, kept, made again when it
  * breaks; libpq's connect_timeout bounds a PostgreSQL that is away. */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,42 @@ static int cursor_read(const char *cur, char key[32], char id[ID_MAX + 1])
 	snprintf(key, 32, "%.26s", raw);
 	snprintf(id, ID_MAX + 1, "%s", bar + 1);
 	return 0;
+}
+
+/* The query's one result, or NULL if PostgreSQL does not answer within QUERY_SECONDS (a server
+ * stopped with SIGSTOP accepts and never answers: without a bound, every request of serve's one
+ * thread would wait for it). The caller drops the connection after NULL. */
+#define QUERY_SECONDS 5
+static PGresult *bounded_query(PGconn *c, const char *sql, const char *const *v, int n)
+{
+	if (!PQsendQueryParams(c, sql, n, NULL, v, NULL, NULL, 0)) return PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	PGresult *res = NULL, *r;
+	for (;;) {
+		if (PQflush(c) < 0) break;
+		while (!PQisBusy(c)) {
+			if (!(r = PQgetResult(c))) return res ? res : PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
+			if (res) PQclear(res);
+			res = r;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long left = QUERY_SECONDS * 1000L - ((now.tv_sec - t0.tv_sec) * 1000L + (now.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0) break;
+		struct pollfd pfd = { .fd = PQsocket(c), .events = POLLIN };
+		int pr = poll(&pfd, 1, (int)left);
+		if (pr < 0 && errno != EINTR) break;
+		if (pr > 0 && !PQconsumeInput(c)) {
+			/* the connection broke: what libpq made of it */
+			while ((r = PQgetResult(c))) {
+				if (res) PQclear(res);
+				res = r;
+			}
+			return res ? res : PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
+		}
+	}
+	if (res) PQclear(res);
+	return NULL;
 }
 
 static json_t *col(PGresult *r, int i, int c)
@@ -265,7 +302,14 @@ unsigned srv_pg_query(const char *url, const struct srv_pgq *q, struct json_t **
 			*hint = "PostgreSQL is away or --pg is wrong: the history answers once it is back";
 			return 503;
 		}
-		res = PQexecParams(c, q->trace ? sql_trace : sql_history, 9, NULL, v, NULL, NULL, 0);
+		res = bounded_query(c, q->trace ? sql_trace : sql_history, v, 9);
+		if (!res) {
+			snprintf(err, el, "PostgreSQL did not answer within %d s (stopped? overloaded?)", QUERY_SECONDS);
+			*hint = "PostgreSQL is away: the history answers once it is back";
+			PQfinish(conn);
+			conn = NULL;
+			return 503;
+		}
 		if (PQresultStatus(res) == PGRES_TUPLES_OK) break;
 		const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 		if (state && !strcmp(state, "42P01")) {
