@@ -262,6 +262,12 @@ int main(void)
 	snprintf(body, sizeof body, "type: script\ncron: \"0 0 0 1 1 ? 2099\"\nshardingTotalCount: 1\nlabel: none\n"
 	         "props: {script.command.line: \"%s\"}\n", rec);
 	is_int(req("PUT", "/api/v1/jobs/lone", "adm", "If-None-Match: *", body, NULL), 201, "If-None-Match: * creates 'lone'");
+	/* a config node as the body (ElasticJob's keys, config set's form) creates one too */
+	is_int(req("PUT", "/api/v1/jobs/nd", "adm", NULL, "{\"jobName\": \"nd\", \"shardingTotalCount\": 1, \"label\": \"none\", "
+	           "\"props\": {\"ejob.type\": \"script\", \"script.command.line\": \"/bin/true\"}}", NULL), 201,
+	       "a config node (JSON, ElasticJob's keys) creates 'nd'");
+	ok(strstr(tzkup_data(&u, tzkup_path(&u, "nd", "config")), "jobName: nd") &&
+	   !strcmp(tzkup_data(&u, jroot("nd")), "SCRIPT"), "its config node and root node (SCRIPT)");
 
 	/* ---- refused writes: nothing changes ------------------------------------------------------ */
 	usleep(500000);
@@ -280,6 +286,9 @@ int main(void)
 		  "{\"script.command.line\": \"/bin/true\"}}", 400, "needs one (label: NAME)" },
 		{ "PUT", "/api/v1/jobs/badcount", "adm", NULL, "type: script\nshardingTotalCount: 0\nlabel: etl\n", 400,
 		  "body:2:" },
+		{ "PUT", "/api/v1/jobs/tzbad", "adm", NULL, "{\"jobName\": \"tzbad\", \"shardingTotalCount\": 1, \"label\": \"etl\", "
+		  "\"cron\": \"0 0 0 1 1 ? 2099\", \"timeZone\": \"Mars/Olympus\", \"props\": {\"ejob.type\": \"script\", "
+		  "\"script.command.line\": \"/bin/true\"}}", 400, "timeZone: give a zone this host knows" },
 		{ "PUT", "/api/v1/jobs/pj", "adm", "If-Match: \"0\"", body2, 409, "is version 1, not 0" },
 		{ "PUT", "/api/v1/jobs/pj", "adm", "If-None-Match: *", body2, 409, "exists" },
 		{ "PUT", "/api/v1/jobs/ghost", "adm", "If-Match: \"0\"", body2, 409, "has no config node" },

@@ -580,6 +580,17 @@ static enum MHD_Result put_create(struct MHD_Connection *con, const char *job, e
 	}
 	if (d && conf_diags_dropped(d)) fprintf(f, "body: ... and %zu more\n", conf_diags_dropped(d));
 	conf_diags_free(d);
+	if (j && !bad && j->tz_error) {
+		/* config set's rule: a zone this host does not know would run the job in GMT */
+		fprintf(f, "body: timeZone: give a zone this host knows (a zone id Java does not know would run the job in "
+		        "GMT on ElasticJob's instances and ejob's)\n");
+		bad++;
+	}
+	if (j && !bad) {
+		conf_unacted_t un[CONF_UNACTED_MAX];
+		size_t nu = conf_job_unacted(j, un);
+		for (size_t k = 0; k < nu; k++) fprintf(f, "body: warning: %s: %s\n", un[k].key, un[k].text);
+	}
 	enum MHD_Result res;
 	int code = 0;
 	if (!j || bad) {
@@ -607,8 +618,14 @@ static enum MHD_Result put_create(struct MHD_Connection *con, const char *job, e
 		return res;
 	}
 	fclose(f);
+	if (wrapped) {
+		char *u2 = unwrap_positions(lines);
+		free(lines);
+		lines = u2;
+	}
+	/* create only: a node made by someone else since the read above is theirs (409) */
 	struct ctl_put out;
-	int r = ctl_job_put(&S.c, j, CTL_VERSION_ANY, 0, &out, err, sizeof err);
+	int r = ctl_job_put(&S.c, j, CTL_VERSION_NONE, 0, &out, err, sizeof err);
 	conf_job_free(nj);
 	conf_free(cf);
 	if (r == 0) {
