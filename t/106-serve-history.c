@@ -9,6 +9,8 @@
  *     the table holds; a row's fields; a job without rows: none;
  *   - bad parameters are 400 naming the parameter; limits are bounded;
  *   - the status trace, filtered by state;
+ *   - end to end: a real supervisor (--standalone, tracing: RDB) runs a fire whose item 1 fails;
+ *     its rows come out of the API as ElasticJob's tables have them;
  *   - PostgreSQL frozen (SIGSTOP): 503 after a bounded wait, not a request hanging serve's thread;
  *   - PostgreSQL stopped: 503 with a hint; started again: answers (a new connection).
  * ZooKeeper is not needed: serve answers the history while it is unreachable. */
@@ -393,6 +395,53 @@ int main(void)
 	d = get("/api/v1/jobs/h/trace?outcome=ok", &code);
 	is_int(code, 400, "outcome= is history's, not trace's: 400");
 	json_decref(d);
+
+	/* end to end: a real supervisor's tracing sink writes a fire (item 1 fails), the API shows it */
+	{
+		static struct tsup a;
+		char cron[64], yaml[2000], sh[700];
+		tsup_cron_once(cron, sizeof cron, 2);
+		snprintf(yaml, sizeof yaml,
+		         "regCenter: {serverLists: \"127.0.0.1:2181\", namespace: t106}\n"
+		         "supervisor: {workers: 2, attachSocket: \"@SOCK@\"}\n"
+		         "tracing: {type: RDB, url: \"jdbc:postgresql://127.0.0.1:%d/postgres\", username: postgres,\n"
+		         "          spoolDir: \"@DIR@/spool\"}\n"
+		         "jobs:\n  e2e:\n    type: script\n    cron: \"%s\"\n    shardingTotalCount: 2\n"
+		         "    props: {script.command.line: \"@DIR@/job.sh\"}\n", pgport, cron);
+		tsup_config(&a, "a", yaml);
+		snprintf(sh, sizeof sh, "%s/job.sh", a.dir);
+		const char job_sh[] = "#!/bin/sh\n[ \"$EJOB_ITEM\" = 1 ] && exit 3\nexit 0\n";
+		tlib_write_file(sh, job_sh, sizeof job_sh - 1);
+		chmod(sh, 0755);
+		const char *sargs[] = { "--standalone", NULL };
+		if (tsup_start(&a, sargs) <= 0) BAIL_OUT("cannot start the supervisor");
+		int rows_in = 0;
+		uint64_t until_ms = tlib_now_ms() + 15000;
+		while (tlib_now_ms() < until_ms) {
+			d = get("/api/v1/jobs/e2e/trace?state=TASK_ERROR", &code);
+			rows_in = code == 200 && json_array_size(json_object_get(d, "rows")) == 1;
+			json_decref(d);
+			if (rows_in) break;
+			usleep(200000);
+		}
+		ok(rows_in, "a supervisor's fire of e2e: its TASK_ERROR trace row through the API");
+		d = get("/api/v1/jobs/e2e/history", &code);
+		rows = json_object_get(d, "rows");
+		json_t *f1 = NULL, *ok0 = NULL;
+		for (size_t i = 0; i < json_array_size(rows); i++) {
+			json_t *x = json_array_get(rows, i);
+			if (json_integer_value(json_object_get(x, "shardingItem")) == 1) f1 = x;
+			else ok0 = x;
+		}
+		ok(code == 200 && json_array_size(rows) == 2 && f1 && ok0 &&
+		   !strcmp(json_string_value(json_object_get(f1, "outcome")) ?: "", "failed") &&
+		   !strcmp(json_string_value(json_object_get(f1, "failureCause")) ?: "", "failed (exit 3)") &&
+		   !strcmp(json_string_value(json_object_get(ok0, "outcome")) ?: "", "ok") &&
+		   llabs(json_integer_value(json_object_get(ok0, "startMs")) - (long long)time(NULL) * 1000) < 30000,
+		   "its history: item 0 ok, item 1 failed 'failed (exit 3)', started seconds ago");
+		json_decref(d);
+		tsup_stop(&a, SIGTERM, 10000);
+	}
 
 	/* PostgreSQL frozen (SIGSTOP: it accepts, never answers): a bounded wait, then 503 */
 	/* the postmaster and every backend (each runs in a session of its own: setsid) */
