@@ -36,8 +36,15 @@ int ctl_operate(struct ctl *c, const char *cmd, const char *job, const char *ser
 /* tools/ejobctl_config.c: config set JOB with buf (len bytes; label names it in messages): the
  * check's lines on c->err, then written with the version read (want >= 0: only if the node is at
  * that version). *conflict: refused because the node changed (or was at another version than
- * want); *newv (may be NULL): the node's version after (unchanged bytes: no write). */
+ * want). res (may be NULL): what was done. */
+#define CTL_SET_KEYS_MAX 40
+struct ctl_set_res {
+	int version;                /* the node's version after (unchanged bytes: no write, as read) */
+	int changed;                /* written */
+	size_t nkeys;               /* written: the keys whose values differ (conf_job_diff: ElasticJob's names) */
+	const char *keys[CTL_SET_KEYS_MAX];
+};
 int ctl_config_set(struct ctl *c, const char *job, const char *label, char *buf, size_t len, long want,
-                   int *conflict, int *newv);
+                   int *conflict, struct ctl_set_res *res);
 
 #endif

@@ -130,6 +130,11 @@ int ctl_job_put(struct ctl *c, const conf_job_t *j, int expected_version, int dr
 	}
 	out->old_node = old;
 	out->version = st.version;
+	if (expected_version == CTL_VERSION_NONE) {
+		out->action = CTL_PUT_CONFLICT;
+		snprintf(err, errsz, "%s exists (version %d): created meanwhile? nothing written", path, st.version);
+		return 1;
+	}
 	if (expected_version >= 0 && expected_version != st.version) {
 		out->action = CTL_PUT_CONFLICT;
 		snprintf(err, errsz, "%s is version %d, not %d: it changed since it was read; nothing written", path,

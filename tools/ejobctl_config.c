@@ -96,6 +96,8 @@ static int from_conf_file(const struct ctl *c, const char *job, const char *labe
 {
 	conf_opts_t o;
 	conf_opts_system(&o);
+	o.server_lists = c->hosts;      /* a file without regCenter: its jobs go to this cluster anyway (as apply's) */
+	o.namespace = c->ns;
 	conf_diags_t *d = NULL;
 	conf_t *cf = conf_parse(buf, len, label, &o, &d);
 	if (!cf) {
@@ -165,14 +167,24 @@ static int check(const struct ctl *c, const char *job, const struct node *n, con
 /* zoo_set with the version read before: 0 written; 1 after a message (the conflict, or a failed
  * request). *conflict: the node changed (or went) meanwhile. */
 static int write_node(struct ctl *c, const char *job, const struct node *n, const char *buf, size_t len, int version,
-                      int *conflict, int *newv)
+                      int *conflict, struct ctl_set_res *res)
 {
 	struct Stat st;
 	*conflict = 0;
 	int rc = zoo_set2(c->zh, n->path, buf, (int)len, version, &st);
 	if (rc == ZOK) {
 		fprintf(c->out, "%s: written (version %d)\n", n->path, st.version);
-		if (newv) *newv = st.version;
+		if (res) {
+			res->version = st.version;
+			res->changed = 1;
+			/* the keys that differ, as ElasticJob reads both nodes (for the API's answer and audit) */
+			conf_job_t *a = conf_node_parse(n->data, n->len, n->path, NULL), *b = conf_node_parse(buf, len, n->path, NULL);
+			if (a && b) res->nkeys = conf_job_diff(a, b, res->keys, CTL_SET_KEYS_MAX);
+			else res->keys[0] = "(a node that does not parse)", res->nkeys = 1;
+			if (res->nkeys > CTL_SET_KEYS_MAX) res->nkeys = CTL_SET_KEYS_MAX;
+			conf_job_free(a);
+			conf_job_free(b);
+		}
 		ctl_warn_overwrite(c, job, n->data, n->len, buf, len);
 		return 0;
 	}
@@ -320,10 +332,11 @@ static int cmd_set(struct ctl *c, int argc, char **argv)
 }
 
 int ctl_config_set(struct ctl *c, const char *job, const char *label, char *buf, size_t len, long want, int *conflict,
-                   int *newv)
+                   struct ctl_set_res *res)
 {
 	int r;
 	*conflict = 0;
+	if (res) memset(res, 0, sizeof *res), res->version = -1;
 	struct node n;
 	memset(&n, 0, sizeof n);
 	char *out = NULL;
@@ -339,11 +352,11 @@ int ctl_config_set(struct ctl *c, const char *job, const char *label, char *buf,
 	if ((r = prepare(c, job, &n, label, buf, len, &out, &outlen))) goto done;
 	if (outlen == n.len && !memcmp(out, n.data, outlen)) {
 		fprintf(c->out, "%s: no change (version %d); nothing written\n", n.path, version);
-		if (newv) *newv = version;
+		if (res) res->version = version;
 		r = 0;
 		goto done;
 	}
-	r = write_node(c, job, &n, out, outlen, version, conflict, newv);
+	r = write_node(c, job, &n, out, outlen, version, conflict, res);
 done:
 	if (out && out != buf) free(out);
 	free(n.data);

@@ -22,6 +22,7 @@ enum ctl_put_action {
 };
 
 #define CTL_VERSION_ANY (-1)   /* expected_version: whatever version is read first */
+#define CTL_VERSION_NONE (-2)  /* expected_version: only if there is no config node (create only) */
 #define CTL_PUT_KEYS_MAX 40
 
 struct ctl_put {

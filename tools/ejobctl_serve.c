@@ -26,6 +26,7 @@
 #include "tools/ejobctl.h"
 #include "tools/ejobctl_api.h"
 #include "tools/ejobctl_model.h"
+#include "tools/ejobctl_job.h"
 #include "tools/ejobctl_serve.h"
 #include "tools/ejobctl_zk.h"
 
@@ -35,6 +36,7 @@ static struct serve {
 	struct ctl c;               /* c.kept: the session is this file's */
 	struct srv_users *users;    /* --auth; NULL: none (loopback only) */
 	int tls;
+	const char *pg;             /* --pg URL: the history's PostgreSQL; NULL: none */
 	time_t last_try;            /* the last connect attempt (at most one a second) */
 	model_t *model;             /* GET /api/v1/jobs's answers; NULL with --no-model */
 	pthread_mutex_t big;        /* the session and c's buffers: one command at a time */
@@ -83,8 +85,10 @@ struct req {
 };
 
 /* the status code of the response this thread queued last (libmicrohttpd does not give it back):
- * the audit's */
+ * the audit's; a request is served on one thread (one per connection) from start to end */
 static _Thread_local unsigned last_code;
+static _Thread_local char etag[32];           /* the ETag header of the response queued next ("" none) */
+static _Thread_local json_t *audit_result;    /* what a write did, for its audit line */
 
 static enum MHD_Result send_text(struct MHD_Connection *con, unsigned code, const char *type, const char *text,
                                  const char *cookie)
@@ -96,6 +100,7 @@ static enum MHD_Result send_text(struct MHD_Connection *con, unsigned code, cons
 	MHD_add_response_header(r, "Cache-Control", "no-store");
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	if (cookie) MHD_add_response_header(r, "Set-Cookie", cookie);
+	if (etag[0]) MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag), etag[0] = 0;
 	if (code == MHD_HTTP_UNAUTHORIZED) MHD_add_response_header(r, "WWW-Authenticate", "Basic realm=\"ejob\"");
 	enum MHD_Result q = MHD_queue_response(con, code, r);
 	MHD_destroy_response(r);
@@ -156,6 +161,17 @@ static void run_free(struct run *r)
 	free(r->err);
 }
 
+/* text's lines as a JSON array of strings */
+static json_t *lines_json(const char *text)
+{
+	json_t *a = json_array();
+	for (const char *l = text, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+		nl = strchr(l, '\n');
+		json_array_append_new(a, json_stringn_nocheck(l, nl ? (size_t)(nl - l) : strlen(l)));
+	}
+	return a;
+}
+
 /* The answer to a command that failed: 404 (an unknown name, with the did-you-mean), 400 (bad
  * input), 503 (ZooKeeper away), 409 (the cluster was not as the request needs: changed meanwhile,
  * no instance online). The check's lines (config set's) come before the message, as the CLI
@@ -195,6 +211,9 @@ static enum MHD_Result send_run(struct MHD_Connection *con, struct run *r)
 	json_error_t e;
 	json_t *doc = json_loadb(r->out, r->outlen, 0, &e);
 	if (!doc) return send_error(con, 500, "the command's output is not JSON", e.text);
+	/* what the CLI says on stderr beside its --json (a write's warnings) */
+	if (r->errlen && json_is_object(doc) && !json_object_get(doc, "warnings"))
+		json_object_set_new(doc, "warnings", lines_json(r->err));
 	return send_json(con, 200, doc, NULL);
 }
 
@@ -287,6 +306,14 @@ static int authenticate(struct MHD_Connection *con, struct who *w)
 
 /* ---- the audit line ------------------------------------------------------------------------- */
 
+static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	(void)kind;
+	json_t *v = value ? json_string(value) : json_null();
+	json_object_set_new(cls, key, v ? v : json_string("(not UTF-8)"));
+	return MHD_YES;
+}
+
 static void audit(struct MHD_Connection *con, const struct who *w, const char *method, const char *url,
                   const struct req *q, unsigned code)
 {
@@ -311,6 +338,9 @@ static void audit(struct MHD_Connection *con, const struct who *w, const char *m
 	json_object_set_new(o, "address", json_string(addr));
 	json_object_set_new(o, "method", json_string(method));
 	json_object_set_new(o, "path", json_string(url));
+	json_t *query = json_object();     /* ?force=true, ?version=N: part of what was asked */
+	MHD_get_connection_values(con, MHD_GET_ARGUMENT_KIND, query_arg, query);
+	json_object_set_new(o, "query", query);
 	/* the change: the body as sent (a JSON body as JSON, a config node as its text) */
 	json_t *change = json_null();
 	if (q->len && !q->too_big) {
@@ -320,6 +350,8 @@ static void audit(struct MHD_Connection *con, const struct who *w, const char *m
 	}
 	json_object_set_new(o, "change", change);
 	json_object_set_new(o, "status", json_integer(code));
+	/* what the write did, where the handler said (PUT: action, version, the keys changed) */
+	if (audit_result) json_object_set_new(o, "result", audit_result), audit_result = NULL;
 	char *s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (s) srv_audit_add(s);
@@ -367,46 +399,323 @@ static enum MHD_Result get_job(struct MHD_Connection *con, const char *job)
 	return send_json(con, 200, doc, NULL);
 }
 
-static enum MHD_Result put_job(struct MHD_Connection *con, const char *job, struct req *q)
+/* ---- PUT /api/v1/jobs/{job} --------------------------------------------------------------------- */
+
+/* What the body is: an ejob configuration file (a top-level "jobs" key: apply's file; its job
+ * {job} is taken), one job as under a file's jobs: (a top-level "type" key), or else a config node
+ * (ElasticJob's keys, as GET's "config" shows it: config set's). JSON is YAML's flow style, so a
+ * JSON object is each of these key for key. */
+enum put_form { FORM_NODE, FORM_FILE, FORM_JOB };
+
+static enum put_form put_form(const char *b, size_t len)
 {
-	if (!q->len) return send_error(con, 400, "PUT needs the job's config node (YAML or JSON) as the body", NULL);
-	/* ?version=N: only if the node is still at the version the client read */
-	long want = -1;
+	json_t *o = json_loadb(b, len, 0, NULL);
+	if (o) {
+		enum put_form f = !json_is_object(o) ? FORM_NODE : json_object_get(o, "jobs") ? FORM_FILE
+		                  : json_object_get(o, "type") ? FORM_JOB : FORM_NODE;
+		json_decref(o);
+		return f;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (i && b[i - 1] != '\n') continue;
+		if (len - i >= 5 && !memcmp(b + i, "jobs:", 5)) return FORM_FILE;
+		if (len - i >= 5 && !memcmp(b + i, "type:", 5)) return FORM_JOB;
+	}
+	return FORM_NODE;
+}
+
+#define WRAP_LINES 2            /* "jobs:" and the job's key, above a FORM_JOB body */
+#define WRAP_INDENT 4
+
+/* A FORM_JOB body as a file's jobs: {job: body} (each line indented), malloc'd, NUL-terminated */
+static char *wrap_job(const char *job, const char *b, size_t len, size_t *outlen)
+{
+	char *t = NULL;
+	size_t tl = 0;
+	FILE *f = open_memstream(&t, &tl);
+	if (!f) ctl_oom();
+	fputs("jobs:\n  \"", f);
+	for (const char *p = job; *p; p++) fprintf(f, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+	fputs("\":\n", f);
+	for (size_t i = 0; i < len; i++) {
+		if (i == 0 || b[i - 1] == '\n') fprintf(f, "%*s", WRAP_INDENT, "");
+		fputc(b[i], f);
+	}
+	fputc('\n', f);
+	fclose(f);
+	*outlen = tl;
+	return t;
+}
+
+/* Messages about a wrapped body ("body:LINE:COLUMN: ...") with the line and column of what was
+ * sent; malloc'd */
+static char *unwrap_positions(const char *s)
+{
+	char *t = NULL;
+	size_t tl = 0;
+	FILE *f = open_memstream(&t, &tl);
+	if (!f) ctl_oom();
+	while (*s) {
+		unsigned line, col;
+		int n = 0;
+		if (!strncmp(s, "body:", 5) && sscanf(s + 5, "%u:%u:%n", &line, &col, &n) == 2 && n &&
+		    line > WRAP_LINES) {
+			fprintf(f, "body:%u:%u:", line - WRAP_LINES, col > WRAP_INDENT ? col - WRAP_INDENT : 1);
+			s += 5 + n;
+			continue;
+		}
+		fputc(*s++, f);
+	}
+	fclose(f);
+	return t;
+}
+
+/* the version a PUT is conditional on: ?version=N, or If-Match: "N" (the ETag PUT answers with;
+ * "*": any, the job must exist). *want -1: none; *must_exist; *must_not_exist (If-None-Match: *).
+ * 0, or 400 after why. */
+static unsigned put_condition(struct MHD_Connection *con, long *want, int *must_exist, int *must_not_exist, char *why,
+                              size_t wl)
+{
+	*want = -1, *must_exist = *must_not_exist = 0;
 	const char *v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "version");
+	const char *m = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_MATCH);
+	const char *nm = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+	if (nm) {
+		if (strcmp(nm, "*")) {
+			snprintf(why, wl, "If-None-Match takes * only (create the job, or nothing)");
+			return 400;
+		}
+		*must_not_exist = 1;
+	}
+	long vm = -1;
+	if (m) {
+		char buf[32];
+		size_t n = strlen(m);
+		if (!strcmp(m, "*")) {
+			*must_exist = 1;
+		} else if (n >= 3 && n < sizeof buf && m[0] == '"' && m[n - 1] == '"') {
+			snprintf(buf, sizeof buf, "%.*s", (int)n - 2, m + 1);
+			char *e;
+			errno = 0;
+			vm = strtol(buf, &e, 10);
+			if (errno || e == buf || *e || vm < 0 || vm > 0x7fffffff) vm = -2;
+		} else {
+			vm = -2;
+		}
+		if (vm == -2) {
+			snprintf(why, wl, "If-Match: %.64s: give the ETag a PUT answered with (\"N\", quoted: the config "
+			         "node's version) or *", m);
+			return 400;
+		}
+		*want = vm;
+	}
 	if (v) {
 		char *e;
 		errno = 0;
-		want = strtol(v, &e, 10);
-		if (errno || e == v || *e || want < 0 || want > 0x7fffffff)
-			return send_error(con, 400, "?version= takes the node's version (configVersion of GET /api/v1/jobs/{job})", NULL);
+		long x = strtol(v, &e, 10);
+		if (errno || e == v || *e || x < 0 || x > 0x7fffffff) {
+			snprintf(why, wl, "?version= takes the node's version (configVersion of GET /api/v1/jobs/{job})");
+			return 400;
+		}
+		if (vm >= 0 && vm != x) {
+			snprintf(why, wl, "?version=%ld and If-Match: %s disagree: give one", x, m);
+			return 400;
+		}
+		*want = x;
 	}
-	char *buf = malloc(q->len + 1);
-	if (!buf) ctl_oom();
-	memcpy(buf, q->body, q->len);
-	buf[q->len] = 0;
+	if ((*want >= 0 || *must_exist) && *must_not_exist) {
+		snprintf(why, wl, "If-None-Match: * (create only) with a version to replace: give one");
+		return 400;
+	}
+	return 0;
+}
+
+static json_t *keys_json(const char *const *keys, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++) json_array_append_new(a, json_string(keys[i]));
+	return a;
+}
+
+static enum MHD_Result put_answer(struct MHD_Connection *con, const char *job, const char *action, int version,
+                                  json_t *keys, const char *warnings)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "job", json_string(job));
+	json_object_set_new(o, "action", json_string(action));
+	json_object_set_new(o, "configVersion", json_integer(version));
+	json_object_set_new(o, "changed", json_boolean(strcmp(action, "unchanged")));
+	json_object_set_new(o, "keys", keys);
+	json_object_set_new(o, "warnings", lines_json(warnings));
+	audit_result = json_pack("{s:s,s:i,s:O}", "action", action, "configVersion", version, "keys", keys);
+	snprintf(etag, sizeof etag, "\"%d\"", version);
+	return send_json(con, strcmp(action, "create") ? 200 : MHD_HTTP_CREATED, o, NULL);
+}
+
+/* a job that has no config node yet: made from the body (apply's check for a file's job, config
+ * set's for a node; a label required, as apply requires one) by ctl_job_put, root and config in
+ * one multi */
+static enum MHD_Result put_create(struct MHD_Connection *con, const char *job, enum put_form form, const char *text,
+                                  size_t len, int wrapped)
+{
+	char *lines = NULL, why[1024], err[1024];
+	size_t ll = 0;
+	FILE *f = open_memstream(&lines, &ll);
+	if (!f) ctl_oom();
+	conf_diags_t *d = NULL;
+	conf_t *cf = NULL;
+	conf_job_t *nj = NULL;
+	const conf_job_t *j = NULL;
+	why[0] = 0;
+	if (form == FORM_NODE) {
+		nj = conf_node_take(text, len, "body", job, "", NULL, why, sizeof why, &d);
+		j = nj;
+	} else {
+		conf_opts_t o;
+		conf_opts_system(&o);
+		o.server_lists = S.c.hosts;     /* a file's regCenter is not where its jobs go: this cluster is */
+		o.namespace = S.c.ns;
+		if ((cf = conf_parse(text, len, "body", &o, &d)) && !(j = conf_find_job(cf, job))) {
+			size_t n = 0;
+			n += (size_t)snprintf(why, sizeof why, "body has no job '%s' (its jobs:", job);
+			for (size_t k = 0; k < cf->n_jobs && n < sizeof why; k++)
+				n += (size_t)snprintf(why + n, sizeof why - n, " %s", cf->jobs[k].name);
+			if (n < sizeof why) snprintf(why + n, sizeof why - n, ")");
+		}
+	}
+	size_t bad = 0;
+	for (size_t k = 0; d && k < conf_diags_count(d); k++) {
+		const conf_diag_t *g = conf_diags_get(d, k);
+		fprintf(f, "%s\n", g->text);
+		bad += g->level != CONF_DIAG_WARN;
+	}
+	if (d && conf_diags_dropped(d)) fprintf(f, "body: ... and %zu more\n", conf_diags_dropped(d));
+	conf_diags_free(d);
+	if (j && !bad && j->tz_error) {
+		/* config set's rule: a zone this host does not know would run the job in GMT */
+		fprintf(f, "body: timeZone: give a zone this host knows (a zone id Java does not know would run the job in "
+		        "GMT on ElasticJob's instances and ejob's)\n");
+		bad++;
+	}
+	if (j && !bad) {
+		conf_unacted_t un[CONF_UNACTED_MAX];
+		size_t nu = conf_job_unacted(j, un);
+		for (size_t k = 0; k < nu; k++) fprintf(f, "body: warning: %s: %s\n", un[k].key, un[k].text);
+	}
+	enum MHD_Result res;
+	int code = 0;
+	if (!j || bad) {
+		if (why[0] && !bad) fprintf(f, "%s\n", why);   /* not said above already */
+		fprintf(f, "job '%s' does not exist and the body is not a job that can be made (above): nothing written", job);
+		code = 400;
+	} else if (!j->label || !*j->label) {
+		fprintf(f, "body: job '%s' has no label; a job created through the API needs one (label: NAME), as "
+		        "'ejobctl apply' requires: supervisors adopt jobs by label (supervisor.labels): nothing written", job);
+		code = 400;
+	}
+	if (code) {
+		fclose(f);
+		char *msg = wrapped ? unwrap_positions(lines) : strdup(lines);
+		if (!msg) ctl_oom();
+		res = send_error(con, code, msg,
+		                 form == FORM_NODE ? "a new job's body: one job's keys as under apply's jobs: (with type: and "
+		                                     "label:), a file with jobs:, or a config node (with jobName, label and "
+		                                     "props ejob.type)"
+		                                   : "fix the body; nothing was written");
+		free(msg);
+		free(lines);
+		conf_job_free(nj);
+		conf_free(cf);
+		return res;
+	}
+	fclose(f);
+	if (wrapped) {
+		char *u2 = unwrap_positions(lines);
+		free(lines);
+		lines = u2;
+	}
+	/* create only: a node made by someone else since the read above is theirs (409) */
+	struct ctl_put out;
+	int r = ctl_job_put(&S.c, j, CTL_VERSION_NONE, 0, &out, err, sizeof err);
+	conf_job_free(nj);
+	conf_free(cf);
+	if (r == 0) {
+		res = put_answer(con, job, ctl_put_action_name(out.action), out.version,
+		                 keys_json(out.keys, out.action == CTL_PUT_UPDATE ? out.nkeys : 0), lines);
+	} else if (out.action == CTL_PUT_CONFLICT) {
+		res = send_error(con, MHD_HTTP_CONFLICT, err, "read the job again (GET /api/v1/jobs/{job}), then PUT");
+	} else {
+		int away = !S.c.zh || zoo_state(S.c.zh) != ZOO_CONNECTED_STATE;
+		res = send_error(con, r == 2 ? 400 : away ? 503 : 409, err, NULL);
+	}
+	ctl_put_free(&out);
+	free(lines);
+	return res;
+}
+
+static enum MHD_Result put_job(struct MHD_Connection *con, const char *job, struct req *q)
+{
+	if (!q->len) return send_error(con, 400, "PUT needs the job as the body (YAML or JSON)", "docs/api.md: PUT /api/v1/jobs/{job}");
+	char why[CTL_PATH_MAX + 1024];
+	long want;
+	int must_exist, must_not_exist;
+	unsigned bad = put_condition(con, &want, &must_exist, &must_not_exist, why, sizeof why);
+	if (bad) return send_error(con, bad, why, NULL);
+	enum put_form form = put_form(q->body, q->len);
+	size_t len = q->len;
+	char *text;
+	if (form == FORM_JOB) {
+		text = wrap_job(job, q->body, q->len, &len);
+	} else {
+		if (!(text = malloc(q->len + 1))) ctl_oom();
+		memcpy(text, q->body, q->len);
+		text[q->len] = 0;
+	}
+	char p[CTL_PATH_MAX];
+	int rc = ctl_exists(&S.c, ctl_path(&S.c, p, "/%s/config", job), NULL);
+	enum MHD_Result res;
+	if (rc == ZNONODE) {
+		if (want >= 0 || must_exist) {
+			snprintf(why, sizeof why, "job '%s' has no config node (%s)%s: nothing written", job, p,
+			         want >= 0 ? ", so no version to replace (removed meanwhile?)" : " (If-Match: *)");
+			res = send_error(con, MHD_HTTP_CONFLICT, why, "PUT without ?version= or If-Match creates it");
+		} else {
+			res = put_create(con, job, form, text, len, form == FORM_JOB);
+		}
+		free(text);
+		return res;
+	}
+	if (rc != ZOK) {
+		free(text);
+		snprintf(why, sizeof why, "cannot read %s: %s", p, zerror(rc));
+		return send_error(con, 503, why, "ZooKeeper is unreachable; GET /healthz answers 200 when it is back");
+	}
+	if (must_not_exist) {
+		free(text);
+		snprintf(why, sizeof why, "job '%s' exists (%s): nothing written (If-None-Match: *)", job, p);
+		return send_error(con, MHD_HTTP_CONFLICT, why, "PUT without If-None-Match replaces its config");
+	}
 	struct run r;
 	run_begin(&r);
-	int conflict = 0, newv = -1;
-	r.status = ctl_config_set(&S.c, job, "body", buf, q->len, want, &conflict, &newv);
+	int conflict = 0;
+	struct ctl_set_res sr;
+	r.status = ctl_config_set(&S.c, job, "body", text, len, want, &conflict, &sr);
 	run_end(&r);
-	free(buf);
-	enum MHD_Result res;
+	free(text);
+	if (form == FORM_JOB) {
+		char *m = unwrap_positions(r.msg), *e = unwrap_positions(r.err ? r.err : "");
+		snprintf(r.msg, sizeof r.msg, "%s", m);
+		free(r.err);
+		r.err = e, r.errlen = strlen(e);
+		free(m);
+	}
 	if (r.status && conflict) {
 		res = send_error(con, MHD_HTTP_CONFLICT, r.msg, "read the job again (GET /api/v1/jobs/{job}), then PUT");
 	} else if (r.status) {
 		res = send_failure(con, &r);
 	} else {
-		json_t *o = json_object();
-		json_object_set_new(o, "job", json_string(job));
-		json_object_set_new(o, "configVersion", json_integer(newv));
-		json_object_set_new(o, "changed", json_boolean(!strstr(r.out ? r.out : "", "no change")));
-		json_t *warn = json_array();
-		for (char *l = r.err, *nl; l && *l; l = nl ? nl + 1 : NULL) {
-			nl = strchr(l, '\n');
-			json_array_append_new(warn, json_stringn_nocheck(l, nl ? (size_t)(nl - l) : strlen(l)));
-		}
-		json_object_set_new(o, "warnings", warn);
-		res = send_json(con, 200, o, NULL);
+		res = put_answer(con, job, sr.changed ? "update" : "unchanged", sr.version, keys_json(sr.keys, sr.nkeys),
+		                 r.err);
 	}
 	run_free(&r);
 	return res;
@@ -491,47 +800,38 @@ static enum MHD_Result health(struct MHD_Connection *con)
 	return send_text(con, 200, "text/plain", "ok\n", NULL);
 }
 
-/* GET /metrics: from `jobs --json` (one read of the namespace) */
+/* GET /metrics: srv_metrics on the kept session */
 static enum MHD_Result metrics(struct MHD_Connection *con)
 {
 	struct run r;
 	run_begin(&r);
-	r.status = ctl_show_jobs(&S.c);
+	srv_metrics(&S.c, S.c.out);
 	run_end(&r);
-	json_t *doc = r.status ? NULL : json_loadb(r.out, r.outlen, 0, NULL);
+	enum MHD_Result q = send_text(con, 200, "text/plain; version=0.0.4; charset=utf-8", r.out ? r.out : "", NULL);
 	run_free(&r);
-	char *text = NULL;
-	size_t tl = 0;
-	FILE *f = open_memstream(&text, &tl);
-	if (!f) ctl_oom();
-	fprintf(f, "# HELP ejob_zookeeper_up Whether ZooKeeper answered this scrape's reads.\n# TYPE ejob_zookeeper_up gauge\n"
-	        "ejob_zookeeper_up %d\n", doc != NULL);
-	if (doc) {
-		json_t *jobs = json_object_get(doc, "jobs"), *j;
-		size_t i;
-		fputs("# HELP ejob_job_instances_online Instances online (instances/ nodes) per job.\n"
-		      "# TYPE ejob_job_instances_online gauge\n", f);
-		json_array_foreach(jobs, i, j)
-			fprintf(f, "ejob_job_instances_online{job=\"%s\"} %lld\n", json_string_value(json_object_get(j, "name")),
-			        json_integer_value(json_object_get(j, "instanceCount")));
-		fputs("# HELP ejob_job_leader_present Whether the job has a leader (leader/election/instance).\n"
-		      "# TYPE ejob_job_leader_present gauge\n", f);
-		json_array_foreach(jobs, i, j)
-			fprintf(f, "ejob_job_leader_present{job=\"%s\"} %d\n", json_string_value(json_object_get(j, "name")),
-			        json_is_string(json_object_get(j, "leader")));
-		fputs("# HELP ejob_job_status The job's status as ElasticJob-UI derives it (1 for the one it is).\n"
-		      "# TYPE ejob_job_status gauge\n", f);
-		json_array_foreach(jobs, i, j) {
-			const char *st = json_string_value(json_object_get(j, "status"));
-			fprintf(f, "ejob_job_status{job=\"%s\",status=\"%s\"} 1\n", json_string_value(json_object_get(j, "name")),
-			        st ? st : "UNKNOWN");
-		}
-		json_decref(doc);
-	}
-	fclose(f);
-	enum MHD_Result q = send_text(con, 200, "text/plain; version=0.0.4", text, NULL);
-	free(text);
 	return q;
+}
+
+/* GET /api/v1/jobs/{job}/history|trace?...: srv_pg_query */
+static enum MHD_Result history(struct MHD_Connection *con, const char *job, int trace)
+{
+	if (!job_name_ok(job)) return send_error(con, 400, "not a job name", NULL);
+	static const char *const known[] = { "item", "outcome", "ip", "since", "until", "limit", "cursor", "state", "task", NULL };
+	struct srv_pgq q = { .job = job, .trace = trace };
+	const char **dst[] = { &q.item, &q.outcome, &q.ip, &q.since, &q.until, &q.limit, &q.cursor, &q.state, &q.task };
+	for (int i = 0; known[i]; i++) *dst[i] = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, known[i]);
+	char err[1024];
+	const char *bad = trace ? (q.item ? "item" : q.outcome ? "outcome" : NULL) : (q.state ? "state" : q.task ? "task" : NULL);
+	if (bad) {
+		snprintf(err, sizeof err, "%s= is a filter of %s, not of %s", bad, trace ? "history" : "trace", trace ? "trace" : "history");
+		return send_error(con, 400, err, trace ? "trace takes state, task, ip, since, until, limit, cursor"
+		                                       : "history takes item, outcome, ip, since, until, limit, cursor");
+	}
+	json_t *doc;
+	const char *hint;
+	unsigned code = srv_pg_query(S.pg, &q, &doc, err, sizeof err, &hint);
+	if (code != 200) return send_error(con, code, err, hint);
+	return send_json(con, 200, doc, NULL);
 }
 
 static enum MHD_Result login(struct MHD_Connection *con, struct req *q)
@@ -589,6 +889,9 @@ static enum MHD_Result route(struct MHD_Connection *con, const char *method, con
 		free(a);
 		return r;
 	}
+	/* the history is PostgreSQL's: it answers while ZooKeeper is away, for removed jobs too */
+	if (n == 5 && get && !strcmp(s[2], "jobs") && (!strcmp(s[4], "history") || !strcmp(s[4], "trace")))
+		return history(con, s[3], s[4][0] == 't');
 	if (!session_ok(why, sizeof why))
 		return send_error(con, 503, why, "ZooKeeper is unreachable; GET /healthz answers 200 when it is back");
 
@@ -613,8 +916,6 @@ static enum MHD_Result route(struct MHD_Connection *con, const char *method, con
 			if (q->len) return send_error(con, 400, "DELETE takes no body", "?force=true removes a job with items running");
 			return op(con, "remove", job, NULL, NULL, NULL, f && (!strcmp(f, "true") || !strcmp(f, "1")));
 		}
-		if (n == 5 && get && !strcmp(s[4], "history"))
-			return send_error(con, 501, "history through the API is not built yet", "ejobctl history JOB --pg URL");
 		if (!post) return send_error(con, 405, "method not allowed here", "docs/api.md lists the endpoints");
 		if (w->role < ROLE_OPERATOR) goto forbidden;
 		json_t *b = NULL;
@@ -754,12 +1055,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
 	enum MHD_Result res;
 	if (!strcmp(url, "/metrics") && !strcmp(method, "GET")) {
 		char why[1024];
-		if (!session_ok(why, sizeof why)) res = send_text(con, 200, "text/plain; version=0.0.4", "ejob_zookeeper_up 0\n", NULL);
+		if (!session_ok(why, sizeof why))
+			res = send_text(con, 200, "text/plain; version=0.0.4; charset=utf-8",
+			                "# HELP ejob_zookeeper_up Whether ZooKeeper answered this scrape's reads.\n"
+			                "# TYPE ejob_zookeeper_up gauge\nejob_zookeeper_up 0\n", NULL);
 		else res = metrics(con);
 		pthread_mutex_unlock(&S.big);
 		return res;
 	}
 	last_code = 0;
+	json_decref(audit_result);
+	audit_result = NULL;
 	res = route(con, method, url, q, &w, NULL);
 	if (write) audit(con, &w, method, url, q, last_code);
 	pthread_mutex_unlock(&S.big);
@@ -784,7 +1090,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: ejobctl serve --listen ADDR:PORT (--zk HOSTS --namespace NS [--digest U:P] | -c FILE)\n"
-	        "                     [--auth FILE] [--tls-cert FILE --tls-key FILE] [--audit FILE] [--no-model]\n"
+	        "                     [--auth FILE] [--tls-cert FILE --tls-key FILE] [--audit FILE] [--pg URL] [--no-model]\n"
 	        "       ejobctl serve --hash-password   (a password on stdin; its crypt(3) hash on stdout)\n"
 	        "\n"
 	        "The HTTP API (docs/api.md) on the cluster: /api/v1/..., /metrics, /healthz. Without --auth\n"
@@ -849,7 +1155,7 @@ int ejobctl_serve(int argc, char **argv)
 		}
 		*dst = argv[++i];
 	}
-	(void)pg;   /* history from PostgreSQL: not built yet (GET .../history answers 501) */
+	S.pg = pg;
 	if (!listen) {
 		fprintf(stderr, "ejobctl serve: give --listen ADDR:PORT (e.g. --listen 127.0.0.1:8080)\n");
 		return 2;

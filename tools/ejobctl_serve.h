@@ -6,6 +6,7 @@
 #define EJOB_EJOBCTL_SERVE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 enum srv_role { ROLE_NONE = 0, ROLE_VIEWER, ROLE_OPERATOR, ROLE_ADMIN };
 
@@ -38,5 +39,28 @@ int srv_audit_open(const char *file);
 void srv_audit_add(const char *line);   /* one JSON object, no newline */
 /* The last limit lines (the file's, else memory's) as a JSON array; malloc'd, NULL if out of memory. */
 char *srv_audit_read(int limit);
+
+/* GET /metrics (ejobctl_serve_metrics.c): the series of every job of c's namespace on f. 0, or 1
+ * when ZooKeeper failed (ejob_zookeeper_up 0 written, the message in c->msg). */
+struct ctl;
+int srv_metrics(struct ctl *c, FILE *f);
+
+/* GET /api/v1/jobs/{job}/history and /trace (ejobctl_serve_pg.c): a page of JOB_EXECUTION_LOG or
+ * JOB_STATUS_TRACE_LOG from the PostgreSQL at url (--pg; NULL: none), newest first. The query's
+ * parameters as given (NULL: not given); they are checked here. 200 with *doc (json_decref it), or
+ * the HTTP status (400 a bad parameter, 503 no --pg or PostgreSQL away, 500 a failed query) with
+ * err and *hint (may be NULL). */
+struct srv_pgq {
+	const char *job;
+	int trace;                  /* JOB_STATUS_TRACE_LOG, else JOB_EXECUTION_LOG */
+	const char *item, *outcome; /* history: sharding_item; ok, failed, running */
+	const char *state, *task;   /* trace: state (TASK_STAGING, ...); task_id */
+	const char *ip;             /* history: ip; trace: slave_id */
+	const char *since, *until;  /* ISO 8601 or epoch ms: start_time (creation_time) in [since, until) */
+	const char *limit, *cursor; /* rows a page (1-500, 50); "next" of the page before */
+};
+struct json_t;
+unsigned srv_pg_query(const char *url, const struct srv_pgq *q, struct json_t **doc, char *err, size_t el,
+                      const char **hint);
 
 #endif

@@ -534,10 +534,21 @@ int ctl_msg(const struct ctl *c, int status, const char *fmt, ...)
 {
 	va_list ap;
 	if (c->msg) {
-		if (status && !c->msg[0]) {
+		/* serve: a failure's sentences in msg (the first, then each later one on a line of its
+		 * own, as the CLI prints them), a warning (status 0) as a line of c->err */
+		if (status) {
+			size_t used = strlen(c->msg);
+			if (used && used + 2 < c->msgcap) c->msg[used++] = '\n', c->msg[used] = 0;
+			if (used + 1 < c->msgcap) {
+				va_start(ap, fmt);
+				vsnprintf(c->msg + used, c->msgcap - used, fmt, ap);
+				va_end(ap);
+			}
+		} else if (c->err && c->err != stderr) {
 			va_start(ap, fmt);
-			vsnprintf(c->msg, c->msgcap, fmt, ap);
+			vfprintf(c->err, fmt, ap);
 			va_end(ap);
+			fputc('\n', c->err);
 		}
 		return status;
 	}

@@ -28,8 +28,9 @@ struct ctl {
 	conf_t *conf;               /* -c FILE, owns the strings above that came from it */
 	FILE *out;                  /* what the command prints: stdout (serve: the response's body) */
 	FILE *err;                  /* the lines a check prints before its message: stderr (serve: kept) */
-	char *msg;                  /* NULL: messages go to stderr; else (serve) the first failure's message
-	                             * is kept here, msgcap bytes, and warnings (status 0) are dropped */
+	char *msg;                  /* NULL: messages go to stderr; else (serve) the failure's messages are
+	                             * kept here, msgcap bytes (the first, then each later one after a
+	                             * newline), and warnings (status 0) go to err as lines */
 	size_t msgcap;
 	int kept;                   /* serve: the session is the caller's: ctl_connect and ctl_close leave it */
 	int ns_may_be_new;          /* in: a missing namespace is no error (apply creates it) */
@@ -112,7 +113,8 @@ void ctl_multi_many(struct ctl *c, struct ctl_multi *m, int n);
 
 /* A failed request: "ejobctl CMD: WHAT PATH: reason" (a hint for ZNOAUTH: the digest); returns 1. */
 int ctl_fail(const struct ctl *c, int rc, const char *what, const char *path);
-/* A message on stderr, "ejobctl CMD: ..." and a newline; returns status. */
+/* A message on stderr, "ejobctl CMD: ..." and a newline (with c->msg: kept there, a warning on
+ * c->err); returns status. */
 int ctl_msg(const struct ctl *c, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The jobs of the namespace: its children that have a config node, sorted. 0, or 1 after a message. */
