@@ -12,7 +12,7 @@
  *   - every write is one audit line (user, method, path, the change, the status) in --audit FILE
  *     and in GET /api/v1/audit;
  *   - without --auth, a non-loopback --listen is refused (exit 2, saying the fix);
- *   - /healthz 200 while ZooKeeper answers, 503 once it is gone. */
+ *   - /healthz 200 while ZooKeeper answers, 503 once it is gone, 200 again once it is back. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,12 +318,21 @@ int main(void)
 	is_int(lines, (int)n, "--audit FILE has one line per write, as GET /api/v1/audit");
 	free(file), json_decref(au), free(body);
 
-	/* ZooKeeper gone */
-	tzkup_end(&u);
+	/* ZooKeeper gone, then back on the same port: serve's session comes back by itself */
+	tzk_stop(&u.zk, SIGKILL, 5000);
 	is_int(http("GET", "/healthz", NULL, NULL, NULL), 503, "/healthz: 503 once ZooKeeper is gone");
 	is_int(http("GET", "/api/v1/jobs", "view:v-pass", NULL, &body), 503, "a read: 503");
 	ok(strstr(body, "ZooKeeper"), "saying why");
 	free(body);
+	if (tzk_restart(&u.zk, 30000) < 0) BAIL_OUT("cannot restart ZooKeeper");
+	long code = 0;
+	for (uint64_t end = tlib_now_ms() + 30000; tlib_now_ms() < end && code != 200; usleep(200000))
+		code = http("GET", "/healthz", NULL, NULL, NULL);
+	is_int(code, 200, "ZooKeeper back: /healthz 200 again, with no restart of serve");
+	is_int(http("GET", "/api/v1/jobs", "view:v-pass", NULL, &body), 200, "  and reads answer");
+	ok(body && strstr(body, "\"tr\""), "  with the jobs");
+	free(body);
+	tzkup_end(&u);
 	kill(sp, SIGTERM);
 	done_testing();
 }
