@@ -634,6 +634,20 @@ static enum MHD_Result put_create(struct MHD_Connection *con, const char *job, e
 		free(lines);
 		lines = u2;
 	}
+	/* a cluster's first job makes its namespace (as apply does) */
+	struct run nr;
+	run_begin(&nr);
+	nr.status = ctl_ns_create(&S.c);
+	run_end(&nr);
+	if (nr.status) {
+		free(lines);
+		conf_job_free(nj);
+		conf_free(cf);
+		res = send_failure(con, &nr);
+		run_free(&nr);
+		return res;
+	}
+	run_free(&nr);
 	/* create only: a node made by someone else since the read above is theirs (409) */
 	struct ctl_put out;
 	int r = ctl_job_put(&S.c, j, CTL_VERSION_NONE, 0, &out, err, sizeof err);
@@ -793,6 +807,11 @@ static enum MHD_Result health(struct MHD_Connection *con)
 	if (!session_ok(why, sizeof why - 1)) return send_text(con, 503, "text/plain", strcat(why, "\n"), NULL);
 	char p[CTL_PATH_MAX];
 	int rc = ctl_exists(&S.c, ctl_path(&S.c, p, "%s", ""), NULL);
+	if (rc == ZNONODE) {
+		/* ZooKeeper answers; the namespace is made by its first job's PUT */
+		snprintf(why, sizeof why, "ok: namespace %s does not exist yet (PUT /api/v1/jobs/{job} makes it)\n", p);
+		return send_text(con, 200, "text/plain", why, NULL);
+	}
 	if (rc != ZOK) {
 		snprintf(why, sizeof why, "ZooKeeper at %s: %s: %s\n", S.c.hosts, p, zerror(rc));
 		return send_text(con, 503, "text/plain", why, NULL);
@@ -1212,6 +1231,7 @@ int ejobctl_serve(int argc, char **argv)
 	conf_free(c->conf);
 	c->conf = NULL;
 	c->kept = 1;
+	c->ns_may_be_new = 1;       /* serve answers on an empty cluster; the first job's PUT makes it */
 	char why[1024];
 	if (!session_ok(why, sizeof why))
 		fprintf(stderr, "ejobctl serve: %s; serving anyway (503 until it answers)\n", why);
