@@ -4,6 +4,8 @@
  *   - a PUT of a job with a label creates the namespace and the job (201); GET /api/v1/jobs shows
  *     it at once (the model picked the namespace up), and a PUT refused by the check (no label)
  *     leaves the namespace unmade;
+ *   - GET /api/v1/jobs/{job}'s ETag is the config node's version: a PUT with it as If-Match
+ *     updates, the same again (stale) is 409;
  *   - a supervisor with that label, started after, adopts the job and runs it. */
 #include <signal.h>
 #include <stdio.h>
@@ -98,6 +100,27 @@ int main(void)
 	is_str(job_names(&nm, names, sizeof names), "pj", "GET /api/v1/jobs shows it (--no-model)");
 	code = tserve_http(&sv, "GET", "/healthz", NULL, NULL, NULL, &out);
 	ok(code == 200 && out && !strcmp(out, "ok\n"), "/healthz: 200 ok (%ld %s)", code, out ? out : "");
+	free(out);
+
+	/* GET's ETag is the config node's version: a PUT with If-Match of it writes over what was read */
+	code = tserve_http(&sv, "GET", "/api/v1/jobs/pj", NULL, NULL, NULL, &out);
+	ok(code == 200 && !strcmp(sv.etag, "\"0\"") && out && strstr(out, "\"configVersion\":0"),
+	   "GET /api/v1/jobs/pj: 200, ETag \"0\" (%s), configVersion 0", sv.etag);
+	free(out);
+	char ifm[96], body2[1300];
+	snprintf(ifm, sizeof ifm, "If-Match: %s", sv.etag);
+	snprintf(body2, sizeof body2,
+	         "{\"type\": \"script\", \"cron\": \"* * * * * ?\", \"shardingTotalCount\": 2, \"label\": \"etl\",\n"
+	         " \"description\": \"from the GET\", \"props\": {\"script.command.line\": \"%s\"}}", rec);
+	code = tserve_http(&sv, "PUT", "/api/v1/jobs/pj", NULL, ifm, body2, &out);
+	ok(code == 200 && out && strstr(out, "\"action\":\"update\"") && !strcmp(sv.etag, "\"1\""),
+	   "PUT with the GET's ETag as If-Match: 200, updated, ETag \"1\" (%ld %s)", code, out ? out : "");
+	free(out);
+	code = tserve_http(&sv, "PUT", "/api/v1/jobs/pj", NULL, ifm, body, &out);
+	is_int(code, 409, "PUT again with that (now stale) If-Match: 409");
+	free(out);
+	code = tserve_http(&sv, "GET", "/api/v1/jobs/pj", NULL, NULL, NULL, &out);
+	ok(code == 200 && !strcmp(sv.etag, "\"1\""), "GET's ETag follows: \"1\" (%s)", sv.etag);
 	free(out);
 
 	/* a supervisor with the label, started after: it adopts pj and runs it */

@@ -392,8 +392,11 @@ static enum MHD_Result get_job(struct MHD_Connection *con, const char *job)
 	struct Stat st;
 	int rc = ctl_get(&S.c, ctl_path(&S.c, p, "/%s/config", job), &data, &st);
 	if (rc == ZOK) {
-		json_object_set_new(doc, "config", json_string(data) ? json_string(data) : json_null());
+		json_t *cfg = data ? json_string(data) : NULL;   /* NULL too when it is not UTF-8 */
+		json_object_set_new(doc, "config", cfg ? cfg : json_null());
 		json_object_set_new(doc, "configVersion", json_integer(st.version));
+		/* the version as PUT's ETag: a PUT with If-Match of it writes only over what was read */
+		snprintf(etag, sizeof etag, "\"%d\"", st.version);
 	}
 	free(data);
 	return send_json(con, 200, doc, NULL);
