@@ -12,7 +12,8 @@
  *     stops cleanly;
  *   - ejobctl history reads the file back (all, --failed, --item), oldest first by start, with
  *     each fire id, a failure's cause from its exit code and output; says which file an empty
- *     answer read; tells --zk what to give instead. */
+ *     answer read; tells --zk what to give instead; reads escapes as JSON does, and leaves out
+ *     a cut or garbage line, saying its file, its line and what is wrong in it. */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -323,6 +324,41 @@ int main(void)
 	ok(WIFEXITED(hs) && WEXITSTATUS(hs) == 2 && err && strstr(err, "ZooKeeper (--zk 127.0.0.1:2181) keeps no "
 	   "execution history") && strstr(err, "-c FILE") && strstr(err, "--file HISTORY") && strstr(err, "--pg URL"),
 	   "history --zk: exit 2, saying to give -c FILE, --file or --pg: %s", err);
+	free(out), free(err);
+
+	/* a file with a cut line and a line that is no record among two records */
+	char bf[600];
+	snprintf(bf, sizeof bf, "%s/bad.jsonl", tlib_tmpdir());
+	const char *lines =
+		"{\"start\":\"2026-11-24T07:00:05.000Z\",\"end\":\"2026-11-24T07:00:06.500Z\",\"job\":\"b\",\"fireId\":8,"
+		"\"item\":0,\"attempt\":1,\"source\":\"NORMAL_TRIGGER\",\"outcome\":\"failed\",\"exitCode\":3,\"signal\":null,"
+		"\"durationMs\":1500,\"instance\":\"i1\",\"host\":\"h1\",\"taskId\":\"t8\",\"cause\":null,"
+		"\"output\":\"a\\u00e9\\tb\\u0001\\nlast \\\"q\\\" \\u00ff\\n\"}\n"
+		"{\"start\":\"2026-11-24T07:00:07.000Z\",\"job\":\"b\",\"it\n"
+		"{\"start\":\"2026-11-24T07:00:08.000Z\",\"job\":\"b\",\"attempt\":1}\n"
+		"\n"
+		"{\"start\":\"2026-11-24T07:00:01.000Z\",\"end\":null,\"job\":\"b\",\"fireId\":7,\"item\":1,\"attempt\":1,"
+		"\"source\":\"MISFIRE\",\"outcome\":\"ok\",\"exitCode\":0,\"signal\":null,\"durationMs\":20,\"instance\":\"i2\","
+		"\"host\":\"h2\",\"taskId\":\"t7\",\"cause\":null,\"output\":null}\n";
+	tlib_write_file(bf, lines, strlen(lines));
+	const char *bargv[] = { BUILT("tools/ejobctl"), "history", "b", "--file", bf, "--json", NULL };
+	hs = tlib_run(bargv, &out, &err);
+	char want[2048];
+	snprintf(want, sizeof want, "{\"job\":\"b\",\"from\":\"file\",\"file\":\"%s\",\"executions\":["
+	       "{\"start\":\"2026-11-24T07:00:01.000Z\",\"end\":null,\"fireId\":7,\"item\":1,\"attempt\":1,"
+	       "\"source\":\"MISFIRE\",\"outcome\":\"ok\",\"exitCode\":0,\"signal\":null,\"durationMs\":20,"
+	       "\"instance\":\"i2\",\"host\":\"h2\",\"taskId\":\"t7\",\"cause\":null,\"output\":null},"
+	       "{\"start\":\"2026-11-24T07:00:05.000Z\",\"end\":\"2026-11-24T07:00:06.500Z\",\"fireId\":8,\"item\":0,"
+	       "\"attempt\":1,\"source\":\"NORMAL_TRIGGER\",\"outcome\":\"failed\",\"exitCode\":3,\"signal\":null,"
+	       "\"durationMs\":1500,\"instance\":\"i1\",\"host\":\"h1\",\"taskId\":\"t8\",\"cause\":null,"
+	       "\"output\":\"a\xc3\xa9\\tb\\u0001\\nlast \\\"q\\\" \xc3\xbf\\n\"}]}\n", bf);
+	is_str(out, want, "history --json of a file with bad lines: its two records, oldest first, escapes read as JSON's");
+	char w2[700], w3[700];
+	snprintf(w2, sizeof w2, "ejobctl history: %s:2: not a record (cut or garbage): column ", bf);
+	snprintf(w3, sizeof w3, "ejobctl history: %s:3: not a record (cut or garbage): no \"item\" (a number, 0 or "
+	         "more): left out\n", bf);
+	ok(WIFEXITED(hs) && WEXITSTATUS(hs) == 0 && err && strstr(err, w2) && strstr(err, w3) && !strstr(err, ":4:") &&
+	   !strstr(err, ":5:"), "  the cut line and the line without an item are said, by file and line: %s", err);
 	free(out), free(err);
 	return done_testing();
 }

@@ -494,17 +494,12 @@ int ejobctl_apply(int argc, char **argv)
 		return r;
 	}
 	if (c.ns_missing && !dry) {
-		/* a cluster's first job: its namespace, as a supervisor's first registration makes it */
-		char p[CTL_PATH_MAX];
-		int rc = zoo_create(c.zh, ctl_path(&c, p, "%s", ""), "", 0, c.digest ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE,
-		                    0, NULL, 0);
-		if (rc != ZOK && rc != ZNODEEXISTS) {
-			r = ctl_fail(&c, rc, "cannot create the namespace", p);
+		/* a cluster's first job: its namespace */
+		if ((r = ctl_ns_create(&c))) {
 			conf_free(cf);
 			ctl_close(&c);
 			return r;
 		}
-		c.ns_missing = 0;
 	}
 	char **gone = NULL;
 	int ngone = 0;

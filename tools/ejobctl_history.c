@@ -3,7 +3,9 @@
  * (supervisor.history, rotated files included); shown oldest first by start. */
 #include <errno.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <libpq-fe.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,113 +101,74 @@ static long long parse_since(const char *s)
 
 /* ---- the history file: one flat JSON object per line ------------------------------------------------ */
 
-/* the JSON string at *p (after its opening quote), unescaped into a malloc'd string; *p after it */
-static char *jstring(const char **p)
+static char *dup_str(const json_t *v)
 {
-	const char *s = *p;
-	size_t cap = 64, n = 0;
-	char *out = malloc(cap);
-	CTL_NEED(out);
-	for (; *s && *s != '"'; s++) {
-		char c = *s;
-		char buf[4];
-		size_t k = 1;
-		if (c == '\\') {
-			s++;
-			switch (*s) {
-			case 'n': c = '\n'; break;
-			case 't': c = '\t'; break;
-			case 'r': c = '\r'; break;
-			case 'b': c = '\b'; break;
-			case 'f': c = '\f'; break;
-			case 'u': {
-				unsigned u = 0;
-				if (sscanf(s + 1, "%4x", &u) != 1) {
-					free(out);
-					return NULL;
-				}
-				s += 4;
-				/* our writer escapes only control characters and stray bytes this way */
-				if (u < 0x80) c = (char)u;
-				else if (u < 0x800) buf[0] = (char)(0xC0 | u >> 6), buf[1] = (char)(0x80 | (u & 0x3F)), k = 2;
-				else buf[0] = (char)(0xE0 | u >> 12), buf[1] = (char)(0x80 | ((u >> 6) & 0x3F)),
-				     buf[2] = (char)(0x80 | (u & 0x3F)), k = 3;
-				break;
-			}
-			case 0: free(out); return NULL;
-			default: c = *s;
-			}
-		}
-		if (k == 1) buf[0] = c;
-		if (n + k + 1 > cap) {
-			cap *= 2;
-			char *o = realloc(out, cap);
-			CTL_NEED(o);
-			out = o;
-		}
-		memcpy(out + n, buf, k);
-		n += k;
-	}
-	if (*s != '"') {
-		free(out);
-		return NULL;
-	}
-	out[n] = 0;
-	*p = s + 1;
-	return out;
+	if (!json_is_string(v)) return NULL;
+	char *s = strdup(json_string_value(v));   /* a \u0000 in it ends it */
+	CTL_NEED(s);
+	return s;
 }
 
-/* one line into r; 0 if it is a record, -1 if not (garbage, a cut line) */
-static int parse_line(const char *line, struct row *r)
+/* an integer field: a number (a fraction cut), true 1, false 0; else -1 (null, absent, a string) */
+static long long int_of(const json_t *v)
+{
+	if (json_is_integer(v)) return json_integer_value(v);
+	if (json_is_real(v)) {
+		double d = json_real_value(v);
+		return d > -9e18 && d < 9e18 ? (long long)d : -1;
+	}
+	return json_is_true(v) ? 1 : json_is_false(v) ? 0 : -1;
+}
+
+/* one line into r; 0 if it is a record, -1 if not (garbage, a cut line), what is wrong in why */
+static int parse_line(const char *line, size_t len, struct row *r, char *why, size_t whylen)
 {
 	memset(r, 0, sizeof *r);
 	r->item = r->attempt = r->exit_code = r->signal = r->dur_ms = r->fire = -1;
-	const char *p = line;
-	if (*p++ != '{') return -1;
-	while (*p && *p != '}') {
-		if (*p == ',') p++;
-		if (*p++ != '"') goto bad;
-		char *key = jstring(&p);
-		if (!key || *p++ != ':') {
-			free(key);
-			goto bad;
-		}
-		char *sval = NULL;
-		long long num = -1;
-		if (*p == '"') {
-			p++;
-			if (!(sval = jstring(&p))) {
-				free(key);
-				goto bad;
-			}
-		} else {
-			const char *e = p + strcspn(p, ",}");
-			if (e - p >= 1 && (p[0] == '-' || (p[0] >= '0' && p[0] <= '9'))) num = strtoll(p, NULL, 10);
-			else if (!strncmp(p, "true", 4)) num = 1;
-			else if (!strncmp(p, "false", 5)) num = 0;
-			p = e;
-		}
-		char **dst = !strcmp(key, "start") ? &r->start : !strcmp(key, "end") ? &r->end : !strcmp(key, "job") ? &r->job
-		             : !strcmp(key, "source") ? &r->source : !strcmp(key, "outcome") ? &r->outcome
-		             : !strcmp(key, "instance") ? &r->instance : !strcmp(key, "host") ? &r->host
-		             : !strcmp(key, "taskId") ? &r->task : !strcmp(key, "cause") ? &r->cause
-		             : !strcmp(key, "output") ? &r->output : NULL;
-		if (dst && !*dst) *dst = sval, sval = NULL;
-		if (!strcmp(key, "item")) r->item = num;
-		else if (!strcmp(key, "attempt")) r->attempt = num;
-		else if (!strcmp(key, "exitCode")) r->exit_code = num;
-		else if (!strcmp(key, "signal")) r->signal = num;
-		else if (!strcmp(key, "durationMs")) r->dur_ms = num;
-		else if (!strcmp(key, "fireId")) r->fire = num;
-		free(key);
-		free(sval);
+	json_error_t e;
+	json_t *o = json_loadb(line, len, JSON_ALLOW_NUL, &e);
+	if (!o) {
+		snprintf(why, whylen, "column %d: %s", e.column, e.text);
+		return -1;
 	}
-	if (*p != '}' || !r->job || !r->start || r->item < 0) goto bad;
+	if (!json_is_object(o)) {
+		snprintf(why, whylen, "a JSON value that is not an object");
+		json_decref(o);
+		return -1;
+	}
+	static const struct { const char *key; size_t off; } strs[] = {
+		{ "start", offsetof(struct row, start) }, { "end", offsetof(struct row, end) },
+		{ "job", offsetof(struct row, job) }, { "source", offsetof(struct row, source) },
+		{ "outcome", offsetof(struct row, outcome) }, { "instance", offsetof(struct row, instance) },
+		{ "host", offsetof(struct row, host) }, { "taskId", offsetof(struct row, task) },
+		{ "cause", offsetof(struct row, cause) }, { "output", offsetof(struct row, output) },
+	}, ints[] = {
+		{ "item", offsetof(struct row, item) }, { "attempt", offsetof(struct row, attempt) },
+		{ "exitCode", offsetof(struct row, exit_code) }, { "signal", offsetof(struct row, signal) },
+		{ "durationMs", offsetof(struct row, dur_ms) }, { "fireId", offsetof(struct row, fire) },
+	};
+	for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
+		*(char **)((char *)r + strs[i].off) = dup_str(json_object_get(o, strs[i].key));
+	for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+		*(long long *)((char *)r + ints[i].off) = int_of(json_object_get(o, ints[i].key));
+	json_decref(o);
+	const char *miss = !r->job ? "\"job\" (a string)" : !r->start ? "\"start\" (a string)"
+	                   : r->item < 0 ? "\"item\" (a number, 0 or more)" : NULL;
+	if (miss) {
+		snprintf(why, whylen, "no %s", miss);
+		row_free(r);
+		return -1;
+	}
 	r->start_ms = parse_time(r->start);
 	return 0;
-bad:
-	row_free(r);
-	return -1;
+}
+
+/* the lines that are not records: each said (the first BAD_SAID), then how many more */
+#define BAD_SAID 5
+static void bad_line(const char *cmd, const char *path, long lineno, const char *why, long *bad)
+{
+	if (++*bad <= BAD_SAID)
+		fprintf(stderr, "ejobctl %s: %s:%ld: not a record (cut or garbage): %s: left out\n", cmd, path, lineno, why);
 }
 
 static int read_file(const char *cmd, const char *path, struct rows *rs, long *bad)
@@ -235,12 +198,15 @@ static int read_file(const char *cmd, const char *path, struct rows *rs, long *b
 		char *line = NULL;
 		size_t cap = 0;
 		ssize_t len;
+		long lineno = 0;
 		while ((len = getline(&line, &cap, f)) > 0) {
+			lineno++;
 			if (line[len - 1] == '\n') line[--len] = 0;
 			if (!len) continue;
 			struct row r;
-			if (parse_line(line, &r) == 0) rows_add(rs, &r);
-			else (*bad)++;
+			char why[300];
+			if (parse_line(line, (size_t)len, &r, why, sizeof why) == 0) rows_add(rs, &r);
+			else bad_line(cmd, p, lineno, why, bad);
 		}
 		free(line);
 		fclose(f);
@@ -465,8 +431,8 @@ int ejobctl_history(int argc, char **argv)
 	int r = tr.url ? read_pg(cmd, &tr, job, &rs) : read_file(cmd, hist, &rs, &bad);
 	conf_free(conf);
 	if (r) return r;
-	if (bad) fprintf(stderr, "ejobctl %s: %ld line%s of %s %s not a record (cut or garbage): left out\n", cmd, bad,
-		         bad == 1 ? "" : "s", hist, bad == 1 ? "is" : "are");
+	if (bad > BAD_SAID) fprintf(stderr, "ejobctl %s: and %ld more line%s of %s (and its rotated files) not records: "
+		                    "left out\n", cmd, bad - BAD_SAID, bad - BAD_SAID == 1 ? "" : "s", hist);
 	if (rs.n) qsort(rs.v, rs.n, sizeof *rs.v, by_start);
 
 	struct jw w;

@@ -46,6 +46,7 @@ static int snaps_read(struct ctl *c, const char *only, struct snaps *s)
 		char p[CTL_PATH_MAX], **kids;
 		int nk;
 		int rc = ctl_children(c, ctl_path(c, p, "%s", ""), &kids, &nk);
+		if (rc == ZNONODE && c->ns_may_be_new) rc = ZOK;   /* no namespace yet (serve): no child */
 		if (rc != ZOK) {
 			ctl_strv_free(names, n);
 			return ctl_fail(c, rc, "cannot list", p);

@@ -40,7 +40,7 @@ struct model {
 	int zstate;                 /* its last state */
 	int expired;                /* it expired: a new one, every job read again */
 	int built;                  /* every job was read in this session */
-	int ns_exists;              /* the namespace's node exists (if not, the CLI's error is the answer) */
+	int ns_exists;              /* the namespace's node exists (if not: no job yet, an exists watch) */
 	int stop;
 	int ns_dirty;               /* the namespace's children changed (or are to be read) */
 	struct nameset dirty;       /* jobs to read again */
@@ -399,7 +399,7 @@ void model_stop(model_t *m)
 static int usable(model_t *m)
 {
 	pthread_mutex_lock(&m->mu);
-	int ok = m->built && m->ns_exists && !m->expired && m->zstate == ZOO_CONNECTED_STATE;
+	int ok = m->built && !m->expired && m->zstate == ZOO_CONNECTED_STATE;
 	pthread_mutex_unlock(&m->mu);
 	return ok;
 }

@@ -392,8 +392,11 @@ static enum MHD_Result get_job(struct MHD_Connection *con, const char *job)
 	struct Stat st;
 	int rc = ctl_get(&S.c, ctl_path(&S.c, p, "/%s/config", job), &data, &st);
 	if (rc == ZOK) {
-		json_object_set_new(doc, "config", json_string(data) ? json_string(data) : json_null());
+		json_t *cfg = data ? json_string(data) : NULL;   /* NULL too when it is not UTF-8 */
+		json_object_set_new(doc, "config", cfg ? cfg : json_null());
 		json_object_set_new(doc, "configVersion", json_integer(st.version));
+		/* the version as PUT's ETag: a PUT with If-Match of it writes only over what was read */
+		snprintf(etag, sizeof etag, "\"%d\"", st.version);
 	}
 	free(data);
 	return send_json(con, 200, doc, NULL);
@@ -634,6 +637,20 @@ static enum MHD_Result put_create(struct MHD_Connection *con, const char *job, e
 		free(lines);
 		lines = u2;
 	}
+	/* a cluster's first job makes its namespace (as apply does) */
+	struct run nr;
+	run_begin(&nr);
+	nr.status = ctl_ns_create(&S.c);
+	run_end(&nr);
+	if (nr.status) {
+		free(lines);
+		conf_job_free(nj);
+		conf_free(cf);
+		res = send_failure(con, &nr);
+		run_free(&nr);
+		return res;
+	}
+	run_free(&nr);
 	/* create only: a node made by someone else since the read above is theirs (409) */
 	struct ctl_put out;
 	int r = ctl_job_put(&S.c, j, CTL_VERSION_NONE, 0, &out, err, sizeof err);
@@ -793,6 +810,11 @@ static enum MHD_Result health(struct MHD_Connection *con)
 	if (!session_ok(why, sizeof why - 1)) return send_text(con, 503, "text/plain", strcat(why, "\n"), NULL);
 	char p[CTL_PATH_MAX];
 	int rc = ctl_exists(&S.c, ctl_path(&S.c, p, "%s", ""), NULL);
+	if (rc == ZNONODE) {
+		/* ZooKeeper answers; the namespace is made by its first job's PUT */
+		snprintf(why, sizeof why, "ok: namespace %s does not exist yet (PUT /api/v1/jobs/{job} makes it)\n", p);
+		return send_text(con, 200, "text/plain", why, NULL);
+	}
 	if (rc != ZOK) {
 		snprintf(why, sizeof why, "ZooKeeper at %s: %s: %s\n", S.c.hosts, p, zerror(rc));
 		return send_text(con, 503, "text/plain", why, NULL);
@@ -1212,6 +1234,7 @@ int ejobctl_serve(int argc, char **argv)
 	conf_free(c->conf);
 	c->conf = NULL;
 	c->kept = 1;
+	c->ns_may_be_new = 1;       /* serve answers on an empty cluster; the first job's PUT makes it */
 	char why[1024];
 	if (!session_ok(why, sizeof why))
 		fprintf(stderr, "ejobctl serve: %s; serving anyway (503 until it answers)\n", why);

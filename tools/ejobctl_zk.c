@@ -267,6 +267,16 @@ int ctl_connect(struct ctl *c)
 	return r;
 }
 
+int ctl_ns_create(struct ctl *c)
+{
+	char p[CTL_PATH_MAX];
+	int rc = zoo_create(c->zh, ctl_path(c, p, "%s", ""), "", 0, c->digest ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE,
+	                    0, NULL, 0);
+	if (rc != ZOK && rc != ZNODEEXISTS) return ctl_fail(c, rc, "cannot create the namespace", p);
+	c->ns_missing = 0;
+	return 0;
+}
+
 void ctl_close(struct ctl *c)
 {
 	if (c->kept) return;
@@ -584,6 +594,7 @@ int ctl_jobs(struct ctl *c, char ***names, int *n)
 	*names = NULL;
 	*n = 0;
 	int rc = ctl_children(c, ctl_path(c, p, "%s", ""), &kids, &nk);
+	if (rc == ZNONODE && c->ns_may_be_new) return 0;   /* no namespace yet: no job */
 	if (rc != ZOK) return ctl_fail(c, rc, "cannot list", p);
 	/* a job is what has a config node (ElasticJob's JobStatisticsAPI skips the rest) */
 	struct ctl_read *r = calloc((size_t)nk + 1, sizeof *r);

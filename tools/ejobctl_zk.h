@@ -33,7 +33,8 @@ struct ctl {
 	                             * newline), and warnings (status 0) go to err as lines */
 	size_t msgcap;
 	int kept;                   /* serve: the session is the caller's: ctl_connect and ctl_close leave it */
-	int ns_may_be_new;          /* in: a missing namespace is no error (apply creates it) */
+	int ns_may_be_new;          /* in: a missing namespace is no error (apply and serve create it;
+	                               ctl_jobs lists no job in it) */
 	int ns_missing;             /* out of ctl_connect with ns_may_be_new: the namespace does not exist */
 	watcher_fn watch;           /* serve's model: NULL; else every read of ctl_read_many leaves this watch
 	                             * (with watch_ctx) on its path, also where the node is absent */
@@ -62,6 +63,9 @@ conf_t *ctl_load_conf(const char *cmd, const char *file, const char *why);
  * ns_missing). 0, or 1 after a message:
  * "cannot reach ZooKeeper at HOSTS within 5 s", "namespace /NS does not exist at HOSTS", ... */
 int ctl_connect(struct ctl *c);
+/* The namespace's node, made if it is not there (a cluster's first job: as a supervisor's first
+ * registration makes it); ns_missing 0 after. 0, or 1 after a message. */
+int ctl_ns_create(struct ctl *c);
 void ctl_close(struct ctl *c);
 
 /* "/NS" + the formatted relative path ("" for the namespace itself); truncation aborts. */

@@ -96,6 +96,7 @@ static size_t header(char *d, size_t sz, size_t nm, void *arg)
 		snprintf(s->etag, sizeof s->etag, "%.*s", (int)(n - 6), d + 6);
 		s->etag[strcspn(s->etag, "\r\n")] = 0;
 	}
+	if (n >= 18 && !strncasecmp(d, "X-Ejob-From: model", 18)) s->from_model = 1;
 	return n;
 }
 
@@ -107,6 +108,7 @@ long tserve_http(struct tserve *s, const char *method, const char *path, const c
 	snprintf(url, sizeof url, "http://127.0.0.1:%d%s", s->port, path);
 	struct buf b = { 0 };
 	s->etag[0] = 0;
+	s->from_model = 0;
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);

@@ -12,6 +12,7 @@ struct tserve {
 	char out[600];              /* its stdout and stderr */
 	char etag[64];              /* the last response's ETag header ("" none) */
 	char cookie[256];           /* the last Set-Cookie's "name=value" ("" none) */
+	int from_model;             /* the last response had X-Ejob-From: model */
 };
 
 /* ejobctl serve --listen 127.0.0.1:0 ARGS... (NULL-terminated), until it says where it listens.
