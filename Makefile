@@ -222,20 +222,24 @@ FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -DTHREADED -I. -g -O1 -pthread \
               -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_DIR)/%.o)
 FUZZ_IMPORT_OBJS := $(IMPORT_SRCS:%.c=$(FUZZ_DIR)/%.o)
+FUZZ_SERVE_OBJS := $(FUZZ_DIR)/tools/ejobctl_serve_req.o
 FUZZERS := $(patsubst t/fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_SRCS))
 
-$(FUZZ_LIB_OBJS) $(FUZZ_IMPORT_OBJS): $(FUZZ_DIR)/%.o: %.c
+$(FUZZ_LIB_OBJS) $(FUZZ_IMPORT_OBJS) $(FUZZ_SERVE_OBJS): $(FUZZ_DIR)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
 
 # the importer's fuzzer takes its files of tools/ too
 $(FUZZ_DIR)/fuzz-import: $(FUZZ_IMPORT_OBJS)
+# serve's request parsing (tools/ejobctl_serve_req.c, what the server routes through), with jansson
+$(FUZZ_DIR)/fuzz-serve: $(FUZZ_SERVE_OBJS)
+$(FUZZ_DIR)/fuzz-serve: LIBS += -ljansson
 
 $(FUZZ_DIR)/fuzz-%: t/fuzz/fuzz-%.c $(FUZZ_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
 
-.SECONDARY: $(FUZZ_LIB_OBJS) $(FUZZ_IMPORT_OBJS)
+.SECONDARY: $(FUZZ_LIB_OBJS) $(FUZZ_IMPORT_OBJS) $(FUZZ_SERVE_OBJS)
 
 fuzz-build: $(FUZZERS)
 
