@@ -931,6 +931,17 @@ int ejobctl_serve(int argc, char **argv)
 			return 2;
 		}
 		if (!(certpem = read_file("--tls-cert", cert)) || !(keypem = read_file("--tls-key", key))) return 2;
+		/* what libmicrohttpd would refuse with only "cannot listen": said here, naming the file */
+		if (!strstr(certpem, "-----BEGIN CERTIFICATE-----")) {
+			fprintf(stderr, "ejobctl serve: --tls-cert %s: no PEM certificate in it (-----BEGIN CERTIFICATE-----): "
+			        "give the server's certificate (chain) in PEM\n", cert);
+			return 2;
+		}
+		if (!strstr(keypem, "-----BEGIN ") || !strstr(keypem, "PRIVATE KEY-----")) {
+			fprintf(stderr, "ejobctl serve: --tls-key %s: no PEM private key in it (-----BEGIN ... PRIVATE KEY-----, "
+			        "unencrypted): give the key of --tls-cert's certificate\n", key);
+			return 2;
+		}
 		S.tls = 1;
 	}
 	/* the strings of -c FILE outlive a session that ctl_connect closes */
@@ -968,7 +979,11 @@ int ejobctl_serve(int argc, char **argv)
 		                     MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (!d) {
-		fprintf(stderr, "ejobctl serve: cannot listen on %s: %s\n", listen, strerror(errno));
+		if (S.tls)
+			fprintf(stderr, "ejobctl serve: cannot listen on %s with --tls-cert %s --tls-key %s: %s (is the key the "
+			        "certificate's? libmicrohttpd's reason above)\n", listen, cert, key, strerror(errno));
+		else
+			fprintf(stderr, "ejobctl serve: cannot listen on %s: %s\n", listen, strerror(errno));
 		return 1;
 	}
 	const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
