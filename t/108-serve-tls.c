@@ -7,7 +7,8 @@
  *     request's parsing, tools/ejobctl_serve_req.c, before ZooKeeper is asked);
  *   - plain HTTP to the TLS port gets no HTTP answer, and serve goes on answering HTTPS;
  *   - a --tls-key or --tls-cert that is missing or unreadable (a directory), or a key that is not
- *     one, exits 2 with a message naming the file; --tls-cert without --tls-key exits 2. */
+ *     one, exits 2 with a message naming the file; --tls-cert without --tls-key exits 2; a key
+ *     that is not the certificate's exits 1 naming both. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,15 @@ int main(void)
 	tlib_write_file(bad, "not a key\n", 10);
 	is_int(serve_exit(cert, bad, &err), 2, "--tls-key a file that is no key: exit 2");
 	ok(err && strstr(err, bad), "the message names it (%s)", err ? err : "");
+	free(err), err = NULL;
+	char other[600];
+	snprintf(other, sizeof other, "%s/other-key.pem", dir);
+	const char *gen[] = { "/usr/bin/openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+	                      "-out", other, NULL };
+	if (tlib_run(gen, &oout, &oerr) != 0) BAIL_OUT("openssl genpkey failed: %s", oerr ? oerr : "");
+	free(oout), free(oerr);
+	is_int(serve_exit(cert, other, &err), 1, "--tls-key another certificate's key: exit 1 (libmicrohttpd refuses it)");
+	ok(err && strstr(err, other) && strstr(err, cert), "the message names both files (%s)", err ? err : "");
 	free(err), err = NULL;
 	is_int(serve_exit(cert, NULL, &err), 2, "--tls-cert without --tls-key: exit 2");
 	ok(err && strstr(err, "--tls-key"), "the message says to give --tls-key (%s)", err ? err : "");

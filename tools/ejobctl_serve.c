@@ -969,6 +969,7 @@ int ejobctl_serve(int argc, char **argv)
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
 	                 (S.tls ? MHD_USE_TLS : 0);
 	struct MHD_Daemon *d;
+	errno = 0;                  /* what the session's calls left is not the daemon's reason */
 	if (S.tls)
 		d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 		                     MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
@@ -979,11 +980,13 @@ int ejobctl_serve(int argc, char **argv)
 		                     MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (!d) {
+		/* libmicrohttpd printed its reason (a TLS setup's, GnuTLS's) above; errno may say nothing */
+		const char *reason = errno ? strerror(errno) : "libmicrohttpd's reason above";
 		if (S.tls)
 			fprintf(stderr, "ejobctl serve: cannot listen on %s with --tls-cert %s --tls-key %s: %s (is the key the "
-			        "certificate's? libmicrohttpd's reason above)\n", listen, cert, key, strerror(errno));
+			        "certificate's?)\n", listen, cert, key, reason);
 		else
-			fprintf(stderr, "ejobctl serve: cannot listen on %s: %s\n", listen, strerror(errno));
+			fprintf(stderr, "ejobctl serve: cannot listen on %s: %s\n", listen, reason);
 		return 1;
 	}
 	const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
