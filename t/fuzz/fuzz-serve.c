@@ -96,6 +96,10 @@ static void check_wrap(const struct srv_req *r)
 	o.namespace = "fuzz";
 	conf_diags_t *d = NULL;
 	conf_t *c = conf_parse(r->text, r->textlen, "body", &o, &d);
+	if (getenv("FUZZ_SERVE_DEBUG")) {          /* does the loader take the seeds' bodies? */
+		fprintf(stderr, "wrapped body %s\n", c ? "loads" : "does not load:");
+		for (size_t k = 0; d && k < conf_diags_count(d); k++) fprintf(stderr, "  %s\n", conf_diags_get(d, k)->text);
+	}
 	for (size_t k = 0; d && k < conf_diags_count(d); k++) {
 		char *u = srv_unwrap_positions(conf_diags_get(d, k)->text);
 		if (!u) abort();
