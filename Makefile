@@ -179,7 +179,7 @@ $(TESTS): $(B)/t/%.t: $(B)/t/%.o $(TLIB_OBJS) $(B)/supervisor/libsup.a $(B)/libe
 IMPORT_SRCS := tools/ejobctl_migrate.c tools/ejobctl_migrate_head.c tools/ejobctl_spring.c
 $(B)/t/92-ctl-import.t: $(IMPORT_SRCS:%.c=$(B)/%.o)
 # t/103 reads the API's JSON with jansson, as serve writes it
-$(B)/t/103-serve.t $(B)/t/104-serve-writes.t $(B)/t/106-serve-history.t $(B)/t/107-serve-model.t $(B)/t/109-serve-new-ns.t: TEST_LIBS += -ljansson
+$(B)/t/103-serve.t $(B)/t/104-serve-writes.t $(B)/t/106-serve-history.t $(B)/t/107-serve-model.t $(B)/t/108-serve-tls.t $(B)/t/109-serve-new-ns.t: TEST_LIBS += -ljansson
 
 # benchmarks start real ZooKeeper servers and supervisors with the tests' helpers (t/lib)
 $(BENCHES): $(B)/bench/%: $(B)/bench/%.o $(BLIB_OBJS) $(TLIB_OBJS) $(B)/supervisor/libsup.a $(B)/libejob.a
@@ -222,20 +222,24 @@ FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -DTHREADED -I. -g -O1 -pthread \
               -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_DIR)/%.o)
 FUZZ_IMPORT_OBJS := $(IMPORT_SRCS:%.c=$(FUZZ_DIR)/%.o)
+FUZZ_SERVE_OBJS := $(FUZZ_DIR)/tools/ejobctl_serve_req.o
 FUZZERS := $(patsubst t/fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_SRCS))
 
-$(FUZZ_LIB_OBJS) $(FUZZ_IMPORT_OBJS): $(FUZZ_DIR)/%.o: %.c
+$(FUZZ_LIB_OBJS) $(FUZZ_IMPORT_OBJS) $(FUZZ_SERVE_OBJS): $(FUZZ_DIR)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
 
 # the importer's fuzzer takes its files of tools/ too
 $(FUZZ_DIR)/fuzz-import: $(FUZZ_IMPORT_OBJS)
+# serve's request parsing (tools/ejobctl_serve_req.c, what the server routes through), with jansson
+$(FUZZ_DIR)/fuzz-serve: $(FUZZ_SERVE_OBJS)
+$(FUZZ_DIR)/fuzz-serve: LIBS += -ljansson
 
 $(FUZZ_DIR)/fuzz-%: t/fuzz/fuzz-%.c $(FUZZ_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
 
-.SECONDARY: $(FUZZ_LIB_OBJS) $(FUZZ_IMPORT_OBJS)
+.SECONDARY: $(FUZZ_LIB_OBJS) $(FUZZ_IMPORT_OBJS) $(FUZZ_SERVE_OBJS)
 
 fuzz-build: $(FUZZERS)
 

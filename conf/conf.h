@@ -421,6 +421,11 @@ void conf_free(conf_t *c);                                   /* NULL is fine */
 
 const conf_job_t *conf_find_job(const conf_t *c, const char *name);
 
+/* Why name (len bytes) is not a job name ejob takes ("contains whitespace or a control
+ * character", "contains '@-@', ...": a ZooKeeper path segment that ElasticJob's task ids
+ * survive), NULL if it is one. */
+const char *conf_job_name_problem(const char *name, size_t len);
+
 /* The parameter of a shard item ("0=a,1=b": item 1 -> "b"), or NULL when it has none. */
 const char *conf_job_item_param(const conf_job_t *j, int item);
 

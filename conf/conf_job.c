@@ -362,12 +362,18 @@ static void check_cron(jb_t *b, const conf_tnode_t *v, const char *expr)
 	else conf_err_in(b->cx, v, off, p, "%s (column %d of the expression)", e.msg, e.column);
 }
 
+const char *conf_job_name_problem(const char *name, size_t len)
+{
+	const char *why = conf_check_zk_name(name, len);
+	if (!why && memmem(name, len, "@-@", 3)) why = "contains '@-@', ElasticJob's separator in task ids";
+	return why;
+}
+
 /* A job name: a ZooKeeper path segment that also survives ElasticJob's task ids. */
 static void check_name(jb_t *b, const conf_tnode_t *at, const char *name, size_t len)
 {
-	const char *why = conf_check_zk_name(name, len);
+	const char *why = conf_job_name_problem(name, len);
 	char q[128];
-	if (!why && memmem(name, len, "@-@", 3)) why = "contains '@-@', ElasticJob's separator in task ids";
 	if (!why) return;
 	conf_quote(q, sizeof q, name, len);
 	conf_err(b->cx, at, b->path, "the name %s %s; a job name must be 1-255 bytes without '/', "

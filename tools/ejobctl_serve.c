@@ -28,9 +28,8 @@
 #include "tools/ejobctl_model.h"
 #include "tools/ejobctl_job.h"
 #include "tools/ejobctl_serve.h"
+#include "tools/ejobctl_serve_req.h"
 #include "tools/ejobctl_zk.h"
-
-#define BODY_MAX (1u << 20)     /* a request's body: a config node is at most about this (jute.maxbuffer) */
 
 static struct serve {
 	struct ctl c;               /* c.kept: the session is this file's */
@@ -217,57 +216,6 @@ static enum MHD_Result send_run(struct MHD_Connection *con, struct run *r)
 	return send_json(con, 200, doc, NULL);
 }
 
-/* ---- the request's body ----------------------------------------------------------------------- */
-
-/* The body as a JSON object whose keys are among allowed (NULL-terminated), each a string:
- * *out (NULL for an empty body). 0, or the HTTP status after *why. */
-static unsigned body_object(const struct req *q, const char *const *allowed, json_t **out, char *why, size_t wl)
-{
-	*out = NULL;
-	size_t i = 0;
-	while (i < q->len && strchr(" \t\r\n", q->body[i])) i++;
-	if (i == q->len) return 0;
-	json_error_t e;
-	json_t *o = json_loadb(q->body, q->len, 0, &e);
-	if (!o) {
-		snprintf(why, wl, "the body is not JSON: line %d, column %d: %s", e.line, e.column, e.text);
-		return 400;
-	}
-	if (!json_is_object(o)) {
-		json_decref(o);
-		snprintf(why, wl, "the body is not a JSON object");
-		return 400;
-	}
-	const char *k;
-	json_t *v;
-	json_object_foreach(o, k, v) {
-		int ok = 0;
-		for (const char *const *a = allowed; *a; a++) ok |= !strcmp(*a, k);
-		if (!ok) {
-			size_t n = 0;
-			n += (size_t)snprintf(why, wl, "unknown key \"%s\" in the body (it takes:", k);
-			for (const char *const *a = allowed; *a && n < wl; a++)
-				n += (size_t)snprintf(why + n, wl - n, " \"%s\"", *a);
-			if (n < wl) snprintf(why + n, wl - n, "%s)", *allowed ? "" : " none");
-			json_decref(o);
-			return 400;
-		}
-		if (!json_is_string(v) || !*json_string_value(v)) {
-			snprintf(why, wl, "\"%s\" must be a non-empty string", k);
-			json_decref(o);
-			return 400;
-		}
-	}
-	*out = o;
-	return 0;
-}
-
-static const char *str_of(json_t *o, const char *k)
-{
-	json_t *v = o ? json_object_get(o, k) : NULL;
-	return v ? json_string_value(v) : NULL;
-}
-
 /* ---- who asks -------------------------------------------------------------------------------- */
 
 struct who {
@@ -360,19 +308,6 @@ static void audit(struct MHD_Connection *con, const struct who *w, const char *m
 
 /* ---- the routes ------------------------------------------------------------------------------- */
 
-/* url split at '/': "api","v1","jobs","J"... into seg (at most 8); the count */
-static int split(char *url, char **seg, int max)
-{
-	int n = 0;
-	for (char *p = strtok(url, "/"); p && n < max; p = strtok(NULL, "/")) seg[n++] = p;
-	return n;
-}
-
-static int job_name_ok(const char *s)
-{
-	return *s && strlen(s) <= CONF_MAX_NAME_BYTES && !strchr(s, '/');
-}
-
 /* GET /api/v1/jobs/{job}: status --json plus "config", the node's text */
 static enum MHD_Result get_job(struct MHD_Connection *con, const char *job)
 {
@@ -404,135 +339,6 @@ static enum MHD_Result get_job(struct MHD_Connection *con, const char *job)
 
 /* ---- PUT /api/v1/jobs/{job} --------------------------------------------------------------------- */
 
-/* What the body is: an ejob configuration file (a top-level "jobs" key: apply's file; its job
- * {job} is taken), one job as under a file's jobs: (a top-level "type" key), or else a config node
- * (ElasticJob's keys, as GET's "config" shows it: config set's). JSON is YAML's flow style, so a
- * JSON object is each of these key for key. */
-enum put_form { FORM_NODE, FORM_FILE, FORM_JOB };
-
-static enum put_form put_form(const char *b, size_t len)
-{
-	json_t *o = json_loadb(b, len, 0, NULL);
-	if (o) {
-		enum put_form f = !json_is_object(o) ? FORM_NODE : json_object_get(o, "jobs") ? FORM_FILE
-		                  : json_object_get(o, "type") ? FORM_JOB : FORM_NODE;
-		json_decref(o);
-		return f;
-	}
-	for (size_t i = 0; i < len; i++) {
-		if (i && b[i - 1] != '\n') continue;
-		if (len - i >= 5 && !memcmp(b + i, "jobs:", 5)) return FORM_FILE;
-		if (len - i >= 5 && !memcmp(b + i, "type:", 5)) return FORM_JOB;
-	}
-	return FORM_NODE;
-}
-
-#define WRAP_LINES 2            /* "jobs:" and the job's key, above a FORM_JOB body */
-#define WRAP_INDENT 4
-
-/* A FORM_JOB body as a file's jobs: {job: body} (each line indented), malloc'd, NUL-terminated */
-static char *wrap_job(const char *job, const char *b, size_t len, size_t *outlen)
-{
-	char *t = NULL;
-	size_t tl = 0;
-	FILE *f = open_memstream(&t, &tl);
-	if (!f) ctl_oom();
-	fputs("jobs:\n  \"", f);
-	for (const char *p = job; *p; p++) fprintf(f, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
-	fputs("\":\n", f);
-	for (size_t i = 0; i < len; i++) {
-		if (i == 0 || b[i - 1] == '\n') fprintf(f, "%*s", WRAP_INDENT, "");
-		fputc(b[i], f);
-	}
-	fputc('\n', f);
-	fclose(f);
-	*outlen = tl;
-	return t;
-}
-
-/* Messages about a wrapped body ("body:LINE:COLUMN: ...") with the line and column of what was
- * sent; malloc'd */
-static char *unwrap_positions(const char *s)
-{
-	char *t = NULL;
-	size_t tl = 0;
-	FILE *f = open_memstream(&t, &tl);
-	if (!f) ctl_oom();
-	while (*s) {
-		unsigned line, col;
-		int n = 0;
-		if (!strncmp(s, "body:", 5) && sscanf(s + 5, "%u:%u:%n", &line, &col, &n) == 2 && n &&
-		    line > WRAP_LINES) {
-			fprintf(f, "body:%u:%u:", line - WRAP_LINES, col > WRAP_INDENT ? col - WRAP_INDENT : 1);
-			s += 5 + n;
-			continue;
-		}
-		fputc(*s++, f);
-	}
-	fclose(f);
-	return t;
-}
-
-/* the version a PUT is conditional on: ?version=N, or If-Match: "N" (the ETag PUT answers with;
- * "*": any, the job must exist). *want -1: none; *must_exist; *must_not_exist (If-None-Match: *).
- * 0, or 400 after why. */
-static unsigned put_condition(struct MHD_Connection *con, long *want, int *must_exist, int *must_not_exist, char *why,
-                              size_t wl)
-{
-	*want = -1, *must_exist = *must_not_exist = 0;
-	const char *v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "version");
-	const char *m = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_MATCH);
-	const char *nm = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
-	if (nm) {
-		if (strcmp(nm, "*")) {
-			snprintf(why, wl, "If-None-Match takes * only (create the job, or nothing)");
-			return 400;
-		}
-		*must_not_exist = 1;
-	}
-	long vm = -1;
-	if (m) {
-		char buf[32];
-		size_t n = strlen(m);
-		if (!strcmp(m, "*")) {
-			*must_exist = 1;
-		} else if (n >= 3 && n < sizeof buf && m[0] == '"' && m[n - 1] == '"') {
-			snprintf(buf, sizeof buf, "%.*s", (int)n - 2, m + 1);
-			char *e;
-			errno = 0;
-			vm = strtol(buf, &e, 10);
-			if (errno || e == buf || *e || vm < 0 || vm > 0x7fffffff) vm = -2;
-		} else {
-			vm = -2;
-		}
-		if (vm == -2) {
-			snprintf(why, wl, "If-Match: %.64s: give the ETag a PUT answered with (\"N\", quoted: the config "
-			         "node's version) or *", m);
-			return 400;
-		}
-		*want = vm;
-	}
-	if (v) {
-		char *e;
-		errno = 0;
-		long x = strtol(v, &e, 10);
-		if (errno || e == v || *e || x < 0 || x > 0x7fffffff) {
-			snprintf(why, wl, "?version= takes the node's version (configVersion of GET /api/v1/jobs/{job})");
-			return 400;
-		}
-		if (vm >= 0 && vm != x) {
-			snprintf(why, wl, "?version=%ld and If-Match: %s disagree: give one", x, m);
-			return 400;
-		}
-		*want = x;
-	}
-	if ((*want >= 0 || *must_exist) && *must_not_exist) {
-		snprintf(why, wl, "If-None-Match: * (create only) with a version to replace: give one");
-		return 400;
-	}
-	return 0;
-}
-
 static json_t *keys_json(const char *const *keys, size_t n)
 {
 	json_t *a = json_array();
@@ -558,7 +364,7 @@ static enum MHD_Result put_answer(struct MHD_Connection *con, const char *job, c
 /* a job that has no config node yet: made from the body (apply's check for a file's job, config
  * set's for a node; a label required, as apply requires one) by ctl_job_put, root and config in
  * one multi */
-static enum MHD_Result put_create(struct MHD_Connection *con, const char *job, enum put_form form, const char *text,
+static enum MHD_Result put_create(struct MHD_Connection *con, const char *job, enum srv_put_form form, const char *text,
                                   size_t len, int wrapped)
 {
 	char *lines = NULL, why[1024], err[1024];
@@ -618,7 +424,7 @@ static enum MHD_Result put_create(struct MHD_Connection *con, const char *job, e
 	}
 	if (code) {
 		fclose(f);
-		char *msg = wrapped ? unwrap_positions(lines) : strdup(lines);
+		char *msg = wrapped ? srv_unwrap_positions(lines) : strdup(lines);
 		if (!msg) ctl_oom();
 		res = send_error(con, code, msg,
 		                 form == FORM_NODE ? "a new job's body: one job's keys as under apply's jobs: (with type: and "
@@ -633,7 +439,8 @@ static enum MHD_Result put_create(struct MHD_Connection *con, const char *job, e
 	}
 	fclose(f);
 	if (wrapped) {
-		char *u2 = unwrap_positions(lines);
+		char *u2 = srv_unwrap_positions(lines);
+		if (!u2) ctl_oom();
 		free(lines);
 		lines = u2;
 	}
@@ -670,24 +477,16 @@ static enum MHD_Result put_create(struct MHD_Connection *con, const char *job, e
 	return res;
 }
 
-static enum MHD_Result put_job(struct MHD_Connection *con, const char *job, struct req *q)
+static enum MHD_Result put_job(struct MHD_Connection *con, struct srv_req *q)
 {
-	if (!q->len) return send_error(con, 400, "PUT needs the job as the body (YAML or JSON)", "docs/api.md: PUT /api/v1/jobs/{job}");
+	const char *job = q->job;
 	char why[CTL_PATH_MAX + 1024];
-	long want;
-	int must_exist, must_not_exist;
-	unsigned bad = put_condition(con, &want, &must_exist, &must_not_exist, why, sizeof why);
-	if (bad) return send_error(con, bad, why, NULL);
-	enum put_form form = put_form(q->body, q->len);
-	size_t len = q->len;
-	char *text;
-	if (form == FORM_JOB) {
-		text = wrap_job(job, q->body, q->len, &len);
-	} else {
-		if (!(text = malloc(q->len + 1))) ctl_oom();
-		memcpy(text, q->body, q->len);
-		text[q->len] = 0;
-	}
+	long want = q->want;
+	int must_exist = q->must_exist, must_not_exist = q->must_not_exist;
+	enum srv_put_form form = q->form;
+	char *text = q->text;
+	size_t len = q->textlen;
+	q->text = NULL;
 	char p[CTL_PATH_MAX];
 	int rc = ctl_exists(&S.c, ctl_path(&S.c, p, "/%s/config", job), NULL);
 	enum MHD_Result res;
@@ -720,7 +519,8 @@ static enum MHD_Result put_job(struct MHD_Connection *con, const char *job, stru
 	run_end(&r);
 	free(text);
 	if (form == FORM_JOB) {
-		char *m = unwrap_positions(r.msg), *e = unwrap_positions(r.err ? r.err : "");
+		char *m = srv_unwrap_positions(r.msg), *e = srv_unwrap_positions(r.err ? r.err : "");
+		if (!m || !e) ctl_oom();
 		snprintf(r.msg, sizeof r.msg, "%s", m);
 		free(r.err);
 		r.err = e, r.errlen = strlen(e);
@@ -798,12 +598,6 @@ static enum MHD_Result op_param(struct MHD_Connection *con, const char *cmd, con
 	return q;
 }
 
-static enum MHD_Result op(struct MHD_Connection *con, const char *cmd, const char *job, const char *server,
-                          const char *instance, char *item, int force)
-{
-	return op_param(con, cmd, job, server, instance, item, force, NULL);
-}
-
 static enum MHD_Result health(struct MHD_Connection *con)
 {
 	char why[2048];
@@ -835,209 +629,110 @@ static enum MHD_Result metrics(struct MHD_Connection *con)
 }
 
 /* GET /api/v1/jobs/{job}/history|trace?...: srv_pg_query */
-static enum MHD_Result history(struct MHD_Connection *con, const char *job, int trace)
+static enum MHD_Result history(struct MHD_Connection *con, const struct srv_pgq *q)
 {
-	if (!job_name_ok(job)) return send_error(con, 400, "not a job name", NULL);
-	static const char *const known[] = { "item", "outcome", "ip", "since", "until", "limit", "cursor", "state", "task", NULL };
-	struct srv_pgq q = { .job = job, .trace = trace };
-	const char **dst[] = { &q.item, &q.outcome, &q.ip, &q.since, &q.until, &q.limit, &q.cursor, &q.state, &q.task };
-	for (int i = 0; known[i]; i++) *dst[i] = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, known[i]);
 	char err[1024];
-	const char *bad = trace ? (q.item ? "item" : q.outcome ? "outcome" : NULL) : (q.state ? "state" : q.task ? "task" : NULL);
-	if (bad) {
-		snprintf(err, sizeof err, "%s= is a filter of %s, not of %s", bad, trace ? "history" : "trace", trace ? "trace" : "history");
-		return send_error(con, 400, err, trace ? "trace takes state, task, ip, since, until, limit, cursor"
-		                                       : "history takes item, outcome, ip, since, until, limit, cursor");
-	}
 	json_t *doc;
 	const char *hint;
-	unsigned code = srv_pg_query(S.pg, &q, &doc, err, sizeof err, &hint);
+	unsigned code = srv_pg_query(S.pg, q, &doc, err, sizeof err, &hint);
 	if (code != 200) return send_error(con, code, err, hint);
 	return send_json(con, 200, doc, NULL);
 }
 
-static enum MHD_Result login(struct MHD_Connection *con, struct req *q)
+static enum MHD_Result login(struct MHD_Connection *con, struct srv_req *q)
 {
-	static const char *const keys[] = { "user", "password", NULL };
-	char why[512];
-	json_t *b;
-	unsigned bad = body_object(q, keys, &b, why, sizeof why);
-	if (bad) return send_error(con, bad, why, "POST {\"user\": NAME, \"password\": PASSWORD}");
-	if (!S.users) {
-		json_decref(b);
-		return send_error(con, 400, "this server has no users (no --auth): nothing to log in to", NULL);
-	}
-	const char *u = str_of(b, "user"), *p = str_of(b, "password");
+	if (!S.users) return send_error(con, 400, "this server has no users (no --auth): nothing to log in to", NULL);
+	const char *u = q->user, *p = q->password;
 	enum srv_role role = u && p ? srv_users_check(S.users, u, p) : ROLE_NONE;
-	if (!role) {
-		json_decref(b);
-		return send_error(con, 401, "wrong user or password", NULL);
-	}
+	if (!role) return send_error(con, 401, "wrong user or password", NULL);
 	char tok[SRV_TOKEN_HEX + 1], cookie[256];
-	if (srv_session_new(u, role, tok)) {
-		json_decref(b);
+	if (srv_session_new(u, role, tok))
 		return send_error(con, 500, "getrandom failed", NULL);
-	}
 	snprintf(cookie, sizeof cookie, "ejob_session=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%d%s", tok,
 	         SRV_SESSION_SECONDS, S.tls ? "; Secure" : "");
 	json_t *o = json_object();
 	json_object_set_new(o, "user", json_string(u));
 	json_object_set_new(o, "role", json_string(srv_role_name(role)));
-	json_decref(b);
 	return send_json(con, 200, o, cookie);
 }
 
-/* the route of a request whose body is all here; *write: it is a write (audited) */
-static enum MHD_Result route(struct MHD_Connection *con, const char *method, const char *url, struct req *q,
-                             const struct who *w, int *code_out)
+/* the answer to q (srv_req_parse's) from w, under S.big: 403 if w's role is short of what q needs, then
+ * q's refusal, then the endpoint */
+static enum MHD_Result route(struct MHD_Connection *con, const char *method, const char *url, struct srv_req *q,
+                             const struct who *w)
 {
-	char path[2048];
-	if (strlen(url) >= sizeof path) return send_error(con, 404, "no such path", NULL);
-	snprintf(path, sizeof path, "%s", url);
-	char *s[10];
-	int n = split(path, s, 10);
-	int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
-	int put = !strcmp(method, "PUT"), del = !strcmp(method, "DELETE");
 	char why[1024];
-	(void)code_out;
-
-	if (n < 2 || strcmp(s[0], "api") || strcmp(s[1], "v1"))
-		return send_error(con, 404, "no such path", "the API is under /api/v1 (docs/api.md)");
-	if (n == 3 && !strcmp(s[2], "audit") && get) {
-		const char *l = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "limit");
-		char *a = srv_audit_read(l ? atoi(l) : 100);
+	if (w->role < q->role) {
+		snprintf(why, sizeof why, "user '%s' is %s: %s %s needs %s", w->user, srv_role_name(w->role), method, url,
+		         q->role == ROLE_ADMIN ? "admin" : "operator or admin");
+		return send_error(con, 403, why, "an admin gives roles in serve's --auth file");
+	}
+	if (q->ep == EP_REFUSED) return send_error(con, q->code, q->why, q->hint);
+	if (q->ep == EP_AUDIT) {
+		char *a = srv_audit_read(q->limit);
 		if (!a) ctl_oom();
 		enum MHD_Result r = send_text(con, 200, "application/json", a, NULL);
 		free(a);
 		return r;
 	}
 	/* the history is PostgreSQL's: it answers while ZooKeeper is away, for removed jobs too */
-	if (n == 5 && get && !strcmp(s[2], "jobs") && (!strcmp(s[4], "history") || !strcmp(s[4], "trace")))
-		return history(con, s[3], s[4][0] == 't');
+	if (q->ep == EP_HISTORY) return history(con, &q->pgq);
 	if (!session_ok(why, sizeof why))
 		return send_error(con, 503, why, "ZooKeeper is unreachable; GET /healthz answers 200 when it is back");
 
 	struct run r;
-	if (n == 3 && get && (!strcmp(s[2], "jobs") || !strcmp(s[2], "servers") || !strcmp(s[2], "instances"))) {
+	switch (q->ep) {
+	case EP_JOBS:
+	case EP_SERVERS:
+	case EP_INSTANCES: {
 		run_begin(&r);
-		r.status = s[2][0] == 'j' ? ctl_show_jobs(&S.c) : s[2][0] == 's' ? ctl_show_servers(&S.c, NULL, NULL)
-		                                                                 : ctl_show_instances(&S.c, NULL, NULL);
+		r.status = q->ep == EP_JOBS ? ctl_show_jobs(&S.c) : q->ep == EP_SERVERS ? ctl_show_servers(&S.c, NULL, NULL)
+		                                                                     : ctl_show_instances(&S.c, NULL, NULL);
 		run_end(&r);
 		enum MHD_Result res = send_run(con, &r);
 		run_free(&r);
 		return res;
 	}
-	if (n >= 4 && !strcmp(s[2], "jobs")) {
-		const char *job = s[3];
-		if (!job_name_ok(job)) return send_error(con, 400, "not a job name", NULL);
-		if (n == 4 && get) return get_job(con, job);
-		if (n == 4 && (put || del) && w->role < ROLE_ADMIN) goto forbidden;
-		if (n == 4 && put) return put_job(con, job, q);
-		if (n == 4 && del) {
-			const char *f = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "force");
-			if (q->len) return send_error(con, 400, "DELETE takes no body", "?force=true removes a job with items running");
-			return op(con, "remove", job, NULL, NULL, NULL, f && (!strcmp(f, "true") || !strcmp(f, "1")));
-		}
-		if (!post) return send_error(con, 405, "method not allowed here", "docs/api.md lists the endpoints");
-		if (w->role < ROLE_OPERATOR) goto forbidden;
-		json_t *b = NULL;
-		unsigned bad;
-		if (n == 5 && !strcmp(s[4], "trigger")) {
-			static const char *const k[] = { "parameter", NULL };
-			if ((bad = body_object(q, k, &b, why, sizeof why))) return send_error(con, bad, why, NULL);
-			/* body_object took only non-empty strings: that fire's jobParameter */
-			enum MHD_Result res = op_param(con, "trigger", job, NULL, NULL, NULL, 0, str_of(b, "parameter"));
-			json_decref(b);
-			return res;
-		}
-		if (n == 5 && (!strcmp(s[4], "disable") || !strcmp(s[4], "enable") || !strcmp(s[4], "shutdown"))) {
-			static const char *const k1[] = { "server", NULL }, *const k2[] = { "server", "instance", NULL };
-			if ((bad = body_object(q, strcmp(s[4], "shutdown") ? k1 : k2, &b, why, sizeof why)))
-				return send_error(con, bad, why, NULL);
-			const char *srv = str_of(b, "server"), *inst = str_of(b, "instance");
-			if (srv && inst) {
-				json_decref(b);
-				return send_error(con, 400, "give \"server\" or \"instance\", not both", NULL);
-			}
-			enum MHD_Result res = op(con, s[4], job, srv, inst, NULL, 0);
-			json_decref(b);
-			return res;
-		}
-		if (n == 7 && !strcmp(s[4], "items") && (!strcmp(s[6], "disable") || !strcmp(s[6], "enable"))) {
-			static const char *const k[] = { NULL };
-			if ((bad = body_object(q, k, &b, why, sizeof why))) return send_error(con, bad, why, NULL);
-			char *e;
-			long it = strtol(s[5], &e, 10);
-			if (e == s[5] || *e || it < 0 || it >= CONF_MAX_ITEMS)
-				return send_error(con, 400, "not an item number", "items are 0 .. shardingTotalCount-1");
-			return op(con, s[6][0] == 'd' ? "disable-item" : "enable-item", job, NULL, NULL, s[5], 0);
-		}
+	case EP_JOB:
+		return get_job(con, q->job);
+	case EP_JOB_PUT:
+		return put_job(con, q);
+	case EP_JOB_OP:   /* item: a segment of q->path, writable */
+		return op_param(con, q->op, q->job, q->server, q->instance, (char *)q->item, q->force, q->param);
+	case EP_SERVER_OP:
+		return server_op(con, q->server, q->op);
+	default:
 		return send_error(con, 404, "no such path", "docs/api.md lists the endpoints");
 	}
-	if (n == 5 && !strcmp(s[2], "servers") && post &&
-	    (!strcmp(s[4], "disable") || !strcmp(s[4], "enable") || !strcmp(s[4], "shutdown"))) {
-		if (w->role < ROLE_OPERATOR) goto forbidden;
-		static const char *const k[] = { NULL };
-		json_t *b;
-		unsigned bad = body_object(q, k, &b, why, sizeof why);
-		if (bad) return send_error(con, bad, why, NULL);
-		return server_op(con, s[3], s[4]);
-	}
-	return send_error(con, 404, "no such path", "docs/api.md lists the endpoints");
-forbidden:
-	snprintf(why, sizeof why, "user '%s' is %s: %s %s needs %s", w->user, srv_role_name(w->role), method, url,
-	         put || del ? "admin" : "operator or admin");
-	return send_error(con, 403, why, "an admin gives roles in serve's --auth file");
 }
 
-/* GET /api/v1/jobs (the model's document): /api/v1/jobs, with a trailing slash or without */
-static int is_jobs(const char *url)
+/* srv_http's value(): libmicrohttpd's query arguments and headers (MHD_lookup_connection_value
+ * finds a header's name case-insensitively) */
+static const char *value_of(void *cls, enum srv_kind kind, const char *key)
 {
-	static const char p[] = "/api/v1/jobs";
-	return !strncmp(url, p, sizeof p - 1) && (!url[sizeof p - 1] || !strcmp(url + sizeof p - 1, "/"));
+	return MHD_lookup_connection_value(cls, kind == SRV_ARG ? MHD_GET_ARGUMENT_KIND : MHD_HEADER_KIND, key);
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const char *url, const char *method,
-                                  const char *version, const char *upload, size_t *upload_size, void **ctx)
+/* p's answer: what needs no credentials, the credentials, then the route */
+static enum MHD_Result request(struct MHD_Connection *con, const char *method, const char *url, struct req *q,
+                               struct srv_req *p)
 {
-	(void)cls, (void)version;
-	struct req *q = *ctx;
-	if (!q) {
-		if (!(q = calloc(1, sizeof *q))) return MHD_NO;
-		*ctx = q;
-		return MHD_YES;
-	}
-	if (*upload_size) {
-		if (!q->too_big && q->len + *upload_size > BODY_MAX) q->too_big = 1;
-		if (!q->too_big) {
-			char *b = realloc(q->body, q->len + *upload_size + 1);
-			if (!b) return MHD_NO;
-			memcpy(b + q->len, upload, *upload_size);
-			q->body = b;
-			q->len += *upload_size;
-		}
-		*upload_size = 0;
-		return MHD_YES;
-	}
-	if (!strcmp(url, "/healthz")) {
+	if (p->ep == EP_HEALTHZ) {
 		pthread_mutex_lock(&S.big);
 		enum MHD_Result r = health(con);
 		pthread_mutex_unlock(&S.big);
 		return r;
 	}
-	if (!strcmp(url, "/")) return send_text(con, 200, "text/html; charset=utf-8",
-	                                        "<!doctype html><title>ejob</title><p>ejob's console comes here; the API is "
-	                                        "under <code>/api/v1</code> (docs/api.md).\n", NULL);
-	if (!strcmp(url, "/api/v1/login") && !strcmp(method, "POST")) {
+	if (p->ep == EP_ROOT) return send_text(con, 200, "text/html; charset=utf-8",
+	                                       "<!doctype html><title>ejob</title><p>ejob's console comes here; the API is "
+	                                       "under <code>/api/v1</code> (docs/api.md).\n", NULL);
+	if (p->ep == EP_REFUSED && p->code == MHD_HTTP_CONTENT_TOO_LARGE) return send_error(con, p->code, p->why, p->hint);
+	if (p->ep == EP_LOGIN || (p->ep == EP_REFUSED && !strcmp(url, "/api/v1/login") && !strcmp(method, "POST"))) {
+		if (p->ep == EP_REFUSED) return send_error(con, p->code, p->why, p->hint);
 		pthread_mutex_lock(&S.auth_mu);
-		enum MHD_Result r = login(con, q);
+		enum MHD_Result r = login(con, p);
 		pthread_mutex_unlock(&S.auth_mu);
 		return r;
-	}
-	if (q->too_big) {
-		char m[128];
-		snprintf(m, sizeof m, "the body is larger than %u bytes", BODY_MAX);
-		return send_error(con, MHD_HTTP_CONTENT_TOO_LARGE, m, "a job's config node is at most about 1 MiB");
 	}
 	struct who w;
 	pthread_mutex_lock(&S.auth_mu);
@@ -1045,15 +740,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
 	pthread_mutex_unlock(&S.auth_mu);
 	if (unknown) return send_error(con, 401, "who are you? give HTTP Basic credentials or log in",
 	                                             "POST /api/v1/login {\"user\": NAME, \"password\": PASSWORD}");
-	if (!strcmp(url, "/api/v1/logout") && !strcmp(method, "POST")) {
+	if (p->ep == EP_LOGOUT) {
 		pthread_mutex_lock(&S.auth_mu);
 		srv_session_drop(MHD_lookup_connection_value(con, MHD_COOKIE_KIND, "ejob_session"));
 		pthread_mutex_unlock(&S.auth_mu);
 		return send_text(con, 200, "application/json", "{}\n",
 		                 "ejob_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
 	}
-	int write = strcmp(method, "GET") && strcmp(method, "HEAD");
-	if (!write && S.model && is_jobs(url)) {
+	if (p->ep == EP_JOBS && S.model) {
 		size_t len;
 		char *doc = model_jobs_json(S.model, &len);
 		if (doc) {
@@ -1075,7 +769,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
 	}
 	pthread_mutex_lock(&S.big);
 	enum MHD_Result res;
-	if (!strcmp(url, "/metrics") && !strcmp(method, "GET")) {
+	if (p->ep == EP_METRICS) {
 		char why[1024];
 		if (!session_ok(why, sizeof why))
 			res = send_text(con, 200, "text/plain; version=0.0.4; charset=utf-8",
@@ -1088,12 +782,46 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
 	last_code = 0;
 	json_decref(audit_result);
 	audit_result = NULL;
-	res = route(con, method, url, q, &w, NULL);
-	if (write) audit(con, &w, method, url, q, last_code);
+	res = route(con, method, url, p, &w);
+	if (p->write) audit(con, &w, method, url, q, last_code);
 	pthread_mutex_unlock(&S.big);
 	/* read-your-writes: the response goes out after this returns, once the model saw the write */
-	if (write && S.model && model_sync(S.model, 10000) < 0)
+	if (p->write && S.model && model_sync(S.model, 10000) < 0)
 		fprintf(stderr, "ejobctl serve: the model did not catch up with %s %s within 10 s; reads may lag\n", method, url);
+	return res;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const char *url, const char *method,
+                                  const char *version, const char *upload, size_t *upload_size, void **ctx)
+{
+	(void)cls, (void)version;
+	struct req *q = *ctx;
+	if (!q) {
+		if (!(q = calloc(1, sizeof *q))) return MHD_NO;
+		*ctx = q;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (!q->too_big && q->len + *upload_size > SRV_BODY_MAX) q->too_big = 1;
+		if (!q->too_big) {
+			char *b = realloc(q->body, q->len + *upload_size + 1);
+			if (!b) return MHD_NO;
+			memcpy(b + q->len, upload, *upload_size);
+			q->body = b;
+			q->len += *upload_size;
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	/* the body is all here: what the request is */
+	const struct srv_http h = { method, url, q->body, q->len, q->too_big, value_of, con };
+	struct srv_req p;
+	if (srv_req_parse(&h, &p)) {
+		srv_req_free(&p);
+		return MHD_NO;
+	}
+	enum MHD_Result res = request(con, method, url, q, &p);
+	srv_req_free(&p);
 	return res;
 }
 
@@ -1225,6 +953,17 @@ int ejobctl_serve(int argc, char **argv)
 			return 2;
 		}
 		if (!(certpem = read_file("--tls-cert", cert)) || !(keypem = read_file("--tls-key", key))) return 2;
+		/* what libmicrohttpd would refuse with only "cannot listen": said here, naming the file */
+		if (!strstr(certpem, "-----BEGIN CERTIFICATE-----")) {
+			fprintf(stderr, "ejobctl serve: --tls-cert %s: no PEM certificate in it (-----BEGIN CERTIFICATE-----): "
+			        "give the server's certificate (chain) in PEM\n", cert);
+			return 2;
+		}
+		if (!strstr(keypem, "-----BEGIN ") || !strstr(keypem, "PRIVATE KEY-----")) {
+			fprintf(stderr, "ejobctl serve: --tls-key %s: no PEM private key in it (-----BEGIN ... PRIVATE KEY-----, "
+			        "unencrypted): give the key of --tls-cert's certificate\n", key);
+			return 2;
+		}
 		S.tls = 1;
 	}
 	/* the strings of -c FILE outlive a session that ctl_connect closes */
@@ -1253,6 +992,7 @@ int ejobctl_serve(int argc, char **argv)
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
 	                 (S.tls ? MHD_USE_TLS : 0);
 	struct MHD_Daemon *d;
+	errno = 0;                  /* what the session's calls left is not the daemon's reason */
 	if (S.tls)
 		d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 		                     MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
@@ -1263,7 +1003,13 @@ int ejobctl_serve(int argc, char **argv)
 		                     MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (!d) {
-		fprintf(stderr, "ejobctl serve: cannot listen on %s: %s\n", listen, strerror(errno));
+		/* libmicrohttpd printed its reason (a TLS setup's, GnuTLS's) above; errno may say nothing */
+		const char *reason = errno ? strerror(errno) : "libmicrohttpd's reason above";
+		if (S.tls)
+			fprintf(stderr, "ejobctl serve: cannot listen on %s with --tls-cert %s --tls-key %s: %s (is the key the "
+			        "certificate's?)\n", listen, cert, key, reason);
+		else
+			fprintf(stderr, "ejobctl serve: cannot listen on %s: %s\n", listen, reason);
 		return 1;
 	}
 	const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);

@@ -21,9 +21,10 @@ static int listening(void *arg)
 {
 	struct tserve *s = arg;
 	char *t = tsup_slurp(s->out);
-	const char *k = "listening on http://127.0.0.1:";
-	const char *p = t ? strstr(t, k) : NULL;
+	const char *k = "listening on http://127.0.0.1:", *ks = "listening on https://127.0.0.1:";
+	const char *p = t ? strstr(t, k) : NULL, *ps = t ? strstr(t, ks) : NULL;
 	if (p) s->port = atoi(p + strlen(k));
+	if (ps) s->port = atoi(ps + strlen(ks)), s->tls = 1;
 	free(t);
 	return s->port > 0;
 }
@@ -89,6 +90,8 @@ static size_t header(char *d, size_t sz, size_t nm, void *arg)
 	struct tserve *s = arg;
 	size_t n = sz * nm;
 	if (n > 12 && !strncasecmp(d, "Set-Cookie: ", 12)) {
+		snprintf(s->set_cookie, sizeof s->set_cookie, "%.*s", (int)(n - 12), d + 12);
+		s->set_cookie[strcspn(s->set_cookie, "\r\n")] = 0;
 		snprintf(s->cookie, sizeof s->cookie, "%.*s", (int)(n - 12), d + 12);
 		s->cookie[strcspn(s->cookie, ";\r\n")] = 0;
 	}
@@ -105,10 +108,11 @@ long tserve_http(struct tserve *s, const char *method, const char *path, const c
 {
 	CURL *h = curl_easy_init();
 	char url[2048];
-	snprintf(url, sizeof url, "http://127.0.0.1:%d%s", s->port, path);
+	snprintf(url, sizeof url, "%s://127.0.0.1:%d%s", s->tls ? "https" : "http", s->port, path);
 	struct buf b = { 0 };
 	s->etag[0] = 0;
 	s->from_model = 0;
+	if (s->cacert) curl_easy_setopt(h, CURLOPT_CAINFO, s->cacert);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);

@@ -13,9 +13,13 @@ struct tserve {
 	char etag[64];              /* the last response's ETag header ("" none) */
 	char cookie[256];           /* the last Set-Cookie's "name=value" ("" none) */
 	int from_model;             /* the last response had X-Ejob-From: model */
+	char set_cookie[512];       /* the last Set-Cookie header's value whole, attributes too */
+	int tls;                    /* it said https://: requests are HTTPS (0: plain HTTP to it anyway) */
+	const char *cacert;         /* HTTPS: the CA file that verifies its certificate (NULL: the system's) */
 };
 
-/* ejobctl serve --listen 127.0.0.1:0 ARGS... (NULL-terminated), until it says where it listens.
+/* ejobctl serve --listen 127.0.0.1:0 ARGS... (NULL-terminated), until it says where it listens
+ * (http:// or https://: s->tls).
  * name labels its output file in tlib_tmpdir(). BAIL_OUT if it does not listen within 10 s. */
 void tserve_start(struct tserve *s, const char *name, const char *const *args);
 void tserve_stop(struct tserve *s);
