@@ -199,7 +199,7 @@ $(EX_BINS): $(B)/examples/%: $(B)/examples/%.o $(B)/libejob.a
 # t/68 for the bounded wait, t/76 for PostgreSQL, t/82-84 for sessions to end, t/39 on
 # timers, the others on a supervisor or two) and run one after another beside the rest, which
 # run one after another too. Each starts its own ZooKeeper on free ports. --timer gives each
-# test's time: keep the lanes even (2026-11-28, 97 files on a loaded machine: about 680 and 675 s; t/91 and t/93 wait for
+# test's time: keep the lanes even (2026-11-28, 99 files: about 715 and 690 s; t/91 and t/93 wait for
 # ElasticJob's JVMs and for sessions to end, about 45 s each; t/105 about 30 s on three supervisors).
 CHECK_LANE2 := $(B)/t/{39,47,49,51,52,53,56,57,65,66,68,74,76,82,83,85,86,88,90,91,93,98,102,105}-*
 # the one-way rule between supervisor/'s folders first (tools/layers; docs/design.md)
