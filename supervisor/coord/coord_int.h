@@ -219,7 +219,7 @@ struct cfire {
 	struct barrier *bar;        /* F_BARRIER: waiting for beforeAll (coord_barrier.c) */
 	char *crashed;              /* a failover take: the instance that crashed running it, if known */
 	int before_failed;          /* a side run whose before listener failed: no after */
-	int norunning;              /* its items' running nodes were never written (cx_left_before_run) */
+	int norunning;              /* its items' running nodes were never written (left(), coord_fsm.c) */
 	uint32_t ncut;              /* items of it stopped by our leaving with failover off (cx_end says them) */
 	char cut[96];               /* their numbers, as far as they fit */
 	struct cx_rec *last;        /* [total]: how each item ended here, for its last record (coord_last.c);
