@@ -48,7 +48,7 @@ int ctl_job_put(struct ctl *c, const conf_job_t *j, int expected_version, int dr
 void ctl_put_free(struct ctl_put *p);
 const char *ctl_put_action_name(enum ctl_put_action a);   /* "create", "update", "unchanged", "conflict" */
 
-/* ---- trigger and remove (tools/ejobctl_ops.c) ------------------------------------------------- */
+/* ---- trigger and remove (tools/ejobctl_ops.c, tools/ejobctl_remove.c) -------------------------- */
 
 /* A fire now on every online instance of job (trigger/{instanceId}, ElasticJob's contract); with
  * param (NULL: none), that fire's items get it as their jobParameter, carried in the trigger

@@ -6,13 +6,14 @@
  *   disable|enable JOB [--server IP]    servers/{ip} = DISABLED | ENABLED
  *   disable-item|enable-item JOB ITEM.. sharding/{i}/disabled created | deleted
  *   shutdown JOB [--server IP|--instance ID]   instances/{id} deleted
- *   remove JOB [--server IP] [--force]  the whole job, or servers/{ip} (and its instances)
+ *   remove JOB [--server IP] [--force]  the whole job, or servers/{ip} (and its instances):
+ *                                       tools/ejobctl_remove.c
  *
  * Each operation reads what it needs, plans its writes and makes them in one multi, so that a
  * supervisor or ElasticJob sees all of them or none. A multi that fails because the cluster
  * changed under it (a node created or deleted meanwhile) is planned again from a new read, at most
  * OPS_TRIES times. A whole job too big for one multi is removed in several, in an order that never
- * leaves a job behind (see remove_job). docs/operations.md says what each does and when. */
+ * leaves a job behind (see ops_remove_job). docs/operations.md says what each does and when. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,16 +24,9 @@
 #include "tools/ejobctl.h"
 #include "tools/ejobctl_api.h"
 #include "tools/ejobctl_job.h"
+#include "tools/ejobctl_ops.h"
 #include "tools/ejobctl_plan.h"
 #include "tools/ejobctl_zk.h"
-
-/* $EJOBCTL_CUT_AFTER_MULTIS=N: a removal stops (exit 1) after N multis, as one killed there would:
- * for tests of what such a removal leaves */
-static int cut_after(void)
-{
-	const char *e = getenv("EJOBCTL_CUT_AFTER_MULTIS");
-	return e ? atoi(e) : 0;
-}
 
 /* What was written: one line per node, or the JSON document {"command", "job", "writes": [...]} */
 static void plan_print(const struct ctl *c, const char *job, const struct plan *p, const char *none)
@@ -57,22 +51,11 @@ static void plan_print(const struct ctl *c, const char *job, const struct plan *
 
 /* ---- common arguments -------------------------------------------------------------------------- */
 
-struct args {
-	const char *job;
-	const char *server;         /* --server IP */
-	const char *instance;       /* --instance ID */
-	const char *param;          /* trigger --parameter P */
-	int has_param;
-	int force;                  /* --force */
-	char **rest;                /* positional arguments after JOB */
-	int nrest;
-	char *config;               /* remove: the config node read before (for the overwrite warning) */
-};
 
 /* ctl_options, then this command's own: which of --server, --instance, --force it takes (a
  * string of 's', 'i', 'f'), JOB and (want_rest) more positional arguments. 0 or 2. */
-static int parse(struct ctl *c, const char *cmd, int argc, char **argv, const char *takes, int want_rest,
-                 const char *usage, struct args *a)
+int ops_parse(struct ctl *c, const char *cmd, int argc, char **argv, const char *takes, int want_rest,
+              const char *usage, struct args *a)
 {
 	memset(a, 0, sizeof *a);
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -134,7 +117,7 @@ static int open_job(struct ctl *c, const struct args *a)
 	return ctl_need_job(c, a->job);
 }
 
-static int done(struct ctl *c, struct args *a, int status)
+int ops_done(struct ctl *c, struct args *a, int status)
 {
 	ctl_close(c);
 	free(a->rest);
@@ -143,7 +126,7 @@ static int done(struct ctl *c, struct args *a, int status)
 }
 
 /* children of /NS/JOB/rel; a missing node has none. ZooKeeper's code. */
-static int kids(struct ctl *c, const char *job, const char *rel, char ***v, int *n)
+int ops_kids(struct ctl *c, const char *job, const char *rel, char ***v, int *n)
 {
 	char p[CTL_PATH_MAX];
 	int rc = ctl_children(c, ctl_path(c, p, "/%s/%s", job, rel), v, n);
@@ -163,7 +146,7 @@ static int has(char *const *v, int n, const char *s)
 }
 
 /* "job 'J' has no server 'X'; did you mean 'Y'?", or the list of what it has; returns 2 */
-static int unknown(const struct ctl *c, const char *what, const char *name, const char *job, char *const *v, int n)
+int ops_unknown(const struct ctl *c, const char *what, const char *name, const char *job, char *const *v, int n)
 {
 	int online = !strcmp(what, "instance");
 	const char *near = ctl_suggest(name, v, n);
@@ -177,13 +160,6 @@ static int unknown(const struct ctl *c, const char *what, const char *name, cons
 	return ctl_msg(c, 2, "job '%s' has no %s '%s'%s (it has: %s%s)", job, what, name, online ? " online" : "", list,
 	               l >= sizeof list - 64 ? ", ..." : "");
 }
-
-/* Make the plan: 0 (p filled), or an exit status after a message. */
-typedef int plan_fn(struct ctl *c, const struct args *a, struct plan *p);
-
-/* plan, run, plan again while the cluster changes under us; print */
-/* after a plan was written: what else to tell (the plan as written) */
-typedef void after_fn(const struct ctl *c, const struct args *a, const struct plan *p);
 
 /* Plan, write in one multi, plan again while the cluster changes under us (OPS_TRIES): 0 with the
  * plan as written in *out (the caller frees it), or an exit status after a message. */
@@ -219,17 +195,17 @@ static int run_plan(struct ctl *c, const struct args *a, plan_fn *fn, struct pla
 	}
 }
 
-static int operate(struct ctl *c, struct args *a, plan_fn *fn, const char *none, after_fn *after)
+int ops_operate(struct ctl *c, struct args *a, plan_fn *fn, const char *none, after_fn *after)
 {
 	int r = open_job(c, a);
-	if (r) return done(c, a, r);
+	if (r) return ops_done(c, a, r);
 	struct plan p = { 0 };
 	r = run_plan(c, a, fn, &p);
-	if (r) return done(c, a, r);
+	if (r) return ops_done(c, a, r);
 	plan_print(c, a->job, &p, none);
 	if (after) after(c, a, &p);
 	plan_free(&p);
-	return done(c, a, 0);
+	return ops_done(c, a, 0);
 }
 
 /* ---- trigger --------------------------------------------------------------------------------- */
@@ -249,13 +225,13 @@ static int plan_trigger(struct ctl *c, const struct args *a, struct plan *p)
 		               "jobParameter)", strlen(a->param), TRIGDATA_PARAM_MAX);
 	char *data = a->has_param ? trigdata_make(a->param) : strdup("");
 	CTL_NEED(data);
-	if (kids(c, a->job, "instances", &inst, &ni)) return free(data), 1;
+	if (ops_kids(c, a->job, "instances", &inst, &ni)) return free(data), 1;
 	if (!ni) {
 		ctl_strv_free(inst, ni);
 		free(data);
 		return ctl_msg(c, 1, "job '%s' has no instance online (instances/ is empty): nothing would fire it", a->job);
 	}
-	if (kids(c, a->job, "trigger", &trig, &nt)) return ctl_strv_free(inst, ni), free(data), 1;
+	if (ops_kids(c, a->job, "trigger", &trig, &nt)) return ctl_strv_free(inst, ni), free(data), 1;
 	int r = 0;
 	for (int i = 0; a->has_param && i < ni && !r; i++) {
 		if (!has(trig, nt, inst[i])) continue;
@@ -297,9 +273,9 @@ int ejobctl_trigger(int argc, char **argv)
 {
 	struct ctl c;
 	struct args a;
-	int r = parse(&c, "trigger", argc, argv, "p", 0, "trigger JOB [--parameter P]", &a);
-	if (r) return done(&c, &a, r);
-	return operate(&c, &a, plan_trigger, "every online instance has a trigger pending already", NULL);
+	int r = ops_parse(&c, "trigger", argc, argv, "p", 0, "trigger JOB [--parameter P]", &a);
+	if (r) return ops_done(&c, &a, r);
+	return ops_operate(&c, &a, plan_trigger, "every online instance has a trigger pending already", NULL);
 }
 
 /* ---- disable / enable ------------------------------------------------------------------------ */
@@ -311,9 +287,9 @@ static int plan_enable(struct ctl *c, const struct args *a, struct plan *p, cons
 {
 	char path[CTL_PATH_MAX], **srv;
 	int ns;
-	if (kids(c, a->job, "servers", &srv, &ns)) return 1;
+	if (ops_kids(c, a->job, "servers", &srv, &ns)) return 1;
 	if (a->server && !has(srv, ns, a->server)) {
-		int r = unknown(c, "server", a->server, a->job, srv, ns);
+		int r = ops_unknown(c, "server", a->server, a->job, srv, ns);
 		ctl_strv_free(srv, ns);
 		return r;
 	}
@@ -347,18 +323,18 @@ int ejobctl_disable(int argc, char **argv)
 {
 	struct ctl c;
 	struct args a;
-	int r = parse(&c, "disable", argc, argv, "s", 0, "disable JOB [--server IP]", &a);
-	if (r) return done(&c, &a, r);
-	return operate(&c, &a, plan_disable_srv, "already DISABLED: nothing written", NULL);
+	int r = ops_parse(&c, "disable", argc, argv, "s", 0, "disable JOB [--server IP]", &a);
+	if (r) return ops_done(&c, &a, r);
+	return ops_operate(&c, &a, plan_disable_srv, "already DISABLED: nothing written", NULL);
 }
 
 int ejobctl_enable(int argc, char **argv)
 {
 	struct ctl c;
 	struct args a;
-	int r = parse(&c, "enable", argc, argv, "s", 0, "enable JOB [--server IP]", &a);
-	if (r) return done(&c, &a, r);
-	return operate(&c, &a, plan_enable_srv, "already ENABLED: nothing written", NULL);
+	int r = ops_parse(&c, "enable", argc, argv, "s", 0, "enable JOB [--server IP]", &a);
+	if (r) return ops_done(&c, &a, r);
+	return ops_operate(&c, &a, plan_enable_srv, "already ENABLED: nothing written", NULL);
 }
 
 /* ---- disable-item / enable-item ---------------------------------------------------------------- */
@@ -443,18 +419,18 @@ int ejobctl_disable_item(int argc, char **argv)
 {
 	struct ctl c;
 	struct args a;
-	int r = parse(&c, "disable-item", argc, argv, "", 1, "disable-item JOB ITEM...", &a);
-	if (r) return done(&c, &a, r);
-	return operate(&c, &a, plan_disable_items, "already disabled: nothing written", NULL);
+	int r = ops_parse(&c, "disable-item", argc, argv, "", 1, "disable-item JOB ITEM...", &a);
+	if (r) return ops_done(&c, &a, r);
+	return ops_operate(&c, &a, plan_disable_items, "already disabled: nothing written", NULL);
 }
 
 int ejobctl_enable_item(int argc, char **argv)
 {
 	struct ctl c;
 	struct args a;
-	int r = parse(&c, "enable-item", argc, argv, "", 1, "enable-item JOB ITEM...", &a);
-	if (r) return done(&c, &a, r);
-	return operate(&c, &a, plan_enable_items, "not disabled: nothing written", NULL);
+	int r = ops_parse(&c, "enable-item", argc, argv, "", 1, "enable-item JOB ITEM...", &a);
+	if (r) return ops_done(&c, &a, r);
+	return ops_operate(&c, &a, plan_enable_items, "not disabled: nothing written", NULL);
 }
 
 /* ---- shutdown ----------------------------------------------------------------------------------- */
@@ -485,14 +461,14 @@ static char *instance_ip(struct ctl *c, const char *job, const char *id)
 
 /* The instances of the job that --server / --instance name (all without either): their ids, in
  * *ids. 0, or an exit status after a message (2: an unknown server or instance). */
-static int pick_instances(struct ctl *c, const struct args *a, char ***ids, int *n)
+int ops_pick_instances(struct ctl *c, const struct args *a, char ***ids, int *n)
 {
 	char **inst;
 	int ni;
 	*ids = NULL, *n = 0;
-	if (kids(c, a->job, "instances", &inst, &ni)) return 1;
+	if (ops_kids(c, a->job, "instances", &inst, &ni)) return 1;
 	if (a->instance && !has(inst, ni, a->instance)) {
-		int r = unknown(c, "instance", a->instance, a->job, inst, ni);
+		int r = ops_unknown(c, "instance", a->instance, a->job, inst, ni);
 		ctl_strv_free(inst, ni);
 		return r;
 	}
@@ -512,9 +488,9 @@ static int pick_instances(struct ctl *c, const struct args *a, char ***ids, int 
 	if (a->server && !seen_server) {
 		char **srv;
 		int ns;
-		if (kids(c, a->job, "servers", &srv, &ns)) return ctl_strv_free(inst, k), 1;
+		if (ops_kids(c, a->job, "servers", &srv, &ns)) return ctl_strv_free(inst, k), 1;
 		if (!has(srv, ns, a->server)) {
-			int r = unknown(c, "server", a->server, a->job, srv, ns);
+			int r = ops_unknown(c, "server", a->server, a->job, srv, ns);
 			ctl_strv_free(srv, ns);
 			ctl_strv_free(inst, k);
 			return r;
@@ -533,7 +509,7 @@ static int plan_shutdown(struct ctl *c, const struct args *a, struct plan *p)
 {
 	char path[CTL_PATH_MAX], **ids;
 	int n;
-	int r = pick_instances(c, a, &ids, &n);
+	int r = ops_pick_instances(c, a, &ids, &n);
 	if (r) return r;
 	for (int i = 0; i < n; i++) plan_add(p, W_DELETE, ctl_path(c, path, "/%s/instances/%s", a->job, ids[i]), NULL);
 	ctl_strv_free(ids, n);
@@ -560,240 +536,9 @@ int ejobctl_shutdown(int argc, char **argv)
 {
 	struct ctl c;
 	struct args a;
-	int r = parse(&c, "shutdown", argc, argv, "si", 0, "shutdown JOB [--server IP | --instance ID]", &a);
-	if (r) return done(&c, &a, r);
-	return operate(&c, &a, plan_shutdown, "no instance online there: nothing to shut down", shutdown_said);
-}
-
-/* ---- remove ---------------------------------------------------------------------------------- */
-
-/* JobOperateAPIImpl.remove(job, ip): the server's instances shut down, servers/{ip} deleted. With
- * instances online there, refused unless --force (ElasticJob-UI offers it only for a server whose
- * instances are gone). */
-static int plan_remove_server(struct ctl *c, const struct args *a, struct plan *p)
-{
-	char path[CTL_PATH_MAX], **ids;
-	int n;
-	int r = pick_instances(c, a, &ids, &n);
-	if (r) return r;
-	if (ctl_exists(c, ctl_path(c, path, "/%s/servers/%s", a->job, a->server), NULL) == ZNONODE) {
-		char **srv;
-		int ns;
-		ctl_strv_free(ids, n);
-		if (kids(c, a->job, "servers", &srv, &ns)) return 1;
-		r = unknown(c, "server", a->server, a->job, srv, ns);
-		ctl_strv_free(srv, ns);
-		return r;
-	}
-	if (n && !a->force) {
-		ctl_msg(c, 1, "server %s has %d instance%s of job '%s' online (%s%s): nothing removed; shut %s down first "
-		        "(ejobctl shutdown %s --server %s) or give --force", a->server, n, n == 1 ? "" : "s", a->job, ids[0],
-		        n > 1 ? ", ..." : "", n == 1 ? "it" : "them", a->job, a->server);
-		ctl_strv_free(ids, n);
-		return 1;
-	}
-	for (int i = 0; i < n; i++) plan_add(p, W_DELETE, ctl_path(c, path, "/%s/instances/%s", a->job, ids[i]), NULL);
-	plan_add(p, W_DELETE, ctl_path(c, path, "/%s/servers/%s", a->job, a->server), NULL);
-	ctl_strv_free(ids, n);
-	return 0;
-}
-
-/* Every node under abs (abs itself last), deepest first: children before their parent. */
-static int subtree(struct ctl *c, const char *abs, struct plan *p)
-{
-	char **v;
-	int n;
-	int rc = ctl_children(c, abs, &v, &n);
-	if (rc == ZNONODE) return ZOK;
-	if (rc != ZOK) return ctl_fail(c, rc, "cannot list", abs), rc;
-	for (int i = 0; i < n; i++) {
-		char child[CTL_PATH_MAX];
-		if (snprintf(child, sizeof child, "%s/%s", abs, v[i]) >= (int)sizeof child) {
-			ctl_strv_free(v, n);
-			return ctl_msg(c, 1, "a path under %s longer than %d bytes", abs, CTL_PATH_MAX), ZBADARGUMENTS;
-		}
-		rc = subtree(c, child, p);
-		if (rc != ZOK) {
-			ctl_strv_free(v, n);
-			return rc;
-		}
-	}
-	ctl_strv_free(v, n);
-	plan_add(p, W_DELETE, abs, NULL);
-	return ZOK;
-}
-
-/* Items that would be orphaned: sharding/{i}/running of an instance that lives on (ejob's
- * leader/failover/alive/{id}) though its instance node is gone: an item still stopping after a
- * shutdown. The first one's item in *item and owner in owner; 0 if none, -1 on error. */
-static int running_alive(struct ctl *c, const char *job, char *item, size_t ilen, char *owner, size_t olen)
-{
-	char path[CTL_PATH_MAX], **items;
-	int n;
-	if (kids(c, job, "sharding", &items, &n)) return -1;
-	int found = 0;
-	for (int i = 0; i < n && !found; i++) {
-		char *d = NULL;
-		int rc = ctl_get(c, ctl_path(c, path, "/%s/sharding/%s/running", job, items[i]), &d, NULL);
-		if (rc == ZOK && *d &&
-		    ctl_exists(c, ctl_path(c, path, "/%s/leader/failover/alive/%s", job, d), NULL) == ZOK) {
-			snprintf(item, ilen, "%s", items[i]);
-			snprintf(owner, olen, "%s", d);
-			found = 1;
-		}
-		free(d);
-		if (rc != ZOK && rc != ZNONODE) {
-			ctl_strv_free(items, n);
-			return ctl_fail(c, rc, "cannot read", path), -1;
-		}
-	}
-	ctl_strv_free(items, n);
-	return found;
-}
-
-/* The whole job (JobConfigurationAPIImpl.removeJobConfiguration, ElasticJob-UI's job delete, which
- * Curator does node by node). Refused while an instance is online or an item is still running on a
- * live instance, unless --force. Every node is deleted, deepest first, in one multi; a job too
- * big for one (more than 1,000 ops or 256 KB) in several, config and instances/{id} in the first:
- * from then on what is left has no config node, so neither ejob nor ElasticJob (JobStatisticsAPI,
- * ejobctl jobs) takes it for a job, and no instance of it is online; the rest goes deepest first,
- * the job's own node last. A removal cut off in between is finished by running it again. */
-static int remove_core(struct ctl *c, struct args *a, int *total_, int *multis_, int *leftover_)
-{
-	char path[CTL_PATH_MAX];
-	int r;
-	int leftover = 0;
-	if (*a->job && !strchr(a->job, '/') && ctl_exists(c, ctl_path(c, path, "/%s/config", a->job), NULL) == ZNONODE &&
-	    ctl_exists(c, ctl_path(c, path, "/%s", a->job), NULL) == ZOK) {
-		/* a removal cut off: no config node, but the rest is there */
-		ctl_msg(c, 0, "%s has no config node (a removal cut off?): removing what is left", path);
-		leftover = 1;
-	} else if ((r = ctl_need_job(c, a->job))) {
-		return r;
-	}
-	/* for the warning: does a supervisor put it back? */
-	if (!leftover && ctl_get(c, ctl_path(c, path, "/%s/config", a->job), &a->config, NULL) != ZOK) a->config = NULL;
-	int total = 0, multis = 0;
-	for (int tries = 1;; tries++) {
-		char **inst;
-		int ni;
-		if (kids(c, a->job, "instances", &inst, &ni)) return 1;
-		if (ni && !a->force) {
-			ctl_msg(c, 1, "job '%s' has %d instance%s online (%s%s): nothing removed; shut %s down first "
-			        "(ejobctl shutdown %s), stop %s supervisors, or give --force", a->job, ni, ni == 1 ? "" : "s",
-			        inst[0], ni > 1 ? ", ..." : "", ni == 1 ? "it" : "them", a->job, ni == 1 ? "its" : "their");
-			ctl_strv_free(inst, ni);
-			return 1;
-		}
-		ctl_strv_free(inst, ni);
-		char item[64], owner[256];
-		int ra = a->force ? 0 : running_alive(c, a->job, item, sizeof item, owner, sizeof owner);
-		if (ra < 0) return 1;
-		if (ra) {
-			ctl_msg(c, 1, "item %s of job '%s' is still running on %s, which was shut down and is stopping it: "
-			        "nothing removed; try again when it has ended, or give --force", item, a->job, owner);
-			return 1;
-		}
-		struct plan p = { 0 };
-		if (subtree(c, ctl_path(c, path, "/%s", a->job), &p) != ZOK) {
-			plan_free(&p);
-			return 1;
-		}
-		/* config and instances/{id} first (leaves: moving them ahead keeps children before parents) */
-		char cfg[CTL_PATH_MAX], ins[CTL_PATH_MAX];
-		ctl_path(c, cfg, "/%s/config", a->job);
-		size_t il = strlen(ctl_path(c, ins, "/%s/instances/", a->job));
-		int front = 0;
-		for (int pass = 0; pass < 2; pass++)
-			for (int i = front; i < p.n; i++) {
-				int want = pass == 0 ? !strcmp(p.path[i], cfg)
-				                     : !strncmp(p.path[i], ins, il) && !strchr(p.path[i] + il, '/');
-				if (!want) continue;
-				char *t = p.path[i];
-				memmove(p.path + front + 1, p.path + front, (size_t)(i - front) * sizeof *p.path);
-				p.path[front++] = t;
-			}
-		/* chunks: at most plan_max_ops() ops and OPS_MAX_BYTES each */
-		int from = 0, rc = ZOK, bad = -1;
-		char failed[CTL_PATH_MAX] = "";
-		while (from < p.n) {
-			int to = from;
-			size_t bytes = 0;
-			while (to < p.n && to - from < plan_max_ops() && bytes + strlen(p.path[to]) + 32 <= OPS_MAX_BYTES)
-				bytes += strlen(p.path[to++]) + 32;
-			rc = plan_run(c, &p, from, to, &bad);
-			if (rc != ZOK) {
-				snprintf(failed, sizeof failed, "delete %s", bad >= 0 ? p.path[bad] : "(a multi)");
-				break;
-			}
-			total += to - from;
-			multis++;
-			from = to;
-			if (from < p.n && multis == cut_after()) {
-				plan_free(&p);
-				return ctl_msg(c, 1, "cut off after %d multis (EJOBCTL_CUT_AFTER_MULTIS)", multis);
-			}
-		}
-		plan_free(&p);
-		if (rc == ZOK) break;
-		if (!plan_racy(rc) || tries == OPS_TRIES) {
-			r = ctl_msg(c, 1, "%s: %s (%d node%s removed in %d multi%s before it)%s", failed, zerror(rc), total,
-			            total == 1 ? "" : "s", multis, multis == 1 ? "" : "s",
-			            plan_racy(rc) ? "; the job kept changing: run the remove again" : "");
-			return r;
-		}
-		/* something was created or deleted meanwhile (a supervisor's write): read again, go on */
-	}
-	*total_ = total, *multis_ = multis, *leftover_ = leftover;
-	return 0;
-}
-
-int ctl_job_remove(struct ctl *c, const char *job, int force, int *nodes)
-{
-	struct args a = { .job = job, .force = force };
-	int multis, leftover, total = 0;
-	int r = remove_core(c, &a, &total, &multis, &leftover);
-	if (!r) ctl_warn_overwrite(c, job, a.config, a.config ? strlen(a.config) : 0, NULL, 0);
-	free(a.config);
-	if (nodes) *nodes = total;
-	return r;
-}
-
-static int remove_job(struct ctl *c, struct args *a)
-{
-	char path[CTL_PATH_MAX];
-	int total, multis, leftover;
-	int r = ctl_connect(c);
-	if (!r) r = remove_core(c, a, &total, &multis, &leftover);
-	if (r) return done(c, a, r);
-	ctl_path(c, path, "/%s", a->job);
-	if (c->json) {
-		struct jw w;
-		jw_begin(&w, c->out);
-		jw_obj(&w);
-		jw_key(&w, "command"), jw_str(&w, "remove");
-		jw_key(&w, "job"), jw_str(&w, a->job);
-		jw_key(&w, "path"), jw_str(&w, path);
-		jw_key(&w, "nodes"), jw_int(&w, total);
-		jw_key(&w, "multis"), jw_int(&w, multis);
-		jw_key(&w, "leftover"), jw_bool(&w, leftover);
-		jw_end(&w);
-	} else {
-		fprintf(c->out, "removed %s: %d node%s deleted in %d multi%s\n", path, total, total == 1 ? "" : "s", multis,
-		       multis == 1 ? "" : "s");
-	}
-	ctl_warn_overwrite(c, a->job, a->config, a->config ? strlen(a->config) : 0, NULL, 0);
-	return done(c, a, 0);
-}
-
-int ejobctl_remove(int argc, char **argv)
-{
-	struct ctl c;
-	struct args a;
-	int r = parse(&c, "remove", argc, argv, "sf", 0, "remove JOB [--server IP] [--force]", &a);
-	if (r) return done(&c, &a, r);
-	if (!a.server) return remove_job(&c, &a);
-	return operate(&c, &a, plan_remove_server, NULL, NULL);
+	int r = ops_parse(&c, "shutdown", argc, argv, "si", 0, "shutdown JOB [--server IP | --instance ID]", &a);
+	if (r) return ops_done(&c, &a, r);
+	return ops_operate(&c, &a, plan_shutdown, "no instance online there: nothing to shut down", shutdown_said);
 }
 
 /* ---- for serve: the same operations on a session it keeps ------------------------------------ */
@@ -807,12 +552,12 @@ int ctl_operate(struct ctl *c, const char *cmd, const char *job, const char *ser
 	if (!a.rest) return ctl_msg(c, 1, "out of memory");
 	for (int i = 0; i < nitems; i++) a.rest[i] = items[i];
 	c->cmd = cmd;
-	if (!strcmp(cmd, "trigger")) return operate(c, &a, plan_trigger, "every online instance has a trigger pending already", NULL);
-	if (!strcmp(cmd, "disable")) return operate(c, &a, plan_disable_srv, "already DISABLED: nothing written", NULL);
-	if (!strcmp(cmd, "enable")) return operate(c, &a, plan_enable_srv, "already ENABLED: nothing written", NULL);
-	if (!strcmp(cmd, "disable-item")) return operate(c, &a, plan_disable_items, "already disabled: nothing written", NULL);
-	if (!strcmp(cmd, "enable-item")) return operate(c, &a, plan_enable_items, "not disabled: nothing written", NULL);
-	if (!strcmp(cmd, "shutdown")) return operate(c, &a, plan_shutdown, "no instance online there: nothing to shut down", shutdown_said);
-	if (!strcmp(cmd, "remove")) return server ? operate(c, &a, plan_remove_server, NULL, NULL) : remove_job(c, &a);
-	return done(c, &a, ctl_msg(c, 2, "no operation '%s'", cmd));
+	if (!strcmp(cmd, "trigger")) return ops_operate(c, &a, plan_trigger, "every online instance has a trigger pending already", NULL);
+	if (!strcmp(cmd, "disable")) return ops_operate(c, &a, plan_disable_srv, "already DISABLED: nothing written", NULL);
+	if (!strcmp(cmd, "enable")) return ops_operate(c, &a, plan_enable_srv, "already ENABLED: nothing written", NULL);
+	if (!strcmp(cmd, "disable-item")) return ops_operate(c, &a, plan_disable_items, "already disabled: nothing written", NULL);
+	if (!strcmp(cmd, "enable-item")) return ops_operate(c, &a, plan_enable_items, "not disabled: nothing written", NULL);
+	if (!strcmp(cmd, "shutdown")) return ops_operate(c, &a, plan_shutdown, "no instance online there: nothing to shut down", shutdown_said);
+	if (!strcmp(cmd, "remove")) return server ? ops_operate(c, &a, ops_plan_remove_server, NULL, NULL) : ops_remove_job(c, &a);
+	return ops_done(c, &a, ctl_msg(c, 2, "no operation '%s'", cmd));
 }

@@ -1,4 +1,4 @@
-/* tools/ejobctl_serve.h: `ejobctl serve`'s parts: the HTTP API (ejobctl_serve.c) and its users,
+/* tools/ejobctl_serve.h: `ejobctl serve`'s parts: the HTTP API (ejobctl_serve*.c) and its users,
  * sessions and audit log (ejobctl_serve_auth.c). Requests run on threads of their own; these
  * have no locks: ejobctl_serve.c calls the users' and sessions' functions under its auth_mu and
  * the audit's under its big lock. */

@@ -1,0 +1,207 @@
+/* tools/ejobctl_serve_main.c: the command `ejobctl serve`: its arguments, TLS, users and audit
+ * files, the session and the model, then libmicrohttpd's daemon until SIGINT or SIGTERM. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <microhttpd.h>
+
+#include "conf/conf.h"
+#include "tools/ejobctl.h"
+#include "tools/ejobctl_serve_int.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: ejobctl serve --listen ADDR:PORT (--zk HOSTS --namespace NS [--digest U:P] | -c FILE)\n"
+	        "                     [--auth FILE] [--tls-cert FILE --tls-key FILE] [--audit FILE] [--pg URL] [--no-model]\n"
+	        "       ejobctl serve --hash-password   (a password on stdin; its crypt(3) hash on stdout)\n"
+	        "\n"
+	        "The HTTP API (docs/api.md) on the cluster: /api/v1/..., /metrics, /healthz. Without --auth\n"
+	        "it listens on loopback only; --auth FILE has lines name:HASH:role (viewer, operator, admin).\n"
+	        "GET /api/v1/jobs answers from a model of the cluster kept from watches; --no-model reads\n"
+	        "ZooKeeper for each request instead (as `ejobctl jobs --json`).\n");
+}
+
+static char *read_file(const char *what, const char *file)
+{
+	char *buf;
+	size_t len;
+	if (conf_read_file(file, &buf, &len) < 0) {
+		fprintf(stderr, "ejobctl serve: %s %s: cannot read: %s\n", what, file, strerror(errno));
+		return NULL;
+	}
+	return buf;
+}
+
+static int loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return 0;
+}
+
+int ejobctl_serve(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--hash-password")) return srv_hash_password();
+	}
+	struct ctl *c = &SRV.c;
+	int r = ctl_options(c, "serve", &argc, argv);
+	if (r) return r;
+	const char *listen = NULL, *authf = NULL, *cert = NULL, *key = NULL, *auditf = NULL, *pg = NULL;
+	int no_model = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--no-model")) {
+			no_model = 1;
+			continue;
+		}
+		const char **dst = !strcmp(argv[i], "--listen") ? &listen : !strcmp(argv[i], "--auth") ? &authf
+		                   : !strcmp(argv[i], "--tls-cert") ? &cert : !strcmp(argv[i], "--tls-key") ? &key
+		                   : !strcmp(argv[i], "--audit") ? &auditf : !strcmp(argv[i], "--pg") ? &pg : NULL;
+		if (!dst) {
+			fprintf(stderr, "ejobctl serve: unknown argument '%s'\n", argv[i]);
+			usage(stderr);
+			return 2;
+		}
+		if (i + 1 >= argc) {
+			fprintf(stderr, "ejobctl serve: %s needs a value\n", argv[i]);
+			return 2;
+		}
+		*dst = argv[++i];
+	}
+	SRV.pg = pg;
+	if (!listen) {
+		fprintf(stderr, "ejobctl serve: give --listen ADDR:PORT (e.g. --listen 127.0.0.1:8080)\n");
+		return 2;
+	}
+	if (!cert != !key) {
+		fprintf(stderr, "ejobctl serve: give --tls-cert FILE and --tls-key FILE together\n");
+		return 2;
+	}
+	/* ADDR:PORT, [v6]:PORT */
+	char host[256], port[16];
+	const char *colon = strrchr(listen, ':');
+	if (!colon || !colon[1] || (size_t)(colon - listen) >= sizeof host || strlen(colon + 1) >= sizeof port) {
+		fprintf(stderr, "ejobctl serve: --listen %s: give ADDR:PORT (127.0.0.1:8080, [::1]:8080)\n", listen);
+		return 2;
+	}
+	snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);
+	snprintf(port, sizeof port, "%s", colon + 1);
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') memmove(host, host + 1, strlen(host)), host[strlen(host) - 1] = 0;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE }, *ai;
+	int g = getaddrinfo(host, port, &hints, &ai);
+	if (g) {
+		fprintf(stderr, "ejobctl serve: --listen %s: %s (give a numeric address and port: 127.0.0.1:8080)\n", listen,
+		        gai_strerror(g));
+		return 2;
+	}
+	if (!authf && !loopback(ai->ai_addr)) {
+		fprintf(stderr, "ejobctl serve: --listen %s: without --auth, serve listens on loopback only (127.0.0.1, ::1): "
+		        "give --auth FILE (lines name:HASH:role; 'ejobctl serve --hash-password' makes a HASH), or listen on "
+		        "127.0.0.1:%s\n", listen, port);
+		freeaddrinfo(ai);
+		return 2;
+	}
+	if (authf && !(SRV.users = srv_users_load(authf))) {
+		freeaddrinfo(ai);
+		return 2;
+	}
+	if (auditf && srv_audit_open(auditf)) {
+		freeaddrinfo(ai);
+		return 2;
+	}
+	char *certpem = NULL, *keypem = NULL;
+	if (cert) {
+		if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
+			fprintf(stderr, "ejobctl serve: this libmicrohttpd was built without TLS: --tls-cert cannot be served\n");
+			return 2;
+		}
+		if (!(certpem = read_file("--tls-cert", cert)) || !(keypem = read_file("--tls-key", key))) return 2;
+		/* what libmicrohttpd would refuse with only "cannot listen": said here, naming the file */
+		if (!strstr(certpem, "-----BEGIN CERTIFICATE-----")) {
+			fprintf(stderr, "ejobctl serve: --tls-cert %s: no PEM certificate in it (-----BEGIN CERTIFICATE-----): "
+			        "give the server's certificate (chain) in PEM\n", cert);
+			return 2;
+		}
+		if (!strstr(keypem, "-----BEGIN ") || !strstr(keypem, "PRIVATE KEY-----")) {
+			fprintf(stderr, "ejobctl serve: --tls-key %s: no PEM private key in it (-----BEGIN ... PRIVATE KEY-----, "
+			        "unencrypted): give the key of --tls-cert's certificate\n", key);
+			return 2;
+		}
+		SRV.tls = 1;
+	}
+	/* the strings of -c FILE outlive a session that ctl_connect closes */
+	CTL_NEED(c->hosts = strdup(c->hosts));
+	CTL_NEED(c->ns = strdup(c->ns));
+	if (c->digest) CTL_NEED(c->digest = strdup(c->digest));
+	conf_free(c->conf);
+	c->conf = NULL;
+	c->kept = 1;
+	c->ns_may_be_new = 1;       /* serve answers on an empty cluster; the first job's PUT makes it */
+	char why[1024];
+	if (!srv_session_ok(why, sizeof why))
+		fprintf(stderr, "ejobctl serve: %s; serving anyway (503 until it answers)\n", why);
+	if (!no_model && !(SRV.model = model_start(c))) {
+		fprintf(stderr, "ejobctl serve: cannot start the model's thread: %s\n", strerror(errno));
+		return 1;
+	}
+
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);   /* before MHD's thread: it inherits the mask */
+	signal(SIGPIPE, SIG_IGN);
+	/* a thread per connection: a read from the model never waits behind a command on ZooKeeper */
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
+	                 (SRV.tls ? MHD_USE_TLS : 0);
+	struct MHD_Daemon *d;
+	errno = 0;                  /* what the session's calls left is not the daemon's reason */
+	if (SRV.tls)
+		d = MHD_start_daemon(flags, 0, NULL, NULL, srv_on_request, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+		                     MHD_OPTION_NOTIFY_COMPLETED, srv_on_done, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+		                     MHD_OPTION_HTTPS_MEM_CERT, certpem, MHD_OPTION_HTTPS_MEM_KEY, keypem, MHD_OPTION_END);
+	else
+		d = MHD_start_daemon(flags, 0, NULL, NULL, srv_on_request, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+		                     MHD_OPTION_NOTIFY_COMPLETED, srv_on_done, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+		                     MHD_OPTION_END);
+	freeaddrinfo(ai);
+	if (!d) {
+		/* libmicrohttpd printed its reason (a TLS setup's, GnuTLS's) above; errno may say nothing */
+		const char *reason = errno ? strerror(errno) : "libmicrohttpd's reason above";
+		if (SRV.tls)
+			fprintf(stderr, "ejobctl serve: cannot listen on %s with --tls-cert %s --tls-key %s: %s (is the key the "
+			        "certificate's?)\n", listen, cert, key, reason);
+		else
+			fprintf(stderr, "ejobctl serve: cannot listen on %s: %s\n", listen, reason);
+		return 1;
+	}
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	printf("ejobctl serve: listening on %s://%s%s%s:%u (namespace /%s at %s)\n", SRV.tls ? "https" : "http",
+	       strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", di ? di->port : 0, c->ns, c->hosts);
+	fflush(stdout);
+	int sig;
+	while (sigwait(&sigs, &sig)) {}
+	MHD_stop_daemon(d);
+	model_stop(SRV.model);
+	if (c->zh) zookeeper_close(c->zh);
+	srv_users_free(SRV.users);
+	free(certpem);
+	free(keypem);
+	return 0;
+}
