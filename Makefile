@@ -146,8 +146,26 @@ $(B)/libejob.a: $(LIB_OBJS)
 $(B)/tools/shmdump: $(B)/tools/shmdump.o $(B)/libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/tools/ejobctl: $(CTL_SRCS:%.c=$(B)/%.o) $(B)/libejob.a
+$(B)/tools/ejobctl: $(CTL_SRCS:%.c=$(B)/%.o) $(B)/tools/ejobctl_console.o $(B)/libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lpq -lmicrohttpd -ljansson -lcrypt
+
+# The web console (console/*: HTML, CSS, JavaScript modules) inside ejobctl: tools/embed writes its
+# files as C (bytes, type, ETag, and the gzip'd bytes when smaller), which `ejobctl serve` serves at
+# / and /assets/ (tools/ejobctl_serve_assets.c). A console file changed, added or removed rebuilds it.
+CONSOLE_SRCS := $(sort $(wildcard console/*.html console/*.css console/*.js console/*.svg console/*.png))
+$(B)/console/.files: FORCE
+	@mkdir -p $(@D)
+	@f='$(CONSOLE_SRCS)'; if [ ! -f $@ ] || [ "$$(cat $@)" != "$$f" ]; then echo "$$f" > $@; fi
+$(B)/console/%.gz: console/%
+	@mkdir -p $(@D)
+	gzip -9nc $< > $@
+$(B)/tools/embed: tools/embed.c $(B)/.build-flags
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $<
+$(B)/tools/ejobctl_console.c: $(B)/tools/embed $(B)/console/.files $(CONSOLE_SRCS) $(CONSOLE_SRCS:%=$(B)/%.gz)
+	$(B)/tools/embed -z $(B)/console $(CONSOLE_SRCS) > $@
+$(B)/tools/ejobctl_console.o: $(B)/tools/ejobctl_console.c $(B)/.build-flags
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(B)/supervisor/ejob-supervisor: $(SUP_OBJS) $(B)/libejob.a
 	$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $^ $(SUP_LIBS)

@@ -23,6 +23,7 @@
 #include "tools/ejobctl.h"
 #include "tools/ejobctl_api.h"
 #include "tools/ejobctl_serve_int.h"
+#include "tools/ejobctl_serve_assets.h"
 
 struct serve SRV = { .big = PTHREAD_MUTEX_INITIALIZER, .auth_mu = PTHREAD_MUTEX_INITIALIZER };
 
@@ -84,7 +85,10 @@ enum MHD_Result srv_send_text(struct MHD_Connection *con, unsigned code, const c
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	if (cookie) MHD_add_response_header(r, "Set-Cookie", cookie);
 	if (srv_etag[0]) MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, srv_etag), srv_etag[0] = 0;
-	if (code == MHD_HTTP_UNAUTHORIZED) MHD_add_response_header(r, "WWW-Authenticate", "Basic realm=\"ejob\"");
+	/* no Basic challenge to a page's script (the console sends X-Requested-With, as Spring's clients):
+	 * the browser would open its own login dialog over the console's, and a headless one hangs */
+	if (code == MHD_HTTP_UNAUTHORIZED && !MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-Requested-With"))
+		MHD_add_response_header(r, "WWW-Authenticate", "Basic realm=\"ejob\"");
 	enum MHD_Result q = MHD_queue_response(con, code, r);
 	MHD_destroy_response(r);
 	return q;
@@ -409,9 +413,9 @@ static enum MHD_Result request(struct MHD_Connection *con, const char *method, c
 		pthread_mutex_unlock(&SRV.big);
 		return r;
 	}
-	if (p->ep == EP_ROOT) return srv_send_text(con, 200, "text/html; charset=utf-8",
-	                                       "<!doctype html><title>ejob</title><p>ejob's console comes here; the API is "
-	                                       "under <code>/api/v1</code> (docs/api.md).\n", NULL);
+	/* the web console (tools/ejobctl_serve_assets.c): no credentials (its login form loads), no ZooKeeper */
+	if (p->ep == EP_ROOT) return srv_assets_send(con, method, "index.html");
+	if (!strncmp(url, "/assets/", 8)) return srv_assets_send(con, method, url + 8);
 	if (p->ep == EP_REFUSED && p->code == MHD_HTTP_CONTENT_TOO_LARGE) return srv_send_error(con, p->code, p->why, p->hint);
 	if (p->ep == EP_LOGIN || (p->ep == EP_REFUSED && !strcmp(url, "/api/v1/login") && !strcmp(method, "POST"))) {
 		if (p->ep == EP_REFUSED) return srv_send_error(con, p->code, p->why, p->hint);
