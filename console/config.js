@@ -80,6 +80,12 @@ function codeEditor(id) {
     back.style.transform = `translate(${-ta.scrollLeft}px, ${-ta.scrollTop}px)`;
     gutter.style.transform = `translateY(${-ta.scrollTop}px)`;
   }
+  function reveal(line) {
+    const lh = parseFloat(getComputedStyle(ta).lineHeight) || 18;
+    ta.scrollTop = Math.max(0, (line - 3) * lh);
+    ta.scrollLeft = 0;
+    sync();
+  }
   function goTo(line, col) {
     const lines = ta.value.split('\n');
     let pos = 0;
@@ -87,8 +93,7 @@ function codeEditor(id) {
     pos += Math.max(0, Math.min((col || 1) - 1, (lines[line - 1] || '').length));
     ta.focus();
     ta.setSelectionRange(pos, pos);
-    const lh = parseFloat(getComputedStyle(ta).lineHeight) || 18;
-    ta.scrollTop = Math.max(0, (line - 3) * lh);
+    reveal(line);
   }
   ta.addEventListener('input', () => {
     if (marks.length) marks = marks.map((m) => ({ ...m, line: null }));   // the lines moved: marks go, the list stays
@@ -114,6 +119,7 @@ function codeEditor(id) {
         ? h('button', { type: 'button', class: 'link', 'data-line': e.line, 'data-col': e.col }, `Line ${e.line}, column ${e.col}: ${e.msg}`)
         : e.msg)));
       paint();
+      if (list.length && list[0].line) reveal(list[0].line);   // the first message in sight
     },
   };
 }

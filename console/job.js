@@ -14,7 +14,7 @@ import { mountJobHistory } from './history.js';
 const ipOf = (id) => (id || '').split('@-@')[0];
 
 function summary(d) {
-  const dd = (k, v) => [h('dt', null, k), h('dd', null, v)];
+  const dd = (k, v) => [h('dt', null, k), h('dd', { 'data-k': k }, v)];
   return h('dl', { class: 'summary' },
     dd('Cron', d.cron ? [h('code', null, d.cron), d.timeZone ? ` (${d.timeZone})` : ''] : d.configError ? h('span', { class: 'error' }, d.configError) : 'none: runs when triggered'),
     dd('Next fire', h('span', { id: 'job-next', 'data-epoch': d.nextFireEpoch ?? '' }, d.nextFireEpoch ? [fmtTime(d.nextFireEpoch * 1000), h('span', { class: 'muted' }, ` (${ago(d.nextFireEpoch * 1000)})`)] : d.cron ? 'never' : 'on trigger')),
