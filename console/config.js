@@ -131,7 +131,7 @@ export function mountConfig(el, { name, base, reload }) {
   const view = h('pre', { class: 'config', id: 'cfg-text', tabindex: '0', 'aria-label': `Config node of ${name}` });
   const edit = admin ? h('button', { type: 'button', id: 'cfg-edit' }, 'Edit config') : null;
   const box = h('div', { class: 'editor', id: 'cfg-editor', hidden: true });
-  el.append(edit ? h('p', null, edit) : null, view, box);
+  el.append(edit ? h('p', null, edit) : null, view, admin ? box : null);
   let doc = null, editing = null;   // editing: {version, text} the editor opened
   let stale = null;
 

@@ -129,8 +129,8 @@ export function mount(root, ctx) {
   root.append(h('p', { class: 'crumbs' }, h('a', { href: '#/jobs' }, 'Jobs'), ' / '),
     h('h1', null, name), head,
     h('section', { class: 'card', 'aria-label': 'Status' }, sum),
-    ops ? ops.el : null,
     h('section', { class: 'card', id: 'job-items-card', 'aria-labelledby': 'items-h' }, h('h2', { id: 'items-h' }, 'Items'), itemsEl),
+    ops ? ops.el : null,
     cfgEl, histEl);
   let doc = null, alive = true, gone = false;
   const cfg = mountConfig(cfgEl, { name, base, reload: () => refresh() });
