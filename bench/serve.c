@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "bench/lib/bench.h"
+#include "bench/lib/bigns.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tzkup.h"
 
@@ -39,75 +40,6 @@ static struct tzk_server zk;
 static struct tzkup u;
 static zhandle_t *zh;
 static const char *ns = "serve";
-
-/* ---- the jobs' nodes, pipelined (as bench/ctl) ---- */
-
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int out, failed;
-
-static void created(int rc, const char *value, const void *data)
-{
-	(void)value, (void)data;
-	pthread_mutex_lock(&mu);
-	if (rc != ZOK && rc != ZNODEEXISTS) failed++;
-	out--;
-	pthread_cond_signal(&cv);
-	pthread_mutex_unlock(&mu);
-}
-
-static void create(const char *path, const char *data, int flags)
-{
-	pthread_mutex_lock(&mu);
-	while (out >= 2000) pthread_cond_wait(&cv, &mu);
-	out++;
-	pthread_mutex_unlock(&mu);
-	if (zoo_acreate(zh, path, data, (int)strlen(data), &ZOO_OPEN_ACL_UNSAFE, flags, created, NULL) != ZOK)
-		fail(NULL, "zoo_acreate %s failed", path);
-}
-
-static void drain(void)
-{
-	pthread_mutex_lock(&mu);
-	while (out > 0) pthread_cond_wait(&cv, &mu);
-	pthread_mutex_unlock(&mu);
-	if (failed) fail(NULL, "%d creates failed", failed);
-}
-
-static void make_jobs(int n)
-{
-	char p[256], d[512];
-	snprintf(p, sizeof p, "/%s", ns);
-	create(p, "", 0);
-	drain();
-	for (int i = 0; i < n; i++) {
-		snprintf(p, sizeof p, "/%s/j%05d", ns, i);
-		create(p, "SCRIPT", 0);
-		static const char *const kids[] = { "servers", "instances", "sharding", "sharding/0", "sharding/1", "leader",
-			                            "leader/election", NULL };
-		snprintf(d, sizeof d, "cron: 0 0 0 1 1 ? 2099\njobName: j%05d\nmisfire: true\nprops:\n  script.command.line: /bin/true\n"
-		         "  ejob.type: script\nshardingTotalCount: 2\n", i);
-		snprintf(p, sizeof p, "/%s/j%05d/config", ns, i);
-		create(p, d, 0);
-		for (int k = 0; kids[k]; k++) {
-			snprintf(p, sizeof p, "/%s/j%05d/%s", ns, i, kids[k]);
-			create(p, "", 0);
-		}
-		for (int s = 1; s <= 2; s++) {
-			snprintf(p, sizeof p, "/%s/j%05d/servers/10.0.0.%d", ns, i, s);
-			create(p, "ENABLED", 0);
-			snprintf(p, sizeof p, "/%s/j%05d/instances/10.0.0.%d@-@%d", ns, i, s, s);
-			snprintf(d, sizeof d, "jobInstanceId: 10.0.0.%d@-@%d\nserverIp: 10.0.0.%d\n", s, s, s);
-			create(p, d, ZOO_EPHEMERAL);
-			snprintf(p, sizeof p, "/%s/j%05d/sharding/%d/instance", ns, i, s - 1);
-			snprintf(d, sizeof d, "10.0.0.%d@-@%d", s, s);
-			create(p, d, 0);
-		}
-		snprintf(p, sizeof p, "/%s/j%05d/leader/election/instance", ns, i);
-		create(p, "10.0.0.1@-@1", ZOO_EPHEMERAL);
-	}
-	drain();
-}
 
 /* ---- HTTP ---- */
 
@@ -163,38 +95,6 @@ static long get_jobs(CURL *h, int port, double *ms, struct resp *r)
 	if (curl_easy_perform(h) == CURLE_OK) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 	*ms = (double)(tlib_now_ms() - t0);
 	return code;
-}
-
-/* ejobctl serve [extra] on a free port: its pid, *port */
-static pid_t serve(const char *extra, int *port)
-{
-	char outf[600];
-	snprintf(outf, sizeof outf, "%s/serve%s.out", tlib_tmpdir(), extra ? extra : "");
-	pid_t pid = tlib_fork();
-	if (pid == 0) {
-		if (!freopen(outf, "w", stdout) || !freopen(outf, "a", stderr)) _exit(127);
-		const char *argv[] = { EJOBCTL, "serve", "--listen", "127.0.0.1:0", "--zk", zk.connect, "--namespace", ns,
-			               "--timeout", "30", extra, NULL };
-		execv(EJOBCTL, (char **)argv);
-		_exit(127);
-	}
-	*port = 0;
-	for (int i = 0; i < 3000 && !*port; i++) {
-		char *t = tsup_slurp(outf);
-		const char *p = t ? strstr(t, "listening on http://127.0.0.1:") : NULL;
-		if (p) *port = atoi(p + strlen("listening on http://127.0.0.1:"));
-		free(t);
-		if (!*port) sleep_ms(10);
-	}
-	if (!*port) fail(NULL, "ejobctl serve did not listen (%s)", outf);
-	return pid;
-}
-
-static void stop(pid_t pid)
-{
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
-	tlib_untrack(pid);
 }
 
 /* ---- 100 clients at once ---- */
@@ -266,7 +166,7 @@ int main(void)
 	tzkup_on(&u, zk.connect, ns, 4000);
 	zh = u.zh;
 	uint64_t t0 = tlib_now_ms();
-	make_jobs(NJOBS);
+	bigns_make(zh, ns, NJOBS);
 	fprintf(stderr, "%d jobs made in %.1f s\n", NJOBS, (double)(tlib_now_ms() - t0) / 1000);
 
 	/* the supervisor: beat every second, its item's start recorded */
@@ -303,16 +203,16 @@ int main(void)
 	struct resp r;
 	/* baseline 2: serve without the model */
 	int port;
-	pid_t sp = serve("--no-model", &port);
+	pid_t sp = bigns_serve(zk.connect, ns, "--no-model", &port);
 	double nomodel[3];
 	for (int k = 0; k < 3; k++)
 		if (get_jobs(h, port, &nomodel[k], &r) != 200 || r.jobs < NJOBS || r.model)
 			fail(&sup, "serve --no-model: GET /api/v1/jobs: not every job");
-	stop(sp);
+	bigns_serve_stop(sp);
 
 	/* the model */
 	t0 = tlib_now_ms();
-	sp = serve(NULL, &port);
+	sp = bigns_serve(zk.connect, ns, NULL, &port);
 	double ms;
 	do {
 		if (get_jobs(h, port, &ms, &r) != 200 || r.jobs < NJOBS) fail(&sup, "serve: GET /api/v1/jobs: not every job");
@@ -349,7 +249,7 @@ int main(void)
 		for (int k = 0; k < cl[i].n; k++) all[nall++] = cl[i].ms[k];
 	int64_t lq[512], ll[512];
 	int nq = lateness(q0, q1, lq, 512), nl = lateness(l0, l1, ll, 512);
-	stop(sp);
+	bigns_serve_stop(sp);
 
 	double cli50 = pctd(cli, 3, 50), nm50 = pctd(nomodel, 3, 50), m50 = pctd(seq, SEQ, 50), m99 = pctd(seq, SEQ, 99);
 	double c50 = pctd(all, nall, 50), c99 = pctd(all, nall, 99);

@@ -95,11 +95,12 @@ export async function checkHealth() {
 
 let jobsCache = null, jobsAt = 0, jobsFlight = null;
 
-// The jobs document, at most maxAgeMs old (the model renders once a second: 2 s by default)
-export function jobs(maxAgeMs = 1900) {
+// The jobs document, at most maxAgeMs old (the model renders once a second: 2 s by default); one
+// request at a time, shared (the start's prefetch is the overview's first)
+export function jobs(maxAgeMs = 1900, opts) {
   if (jobsCache && Date.now() - jobsAt < maxAgeMs) return Promise.resolve(jobsCache);
   if (!jobsFlight) {
-    jobsFlight = get('/api/v1/jobs').then((r) => {
+    jobsFlight = get('/api/v1/jobs', opts).then((r) => {
       jobsCache = r.data;
       jobsAt = Date.now();
       return jobsCache;
@@ -131,7 +132,7 @@ export async function loadMe() {
     Object.assign(me, r.data, { known: true, noMe: false });
     return me;
   }
-  await get('/api/v1/jobs', { noAuthEvent: true });   // a 401 (not logged in) throws
+  await jobs(1900, { noAuthEvent: true });   // a 401 (not logged in) throws; else the pages have the jobs
   const kept = JSON.parse(sessionStorage.getItem('ejob-login') || 'null');
   Object.assign(me, kept || { user: '-', role: 'admin', auth: false }, { known: true, noMe: true, history: null });
   return me;

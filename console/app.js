@@ -88,9 +88,12 @@ function setNav(which) {
   }
 }
 
+// The page's refresh, again `every` ms after it ended, or three times as long as it took when that
+// is longer: a console left open never keeps serve busy (a big cluster's reads take seconds)
 async function poll(g) {
   if (g !== gen || !current) return;
   const p = current.inst;
+  const t0 = performance.now();
   if (!document.hidden && p && p.refresh) {
     try {
       await p.refresh();
@@ -98,7 +101,8 @@ async function poll(g) {
       if (!(e instanceof api.ApiError)) console.error(e);
     }
   }
-  if (g === gen) timer = setTimeout(() => poll(g), (p && p.every) || 2000);
+  const took = performance.now() - t0;
+  if (g === gen) timer = setTimeout(() => poll(g), Math.max((p && p.every) || 2000, 3 * took));
 }
 
 function route() {
@@ -140,6 +144,8 @@ let started = false, starting = null;
 function start() {
   if (starting) return;
   fill(main, h('p', { class: 'muted' }, 'Loading…'));
+  // the jobs for the overview or the table, asked beside who is logged in (a 401 is loadMe's to say)
+  if (/^#?\/?(jobs)?(\?|$)/.test(location.hash.replace(/^#/, ''))) api.jobs(1900, { noAuthEvent: true }).catch(() => {});
   starting = api.loadMe().then(() => {
     starting = null;
     renderWho();

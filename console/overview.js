@@ -3,13 +3,14 @@
 // items printed last (jobs[].failing), the instances online per server, the leaders, and what
 // changed lately. Polled: GET /api/v1/jobs every 2 s (the model renders once a second), the
 // changes feed every 2 s, GET /api/v1/servers every 10 s (it reads ZooKeeper: dear on a big
-// cluster). Each part is rendered in place (dom.js morph): scroll position and focus stay.
+// cluster: above 1,000 jobs on demand, then every minute). Each part is rendered in place (dom.js morph): scroll position and focus stay.
 
 import * as api from './api.js';
 import { h, morph, when, ago, badge, fmtTime, HEALTH, healthRank, plural, enc } from './dom.js';
 import { pollChanges, changesList } from './changes.js';
 
 const SHOW = 100;   // jobs listed here; the rest are on #/jobs
+const BIG = 1000;   // jobs above which the servers are counted on demand
 let marked = false; // performance.mark('ejob-overview-data'): once per page load (bench/console)
 
 function section(id, title, extra) {
@@ -106,39 +107,60 @@ export function mount(root) {
         section('leaders', 'Leaders'),
         section('changes', 'What changed'))));
   const part = (id) => root.querySelector(`#ov-${id} .body`);
-  let servers = null, serversAt = 0, serversErr = null;
+  const srv = { doc: null, at: 0, err: null, busy: false, asked: false, shown: false };
   let alive = true;
 
-  async function refresh() {
-    const [doc, feed] = await Promise.all([
-      api.jobs().catch((e) => ({ error: e })),
-      pollChanges().catch((e) => ({ error: e })),
-    ]);
+  // the jobs' parts as soon as the jobs came (the feed and the servers do not hold them up)
+  function showJobs(doc) {
     if (!alive) return;
-    if (!doc.error) {
-      morph(root.querySelector('#ov-tiles'), h('div', null, tiles(doc)));
-      morph(part('jobs'), jobsTable(doc));
-      morph(part('fails'), failures(doc));
-      morph(part('leaders'), leaders(doc));
-      sub.textContent = `Namespace /${doc.namespace}: ${plural(doc.jobs.length, 'job')}${api.me.zookeeper ? ` on ZooKeeper ${api.me.zookeeper}` : ''}. Updated ${fmtTime(Date.now()).slice(11)}.`;
-      if (!marked) {
-        marked = true;
-        performance.mark('ejob-overview-data');
-      }
-    } else if (doc.error.status !== 401) {
-      sub.textContent = `Could not read the jobs: ${doc.error.error}`;
+    morph(root.querySelector('#ov-tiles'), h('div', null, tiles(doc)));
+    morph(part('jobs'), jobsTable(doc));
+    morph(part('fails'), failures(doc));
+    morph(part('leaders'), leaders(doc));
+    sub.textContent = `Namespace /${doc.namespace}: ${plural(doc.jobs.length, 'job')}${api.me.zookeeper ? ` on ZooKeeper ${api.me.zookeeper}` : ''}. Updated ${fmtTime(Date.now()).slice(11)}.`;
+    if (!marked) {
+      marked = true;
+      performance.mark('ejob-overview-data');
     }
-    if (!feed.error) morph(part('changes'), changesList(feed));
-    else if (feed.error.status && feed.error.status !== 401) morph(part('changes'), h('div', null, h('p', { class: 'error' }, feed.error.error)));
-    // the servers: every 10 s, not waited for
-    if (Date.now() - serversAt > 10000) {
-      serversAt = Date.now();
-      api.get('/api/v1/servers').then((r) => { servers = r.data; serversErr = null; }, (e) => { serversErr = e; })
-        .finally(() => {
-          if (!alive) return;
-          morph(part('servers'), serversErr ? h('div', null, h('p', { class: 'error' }, serversErr.error)) : serversPart(servers));
-        });
+    servers(doc.jobs.length);
+  }
+
+  // the servers: every 10 s, not waited for; on a big cluster only when asked (serve reads every
+  // job's nodes for it, seconds at 10,000 jobs, holding its session from other requests), then
+  // every minute
+  function servers(njobs) {
+    const big = njobs > BIG;
+    if (big && !srv.asked) {
+      if (srv.shown) return;
+      srv.shown = true;
+      const b = h('button', { type: 'button', id: 'ov-servers-load' }, 'Count instances per server');
+      b.addEventListener('click', () => {
+        srv.asked = true;
+        morph(part('servers'), h('div', null, h('p', { class: 'muted' }, 'Counting…')));
+        servers(njobs);
+      });
+      morph(part('servers'), h('div', null, h('p', { class: 'muted' }, `With ${njobs} jobs, counted when asked: serve reads every job's nodes for it.`), b));
+      return;
     }
+    if (srv.busy || Date.now() - srv.at < (big ? 60000 : 10000)) return;
+    srv.busy = true;
+    api.get('/api/v1/servers').then((r) => { srv.doc = r.data; srv.err = null; }, (e) => { srv.err = e; })
+      .finally(() => {
+        srv.busy = false;
+        srv.at = Date.now();
+        if (alive) morph(part('servers'), srv.err ? h('div', null, h('p', { class: 'error' }, srv.err.error)) : serversPart(srv.doc));
+      });
+  }
+
+  async function refresh() {
+    await Promise.all([
+      api.jobs().then(showJobs, (e) => {
+        if (alive && e.status !== 401) sub.textContent = `Could not read the jobs: ${e.error}`;
+      }),
+      pollChanges().then((feed) => alive && morph(part('changes'), changesList(feed)), (e) => {
+        if (alive && e.status && e.status !== 401) morph(part('changes'), h('div', null, h('p', { class: 'error' }, e.error)));
+      }),
+    ]);
   }
   return { refresh, unmount: () => { alive = false; } };
 }

@@ -1,7 +1,8 @@
 /* t/58-demo.c: `make demo` as a user sees it. tools/demo runs for 9 s (EJOB_DEMO_SECONDS) with
  * the build and tools/install-deps skipped (make check has built everything; no root, no
  * network): it exits 0; while it runs there are its 2 supervisors, their 16 workers, 2 external
- * workers and a ZooKeeper JVM; its output has, for each of the three jobs, fires whose items ran
+ * workers, a ZooKeeper JVM and `ejobctl serve`, whose address it prints: there the web console
+ * answers, and the API lists the three jobs; its output has, for each of the three jobs, fires whose items ran
  * on both instances, on the right kind of worker, each item of each fire exactly once; and
  * when it has exited nothing it started is left: no process, no temp dir.
  *
@@ -165,10 +166,20 @@ int main(void)
 	static char comm[MAXP][32];
 	int n = demo_procs(pids, comm, MAXP);
 	int nsup = count_comm(comm, n, "ejob-supervisor"), nwork = count_comm(comm, n, "ejob-worker"),
-	    next = count_comm(comm, n, "external-worker"), njava = count_comm(comm, n, "java");
-	ok(nsup == 2 && nwork == 16 && next == 2 && njava == 1,
-	   "while it runs: 2 supervisors, 16 workers, 2 external workers, 1 ZooKeeper (found %d, %d, %d, %d)", nsup,
-	   nwork, next, njava);
+	    next = count_comm(comm, n, "external-worker"), njava = count_comm(comm, n, "java"), nctl = count_comm(comm, n, "ejobctl");
+	ok(nsup == 2 && nwork == 16 && next == 2 && njava == 1 && nctl == 1,
+	   "while it runs: 2 supervisors, 16 workers, 2 external workers, 1 ZooKeeper, 1 ejobctl serve (found %d, %d, %d, %d, %d)",
+	   nsup, nwork, next, njava, nctl);
+	/* the console's address, printed: the console and the API answer there */
+	char *shown_out = tsup_slurp(out);
+	const char *at = shown_out ? strstr(shown_out, "console    http://127.0.0.1:") : NULL;
+	int cport = at ? atoi(at + strlen("console    http://127.0.0.1:")) : 0;
+	char *page = NULL, *api = NULL;
+	int pc = cport ? tlib_http_get(cport, "/", &page) : -1, ac = cport ? tlib_http_get(cport, "/api/v1/jobs", &api) : -1;
+	ok(pc == 200 && page && strstr(page, "/assets/app.js"), "it prints the console's address (port %d), where the console answers (%d)", cport, pc);
+	ok(ac == 200 && api && strstr(api, "\"script\"") && strstr(api, "\"native\"") && strstr(api, "\"external\""),
+	   "and the API lists the demo's three jobs (%d)", ac);
+	free(shown_out), free(page), free(api);
 
 	/* it stops by itself after 9 s (bounds: 30 + 30 + 15 s, under the 90 s watchdog, which
 	 * could not reach the processes the demo started) */

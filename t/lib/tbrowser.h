@@ -32,7 +32,9 @@ typedef void (*tbrowser_check)(int pass, const char *name, const char *skip_why)
 int tbrowser_run_(const char *driver, const char *const *env, tbrowser_act act, void *arg, unsigned timeout_s,
                   tbrowser_check check);
 
-/* (include t/tap.h before this header) */
+/* a test's tbrowser_run (include t/tap.h before this header; a benchmark, without tap.h, gives
+ * tbrowser_run_ a check() of its own) */
+#ifdef EJOB_TAP_H
 __attribute__((unused)) static void tbrowser_check_here(int pass_, const char *name, const char *skip_why)
 {
 	if (skip_why) skip(1, skip_why);
@@ -40,5 +42,6 @@ __attribute__((unused)) static void tbrowser_check_here(int pass_, const char *n
 }
 #define tbrowser_run(driver, env, act, arg, timeout_s) \
 	tbrowser_run_((driver), (env), (act), (arg), (timeout_s), tbrowser_check_here)
+#endif
 
 #endif
