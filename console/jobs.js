@@ -26,8 +26,9 @@ function cmp(a, b) {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function row(j, now) {
-  return h('tr', { class: 'row', 'data-key': j.name, 'data-job': j.name },
+// (index: its row's place in the whole table, for screen readers: only some rows are in the page)
+function row(j, now, index) {
+  return h('tr', { class: 'row', 'data-key': j.name, 'data-job': j.name, 'aria-rowindex': index },
     h('td', { class: 'c-name' }, h('a', { href: `#/jobs/${enc(j.name)}`, title: j.description || null }, j.name)),
     h('td', { class: 'c-type' }, j.type || '-'),
     h('td', { class: 'c-cron mono', title: j.timeZone ? `time zone ${j.timeZone}` : null }, j.cron || (j.configError ? 'bad config' : 'on trigger')),
@@ -83,6 +84,7 @@ export function mount(root, ctx) {
     list.sort((a, b) => st.dir * cmp(v(a), v(b)) || cmp(a.name, b.name));
     shown = list;
     count.textContent = needle || st.health ? `${shown.length} of ${doc.jobs.length} jobs` : `${doc.jobs.length} jobs`;
+    table.setAttribute('aria-rowcount', String(shown.length + 1));
   }
 
   // the rows in sight (and OVER more each way) between two spacers
@@ -97,7 +99,7 @@ export function mount(root, ctx) {
     const above = h('tr', { class: 'spacer', 'data-key': ' above', 'aria-hidden': 'true' }, h('td', { colspan: COLS.length }));
     above.style.height = `${first * rowH}px`;
     rows.push(above);
-    for (let i = first; i < last; i++) rows.push(row(shown[i], now));
+    for (let i = first; i < last; i++) rows.push(row(shown[i], now, i + 2));
     if (!shown.length) rows.push(h('tr', { 'data-key': ' none' }, h('td', { colspan: COLS.length, class: 'muted' }, doc.jobs.length ? 'No job matches.' : 'No job in this namespace yet.')));
     const below = h('tr', { class: 'spacer', 'data-key': ' below', 'aria-hidden': 'true' }, h('td', { colspan: COLS.length }));
     below.style.height = `${Math.max(0, shown.length - Math.max(last, first)) * rowH}px`;

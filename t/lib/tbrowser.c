@@ -78,6 +78,7 @@ int tbrowser_run_(const char *driver, const char *const *env, tbrowser_act act, 
 		putenv(tmp);
 		for (int i = 0; env && env[i]; i++) putenv((char *)env[i]);
 		setenv("PYTHONUNBUFFERED", "1", 1);
+		setenv("PYTHONDONTWRITEBYTECODE", "1", 1);   /* no __pycache__ in the source tree */
 		execl(PYTHON, PYTHON, driver, (char *)NULL);
 		fprintf(stderr, "exec %s %s: %s\n", PYTHON, driver, strerror(errno));
 		_exit(127);
