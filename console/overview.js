@@ -44,6 +44,12 @@ function jobsTable(doc) {
     !sorted.length ? h('p', { class: 'muted' }, 'No job in this namespace yet.') : null);
 }
 
+// the error without the outcome its badge already says ("failed (exit 3)" -> "(exit 3)")
+function cause(f) {
+  const e = f.error || '';
+  return f.outcome && e.startsWith(f.outcome) ? e.slice(f.outcome.length).trim() : e;
+}
+
 // jobs[].failing, newest first; an older serve without it: the jobs with failing items and why
 function failures(doc) {
   const all = [];
@@ -65,7 +71,7 @@ function failures(doc) {
   if (!all.length) return h('div', null, h('p', { class: 'muted' }, 'No item failed at its last run.'));
   return h('div', null, h('ul', { class: 'fails' }, all.slice(0, 10).map((f) => h('li', { 'data-key': `${f.job}/${f.item}`, 'data-job': f.job, 'data-item': f.item },
     h('p', { class: 'what' }, h('a', { href: `#/jobs/${enc(f.job)}` }, f.job), ` item ${f.item} `, h('span', { class: 'badge o-failed' }, f.outcome || 'failed'),
-      ' ', h('span', { class: 'err-text' }, f.error || ''),
+      ' ', h('span', { class: 'err-text' }, cause(f)),
       h('span', { class: 'muted' }, ` ${f.consecutiveFailures > 1 ? `${f.consecutiveFailures} in a row, ` : ''}${f.endMs ? ago(f.endMs) : ''}${f.instance ? ` on ${f.instance}` : ''}`)),
     f.tail ? h('pre', { class: 'tail', 'aria-label': `Output of ${f.job} item ${f.item}` }, f.tail) : h('p', { class: 'muted' }, 'It printed nothing.')))),
   all.length > 10 ? h('p', { class: 'more' }, `10 of ${all.length} failing items shown: `, h('a', { href: '#/jobs?health=FAILING' }, 'the failing jobs')) : null);

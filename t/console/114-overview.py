@@ -83,6 +83,12 @@ def main():
         skip("a failing item shows as failing with its output tail", "GET /api/v1/jobs has no jobs[].failing yet (the 'last' branch)")
         check("until then, the failing job and why", lambda: "fails" in b.text("#ov-fails") and "item 1 failed" in b.text("#ov-fails"), b)
 
+    # the README's picture (docs/console-overview.png is a copy of it): a laptop's window, the top
+    b.d.set_window_size(1200, 800)
+    b.js("window.scrollTo(0, 0)")
+    b.shot("console-overview")
+    b.d.set_window_size(1366, 768)
+
     # ---- it updates itself: no reload, the scroll position kept ------------------------------------
     b.d.set_window_size(1366, 600)
     b.js("window.__stay = 42; window.scrollTo(0, 300)")
