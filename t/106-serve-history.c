@@ -14,10 +14,6 @@
  *   - PostgreSQL frozen (SIGSTOP): 503 after a bounded wait, not a request hanging serve's thread;
  *   - PostgreSQL stopped: 503 with a hint; started again: answers (a new connection).
  * ZooKeeper is not needed: serve answers the history while it is unreachable. */
-#include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,61 +27,13 @@
 #include <libpq-fe.h>
 
 #include "t/lib/tlib.h"
+#include "t/lib/tpg.h"
 #include "t/lib/tserve.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
 #include "t/tap.h"
 
-#define PGBIN "/usr/lib/postgresql/15/bin"
-
-static char pgdata[600], pgsock[600], conninfo[700];
-static int pgport;
-static pid_t pgpid;
-static uid_t pguid;
-static gid_t pggid;
-
-static void as_postgres(void)
-{
-	if (setgroups(0, NULL) != 0 || setgid(pggid) != 0 || setuid(pguid) != 0) _exit(126);
-}
-
-static void pg_start(void)
-{
-	char port[16];
-	snprintf(port, sizeof port, "%d", pgport);
-	pid_t p = tlib_fork();
-	if (p < 0) BAIL_OUT("fork: %s", strerror(errno));
-	if (p == 0) {
-		setpgid(0, 0);
-		int fd = open("/dev/null", O_RDONLY);
-		if (fd >= 0) dup2(fd, 0);
-		char log[700];
-		snprintf(log, sizeof log, "%s/../postgres.log", pgdata);
-		fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		if (fd >= 0) dup2(fd, 2);
-		as_postgres();
-		execl(PGBIN "/postgres", "postgres", "-D", pgdata, "-p", port, "-k", pgsock, "-c",
-		      "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "log_min_messages=fatal", (char *)NULL);
-		_exit(127);
-	}
-	setpgid(p, p);
-	tlib_untrack(p);
-	tlib_track_group(p);
-	pgpid = p;
-	uint64_t t0 = tlib_now_ms();
-	while (PQping(conninfo) != PQPING_OK) {
-		if (tlib_now_ms() - t0 > 10000) BAIL_OUT("PostgreSQL did not start on port %d", pgport);
-		usleep(20000);
-	}
-}
-
-static void pg_stop(void)
-{
-	kill(pgpid, SIGINT);
-	waitpid(pgpid, NULL, 0);
-	tlib_untrack(pgpid);
-	pgpid = 0;
-}
+static struct tpg pg;
 
 static PGconn *db;
 
@@ -93,7 +41,7 @@ static void exec_ok(const char *sql)
 {
 	if (!db || PQstatus(db) != CONNECTION_OK) {
 		PQfinish(db);
-		db = PQconnectdb(conninfo);
+		db = PQconnectdb(pg.url);
 	}
 	PGresult *r = PQexec(db, sql);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)
@@ -212,28 +160,7 @@ static int all_rows(const char *path, int limit, int *pages, int *ordered)
 int main(void)
 {
 	tlib_init(90);
-	struct passwd *pw = getpwnam("postgres");
-	if (!pw || access(PGBIN "/initdb", X_OK) != 0)
-		BAIL_OUT("needs PostgreSQL 15 (" PGBIN ") and its postgres user: tools/install-deps");
-	if (geteuid() != 0) BAIL_OUT("needs root, to run PostgreSQL as the postgres user");
-	pguid = pw->pw_uid;
-	pggid = pw->pw_gid;
-	const char *tmp = tlib_tmpdir();
-	chmod(tmp, 0711);
-	snprintf(pgdata, sizeof pgdata, "%s/pgdata", tmp);
-	snprintf(pgsock, sizeof pgsock, "%s/pgsock", tmp);
-	if (mkdir(pgdata, 0700) != 0 || mkdir(pgsock, 0700) != 0 || chown(pgdata, pguid, pggid) != 0 ||
-	    chown(pgsock, pguid, pggid) != 0)
-		BAIL_OUT("cannot make PostgreSQL's directories in %s: %s", tmp, strerror(errno));
-	const char *initdb[] = { "/usr/sbin/runuser", "-u", "postgres", "--", PGBIN "/initdb", "-D", pgdata, "-A",
-	                         "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync", NULL };
-	char *out = NULL, *err = NULL;
-	int st = tlib_run(initdb, &out, &err);
-	if (st != 0) BAIL_OUT("initdb failed (status 0x%x): %s", st, err ? err : "");
-	free(out), free(err);
-	pgport = tzk_free_port();
-	snprintf(conninfo, sizeof conninfo, "postgresql://postgres@127.0.0.1:%d/postgres?connect_timeout=3", pgport);
-	pg_start();
+	tpg_start(&pg, "pg");
 	exec_ok(ddl);
 	base_ms = ((long long)time(NULL) - 3600) * 1000 + 123;
 	char id[64];
@@ -256,7 +183,7 @@ int main(void)
 		         i, states[i % 3], ts);
 		exec_ok(sql);
 	}
-	pass("PostgreSQL 15 on 127.0.0.1:%d with ElasticJob's tables: %d execution rows, 30 trace rows", pgport, NROWS + 5);
+	pass("PostgreSQL 15 on 127.0.0.1:%d with ElasticJob's tables: %d execution rows, 30 trace rows", pg.port, NROWS + 5);
 
 	/* ZooKeeper: nobody listens there; the history does not need it */
 	char zk[64];
@@ -270,7 +197,7 @@ int main(void)
 	json_decref(d);
 	tserve_stop(&sv);
 
-	const char *withpg[] = { "--zk", zk, "--namespace", "t106", "--timeout", "1", "--pg", conninfo, NULL };
+	const char *withpg[] = { "--zk", zk, "--namespace", "t106", "--timeout", "1", "--pg", pg.url, NULL };
 	tserve_start(&sv, "serve", withpg);
 
 	/* the first page and one row's fields */
@@ -407,7 +334,7 @@ int main(void)
 		         "tracing: {type: RDB, url: \"jdbc:postgresql://127.0.0.1:%d/postgres\", username: postgres,\n"
 		         "          spoolDir: \"@DIR@/spool\"}\n"
 		         "jobs:\n  e2e:\n    type: script\n    cron: \"%s\"\n    shardingTotalCount: 2\n"
-		         "    props: {script.command.line: \"@DIR@/job.sh\"}\n", pgport, cron);
+		         "    props: {script.command.line: \"@DIR@/job.sh\"}\n", pg.port, cron);
 		tsup_config(&a, "a", yaml);
 		snprintf(sh, sizeof sh, "%s/job.sh", a.dir);
 		const char job_sh[] = "#!/bin/sh\n[ \"$EJOB_ITEM\" = 1 ] && exit 3\nexit 0\n";
@@ -445,10 +372,7 @@ int main(void)
 
 	/* PostgreSQL frozen (SIGSTOP: it accepts, never answers): a bounded wait, then 503 */
 	/* the postmaster and every backend (each runs in a session of its own: setsid) */
-	pid_t kids[64];
-	int nk = tsup_children(pgpid, kids, 64);
-	kill(pgpid, SIGSTOP);
-	for (int i = 0; i < nk; i++) kill(kids[i], SIGSTOP);
+	tpg_pause(&pg);
 	uint64_t f0 = tlib_now_ms();
 	d = get("/api/v1/jobs/h/history", &code);
 	uint64_t froze = tlib_now_ms() - f0;
@@ -456,8 +380,7 @@ int main(void)
 	ok(code == 503 && froze < 9000 && strstr(json_string_value(json_object_get(d, "error")) ?: "", "did not answer"),
 	   "PostgreSQL frozen: 503 within %llu ms, saying it did not answer", (unsigned long long)froze);
 	json_decref(d);
-	kill(pgpid, SIGCONT);
-	for (int i = 0; i < nk; i++) kill(kids[i], SIGCONT);
+	tpg_resume(&pg);
 	d = get("/api/v1/jobs/h/history?limit=1", &code);
 	ok(code == 200 && json_array_size(json_object_get(d, "rows")) == 1, "running again: 200");
 	json_decref(d);
@@ -465,7 +388,7 @@ int main(void)
 	/* PostgreSQL away, and back */
 	PQfinish(db);
 	db = NULL;
-	pg_stop();
+	tpg_stop(&pg);
 	uint64_t t0 = tlib_now_ms();
 	d = get("/api/v1/jobs/h/history", &code);
 	uint64_t took = tlib_now_ms() - t0;
@@ -473,12 +396,12 @@ int main(void)
 	   json_is_string(json_object_get(d, "hint")), "PostgreSQL stopped: 503 saying so, with a hint (in %llu ms)",
 	   (unsigned long long)took);
 	json_decref(d);
-	pg_start();
+	tpg_restart(&pg);
 	d = get("/api/v1/jobs/h/history?limit=1", &code);
 	ok(code == 200 && json_array_size(json_object_get(d, "rows")) == 1, "started again: 200 (a new connection)");
 	json_decref(d);
 
 	tserve_stop(&sv);
-	pg_stop();
+	tpg_stop(&pg);
 	return done_testing();
 }
