@@ -10,8 +10,9 @@
  *     ElasticJob's messages; an all-ok fire ends TASK_FINISHED;
  *   - PostgreSQL stopped during fires and started again: every run has exactly one row, all
  *     written when it is back;
- *   - PostgreSQL stopped with SIGSTOP (it accepts, never answers): fires stay on time, and every
- *     row arrives once it runs again;
+ *   - PostgreSQL stopped with SIGSTOP, the postmaster and every backend (it accepts, never
+ *     answers, the sink's open connection neither): fires stay on time, and every row arrives
+ *     once it runs again;
  *   - failover (ZooKeeper, two supervisors, failover: true): the item of a supervisor killed with
  *     SIGKILL runs on the other, whose row says execution_source FAILOVER, as its history line does. */
 #include <inttypes.h>
@@ -417,7 +418,9 @@ int main(void)
 	ok(tlib_wait_for(q_reaches, &w, 6000), "started again: the spooled rows arrive (%d runs so far)", runs);
 
 	/* ---- PostgreSQL stopped with SIGSTOP: it accepts and never answers --------------------- */
-	kill(-pg.pid, SIGSTOP);
+	/* the postmaster and every backend: the sink's open connection too (the postmaster alone
+	 * left it answering, and the rows went on arriving while "stuck") */
+	tpg_pause(&pg);
 	before = read_runs(oruns, fire, late, 4096);
 	snprintf(want, sizeof want, "%d", before + 5);
 	ok(tlib_wait_for(runs_at_least, ra, 8000), "PostgreSQL stuck: o still fires (5 more runs)");
@@ -425,7 +428,7 @@ int main(void)
 	long long worst = 0;
 	for (int i = before; i < n2; i++) worst = late[i] > worst ? late[i] : worst;
 	ok(worst < 500, "  each on time (the latest started %lld ms after its fire time)", worst);
-	kill(-pg.pid, SIGCONT);
+	tpg_resume(&pg);
 	runs = read_runs(oruns, fire, late, 4096);
 	w.want = runs;
 	ok(tlib_wait_for(q_reaches, &w, 12000), "PostgreSQL runs again: the rows arrive (%d runs so far)", runs);
