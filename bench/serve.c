@@ -3,9 +3,9 @@
  * (t/lib/tzk, a 1 GB heap as bench/ctl) and a real supervisor.
  *
  * The namespace holds 10,000 jobs as two supervisors on 10.0.0.1 and 10.0.0.2 leave them (16
- * nodes each, as bench/ctl), made directly and pipelined, and one real supervisor running a job
- * "beat" every second (a script that records each item's start: its lateness is the start less
- * the fire id, the scheduled time). Then:
+ * nodes each, made directly and pipelined by bench/lib/jobs, as for bench/ctl), and one real
+ * supervisor running a job "beat" every second (a script that records each item's start: its
+ * lateness is the start less the fire id, the scheduled time). Then:
  *   baseline      `ejobctl jobs --json` (a process, its own session: 160,000 reads), 3 times;
  *                 `ejobctl serve --no-model`: GET /api/v1/jobs, which reads the same per request, 3 times
  *   model         `ejobctl serve`: the time until its model answers (X-Ejob-From: model), then
@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "bench/lib/bench.h"
+#include "bench/lib/jobs.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tzkup.h"
 
@@ -37,77 +38,7 @@
 
 static struct tzk_server zk;
 static struct tzkup u;
-static zhandle_t *zh;
 static const char *ns = "serve";
-
-/* ---- the jobs' nodes, pipelined (as bench/ctl) ---- */
-
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int out, failed;
-
-static void created(int rc, const char *value, const void *data)
-{
-	(void)value, (void)data;
-	pthread_mutex_lock(&mu);
-	if (rc != ZOK && rc != ZNODEEXISTS) failed++;
-	out--;
-	pthread_cond_signal(&cv);
-	pthread_mutex_unlock(&mu);
-}
-
-static void create(const char *path, const char *data, int flags)
-{
-	pthread_mutex_lock(&mu);
-	while (out >= 2000) pthread_cond_wait(&cv, &mu);
-	out++;
-	pthread_mutex_unlock(&mu);
-	if (zoo_acreate(zh, path, data, (int)strlen(data), &ZOO_OPEN_ACL_UNSAFE, flags, created, NULL) != ZOK)
-		fail(NULL, "zoo_acreate %s failed", path);
-}
-
-static void drain(void)
-{
-	pthread_mutex_lock(&mu);
-	while (out > 0) pthread_cond_wait(&cv, &mu);
-	pthread_mutex_unlock(&mu);
-	if (failed) fail(NULL, "%d creates failed", failed);
-}
-
-static void make_jobs(int n)
-{
-	char p[256], d[512];
-	snprintf(p, sizeof p, "/%s", ns);
-	create(p, "", 0);
-	drain();
-	for (int i = 0; i < n; i++) {
-		snprintf(p, sizeof p, "/%s/j%05d", ns, i);
-		create(p, "SCRIPT", 0);
-		static const char *const kids[] = { "servers", "instances", "sharding", "sharding/0", "sharding/1", "leader",
-			                            "leader/election", NULL };
-		snprintf(d, sizeof d, "cron: 0 0 0 1 1 ? 2099\njobName: j%05d\nmisfire: true\nprops:\n  script.command.line: /bin/true\n"
-		         "  ejob.type: script\nshardingTotalCount: 2\n", i);
-		snprintf(p, sizeof p, "/%s/j%05d/config", ns, i);
-		create(p, d, 0);
-		for (int k = 0; kids[k]; k++) {
-			snprintf(p, sizeof p, "/%s/j%05d/%s", ns, i, kids[k]);
-			create(p, "", 0);
-		}
-		for (int s = 1; s <= 2; s++) {
-			snprintf(p, sizeof p, "/%s/j%05d/servers/10.0.0.%d", ns, i, s);
-			create(p, "ENABLED", 0);
-			snprintf(p, sizeof p, "/%s/j%05d/instances/10.0.0.%d@-@%d", ns, i, s, s);
-			snprintf(d, sizeof d, "jobInstanceId: 10.0.0.%d@-@%d\nserverIp: 10.0.0.%d\n", s, s, s);
-			create(p, d, ZOO_EPHEMERAL);
-			snprintf(p, sizeof p, "/%s/j%05d/sharding/%d/instance", ns, i, s - 1);
-			snprintf(d, sizeof d, "10.0.0.%d@-@%d", s, s);
-			create(p, d, 0);
-		}
-		snprintf(p, sizeof p, "/%s/j%05d/leader/election/instance", ns, i);
-		create(p, "10.0.0.1@-@1", ZOO_EPHEMERAL);
-	}
-	drain();
-}
 
 /* ---- HTTP ---- */
 
@@ -264,9 +195,8 @@ int main(void)
 	if (access(EJOBCTL, X_OK) != 0) fail(NULL, "%s is not built (run make)", EJOBCTL);
 	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 200, .heap_mb = 1024 }, 60000) < 0) return 1;
 	tzkup_on(&u, zk.connect, ns, 4000);
-	zh = u.zh;
 	uint64_t t0 = tlib_now_ms();
-	make_jobs(NJOBS);
+	jobs_make(u.zh, ns, NJOBS);
 	fprintf(stderr, "%d jobs made in %.1f s\n", NJOBS, (double)(tlib_now_ms() - t0) / 1000);
 
 	/* the supervisor: beat every second, its item's start recorded */
