@@ -59,13 +59,14 @@ static int ctl(const char *ns, char **o, double *ms, ...)
 	return st;
 }
 
-/* the summary line says n jobs, `done` of them done */
+/* the summary line says n jobs, `done` of them done (what follows it, as shutdown's hint on how
+ * to undo it, is not the bench's to check) */
 static int summary(const char *o, int n, int done, int same)
 {
 	char want[200];
 	snprintf(want, sizeof want, "server 10.0.0.2: %d jobs: %d done, %d unchanged, 0 failed\n", n, done, same);
 	const char *s = o ? strstr(o, "server 10.0.0.2: ") : NULL;
-	if (!s || strcmp(s, want)) {
+	if (!s || strncmp(s, want, strlen(want))) {
 		fprintf(stderr, "unexpected summary: %s (wanted %s)", s ? s : "(none)", want);
 		return 0;
 	}
