@@ -40,13 +40,13 @@ void cx_free(struct cfire *f)
 {
 	cx_bar_detach(f);
 	listen_cancel(f->lr);
+	cx_last_free(f);            /* before fire_free: it asks the fire its item count */
 	fire_free(f->fire);
 	conf_release(f->hold);
 	free(f->pending);
 	free(f->unrun);
 	free(f->crashed);
 	free(f->gw);
-	free(f->last);
 	free(f);
 }
 
