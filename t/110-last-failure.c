@@ -193,7 +193,6 @@ int main(void)
 	json_decref(d);
 	char *txt = NULL, *err = NULL;
 	tzkup_ctl(&u, &txt, &err, "status", "f", NULL);
-	note("%s", txt);
 	ok(strstr(txt, "\nfailing\n  item 0: failed (exit 3); output ends: ERROR: relation \"bills\" does not exist\n") != NULL,
 	   "status f: the cause and the output's last line under the table");
 	ok(!strstr(txt, "item 1:"), "  item 1 (ok) not among them");
