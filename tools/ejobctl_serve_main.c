@@ -156,7 +156,7 @@ int ejobctl_serve(int argc, char **argv)
 	char why[1024];
 	if (!srv_session_ok(why, sizeof why))
 		fprintf(stderr, "ejobctl serve: %s; serving anyway (503 until it answers)\n", why);
-	if (!no_model && !(SRV.model = model_start(c))) {
+	if (!no_model && !(SRV.model = model_start(c, NULL, NULL))) {
 		fprintf(stderr, "ejobctl serve: cannot start the model's thread: %s\n", strerror(errno));
 		return 1;
 	}
