@@ -315,11 +315,44 @@ static int job_route(const struct srv_http *h, struct srv_req *r, int get, int p
 	return refuse(r, 404, "docs/api.md lists the endpoints", "no such path");
 }
 
+/* a number from 0 to max in s (all of it): 0, or -1 */
+static int number(const char *s, long long max, long long *v)
+{
+	char *e;
+	errno = 0;
+	long long x = strtoll(s, &e, 10);
+	if (*s < '0' || *s > '9' || errno || *e || x > max) return -1;   /* digits only: no sign, no space */
+	*v = x;
+	return 0;
+}
+
+/* GET /api/v1/changes?since=SEQ&limit=N */
+static int changes(const struct srv_http *h, struct srv_req *r)
+{
+	const char *s = value(h, SRV_ARG, "since"), *l = value(h, SRV_ARG, "limit");
+	long long v;
+	r->since = -1, r->limit = 100;
+	if (s) {
+		if (number(s, 0x7fffffffffffffffLL, &v))
+			return refuse(r, 400, "pass \"next\" of the answer before as since, or leave since out for the latest",
+			              "since=%.32s: give a change's seq (a number, 0 or more)", s);
+		r->since = v;
+	}
+	if (l) {
+		if (number(l, SRV_CHANGES_MAX, &v) || v < 1)
+			return refuse(r, 400, NULL, "limit=%.32s: give 1 to %d changes (default 100)", l, SRV_CHANGES_MAX);
+		r->limit = (int)v;
+	}
+	r->ep = EP_CHANGES;
+	return 0;
+}
+
 int srv_req_parse(const struct srv_http *h, struct srv_req *r)
 {
 	memset(r, 0, sizeof *r);
 	r->role = ROLE_VIEWER;
 	r->want = -1;
+	r->since = -1;
 	const char *m = h->method, *url = h->url;
 	int get = !strcmp(m, "GET") || !strcmp(m, "HEAD"), post = !strcmp(m, "POST");
 	int put_ = !strcmp(m, "PUT"), del = !strcmp(m, "DELETE");
@@ -359,6 +392,11 @@ int srv_req_parse(const struct srv_http *h, struct srv_req *r)
 			r->limit = (int)x;
 		}
 		return r->ep = EP_AUDIT, 0;
+	}
+	if (n == 3 && (!strcmp(s[2], "me") || !strcmp(s[2], "changes"))) {
+		if (!get) return refuse(r, 405, "docs/api.md lists the endpoints", "method not allowed here: GET only");
+		if (!strcmp(s[2], "me")) return r->ep = EP_ME, 0;
+		return changes(h, r);
 	}
 	if (n == 3 && get && !strcmp(s[2], "jobs")) return r->ep = EP_JOBS, 0;
 	if (n == 3 && get && !strcmp(s[2], "servers")) return r->ep = EP_SERVERS, 0;
