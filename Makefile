@@ -180,8 +180,8 @@ IMPORT_SRCS := tools/ejobctl_migrate.c tools/ejobctl_migrate_head.c tools/ejobct
 $(B)/t/92-ctl-import.t: $(IMPORT_SRCS:%.c=$(B)/%.o)
 # t/103 reads the API's JSON with jansson, as serve writes it
 $(B)/t/103-serve.t $(B)/t/104-serve-writes.t $(B)/t/106-serve-history.t $(B)/t/107-serve-model.t $(B)/t/108-serve-tls.t $(B)/t/109-serve-new-ns.t: TEST_LIBS += -ljansson
-# t/112 too: GET /api/v1/me and /changes
-$(B)/t/112-serve-changes.t: TEST_LIBS += -ljansson
+# t/112 and t/113 too: GET /api/v1/me, /changes, and the history over every job
+$(B)/t/112-serve-changes.t $(B)/t/113-serve-history-all.t: TEST_LIBS += -ljansson
 
 # benchmarks start real ZooKeeper servers and supervisors with the tests' helpers (t/lib)
 $(BENCHES): $(B)/bench/%: $(B)/bench/%.o $(BLIB_OBJS) $(TLIB_OBJS) $(B)/supervisor/libsup.a $(B)/libejob.a

@@ -24,7 +24,9 @@ enum srv_ep {
 	EP_AUDIT,                   /* GET /api/v1/audit: limit */
 	EP_ME,                      /* GET /api/v1/me */
 	EP_CHANGES,                 /* GET /api/v1/changes: since, limit */
-	EP_HISTORY,                 /* GET /api/v1/jobs/{job}/history|trace: pgq (job, trace, filters) */
+	EP_HISTORY,                 /* GET /api/v1/jobs/{job}/history|trace: pgq (job, trace, filters);
+	                             * GET /api/v1/history|trace: the same over every job (pgq.job: the
+	                             * job= filter, NULL none) */
 	EP_JOBS, EP_SERVERS, EP_INSTANCES,   /* GET /api/v1/jobs, /servers, /instances */
 	EP_JOB,                     /* GET /api/v1/jobs/{job} */
 	EP_JOB_PUT,                 /* PUT /api/v1/jobs/{job}: the put fields */
