@@ -191,7 +191,8 @@ static int cmp_mjob(const void *a, const void *b)
 static struct mjob *find(model_t *m, const char *name)
 {
 	struct mjob key = { .name = (char *)name };
-	return bsearch(&key, m->jobs, (size_t)m->njobs, sizeof *m->jobs, cmp_mjob);
+	/* no table yet (the first build): bsearch's base may not be NULL, even for 0 elements */
+	return m->njobs ? bsearch(&key, m->jobs, (size_t)m->njobs, sizeof *m->jobs, cmp_mjob) : NULL;
 }
 
 static void snap_drop(struct snap_job *j)
