@@ -13,6 +13,11 @@
  *                 reading for 10 s (p50, p99 of every GET), each answer checked (200, from the
  *                 model, every job in it)
  *   supervisor    beat's lateness before and while the 100 clients read
+ *   a pass        every job changed at once (both servers of each DISABLED, 20,000 sets made
+ *                 pipelined on the bench's session, then ENABLED again): the time until the
+ *                 model's GET shows every job DISABLED (then none): the watches' marks, the model's
+ *                 re-read of 10,000 jobs and its swap (tools/ejobctl_model.c's pass), measured
+ *                 from outside
  * and prints the README's table rows. Every process it starts is tracked by t/lib/tlib. */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -45,16 +50,19 @@ static const char *ns = "serve";
 struct resp {
 	size_t len;
 	size_t jobs;                /* "\"name\":" in the body: the jobs listed */
+	size_t disabled;            /* "\"status\":\"DISABLED\"" in the body */
 	int model;                  /* X-Ejob-From: model */
-	char tail[8];               /* the last bytes seen: a "name" split between two writes */
+	char tail[24];              /* the last bytes seen: a needle split between two writes */
 };
+
+static const char DIS[] = "\"status\":\"DISABLED\"";
 
 static size_t body(char *p, size_t sz, size_t nm, void *arg)
 {
 	struct resp *r = arg;
 	size_t n = sz * nm;
-	/* count "name": across the chunk boundary with the kept tail */
-	char buf[8 + 16384];
+	/* count "name": (and DIS) across the chunk boundary with the kept tail */
+	char buf[24 + 16384];
 	for (size_t off = 0; off < n;) {
 		size_t k = n - off < 16384 ? n - off : 16384;
 		size_t t = strlen(r->tail);
@@ -62,7 +70,8 @@ static size_t body(char *p, size_t sz, size_t nm, void *arg)
 		memcpy(buf + t, p + off, k);
 		buf[t + k] = 0;
 		for (const char *q = buf; (q = strstr(q, "\"name\":")); q += 7) r->jobs++;
-		size_t keep = t + k < 6 ? t + k : 6;
+		for (const char *q = buf; (q = strstr(q, DIS)); q += sizeof DIS - 1) r->disabled++;
+		size_t keep = t + k < sizeof DIS - 2 ? t + k : sizeof DIS - 2;
 		memcpy(r->tail, buf + t + k - keep, keep);
 		r->tail[keep] = 0;
 		off += k;
@@ -279,6 +288,20 @@ int main(void)
 		for (int k = 0; k < cl[i].n; k++) all[nall++] = cl[i].ms[k];
 	int64_t lq[512], ll[512];
 	int nq = lateness(q0, q1, lq, 512), nl = lateness(l0, l1, ll, 512);
+
+	/* a pass over every job: both servers of each DISABLED, then ENABLED again */
+	double pass_s[2];
+	for (int k = 0; k < 2; k++) {
+		uint64_t p0 = tlib_now_ms();
+		jobs_servers_set(u.zh, ns, NJOBS, k ? "ENABLED" : "DISABLED");
+		size_t want = k ? 0 : NJOBS;
+		do {
+			if (get_jobs(h, port, &ms, &r) != 200 || !r.model) fail(&sup, "serve: a GET failed");
+			if (r.disabled != want) sleep_ms(50);
+		} while (r.disabled != want && tlib_now_ms() - p0 < 120000);
+		if (r.disabled != want) fail(&sup, "the model did not show the %zu jobs DISABLED within 120 s", want);
+		pass_s[k] = (double)(tlib_now_ms() - p0) / 1000;
+	}
 	stop(sp);
 
 	double cli50 = pctd(cli, 3, 50), nm50 = pctd(nomodel, 3, 50), m50 = pctd(seq, SEQ, 50), m99 = pctd(seq, SEQ, 99);
@@ -298,6 +321,8 @@ int main(void)
 	       "during the %d clients p50 %lld ms max %lld ms (%d fires)\n",
 	       nq ? (long long)pct(lq, nq, 0.5) : -1LL, nq ? (long long)lq[nq - 1] : -1LL, nq, CLIENTS,
 	       nl ? (long long)pct(ll, nl, 0.5) : -1LL, nl ? (long long)ll[nl - 1] : -1LL, nl);
+	printf("a change to every job (both servers DISABLED: 20,000 sets, pipelined): the model's GET shows it after %.1f s; "
+	       "ENABLED again: %.1f s\n", pass_s[0], pass_s[1]);
 	curl_easy_cleanup(h);
 	tsup_stop(&sup, SIGTERM, 10000);
 	tzk_stop(&zk, 9, 5000);

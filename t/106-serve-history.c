@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <libpq-fe.h>
 
 #include "t/lib/tlib.h"
 #include "t/lib/tpg.h"
@@ -35,44 +34,8 @@
 
 static struct tpg pg;
 
-static PGconn *db;
-
-static void exec_ok(const char *sql)
-{
-	if (!db || PQstatus(db) != CONNECTION_OK) {
-		PQfinish(db);
-		db = PQconnectdb(pg.url);
-	}
-	PGresult *r = PQexec(db, sql);
-	if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)
-		BAIL_OUT("%s: %s", sql, PQerrorMessage(db));
-	PQclear(r);
-}
-
-/* ElasticJob 3.0.x's tables for PostgreSQL (PostgreSQL.properties), as supervisor/sink/events_pg.c
- * creates them */
-static const char ddl[] =
-	"CREATE TABLE IF NOT EXISTS JOB_EXECUTION_LOG (id VARCHAR(40) NOT NULL, job_name VARCHAR(100) NOT NULL, "
-	"task_id VARCHAR(255) NOT NULL, hostname VARCHAR(255) NOT NULL, ip VARCHAR(50) NOT NULL, sharding_item INT NOT "
-	"NULL, execution_source VARCHAR(20) NOT NULL, failure_cause VARCHAR(4000) NULL, is_success BOOLEAN NOT NULL, "
-	"start_time TIMESTAMP NULL, complete_time TIMESTAMP NULL, PRIMARY KEY (id));"
-	"CREATE TABLE IF NOT EXISTS JOB_STATUS_TRACE_LOG (id VARCHAR(40) NOT NULL, job_name VARCHAR(100) NOT NULL, "
-	"original_task_id VARCHAR(255) NOT NULL, task_id VARCHAR(255) NOT NULL, slave_id VARCHAR(50) NOT NULL, source "
-	"VARCHAR(50) NOT NULL, execution_type VARCHAR(20) NOT NULL, sharding_item VARCHAR(100) NOT NULL, state "
-	"VARCHAR(20) NOT NULL, message VARCHAR(4000) NULL, creation_time TIMESTAMP NULL, PRIMARY KEY (id));"
-	"CREATE INDEX IF NOT EXISTS TASK_ID_STATE_INDEX ON JOB_STATUS_TRACE_LOG (task_id, state)";
-
 static long long base_ms;
 
-/* epoch ms as the local TIMESTAMP text ElasticJob's JDBC writes */
-static void local(long long ms, char *out, size_t len)
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	localtime_r(&t, &tm);
-	strftime(out, len, "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(out + strlen(out), len - strlen(out), ".%03lld", ms % 1000);
-}
 
 static void utc(long long ms, char *out, size_t len)
 {
@@ -93,8 +56,8 @@ static long long start_of(int i) { return base_ms + (i == 11 ? 10 : i) * 1000LL;
 static void insert(const char *job, const char *id, int i, long long start)
 {
 	char st[40], en[40], sql[1200];
-	local(start, st, sizeof st);
-	local(start + 250, en, sizeof en);
+	tpg_local(start, st, sizeof st);
+	tpg_local(start + 250, en, sizeof en);
 	const char *o = outcome_of(i);
 	snprintf(sql, sizeof sql,
 	         "INSERT INTO job_execution_log (id, job_name, task_id, hostname, ip, sharding_item, execution_source, "
@@ -103,7 +66,7 @@ static void insert(const char *job, const char *id, int i, long long start)
 	         id, job, job, item_of(i), ip_of(i), ip_of(i), item_of(i), !strcmp(o, "failed") ? "'boom'" : "NULL",
 	         !strcmp(o, "ok") ? "true" : "false", st, strcmp(o, "running") ? "'" : "", strcmp(o, "running") ? en : "NULL",
 	         strcmp(o, "running") ? "'" : "");
-	exec_ok(sql);
+	tpg_exec(&pg, sql);
 }
 
 static struct tserve sv;
@@ -161,7 +124,7 @@ int main(void)
 {
 	tlib_init(90);
 	tpg_start(&pg, "pg");
-	exec_ok(ddl);
+	tpg_tables(&pg);
 	base_ms = ((long long)time(NULL) - 3600) * 1000 + 123;
 	char id[64];
 	for (int i = 0; i < NROWS; i++) {
@@ -174,14 +137,14 @@ int main(void)
 	}
 	for (int i = 0; i < 30; i++) {
 		char sql[800], ts[40];
-		local(base_ms + i * 1000LL, ts, sizeof ts);
+		tpg_local(base_ms + i * 1000LL, ts, sizeof ts);
 		static const char *const states[] = { "TASK_STAGING", "TASK_RUNNING", "TASK_FINISHED" };
 		snprintf(sql, sizeof sql,
 		         "INSERT INTO job_status_trace_log (id, job_name, original_task_id, task_id, slave_id, source, "
 		         "execution_type, sharding_item, state, message, creation_time) VALUES ('tr-%02d', 'h', '', "
 		         "'h@-@0,1,2@-@READY@-@10.0.0.1@-@42', '10.0.0.1', 'LITE_EXECUTOR', 'READY', '0,1,2', '%s', '', '%s')",
 		         i, states[i % 3], ts);
-		exec_ok(sql);
+		tpg_exec(&pg, sql);
 	}
 	pass("PostgreSQL 15 on 127.0.0.1:%d with ElasticJob's tables: %d execution rows, 30 trace rows", pg.port, NROWS + 5);
 
@@ -249,7 +212,7 @@ int main(void)
 		   "with 3 newer rows written meanwhile, the rest after page one is the %d older rows, none repeated (%zu)",
 		   NROWS - 60, json_array_size(rows));
 		json_decref(d);
-		exec_ok("DELETE FROM job_execution_log WHERE id LIKE 'new-%'");
+		tpg_exec(&pg, "DELETE FROM job_execution_log WHERE id LIKE 'new-%'");
 	}
 
 	/* filters: what the table holds */
@@ -386,8 +349,7 @@ int main(void)
 	json_decref(d);
 
 	/* PostgreSQL away, and back */
-	PQfinish(db);
-	db = NULL;
+	tpg_close();
 	tpg_stop(&pg);
 	uint64_t t0 = tlib_now_ms();
 	d = get("/api/v1/jobs/h/history", &code);

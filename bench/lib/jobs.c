@@ -32,13 +32,29 @@ static void create(zhandle_t *zh, const char *path, const char *data, int flags)
 		fail(NULL, "zoo_acreate %s failed", path);
 }
 
+static void setdone(int rc, const struct Stat *st, const void *data)
+{
+	(void)st;
+	created(rc, NULL, data);
+}
+
+static void set(zhandle_t *zh, const char *path, const char *data)
+{
+	pthread_mutex_lock(&mu);
+	while (out >= 2000) pthread_cond_wait(&cv, &mu);
+	out++;
+	pthread_mutex_unlock(&mu);
+	if (zoo_aset(zh, path, data, (int)strlen(data), -1, setdone, NULL) != ZOK)
+		fail(NULL, "zoo_aset %s failed", path);
+}
+
 static void drain(void)
 {
 	pthread_mutex_lock(&mu);
 	while (out > 0) pthread_cond_wait(&cv, &mu);
 	int f = failed;
 	pthread_mutex_unlock(&mu);
-	if (f) fail(NULL, "%d creates failed", f);
+	if (f) fail(NULL, "%d creates or sets failed", f);
 }
 
 void jobs_make(zhandle_t *zh, const char *ns, int n)
@@ -73,5 +89,16 @@ void jobs_make(zhandle_t *zh, const char *ns, int n)
 		snprintf(p, sizeof p, "/%s/j%05d/leader/election/instance", ns, i);
 		create(zh, p, "10.0.0.1@-@1", ZOO_EPHEMERAL);
 	}
+	drain();
+}
+
+void jobs_servers_set(zhandle_t *zh, const char *ns, int n, const char *status)
+{
+	char p[256];
+	for (int i = 0; i < n; i++)
+		for (int s = 1; s <= 2; s++) {
+			snprintf(p, sizeof p, "/%s/j%05d/servers/10.0.0.%d", ns, i, s);
+			set(zh, p, status);
+		}
 	drain();
 }

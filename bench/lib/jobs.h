@@ -14,5 +14,8 @@
  * one is answered, fail()s if any create failed (a node already there too: the namespace must
  * be new). */
 void jobs_make(zhandle_t *zh, const char *ns, int n);
+/* Both servers of every job jobs_make made set to status (DISABLED, ENABLED), pipelined on zh as
+ * jobs_make's creates; returns when every set is answered, fail()s if any failed. */
+void jobs_servers_set(zhandle_t *zh, const char *ns, int n, const char *status);
 
 #endif

@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <libpq-fe.h>
@@ -145,4 +146,53 @@ int tpg_stop(struct tpg *pg)
 	tlib_untrack(pg->pid);
 	pg->pid = 0;
 	return st;
+}
+
+/* ---- SQL on it ------------------------------------------------------------------------------ */
+
+static PGconn *db;              /* one connection, made again when it broke (a restart) */
+
+void tpg_exec(struct tpg *pg, const char *sql)
+{
+	if (!db || PQstatus(db) != CONNECTION_OK) {
+		PQfinish(db);
+		db = PQconnectdb(pg->url);
+	}
+	PGresult *r = PQexec(db, sql);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)
+		BAIL_OUT("%s: %s", sql, PQerrorMessage(db));
+	PQclear(r);
+}
+
+void tpg_close(void)
+{
+	PQfinish(db);
+	db = NULL;
+}
+
+/* ElasticJob 3.0.x's tables for PostgreSQL (PostgreSQL.properties), as supervisor/sink/events_pg.c
+ * creates them */
+static const char ddl[] =
+	"CREATE TABLE IF NOT EXISTS JOB_EXECUTION_LOG (id VARCHAR(40) NOT NULL, job_name VARCHAR(100) NOT NULL, "
+	"task_id VARCHAR(255) NOT NULL, hostname VARCHAR(255) NOT NULL, ip VARCHAR(50) NOT NULL, sharding_item INT NOT "
+	"NULL, execution_source VARCHAR(20) NOT NULL, failure_cause VARCHAR(4000) NULL, is_success BOOLEAN NOT NULL, "
+	"start_time TIMESTAMP NULL, complete_time TIMESTAMP NULL, PRIMARY KEY (id));"
+	"CREATE TABLE IF NOT EXISTS JOB_STATUS_TRACE_LOG (id VARCHAR(40) NOT NULL, job_name VARCHAR(100) NOT NULL, "
+	"original_task_id VARCHAR(255) NOT NULL, task_id VARCHAR(255) NOT NULL, slave_id VARCHAR(50) NOT NULL, source "
+	"VARCHAR(50) NOT NULL, execution_type VARCHAR(20) NOT NULL, sharding_item VARCHAR(100) NOT NULL, state "
+	"VARCHAR(20) NOT NULL, message VARCHAR(4000) NULL, creation_time TIMESTAMP NULL, PRIMARY KEY (id));"
+	"CREATE INDEX IF NOT EXISTS TASK_ID_STATE_INDEX ON JOB_STATUS_TRACE_LOG (task_id, state)";
+
+void tpg_tables(struct tpg *pg)
+{
+	tpg_exec(pg, ddl);
+}
+
+void tpg_local(long long ms, char *out, size_t len)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(out, len, "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(out + strlen(out), len - strlen(out), ".%03lld", ms % 1000);
 }

@@ -14,6 +14,7 @@
 #ifndef EJOB_TPG_H
 #define EJOB_TPG_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #define TPG_MAX_PAUSED 128
@@ -48,5 +49,15 @@ int tpg_stop(struct tpg *pg);
  * accepted by the kernel and never answered, a query on an open connection never returns). */
 void tpg_pause(struct tpg *pg);
 void tpg_resume(struct tpg *pg);
+
+/* sql on the server (a connection of its own, kept, made again after a restart); bails out with
+ * PostgreSQL's message if it fails. tpg_close ends the connection (before a tpg_stop that must
+ * not wait for it). */
+void tpg_exec(struct tpg *pg, const char *sql);
+void tpg_close(void);
+/* ElasticJob 3.0.x's two tracing tables (its PostgreSQL DDL, as supervisor/sink/events_pg.c makes them) */
+void tpg_tables(struct tpg *pg);
+/* epoch ms as the local TIMESTAMP text ElasticJob's JDBC writes ("2026-11-24 07:31:52.355") */
+void tpg_local(long long ms, char *out, size_t len);
 
 #endif
