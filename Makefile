@@ -197,7 +197,10 @@ $(TESTS): $(B)/t/%.t: $(B)/t/%.o $(TLIB_OBJS) $(B)/supervisor/libsup.a $(B)/libe
 IMPORT_SRCS := tools/ejobctl_migrate.c tools/ejobctl_migrate_head.c tools/ejobctl_spring.c
 $(B)/t/92-ctl-import.t: $(IMPORT_SRCS:%.c=$(B)/%.o)
 # t/103 reads the API's JSON with jansson, as serve writes it
-$(B)/t/103-serve.t $(B)/t/104-serve-writes.t $(B)/t/106-serve-history.t $(B)/t/107-serve-model.t $(B)/t/108-serve-tls.t $(B)/t/109-serve-new-ns.t: TEST_LIBS += -ljansson
+$(B)/t/103-serve.t $(B)/t/104-serve-writes.t $(B)/t/106-serve-history.t $(B)/t/107-serve-model.t $(B)/t/108-serve-tls.t $(B)/t/109-serve-new-ns.t \
+$(B)/t/110-last-failure.t $(B)/t/111-last-record.t: TEST_LIBS += -ljansson
+# t/112 and t/113 too: GET /api/v1/me, /changes, and the history over every job
+$(B)/t/112-serve-changes.t $(B)/t/113-serve-history-all.t: TEST_LIBS += -ljansson
 
 # benchmarks start real ZooKeeper servers and supervisors with the tests' helpers (t/lib)
 $(BENCHES): $(B)/bench/%: $(B)/bench/%.o $(BLIB_OBJS) $(TLIB_OBJS) $(B)/supervisor/libsup.a $(B)/libejob.a
@@ -219,8 +222,9 @@ $(EX_BINS): $(B)/examples/%: $(B)/examples/%.o $(B)/libejob.a
 # run one after another too. Each starts its own ZooKeeper on free ports. --timer gives each
 # test's time: keep the lanes even (2026-11-28, 99 files: about 715 and 690 s; t/91 and t/93 wait for
 # ElasticJob's JVMs and for sessions to end, about 45 s each; t/105 about 30 s on three supervisors;
-# the console's browser tests t/114-t/117 20-50 s each, two in each lane).
-CHECK_LANE2 := $(B)/t/{39,47,49,51,52,53,56,57,65,66,68,74,76,82,83,85,86,88,90,91,93,98,102,105,115,117}-*
+# t/112 about 20 s: a session to expire twice, a failover; the console's browser tests t/114-t/117
+# 20-50 s each, two in each lane).
+CHECK_LANE2 := $(B)/t/{39,47,49,51,52,53,56,57,65,66,68,74,76,82,83,85,86,88,90,91,93,98,102,105,112,115,117}-*
 # the one-way rule between supervisor/'s folders first (tools/layers; docs/design.md)
 check: all
 	tools/layers

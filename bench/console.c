@@ -1,7 +1,7 @@
 /* bench/console.c: the web console over 10,000 jobs, in a real headless Chromium, with `ejobctl
  * serve`'s model of the cluster and without it (--no-model: every GET /api/v1/jobs reads ZooKeeper),
  * on a real ZooKeeper 3.8 (t/lib/tzk, a 1 GB heap as bench/serve) holding the namespace bench/serve
- * reads (bench/lib/bigns: 10,000 jobs as two supervisors leave them, 16 nodes each).
+ * reads (bench/lib/jobs: 10,000 jobs as two supervisors leave them, 16 nodes each).
  *
  * bench/console-driver.py (through t/lib/tbrowser) measures:
  *   - the overview's first paint with data: from the navigation's start until the app marks
@@ -17,7 +17,8 @@
 #include <string.h>
 
 #include "bench/lib/bench.h"
-#include "bench/lib/bigns.h"
+#include "bench/lib/jobs.h"
+#include "bench/lib/serveproc.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tserve.h"
 #include "t/lib/tzkup.h"
@@ -84,7 +85,7 @@ static double med(const double *v, int n)
 static void measure(const char *extra, const char *mode, int runs)
 {
 	int port;
-	pid_t pid = bigns_serve(zk.connect, ns, extra, &port);
+	pid_t pid = serveproc_start(zk.connect, ns, extra, &port);
 	struct tserve s = { .pid = pid, .port = port };
 	uint64_t t0 = tlib_now_ms();
 	for (;;) {
@@ -105,7 +106,7 @@ static void measure(const char *extra, const char *mode, int runs)
 	snprintf(res, sizeof res, "EJOB_RESULT=%s", path);
 	const char *env[] = { url, m, r, res, NULL };
 	tbrowser_run_("bench/console-driver.py", env, NULL, NULL, 900, check);
-	bigns_serve_stop(pid);
+	serveproc_stop(pid);
 	load(path);
 }
 
@@ -117,7 +118,7 @@ int main(void)
 	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 200, .heap_mb = 1024 }, 60000) < 0) return 1;
 	tzkup_on(&u, zk.connect, ns, 4000);
 	uint64_t t0 = tlib_now_ms();
-	bigns_make(u.zh, ns, NJOBS);
+	jobs_make(u.zh, ns, NJOBS);
 	fprintf(stderr, "bench/console: %d jobs made in %.1f s\n", NJOBS, (double)(tlib_now_ms() - t0) / 1000);
 
 	double p[16], f[64], sc[16], fe[16];

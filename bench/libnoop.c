@@ -6,7 +6,9 @@
  *   rtstamp_item  appends "REALTIME_NS JOB ITEM FIRE_ID TASK_ID" to the file named by the job
  *                 parameter, with one write(2) (O_APPEND: lines of several workers never mix),
  *                 first thing: when an item of a fire started, against the fire's time, across
- *                 processes and machines' clocks alike */
+ *                 processes and machines' clocks alike
+ *   fail_item     fails (returns 3) with 1,020 bytes of output, 20 lines: an item whose last
+ *                 record carries its cause and output tail (bench/zk --round-trips) */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -22,6 +24,7 @@
 int noop_item(const ejob_context *ctx);
 int stamp_item(const ejob_context *ctx);
 int rtstamp_item(const ejob_context *ctx);
+int fail_item(const ejob_context *ctx);
 
 int noop_item(const ejob_context *ctx)
 {
@@ -69,4 +72,12 @@ int rtstamp_item(const ejob_context *ctx)
 	ssize_t w;
 	while ((w = write(fd, line, (size_t)n)) < 0 && errno == EINTR) {}
 	return w == n ? 0 : 3;
+}
+
+int fail_item(const ejob_context *ctx)
+{
+	char out[1021];
+	for (int i = 0; i < 20; i++) snprintf(out + 51 * i, 52, "line %02d of what a failing job says before it ends.\n", i);
+	if (ejob_set_output(ctx, out, 1020) < 0) return 4;
+	return 3;
 }

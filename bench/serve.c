@@ -3,9 +3,9 @@
  * (t/lib/tzk, a 1 GB heap as bench/ctl) and a real supervisor.
  *
  * The namespace holds 10,000 jobs as two supervisors on 10.0.0.1 and 10.0.0.2 leave them (16
- * nodes each, as bench/ctl), made directly and pipelined, and one real supervisor running a job
- * "beat" every second (a script that records each item's start: its lateness is the start less
- * the fire id, the scheduled time). Then:
+ * nodes each, made directly and pipelined by bench/lib/jobs, as for bench/ctl), and one real
+ * supervisor running a job "beat" every second (a script that records each item's start: its
+ * lateness is the start less the fire id, the scheduled time). Then:
  *   baseline      `ejobctl jobs --json` (a process, its own session: 160,000 reads), 3 times;
  *                 `ejobctl serve --no-model`: GET /api/v1/jobs, which reads the same per request, 3 times
  *   model         `ejobctl serve`: the time until its model answers (X-Ejob-From: model), then
@@ -13,6 +13,11 @@
  *                 reading for 10 s (p50, p99 of every GET), each answer checked (200, from the
  *                 model, every job in it)
  *   supervisor    beat's lateness before and while the 100 clients read
+ *   a pass        every job changed at once (both servers of each DISABLED, 20,000 sets made
+ *                 pipelined on the bench's session, then ENABLED again): the time until the
+ *                 model's GET shows every job DISABLED (then none): the watches' marks, the model's
+ *                 re-read of 10,000 jobs and its swap (tools/ejobctl_model.c's pass), measured
+ *                 from outside
  * and prints the README's table rows. Every process it starts is tracked by t/lib/tlib. */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -25,7 +30,8 @@
 #include <unistd.h>
 
 #include "bench/lib/bench.h"
-#include "bench/lib/bigns.h"
+#include "bench/lib/jobs.h"
+#include "bench/lib/serveproc.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tzkup.h"
 
@@ -38,7 +44,6 @@
 
 static struct tzk_server zk;
 static struct tzkup u;
-static zhandle_t *zh;
 static const char *ns = "serve";
 
 /* ---- HTTP ---- */
@@ -46,16 +51,19 @@ static const char *ns = "serve";
 struct resp {
 	size_t len;
 	size_t jobs;                /* "\"name\":" in the body: the jobs listed */
+	size_t disabled;            /* "\"status\":\"DISABLED\"" in the body */
 	int model;                  /* X-Ejob-From: model */
-	char tail[8];               /* the last bytes seen: a "name" split between two writes */
+	char tail[24];              /* the last bytes seen: a needle split between two writes */
 };
+
+static const char DIS[] = "\"status\":\"DISABLED\"";
 
 static size_t body(char *p, size_t sz, size_t nm, void *arg)
 {
 	struct resp *r = arg;
 	size_t n = sz * nm;
-	/* count "name": across the chunk boundary with the kept tail */
-	char buf[8 + 16384];
+	/* count "name": (and DIS) across the chunk boundary with the kept tail */
+	char buf[24 + 16384];
 	for (size_t off = 0; off < n;) {
 		size_t k = n - off < 16384 ? n - off : 16384;
 		size_t t = strlen(r->tail);
@@ -63,7 +71,8 @@ static size_t body(char *p, size_t sz, size_t nm, void *arg)
 		memcpy(buf + t, p + off, k);
 		buf[t + k] = 0;
 		for (const char *q = buf; (q = strstr(q, "\"name\":")); q += 7) r->jobs++;
-		size_t keep = t + k < 6 ? t + k : 6;
+		for (const char *q = buf; (q = strstr(q, DIS)); q += sizeof DIS - 1) r->disabled++;
+		size_t keep = t + k < sizeof DIS - 2 ? t + k : sizeof DIS - 2;
 		memcpy(r->tail, buf + t + k - keep, keep);
 		r->tail[keep] = 0;
 		off += k;
@@ -164,9 +173,8 @@ int main(void)
 	if (access(EJOBCTL, X_OK) != 0) fail(NULL, "%s is not built (run make)", EJOBCTL);
 	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = 200, .heap_mb = 1024 }, 60000) < 0) return 1;
 	tzkup_on(&u, zk.connect, ns, 4000);
-	zh = u.zh;
 	uint64_t t0 = tlib_now_ms();
-	bigns_make(zh, ns, NJOBS);
+	jobs_make(u.zh, ns, NJOBS);
 	fprintf(stderr, "%d jobs made in %.1f s\n", NJOBS, (double)(tlib_now_ms() - t0) / 1000);
 
 	/* the supervisor: beat every second, its item's start recorded */
@@ -203,16 +211,16 @@ int main(void)
 	struct resp r;
 	/* baseline 2: serve without the model */
 	int port;
-	pid_t sp = bigns_serve(zk.connect, ns, "--no-model", &port);
+	pid_t sp = serveproc_start(zk.connect, ns, "--no-model", &port);
 	double nomodel[3];
 	for (int k = 0; k < 3; k++)
 		if (get_jobs(h, port, &nomodel[k], &r) != 200 || r.jobs < NJOBS || r.model)
 			fail(&sup, "serve --no-model: GET /api/v1/jobs: not every job");
-	bigns_serve_stop(sp);
+	serveproc_stop(sp);
 
 	/* the model */
 	t0 = tlib_now_ms();
-	sp = bigns_serve(zk.connect, ns, NULL, &port);
+	sp = serveproc_start(zk.connect, ns, NULL, &port);
 	double ms;
 	do {
 		if (get_jobs(h, port, &ms, &r) != 200 || r.jobs < NJOBS) fail(&sup, "serve: GET /api/v1/jobs: not every job");
@@ -249,7 +257,21 @@ int main(void)
 		for (int k = 0; k < cl[i].n; k++) all[nall++] = cl[i].ms[k];
 	int64_t lq[512], ll[512];
 	int nq = lateness(q0, q1, lq, 512), nl = lateness(l0, l1, ll, 512);
-	bigns_serve_stop(sp);
+
+	/* a pass over every job: both servers of each DISABLED, then ENABLED again */
+	double pass_s[2];
+	for (int k = 0; k < 2; k++) {
+		uint64_t p0 = tlib_now_ms();
+		jobs_servers_set(u.zh, ns, NJOBS, k ? "ENABLED" : "DISABLED");
+		size_t want = k ? 0 : NJOBS;
+		do {
+			if (get_jobs(h, port, &ms, &r) != 200 || !r.model) fail(&sup, "serve: a GET failed");
+			if (r.disabled != want) sleep_ms(50);
+		} while (r.disabled != want && tlib_now_ms() - p0 < 120000);
+		if (r.disabled != want) fail(&sup, "the model did not show the %zu jobs DISABLED within 120 s", want);
+		pass_s[k] = (double)(tlib_now_ms() - p0) / 1000;
+	}
+	serveproc_stop(sp);
 
 	double cli50 = pctd(cli, 3, 50), nm50 = pctd(nomodel, 3, 50), m50 = pctd(seq, SEQ, 50), m99 = pctd(seq, SEQ, 99);
 	double c50 = pctd(all, nall, 50), c99 = pctd(all, nall, 99);
@@ -268,6 +290,8 @@ int main(void)
 	       "during the %d clients p50 %lld ms max %lld ms (%d fires)\n",
 	       nq ? (long long)pct(lq, nq, 0.5) : -1LL, nq ? (long long)lq[nq - 1] : -1LL, nq, CLIENTS,
 	       nl ? (long long)pct(ll, nl, 0.5) : -1LL, nl ? (long long)ll[nl - 1] : -1LL, nl);
+	printf("a change to every job (both servers DISABLED: 20,000 sets, pipelined): the model's GET shows it after %.1f s; "
+	       "ENABLED again: %.1f s\n", pass_s[0], pass_s[1]);
 	curl_easy_cleanup(h);
 	tsup_stop(&sup, SIGTERM, 10000);
 	tzk_stop(&zk, 9, 5000);

@@ -21,6 +21,9 @@
  *                 session timeout for the first item, then one item per idle instance per fire
  *                 (ELASTICJOB.md; a reference, not measured).
  *
+ * --round-trips: the round trips only, then again with items that fail with 1 KB of output (their
+ * last records carry a cause and an output tail: the same requests per fire).
+ *
  * Run from the top of the tree after make (it starts build/supervisor/ejob-supervisor). Every process
  * it starts is tracked by t/lib/tlib and killed at exit, on failure or on a fatal signal. */
 #include <ctype.h>
@@ -172,7 +175,9 @@ static void stop(struct tsup *t)
 
 struct rt { int n; int64_t median, max, first, each[RT_FIRES]; };
 
-static void round_trips(const struct tzk_server *zk, int n, struct rt *out)
+/* fail: the items fail with 1 KB of output (libnoop's fail_item), so that each completion
+ * writes a last record with its cause and output tail */
+static void round_trips(const struct tzk_server *zk, int n, int fail, struct rt *out)
 {
 	char yaml[16384], name[32];
 	fits(sizeof yaml, snprintf(yaml, sizeof yaml,
@@ -184,9 +189,9 @@ static void round_trips(const struct tzk_server *zk, int n, struct rt *out)
 	         "    cron: \"* * * * * ?\"\n"
 	         "    shardingTotalCount: %d\n"
 	         "    monitorExecution: true\n"
-	         "    props: {native.library: \"%s\", native.symbol: noop_item}\n",
-	         zk->connect, n, SESSION_MS, n, noop_lib));
-	snprintf(name, sizeof name, "rt%d", n);
+	         "    props: {native.library: \"%s\", native.symbol: %s}\n",
+	         zk->connect, n + (fail ? 1000 : 0), SESSION_MS, n, noop_lib, fail ? "fail_item" : "noop_item"));
+	snprintf(name, sizeof name, "rt%d%s", n, fail ? "f" : "");
 	struct tsup t;
 	tsup_config(&t, name, yaml);
 	start(&t, "127.0.0.1");
@@ -194,7 +199,8 @@ static void round_trips(const struct tzk_server *zk, int n, struct rt *out)
 		fail(&t, "round trips, %d items: %d fires did not end in time", n, RT_SKIP + RT_FIRES);
 	char want[64];
 	/* the fire's summary line (supervisor/run/fire.c fire_summary) */
-	if (n == 1) snprintf(want, sizeof want, "its 1 item here succeeded");
+	if (n == 1) snprintf(want, sizeof want, "its 1 item here %s", fail ? "failed" : "succeeded");
+	else if (fail) snprintf(want, sizeof want, "%d of %d items here failed", n, n);
 	else snprintf(want, sizeof want, "all %d items here succeeded", n);
 	if (tsup_log_count(&t, want) < RT_SKIP + RT_FIRES) fail(&t, "round trips, %d items: not every fire ran all of them", n);
 	stop(&t);
@@ -424,10 +430,11 @@ int main(int argc, char **argv)
 	struct tzk_server zk;
 	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = TICK_MS }, 30000) < 0) fail(NULL, "cannot start ZooKeeper");
 
-	/* 1 */
+	/* 1 (--round-trips: only this, and again with items that fail) */
+	int only_rt = argc > 1 && !strcmp(argv[1], "--round-trips");
 	static const int ns[] = { 1, 4, 16, 64 };
 	struct rt rt[4];
-	for (int i = 0; i < 4; i++) round_trips(&zk, ns[i], &rt[i]);
+	for (int i = 0; i < 4; i++) round_trips(&zk, ns[i], 0, &rt[i]);
 	printf("ZooKeeper requests per fire per supervisor (one supervisor, one job of N local items, a fire\n"
 	       "every second, monitorExecution on; median / max over %d steady-state fires; counted, not timed):\n\n",
 	       RT_FIRES);
@@ -449,6 +456,17 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 4; i++) printf("%s %" PRId64 " (N=%d)", i ? "," : "", rt[i].first, rt[i].n);
 	printf(" requests.\n\n");
 	fflush(stdout);
+	if (only_rt) {
+		/* the same with every item failing: each completion's last record carries a cause and
+		 * ~1 KB of output tail, in the same multi */
+		for (int i = 0; i < 4; i++) round_trips(&zk, ns[i], 1, &rt[i]);
+		printf("The same, every item failing with 1,020 bytes of output (its last record carries its cause and tail):\n\n");
+		printf("| local items N | ejob R per fire, median / max |\n|--:|--:|\n");
+		for (int i = 0; i < 4; i++) printf("| %d | %" PRId64 " / %" PRId64 " |\n", rt[i].n, rt[i].median, rt[i].max);
+		printf("\nbench/zk --round-trips: %.0f s in all\n", (double)(tlib_now_ms() - t_start) / 1e3);
+		tzk_stop(&zk, SIGKILL, 5000);
+		return 0;
+	}
 
 	/* 2 */
 	static struct trig tr;

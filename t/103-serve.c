@@ -19,10 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 
 #include "t/lib/tlib.h"
+#include "t/lib/tserve.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
 #include "t/lib/tzkup.h"
@@ -31,94 +31,13 @@
 #define EJOBCTL BUILT("tools/ejobctl")
 
 static struct tzkup u;
-static int port;
-static char cookie[256];
+static struct tserve sv;
 
-struct buf {
-	char *p;
-	size_t n;
-};
-
-static size_t collect(char *d, size_t sz, size_t nm, void *arg)
-{
-	struct buf *b = arg;
-	char *np = realloc(b->p, b->n + sz * nm + 1);
-	if (!np) return 0;
-	memcpy(np + b->n, d, sz * nm);
-	b->n += sz * nm;
-	np[b->n] = 0;
-	b->p = np;
-	return sz * nm;
-}
-
-static size_t header(char *d, size_t sz, size_t nm, void *arg)
-{
-	(void)arg;
-	if (!strncasecmp(d, "Set-Cookie: ", 12)) {
-		snprintf(cookie, sizeof cookie, "%.*s", (int)(sz * nm - 12), d + 12);
-		cookie[strcspn(cookie, "\r\n")] = 0;
-	}
-	return sz * nm;
-}
-
-/* method path as user:pass (NULL: none; "cookie": the session cookie) with body (NULL: none):
- * the status code; the response's body in *out (malloc'd) */
+/* method path as userpass (NULL: none; "cookie": the session cookie) with body (NULL: none): the
+ * status; the body in *out (malloc'd; out may be NULL) */
 static long http(const char *method, const char *path, const char *userpass, const char *body, char **out)
 {
-	CURL *h = curl_easy_init();
-	char url[512];
-	snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
-	struct buf b = { 0 };
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, 20L);
-	if (userpass && !strcmp(userpass, "cookie")) {
-		char c[300];
-		snprintf(c, sizeof c, "%.*s", (int)strcspn(cookie, ";"), cookie);
-		curl_easy_setopt(h, CURLOPT_COOKIE, c);
-	} else if (userpass) {
-		curl_easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-		curl_easy_setopt(h, CURLOPT_USERPWD, userpass);
-	}
-	struct curl_slist *hd = curl_slist_append(NULL, "Expect:");
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
-	if (body) {
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-	}
-	long code = -1;
-	if (curl_easy_perform(h) == CURLE_OK) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-	curl_slist_free_all(hd);
-	curl_easy_cleanup(h);
-	if (out) *out = b.p ? b.p : strdup("");
-	else free(b.p);
-	return code;
-}
-
-static char *hash_of(const char *pw)
-{
-	char cmd[1024];
-	snprintf(cmd, sizeof cmd, "printf '%%s\\n' '%s' | %s serve --hash-password", pw, EJOBCTL);
-	FILE *p = popen(cmd, "r");
-	char line[512] = "";
-	if (!p || !fgets(line, sizeof line, p)) BAIL_OUT("ejobctl serve --hash-password gave nothing");
-	pclose(p);
-	line[strcspn(line, "\n")] = 0;
-	return strdup(line);
-}
-
-static char serve_out[600];
-static int listening(void *arg)
-{
-	(void)arg;
-	char *t = tsup_slurp(serve_out);
-	const char *p = t ? strstr(t, "listening on http://127.0.0.1:") : NULL;
-	if (p) port = atoi(p + strlen("listening on http://127.0.0.1:"));
-	free(t);
-	return port > 0;
+	return tserve_http(&sv, method, path, userpass, NULL, body, out);
 }
 
 static int has_key(json_t *doc, const char *k, const char *v)
@@ -133,7 +52,6 @@ static int has_key(json_t *doc, const char *k, const char *v)
 int main(void)
 {
 	tlib_init(90);
-	curl_global_init(CURL_GLOBAL_DEFAULT);
 	tzkup_start(&u, 200, "t103", 4000);
 	const char *sh = tsup_rec_script();
 	char jobs[2048];
@@ -153,8 +71,8 @@ int main(void)
 	char auth[600], audit[600], line[4096];
 	snprintf(auth, sizeof auth, "%s/users", tlib_tmpdir());
 	snprintf(audit, sizeof audit, "%s/audit.log", tlib_tmpdir());
-	char *hv = hash_of("v-pass"), *ho = hash_of("o-pass"), *ha = hash_of("a-pass");
-	ok(!strncmp(hv, "$y$", 3) && strcmp(hv, hash_of("v-pass")), "--hash-password gives a yescrypt hash, salted");
+	char *hv = tserve_hash("v-pass"), *ho = tserve_hash("o-pass"), *ha = tserve_hash("a-pass");
+	ok(!strncmp(hv, "$y$", 3) && strcmp(hv, tserve_hash("v-pass")), "--hash-password gives a yescrypt hash, salted");
 	snprintf(line, sizeof line, "# users\nview:%s:viewer\noper:%s:operator\nadm:%s:admin\n", hv, ho, ha);
 	tlib_write_file(auth, line, strlen(line));
 
@@ -169,17 +87,8 @@ int main(void)
 		free(out), free(err);
 	}
 
-	snprintf(serve_out, sizeof serve_out, "%s/serve.out", tlib_tmpdir());
-	pid_t sp = tlib_fork();
-	if (sp == 0) {
-		FILE *f = freopen(serve_out, "w", stdout);
-		(void)f;
-		dup2(1, 2);
-		execl(EJOBCTL, EJOBCTL, "serve", "--listen", "127.0.0.1:0", "--zk", u.connect, "--namespace", u.ns, "--auth", auth,
-		      "--audit", audit, (char *)NULL);
-		_exit(127);
-	}
-	if (!tlib_wait_for(listening, NULL, 10000)) BAIL_OUT("ejobctl serve does not listen");
+	const char *args[] = { "--zk", u.connect, "--namespace", u.ns, "--auth", auth, "--audit", audit, NULL };
+	tserve_start(&sv, "serve", args);
 
 	char *body;
 	is_int(http("GET", "/healthz", NULL, NULL, NULL), 200, "/healthz: 200 while ZooKeeper answers");
@@ -287,9 +196,9 @@ int main(void)
 	/* a session cookie */
 	is_int(http("POST", "/api/v1/login", NULL, "{\"user\": \"oper\", \"password\": \"nope\"}", NULL), 401,
 	       "login with a wrong password: 401");
-	cookie[0] = 0;
+	sv.set_cookie[0] = 0;
 	is_int(http("POST", "/api/v1/login", NULL, "{\"user\": \"oper\", \"password\": \"o-pass\"}", NULL), 200, "login");
-	ok(strstr(cookie, "ejob_session=") && strstr(cookie, "HttpOnly") && strstr(cookie, "SameSite=Strict"),
+	ok(strstr(sv.set_cookie, "ejob_session=") && strstr(sv.set_cookie, "HttpOnly") && strstr(sv.set_cookie, "SameSite=Strict"),
 	   "a session cookie, HttpOnly, SameSite=Strict");
 	is_int(http("POST", "/api/v1/jobs/tr/trigger", "cookie", NULL, &body), 200, "the cookie's operator triggers");
 	ok(strstr(body, "\"writes\"") && strstr(body, "trigger"), "the writes, as `ejobctl trigger --json` says them");
@@ -332,7 +241,7 @@ int main(void)
 	is_int(http("GET", "/api/v1/jobs", "view:v-pass", NULL, &body), 200, "  and reads answer");
 	ok(body && strstr(body, "\"tr\""), "  with the jobs");
 	free(body);
+	tserve_stop(&sv);
 	tzkup_end(&u);
-	kill(sp, SIGTERM);
 	done_testing();
 }

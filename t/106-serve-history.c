@@ -14,10 +14,6 @@
  *   - PostgreSQL frozen (SIGSTOP): 503 after a bounded wait, not a request hanging serve's thread;
  *   - PostgreSQL stopped: 503 with a hint; started again: answers (a new connection).
  * ZooKeeper is not needed: serve answers the history while it is unreachable. */
-#include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,103 +24,18 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <libpq-fe.h>
 
 #include "t/lib/tlib.h"
+#include "t/lib/tpg.h"
 #include "t/lib/tserve.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
 #include "t/tap.h"
 
-#define PGBIN "/usr/lib/postgresql/15/bin"
-
-static char pgdata[600], pgsock[600], conninfo[700];
-static int pgport;
-static pid_t pgpid;
-static uid_t pguid;
-static gid_t pggid;
-
-static void as_postgres(void)
-{
-	if (setgroups(0, NULL) != 0 || setgid(pggid) != 0 || setuid(pguid) != 0) _exit(126);
-}
-
-static void pg_start(void)
-{
-	char port[16];
-	snprintf(port, sizeof port, "%d", pgport);
-	pid_t p = tlib_fork();
-	if (p < 0) BAIL_OUT("fork: %s", strerror(errno));
-	if (p == 0) {
-		setpgid(0, 0);
-		int fd = open("/dev/null", O_RDONLY);
-		if (fd >= 0) dup2(fd, 0);
-		char log[700];
-		snprintf(log, sizeof log, "%s/../postgres.log", pgdata);
-		fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		if (fd >= 0) dup2(fd, 2);
-		as_postgres();
-		execl(PGBIN "/postgres", "postgres", "-D", pgdata, "-p", port, "-k", pgsock, "-c",
-		      "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "log_min_messages=fatal", (char *)NULL);
-		_exit(127);
-	}
-	setpgid(p, p);
-	tlib_untrack(p);
-	tlib_track_group(p);
-	pgpid = p;
-	uint64_t t0 = tlib_now_ms();
-	while (PQping(conninfo) != PQPING_OK) {
-		if (tlib_now_ms() - t0 > 10000) BAIL_OUT("PostgreSQL did not start on port %d", pgport);
-		usleep(20000);
-	}
-}
-
-static void pg_stop(void)
-{
-	kill(pgpid, SIGINT);
-	waitpid(pgpid, NULL, 0);
-	tlib_untrack(pgpid);
-	pgpid = 0;
-}
-
-static PGconn *db;
-
-static void exec_ok(const char *sql)
-{
-	if (!db || PQstatus(db) != CONNECTION_OK) {
-		PQfinish(db);
-		db = PQconnectdb(conninfo);
-	}
-	PGresult *r = PQexec(db, sql);
-	if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)
-		BAIL_OUT("%s: %s", sql, PQerrorMessage(db));
-	PQclear(r);
-}
-
-/* ElasticJob 3.0.x's tables for PostgreSQL (PostgreSQL.properties), as supervisor/sink/events_pg.c
- * creates them */
-static const char ddl[] =
-	"CREATE TABLE IF NOT EXISTS JOB_EXECUTION_LOG (id VARCHAR(40) NOT NULL, job_name VARCHAR(100) NOT NULL, "
-	"task_id VARCHAR(255) NOT NULL, hostname VARCHAR(255) NOT NULL, ip VARCHAR(50) NOT NULL, sharding_item INT NOT "
-	"NULL, execution_source VARCHAR(20) NOT NULL, failure_cause VARCHAR(4000) NULL, is_success BOOLEAN NOT NULL, "
-	"start_time TIMESTAMP NULL, complete_time TIMESTAMP NULL, PRIMARY KEY (id));"
-	"CREATE TABLE IF NOT EXISTS JOB_STATUS_TRACE_LOG (id VARCHAR(40) NOT NULL, job_name VARCHAR(100) NOT NULL, "
-	"original_task_id VARCHAR(255) NOT NULL, task_id VARCHAR(255) NOT NULL, slave_id VARCHAR(50) NOT NULL, source "
-	"VARCHAR(50) NOT NULL, execution_type VARCHAR(20) NOT NULL, sharding_item VARCHAR(100) NOT NULL, state "
-	"VARCHAR(20) NOT NULL, message VARCHAR(4000) NULL, creation_time TIMESTAMP NULL, PRIMARY KEY (id));"
-	"CREATE INDEX IF NOT EXISTS TASK_ID_STATE_INDEX ON JOB_STATUS_TRACE_LOG (task_id, state)";
+static struct tpg pg;
 
 static long long base_ms;
 
-/* epoch ms as the local TIMESTAMP text ElasticJob's JDBC writes */
-static void local(long long ms, char *out, size_t len)
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	localtime_r(&t, &tm);
-	strftime(out, len, "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(out + strlen(out), len - strlen(out), ".%03lld", ms % 1000);
-}
 
 static void utc(long long ms, char *out, size_t len)
 {
@@ -145,8 +56,8 @@ static long long start_of(int i) { return base_ms + (i == 11 ? 10 : i) * 1000LL;
 static void insert(const char *job, const char *id, int i, long long start)
 {
 	char st[40], en[40], sql[1200];
-	local(start, st, sizeof st);
-	local(start + 250, en, sizeof en);
+	tpg_local(start, st, sizeof st);
+	tpg_local(start + 250, en, sizeof en);
 	const char *o = outcome_of(i);
 	snprintf(sql, sizeof sql,
 	         "INSERT INTO job_execution_log (id, job_name, task_id, hostname, ip, sharding_item, execution_source, "
@@ -155,7 +66,7 @@ static void insert(const char *job, const char *id, int i, long long start)
 	         id, job, job, item_of(i), ip_of(i), ip_of(i), item_of(i), !strcmp(o, "failed") ? "'boom'" : "NULL",
 	         !strcmp(o, "ok") ? "true" : "false", st, strcmp(o, "running") ? "'" : "", strcmp(o, "running") ? en : "NULL",
 	         strcmp(o, "running") ? "'" : "");
-	exec_ok(sql);
+	tpg_exec(&pg, sql);
 }
 
 static struct tserve sv;
@@ -212,29 +123,8 @@ static int all_rows(const char *path, int limit, int *pages, int *ordered)
 int main(void)
 {
 	tlib_init(90);
-	struct passwd *pw = getpwnam("postgres");
-	if (!pw || access(PGBIN "/initdb", X_OK) != 0)
-		BAIL_OUT("needs PostgreSQL 15 (" PGBIN ") and its postgres user: tools/install-deps");
-	if (geteuid() != 0) BAIL_OUT("needs root, to run PostgreSQL as the postgres user");
-	pguid = pw->pw_uid;
-	pggid = pw->pw_gid;
-	const char *tmp = tlib_tmpdir();
-	chmod(tmp, 0711);
-	snprintf(pgdata, sizeof pgdata, "%s/pgdata", tmp);
-	snprintf(pgsock, sizeof pgsock, "%s/pgsock", tmp);
-	if (mkdir(pgdata, 0700) != 0 || mkdir(pgsock, 0700) != 0 || chown(pgdata, pguid, pggid) != 0 ||
-	    chown(pgsock, pguid, pggid) != 0)
-		BAIL_OUT("cannot make PostgreSQL's directories in %s: %s", tmp, strerror(errno));
-	const char *initdb[] = { "/usr/sbin/runuser", "-u", "postgres", "--", PGBIN "/initdb", "-D", pgdata, "-A",
-	                         "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync", NULL };
-	char *out = NULL, *err = NULL;
-	int st = tlib_run(initdb, &out, &err);
-	if (st != 0) BAIL_OUT("initdb failed (status 0x%x): %s", st, err ? err : "");
-	free(out), free(err);
-	pgport = tzk_free_port();
-	snprintf(conninfo, sizeof conninfo, "postgresql://postgres@127.0.0.1:%d/postgres?connect_timeout=3", pgport);
-	pg_start();
-	exec_ok(ddl);
+	tpg_start(&pg, "pg");
+	tpg_tables(&pg);
 	base_ms = ((long long)time(NULL) - 3600) * 1000 + 123;
 	char id[64];
 	for (int i = 0; i < NROWS; i++) {
@@ -247,16 +137,16 @@ int main(void)
 	}
 	for (int i = 0; i < 30; i++) {
 		char sql[800], ts[40];
-		local(base_ms + i * 1000LL, ts, sizeof ts);
+		tpg_local(base_ms + i * 1000LL, ts, sizeof ts);
 		static const char *const states[] = { "TASK_STAGING", "TASK_RUNNING", "TASK_FINISHED" };
 		snprintf(sql, sizeof sql,
 		         "INSERT INTO job_status_trace_log (id, job_name, original_task_id, task_id, slave_id, source, "
 		         "execution_type, sharding_item, state, message, creation_time) VALUES ('tr-%02d', 'h', '', "
 		         "'h@-@0,1,2@-@READY@-@10.0.0.1@-@42', '10.0.0.1', 'LITE_EXECUTOR', 'READY', '0,1,2', '%s', '', '%s')",
 		         i, states[i % 3], ts);
-		exec_ok(sql);
+		tpg_exec(&pg, sql);
 	}
-	pass("PostgreSQL 15 on 127.0.0.1:%d with ElasticJob's tables: %d execution rows, 30 trace rows", pgport, NROWS + 5);
+	pass("PostgreSQL 15 on 127.0.0.1:%d with ElasticJob's tables: %d execution rows, 30 trace rows", pg.port, NROWS + 5);
 
 	/* ZooKeeper: nobody listens there; the history does not need it */
 	char zk[64];
@@ -270,7 +160,7 @@ int main(void)
 	json_decref(d);
 	tserve_stop(&sv);
 
-	const char *withpg[] = { "--zk", zk, "--namespace", "t106", "--timeout", "1", "--pg", conninfo, NULL };
+	const char *withpg[] = { "--zk", zk, "--namespace", "t106", "--timeout", "1", "--pg", pg.url, NULL };
 	tserve_start(&sv, "serve", withpg);
 
 	/* the first page and one row's fields */
@@ -322,7 +212,7 @@ int main(void)
 		   "with 3 newer rows written meanwhile, the rest after page one is the %d older rows, none repeated (%zu)",
 		   NROWS - 60, json_array_size(rows));
 		json_decref(d);
-		exec_ok("DELETE FROM job_execution_log WHERE id LIKE 'new-%'");
+		tpg_exec(&pg, "DELETE FROM job_execution_log WHERE id LIKE 'new-%'");
 	}
 
 	/* filters: what the table holds */
@@ -407,7 +297,7 @@ int main(void)
 		         "tracing: {type: RDB, url: \"jdbc:postgresql://127.0.0.1:%d/postgres\", username: postgres,\n"
 		         "          spoolDir: \"@DIR@/spool\"}\n"
 		         "jobs:\n  e2e:\n    type: script\n    cron: \"%s\"\n    shardingTotalCount: 2\n"
-		         "    props: {script.command.line: \"@DIR@/job.sh\"}\n", pgport, cron);
+		         "    props: {script.command.line: \"@DIR@/job.sh\"}\n", pg.port, cron);
 		tsup_config(&a, "a", yaml);
 		snprintf(sh, sizeof sh, "%s/job.sh", a.dir);
 		const char job_sh[] = "#!/bin/sh\n[ \"$EJOB_ITEM\" = 1 ] && exit 3\nexit 0\n";
@@ -445,10 +335,7 @@ int main(void)
 
 	/* PostgreSQL frozen (SIGSTOP: it accepts, never answers): a bounded wait, then 503 */
 	/* the postmaster and every backend (each runs in a session of its own: setsid) */
-	pid_t kids[64];
-	int nk = tsup_children(pgpid, kids, 64);
-	kill(pgpid, SIGSTOP);
-	for (int i = 0; i < nk; i++) kill(kids[i], SIGSTOP);
+	tpg_pause(&pg);
 	uint64_t f0 = tlib_now_ms();
 	d = get("/api/v1/jobs/h/history", &code);
 	uint64_t froze = tlib_now_ms() - f0;
@@ -456,16 +343,14 @@ int main(void)
 	ok(code == 503 && froze < 9000 && strstr(json_string_value(json_object_get(d, "error")) ?: "", "did not answer"),
 	   "PostgreSQL frozen: 503 within %llu ms, saying it did not answer", (unsigned long long)froze);
 	json_decref(d);
-	kill(pgpid, SIGCONT);
-	for (int i = 0; i < nk; i++) kill(kids[i], SIGCONT);
+	tpg_resume(&pg);
 	d = get("/api/v1/jobs/h/history?limit=1", &code);
 	ok(code == 200 && json_array_size(json_object_get(d, "rows")) == 1, "running again: 200");
 	json_decref(d);
 
 	/* PostgreSQL away, and back */
-	PQfinish(db);
-	db = NULL;
-	pg_stop();
+	tpg_close();
+	tpg_stop(&pg);
 	uint64_t t0 = tlib_now_ms();
 	d = get("/api/v1/jobs/h/history", &code);
 	uint64_t took = tlib_now_ms() - t0;
@@ -473,12 +358,12 @@ int main(void)
 	   json_is_string(json_object_get(d, "hint")), "PostgreSQL stopped: 503 saying so, with a hint (in %llu ms)",
 	   (unsigned long long)took);
 	json_decref(d);
-	pg_start();
+	tpg_restart(&pg);
 	d = get("/api/v1/jobs/h/history?limit=1", &code);
 	ok(code == 200 && json_array_size(json_object_get(d, "rows")) == 1, "started again: 200 (a new connection)");
 	json_decref(d);
 
 	tserve_stop(&sv);
-	pg_stop();
+	tpg_stop(&pg);
 	return done_testing();
 }

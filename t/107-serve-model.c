@@ -12,73 +12,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 
 #include "t/lib/tlib.h"
+#include "t/lib/tserve.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
 #include "t/lib/tzkup.h"
 #include "t/tap.h"
 
-#define EJOBCTL BUILT("tools/ejobctl")
-
 static struct tzkup u;
-static int port;
-
-struct buf {
-	char *p;
-	size_t n;
-	int model;
-};
-
-static size_t collect(char *d, size_t sz, size_t nm, void *arg)
-{
-	struct buf *b = arg;
-	char *p = realloc(b->p, b->n + sz * nm + 1);
-	if (!p) return 0;
-	memcpy(p + b->n, d, sz * nm);
-	b->p = p, b->n += sz * nm, p[b->n] = 0;
-	return sz * nm;
-}
-
-static size_t header(char *d, size_t sz, size_t nm, void *arg)
-{
-	if (sz * nm >= 18 && !strncasecmp(d, "X-Ejob-From: model", 18)) ((struct buf *)arg)->model = 1;
-	return sz * nm;
-}
+static struct tserve sv;
 
 /* method path with body (NULL: none): the status; the body in *out (may be NULL), *model: the
  * answer came from the model */
 static long http(const char *method, const char *path, const char *body, char **out, int *model)
 {
-	CURL *h = curl_easy_init();
-	char url[512];
-	snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
-	struct buf b = { 0 };
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header);
-	curl_easy_setopt(h, CURLOPT_HEADERDATA, &b);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, 20L);
-	struct curl_slist *hd = curl_slist_append(NULL, "Expect:");
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
-	if (body) {
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-	}
-	long code = -1;
-	if (curl_easy_perform(h) == CURLE_OK) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-	curl_slist_free_all(hd);
-	curl_easy_cleanup(h);
-	if (model) *model = b.model;
-	if (out) *out = b.p ? b.p : strdup("");
-	else free(b.p);
+	long code = tserve_http(&sv, method, path, NULL, NULL, body, out);
+	if (model) *model = sv.from_model;
 	return code;
 }
 
@@ -154,17 +107,6 @@ static const char *field_now(const char *name, const char *key, char *buf, size_
 	return buf;
 }
 
-static char serve_out[600];
-static int listening(void *arg)
-{
-	(void)arg;
-	char *t = tsup_slurp(serve_out);
-	const char *p = t ? strstr(t, "listening on http://127.0.0.1:") : NULL;
-	if (p) port = atoi(p + strlen("listening on http://127.0.0.1:"));
-	free(t);
-	return port > 0;
-}
-
 static int model_answers(void *arg)
 {
 	(void)arg;
@@ -176,7 +118,6 @@ static int model_answers(void *arg)
 int main(void)
 {
 	tlib_init(120);
-	curl_global_init(CURL_GLOBAL_DEFAULT);
 	tzkup_start(&u, 200, "t107", 4000);
 	const char *sh = tsup_rec_script();
 	char jobs[2048];
@@ -191,15 +132,8 @@ int main(void)
 	ok(tzkup_wait_registered(&u, "op", s[0].id, 0, 15000) && tzkup_wait_registered(&u, "op", s[1].id, 0, 15000) &&
 	   tzkup_wait_registered(&u, "tr", s[1].id, 0, 15000), "two supervisors have both jobs");
 
-	snprintf(serve_out, sizeof serve_out, "%s/serve.out", tlib_tmpdir());
-	pid_t sp = tlib_fork();
-	if (sp == 0) {
-		if (!freopen(serve_out, "w", stdout)) _exit(127);
-		dup2(1, 2);
-		execl(EJOBCTL, EJOBCTL, "serve", "--listen", "127.0.0.1:0", "--zk", u.connect, "--namespace", u.ns, (char *)NULL);
-		_exit(127);
-	}
-	if (!tlib_wait_for(listening, NULL, 10000)) BAIL_OUT("ejobctl serve does not listen");
+	const char *args[] = { "--zk", u.connect, "--namespace", u.ns, NULL };
+	tserve_start(&sv, "serve", args);
 	ok(tlib_wait_for(model_answers, NULL, 10000), "the model answers GET /api/v1/jobs (X-Ejob-From: model)");
 	check_same("at the start");
 
@@ -257,7 +191,7 @@ int main(void)
 	json_decref(jd);
 	free(job), free(newcfg);
 
-	kill(sp, SIGTERM);
+	tserve_stop(&sv);
 	tsup_stop(&s[0], SIGTERM, 10000);
 	tzkup_end(&u);
 	done_testing();

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <libpq-fe.h>
+
 #include "t/lib/tlib.h"
 #include "t/lib/tpg.h"
 #include "t/lib/tserve.h"
@@ -29,27 +31,33 @@ static struct tzkup u;
 static struct tserve sv;
 static struct tpg pg;
 
-/* epoch ms as the local TIMESTAMP text ElasticJob's JDBC writes */
-static void local(long long ms, char *out, size_t len)
+static PGconn *db;
+
+/* the first column of the first row of a query, -1 if none (a connection of this test's own) */
+static long num(const char *sql)
 {
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	localtime_r(&t, &tm);
-	strftime(out, len, "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(out + strlen(out), len - strlen(out), ".%03lld", ms % 1000);
+	if (!db || PQstatus(db) != CONNECTION_OK) {
+		PQfinish(db);
+		db = PQconnectdb(pg.url);
+	}
+	PGresult *r = PQexec(db, sql);
+	long v = -1;
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0 && !PQgetisnull(r, 0, 0)) v = atol(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return v;
 }
 
 int main(void)
 {
 	tlib_init(180);
 	tbrowser_require();
-	tpg_start(&pg);
-	tpg_exec(&pg, tpg_elasticjob_ddl);
+	tpg_start(&pg, "pg");
+	tpg_tables(&pg);
 	long long base = ((long long)time(NULL) / 60 - 120) * 60000;   /* a whole minute, two hours ago */
 	for (int i = 0; i < 60; i++) {
 		char st[40], en[40], sql[1200];
-		local(base + i * 60000LL, st, sizeof st);
-		local(base + i * 60000LL + 250 + i * 10, en, sizeof en);
+		tpg_local(base + i * 60000LL, st, sizeof st);
+		tpg_local(base + i * 60000LL + 250 + i * 10, en, sizeof en);
 		int bad = i % 5 == 0;
 		char cause[128] = "NULL";
 		if (bad) snprintf(cause, sizeof cause, "'failed (exit 1)\nlast output:\nold line %d\n'", i);
@@ -74,7 +82,7 @@ int main(void)
 	for (int i = 0; i < 2; i++)
 		if (!tzkup_wait_registered(&u, "flaky", s[i].id, 0, 20000)) BAIL_OUT("%s did not register flaky", s[i].id);
 	uint64_t end = tlib_now_ms() + 30000;
-	while (tpg_num(&pg, "SELECT count(*) FROM job_execution_log WHERE job_name = 'flaky' AND complete_time IS NOT NULL") < 12 &&
+	while (num("SELECT count(*) FROM job_execution_log WHERE job_name = 'flaky' AND complete_time IS NOT NULL") < 12 &&
 	       tlib_now_ms() < end)
 		usleep(200000);
 	char *out = NULL, *err = NULL;
@@ -84,8 +92,8 @@ int main(void)
 	end = tlib_now_ms() + 20000;
 	while (tlib_now_ms() < end) {
 		usleep(3000000);
-		m = tpg_num(&pg, "SELECT count(*) FROM job_execution_log WHERE job_name = 'flaky'");
-		if (m == n && tpg_num(&pg, "SELECT count(*) FROM job_execution_log WHERE complete_time IS NULL") == 0) break;
+		m = num("SELECT count(*) FROM job_execution_log WHERE job_name = 'flaky'");
+		if (m == n && num("SELECT count(*) FROM job_execution_log WHERE complete_time IS NULL") == 0) break;
 		n = m;
 	}
 	ok(n >= 12, "flaky ran %ld items, written by the supervisors' tracing, then was disabled", n);
@@ -110,6 +118,8 @@ int main(void)
 	tserve_stop(&sv);
 	for (int i = 0; i < 2; i++) tsup_stop(&s[i], SIGTERM, 10000);
 	tzkup_end(&u);
+	PQfinish(db);
+	tpg_close();
 	tpg_stop(&pg);
 	return done_testing();
 }

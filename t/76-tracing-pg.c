@@ -10,15 +10,12 @@
  *     ElasticJob's messages; an all-ok fire ends TASK_FINISHED;
  *   - PostgreSQL stopped during fires and started again: every run has exactly one row, all
  *     written when it is back;
- *   - PostgreSQL stopped with SIGSTOP (it accepts, never answers): fires stay on time, and every
- *     row arrives once it runs again;
+ *   - PostgreSQL stopped with SIGSTOP, the postmaster and every backend (it accepts, never
+ *     answers, the sink's open connection neither): fires stay on time, and every row arrives
+ *     once it runs again;
  *   - failover (ZooKeeper, two supervisors, failover: true): the item of a supervisor killed with
  *     SIGKILL runs on the other, whose row says execution_source FAILOVER, as its history line does. */
-#include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,62 +28,13 @@
 #include <libpq-fe.h>
 
 #include "t/lib/tlib.h"
+#include "t/lib/tpg.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
 #include "t/lib/tzkup.h"
 #include "t/tap.h"
 
-#define PGBIN "/usr/lib/postgresql/15/bin"
-
-static char pgdata[600], pgsock[600], conninfo[700];
-static int pgport;
-static pid_t pgpid;
-static uid_t pguid;
-static gid_t pggid;
-
-static void as_postgres(void)
-{
-	if (setgroups(0, NULL) != 0 || setgid(pggid) != 0 || setuid(pguid) != 0) _exit(126);
-}
-
-static void pg_start(void)
-{
-	char port[16];
-	snprintf(port, sizeof port, "%d", pgport);
-	pid_t p = tlib_fork();
-	if (p < 0) BAIL_OUT("fork: %s", strerror(errno));
-	if (p == 0) {
-		setpgid(0, 0);
-		int fd = open("/dev/null", O_RDONLY);
-		if (fd >= 0) dup2(fd, 0);
-		char log[700];          /* opened as root: postgres may not create files in the tmpdir */
-		snprintf(log, sizeof log, "%s/../postgres.log", pgdata);
-		fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		if (fd >= 0) dup2(fd, 2);
-		as_postgres();
-		execl(PGBIN "/postgres", "postgres", "-D", pgdata, "-p", port, "-k", pgsock, "-c",
-		      "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "log_min_messages=fatal", (char *)NULL);
-		_exit(127);
-	}
-	setpgid(p, p);
-	tlib_untrack(p);
-	tlib_track_group(p);        /* its backends too, stopped or not */
-	pgpid = p;
-	uint64_t t0 = tlib_now_ms();
-	while (PQping(conninfo) != PQPING_OK) {
-		if (tlib_now_ms() - t0 > 10000) BAIL_OUT("PostgreSQL did not start on port %d", pgport);
-		usleep(20000);
-	}
-}
-
-/* a fast shutdown (SIGINT), waited for */
-static void pg_stop(void)
-{
-	kill(pgpid, SIGINT);
-	waitpid(pgpid, NULL, 0);
-	tlib_untrack(pgpid);
-	pgpid = 0;
-}
+static struct tpg pg;
 
 static PGconn *db;
 
@@ -94,13 +42,13 @@ static PGresult *q(const char *sql)
 {
 	if (!db || PQstatus(db) != CONNECTION_OK) {
 		if (db) PQfinish(db);
-		db = PQconnectdb(conninfo);
+		db = PQconnectdb(pg.url);
 	}
 	PGresult *r = PQexec(db, sql);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK && PQstatus(db) != CONNECTION_OK) {
 		PQclear(r);     /* the server was restarted since: once more on a new connection */
 		PQfinish(db);
-		db = PQconnectdb(conninfo);
+		db = PQconnectdb(pg.url);
 		r = PQexec(db, sql);
 	}
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
@@ -227,7 +175,7 @@ static void failover_rows(void)
 	/* the supervisor: section's keys, then (closing it) a tracing: section of its own */
 	snprintf(sup, sizeof sup, "workers: 2, history: {file: \"@DIR@/history.jsonl\"}}\n"
 	         "tracing: {type: RDB, url: \"jdbc:postgresql://127.0.0.1:%d/postgres\", username: postgres, "
-	         "spoolDir: \"@DIR@/spool\"", pgport);
+	         "spoolDir: \"@DIR@/spool\"", pg.port);
 	tzkup_config(&u, &x, "fx", sup, jobs);
 	tzkup_config(&u, &y, "fy", sup, jobs);
 	tzkup_run(&u, &x, "127.0.0.7");
@@ -290,7 +238,7 @@ static void create_together(void)
 	         "          spoolDir: \"@DIR@/spool\"}\n"
 	         "jobs:\n"
 	         "  t: {type: script, cron: \"%s\", shardingTotalCount: 2, props: {script.command.line: /bin/true}}\n",
-	         pgport, cron);
+	         pg.port, cron);
 	const char *args[] = { "--standalone", NULL };
 	for (int i = 0; i < NSUP; i++) {
 		snprintf(name, sizeof name, "c%d", i);
@@ -298,7 +246,7 @@ static void create_together(void)
 		if (tsup_start(&s[i], args) <= 0) BAIL_OUT("cannot start supervisor %s", name);
 	}
 	char c2[700];
-	snprintf(c2, sizeof c2, "postgresql://postgres@127.0.0.1:%d/together?connect_timeout=3", pgport);
+	snprintf(c2, sizeof c2, "postgresql://postgres@127.0.0.1:%d/together?connect_timeout=3", pg.port);
 	PGconn *t = PQconnectdb(c2);
 	long long rows = -1, tasks = -1;
 	for (uint64_t end = tlib_now_ms() + 10000; tlib_now_ms() < end; usleep(100000)) {
@@ -332,33 +280,9 @@ static void create_together(void)
 int main(void)
 {
 	tlib_init(60);
-	struct passwd *pw = getpwnam("postgres");
-	if (!pw || access(PGBIN "/initdb", X_OK) != 0)
-		BAIL_OUT("needs PostgreSQL 15 (" PGBIN ") and its postgres user: tools/install-deps");
-	if (geteuid() != 0) BAIL_OUT("needs root, to run PostgreSQL as the postgres user");
-	pguid = pw->pw_uid;
-	pggid = pw->pw_gid;
-
-	/* PostgreSQL's own directories, owned by postgres, under the test's tmpdir */
-	const char *tmp = tlib_tmpdir();
-	chmod(tmp, 0711);
-	snprintf(pgdata, sizeof pgdata, "%s/pgdata", tmp);
-	snprintf(pgsock, sizeof pgsock, "%s/pgsock", tmp);
-	if (mkdir(pgdata, 0700) != 0 || mkdir(pgsock, 0700) != 0 || chown(pgdata, pguid, pggid) != 0 ||
-	    chown(pgsock, pguid, pggid) != 0)
-		BAIL_OUT("cannot make PostgreSQL's directories in %s: %s", tmp, strerror(errno));
-	const char *initdb[] = { "/usr/sbin/runuser", "-u", "postgres", "--", PGBIN "/initdb", "-D", pgdata, "-A",
-	                         "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync", NULL };
-	char *out = NULL, *err = NULL;
-	int st = tlib_run(initdb, &out, &err);
-	if (st != 0) BAIL_OUT("initdb failed (status 0x%x): %s", st, err ? err : "");
-	free(out);
-	free(err);
-	pgport = tzk_free_port();
-	snprintf(conninfo, sizeof conninfo, "postgresql://postgres@127.0.0.1:%d/postgres?connect_timeout=3", pgport);
-	pg_start();
-	pass("PostgreSQL 15 runs on 127.0.0.1:%d", pgport);
-	db = PQconnectdb(conninfo);
+	tpg_start(&pg, "pg");
+	pass("PostgreSQL 15 runs on 127.0.0.1:%d", pg.port);
+	db = PQconnectdb(pg.url);
 	create_together();
 
 	/* jobs: h fires once (ok, failed and retried, timed out and retried), g fires once (all ok),
@@ -389,7 +313,7 @@ int main(void)
 	         "    cron: \"* * * * * ?\"\n"
 	         "    shardingTotalCount: 1\n"
 	         "    props: {script.command.line: \"/usr/bin/env OUT=@DIR@/oruns @DIR@/job.sh\"}\n",
-	         pgport, cron_once, cron_once);
+	         pg.port, cron_once, cron_once);
 	tsup_config(&a, "a", yaml);
 	char sh[700], oruns[700], spool[700];
 	snprintf(sh, sizeof sh, "%s/job.sh", a.dir);
@@ -478,7 +402,7 @@ int main(void)
 
 	/* ---- PostgreSQL stopped during fires, started again ------------------------------------ */
 	static long long fire[4096], late[4096];
-	pg_stop();
+	tpg_stop(&pg);
 	int before = read_runs(oruns, fire, late, 4096);
 	char want[16];
 	snprintf(want, sizeof want, "%d", before + 3);
@@ -487,14 +411,16 @@ int main(void)
 	struct stat sst;
 	ok(stat(spool, &sst) == 0 && sst.st_size > 0, "  its rows wait in the spool (%lld bytes)",
 	   (long long)(stat(spool, &sst) == 0 ? sst.st_size : -1));
-	pg_start();
+	tpg_restart(&pg);
 	int runs = read_runs(oruns, fire, late, 4096);
 	w.sql = "SELECT count(*) FROM job_execution_log WHERE job_name = 'o' AND complete_time IS NOT NULL";
 	w.want = runs;
 	ok(tlib_wait_for(q_reaches, &w, 6000), "started again: the spooled rows arrive (%d runs so far)", runs);
 
 	/* ---- PostgreSQL stopped with SIGSTOP: it accepts and never answers --------------------- */
-	kill(-pgpid, SIGSTOP);
+	/* the postmaster and every backend: the sink's open connection too (the postmaster alone
+	 * left it answering, and the rows went on arriving while "stuck") */
+	tpg_pause(&pg);
 	before = read_runs(oruns, fire, late, 4096);
 	snprintf(want, sizeof want, "%d", before + 5);
 	ok(tlib_wait_for(runs_at_least, ra, 8000), "PostgreSQL stuck: o still fires (5 more runs)");
@@ -502,12 +428,12 @@ int main(void)
 	long long worst = 0;
 	for (int i = before; i < n2; i++) worst = late[i] > worst ? late[i] : worst;
 	ok(worst < 500, "  each on time (the latest started %lld ms after its fire time)", worst);
-	kill(-pgpid, SIGCONT);
+	tpg_resume(&pg);
 	runs = read_runs(oruns, fire, late, 4096);
 	w.want = runs;
 	ok(tlib_wait_for(q_reaches, &w, 12000), "PostgreSQL runs again: the rows arrive (%d runs so far)", runs);
 
-	st = tsup_stop(&a, SIGTERM, 15000);
+	int st = tsup_stop(&a, SIGTERM, 15000);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the supervisor stops cleanly (status 0x%x)", st);
 	runs = read_runs(oruns, fire, late, 4096);
 	is_int((int)q_int("SELECT count(*) FROM job_execution_log WHERE job_name = 'o'"), runs,
@@ -523,20 +449,20 @@ int main(void)
 	ok(stat(spool, &sst) == 0 && sst.st_size == 0, "the spool is empty again");
 
 	/* ejobctl history reads the same rows */
-	out = err = NULL;
-	const char *hargv[] = { BUILT("tools/ejobctl"), "history", "o", "--pg", conninfo, "--json", NULL };
+	char *out = NULL, *err = NULL;
+	const char *hargv[] = { BUILT("tools/ejobctl"), "history", "o", "--pg", pg.url, "--json", NULL };
 	st = tlib_run(hargv, &out, &err);
 	int nexec = 0;
 	for (const char *p = out; p && (p = strstr(p, "\"outcome\":\"ok\"")); p++) nexec++;
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && nexec == runs, "ejobctl history o --pg: every run, each ok (%d of %d)",
 	   nexec, runs);
 	free(out), free(err);
-	const char *fargv[] = { BUILT("tools/ejobctl"), "history", "o", "--pg", conninfo, "--failed", "--json", NULL };
+	const char *fargv[] = { BUILT("tools/ejobctl"), "history", "o", "--pg", pg.url, "--failed", "--json", NULL };
 	st = tlib_run(fargv, &out, &err);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && out && strstr(out, "\"executions\":[]"), "  --failed: none of them");
 	free(out), free(err);
 	failover_rows();
 	if (db) PQfinish(db);
-	pg_stop();
+	tpg_stop(&pg);
 	return done_testing();
 }

@@ -154,5 +154,29 @@ void ctl_last_json(struct jw *w, const struct snap_item *it)
 	jw_key(w, "consecutiveFailures"), jw_int(w, r->failures);
 	ms_or_null(w, "lastSuccessMs", r->ok_ms ? (int64_t)r->ok_ms : -1);
 	jw_key(w, "source"), jw_str(w, *r->source ? r->source : NULL);
+	jw_key(w, "error"), jw_str(w, r->error);
+	jw_key(w, "tail"), jw_str(w, r->tail);
+	jw_end(w);
+}
+
+void ctl_failing_json(struct jw *w, const struct snap_job *j)
+{
+	int total = j->conf ? (int)j->conf->sharding_total_count : 0;
+	jw_key(w, "failing"), jw_arr(w);
+	for (int k = 0; k < j->nitems; k++) {
+		const struct snap_item *it = &j->items[k];
+		const struct lastrun *r = &it->last;
+		/* the items ctl_job_health counts as failing */
+		if (!it->has_last || it->item >= total || !lastrun_is_failure(r->outcome)) continue;
+		jw_obj(w);
+		jw_key(w, "item"), jw_int(w, it->item);
+		jw_key(w, "instance"), jw_str(w, r->instance);
+		jw_key(w, "outcome"), jw_str(w, r->outcome);
+		jw_key(w, "endMs"), jw_int(w, (long long)r->end_ms);
+		jw_key(w, "consecutiveFailures"), jw_int(w, r->failures);
+		jw_key(w, "error"), jw_str(w, r->error);
+		jw_key(w, "tail"), jw_str(w, r->tail);
+		jw_end(w);
+	}
 	jw_end(w);
 }

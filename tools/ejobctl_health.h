@@ -36,7 +36,12 @@ void ctl_job_health(const struct snap_job *j, int64_t now_ms, struct ctl_health 
  * 8601), failingItems. */
 void ctl_health_json(struct jw *w, const struct ctl_health *h);
 /* An item's "last" key: its record as an object (fireId, outcome, endMs, end, instance, attempt,
- * consecutiveFailures, lastSuccessMs, source), or null. */
+ * consecutiveFailures, lastSuccessMs, source, error, tail: the last two null for an ok one), or
+ * null. */
 void ctl_last_json(struct jw *w, const struct snap_item *it);
+/* The job's "failing" key: an array of the items whose last execution failed (those that
+ * failingItems counts), each {item, instance, outcome, endMs, consecutiveFailures, error, tail};
+ * [] when none. */
+void ctl_failing_json(struct jw *w, const struct snap_job *j);
 
 #endif

@@ -197,6 +197,7 @@ void ctl_jobs_json(const struct ctl *c, FILE *out, const struct snap_job *const 
 		else jw_null(&w);
 		ctl_job_health(j, now_ms, &h);
 		ctl_health_json(&w, &h);
+		ctl_failing_json(&w, j);
 		int64_t next = snap_next_fire(j, iso, sizeof iso);
 		jw_key(&w, "nextFire"), jw_str(&w, next >= 0 ? iso : NULL);
 		jw_key(&w, "nextFireEpoch");

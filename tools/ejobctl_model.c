@@ -3,7 +3,10 @@
  * Threads: the model's own (connects, reads, swaps the table), ZooKeeper's completion thread (the
  * watcher: marks what changed, under mu), and serve's request threads (render under rw's read
  * lock, the cache under cmu; model_sync). Lock order: cmu, then rw; mu is taken alone. The model's
- * thread never holds rw or cmu across a ZooKeeper call. */
+ * thread never holds rw or cmu across a ZooKeeper call.
+ * What a pass swapped in is told to the hook given (serve's feed of changes,
+ * tools/ejobctl_serve_changes.h) with the snapshot it replaced, after the swap and before the
+ * pass counts as done, holding no lock of the model's. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -33,6 +36,9 @@ struct model {
 	char msg[1024];
 	char *hosts, *ns, *digest;
 	pthread_t th;
+	model_change_fn *changed;   /* told what a pass saw change (NULL: nobody) */
+	void *changed_ctx;
+	int told;                   /* the first build is done: later passes tell (the thread's own) */
 
 	pthread_mutex_t mu;         /* guards what follows, to cmu */
 	pthread_cond_t cv;          /* the thread's work, a sync's pass, a session's state */
@@ -185,7 +191,8 @@ static int cmp_mjob(const void *a, const void *b)
 static struct mjob *find(model_t *m, const char *name)
 {
 	struct mjob key = { .name = (char *)name };
-	return bsearch(&key, m->jobs, (size_t)m->njobs, sizeof *m->jobs, cmp_mjob);
+	/* no table yet (NULL): bsearch may not be given it, even for 0 elements (UBSan stops serve) */
+	return m->njobs ? bsearch(&key, m->jobs, (size_t)m->njobs, sizeof *m->jobs, cmp_mjob) : NULL;
 }
 
 static void snap_drop(struct snap_job *j)
@@ -254,7 +261,8 @@ static int pass(model_t *m, int all)
 	}
 	/* swap: the new table (ns) or the new snapshots in the old one */
 	struct snap_job **fresh = calloc((size_t)nread + 1, sizeof *fresh);
-	CTL_NEED(fresh);
+	struct mjob *swapped = calloc((size_t)nread + 1, sizeof *swapped);   /* where fresh[i] went: the table's */
+	CTL_NEED(fresh && swapped);
 	for (int i = 0; i < nread; i++) {
 		CTL_NEED(fresh[i] = malloc(sizeof **fresh));
 		*fresh[i] = got[i];
@@ -281,10 +289,21 @@ static int pass(model_t *m, int all)
 			struct snap_job *x = m->jobs[k].snap;
 			m->jobs[k].snap = fresh[i];
 			fresh[i] = x;
+			swapped[i] = m->jobs[k];
 		}
 	}
 	m->gen++;
 	pthread_rwlock_unlock(&m->rw);
+	/* what changed, told before the pass counts as done; the table is this thread's to read (only
+	 * it writes), so no lock: fresh[i] is now the snapshot before, the table's the one after */
+	if (m->changed && m->told) {
+		int64_t now = ctl_now_ms();
+		for (int i = 0; i < nread; i++)
+			if (swapped[i].name) m->changed(m->changed_ctx, swapped[i].name, fresh[i], swapped[i].snap, now);
+		for (int i = 0; i < nold; i++)   /* gone from the namespace: their snapshots were not carried over */
+			if (old[i].snap) m->changed(m->changed_ctx, old[i].name, old[i].snap, NULL, now);
+	}
+	free(swapped);
 	for (int i = 0; i < nread; i++) snap_drop(fresh[i]);
 	free(fresh);
 	for (int i = 0; i < nold; i++) free(old[i].name), snap_drop(old[i].snap);
@@ -334,6 +353,7 @@ static void *run(void *arg)
 				m->built = 1;
 				pthread_mutex_unlock(&m->mu);
 				all = 0;
+				m->told = 1;   /* a rebuild after an expired session tells what differs */
 			}
 		}
 		pthread_mutex_lock(&m->mu);
@@ -346,10 +366,11 @@ static void *run(void *arg)
 
 /* ---- the interface ------------------------------------------------------------------------- */
 
-model_t *model_start(const struct ctl *c)
+model_t *model_start(const struct ctl *c, model_change_fn *changed, void *ctx)
 {
 	model_t *m = calloc(1, sizeof *m);
 	if (!m) return NULL;
+	m->changed = changed, m->changed_ctx = ctx;
 	m->hosts = strdup(c->hosts);
 	m->ns = strdup(c->ns);
 	m->digest = c->digest ? strdup(c->digest) : NULL;

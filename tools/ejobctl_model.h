@@ -14,14 +14,25 @@
 #define EJOB_EJOBCTL_MODEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tools/ejobctl_zk.h"
 
 typedef struct model model_t;
 
-/* Start keeping the model of c's cluster (hosts, namespace, digest are copied). NULL if out of
- * memory or the thread cannot start. The first build runs in the background. */
-model_t *model_start(const struct ctl *c);
+/* What the model saw change, told at its swap (on its thread, outside its locks, before the pass
+ * counts as done: model_sync returns after it): job's snapshot before and after (NULL: not a
+ * child of the namespace), for each job a pass read again, and for each child gone. The first
+ * build tells nothing (there is no before); a rebuild after the session expired tells every job
+ * (the hook finds what differs). The snapshots are valid during the call only. */
+struct snap_job;
+typedef void model_change_fn(void *ctx, const char *job, const struct snap_job *before,
+                             const struct snap_job *after, int64_t now_ms);
+
+/* Start keeping the model of c's cluster (hosts, namespace, digest are copied); changed (may be
+ * NULL) is told what changed, with ctx. NULL if out of memory or the thread cannot start. The
+ * first build runs in the background. */
+model_t *model_start(const struct ctl *c, model_change_fn *changed, void *ctx);
 void model_stop(model_t *m);
 
 /* `ejobctl jobs --json`'s document from the model (malloc'd, *len bytes, NUL-terminated), or NULL

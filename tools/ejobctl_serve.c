@@ -20,6 +20,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
+#include "ipc/version.h"
 #include "tools/ejobctl.h"
 #include "tools/ejobctl_api.h"
 #include "tools/ejobctl_serve_int.h"
@@ -346,6 +347,21 @@ static enum MHD_Result login(struct MHD_Connection *con, struct srv_req *q)
 	return srv_send_json(con, 200, o, cookie);
 }
 
+/* GET /api/v1/me: who asks, and what this serve has (--auth: a logout means something; --pg: the
+ * history) */
+static enum MHD_Result me(struct MHD_Connection *con, const struct who *w)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "user", json_string(w->user));
+	json_object_set_new(o, "role", json_string(srv_role_name(w->role)));
+	json_object_set_new(o, "auth", json_boolean(SRV.users != NULL));
+	json_object_set_new(o, "history", json_boolean(SRV.pg != NULL));
+	json_object_set_new(o, "namespace", json_string(SRV.c.ns));
+	json_object_set_new(o, "zookeeper", json_string(SRV.c.hosts));
+	json_object_set_new(o, "version", json_string(EJOB_VERSION));
+	return srv_send_json(con, 200, o, NULL);
+}
+
 /* the answer to q (srv_req_parse's) from w, under SRV.big: 403 if w's role is short of what q needs, then
  * q's refusal, then the endpoint */
 static enum MHD_Result route(struct MHD_Connection *con, const char *method, const char *url, struct srv_req *q,
@@ -437,6 +453,13 @@ static enum MHD_Result request(struct MHD_Connection *con, const char *method, c
 		return srv_send_text(con, 200, "application/json", "{}\n",
 		                 "ejob_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
 	}
+	/* from memory, under no lock of serve's: neither waits on ZooKeeper */
+	if (p->ep == EP_ME) return me(con, &w);
+	if (p->ep == EP_CHANGES) {
+		json_t *doc = changes_json(SRV.changes, p->since, p->limit);
+		if (!doc) ctl_oom();
+		return srv_send_json(con, 200, doc, NULL);
+	}
 	if (p->ep == EP_JOBS && SRV.model) {
 		size_t len;
 		char *doc = model_jobs_json(SRV.model, &len);
@@ -473,11 +496,14 @@ static enum MHD_Result request(struct MHD_Connection *con, const char *method, c
 	json_decref(srv_audit_result);
 	srv_audit_result = NULL;
 	res = route(con, method, url, p, &w);
-	if (p->write) audit(con, &w, method, url, q, last_code);
+	unsigned code = last_code;
+	if (p->write) audit(con, &w, method, url, q, code);
 	pthread_mutex_unlock(&SRV.big);
 	/* read-your-writes: the response goes out after this returns, once the model saw the write */
 	if (p->write && SRV.model && model_sync(SRV.model, 10000) < 0)
 		fprintf(stderr, "ejobctl serve: the model did not catch up with %s %s within 10 s; reads may lag\n", method, url);
+	/* in the feed after what the model saw of it (its pass told it before model_sync returned) */
+	if (p->write) changes_audit(SRV.changes, w.user, p->job, p->item, p->instance, method, url, code);
 	return res;
 }
 

@@ -45,13 +45,14 @@ char *srv_audit_read(int limit);
 struct ctl;
 int srv_metrics(struct ctl *c, FILE *f);
 
-/* GET /api/v1/jobs/{job}/history and /trace (ejobctl_serve_pg.c): a page of JOB_EXECUTION_LOG or
- * JOB_STATUS_TRACE_LOG from the PostgreSQL at url (--pg; NULL: none), newest first. The query's
+/* GET /api/v1/jobs/{job}/history and /trace, and GET /api/v1/history and /trace over every job
+ * (ejobctl_serve_pg.c): a page of JOB_EXECUTION_LOG or JOB_STATUS_TRACE_LOG from the PostgreSQL at
+ * url (--pg; NULL: none), newest first. The query's
  * parameters as given (NULL: not given); they are checked here. 200 with *doc (json_decref it), or
  * the HTTP status (400 a bad parameter, 503 no --pg or PostgreSQL away, 500 a failed query) with
  * err and *hint (may be NULL). */
 struct srv_pgq {
-	const char *job;
+	const char *job;            /* NULL: every job */
 	int trace;                  /* JOB_STATUS_TRACE_LOG, else JOB_EXECUTION_LOG */
 	const char *item, *outcome; /* history: sharding_item; ok, failed, running */
 	const char *state, *task;   /* trace: state (TASK_STAGING, ...); task_id */

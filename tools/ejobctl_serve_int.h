@@ -13,6 +13,7 @@
 
 #include "tools/ejobctl_model.h"
 #include "tools/ejobctl_serve.h"
+#include "tools/ejobctl_serve_changes.h"
 #include "tools/ejobctl_serve_req.h"
 #include "tools/ejobctl_zk.h"
 
@@ -23,6 +24,7 @@ struct serve {
 	const char *pg;             /* --pg URL: the history's PostgreSQL; NULL: none */
 	time_t last_try;            /* the last connect attempt (at most one a second) */
 	model_t *model;             /* GET /api/v1/jobs's answers; NULL with --no-model */
+	changes_t *changes;         /* GET /api/v1/changes's feed, from the model; NULL with --no-model */
 	pthread_mutex_t big;        /* the session and c's buffers: one command at a time */
 	pthread_mutex_t auth_mu;    /* users' checks (crypt's buffer) and the sessions' table */
 };

@@ -156,7 +156,7 @@ int ejobctl_serve(int argc, char **argv)
 	char why[1024];
 	if (!srv_session_ok(why, sizeof why))
 		fprintf(stderr, "ejobctl serve: %s; serving anyway (503 until it answers)\n", why);
-	if (!no_model && !(SRV.model = model_start(c))) {
+	if (!no_model && (!(SRV.changes = changes_new()) || !(SRV.model = model_start(c, changes_job, SRV.changes)))) {
 		fprintf(stderr, "ejobctl serve: cannot start the model's thread: %s\n", strerror(errno));
 		return 1;
 	}
@@ -199,6 +199,7 @@ int ejobctl_serve(int argc, char **argv)
 	while (sigwait(&sigs, &sig)) {}
 	MHD_stop_daemon(d);
 	model_stop(SRV.model);
+	changes_free(SRV.changes);
 	if (c->zh) zookeeper_close(c->zh);
 	srv_users_free(SRV.users);
 	free(certpem);

@@ -188,7 +188,7 @@ static json_t *col_ms(PGresult *r, int i, int c)
 static const char sql_history[] =
 	"SELECT id, job_name, task_id, hostname, ip, sharding_item, execution_source, failure_cause, is_success, "
 	TS("start_time") ", " TS("complete_time") ", to_char(" KEY("start_time") ", 'YYYY-MM-DD HH24:MI:SS.US') "
-	"FROM job_execution_log WHERE job_name = $1 "
+	"FROM job_execution_log WHERE ($1::text IS NULL OR job_name = $1::text) "
 	"AND ($2::int IS NULL OR sharding_item = $2::int) AND ($3::text IS NULL OR ip = $3::text) "
 	"AND ($4::text IS NULL OR ($4::text = 'running' AND complete_time IS NULL) OR ($4::text = 'ok' AND complete_time "
 	"IS NOT NULL AND is_success) OR ($4::text = 'failed' AND complete_time IS NOT NULL AND NOT is_success)) "
@@ -199,7 +199,7 @@ static const char sql_history[] =
 static const char sql_trace[] =
 	"SELECT id, job_name, original_task_id, task_id, slave_id, source, execution_type, sharding_item, state, message, "
 	TS("creation_time") ", to_char(" KEY("creation_time") ", 'YYYY-MM-DD HH24:MI:SS.US') "
-	"FROM job_status_trace_log WHERE job_name = $1 "
+	"FROM job_status_trace_log WHERE ($1::text IS NULL OR job_name = $1::text) "
 	"AND ($2::text IS NULL OR state = $2::text) AND ($3::text IS NULL OR slave_id = $3::text) "
 	"AND ($4::text IS NULL OR task_id = $4::text) "
 	"AND ($5::timestamp IS NULL OR creation_time >= $5::timestamp) AND ($6::timestamp IS NULL OR creation_time < "
@@ -338,7 +338,7 @@ unsigned srv_pg_query(const char *url, const struct srv_pgq *q, struct json_t **
 	if (more) n = (int)limit;
 	for (int i = 0; i < n; i++) json_array_append_new(rows, q->trace ? trace_row(res, i) : history_row(res, i));
 	json_t *o = json_object();
-	json_object_set_new(o, "job", json_string(q->job));
+	json_object_set_new(o, "job", q->job ? json_string(q->job) : json_null());
 	json_object_set_new(o, "table", json_string(q->trace ? "JOB_STATUS_TRACE_LOG" : "JOB_EXECUTION_LOG"));
 	json_object_set_new(o, "rows", rows);
 	if (more) {

@@ -247,12 +247,15 @@ static int job_name_ok(const char *s)
 	return *s && strlen(s) <= CONF_MAX_NAME_BYTES && !strchr(s, '/');
 }
 
-/* GET /api/v1/jobs/{job}/history|trace?... */
-static int history(const struct srv_http *h, struct srv_req *r, int trace)
+/* GET /api/v1/jobs/{job}/history|trace?..., and over every job GET /api/v1/history|trace?job=&... (all) */
+static int history(const struct srv_http *h, struct srv_req *r, int trace, int all)
 {
 	static const char *const known[] = { "item", "outcome", "ip", "since", "until", "limit", "cursor", "state", "task", NULL };
 	struct srv_pgq *q = &r->pgq;
 	q->job = r->job, q->trace = trace;
+	if (all && (q->job = value(h, SRV_ARG, "job")) && !job_name_ok(q->job))
+		return refuse(r, 400, "job= filters by one job's name; leave it out for every job",
+		              "job=%.64s: not a job name (1-255 bytes without '/')", q->job);
 	const char **dst[] = { &q->item, &q->outcome, &q->ip, &q->since, &q->until, &q->limit, &q->cursor, &q->state, &q->task };
 	for (int i = 0; known[i]; i++) *dst[i] = value(h, SRV_ARG, known[i]);
 	const char *bad = trace ? (q->item ? "item" : q->outcome ? "outcome" : NULL) : (q->state ? "state" : q->task ? "task" : NULL);
@@ -272,7 +275,7 @@ static int job_route(const struct srv_http *h, struct srv_req *r, int get, int p
 	unsigned bad;
 	r->job = s[3];
 	if (!job_name_ok(r->job)) return refuse(r, 400, NULL, "not a job name");
-	if (n == 5 && get && (!strcmp(s[4], "history") || !strcmp(s[4], "trace"))) return history(h, r, s[4][0] == 't');
+	if (n == 5 && get && (!strcmp(s[4], "history") || !strcmp(s[4], "trace"))) return history(h, r, s[4][0] == 't', 0);
 	if (n == 4 && get) return r->ep = EP_JOB, 0;
 	if (n == 4 && (put_ || del)) {
 		r->role = ROLE_ADMIN;
@@ -315,11 +318,44 @@ static int job_route(const struct srv_http *h, struct srv_req *r, int get, int p
 	return refuse(r, 404, "docs/api.md lists the endpoints", "no such path");
 }
 
+/* a number from 0 to max in s (all of it): 0, or -1 */
+static int number(const char *s, long long max, long long *v)
+{
+	char *e;
+	errno = 0;
+	long long x = strtoll(s, &e, 10);
+	if (*s < '0' || *s > '9' || errno || *e || x > max) return -1;   /* digits only: no sign, no space */
+	*v = x;
+	return 0;
+}
+
+/* GET /api/v1/changes?since=SEQ&limit=N */
+static int changes(const struct srv_http *h, struct srv_req *r)
+{
+	const char *s = value(h, SRV_ARG, "since"), *l = value(h, SRV_ARG, "limit");
+	long long v;
+	r->since = -1, r->limit = 100;
+	if (s) {
+		if (number(s, 0x7fffffffffffffffLL, &v))
+			return refuse(r, 400, "pass \"next\" of the answer before as since, or leave since out for the latest",
+			              "since=%.32s: give a change's seq (a number, 0 or more)", s);
+		r->since = v;
+	}
+	if (l) {
+		if (number(l, SRV_CHANGES_MAX, &v) || v < 1)
+			return refuse(r, 400, NULL, "limit=%.32s: give 1 to %d changes (default 100)", l, SRV_CHANGES_MAX);
+		r->limit = (int)v;
+	}
+	r->ep = EP_CHANGES;
+	return 0;
+}
+
 int srv_req_parse(const struct srv_http *h, struct srv_req *r)
 {
 	memset(r, 0, sizeof *r);
 	r->role = ROLE_VIEWER;
 	r->want = -1;
+	r->since = -1;
 	const char *m = h->method, *url = h->url;
 	int get = !strcmp(m, "GET") || !strcmp(m, "HEAD"), post = !strcmp(m, "POST");
 	int put_ = !strcmp(m, "PUT"), del = !strcmp(m, "DELETE");
@@ -359,6 +395,13 @@ int srv_req_parse(const struct srv_http *h, struct srv_req *r)
 			r->limit = (int)x;
 		}
 		return r->ep = EP_AUDIT, 0;
+	}
+	if (n == 3 && (!strcmp(s[2], "me") || !strcmp(s[2], "changes") || !strcmp(s[2], "history") ||
+	               !strcmp(s[2], "trace"))) {
+		if (!get) return refuse(r, 405, "docs/api.md lists the endpoints", "method not allowed here: GET only");
+		if (!strcmp(s[2], "me")) return r->ep = EP_ME, 0;
+		if (!strcmp(s[2], "changes")) return changes(h, r);
+		return history(h, r, s[2][0] == 't', 1);
 	}
 	if (n == 3 && get && !strcmp(s[2], "jobs")) return r->ep = EP_JOBS, 0;
 	if (n == 3 && get && !strcmp(s[2], "servers")) return r->ep = EP_SERVERS, 0;

@@ -12,6 +12,7 @@
 #define SRV_BODY_MAX (1u << 20)     /* a request's body: a config node is at most about this (jute.maxbuffer) */
 #define SRV_URL_MAX 2048            /* a longer path is no endpoint (404) */
 #define SRV_SEG_MAX 10
+#define SRV_CHANGES_MAX 1000        /* GET /api/v1/changes?limit=: the feed keeps as many */
 
 enum srv_ep {
 	EP_REFUSED,                 /* code, why, hint: the answer */
@@ -21,7 +22,11 @@ enum srv_ep {
 	EP_LOGOUT,                  /* POST /api/v1/logout */
 	EP_METRICS,                 /* GET /metrics */
 	EP_AUDIT,                   /* GET /api/v1/audit: limit */
-	EP_HISTORY,                 /* GET /api/v1/jobs/{job}/history|trace: pgq (job, trace, filters) */
+	EP_ME,                      /* GET /api/v1/me */
+	EP_CHANGES,                 /* GET /api/v1/changes: since, limit */
+	EP_HISTORY,                 /* GET /api/v1/jobs/{job}/history|trace: pgq (job, trace, filters);
+	                             * GET /api/v1/history|trace: the same over every job (pgq.job: the
+	                             * job= filter, NULL none) */
 	EP_JOBS, EP_SERVERS, EP_INSTANCES,   /* GET /api/v1/jobs, /servers, /instances */
 	EP_JOB,                     /* GET /api/v1/jobs/{job} */
 	EP_JOB_PUT,                 /* PUT /api/v1/jobs/{job}: the put fields */
@@ -64,7 +69,9 @@ struct srv_req {
 	const char *op;             /* static: "trigger", "disable", "enable", "shutdown", "remove",
 	                             * "disable-item", "enable-item" */
 	int force;                  /* DELETE ?force=true|1 */
-	int limit;                  /* EP_AUDIT: the last lines (?limit=, default 100) */
+	int limit;                  /* EP_AUDIT: the last lines (?limit=, default 100); EP_CHANGES: at most
+	                             * so many changes (1-SRV_CHANGES_MAX, default 100) */
+	long long since;            /* EP_CHANGES: ?since=SEQ (>= 0), -1 none */
 	struct srv_pgq pgq;         /* EP_HISTORY */
 	struct json_t *body;        /* a JSON body (login, ops) whose keys were checked; NULL none */
 	const char *user, *password;/* EP_LOGIN: in body */

@@ -328,9 +328,10 @@ static int take_item(struct ctl *c, struct snap_job *j, struct snap_item *it, st
 	if (u[U_FAILOVER] && get_opt(c, u[U_FAILOVER], &it->failover, NULL)) return 1;
 	if (u[U_FAILOVERING] && get_opt(c, u[U_FAILOVERING], &it->failovering, NULL)) return 1;
 	d = NULL;
-	if (u[U_LAST] && get_opt(c, u[U_LAST], &d, NULL)) return 1;
+	if (u[U_LAST] && get_opt(c, u[U_LAST], &d, &st)) return 1;
 	if (d) {
-		int got = lastrun_parse(d, strlen(d), &it->last);
+		/* its length, not strlen: a NUL in the node makes it garbage, not a shorter record */
+		int got = lastrun_parse(d, st.dataLength > 0 ? (size_t)st.dataLength : 0, &it->last);
 		it->has_last = got == 1;
 		if (got < 0) warn(j, "/%s/%s/sharding/%d/last: not a last-execution record (left out)", c->ns, j->name, it->item);
 		free(d);
@@ -483,6 +484,7 @@ void snap_free(struct snap_job *j)
 	for (int i = 0; i < j->nitems; i++) {
 		struct snap_item *it = &j->items[i];
 		free(it->owner), free(it->running_by), free(it->failover), free(it->failovering);
+		lastrun_clear(&it->last);
 	}
 	free(j->inst), free(j->serv), free(j->items);
 	ctl_strv_free(j->alive, j->nalive);

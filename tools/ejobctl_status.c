@@ -146,6 +146,58 @@ static void print_json(const struct ctl *c, const struct snap_job *j, const int 
 	jw_end(&w);
 }
 
+/* n bytes of s on one line for a terminal, into buf: at most max bytes (cut at a character,
+ * "..." after), a tab or newline as a space, any other control character as '?' (the terminal's
+ * to interpret, not the item's) */
+static void one_line(const char *s, size_t n, size_t max, char *buf, size_t len)
+{
+	int cut = 0;
+	if (n > max) {
+		n = max;
+		while (n && ((unsigned char)s[n] & 0xc0) == 0x80) n--;
+		cut = 1;
+	}
+	if (n + 4 > len) n = len > 4 ? len - 4 : 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		buf[i] = c == '\t' || c == '\n' ? ' ' : c < 0x20 || c == 0x7f ? '?' : (char)c;
+	}
+	snprintf(buf + n, len - n, "%s", cut ? "..." : "");
+}
+
+/* s's last line that is not empty, as one_line gives it */
+static void last_line(const char *s, size_t max, char *buf, size_t len)
+{
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == '\n' || s[n - 1] == '\r')) n--;
+	size_t a = n;
+	while (a && s[a - 1] != '\n') a--;
+	one_line(s + a, n - a, max, buf, len);
+}
+
+/* under the table, one line per item whose last execution failed: its cause, and the last line
+ * of what it wrote (the rest: status --json's last.tail) */
+static void print_failing(const struct snap_job *j, const int *only, int nonly)
+{
+	int total = j->conf ? (int)j->conf->sharding_total_count : 0, head = 0;
+	char cause[LASTRUN_ERROR_MAX + 8], line[160];
+	for (int k = 0; k < j->nitems; k++) {
+		const struct snap_item *it = &j->items[k];
+		const struct lastrun *l = &it->last;
+		if (!want_item(it->item, only, nonly) || !it->has_last || it->item >= total || !lastrun_is_failure(l->outcome))
+			continue;
+		if (!head++) printf("\nfailing\n");
+		const char *e = l->error ? l->error : l->outcome;
+		one_line(e, strlen(e), LASTRUN_ERROR_MAX, cause, sizeof cause);
+		printf("  item %d: %s", it->item, cause);
+		if (l->tail) {
+			last_line(l->tail, 120, line, sizeof line);
+			printf("; output ends: %s", line);
+		}
+		putchar('\n');
+	}
+}
+
 static void print_table(const struct snap_job *j, const int *only, int nonly)
 {
 	const conf_job_t *cf = j->conf;
@@ -207,6 +259,7 @@ static void print_table(const struct snap_job *j, const int *only, int nonly)
 		              l ? ended : NULL, l ? l->instance : NULL, l ? att : NULL, l ? fails : NULL);
 	}
 	ctl_table_print(t, stdout);
+	print_failing(j, only, nonly);
 }
 
 int ejobctl_status(int argc, char **argv)

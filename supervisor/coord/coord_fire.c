@@ -40,13 +40,13 @@ void cx_free(struct cfire *f)
 {
 	cx_bar_detach(f);
 	listen_cancel(f->lr);
+	cx_last_free(f);            /* before fire_free: it asks the fire its item count */
 	fire_free(f->fire);
 	conf_release(f->hold);
 	free(f->pending);
 	free(f->unrun);
 	free(f->crashed);
 	free(f->gw);
-	free(f->last);
 	free(f);
 }
 
@@ -384,8 +384,12 @@ static void flush_fire(struct cfire *f)
 	/* a handed-over item's queue entry names the instance whose fire it is (a take's: the crashed one) */
 	const char *who = f->crashed ? f->crashed : id;
 	zkc_multi_t *m = zkc_multi_new();
-	for (uint32_t i = 0; i < f->npending; i++) {
-		uint32_t it = f->pending[i];
+	/* as many items as keep the request under ZKC_MULTI_BYTES (a failed item's record carries
+	 * its output's tail: a big fire of failing items would pass ZooKeeper's jute.maxbuffer); the
+	 * rest go in the next multi, once this one is answered (completed_written) */
+	uint32_t n = 0;
+	for (; n < f->npending && (!n || zkc_multi_bytes(m) < ZKC_MULTI_BYTES); n++) {
+		uint32_t it = f->pending[n];
 		if (!f->norunning) zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), -1);
 		if (f->failover && !f->misfire_run) {
 			zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/failover", it), -1);
@@ -407,7 +411,7 @@ static void flush_fire(struct cfire *f)
 		}
 		cx_last_op(m, f, it);   /* its last execution: one op more in the same multi (coord_last.c) */
 	}
-	f->flushing = (int)f->npending;
+	f->flushing = (int)n;
 	if (zkc_multi_share(j->c->z, m, completed_written, f) != ZOK) {
 		f->flushing = 0;
 		f->flushed += f->npending;

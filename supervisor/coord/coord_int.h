@@ -426,6 +426,7 @@ void cx_last_ended(struct cfire *f, uint32_t item, const struct disp_outcome *o)
 void cx_last_op(zkc_multi_t *m, struct cfire *f, uint32_t it);   /* its record, as an op of the multi */
 void cx_last_written(struct cfire *f, uint32_t it);   /* the multi succeeded */
 void cx_last_one(struct cfire *f, uint32_t it);      /* the multi failed: written alone */
+void cx_last_free(struct cfire *f);                  /* with the fire (cx_free) */
 void cj_last_free(struct cjob *j);
 
 /* coord_assign.c: the assignment in force */

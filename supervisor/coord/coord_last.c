@@ -26,6 +26,8 @@ enum { LK_UNKNOWN = 0, LK_THERE, LK_ABSENT };
 struct cx_rec {                 /* an item's end in a fire, until its completion is written */
 	uint32_t status, attempt;
 	uint64_t end_ms;
+	char *why;                  /* not ok: its cause, '\0', its output's tail (malloc'd, until its
+	                               record is written); NULL for an ok one (or out of memory) */
 };
 
 static int sized(struct cjob *j)
@@ -59,6 +61,7 @@ static void record_read(void *arg, const struct zkc_res *r)
 	if (lastrun_parse(r->data, r->data ? (size_t)r->len : 0, &lr) == 1) {
 		j->last.fails[i] = lr.failures;
 		j->last.ok_ms[i] = lr.ok_ms;
+		lastrun_clear(&lr);
 	} else {
 		j->last.fails[i] = 0;
 		j->last.ok_ms[i] = 0;
@@ -89,9 +92,30 @@ void cx_last_ended(struct cfire *f, uint32_t item, const struct disp_outcome *o)
 	uint32_t total = fire_total(f->fire);
 	if (item >= total) return;
 	if (!f->last && !(f->last = calloc(total, sizeof *f->last))) return;
-	f->last[item].status = o->status;
-	f->last[item].attempt = o->attempt;
-	f->last[item].end_ms = wait_realtime_ns() / 1000000u;
+	struct cx_rec *x = &f->last[item];
+	x->status = o->status;
+	x->attempt = o->attempt;
+	x->end_ms = wait_realtime_ns() / 1000000u;
+	free(x->why);
+	x->why = NULL;
+	if (o->status == FRAME_ST_OK) return;
+	/* what the record says of a failure, held only as long as it waits to be written */
+	char cause[LASTRUN_ERROR_MAX + 1];
+	size_t cn = lastrun_cause(cause, sizeof cause, frame_status_name(o->status), o->exit_code, o->signal, o->error);
+	const char *out = o->output ? o->output : "";
+	size_t on = strlen(out), from = lastrun_tail_start(out, on);
+	if ((x->why = malloc(cn + 1 + (on - from) + 1))) {
+		memcpy(x->why, cause, cn + 1);
+		memcpy(x->why + cn + 1, out + from, on - from + 1);
+	}
+}
+
+void cx_last_free(struct cfire *f)
+{
+	if (f->last)
+		for (uint32_t i = 0, n = fire_total(f->fire); i < n; i++) free(f->last[i].why);
+	free(f->last);
+	f->last = NULL;
 }
 
 /* the record of item it in fire f, from what we know of the one before; 0, or -1 if none */
@@ -101,6 +125,10 @@ static int record(const struct cfire *f, uint32_t it, char *buf, size_t len, uin
 	if (!f->last || it >= fire_total(f->fire) || !f->last[it].end_ms) return -1;
 	const struct cx_rec *x = &f->last[it];
 	struct lastrun lr = { .fire_id = fire_id(f->fire), .end_ms = x->end_ms, .attempt = x->attempt };
+	if (x->why) {
+		lr.error = x->why;
+		lr.tail = x->why + strlen(x->why) + 1;
+	}
 	snprintf(lr.outcome, sizeof lr.outcome, "%s", frame_status_name(x->status));
 	snprintf(lr.instance, sizeof lr.instance, "%s", j->c->id);
 	snprintf(lr.source, sizeof lr.source, "%s", event_source_name(fire_source(f->fire)));
@@ -131,7 +159,12 @@ void cx_last_written(struct cfire *f, uint32_t it)
 	char d[LASTRUN_MAX];
 	uint32_t fails;
 	uint64_t ok;
-	if (record(f, it, d, sizeof d, &fails, &ok) || !sized(j) || it >= j->last.n) return;
+	int r = record(f, it, d, sizeof d, &fails, &ok);
+	if (!r) {
+		free(f->last[it].why);  /* written: the failure's text is ZooKeeper's to keep now */
+		f->last[it].why = NULL;
+	}
+	if (r || !sized(j) || it >= j->last.n) return;
 	j->last.known[it] = LK_THERE;
 	j->last.fails[it] = fails;
 	j->last.ok_ms[it] = ok;

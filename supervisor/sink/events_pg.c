@@ -28,6 +28,7 @@
 #include <libpq-fe.h>
 
 #include "ipc/frame.h"
+#include "ipc/lastrun.h"
 #include "ipc/wait.h"
 #include "supervisor/base/log.h"
 #include "supervisor/sink/events_pg.h"
@@ -176,20 +177,18 @@ static void cut(char *s)
 	s[n] = 0;
 }
 
-/* "failed (exit 3)", "timeout (signal 15): ran past 1 s": fire.c's words for an outcome */
+/* "failed (exit 3)", "timeout (signal 15): ran past 1 s": fire.c's words for an outcome, as an
+ * item's last record (sharding/{i}/last) says them too (lastrun_cause) */
 static char *cause_of(const struct event *ev)
 {
-	char head[96] = "";
-	if (ev->signal) snprintf(head, sizeof head, "%s (signal %d)", frame_status_name(ev->status), ev->signal);
-	else if (ev->exit_code) snprintf(head, sizeof head, "%s (exit %d)", frame_status_name(ev->status), ev->exit_code);
-	else snprintf(head, sizeof head, "%s", frame_status_name(ev->status));
 	const char *err = ev->error ? ev->error : "";
 	/* then what it wrote last, where ElasticJob puts the stack trace */
 	const char *out = ev->output ? ev->output : "";
-	size_t n = strlen(head) + strlen(err) + strlen(out) + 32;
+	size_t n = strlen(err) + strlen(out) + 96;
 	char *c = malloc(n);
 	if (!c) return NULL;
-	snprintf(c, n, "%s%s%s%s%s", head, err[0] ? ": " : "", err, out[0] ? "\nlast output:\n" : "", out);
+	size_t k = lastrun_cause(c, n, frame_status_name(ev->status), ev->exit_code, ev->signal, err);
+	if (out[0]) snprintf(c + k, n - k, "\nlast output:\n%s", out);
 	cut(c);
 	return c;
 }

@@ -144,6 +144,11 @@ void zkc_multi_set(zkc_multi_t *m, const char *path, const char *data, int len, 
 void zkc_multi_delete(zkc_multi_t *m, const char *path, int version);
 void zkc_multi_item(zkc_multi_t *m, uint32_t item);
 int zkc_multi_count(const zkc_multi_t *m);
+/* Its size as a request, near enough: paths, data and 32 bytes an op. ZooKeeper refuses a
+ * request over jute.maxbuffer (1 MB by default, and drops the connection): a multi that may grow
+ * with its data keeps to ZKC_MULTI_BYTES and sends the rest in another. */
+size_t zkc_multi_bytes(const zkc_multi_t *m);
+#define ZKC_MULTI_BYTES ((size_t)256 << 10)
 int zkc_multi_commit(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg);
 /* The same, sent with the other multis of this turn of the loop as one request before the loop
  * sleeps (so after any request made later in this turn: only for multis whose order against the

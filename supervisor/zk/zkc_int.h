@@ -88,6 +88,7 @@ struct zkc_keep {               /* a kept watch (zkc.h); on its zkc's list until
 
 struct zkc_multi {
 	int n, cap, bad;
+	size_t bytes;               /* its paths and data, and 32 a op (zkc_multi_bytes) */
 	uint32_t item;              /* r->item of its answer */
 	zoo_op_t *ops;
 	char **paths;               /* relative, until commit makes them full */

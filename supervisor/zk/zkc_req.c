@@ -496,6 +496,7 @@ static int multi_add(zkc_multi_t *m, const char *path, const char *data, int len
 		return -1;
 	}
 	if (data && len > 0) memcpy(m->datas[i], data, (size_t)len);
+	m->bytes += strlen(path) + (data && len > 0 ? (size_t)len : 0) + 32;
 	m->n++;
 	return i;
 }
@@ -536,6 +537,11 @@ void zkc_multi_delete(zkc_multi_t *m, const char *path, int version)
 int zkc_multi_count(const zkc_multi_t *m)
 {
 	return m->n;
+}
+
+size_t zkc_multi_bytes(const zkc_multi_t *m)
+{
+	return m ? m->bytes : 0;
 }
 
 int zkc_multi_commit(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg)
@@ -612,7 +618,7 @@ int zkc_multi_commit(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg)
  * ops' results. ZooKeeper refuses a request over jute.maxbuffer (1 MB by default): a shared multi
  * holds at most ZKC_SHARE_OPS ops and ZKC_SHARE_BYTES of paths and data. */
 #define ZKC_SHARE_OPS 1000
-#define ZKC_SHARE_BYTES ((size_t)256 << 10)
+#define ZKC_SHARE_BYTES ZKC_MULTI_BYTES
 
 struct share_part {
 	zkc_multi_t *m;
@@ -625,13 +631,6 @@ struct zkc_share {
 	size_t bytes;
 	struct share_part *parts;
 };
-
-static size_t multi_bytes(const zkc_multi_t *m)
-{
-	size_t b = 0;
-	for (int i = 0; i < m->n; i++) b += strlen(m->paths[i]) + (m->lens[i] > 0 ? (size_t)m->lens[i] : 0) + 32;
-	return b;
-}
 
 /* the part's own answer: its slice of the shared one's, or the shared one's error */
 static void part_answer(struct share_part *p, const struct zkc_res *r, int off, int slice)
@@ -725,7 +724,7 @@ void zkc_share_flush(zkc_t *z)
 int zkc_multi_share(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg)
 {
 	if (m->bad || !m->n) return zkc_multi_commit(z, m, cb, arg);
-	size_t b = multi_bytes(m);
+	size_t b = zkc_multi_bytes(m);
 	struct zkc_share *s = z->win.share;
 	if (s && (s->ops + m->n > ZKC_SHARE_OPS || s->bytes + b > ZKC_SHARE_BYTES)) {
 		zkc_share_flush(z);

@@ -5,7 +5,9 @@
  * field is no header; BODY is the rest, NULs and all; a missing field is empty).
  *
  * Whatever the input: no crash, leak or undefined behaviour; a refusal is a 4xx with its reason;
- * what is not refused names what it acts on (a job name serve takes, an op, an item in range);
+ * what is not refused names what it acts on (a job name serve takes, an op, an item in range; the
+ * history over every job a job= filter that is a job name or none; the changes a since and a
+ * limit in range);
  * the same bytes parse the same way twice; and a PUT whose body is one job (FORM_JOB) is wrapped
  * as a file in which, when ejob's loader takes it, that job is the one the path names. */
 #include <stdint.h>
@@ -67,10 +69,18 @@ static void check(const struct srv_http *h, const struct srv_req *r)
 		return;
 	}
 	if (r->code) abort();
-	if (r->ep == EP_JOB || r->ep == EP_JOB_PUT || r->ep == EP_JOB_OP || r->ep == EP_HISTORY) {
+	if (r->ep == EP_JOB || r->ep == EP_JOB_PUT || r->ep == EP_JOB_OP) {
 		if (!r->job || !*r->job || strlen(r->job) > CONF_MAX_NAME_BYTES || strchr(r->job, '/')) abort();
 		if (r->role == ROLE_VIEWER && r->write) abort();   /* a write needs a role */
 	}
+	/* the reads: GET only; the history's job (the path's, or over every job the job= filter: NULL none) */
+	if ((r->ep == EP_HISTORY || r->ep == EP_ME || r->ep == EP_CHANGES) && (r->write || r->role != ROLE_VIEWER)) abort();
+	if (r->ep == EP_HISTORY && r->pgq.job &&
+	    (!*r->pgq.job || strlen(r->pgq.job) > CONF_MAX_NAME_BYTES || strchr(r->pgq.job, '/')))
+		abort();
+	if (r->ep == EP_HISTORY && r->job && r->pgq.job != r->job) abort();
+	if (r->ep == EP_CHANGES && (r->limit < 1 || r->limit > SRV_CHANGES_MAX || r->since < -1)) abort();
+	if (r->ep != EP_CHANGES && r->since != -1) abort();
 	if (r->ep == EP_JOB_OP || r->ep == EP_SERVER_OP) {
 		if (!r->op || (r->server && r->instance)) abort();
 		if (r->ep == EP_SERVER_OP && (!r->server || !*r->server)) abort();
@@ -141,6 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(&h, &r);
 	if (srv_req_parse(&h, &r2)) abort();
 	if (r.ep != r2.ep || r.code != r2.code || strcmp(r.why, r2.why) || r.role != r2.role) abort();
+	if (r.ep == EP_CHANGES && (r.since != r2.since || r.limit != r2.limit)) abort();
 	if (r.ep == EP_JOB_PUT && (r.textlen != r2.textlen || memcmp(r.text, r2.text, r.textlen))) abort();
 	if (r.ep == EP_JOB_PUT && r.form == FORM_JOB) check_wrap(&r);
 	srv_req_free(&r);

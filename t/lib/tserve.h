@@ -1,4 +1,4 @@
-/* t/lib/tserve.h: `ejobctl serve` for the tests of its HTTP API (t/104, t/106): started on a free
+/* t/lib/tserve.h: `ejobctl serve` for the tests of its HTTP API (t/103 to t/109): started on a free
  * loopback port (tracked by t/lib/tlib: killed at exit, on failure too), and requests over real
  * HTTP (libcurl). */
 #ifndef EJOB_TSERVE_H

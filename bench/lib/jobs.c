@@ -1,18 +1,13 @@
-/* bench/lib/bigns.c: see bigns.h */
+/* bench/lib/jobs.c: a namespace of many jobs made directly in ZooKeeper (see jobs.h). */
+#include "bench/lib/jobs.h"
+
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "bench/lib/bench.h"
-#include "bench/lib/bigns.h"
-#include "t/lib/tlib.h"
 
-#define EJOBCTL BUILT("tools/ejobctl")
-
+/* the completions run on the client's thread: what is unanswered and what failed, under mu */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int out, failed;
@@ -21,7 +16,7 @@ static void created(int rc, const char *value, const void *data)
 {
 	(void)value, (void)data;
 	pthread_mutex_lock(&mu);
-	if (rc != ZOK && rc != ZNODEEXISTS) failed++;
+	if (rc != ZOK) failed++;
 	out--;
 	pthread_cond_signal(&cv);
 	pthread_mutex_unlock(&mu);
@@ -37,15 +32,32 @@ static void create(zhandle_t *zh, const char *path, const char *data, int flags)
 		fail(NULL, "zoo_acreate %s failed", path);
 }
 
+static void setdone(int rc, const struct Stat *st, const void *data)
+{
+	(void)st;
+	created(rc, NULL, data);
+}
+
+static void set(zhandle_t *zh, const char *path, const char *data)
+{
+	pthread_mutex_lock(&mu);
+	while (out >= 2000) pthread_cond_wait(&cv, &mu);
+	out++;
+	pthread_mutex_unlock(&mu);
+	if (zoo_aset(zh, path, data, (int)strlen(data), -1, setdone, NULL) != ZOK)
+		fail(NULL, "zoo_aset %s failed", path);
+}
+
 static void drain(void)
 {
 	pthread_mutex_lock(&mu);
 	while (out > 0) pthread_cond_wait(&cv, &mu);
+	int f = failed;
 	pthread_mutex_unlock(&mu);
-	if (failed) fail(NULL, "%d creates failed", failed);
+	if (f) fail(NULL, "%d creates or sets failed", f);
 }
 
-void bigns_make(zhandle_t *zh, const char *ns, int n)
+void jobs_make(zhandle_t *zh, const char *ns, int n)
 {
 	char p[256], d[512];
 	snprintf(p, sizeof p, "/%s", ns);
@@ -80,34 +92,13 @@ void bigns_make(zhandle_t *zh, const char *ns, int n)
 	drain();
 }
 
-pid_t bigns_serve(const char *connect, const char *ns, const char *extra, int *port)
+void jobs_servers_set(zhandle_t *zh, const char *ns, int n, const char *status)
 {
-	char outf[600];
-	snprintf(outf, sizeof outf, "%s/serve%s.out", tlib_tmpdir(), extra ? extra : "");
-	pid_t pid = tlib_fork();
-	if (pid < 0) fail(NULL, "fork failed");
-	if (pid == 0) {
-		if (!freopen(outf, "w", stdout) || !freopen(outf, "a", stderr)) _exit(127);
-		const char *argv[] = { EJOBCTL, "serve", "--listen", "127.0.0.1:0", "--zk", connect, "--namespace", ns,
-			               "--timeout", "30", extra, NULL };
-		execv(EJOBCTL, (char **)argv);
-		_exit(127);
-	}
-	*port = 0;
-	for (int i = 0; i < 3000 && !*port; i++) {
-		char *t = tsup_slurp(outf);
-		const char *p = t ? strstr(t, "listening on http://127.0.0.1:") : NULL;
-		if (p) *port = atoi(p + strlen("listening on http://127.0.0.1:"));
-		free(t);
-		if (!*port) sleep_ms(10);
-	}
-	if (!*port) fail(NULL, "ejobctl serve did not listen (%s)", outf);
-	return pid;
-}
-
-void bigns_serve_stop(pid_t pid)
-{
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
-	tlib_untrack(pid);
+	char p[256];
+	for (int i = 0; i < n; i++)
+		for (int s = 1; s <= 2; s++) {
+			snprintf(p, sizeof p, "/%s/j%05d/servers/10.0.0.%d", ns, i, s);
+			set(zh, p, status);
+		}
+	drain();
 }
