@@ -1,6 +1,7 @@
 /* t/lib/tbrowser.h: the web console's tests in a real browser. A C test sets up what the console
  * shows (a real ZooKeeper, real supervisors, `ejobctl serve`), then runs a driver, t/console/NAME.py
- * (Python with selenium, driving Debian's headless chromium through chromedriver), that uses the
+ * (Python with selenium, driving Debian's headless chromium through chromedriver; t/118's drives
+ * firefox-esr through Marionette, t/console/marionette.py), that uses the
  * page as a user does and prints what it checked as TAP lines; they are relayed here as the C
  * test's own checks. The driver may ask the C test to act on the processes it owns (kill a
  * supervisor, stop ZooKeeper): a line "@ WORDS" on its stdout gets the answer of act() on its
