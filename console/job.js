@@ -13,6 +13,16 @@ import { mountJobHistory } from './history.js';
 
 const ipOf = (id) => (id || '').split('@-@')[0];
 
+// the last fire's outcome from its own items' records: failed if any item of that fire did not end
+// ok (d.lastOutcome is only the outcome of whichever execution ended last: an ok item ending after a
+// failed one of the same fire would show the fire as ok)
+function fireOutcome(d) {
+  const runs = (d.items || []).map((it) => it.last).filter((l) => l && l.fireId === d.lastFireMs);
+  if (!runs.length) return d.lastOutcome;
+  const bad = runs.find((l) => l.outcome !== 'ok' && l.outcome !== 'cancelled');
+  return bad ? bad.outcome : runs.every((l) => l.outcome === 'ok') ? 'ok' : runs[0].outcome;
+}
+
 function summary(d) {
   const dd = (k, v) => [h('dt', null, k), h('dd', { 'data-k': k }, v)];
   return h('dl', { class: 'summary' },
@@ -22,7 +32,7 @@ function summary(d) {
     dd('Failover, misfire', `${d.failover ? 'on' : 'off'}, ${d.misfire ? 'on' : 'off'}`),
     dd('Leader', d.leader ? h('a', { href: `#/instances/${enc(d.leader)}`, class: 'mono' }, d.leader) : h('span', { class: 'warn-text' }, 'none')),
     dd('Instances online', d.instances.length ? d.instances.map((id, i) => [i ? ', ' : '', h('a', { href: `#/instances/${enc(id)}`, class: 'mono' }, id)]) : h('span', { class: 'warn-text' }, 'none')),
-    dd('Last fire', h('span', { id: 'job-last-fire', 'data-ms': d.lastFireMs ?? '' }, d.lastFireMs ? [fmtTime(d.lastFireMs), ' ', outcomeBadge(d.lastOutcome)] : 'none known')),
+    dd('Last fire', h('span', { id: 'job-last-fire', 'data-ms': d.lastFireMs ?? '' }, d.lastFireMs ? [fmtTime(d.lastFireMs), ' ', outcomeBadge(fireOutcome(d))] : 'none known')),
     dd('Last success', when(d.lastSuccessMs)),
     dd('Epoch', d.epoch ? [h('code', null, d.epoch), d.reshardingDue ? ' (resharding due)' : ''] : 'never sharded'),
     d.jobParameter ? dd('Job parameter', h('code', null, d.jobParameter)) : null,

@@ -38,7 +38,9 @@ int main(void)
 	char fail[600], jobs[2048];
 	tlib_script(fail, sizeof fail, "fail.sh",
 	            "#!/bin/sh\necho \"connecting to db1 (item $EJOB_ITEM)\"\n"
-	            "if [ \"$EJOB_ITEM\" = 1 ]; then echo 'ERROR: relation \"bills\" does not exist'; exit 3; fi\n");
+	            "if [ \"$EJOB_ITEM\" = 1 ]; then echo 'ERROR: relation \"bills\" does not exist'; exit 3; fi\n"
+	            /* item 0 ends ok after item 1 failed: the fire's last end is an ok one */
+	            "sleep 0.3\n");
 	snprintf(jobs, sizeof jobs,
 	         "  ok1:\n    type: script\n    cron: \"0/2 * * * * ?\"\n    shardingTotalCount: 2\n    description: every two seconds\n"
 	         "    props: {script.command.line: /bin/true}\n"

@@ -162,6 +162,8 @@ def main():
         check("item 0's row says ok, item 1's failed; and the page has why: 'Item 1: failed (exit 3)'",
               lambda: wait(lambda: " ok " in page_items()[0] and " failed " in page_items()[1]
                            and "Item 1: failed (exit 3)" in b.text("main"), 10, "item 1 failed"), b)
+        check("its last fire says failed: an item of that fire failed (not the outcome of whichever item ended last)",
+              lambda: wait(lambda: "failed" in b.text("#job-last-fire"), 10, "last fire failed"), b)
     b.shot("firefox-job")
 
     errs = b.errors()
