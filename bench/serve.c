@@ -7,9 +7,11 @@
  * supervisor running a job "beat" every second (a script that records each item's start: its
  * lateness is the start less the fire id, the scheduled time). Then:
  *   baseline      `ejobctl jobs --json` (a process, its own session: 160,000 reads), 3 times;
- *                 `ejobctl serve --no-model`: GET /api/v1/jobs, which reads the same per request, 3 times
+ *                 `ejobctl serve --no-model`: GET /api/v1/jobs, which reads the same per request, 3 times,
+ *                 and GET /api/v1/servers 3 times (from ZooKeeper, as before the model answered it)
  *   model         `ejobctl serve`: the time until its model answers (X-Ejob-From: model), then
- *                 GET /api/v1/jobs one at a time (p50, p99 of 40), and 100 clients at once, each
+ *                 GET /api/v1/jobs one at a time (p50, p99 of 40), GET /api/v1/servers the same way,
+ *                 and 100 clients at once, GET /api/v1/jobs, each
  *                 reading for 10 s (p50, p99 of every GET), each answer checked (200, from the
  *                 model, every job in it)
  *   supervisor    beat's lateness before and while the 100 clients read
@@ -87,11 +89,11 @@ static size_t header(char *p, size_t sz, size_t nm, void *arg)
 	return sz * nm;
 }
 
-/* GET /api/v1/jobs on port: its status, time (ms) and what came */
-static long get_jobs(CURL *h, int port, double *ms, struct resp *r)
+/* GET path on port: its status, time (ms) and what came */
+static long get(CURL *h, int port, const char *path, double *ms, struct resp *r)
 {
 	char url[128];
-	snprintf(url, sizeof url, "http://127.0.0.1:%d/api/v1/jobs", port);
+	snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
 	memset(r, 0, sizeof *r);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, body);
@@ -104,6 +106,11 @@ static long get_jobs(CURL *h, int port, double *ms, struct resp *r)
 	if (curl_easy_perform(h) == CURLE_OK) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 	*ms = (double)(tlib_now_ms() - t0);
 	return code;
+}
+
+static long get_jobs(CURL *h, int port, double *ms, struct resp *r)
+{
+	return get(h, port, "/api/v1/jobs", ms, r);
 }
 
 /* ---- 100 clients at once ---- */
@@ -216,6 +223,11 @@ int main(void)
 	for (int k = 0; k < 3; k++)
 		if (get_jobs(h, port, &nomodel[k], &r) != 200 || r.jobs < NJOBS || r.model)
 			fail(&sup, "serve --no-model: GET /api/v1/jobs: not every job");
+	/* GET /api/v1/servers (the console's Servers page): from ZooKeeper, as before the model answered it */
+	double srv_nm[3];
+	for (int k = 0; k < 3; k++)
+		if (get(h, port, "/api/v1/servers", &srv_nm[k], &r) != 200 || r.jobs < NJOBS || r.model)
+			fail(&sup, "serve --no-model: GET /api/v1/servers: not every job");
 	serveproc_stop(sp);
 
 	/* the model */
@@ -232,6 +244,10 @@ int main(void)
 	size_t bytes = r.len;
 	for (int k = 0; k < SEQ; k++)
 		if (get_jobs(h, port, &seq[k], &r) != 200 || r.jobs < NJOBS || !r.model) fail(&sup, "serve: a GET failed");
+	double srv_m[SEQ];
+	for (int k = 0; k < SEQ; k++)
+		if (get(h, port, "/api/v1/servers", &srv_m[k], &r) != 200 || r.jobs < NJOBS || !r.model)
+			fail(&sup, "serve: GET /api/v1/servers failed (or not from the model)");
 
 	/* the supervisor before: 10 s of beats */
 	int64_t q0 = wall_ms();
@@ -290,6 +306,9 @@ int main(void)
 	       "during the %d clients p50 %lld ms max %lld ms (%d fires)\n",
 	       nq ? (long long)pct(lq, nq, 0.5) : -1LL, nq ? (long long)lq[nq - 1] : -1LL, nq, CLIENTS,
 	       nl ? (long long)pct(ll, nl, 0.5) : -1LL, nl ? (long long)ll[nl - 1] : -1LL, nl);
+	printf("GET /api/v1/servers (%d jobs on 2 servers): --no-model (from ZooKeeper, 3) p50 %.0f ms max %.0f ms; "
+	       "from the model (%d, one client) p50 %.1f ms p99 %.1f ms\n",
+	       NJOBS, pctd(srv_nm, 3, 50), pctd(srv_nm, 3, 100), SEQ, pctd(srv_m, SEQ, 50), pctd(srv_m, SEQ, 99));
 	printf("a change to every job (both servers DISABLED: 20,000 sets, pipelined): the model's GET shows it after %.1f s; "
 	       "ENABLED again: %.1f s\n", pass_s[0], pass_s[1]);
 	curl_easy_cleanup(h);

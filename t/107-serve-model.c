@@ -7,7 +7,11 @@
  *   - a job disabled through the API: the GET right after the POST shows it (read-your-writes);
  *   - an instance gone (a supervisor killed: its session expires);
  *   - a reshard: shardingTotalCount raised through PUT (seen by the GET right after), the job
- *     triggered, the leader's new assignment. */
+ *     triggered, the leader's new assignment.
+ * And GET /api/v1/servers and /instances from the model are `ejobctl servers --json` and
+ * `instances --json` to the byte, at the start and after each change, and follow a write at once:
+ * a server disabled and enabled (POST /api/v1/servers/{ip}/...), an instance shut down in a job;
+ * with --no-model they come from ZooKeeper, the same documents. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +99,86 @@ static void check_same(const char *what)
 	if (!same) diag("%s", last_diff);
 }
 
+/* GET path: the body (malloc'd) if the answer is 200 and came from the model (from ZooKeeper:
+ * model 0), else NULL */
+static char *get_doc(struct tserve *t, const char *path, int model)
+{
+	char *body = NULL;
+	long code = tserve_http(t, "GET", path, NULL, NULL, NULL, &body);
+	if (code == 200 && t->from_model == model) return body;
+	free(body);
+	return NULL;
+}
+
+struct view {
+	struct tserve *t;
+	const char *path, *cmd;
+	int model;
+};
+
+/* GET path is `ejobctl cmd --json` (read after it), byte for byte */
+static int same_view(void *arg)
+{
+	const struct view *v = arg;
+	char *api = get_doc(v->t, v->path, v->model);
+	char *cli = NULL, *err = NULL;
+	int st = tzkup_ctl(&u, &cli, &err, v->cmd, "--json", NULL);
+	int same = api && st == 0 && cli && !strcmp(api, cli);
+	if (!same)
+		snprintf(last_diff, sizeof last_diff, "api: %.3000s\ncli: %.3000s", api ? api : "(none)", cli ? cli : "(none)");
+	free(api), free(cli), free(err);
+	return same;
+}
+
+/* servers and instances from t (model: from the model) are the CLI's */
+static void check_views(struct tserve *t, int model, const char *what)
+{
+	struct view v[2] = { { t, "/api/v1/servers", "servers", model }, { t, "/api/v1/instances", "instances", model } };
+	for (int k = 0; k < 2; k++) {
+		int same = tlib_wait_for(same_view, &v[k], 15000);
+		ok(same, "%s: GET %s %s is `ejobctl %s --json`", what, v[k].path, model ? "from the model" : "from ZooKeeper",
+		   v[k].cmd);
+		if (!same) diag("%s", last_diff);
+	}
+}
+
+/* GET path from the model right now, parsed (NULL if not from the model) */
+static json_t *model_view(const char *path)
+{
+	char *b = get_doc(&sv, path, 1);
+	json_t *d = b ? json_loads(b, 0, NULL) : NULL;
+	free(b);
+	return d;
+}
+
+/* the model's servers document right now: server ip's disabledJobsNum, -1 if none */
+static long disabled_on(const char *ip)
+{
+	json_t *d = model_view("/api/v1/servers"), *x;
+	long n = -1;
+	size_t i;
+	json_array_foreach(json_object_get(d, "servers"), i, x)
+		if (!strcmp(json_string_value(json_object_get(x, "ip")), ip))
+			n = (long)json_integer_value(json_object_get(x, "disabledJobsNum"));
+	json_decref(d);
+	return n;
+}
+
+/* the model's instances document right now: instance id's state in job ("" if not there) */
+static const char *state_in(const char *id, const char *job, char *buf, size_t len)
+{
+	json_t *d = model_view("/api/v1/instances"), *x, *j;
+	size_t i, k;
+	snprintf(buf, len, "%s", "");
+	json_array_foreach(json_object_get(d, "instances"), i, x)
+		if (!strcmp(json_string_value(json_object_get(x, "id")), id))
+			json_array_foreach(json_object_get(x, "jobs"), k, j)
+				if (!strcmp(json_string_value(json_object_get(j, "name")), job))
+					snprintf(buf, len, "%s", json_string_value(json_object_get(j, "state")));
+	json_decref(d);
+	return buf;
+}
+
 /* a string field of job name in the model's document right now ("" if none) */
 static const char *field_now(const char *name, const char *key, char *buf, size_t len)
 {
@@ -136,6 +220,7 @@ int main(void)
 	tserve_start(&sv, "serve", args);
 	ok(tlib_wait_for(model_answers, NULL, 10000), "the model answers GET /api/v1/jobs (X-Ejob-From: model)");
 	check_same("at the start");
+	check_views(&sv, 1, "at the start");
 
 	/* a job added by a writer of its own, and a child that is no job */
 	const char *cfg = "cron: 0 0 0 1 1 ? 2099\njobName: added\nshardingTotalCount: 2\n"
@@ -167,11 +252,34 @@ int main(void)
 	ok(strcmp(field_now("op", "status", buf, sizeof buf), "DISABLED"), "the GET right after shows op enabled again (%s)", buf);
 	check_same("a job enabled");
 
+	/* a server disabled and enabled through the API: the next GET /api/v1/servers sees it */
+	char ip[64], path[160];
+	snprintf(ip, sizeof ip, "%.*s", (int)(strstr(s[0].id, "@-@") - s[0].id), s[0].id);
+	snprintf(path, sizeof path, "/api/v1/servers/%s/disable", ip);
+	is_int(http("POST", path, NULL, NULL, NULL), 200, "POST %s", path);
+	is_int(disabled_on(ip), 2, "the GET /api/v1/servers right after shows both jobs disabled on %s", ip);
+	check_views(&sv, 1, "a server disabled");
+	snprintf(path, sizeof path, "/api/v1/servers/%s/enable", ip);
+	is_int(http("POST", path, NULL, NULL, NULL), 200, "POST %s", path);
+	is_int(disabled_on(ip), 0, "the GET /api/v1/servers right after shows none disabled");
+	check_views(&sv, 1, "a server enabled");
+
+	/* an instance shut down in tr: the next GET /api/v1/instances sees it */
+	char body[256];
+	snprintf(body, sizeof body, "{\"instance\": \"%s\"}", s[1].id);
+	is_str(state_in(s[1].id, "tr", buf, sizeof buf), "online", "%s is online in tr", s[1].id);
+	is_int(http("POST", "/api/v1/jobs/tr/shutdown", body, NULL, NULL), 200, "POST /api/v1/jobs/tr/shutdown %s", body);
+	is_str(state_in(s[1].id, "tr", buf, sizeof buf), "shutdown",
+	       "the GET /api/v1/instances right after shows it shut down in tr");
+	check_views(&sv, 1, "an instance shut down");
+	check_same("an instance shut down");
+
 	/* an instance gone: s[1] killed, its session expires */
 	tsup_stop(&s[1], SIGKILL, 5000);
 	for (int i = 0; i < 100 && !tzkup_missing(&u, tzkup_path(&u, "op", "instances/%s", s[1].id)); i++) usleep(100000);
 	ok(tzkup_missing(&u, tzkup_path(&u, "op", "instances/%s", s[1].id)), "its instance node is gone");
 	check_same("an instance gone");
+	check_views(&sv, 1, "an instance gone");
 	is_str(field_now("op", "instanceCount", buf, sizeof buf), "1", "the model counts one instance of op");
 
 	/* a reshard: 3 items through PUT, then a fire */
@@ -188,8 +296,16 @@ int main(void)
 	is_int(http("POST", "/api/v1/jobs/tr/trigger", NULL, NULL, NULL), 200, "POST /api/v1/jobs/tr/trigger");
 	ok(tzkup_wait_owned(&u, "tr", 3, s[0].id, 3, 15000), "the leader assigned items 0-2 to the one instance left");
 	check_same("a reshard");
+	check_views(&sv, 1, "a reshard");
 	json_decref(jd);
 	free(job), free(newcfg);
+
+	/* --no-model: from ZooKeeper, the same documents */
+	struct tserve nm;
+	const char *nargs[] = { "--zk", u.connect, "--namespace", u.ns, "--no-model", NULL };
+	tserve_start(&nm, "serve-nomodel", nargs);
+	check_views(&nm, 0, "--no-model");
+	tserve_stop(&nm);
 
 	tserve_stop(&sv);
 	tsup_stop(&s[0], SIGTERM, 10000);

@@ -24,6 +24,21 @@ int ctl_show_instances(struct ctl *c, const char *job, const char *instance);
 struct snap_job;
 void ctl_jobs_json(const struct ctl *c, FILE *out, const struct snap_job *const *jobs, int n, char *const *extra,
                    int nextra, int64_t now_ms);
+/* The jobs a listing shows (sorted by name) and the namespace's children without a config node:
+ * read now (the CLI), or serve's model's table. */
+struct ctl_jobset {
+	const struct snap_job *const *j;
+	int n;
+	char *const *extra;
+	int nextra;
+};
+/* servers and instances [JOB] [--server IP | --instance ID] on out (json: the --json document,
+ * else the table), of s (with job: s is that job alone); only is one of s's names (checked by the
+ * caller). What ctl_show_servers / ctl_show_instances print, and serve's model (c: its namespace). */
+void ctl_servers_out(const struct ctl *c, FILE *out, int json, const struct ctl_jobset *s, const char *job,
+                     const char *only);
+void ctl_instances_out(const struct ctl *c, FILE *out, int json, const struct ctl_jobset *s, const char *job,
+                       const char *only);
 
 /* tools/ejobctl_status.c: status JOB [ITEM...] (nonly 0: every item) */
 int ctl_show_status(struct ctl *c, const char *job, const int *only, int nonly);

@@ -74,7 +74,7 @@ static void warnings_stderr(const struct ctl *c, const struct snaps *s)
 		for (int k = 0; k < s->j[i].nwarn; k++) ctl_msg(c, 0, "warning: %s", s->j[i].warn[k]);
 }
 
-static void warnings_json(const struct ctl *c, struct jw *w, const struct snaps *s)
+static void warnings_json(const struct ctl *c, struct jw *w, const struct ctl_jobset *s)
 {
 	char buf[1200];
 	jw_key(w, "warnings"), jw_arr(w);
@@ -83,7 +83,7 @@ static void warnings_json(const struct ctl *c, struct jw *w, const struct snaps 
 		jw_str(w, buf);
 	}
 	for (int i = 0; i < s->n; i++)
-		for (int k = 0; k < s->j[i].nwarn; k++) jw_str(w, s->j[i].warn[k]);
+		for (int k = 0; k < s->j[i]->nwarn; k++) jw_str(w, s->j[i]->warn[k]);
 	jw_end(w);
 }
 
@@ -278,18 +278,18 @@ static void servers_usage(FILE *f)
 }
 
 /* the distinct server ips of the jobs, sorted */
-static char **server_ips(const struct snaps *s, int *n)
+static char **server_ips(const struct ctl_jobset *s, int *n)
 {
 	int cap = 0;
-	for (int i = 0; i < s->n; i++) cap += s->j[i].nserv;
+	for (int i = 0; i < s->n; i++) cap += s->j[i]->nserv;
 	char **v = calloc((size_t)cap + 1, sizeof *v);
 	CTL_NEED(v);
 	*n = 0;
 	for (int i = 0; i < s->n; i++)
-		for (int k = 0; k < s->j[i].nserv; k++) {
+		for (int k = 0; k < s->j[i]->nserv; k++) {
 			int seen = 0;
-			for (int x = 0; x < *n && !seen; x++) seen = !strcmp(v[x], s->j[i].serv[k].ip);
-			if (!seen) CTL_NEED(v[(*n)++] = strdup(s->j[i].serv[k].ip));
+			for (int x = 0; x < *n && !seen; x++) seen = !strcmp(v[x], s->j[i]->serv[k].ip);
+			if (!seen) CTL_NEED(v[(*n)++] = strdup(s->j[i]->serv[k].ip));
 		}
 	for (int a = 1; a < *n; a++)
 		for (int b = a; b > 0 && strcmp(v[b - 1], v[b]) > 0; b--) {
@@ -337,13 +337,13 @@ static int no_such(struct ctl *c, const char *kind, const char *name, char **nam
 struct view {
 	struct ctl c;
 	struct snaps s;
+	const struct snap_job **p;  /* s's jobs, as the renderers take them */
+	struct ctl_jobset set;
 	const char *job, *only;
-	char **names;
-	int n;
 };
 
 static int view_read(struct view *v, const char *kind, const char *hint,
-                     char **(*names)(const struct snaps *, int *))
+                     char **(*names)(const struct ctl_jobset *, int *))
 {
 	int r;
 	if ((r = ctl_connect(&v->c))) return r;
@@ -352,15 +352,30 @@ static int view_read(struct view *v, const char *kind, const char *hint,
 		ctl_close(&v->c);
 		return r;
 	}
-	v->names = names(&v->s, &v->n);
-	if (v->only && (r = no_such(&v->c, kind, v->only, v->names, v->n, v->job, hint))) {
-		ctl_strv_free(v->names, v->n);
-		snaps_free(&v->s);
-		ctl_close(&v->c);
-		return r;
+	CTL_NEED(v->p = calloc((size_t)v->s.n + 1, sizeof *v->p));
+	for (int i = 0; i < v->s.n; i++) v->p[i] = &v->s.j[i];
+	v->set = (struct ctl_jobset){ v->p, v->s.n, v->s.extra, v->s.nextra };
+	if (v->only) {
+		int n;
+		char **all = names(&v->set, &n);
+		r = no_such(&v->c, kind, v->only, all, n, v->job, hint);
+		ctl_strv_free(all, n);
+		if (r) {
+			free(v->p);
+			snaps_free(&v->s);
+			ctl_close(&v->c);
+			return r;
+		}
 	}
 	warnings_stderr(&v->c, &v->s);
 	return 0;
+}
+
+/* after view_read and the output: everything freed, the exit status */
+static int view_done(struct view *v)
+{
+	free(v->p);
+	return finish(&v->c, &v->s);
 }
 
 int ejobctl_servers(int argc, char **argv)
@@ -377,17 +392,22 @@ int ctl_show_servers(struct ctl *cp, const char *jobname, const char *server)
 	struct view v = { .c = *cp, .job = jobname, .only = server };
 	int r = view_read(&v, "server", "", server_ips);
 	if (r) return r;
-	struct ctl c = v.c;
-	struct snaps s = v.s;
-	const char *job = v.job, *only = v.only;
-	char **ips = v.names;
-	int nip = v.n;
+	ctl_servers_out(&v.c, v.c.out, v.c.json, &v.set, v.job, v.only);
+	return view_done(&v);
+}
+
+void ctl_servers_out(const struct ctl *cp, FILE *out, int json, const struct ctl_jobset *sp, const char *job,
+                     const char *only)
+{
+	const struct ctl_jobset s = *sp;
+	int nip;
+	char **ips = server_ips(&s, &nip);
 	struct jw w;
 	struct ctl_table *t = NULL;
-	if (c.json) {
-		jw_begin(&w, c.out);
+	if (json) {
+		jw_begin(&w, out);
 		jw_obj(&w);
-		jw_key(&w, "namespace"), jw_str(&w, c.ns);
+		jw_key(&w, "namespace"), jw_str(&w, cp->ns);
 		jw_key(&w, "job"), jw_str(&w, job);
 		jw_key(&w, "servers"), jw_arr(&w);
 	} else if (job) {
@@ -405,7 +425,7 @@ int ctl_show_servers(struct ctl *cp, const char *jobname, const char *server)
 		size_t nn = 0;
 		names[0] = 0;
 		for (int i = 0; i < s.n; i++) {
-			const struct snap_job *j = &s.j[i];
+			const struct snap_job *j = s.j[i];
 			const struct snap_server *sv = snap_server_find(j, ip);
 			if (!sv) continue;
 			njobs++;
@@ -426,7 +446,7 @@ int ctl_show_servers(struct ctl *cp, const char *jobname, const char *server)
 				ids[b] = ids[b - 1];
 				ids[b - 1] = x;
 			}
-		if (c.json) {
+		if (json) {
 			jw_obj(&w);
 			jw_key(&w, "ip"), jw_str(&w, ip);
 			jw_key(&w, "instances"), jw_arr(&w);
@@ -437,7 +457,7 @@ int ctl_show_servers(struct ctl *cp, const char *jobname, const char *server)
 			jw_key(&w, "disabledJobsNum"), jw_int(&w, ndis);
 			jw_key(&w, "jobs"), jw_arr(&w);
 			for (int i = 0; i < s.n; i++) {
-				const struct snap_job *j = &s.j[i];
+				const struct snap_job *j = s.j[i];
 				const struct snap_server *sv = snap_server_find(j, ip);
 				if (!sv) continue;
 				char buf[16];
@@ -455,7 +475,7 @@ int ctl_show_servers(struct ctl *cp, const char *jobname, const char *server)
 			jw_end(&w);
 			jw_end(&w);
 		} else if (job) {
-			const struct snap_job *j = &s.j[0];
+			const struct snap_job *j = s.j[0];
 			const struct snap_server *sv = snap_server_find(j, ip);
 			char inst[2048], items[1024], run[1024];
 			size_t n = 0;
@@ -474,15 +494,14 @@ int ctl_show_servers(struct ctl *cp, const char *jobname, const char *server)
 			ctl_table_row(t, ip, a, b, d, names);
 		}
 	}
-	if (c.json) {
+	if (json) {
 		jw_end(&w);
-		warnings_json(&c, &w, &s);
+		warnings_json(cp, &w, &s);
 		jw_end(&w);
 	} else {
-		ctl_table_print(t, c.out);
+		ctl_table_print(t, out);
 	}
 	ctl_strv_free(ips, nip);
-	return finish(&c, &s);
 }
 
 /* ---- instances -------------------------------------------------------------------------- */
@@ -500,15 +519,15 @@ static void instances_usage(FILE *f)
 }
 
 /* every instance id: online in some job, shut down (alive) or owning an item while offline; sorted */
-static char **instance_ids(const struct snaps *s, int *n)
+static char **instance_ids(const struct ctl_jobset *s, int *n)
 {
 	int cap = 0;
-	for (int i = 0; i < s->n; i++) cap += s->j[i].ninst + s->j[i].nitems + s->j[i].nalive;
+	for (int i = 0; i < s->n; i++) cap += s->j[i]->ninst + s->j[i]->nitems + s->j[i]->nalive;
 	char **v = calloc((size_t)cap + 1, sizeof *v);
 	CTL_NEED(v);
 	*n = 0;
 	for (int i = 0; i < s->n; i++) {
-		const struct snap_job *j = &s->j[i];
+		const struct snap_job *j = s->j[i];
 		for (int k = 0; k < j->ninst + j->nitems + j->nalive; k++) {
 			const char *id = k < j->ninst ? j->inst[k].id
 			                 : k < j->ninst + j->nitems ? j->items[k - j->ninst].owner
@@ -564,17 +583,22 @@ int ctl_show_instances(struct ctl *cp, const char *jobname, const char *instance
 	struct view v = { .c = *cp, .job = jobname, .only = instance };
 	int r = view_read(&v, "instance", "; ids are {ip}@-@{pid}", instance_ids);
 	if (r) return r;
-	struct ctl c = v.c;
-	struct snaps s = v.s;
-	const char *job = v.job, *only = v.only;
-	char **ids = v.names;
-	int nid = v.n;
+	ctl_instances_out(&v.c, v.c.out, v.c.json, &v.set, v.job, v.only);
+	return view_done(&v);
+}
+
+void ctl_instances_out(const struct ctl *cp, FILE *out, int json, const struct ctl_jobset *sp, const char *job,
+                       const char *only)
+{
+	const struct ctl_jobset s = *sp;
+	int nid;
+	char **ids = instance_ids(&s, &nid);
 	struct jw w;
 	struct ctl_table *t = NULL;
-	if (c.json) {
-		jw_begin(&w, c.out);
+	if (json) {
+		jw_begin(&w, out);
 		jw_obj(&w);
-		jw_key(&w, "namespace"), jw_str(&w, c.ns);
+		jw_key(&w, "namespace"), jw_str(&w, cp->ns);
 		jw_key(&w, "job"), jw_str(&w, job);
 		jw_key(&w, "instances"), jw_arr(&w);
 	} else if (job) {
@@ -589,8 +613,8 @@ int ctl_show_instances(struct ctl *cp, const char *jobname, const char *instance
 		const struct snap_inst *any = NULL;
 		int ejob = 0, njobs = 0, alive = 0;
 		for (int i = 0; i < s.n; i++) {
-			alive |= snap_alive(&s.j[i], id);
-			const struct snap_inst *in = snap_inst_find(&s.j[i], id);
+			alive |= snap_alive(s.j[i], id);
+			const struct snap_inst *in = snap_inst_find(s.j[i], id);
 			if (!in) continue;
 			if (!any) any = in;
 			ejob |= in->ejob;
@@ -605,10 +629,10 @@ int ctl_show_instances(struct ctl *cp, const char *jobname, const char *instance
 		const char *kind = any ? (ejob ? "ejob" : "elasticjob") : alive ? "ejob" : NULL;
 		const char *state = any ? "online" : "offline";
 		for (int i = 0; !any && i < s.n; i++) {
-			const char *st = snap_inst_state(&s.j[i], id, ip);
+			const char *st = snap_inst_state(s.j[i], id, ip);
 			if (!strcmp(st, "draining") || (!strcmp(st, "shutdown") && strcmp(state, "draining"))) state = st;
 		}
-		if (c.json) {
+		if (json) {
 			jw_obj(&w);
 			jw_key(&w, "id"), jw_str(&w, id);
 			jw_key(&w, "ip"), jw_str(&w, ip);
@@ -627,7 +651,7 @@ int ctl_show_instances(struct ctl *cp, const char *jobname, const char *instance
 		size_t nl = 0, ni = 0, nr = 0;
 		leads[0] = items[0] = run[0] = 0;
 		for (int i = 0; i < s.n; i++) {
-			const struct snap_job *j = &s.j[i];
+			const struct snap_job *j = s.j[i];
 			const struct snap_inst *in = snap_inst_find(j, id);
 			char own[1024], running[1024], taken[1024];
 			items_of(j, id, 0, own, sizeof own, NULL);
@@ -638,7 +662,7 @@ int ctl_show_instances(struct ctl *cp, const char *jobname, const char *instance
 			const char *jstate = snap_inst_state(j, id, ip);
 			int leader = j->leader && !strcmp(j->leader, id);
 			const struct snap_server *sv = snap_server_find(j, ip);
-			if (c.json) {
+			if (json) {
 				jw_obj(&w);
 				jw_key(&w, "name"), jw_str(&w, j->name);
 				jw_key(&w, "online"), jw_bool(&w, in != NULL);
@@ -665,7 +689,7 @@ int ctl_show_instances(struct ctl *cp, const char *jobname, const char *instance
 					nr += (size_t)snprintf(run + nr, sizeof run - nr, "%s%s:%s", nr ? " " : "", j->name, running);
 			}
 		}
-		if (c.json) {
+		if (json) {
 			jw_end(&w);
 			jw_end(&w);
 		} else if (!job) {
@@ -675,13 +699,12 @@ int ctl_show_instances(struct ctl *cp, const char *jobname, const char *instance
 			              nr ? run : NULL, state_word(state));
 		}
 	}
-	if (c.json) {
+	if (json) {
 		jw_end(&w);
-		warnings_json(&c, &w, &s);
+		warnings_json(cp, &w, &s);
 		jw_end(&w);
 	} else {
-		ctl_table_print(t, c.out);
+		ctl_table_print(t, out);
 	}
 	ctl_strv_free(ids, nid);
-	return finish(&c, &s);
 }

@@ -59,12 +59,16 @@ struct model {
 	int njobs;
 	uint64_t gen;               /* the table's generation */
 
-	pthread_mutex_t cmu;        /* the rendered document */
-	char *cache;
-	size_t clen;
-	uint64_t cgen;
-	time_t csec;
+	pthread_mutex_t cmu;        /* the rendered documents, one of each kind */
+	struct doc {
+		char *s;
+		size_t len;
+		uint64_t gen;
+		time_t sec;
+	} cache[3];
 };
+
+enum { DOC_JOBS, DOC_SERVERS, DOC_INSTANCES };
 
 /* ---- the set of dirty names ------------------------------------------------------------- */
 
@@ -412,7 +416,7 @@ void model_stop(model_t *m)
 	free(m->jobs);
 	for (size_t i = 0; i < m->dirty.cap; i++) free(m->dirty.v[i]);
 	free(m->dirty.v);
-	free(m->cache);
+	for (int k = 0; k < 3; k++) free(m->cache[k].s);
 	free(m->hosts), free(m->ns), free(m->digest);
 	free(m);
 }
@@ -426,7 +430,7 @@ static int usable(model_t *m)
 }
 
 /* the document of the table as it is (under rw's read lock) */
-static char *render(model_t *m, size_t *len)
+static char *render(model_t *m, int kind, size_t *len)
 {
 	const struct snap_job **v = calloc((size_t)m->njobs + 1, sizeof *v);
 	char **extra = calloc((size_t)m->njobs + 1, sizeof *extra);
@@ -441,32 +445,51 @@ static char *render(model_t *m, size_t *len)
 	char *s = NULL;
 	FILE *f = open_memstream(&s, len);
 	CTL_NEED(f);
-	ctl_jobs_json(&m->c, f, v, n, extra, nx, ctl_now_ms());
+	const struct ctl_jobset set = { v, n, extra, nx };
+	if (kind == DOC_JOBS) ctl_jobs_json(&m->c, f, v, n, extra, nx, ctl_now_ms());
+	else if (kind == DOC_SERVERS) ctl_servers_out(&m->c, f, 1, &set, NULL, NULL);
+	else ctl_instances_out(&m->c, f, 1, &set, NULL, NULL);
 	if (fclose(f)) ctl_oom();
 	free(v);
 	free(extra);
 	return s;
 }
 
-char *model_jobs_json(model_t *m, size_t *len)
+static char *doc(model_t *m, int kind, size_t *len)
 {
 	if (!m || !usable(m)) return NULL;
 	pthread_mutex_lock(&m->cmu);
+	struct doc *d = &m->cache[kind];
 	time_t now = time(NULL);
 	pthread_rwlock_rdlock(&m->rw);
-	if (!m->cache || m->cgen != m->gen || m->csec != now) {
-		free(m->cache);
-		m->cache = render(m, &m->clen);
-		m->cgen = m->gen;
-		m->csec = now;
+	if (!d->s || d->gen != m->gen || d->sec != now) {
+		free(d->s);
+		d->s = render(m, kind, &d->len);
+		d->gen = m->gen;
+		d->sec = now;
 	}
 	pthread_rwlock_unlock(&m->rw);
-	char *s = malloc(m->clen + 1);
+	char *s = malloc(d->len + 1);
 	CTL_NEED(s);
-	memcpy(s, m->cache, m->clen + 1);
-	*len = m->clen;
+	memcpy(s, d->s, d->len + 1);
+	*len = d->len;
 	pthread_mutex_unlock(&m->cmu);
 	return s;
+}
+
+char *model_jobs_json(model_t *m, size_t *len)
+{
+	return doc(m, DOC_JOBS, len);
+}
+
+char *model_servers_json(model_t *m, size_t *len)
+{
+	return doc(m, DOC_SERVERS, len);
+}
+
+char *model_instances_json(model_t *m, size_t *len)
+{
+	return doc(m, DOC_INSTANCES, len);
 }
 
 struct syncw {

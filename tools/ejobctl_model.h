@@ -7,9 +7,9 @@
  * (or the namespace: jobs come and go), and the thread reads the dirty jobs again, pipelined, and
  * swaps them in. An expired session is closed, a new one opened, and every job read again; until
  * that is done, and while the session is not connected, the model answers nothing (the caller
- * reads ZooKeeper as before). Readers take the table under a read lock; the rendered document is
- * kept for one wall-clock second of one table generation (health and next fire are judged at the
- * time of rendering), so many clients cost one rendering a second. */
+ * reads ZooKeeper as before). Readers take the table under a read lock; each rendered document
+ * (jobs, servers, instances) is kept for one wall-clock second of one table generation (health and
+ * next fire are judged at the time of rendering), so many clients cost one rendering a second. */
 #ifndef EJOB_EJOBCTL_MODEL_H
 #define EJOB_EJOBCTL_MODEL_H
 
@@ -38,6 +38,10 @@ void model_stop(model_t *m);
 /* `ejobctl jobs --json`'s document from the model (malloc'd, *len bytes, NUL-terminated), or NULL
  * if the model cannot answer now (not built yet, session not connected or being rebuilt). */
 char *model_jobs_json(model_t *m, size_t *len);
+/* The same for `ejobctl servers --json` and `ejobctl instances --json` (the whole namespace),
+ * each kept for its second and generation as the jobs' is. */
+char *model_servers_json(model_t *m, size_t *len);
+char *model_instances_json(model_t *m, size_t *len);
 
 /* Read-your-writes: after a write made on another session, wait (at most timeout_ms) until the
  * model has seen every change ZooKeeper made before this call: a sync on the model's session (the

@@ -4,8 +4,9 @@
  * request runs the same functions as the CLI's command (tools/ejobctl_api.h) on the session kept
  * here, one at a time (SRV.big), so a write is the CLI's write, checked and planned the same way. A
  * request refused (401, 403, 400, 413) changes nothing in ZooKeeper.
- * GET /api/v1/jobs answers from the model of the cluster (tools/ejobctl_model.h: `ejobctl jobs
- * --json`'s document, kept from watches on a session of its own) without SRV.big, so readers neither
+ * GET /api/v1/jobs, /servers and /instances answer from the model of the cluster
+ * (tools/ejobctl_model.h: `ejobctl jobs --json`'s, `servers --json`'s and `instances --json`'s
+ * documents, kept from watches on a session of its own) without SRV.big, so readers neither
  * wait on ZooKeeper nor on each other; until the model is built (or while its session is away) it
  * is read from ZooKeeper as the CLI reads it. After a write, the answer waits until the model has
  * seen it (model_sync): a read right after a write sees it.
@@ -460,9 +461,11 @@ static enum MHD_Result request(struct MHD_Connection *con, const char *method, c
 		if (!doc) ctl_oom();
 		return srv_send_json(con, 200, doc, NULL);
 	}
-	if (p->ep == EP_JOBS && SRV.model) {
+	if ((p->ep == EP_JOBS || p->ep == EP_SERVERS || p->ep == EP_INSTANCES) && SRV.model) {
 		size_t len;
-		char *doc = model_jobs_json(SRV.model, &len);
+		char *doc = p->ep == EP_JOBS      ? model_jobs_json(SRV.model, &len)
+		            : p->ep == EP_SERVERS ? model_servers_json(SRV.model, &len)
+		                                  : model_instances_json(SRV.model, &len);
 		if (doc) {
 			/* X-Ejob-From: model: the answer came from the model (docs/api.md) */
 			enum MHD_Result r = MHD_NO;
