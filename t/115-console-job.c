@@ -72,21 +72,9 @@ int main(void)
 			if (!tzkup_wait_registered(&u, names[j], s[i].id, 0, 20000)) BAIL_OUT("%s did not register %s", s[i].id, names[j]);
 	pass("two supervisors run op, tick and edit");
 
-	char auth[600], line[2048];
-	snprintf(auth, sizeof auth, "%s/users", tlib_tmpdir());
-	char *ha = tserve_hash("adm-pass"), *ho = tserve_hash("oper-pass"), *hv = tserve_hash("view-pass");
-	snprintf(line, sizeof line, "adm:%s:admin\noper:%s:operator\nview:%s:viewer\n", ha, ho, hv);
-	tlib_write_file(auth, line, strlen(line));
-	free(ha), free(ho), free(hv);
-	const char *args[] = { "--zk", u.connect, "--namespace", u.ns, "--auth", auth, NULL };
-	tserve_start(&sv, "serve", args);
-
-	char url[128], zk[300], ns[100];
-	snprintf(url, sizeof url, "EJOB_URL=http://127.0.0.1:%d", sv.port);
-	snprintf(zk, sizeof zk, "EJOB_ZK=%s", u.connect);
-	snprintf(ns, sizeof ns, "EJOB_NS=%s", u.ns);
-	const char *env[] = { url, zk, ns, "EJOB_USERS=adm:adm-pass:admin oper:oper-pass:operator view:view-pass:viewer",
-		              "EJOB_CTL=" BUILT("tools/ejobctl"), NULL };
+	tbrowser_serve(&sv, &u);
+	struct tbrowser_env e;
+	const char *const *env = tbrowser_env(&e, &sv, &u);
 	tbrowser_run("t/console/115-job.py", env, act, NULL, 120);
 
 	tserve_stop(&sv);

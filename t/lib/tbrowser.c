@@ -10,7 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "t/lib/tbuild.h"
 #include "t/lib/tlib.h"
+#include "t/lib/tserve.h"
+#include "t/lib/tzkup.h"
 #include "t/tap.h"
 #include "t/lib/tbrowser.h"
 
@@ -153,4 +156,30 @@ int tbrowser_run_(const char *driver, const char *const *env, tbrowser_act act, 
 	tlib_untrack(pid);
 	fflush(stdout);
 	return failed;
+}
+
+/* ---- the console tests' cluster: serve with three users, the drivers' environment ----------- */
+
+#define TB_USERS "adm:adm-pass:admin oper:oper-pass:operator view:view-pass:viewer"
+
+void tbrowser_serve(struct tserve *sv, const struct tzkup *u)
+{
+	char auth[600], line[2048];
+	snprintf(auth, sizeof auth, "%s/users", tlib_tmpdir());
+	char *ha = tserve_hash("adm-pass"), *ho = tserve_hash("oper-pass"), *hv = tserve_hash("view-pass");
+	snprintf(line, sizeof line, "adm:%s:admin\noper:%s:operator\nview:%s:viewer\n", ha, ho, hv);
+	tlib_write_file(auth, line, strlen(line));
+	free(ha), free(ho), free(hv);
+	const char *args[] = { "--zk", u->connect, "--namespace", u->ns, "--auth", auth, NULL };
+	tserve_start(sv, "serve", args);
+}
+
+const char *const *tbrowser_env(struct tbrowser_env *e, const struct tserve *sv, const struct tzkup *u)
+{
+	snprintf(e->url, sizeof e->url, "EJOB_URL=http://127.0.0.1:%d", sv->port);
+	snprintf(e->zk, sizeof e->zk, "EJOB_ZK=%s", u->connect);
+	snprintf(e->ns, sizeof e->ns, "EJOB_NS=%s", u->ns);
+	e->v[0] = e->url, e->v[1] = e->zk, e->v[2] = e->ns;
+	e->v[3] = "EJOB_USERS=" TB_USERS, e->v[4] = "EJOB_CTL=" BUILT("tools/ejobctl"), e->v[5] = NULL;
+	return e->v;
 }

@@ -13,6 +13,21 @@
 #ifndef EJOB_TBROWSER_H
 #define EJOB_TBROWSER_H
 
+struct tserve;
+struct tzkup;
+
+/* `ejobctl serve --auth` on u's cluster, as sv ("serve"), with the console tests' three users:
+ * adm (admin), oper (operator), view (viewer), passwords adm-pass, oper-pass, view-pass. */
+void tbrowser_serve(struct tserve *sv, const struct tzkup *u);
+
+/* The drivers' environment for sv and u: EJOB_URL, EJOB_ZK, EJOB_NS, EJOB_USERS (the three users
+ * above), EJOB_CTL; e->v, NULL-terminated, is what tbrowser_run takes. */
+struct tbrowser_env {
+	char url[128], zk[300], ns[100];
+	const char *v[6];
+};
+const char *const *tbrowser_env(struct tbrowser_env *e, const struct tserve *sv, const struct tzkup *u);
+
 /* what the driver asked ("kill s1"): the one-line answer ("ok", or why not); arg is tbrowser_run's */
 typedef const char *(*tbrowser_act)(void *arg, const char *cmd);
 
