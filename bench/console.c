@@ -9,7 +9,7 @@
  *     cache, the next ones revalidating the console's files (304);
  *   - the jobs table: a filter typed until the table shows the result (after the next frame), and
  *     jumps of the window through the 10,000 rows until they are drawn; the longest task meanwhile;
- * and prints the README's table. Target: first paint with data within 1 s. Every process it starts
+ * and prints docs/benchmarks.md's table. Target: first paint with data within 1 s. Every process it starts
  * (ZooKeeper, serve, the driver and its browser) is tracked by t/lib/tlib. */
 #include <math.h>
 #include <stdio.h>

@@ -20,7 +20,7 @@
  *                 model's GET shows every job DISABLED (then none): the watches' marks, the model's
  *                 re-read of 10,000 jobs and its swap (tools/ejobctl_model.c's pass), measured
  *                 from outside
- * and prints the README's table rows. Every process it starts is tracked by t/lib/tlib. */
+ * and prints docs/benchmarks.md's table rows. Every process it starts is tracked by t/lib/tlib. */
 #include <curl/curl.h>
 #include <pthread.h>
 #include <signal.h>
