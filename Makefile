@@ -233,12 +233,12 @@ check: all
 # ---- man pages: ejob-supervisor(8), ejobctl(1) and ejob.yaml(5) are written once in scdoc
 # (man/NAME.SECTION.scd) and built here as $(B)/man/NAME.SECTION, which install takes. t/120 checks
 # them against the config loader's key table (conf/conf_keys.c) and the programs' --help.
-MAN_SRCS  := $(wildcard man/*.scd)
-MAN_PAGES := $(MAN_SRCS:man/%.scd=$(B)/man/%)
+MAN_SCD  := $(wildcard man/*.scd)
+MAN_BUILT := $(MAN_SCD:man/%.scd=$(B)/man/%)
 SCDOC     ?= scdoc
-man: $(MAN_PAGES)
+man: $(MAN_BUILT)
 all: man
-$(MAN_PAGES): $(B)/man/%: man/%.scd
+$(MAN_BUILT): $(B)/man/%: man/%.scd
 	@mkdir -p $(@D)
 	$(SCDOC) < $< > $@
 .PHONY: man
