@@ -233,7 +233,7 @@ check: all
 # ---- man pages: ejob-supervisor(8), ejobctl(1) and ejob.yaml(5) are written once in scdoc
 # (man/NAME.SECTION.scd) and built here as $(B)/man/NAME.SECTION, which install takes. t/120 checks
 # them against the config loader's key table (conf/conf_keys.c) and the programs' --help.
-MAN_SCD  := $(wildcard man/*.scd)
+MAN_SCD   := $(wildcard man/*.scd)
 MAN_BUILT := $(MAN_SCD:man/%.scd=$(B)/man/%)
 SCDOC     ?= scdoc
 man: $(MAN_BUILT)
