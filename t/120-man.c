@@ -255,6 +255,19 @@ static void check_ejobctl(void)
 	ok(cmds.n >= 20, "ejobctl --help lists %zu commands", cmds.n);
 
 	char *scd = slurp("man/ejobctl.1.scd");
+	/* ejobctl's own options (--zk, -c, --timeout, ...) and every other --help names */
+	struct strs gopts = { 0 };
+	help_opts(help, &gopts, 1);
+	int gmissing = 0;
+	for (size_t o = 0; o < gopts.n; o++) {
+		if (!mentions(scd, strlen(scd), gopts.v[o])) {
+			diag("ejobctl --help has %s; ejobctl(1) does not", gopts.v[o]);
+			gmissing++;
+		}
+		free(gopts.v[o]);
+	}
+	ok(gopts.n >= 8 && !gmissing, "ejobctl(1) has every option of ejobctl --help (%zu)", gopts.n);
+	free(gopts.v);
 	struct section sec[64];
 	size_t nsec = 0;
 	int in_cmds = 0;
