@@ -230,6 +230,19 @@ check: all
 	tools/layers
 	prove -j2 --timer --rules='seq=$(CHECK_LANE2)' --rules='seq=**' $(B)/t/
 
+# ---- man pages: ejob-supervisor(8), ejobctl(1) and ejob.yaml(5) are written once in scdoc
+# (man/NAME.SECTION.scd) and built here as $(B)/man/NAME.SECTION, which install takes. t/120 checks
+# them against the config loader's key table (conf/conf_keys.c) and the programs' --help.
+MAN_SCD   := $(wildcard man/*.scd)
+MAN_BUILT := $(MAN_SCD:man/%.scd=$(B)/man/%)
+SCDOC     ?= scdoc
+man: $(MAN_BUILT)
+all: man
+$(MAN_BUILT): $(B)/man/%: man/%.scd
+	@mkdir -p $(@D)
+	$(SCDOC) < $< > $@
+.PHONY: man
+
 # ---- demo: tools/demo installs the dependencies first, then builds what it needs (so no
 # prerequisites here); it gets this make, and with it the jobserver of make -jN
 demo:

@@ -172,6 +172,12 @@ void conf_map_keys(conf_ctx_t *cx, const conf_tnode_t *map, const char *path,
                    const char *const *names, size_t n, size_t nlisted,
                    const conf_tnode_t **keys, const conf_tnode_t **vals);
 
+/* The loader's key tables (conf_load.c, conf_job.c), for conf_keys.c: the keys of section ("":
+ * the top level, "regCenter", "supervisor", "supervisor.history", "tracing"), NULL for another;
+ * and the keys of a job in a file. */
+const char *const *conf_load_keys(const char *section, size_t *n);
+const char *const *conf_job_file_keys(size_t *n);
+
 /* ---- shardingItemParameters (conf_sip.c) ------------------------------------------------ */
 
 /* Parse s as ElasticJob does, against total items. Problems are reported through cb with the

@@ -652,3 +652,11 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	if (conf_arena_exhausted(cx->out)) return -1;
 	return b.errors ? -1 : 0;
 }
+
+/* The keys a job takes in a file (not jobName, which the file refuses: the name is the key under
+ * jobs), for conf/conf_keys.c. */
+const char *const *conf_job_file_keys(size_t *n)
+{
+	*n = K_FJOBNAME;
+	return file_keys;
+}

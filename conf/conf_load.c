@@ -778,3 +778,28 @@ void conf_release(conf_hold_t *h)
 {
 	conf_arena_free(h);
 }
+
+/* The tables above, for conf/conf_keys.c (the key list man/ejob.yaml.5.scd is checked against,
+ * t/120): section "" is the top level, else a dotted path ("supervisor.history"). NULL for a
+ * section without a table of its own. */
+const char *const *conf_load_keys(const char *section, size_t *n)
+{
+	static const struct {
+		const char *name;
+		const char *const *keys;
+		size_t n;
+	} t[] = {
+		{ "", top_keys, NELEM(top_keys) },
+		{ "regCenter", rc_keys, NELEM(rc_keys) },
+		{ "supervisor", sup_keys, NELEM(sup_keys) },
+		{ "supervisor.history", hist_keys, NELEM(hist_keys) },
+		{ "tracing", tracing_keys, NELEM(tracing_keys) },
+	};
+	for (size_t i = 0; i < NELEM(t); i++)
+		if (strcmp(section, t[i].name) == 0) {
+			*n = t[i].n;
+			return t[i].keys;
+		}
+	*n = 0;
+	return NULL;
+}
