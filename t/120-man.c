@@ -289,9 +289,8 @@ static void check_ejobctl(void)
 		while (s < nsec && strcmp(sec[s].name, cmds.v[i])) s++;
 		if (!ok(s < nsec, "ejobctl(1) has a section for 'ejobctl %s'", cmds.v[i])) continue;
 		/* the command's own options, as its --help says them */
-		/* with a cluster named (never reached): drain reads its options before --help, and
-		 * without one says "which cluster?" instead (exit 2) */
-		const char *cargv[] = { EJOBCTL, cmds.v[i], "--help", "--zk", "127.0.0.1:9", "--namespace", "t120", NULL };
+		/* with no cluster named: --help needs none (drain once said "which cluster?", exit 2) */
+		const char *cargv[] = { EJOBCTL, cmds.v[i], "--help", NULL };
 		char *ch = run_help(cargv);
 		if (!ch) continue;
 		static const char *const global[] = { "--zk", "--namespace", "--digest", "--json", "--timeout",

@@ -96,6 +96,12 @@ static struct snap_job *read_all(struct ctl *c, char **names, int n, int *rc)
 int ejobctl_drain(int argc, char **argv)
 {
 	struct ctl c;
+	/* --help needs no cluster (as the other commands) */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			puts(usage);
+			return 0;
+		}
 	int r = ctl_options(&c, "drain", &argc, argv);
 	if (r) return r;
 	const char *ip = NULL;
@@ -113,10 +119,6 @@ int ejobctl_drain(int argc, char **argv)
 			}
 		} else if (!strcmp(argv[i], "--no-wait")) {
 			wait_s = 0;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			puts(usage);
-			ctl_close(&c);
-			return 0;
 		} else {
 			ctl_msg(&c, 2, "unexpected '%s'; %s", argv[i], usage);
 			ctl_close(&c);
