@@ -233,8 +233,8 @@ static void published(struct cjob *j, const struct zkc_res *r)
 	if (r->rc == ZOK) {
 		j->reg.publish = 0;
 		cj_node_drop(j);    /* the file is the node now; the watch will bring the same back */
-		log_info("job %s: the file's config is published to /%s%s (overwrite: true)", j->name,
-		         j->c->ns, cj_path(j, p, "/config"));
+		log_info("job %s: the file's config is published to /%s%s (%s)", j->name, j->c->ns, cj_path(j, p, "/config"),
+		         j->local && j->local->overwrite ? "overwrite: true" : "the job had no config node");
 	} else {
 		say_rc(j, "publishing its config", r->path, r->rc);
 	}
