@@ -145,15 +145,28 @@ size_t logline_format(char *out, size_t cap, unsigned mode, const struct logline
 		put(&w, ": ", 2);
 	}
 	if (w.bad || w.cap - w.o < 4) return 0;   /* room for ...\n at least */
-	size_t n = l->len;
-	if (n > w.cap - w.o - 1) {
-		n = w.cap - w.o - 4;
-		memcpy(out + w.o, l->msg, n);
-		memcpy(out + w.o + n, "...", 3);
-		w.o += n + 3;
-	} else {
-		memcpy(out + w.o, l->msg, n);
-		w.o += n;
+	/* journald ends an entry at a newline: one inside the message is written \n, so that the
+	 * whole message is one entry with its priority */
+	int esc = !!(mode & LOGLINE_JOURNAL);
+	size_t need = l->len;
+	if (esc)
+		for (size_t i = 0; i < l->len; i++) need += l->msg[i] == '\n';
+	int cut = need > w.cap - w.o - 1;
+	size_t end = cut ? w.cap - 4 : w.cap - 1;
+	for (size_t i = 0; i < l->len; i++) {
+		char c = l->msg[i];
+		if (esc && c == '\n') {
+			if (end - w.o < 2) break;
+			out[w.o++] = '\\';
+			out[w.o++] = 'n';
+		} else {
+			if (end - w.o < 1) break;
+			out[w.o++] = c;
+		}
+	}
+	if (cut) {
+		memcpy(out + w.o, "...", 3);
+		w.o += 3;
 	}
 	out[w.o++] = '\n';
 	return w.o;

@@ -18,7 +18,9 @@
  *
  * JSON strings are escaped as ipc/json.h does: ", \ and control characters, and each byte that is
  * not valid UTF-8 as \u00XX (so that a line is always valid JSON; the history file writes a
- * script's output the same way). A text line is written as it comes.
+ * script's output the same way). A text line is written as it comes, but under journald a
+ * newline inside a message is written \n (journald would end the entry there, and the rest would
+ * be an entry of its own without the priority).
  *
  * Pure: it formats into the caller's buffer; logline_journal() is its one system call (fstat). */
 #ifndef EJOB_LOGLINE_H
