@@ -472,8 +472,10 @@ static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		    c->supervisor.script_output_max_bytes != s->conf->supervisor.script_output_max_bytes)
 			log_warn("supervisor.scriptOutputMaxLines/scriptOutputMaxBytes changed: the workers get them at the "
 			         "next start");
-		if (c->supervisor.log_level != s->conf->supervisor.log_level ||
-		    c->supervisor.log_format != s->conf->supervisor.log_format)
+		/* the log's settings are the start's (as the pool's): say so when the file's change
+		 * would matter (--log-level and --log-format win over it) */
+		if ((!s->opts.log_level && c->supervisor.log_level != s->conf->supervisor.log_level) ||
+		    (!s->opts.log_format && c->supervisor.log_format != s->conf->supervisor.log_format))
 			log_warn("supervisor.logLevel/logFormat changed: the log takes them at the next start");
 		/* the scheduler takes the new jobs before the old config goes: from coord, which holds
 		 * what is in force (a stored config node stays so), or (--standalone) the file's */
