@@ -224,6 +224,7 @@ static void test_journal_text(void)
 	is_int(count(r.out, "] INFO [talk@-@"), 6, "  a script's stdout and stderr lines are INFO, tagged with the task");
 	is_int(count(r.out, " item 1 attempt 2] stderr: err 1 2\n"), 1, "  tagged with item and attempt");
 	ok(!strstr(r.out, "Z ejob-"), "  and no line has a time of its own (journald stamps it)");
+	free(r.out);
 
 	const char *gone[] = { "--run", "gone", NULL };
 	r = run_sup(&t, JS_STDERR, gone);
