@@ -70,7 +70,11 @@ static void logmsg(const struct wmain *m, int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	int n = vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	size_t len = n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1;
+	size_t len = n < 0 ? 0 : (size_t)n;
+	if (len >= sizeof msg) {   /* cut: say so */
+		len = sizeof msg - 1;
+		memcpy(msg + len - 3, "...", 3);
+	}
 	struct logline l = { .level = level, .prog = "ejob-worker", .pid = (int)getpid(), .msg = msg, .len = len };
 	size_t k = logline_format(line, sizeof line, m->log_mode, &l);
 	for (size_t off = 0; off < k;) {
