@@ -45,7 +45,6 @@ int log_parse_level(const char *s, enum log_level *out)
 
 void log_set_json(int json) { lg.mode = (lg.mode & ~LOGLINE_JSON) | (json ? LOGLINE_JSON : 0); }
 int log_get_json(void) { return !!(lg.mode & LOGLINE_JSON); }
-int log_journal(void) { return !!(lg.mode & LOGLINE_JOURNAL); }
 
 #define MSG_MAX 2048   /* bytes of a message; a longer one is cut and ends in "..." */
 

@@ -18,7 +18,6 @@ int log_parse_level(const char *s, enum log_level *out);   /* "error|warn|info|d
 const char *log_level_name(enum log_level level);
 void log_set_json(int json);                  /* supervisor.logFormat: 0 text, 1 json */
 int log_get_json(void);
-int log_journal(void);                        /* 1: stderr is the journal (log_init saw $JOURNAL_STREAM) */
 
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
