@@ -200,7 +200,7 @@ $(B)/t/92-ctl-import.t: $(IMPORT_SRCS:%.c=$(B)/%.o)
 $(B)/t/103-serve.t $(B)/t/104-serve-writes.t $(B)/t/106-serve-history.t $(B)/t/107-serve-model.t $(B)/t/108-serve-tls.t $(B)/t/109-serve-new-ns.t \
 $(B)/t/110-last-failure.t $(B)/t/111-last-record.t: TEST_LIBS += -ljansson
 # t/112 and t/113 too: GET /api/v1/me, /changes, and the history over every job
-$(B)/t/112-serve-changes.t $(B)/t/113-serve-history-all.t: TEST_LIBS += -ljansson
+$(B)/t/112-serve-changes.t $(B)/t/113-serve-history-all.t $(B)/t/119-log-format.t: TEST_LIBS += -ljansson
 
 # benchmarks start real ZooKeeper servers and supervisors with the tests' helpers (t/lib)
 $(BENCHES): $(B)/bench/%: $(B)/bench/%.o $(BLIB_OBJS) $(TLIB_OBJS) $(B)/supervisor/libsup.a $(B)/libejob.a

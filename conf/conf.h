@@ -89,6 +89,11 @@ typedef enum conf_log_level {
 	CONF_LOG_DEBUG,
 } conf_log_level_t;
 
+typedef enum conf_log_format {
+	CONF_LOG_TEXT = 0,
+	CONF_LOG_JSON,
+} conf_log_format_t;
+
 typedef struct conf_kv {
 	const char *key;
 	const char *value;
@@ -144,6 +149,7 @@ typedef struct conf_supervisor {
 	int workers;                     /* 1-1024; default: CPUs (conf_opts_t.cpus) */
 	const char *ip;                  /* override of the detected address, or NULL */
 	conf_log_level_t log_level;      /* info */
+	conf_log_format_t log_format;    /* logFormat: text (ipc/logline.h has both forms) */
 	const char *attach_socket;       /* NULL: derived at start (docs/worker.md: $EJOB_RUNTIME_DIR,
 	                                    /run/ejob for root, $XDG_RUNTIME_DIR/ejob, /tmp/ejob-UID) */
 	size_t n_attach_allow_uids;      /* besides the supervisor's own uid, always allowed */

@@ -24,17 +24,18 @@ static const char *const rc_keys[R_N] = {
 };
 
 enum { S_WORKERS, S_IP, S_LOGLEVEL, S_SOCKET, S_UIDS, S_GIDS, S_SHUTDOWN, S_KILL, S_OUTLINES, S_OUTBYTES,
-       S_HISTORY, S_METRICS, S_LABELS, S_ALLOWED, S_N };
+       S_HISTORY, S_METRICS, S_LABELS, S_ALLOWED, S_LOGFORMAT, S_N };
 static const char *const sup_keys[S_N] = {
 	"workers", "ip", "logLevel", "attachSocket", "attachAllowUids", "attachAllowGids",
 	"shutdownGraceSeconds", "killGraceSeconds", "scriptOutputMaxLines", "scriptOutputMaxBytes",
-	"history", "metrics", "labels", "allowedCommands",
+	"history", "metrics", "labels", "allowedCommands", "logFormat",
 };
 enum { TR_TYPE, TR_URL, TR_USER, TR_PASSWORD, TR_SPOOLDIR, TR_SPOOLMAX, TR_N };
 static const char *const tracing_keys[TR_N] = { "type", "url", "username", "password", "spoolDir", "spoolMaxBytes" };
 enum { H_FILE, H_MAXBYTES, H_KEEP, H_N };
 static const char *const hist_keys[H_N] = { "file", "maxBytes", "keep" };
 static const char *const log_levels[] = { "error", "warn", "info", "debug" };
+static const char *const log_formats[] = { "text", "json" };
 
 #define SUN_PATH_MAX 107   /* sizeof(sockaddr_un.sun_path) - 1 */
 
@@ -441,6 +442,14 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tn
 			(*errors)++;
 		else
 			s->log_level = (conf_log_level_t)idx;
+	}
+	if (v[S_LOGFORMAT]) {
+		int idx;
+		if (conf_get_enum(cx, v[S_LOGFORMAT], keys[S_LOGFORMAT], "supervisor.logFormat", log_formats,
+		                  NELEM(log_formats), &idx) < 0)
+			(*errors)++;
+		else
+			s->log_format = (conf_log_format_t)idx;
 	}
 
 	if (v[S_SOCKET] && !conf_is_null(v[S_SOCKET])) {

@@ -125,6 +125,48 @@ void json_str(json_buf_t *b, const char *s, size_t n, unsigned flags)
 	put(b, "\"", 1);
 }
 
+size_t json_escape(char *out, size_t cap, const char *s, size_t n, size_t *used)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, o = 0;
+	while (i < n) {
+		unsigned c = p[i];
+		char e = 0;
+		switch (c) {
+		case '"': e = '"'; break;
+		case '\\': e = '\\'; break;
+		case '\n': e = 'n'; break;
+		case '\r': e = 'r'; break;
+		case '\t': e = 't'; break;
+		case '\b': e = 'b'; break;
+		case '\f': e = 'f'; break;
+		default: break;
+		}
+		size_t l = c >= 0x20 && c < 0x80 ? 1 : c >= 0x80 ? utf8_len(p + i, n - i) : 0;
+		if (e) {
+			if (cap - o < 2) break;
+			out[o++] = '\\';
+			out[o++] = e;
+			i++;
+		} else if (!l) {   /* a control character, or an invalid byte (kept valid, as json_str) */
+			if (cap - o < 6) break;
+			memcpy(out + o, "\\u00", 4);
+			out[o + 4] = hex[c >> 4];
+			out[o + 5] = hex[c & 15];
+			o += 6;
+			i++;
+		} else {
+			if (cap - o < l) break;
+			memcpy(out + o, p + i, l);
+			o += l;
+			i += l;
+		}
+	}
+	if (used) *used = i;
+	return o;
+}
+
 void json_cstr(json_buf_t *b, const char *s, unsigned flags)
 {
 	if (!s) json_raw(b, "null");

@@ -27,4 +27,9 @@ void json_u64(json_buf_t *b, uint64_t v);
 void json_i64(json_buf_t *b, int64_t v);
 void json_key(json_buf_t *b, const char *key, int first);   /* [,]"key": */
 
+/* The inside of a JSON string (no quotes), escaped as json_str(JSON_PLAIN) does, into a fixed
+ * buffer (for the log, which must not allocate): as many whole characters of s as fit in cap
+ * bytes. Returns the bytes written; *used (may be NULL) the bytes of s they hold. */
+size_t json_escape(char *out, size_t cap, const char *s, size_t n, size_t *used);
+
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ipc/logline.h"
 #include "ipc/version.h"
 #include "supervisor/base/log.h"
 #include "supervisor/cli.h"
@@ -22,12 +23,15 @@
 
 static const char usage_text[] =
 "usage: ejob-supervisor [-c FILE] [--workers N] [--zk HOSTS] [--namespace NS] [--ip IP]\n"
-"                       [--log-level LEVEL] [--worker-bin PATH] [--socket PATH] [--metrics ADDR]\n"
+"                       [--log-level LEVEL] [--log-format FORMAT] [--worker-bin PATH] [--socket PATH]\n"
+"                       [--metrics ADDR]\n"
 "       ejob-supervisor -c FILE [--workers N] --standalone\n"
 "       ejob-supervisor -c FILE [--workers N] --run JOB[:ITEM,ITEM...] [--wait SECONDS]\n"
 "\n"
 "Runs ejob's per-machine supervisor in the foreground, logging to stderr: a pool of pre-forked\n"
 "ejob-worker processes fed through shared memory, and the attach socket for external workers.\n"
+"Under systemd (stderr is the journal: $JOURNAL_STREAM), each log line starts with its priority\n"
+"(<3> error, <4> warn, <6> info, <7> debug: journalctl -p works) and leaves the time to journald.\n"
 "\n"
 "  -c, --config FILE     the YAML configuration (docs/config.md)\n"
 "      --workers N       pool size (default: supervisor.workers, else the number of CPUs)\n"
@@ -35,6 +39,8 @@ static const char usage_text[] =
 "      --namespace NS    ZooKeeper root node (overrides regCenter.namespace)\n"
 "      --ip IP           this machine's address in instance ids (default: detected)\n"
 "      --log-level L     error, warn, info (default) or debug\n"
+"      --log-format F    text or json (default: supervisor.logFormat, else text); json: one object a\n"
+"                        line, keys ts, level, prog, pid, msg (a job's also job, item, attempt, stream)\n"
 "      --worker-bin PATH the ejob-worker binary (default: $EJOB_WORKER_BIN, else next to this one)\n"
 "      --socket PATH     the attach socket (default: supervisor.attachSocket, else docs/worker.md)\n"
 "      --metrics ADDR    serve /metrics (Prometheus), /healthz and /status on ADDR, e.g. 127.0.0.1:9464\n"
@@ -90,7 +96,7 @@ conf_t *cli_load_config(const struct sup_opts *so, int quiet_ok)
 		size_t n = diags ? conf_diags_count(diags) : 0;
 		for (size_t i = 0; i < n; i++) {
 			const conf_diag_t *dg = conf_diags_get(diags, i);
-			if (quiet_ok) fprintf(stderr, "%s\n", dg->text);
+			if (quiet_ok) log_plain(LL_ERROR, "%s", dg->text);
 			else log_error("%s", dg->text);
 		}
 		if (diags && conf_diags_dropped(diags))
@@ -171,6 +177,7 @@ int cli_parse(struct sup_opts *o, int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' }, { "workers", required_argument, NULL, 'w' },
 		{ "zk", required_argument, NULL, 'z' },     { "namespace", required_argument, NULL, 'n' },
 		{ "ip", required_argument, NULL, 'i' },     { "log-level", required_argument, NULL, 'l' },
+		{ "log-format", required_argument, NULL, 'F' },
 		{ "worker-bin", required_argument, NULL, 'b' }, { "socket", required_argument, NULL, 's' },
 		{ "run", required_argument, NULL, 'r' },    { "standalone", no_argument, NULL, 'S' },
 		{ "metrics", required_argument, NULL, 'm' }, { "wait", required_argument, NULL, 'W' },
@@ -198,6 +205,7 @@ int cli_parse(struct sup_opts *o, int argc, char **argv)
 		case 'n': o->ns = optarg; break;
 		case 'i': o->ip = optarg; break;
 		case 'l': o->log_level = optarg; break;
+		case 'F': o->log_format = optarg; break;
 		case 'b': o->worker_bin = optarg; break;
 		case 's': o->socket = optarg; break;
 		case 'r': o->run = optarg; break;
@@ -246,6 +254,14 @@ int cli_parse(struct sup_opts *o, int argc, char **argv)
 			return 2;
 		}
 		log_set_level(l);
+	}
+	if (o->log_format) {
+		int f = logline_parse_format(o->log_format);
+		if (f < 0) {
+			fprintf(stderr, "ejob-supervisor: --log-format: '%s' is not one of text, json\n", o->log_format);
+			return 2;
+		}
+		log_set_json(f == LOGLINE_JSON);
 	}
 	return 0;
 }

@@ -13,6 +13,7 @@ struct sup_opts {
 	const char *ns;             /* --namespace */
 	const char *ip;             /* --ip */
 	const char *log_level;      /* --log-level */
+	const char *log_format;     /* --log-format */
 	const char *worker_bin;     /* --worker-bin */
 	const char *socket;         /* --socket */
 	const char *run;            /* --run JOB[:ITEMS] */
@@ -21,7 +22,8 @@ struct sup_opts {
 	long wait_s;                /* --wait: --run of an external job waits this long for a worker (0: for ever) */
 };
 
-/* argv into o (--help and --version print and exit 0; --log-level is set at once). 0, or 2 after
+/* argv into o (--help and --version print and exit 0; --log-level and --log-format are set at
+ * once). 0, or 2 after
  * a message on stderr. */
 int cli_parse(struct sup_opts *o, int argc, char **argv);
 /* The file o names, with o's flags over it; its warnings logged. NULL after its errors (on stderr

@@ -472,6 +472,11 @@ static void sig_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		    c->supervisor.script_output_max_bytes != s->conf->supervisor.script_output_max_bytes)
 			log_warn("supervisor.scriptOutputMaxLines/scriptOutputMaxBytes changed: the workers get them at the "
 			         "next start");
+		/* the log's settings are the start's (as the pool's): say so when the file's change
+		 * would matter (--log-level and --log-format win over it) */
+		if ((!s->opts.log_level && c->supervisor.log_level != s->conf->supervisor.log_level) ||
+		    (!s->opts.log_format && c->supervisor.log_format != s->conf->supervisor.log_format))
+			log_warn("supervisor.logLevel/logFormat changed: the log takes them at the next start");
 		/* the scheduler takes the new jobs before the old config goes: from coord, which holds
 		 * what is in force (a stored config node stays so), or (--standalone) the file's */
 		if (s->coord) coord_set_jobs(s->coord, c);
@@ -545,6 +550,7 @@ static int start_workers(struct sup *s)
 	s->disp = disp_new(s->loop, &dh, s, (uint32_t)s->conf->supervisor.kill_grace_seconds * 1000u);
 	struct pool_params pp = {
 		.nworkers = nworkers, .worker_bin = s->worker_bin, .log_level = log_get_level(),
+		.log_json = log_get_json(),
 		.heartbeat_timeout_ms = 5000, .backoff_max_ms = 30000,
 		.script_output_max_lines = (uint32_t)s->conf->supervisor.script_output_max_lines,
 		.script_output_max_bytes = (uint32_t)s->conf->supervisor.script_output_max_bytes,
@@ -683,6 +689,7 @@ int main(int argc, char **argv)
 	s->conf = cli_load_config(&s->opts, 1);
 	if (!s->conf) return 2;
 	if (!s->opts.log_level) log_set_level((enum log_level)s->conf->supervisor.log_level);
+	if (!s->opts.log_format) log_set_json(s->conf->supervisor.log_format == CONF_LOG_JSON);
 	if (s->conf->supervisor.ip) snprintf(s->ip, sizeof s->ip, "%s", s->conf->supervisor.ip);
 	else cli_detect_ip(s->ip, sizeof s->ip);
 	if ((size_t)snprintf(s->instance_id, sizeof s->instance_id, "%.63s@-@%d", s->ip, (int)getpid()) >=

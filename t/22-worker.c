@@ -456,7 +456,7 @@ static void test_bad_invocation(void)
 	   "--index 7 in a 2-entry segment: exit 2");
 	t.pid = 0;
 	char *log = twork_slurp(logpath, NULL);
-	ok(log && strstr(log, "ejob-worker[7]: worker index 7: out of range"), "  saying so");
+	ok(log && strstr(log, " ERROR worker index 7: out of range"), "  saying so: %s", log ? log : "(no log)");
 	free(log);
 	twork_fini(&t);
 }

@@ -146,31 +146,25 @@ static void body_for_log(const struct xfer *x, char *out, size_t len, size_t max
 	out[o] = '\0';
 }
 
-/* One line in the supervisor's log form (supervisor/base/log.c, as script.c writes a script's). */
+/* One line in the supervisor's log form (ipc/logline.h, as script.c writes a script's). */
 static void log_line(const struct http_spec *sp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void log_line(const struct http_spec *sp, const char *fmt, ...)
 {
-	char line[2048];
-	struct timespec ts;
-	struct tm tm;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	int k = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s INFO %s ", tm.tm_year + 1900,
-	                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
-	                 sp->ident ? sp->ident : "ejob-worker", sp->tag ? sp->tag : "");
-	if (k < 0 || (size_t)k >= sizeof line - 2) return;
+	char msg[2048], line[6 * sizeof msg + 512];
 	va_list ap;
 	va_start(ap, fmt);
-	int m = vsnprintf(line + k, sizeof line - (size_t)k - 1, fmt, ap);
+	int m = vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	size_t l = (size_t)k + (m < 0 ? 0 : (size_t)m);
-	if (l > sizeof line - 2) {   /* cut: say so */
-		l = sizeof line - 2;
-		memcpy(line + l - 3, "...", 3);
+	size_t n = m < 0 ? 0 : (size_t)m;
+	if (n >= sizeof msg) {   /* cut: say so */
+		n = sizeof msg - 1;
+		memcpy(msg + n - 3, "...", 3);
 	}
-	line[l++] = '\n';
-	for (size_t off = 0; off < l;) {
-		ssize_t w = write(sp->log_fd, line + off, l - off);
+	struct logline l = { .level = LOGLINE_INFO, .prog = "ejob-worker", .pid = (int)getpid(), .job = sp->job,
+	                     .msg = msg, .len = n };
+	size_t len = logline_format(line, sizeof line, sp->log_mode, &l);
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(sp->log_fd, line + off, len - off);
 		if (w < 0 && errno == EINTR) continue;
 		if (w <= 0) return;   /* the log is gone: nothing better to do with the line */
 		off += (size_t)w;

@@ -6,6 +6,7 @@
 #ifndef EJOB_HTTP_H
 #define EJOB_HTTP_H
 
+#include "ipc/logline.h"
 #include "worker/ejob.h"
 #include "worker/outcome.h"
 
@@ -14,10 +15,11 @@
 
 struct http_spec {
 	const ejob_context *ctx;    /* kind HTTP: http_uri, http_method, ... */
-	/* The request's line goes to log_fd in the supervisor's log form, as
-	 * "<UTC time> <ident> INFO <tag> GET http://h/p: HTTP/1.1 200 OK in 0.004s, 2 bytes: ok\n". */
-	const char *tag;            /* "[<taskId> item <n> attempt <a>]" */
-	const char *ident;          /* "ejob-worker[<pid>]"; NULL: "ejob-worker" */
+	/* The request's line goes to log_fd in the supervisor's log form (ipc/logline.h), as
+	 * "<UTC time> ejob-worker[<pid>] INFO <tag> GET http://h/p: HTTP/1.1 200 OK in 0.004s, 2 bytes: ok\n"
+	 * in text, or a JSON object with the job, item and attempt. */
+	const struct logline_job *job;   /* the job's name, item, attempt and text tag */
+	unsigned log_mode;          /* LOGLINE_JSON, LOGLINE_JOURNAL */
 	int log_fd;
 	int wake_fd;                /* readable means "call tick now" (an eventfd, drained here); -1 */
 	/* Called at least every *next_ms ms while the request runs (and on wake_fd): stamp a

@@ -117,10 +117,12 @@ struct stream {
 };
 
 struct fwd {
-	const char *tag;
-	const char *ident;      /* "ejob-worker[4250]" */
+	const struct logline_job *job;
+	unsigned log_mode;
+	int pid;                /* ours, ejob-worker's */
 	int log_fd;
-	char *line;             /* stamp + ident + level + tag + " stderr: ..." + SCRIPT_LINE_MAX + "...\n" */
+	char *msg;              /* "..." + a piece of SCRIPT_LINE_MAX + "..." */
+	char *line;             /* the log line: logline_size() of it */
 	size_t cap;
 	uint64_t max_lines, max_bytes;   /* 0: no limit */
 	uint64_t lines, bytes;           /* logged: log lines, and the script's bytes they hold */
@@ -158,16 +160,13 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
-/* "2026-11-21T10:00:00.123Z ejob-worker[4250] INFO [tag] ": the supervisor's log form
- * (supervisor/base/log.c), so that a script's lines sort and filter with the rest. */
-static int line_head(const struct fwd *f, char *out, size_t len, const char *level)
+/* One line of the item's in the supervisor's log form (ipc/logline.h), so that a script's lines
+ * sort and filter with the rest: stream "stdout"/"stderr" for its output, NULL for our own. */
+static void fwd_log(struct fwd *f, int level, const char *stream, const char *msg, size_t n)
 {
-	struct timespec ts;
-	struct tm tm;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	return snprintf(out, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s %s ", tm.tm_year + 1900, tm.tm_mon + 1,
-	                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, f->ident, level, f->tag);
+	struct logline l = { .level = level, .prog = "ejob-worker", .pid = f->pid, .job = f->job, .stream = stream,
+	                     .msg = msg, .len = n };
+	write_all(f->log_fd, f->line, logline_format(f->line, f->cap, f->log_mode, &l));
 }
 
 /* Count dropped output: its bytes, and a line for each line end in it. */
@@ -191,19 +190,20 @@ static void emit(struct fwd *f, struct stream *s, size_t n, size_t used, int mor
 		drop(f, s, s->buf, used);
 		return;
 	}
-	int k = line_head(f, f->line, f->cap, "INFO");
-	if (k < 0) return;
-	int k2 = snprintf(f->line + k, f->cap - (size_t)k, "%s: %s", s->name, s->cont ? "..." : "");
-	if (k2 < 0 || (size_t)k + (size_t)k2 + n + 5 > f->cap) return;   /* cap is sized for this: cannot happen */
-	size_t l = (size_t)k + (size_t)k2;
-	memcpy(f->line + l, s->buf, n);
+	size_t l = 0;
+	if (s->cont) {
+		memcpy(f->msg, "...", 3);
+		l = 3;
+	}
+	memcpy(f->msg + l, s->buf, n);
 	l += n;
 	if (more) {
-		memcpy(f->line + l, "...", 3);
+		memcpy(f->msg + l, "...", 3);
 		l += 3;
 	}
-	f->line[l++] = '\n';
-	write_all(f->log_fd, f->line, l);
+	/* stdout and stderr both at INFO: what a script writes to stderr is often not a warning
+	 * (progress, set -x); the item's outcome says whether it failed (docs/operations.md) */
+	fwd_log(f, LOGLINE_INFO, s->name, f->msg, l);
 	tail_add(f, s->buf, used);
 	s->cont = more;
 	f->lines++;
@@ -275,16 +275,15 @@ static void read_stream(struct fwd *f, struct stream *s)
 static void cut_notice(struct fwd *f)
 {
 	if (!f->cut) return;
-	int k = line_head(f, f->line, f->cap, "WARN");
-	if (k < 0) return;
-	int m = snprintf(f->line + k, f->cap - (size_t)k,
+	char msg[512];
+	int m = snprintf(msg, sizeof msg,
 	                 "output cut: %" PRIu64 " more line%s (%" PRIu64 " byte%s) not logged; a run of an item logs at "
 	                 "most %" PRIu64 " line%s and %" PRIu64 " byte%s of output (supervisor.scriptOutputMaxLines, "
-	                 "supervisor.scriptOutputMaxBytes; 0: no limit)\n",
+	                 "supervisor.scriptOutputMaxBytes; 0: no limit)",
 	                 f->cut_lines, f->cut_lines == 1 ? "" : "s", f->cut_bytes, f->cut_bytes == 1 ? "" : "s",
 	                 f->max_lines, f->max_lines == 1 ? "" : "s", f->max_bytes, f->max_bytes == 1 ? "" : "s");
-	if (m < 0 || (size_t)m >= f->cap - (size_t)k) return;   /* cap is sized for this: cannot happen */
-	write_all(f->log_fd, f->line, (size_t)k + (size_t)m);
+	if (m < 0 || (size_t)m >= sizeof msg) return;   /* sized for this: cannot happen */
+	fwd_log(f, LOGLINE_WARN, NULL, msg, (size_t)m);
 }
 
 /* ---- fork and exec ----------------------------------------------------------------------------- */
@@ -390,14 +389,15 @@ void script_run(const struct script_spec *sp, struct outcome *o)
 		set_error(o, "exec %s: %s", sp->argv[0], strerror(errno));
 		return;
 	}
-	struct fwd f = { .tag = sp->tag, .ident = sp->ident ? sp->ident : "ejob-worker", .log_fd = sp->log_fd,
+	struct fwd f = { .job = sp->job, .log_mode = sp->log_mode, .pid = (int)getpid(), .log_fd = sp->log_fd,
 	                 .max_lines = sp->max_lines, .max_bytes = sp->max_bytes, .o = o };
 	/* a line's head, the stream's name and marks, a piece; or the cut notice */
-	f.cap = strlen(sp->tag) + strlen(f.ident) + SCRIPT_LINE_MAX + 400;
+	f.cap = logline_size("ejob-worker", sp->job, SCRIPT_LINE_MAX + 6);
 	f.line = malloc(f.cap);
+	f.msg = malloc(SCRIPT_LINE_MAX + 6);
 	struct stream *st = malloc(2 * sizeof *st);
 	int devnull = -1, po[2] = { -1, -1 }, pe[2] = { -1, -1 }, px[2] = { -1, -1 }, pg[2] = { -1, -1 };
-	if (!f.line || !st) {
+	if (!f.line || !f.msg || !st) {
 		set_error(o, "out of memory");
 		goto out;
 	}
@@ -495,8 +495,11 @@ void script_run(const struct script_spec *sp, struct outcome *o)
 		int why = sp->tick ? sp->tick(sp->arg, &next_ms) : 0;
 		if (why && !cancel) {
 			cancel = why;
-			if (kill(-pid, SIGTERM) < 0 && errno != ESRCH)
-				dprintf(sp->log_fd, "%s: kill(%d, SIGTERM) failed: %s\n", sp->tag, -pid, strerror(errno));
+			if (kill(-pid, SIGTERM) < 0 && errno != ESRCH) {
+				char m[160];
+				int k = snprintf(m, sizeof m, "kill(%d, SIGTERM) failed: %s", -pid, strerror(errno));
+				if (k > 0) fwd_log(&f, LOGLINE_ERROR, NULL, m, (size_t)k < sizeof m ? (size_t)k : sizeof m - 1);
+			}
 		}
 	}
 	if (!exited) {   /* poll broke: do not leave the item's processes running unobserved */
@@ -533,4 +536,5 @@ out:
 	}
 	free(st);
 	free(f.line);
+	free(f.msg);
 }

@@ -13,6 +13,7 @@
 
 #include "ipc/cmdline.h"
 #include "ipc/json.h"
+#include "ipc/logline.h"
 #include "worker/ejob.h"
 #include "worker/outcome.h"
 
@@ -41,10 +42,11 @@ int script_env(char *const *base, const ejob_context *ctx, char ***out);
 struct script_spec {
 	char *const *argv;          /* argv[0]: a path (with '/') or a name looked up in $PATH */
 	char *const *env;           /* the complete environment of the child */
-	/* Output lines are written to log_fd in the supervisor's log form, as
-	 * "<UTC time> <ident> INFO <tag> stdout: <text>\n" (and stderr). */
-	const char *tag;            /* "[<taskId> item <n> attempt <a>]" */
-	const char *ident;          /* "ejob-worker[<pid>]"; NULL: "ejob-worker" */
+	/* Output lines are written to log_fd in the supervisor's log form (ipc/logline.h), one
+	 * write(2) each: "<UTC time> ejob-worker[<pid>] INFO <tag> stdout: <text>\n" (and stderr)
+	 * in text, or a JSON object with the job, item, attempt and stream. */
+	const struct logline_job *job;   /* the job's name, item, attempt and text tag */
+	unsigned log_mode;          /* LOGLINE_JSON, LOGLINE_JOURNAL */
 	int log_fd;                 /* where output lines go */
 	/* At most this many lines (pieces of long ones count) and bytes of the script's output
 	 * (newlines included), stdout and stderr together, are written per run; the rest is read

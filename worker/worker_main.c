@@ -1,9 +1,11 @@
 /* worker/worker_main.c: ejob-worker, the pool worker (docs/worker.md).
  *
  * Started by ejob-supervisor with fork+exec: fd 3 the segment, 4 its eventfd, 5 the lifeline
- * (EOF = the supervisor is gone), 6 the readiness pipe; `--index I`, and the caps on what a
- * script item's output may put in the log, `--script-output-max-lines N --script-output-max-bytes N`
- * (default 1000 and 65536, 0: no limit); `ejob-worker --version` prints "ejob X.Y.Z". Two threads: the main
+ * (EOF = the supervisor is gone), 6 the readiness pipe; `--index I`, the log's form, `--log-format
+ * text|json` (supervisor.logFormat; its lines go to stderr, the supervisor's, in ipc/logline.h's
+ * form), and the caps on what a script item's output may put in the log,
+ * `--script-output-max-lines N --script-output-max-bytes N` (default 1000 and 65536, 0: no
+ * limit); `ejob-worker --version` prints "ejob X.Y.Z". Two threads: the main
  * thread claims and runs items; a control thread watches the lifeline and a signalfd (every
  * signal is blocked in both), so no work happens in a signal handler:
  *   lifeline EOF, or SIGTERM with the supervisor gone: SIGKILL the item's process group, _exit
@@ -29,6 +31,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "ipc/logline.h"
 #include "ipc/version.h"
 #include "ipc/wait.h"
 #include "worker/ejob.h"
@@ -42,7 +45,6 @@
 struct wmain {
 	ejob_worker *w;
 	ejob_slot *slot;
-	unsigned index;
 	pid_t sup_pid;
 	int sigfd;                 /* SIGTERM, SIGUSR1 */
 	int wake;                  /* eventfd: control thread -> script runner ("look at the cancel") */
@@ -56,22 +58,31 @@ struct wmain {
 	native_cache_t *natives;
 	_Atomic int stop;
 	uint64_t out_lines, out_bytes;   /* --script-output-max-lines/-bytes (0: no limit) */
-	char ident[40];                  /* "ejob-worker[PID]": the head of forwarded output lines */
+	unsigned log_mode;               /* ipc/logline.h: LOGLINE_JSON (--log-format json), LOGLINE_JOURNAL */
 };
 
-static void logmsg(const struct wmain *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void logmsg(const struct wmain *m, const char *fmt, ...)
+/* A line of the worker's own, in the supervisor's log form (ipc/logline.h). */
+static void logmsg(const struct wmain *m, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void logmsg(const struct wmain *m, int level, const char *fmt, ...)
 {
-	char buf[1024];
-	int n = snprintf(buf, sizeof buf, "ejob-worker[%u]: ", m->index);
+	char msg[1024], line[6 * sizeof msg + 256];
 	va_list ap;
 	va_start(ap, fmt);
-	if (n > 0 && (size_t)n < sizeof buf) vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+	int n = vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	size_t l = strlen(buf);
-	if (l + 1 < sizeof buf) buf[l++] = '\n';
-	else buf[sizeof buf - 2] = '\n', l = sizeof buf - 1;
-	while (write(2, buf, l) < 0 && errno == EINTR) {}
+	size_t len = n < 0 ? 0 : (size_t)n;
+	if (len >= sizeof msg) {   /* cut: say so */
+		len = sizeof msg - 1;
+		memcpy(msg + len - 3, "...", 3);
+	}
+	struct logline l = { .level = level, .prog = "ejob-worker", .pid = (int)getpid(), .msg = msg, .len = len };
+	size_t k = logline_format(line, sizeof line, m->log_mode, &l);
+	for (size_t off = 0; off < k;) {
+		ssize_t w = write(2, line + off, k - off);
+		if (w < 0 && errno == EINTR) continue;
+		if (w <= 0) break;
+		off += (size_t)w;
+	}
 }
 
 /* ---- control thread ---------------------------------------------------------------------------- */
@@ -84,9 +95,9 @@ static _Noreturn void die_with_item(struct wmain *m, const char *why)
 	pthread_mutex_lock(&m->item_lock);
 	pid_t pg = m->item_pgid;
 	if (pg > 0 && kill(-pg, SIGKILL) < 0 && errno != ESRCH)
-		logmsg(m, "kill(%d, SIGKILL) failed: %s", -pg, strerror(errno));
-	if (pg > 0) logmsg(m, "%s: killed the running item's process group %d, exiting", why, (int)pg);
-	else logmsg(m, "%s: exiting", why);
+		logmsg(m, LOGLINE_ERROR, "kill(%d, SIGKILL) failed: %s", -pg, strerror(errno));
+	if (pg > 0) logmsg(m, LOGLINE_WARN, "%s: killed the running item's process group %d, exiting", why, (int)pg);
+	else logmsg(m, LOGLINE_WARN, "%s: exiting", why);
 	_exit(1);
 }
 
@@ -116,9 +127,9 @@ static int lease_check(struct wmain *m)
 	if (pg > 0 && pg != m->lease_killed) {
 		m->lease_killed = pg;
 		if (kill(-pg, SIGKILL) < 0 && errno != ESRCH)
-			logmsg(m, "kill(%d, SIGKILL) failed: %s", -pg, strerror(errno));
+			logmsg(m, LOGLINE_ERROR, "kill(%d, SIGKILL) failed: %s", -pg, strerror(errno));
 		else
-			logmsg(m, "%s: killed its process group %d", why, (int)pg);
+			logmsg(m, LOGLINE_WARN, "%s: killed its process group %d", why, (int)pg);
 	}
 	pthread_mutex_unlock(&m->item_lock);
 	return 1000;
@@ -135,7 +146,7 @@ static void *control_main(void *arg)
 		if (n == 0) continue;
 		if (n < 0) {
 			if (errno == EINTR) continue;
-			logmsg(m, "poll (control) failed: %s", strerror(errno));
+			logmsg(m, LOGLINE_ERROR, "poll (control) failed: %s", strerror(errno));
 			die_with_item(m, "cannot watch the lifeline");
 		}
 		if (pf[0].revents) {
@@ -218,8 +229,9 @@ static void run_script(struct wmain *m, const ejob_context *c, struct outcome *o
 	}
 	snprintf(tag, tl, "[%s item %u attempt %u]", c->task_id, (unsigned)c->item, (unsigned)c->attempt);   /* sized for it */
 	argv[argc] = js.p;
+	struct logline_job lj = { .job = c->job, .tag = tag, .item = c->item, .attempt = c->attempt };
 	struct script_spec sp = {
-		.argv = argv, .env = env, .tag = tag, .ident = m->ident, .log_fd = 2,
+		.argv = argv, .env = env, .job = &lj, .log_mode = m->log_mode, .log_fd = 2,
 		.max_lines = m->out_lines, .max_bytes = m->out_bytes, .wake_fd = m->wake,
 		.fork_lock = &m->item_lock, .started = on_started, .tick = on_tick, .arg = m,
 	};
@@ -240,8 +252,9 @@ static void run_http(struct wmain *m, const ejob_context *c, struct outcome *o)
 		return;
 	}
 	snprintf(tag, tl, "[%s item %u attempt %u]", c->task_id, (unsigned)c->item, (unsigned)c->attempt);   /* sized for it */
+	struct logline_job lj = { .job = c->job, .tag = tag, .item = c->item, .attempt = c->attempt };
 	struct http_spec sp = {
-		.ctx = c, .tag = tag, .ident = m->ident, .log_fd = 2, .wake_fd = m->wake, .tick = on_tick, .arg = m,
+		.ctx = c, .job = &lj, .log_mode = m->log_mode, .log_fd = 2, .wake_fd = m->wake, .tick = on_tick, .arg = m,
 	};
 	http_run(&sp, o);
 	free(tag);
@@ -281,7 +294,7 @@ static int setup(struct wmain *m, int argc, char **argv)
 	char *end;
 	long v = sp ? strtol(sp, &end, 10) : 0;
 	if (!sp || *end || v < 1) {
-		logmsg(m, "EJOB_SUPERVISOR_PID is not set to a pid: ejob-worker is started by ejob-supervisor");
+		logmsg(m, LOGLINE_ERROR, "EJOB_SUPERVISOR_PID is not set to a pid: ejob-worker is started by ejob-supervisor");
 		return 2;
 	}
 	m->sup_pid = (pid_t)v;
@@ -295,27 +308,26 @@ static int setup(struct wmain *m, int argc, char **argv)
 		errno = 0;
 		if (*a >= '0' && *a <= '9') n = strtoull(a, &end, 10);
 		if (!(*a >= '0' && *a <= '9') || *end || errno || n > UINT32_MAX) {
-			logmsg(m, "%s: '%s' is not a number 0-4294967295 (0: no limit)", argv[i - 1], a);
+			logmsg(m, LOGLINE_ERROR, "%s: '%s' is not a number 0-4294967295 (0: no limit)", argv[i - 1], a);
 			return 2;
 		}
 		*(lines ? &m->out_lines : &m->out_bytes) = n;
 	}
-	snprintf(m->ident, sizeof m->ident, "ejob-worker[%d]", (int)getpid());
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0) {
-		logmsg(m, "prctl(PR_SET_PDEATHSIG) failed: %s", strerror(errno));
+		logmsg(m, LOGLINE_ERROR, "prctl(PR_SET_PDEATHSIG) failed: %s", strerror(errno));
 		return 1;
 	}
 	if (getppid() != m->sup_pid) {
-		logmsg(m, "the supervisor (pid %d) is already gone", (int)m->sup_pid);
+		logmsg(m, LOGLINE_ERROR, "the supervisor (pid %d) is already gone", (int)m->sup_pid);
 		return 1;
 	}
 	if (fcntl(FD_LIFELINE, F_SETFD, FD_CLOEXEC) < 0 || fcntl(FD_NOTIFY, F_SETFD, FD_CLOEXEC) < 0) {
-		logmsg(m, "fds 5 (lifeline) and 6 (notify) must be open: ejob-worker is started by ejob-supervisor");
+		logmsg(m, LOGLINE_ERROR, "fds 5 (lifeline) and 6 (notify) must be open: ejob-worker is started by ejob-supervisor");
 		return 2;
 	}
 	char err[512];
 	if (ejob_attach_inherited(argc, argv, &m->w, &m->slot, err, sizeof err) < 0) {
-		logmsg(m, "%s", err);
+		logmsg(m, LOGLINE_ERROR, "%s", err);
 		return 2;
 	}
 	sigset_t set;
@@ -327,19 +339,19 @@ static int setup(struct wmain *m, int argc, char **argv)
 	m->quit = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	m->natives = native_cache_new();
 	if (m->sigfd < 0 || m->wake < 0 || m->quit < 0 || !m->natives) {
-		logmsg(m, "signalfd, eventfd or malloc failed: %s", strerror(errno));
+		logmsg(m, LOGLINE_ERROR, "signalfd, eventfd or malloc failed: %s", strerror(errno));
 		return 1;
 	}
 	int e = pthread_create(&m->control, NULL, control_main, m);
 	if (e) {
-		logmsg(m, "pthread_create failed: %s", strerror(e));
+		logmsg(m, LOGLINE_ERROR, "pthread_create failed: %s", strerror(e));
 		return 1;
 	}
 	static const char ready[] = "ready\n";
 	ssize_t w;
 	while ((w = write(FD_NOTIFY, ready, sizeof ready - 1)) < 0 && errno == EINTR) {}
 	if (w != (ssize_t)sizeof ready - 1) {
-		logmsg(m, "writing 'ready' to fd 6 failed: %s", w < 0 ? strerror(errno) : "short write");
+		logmsg(m, LOGLINE_ERROR, "writing 'ready' to fd 6 failed: %s", w < 0 ? strerror(errno) : "short write");
 		return 1;
 	}
 	close(FD_NOTIFY);
@@ -358,10 +370,19 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 
 	struct wmain m = { .sigfd = -1, .wake = -1, .quit = -1 };
-	const char *ix = getenv("EJOB_WORKER_INDEX");
-	for (int i = 1; i + 1 < argc; i++)
-		if (!strcmp(argv[i], "--index")) ix = argv[i + 1];
-	m.index = ix ? (unsigned)strtoul(ix, NULL, 10) : 0;   /* for log lines only; checked later */
+	/* the log's form first, so that every line is in it (stderr is the supervisor's: the same
+	 * journal check gives the same answer) */
+	m.log_mode = logline_journal(2) ? LOGLINE_JOURNAL : 0;
+	for (int i = 1; i + 1 < argc; i++) {
+		if (!strcmp(argv[i], "--log-format")) {
+			int f = logline_parse_format(argv[i + 1]);
+			if (f < 0) {
+				logmsg(&m, LOGLINE_ERROR, "--log-format: '%s' is not one of text, json", argv[i + 1]);
+				return 2;
+			}
+			m.log_mode |= (unsigned)f;
+		}
+	}
 	pthread_mutex_init(&m.item_lock, NULL);
 
 	int rc = setup(&m, argc, argv);
@@ -373,7 +394,7 @@ int main(int argc, char **argv)
 		int r = ejob_next(m.slot, -1, &c);
 		if (r < 0) {
 			if (errno == ECANCELED || errno == ESHUTDOWN) break;
-			logmsg(&m, "waiting for items failed: %s", ejob_slot_error(m.slot));
+			logmsg(&m, LOGLINE_ERROR, "waiting for items failed: %s", ejob_slot_error(m.slot));
 			rc = 1;
 			break;
 		}
@@ -381,9 +402,9 @@ int main(int argc, char **argv)
 		struct outcome o;
 		run_item(&m, c, &o);
 		if (o.out_len && ejob_set_output(c, o.out, o.out_len) < 0)
-			logmsg(&m, "the output of an item is not reported: %s", strerror(errno));
+			logmsg(&m, LOGLINE_WARN, "the output of an item is not reported: %s", strerror(errno));
 		if (ejob_done(m.slot, o.status, o.code, o.sig, o.err) < 0) {
-			logmsg(&m, "reporting an item failed: %s", ejob_slot_error(m.slot));
+			logmsg(&m, LOGLINE_ERROR, "reporting an item failed: %s", ejob_slot_error(m.slot));
 			rc = 1;
 			break;
 		}

@@ -1,20 +1,23 @@
-/* supervisor/base/log.c: stderr log lines, written whole with one write(2). */
+/* supervisor/base/log.c: stderr log lines, written whole with one write(2), in the form
+ * ipc/logline.h makes (text or JSON; with journald's priority when stderr is the journal). */
 #include "supervisor/base/log.h"
+
+#include "ipc/logline.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* The one piece of process-wide state: the log's settings (set in main, read everywhere). */
 static struct {
 	const char *prog;
 	enum log_level level;
+	unsigned mode;      /* LOGLINE_JSON (supervisor.logFormat), LOGLINE_JOURNAL (stderr is the journal) */
 	pid_t pid;
-} lg = { "ejob-supervisor", LL_INFO, 0 };
+} lg = { "ejob-supervisor", LL_INFO, 0, 0 };
 
 static const char *const names[] = { "ERROR", "WARN", "INFO", "DEBUG" };
 
@@ -22,6 +25,7 @@ void log_init(const char *progname)
 {
 	lg.prog = progname;
 	lg.pid = getpid();
+	if (logline_journal(2)) lg.mode |= LOGLINE_JOURNAL;
 }
 
 void log_set_level(enum log_level level) { lg.level = level; }
@@ -39,29 +43,38 @@ int log_parse_level(const char *s, enum log_level *out)
 	return -1;
 }
 
-static void vlog(enum log_level level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
-static void vlog(enum log_level level, const char *fmt, va_list ap)
+void log_set_json(int json) { lg.mode = (lg.mode & ~LOGLINE_JSON) | (json ? LOGLINE_JSON : 0); }
+int log_get_json(void) { return !!(lg.mode & LOGLINE_JSON); }
+
+#define MSG_MAX 2048   /* bytes of a message; a longer one is cut and ends in "..." */
+
+static void vlog(enum log_level level, int plain, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+static void vlog(enum log_level level, int plain, const char *fmt, va_list ap)
 {
 	int e = errno;
-	char line[2048];
-	struct timespec ts;
-	struct tm tm;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
+	char msg[MSG_MAX];
+	char line[6 * MSG_MAX + 512];   /* logline_size() of a short prog: a JSON line escapes to 6x */
 	if (!lg.pid) lg.pid = getpid();
-	int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s[%d] %s ", tm.tm_year + 1900,
-	                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, lg.prog,
-	                 (int)lg.pid, names[level]);
-	if (n < 0 || (size_t)n >= sizeof line) n = 0;
-	int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+	int m = vsnprintf(msg, sizeof msg, fmt, ap);
+	size_t n = m < 0 ? 0 : (size_t)m;
+	if (n >= sizeof msg) {   /* truncated: say so */
+		n = sizeof msg - 1;
+		memcpy(msg + n - 3, "...", 3);
+	}
+	struct logline l = { .level = (int)level, .prog = lg.prog, .pid = (int)lg.pid, .msg = msg, .len = n };
 	size_t len;
-	if (m < 0) len = (size_t)n;
-	else if ((size_t)m >= sizeof line - (size_t)n - 1) {   /* truncated: say so */
-		len = sizeof line - 1;
-		memcpy(line + len - 4, "...", 3);
-		len--;
-	} else len = (size_t)n + (size_t)m;
-	line[len++] = '\n';
+	if (plain && !(lg.mode & LOGLINE_JSON)) {   /* the message alone, after the priority */
+		len = 0;
+		if (lg.mode & LOGLINE_JOURNAL) {
+			static const char prio[] = { '3', '4', '6', '7' };
+			line[len++] = '<', line[len++] = prio[level <= LL_DEBUG ? level : 0], line[len++] = '>';
+		}
+		memcpy(line + len, msg, n);
+		len += n;
+		line[len++] = '\n';
+	} else {
+		len = logline_format(line, sizeof line, lg.mode, &l);
+	}
 	for (size_t off = 0; off < len;) {
 		ssize_t w = write(2, line + off, len - off);
 		if (w < 0 && errno == EINTR) continue;
@@ -76,7 +89,16 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	if (level > lg.level) return;
 	va_list ap;
 	va_start(ap, fmt);
-	vlog(level, fmt, ap);
+	vlog(level, 0, fmt, ap);
+	va_end(ap);
+}
+
+void log_plain(enum log_level level, const char *fmt, ...)
+{
+	if (level > lg.level) return;
+	va_list ap;
+	va_start(ap, fmt);
+	vlog(level, 1, fmt, ap);
 	va_end(ap);
 }
 
@@ -87,7 +109,7 @@ int log_cause(struct log_cause *c, enum log_level level, const char *cause, cons
 	if (level > lg.level) return 1;
 	va_list ap;
 	va_start(ap, fmt);
-	vlog(level, fmt, ap);
+	vlog(level, 0, fmt, ap);
 	va_end(ap);
 	return 1;
 }

@@ -1,6 +1,9 @@
 /* supervisor/base/log.h: the supervisor's log, on stderr, one line per write(2):
  *   2026-11-21T10:00:00.123Z ejob-supervisor[4242] INFO pool: worker 3 ready (pid 4250)
- * Workers write their own lines (tagged ejob-worker[pid]) to the same stderr. */
+ * or, with supervisor.logFormat json, one JSON object per line; under systemd (stderr is the
+ * journal) each line starts with its syslog priority, <3> to <7>, and a text line has no time of
+ * its own (ipc/logline.h says every form). Workers write their own lines (ejob-worker[pid]) to
+ * the same stderr, in the same form (pool.c tells them the format). */
 #ifndef EJOB_LOG_H
 #define EJOB_LOG_H
 
@@ -13,8 +16,14 @@ void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
 int log_parse_level(const char *s, enum log_level *out);   /* "error|warn|info|debug": 0 / -1 */
 const char *log_level_name(enum log_level level);
+void log_set_json(int json);                  /* supervisor.logFormat: 0 text, 1 json */
+int log_get_json(void);
 
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A line for a person at a terminal (the config's errors at a start): the message alone in text
+ * (after its priority under journald), a whole line in JSON. */
+void log_plain(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_error(...) log_msg(LL_ERROR, __VA_ARGS__)
 #define log_warn(...)  log_msg(LL_WARN, __VA_ARGS__)

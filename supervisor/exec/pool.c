@@ -211,6 +211,7 @@ static void spawn(struct slot *s)
 		goto failed;
 	}
 	char *argv[] = { (char *)p->p.worker_bin, (char *)"--index", idx, (char *)"--log-level", lvl,
+	                 (char *)"--log-format", (char *)(p->p.log_json ? "json" : "text"),
 	                 (char *)"--script-output-max-lines", maxl, (char *)"--script-output-max-bytes", maxb, NULL };
 	r = spawn_worker(p, argv, env, np[1], &pid);
 	free(env);

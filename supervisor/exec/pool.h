@@ -27,6 +27,7 @@ struct pool_params {
 	uint32_t nworkers;               /* the segment's worker entries, all used */
 	const char *worker_bin;          /* path of ejob-worker */
 	enum log_level log_level;        /* passed to workers */
+	int log_json;                    /* passed to workers: --log-format json (supervisor.logFormat) */
 	uint32_t heartbeat_timeout_ms;   /* kill a worker whose heartbeat is older (not in native code) */
 	uint32_t backoff_max_ms;         /* respawn delay ceiling while a worker keeps dying before ready */
 	/* passed to workers (--script-output-max-lines/-bytes): how much of a script item's output
