@@ -124,15 +124,12 @@ all: $(PROGRAMS) $(BINS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS)
 # Rebuild everything when the flags change (SANITIZE=..., OPT=...): objects depend on this file.
 $(B)/.build-flags: FORCE
 	@mkdir -p $(@D)
-	@f='$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) libexec=$(LIBEXEC)'; \
+	@f='$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)'; \
 	 if [ ! -f $@ ] || [ "$$(cat $@)" != "$$f" ]; then echo "$$f" > $@; fi
 
 $(B)/%.o: %.c $(B)/.build-flags
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
-
-# where an installed supervisor finds ejob-worker (from build/supervisor/, ../worker/ejob-worker first)
-$(B)/supervisor/cli.o: CFLAGS += -DEJOB_LIBEXEC='"$(LIBEXEC)"'
 
 # the documented paths: a relative symlink each (supervisor/ejob-supervisor -> ../build/supervisor/
 # ejob-supervisor); /proc/self/exe is the file in $(B), so the supervisor finds $(B)/worker/ejob-worker
