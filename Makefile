@@ -52,7 +52,8 @@ LIBS        := -lzookeeper_mt -lev -lmsgpackc -lyaml -ldl -lm
 # the supervisor drives the single-threaded ZooKeeper client from its loop (supervisor/zk/zkc.c);
 # tools and tests use the multi-threaded one (synchronous calls). Debian's two -dev packages
 # conflict (their headers are the same), so the st library is named by its soname. libsystemd:
-# sd_notify for Type=notify services (supervisor/obs/sdnotify.c), libmicrohttpd: supervisor.metrics's
+# sd_notify for Type=notify services (supervisor/obs/sdnotify.c; ejobctl serve too, for
+# ejob-console.service: tools/ejobctl_serve_main.c), libmicrohttpd: supervisor.metrics's
 # HTTP server on the loop (supervisor/obs/httpd.c), both the supervisor's only. libpq: the tracing
 # sink (supervisor/sink/events_pg.c) in the supervisor; tests and benchmarks link it too
 # (supervisor/libsup.a holds the sink, t/76 reads its rows), and ejobctl history reads them.
@@ -144,7 +145,7 @@ $(B)/tools/shmdump: $(B)/tools/shmdump.o $(B)/libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/tools/ejobctl: $(CTL_SRCS:%.c=$(B)/%.o) $(B)/tools/ejobctl_console.o $(B)/libejob.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lpq -lmicrohttpd -ljansson -lcrypt
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lpq -lmicrohttpd -ljansson -lcrypt -lsystemd
 
 # The web console (console/*: HTML, CSS, JavaScript modules) inside ejobctl: tools/embed writes its
 # files as C (bytes, type, ETag, and the gzip'd bytes when smaller), which `ejobctl serve` serves at
