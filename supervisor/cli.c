@@ -155,7 +155,13 @@ int cli_worker_bin(const struct sup_opts *o, char *out, size_t len)
 		}
 		*slash = '\0';
 		for (size_t i = 0; i < sizeof worker_rel / sizeof *worker_rel; i++) {
-			if ((size_t)snprintf(out, len, "%s/%s", self, worker_rel[i]) < len && access(out, X_OK) == 0) return 0;
+			char cand[PATH_MAX + 64], real[PATH_MAX];
+			if ((size_t)snprintf(cand, sizeof cand, "%s/%s", self, worker_rel[i]) >= sizeof cand ||
+			    access(cand, X_OK) < 0)
+				continue;
+			/* its real path, as logs and ps show it (not /usr/bin/../libexec/...) */
+			const char *p = realpath(cand, real) ? real : cand;
+			if ((size_t)snprintf(out, len, "%s", p) < len) return 0;
 		}
 		log_error("cannot find ejob-worker: neither %s/%s nor %s/%s is an executable: build it (make), install it "
 		          "(make install), or name it with --worker-bin or $EJOB_WORKER_BIN",
