@@ -128,8 +128,20 @@ int main(void)
 {
 	plan((int)N_WANT + 20);
 	tlib_init(180);
-	/* make's own environment (make check's jobserver) is not this make's */
-	unsetenv("MAKEFLAGS");
+	/* The build's variables reach this make (else it would rebuild everything with other flags,
+	 * under the feet of the tests running beside it): from the environment as they are, and from
+	 * make check's command line (make SANITIZE=address,undefined check) through MAKEFLAGS's part
+	 * after "--"; not its options (the jobserver's fds are not this make's). */
+	const char *mf = getenv("MAKEFLAGS");
+	const char *vars = mf ? strstr(mf, "-- ") : NULL;
+	if (vars) {
+		char *keep = strdup(vars);
+		if (!keep) BAIL_OUT("out of memory");
+		setenv("MAKEFLAGS", keep, 1);
+		free(keep);
+	} else {
+		unsetenv("MAKEFLAGS");
+	}
 	unsetenv("MFLAGS");
 	unsetenv("MAKELEVEL");
 	unsetenv("EJOB_WORKER_BIN");
