@@ -191,9 +191,12 @@ int main(void)
 	unsetenv("MAKEFLAGS");
 	unsetenv("MFLAGS");
 	unsetenv("MAKELEVEL");
+	sh_quiet = 1;
 	int r, fresh = exists(DEB_FILE) &&
-	            sh(&out, "test -z \"$(git ls-files -co --exclude-standard | grep -v '^build/' | "
-	                     "xargs -d '\\n' find 2>/dev/null -maxdepth 0 -newer %s | head -1)\"", DEB_FILE) == 0;
+	            sh(&out, "newest=$(git ls-files -co --exclude-standard | grep -v '^build/' | "
+	                     "xargs -d '\\n' stat -c %%Y 2>/dev/null | sort -n | tail -n 1); "
+	                     "[ -n \"$newest\" ] && [ \"$newest\" -lt \"$(stat -c %%Y %s)\" ]", DEB_FILE) == 0;
+	sh_quiet = 0;
 	free(out);
 	out = NULL;
 	uint64_t tb = tlib_now_ms();
