@@ -367,7 +367,8 @@ install: installable
 	  echo "make install: warning: the supervisor looks for its worker in BINDIR/../libexec/ejob, not in LIBEXEC=$(LIBEXEC): run it with --worker-bin $(LIBEXEC)/ejob-worker (or EJOB_WORKER_BIN)" >&2
 	@[ -n "$(DESTDIR)" ] || echo "make install: the services run as the ejob user: systemd-sysusers $(SYSUSERSDIR)/ejob.conf creates it"
 
-uninstall:
+# the configuration as installed, to tell an edited one (the two files only: nothing is built)
+uninstall: $(B)/dist/ejob.yaml $(B)/dist/ejob-console.default
 	@for e in $(INSTALL_LIST); do rest=$${e#*:}; dst=$(DESTDIR)$${rest%:*}; \
 	  [ ! -e $$dst ] || { echo "rm -f $$dst"; rm -f $$dst; }; done
 	@for e in $(CONF_LIST); do src=$${e%%:*}; rest=$${e#*:}; dst=$(DESTDIR)$${rest%:*}; \
