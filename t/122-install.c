@@ -128,7 +128,7 @@ static const struct { const char *path; int mode; } want[] = {
 
 int main(void)
 {
-	plan((int)N_WANT + 20);
+	plan((int)N_WANT + 22);
 	tlib_init(180);
 	/* The build's variables reach this make (else it would rebuild everything with other flags,
 	 * under the feet of the tests running beside it): from the environment as they are, and from
@@ -202,6 +202,32 @@ int main(void)
 		ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && o && !strcmp(o, want_out),
 		   "the installed supervisor's --check finds its worker: '%.*s'", o ? (int)strcspn(o, "\n") : 0, o ? o : "");
 		if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) diag("%s", e ? e : "");
+		free(o);
+		free(e);
+	}
+	{
+		/* a broken configuration: exit 2, its errors, as a start says them */
+		char bad[600];
+		snprintf(bad, sizeof bad, "%s/bad.yaml", tmp);
+		static const char text[] = "regCenter: {serverLists: 127.0.0.1:1, namespace: t122}\njobs:\n  j: {type: bogus, shardingTotalCount: 1}\n";
+		if (tlib_write_file(bad, text, sizeof text - 1) < 0) BAIL_OUT("cannot write %s", bad);
+		const char *argv[] = { sup, "-c", bad, "--check", NULL };
+		char *o = NULL, *e = NULL;
+		int st = tlib_run(argv, &o, &e);
+		ok(WIFEXITED(st) && WEXITSTATUS(st) == 2 && o && !o[0] && e && strstr(e, "bad.yaml:3:") &&
+		   strstr(e, "jobs.j.type: must be one of"), "--check of a broken file: exit 2, its error by line and key, "
+		   "nothing on stdout (%.*s)", e ? (int)strcspn(e, "\n") : 0, e ? e : "");
+		free(o);
+		free(e);
+		/* the worker gone: exit 2, naming where it was looked for */
+		char moved[700];
+		snprintf(moved, sizeof moved, "%s.away", worker);
+		const char *argv2[] = { sup, "-c", conf, "--check", NULL };
+		o = e = NULL;
+		st = rename(worker, moved) == 0 ? tlib_run(argv2, &o, &e) : -1;
+		if (rename(moved, worker) < 0) BAIL_OUT("cannot put %s back", worker);
+		ok(WIFEXITED(st) && WEXITSTATUS(st) == 2 && e && strstr(e, "../libexec/ejob/ejob-worker") && strstr(e, "--worker-bin"),
+		   "--check without the worker: exit 2, naming where it looked and --worker-bin");
 		free(o);
 		free(e);
 	}
