@@ -3,7 +3,8 @@
  * socket, as systemd does, and starts serve with $NOTIFY_SOCKET and $WATCHDOG_USEC pointing at it.
  * READY=1 comes once serve listens (a GET / answers when it has come), from serve's own pid (as
  * NotifyAccess=main wants); WATCHDOG=1 at half the interval, each after serve answered a request of
- * its own, none while it is frozen and again after; STOPPING=1 at SIGTERM, then a clean exit.
+ * its own, none while it is frozen and again after; a SIGHUP does not end it; STOPPING=1 at
+ * SIGTERM, then a clean exit.
  * ZooKeeper is not needed: serve serves without it (503 on what needs it), after 5 s of trying. */
 #include <errno.h>
 #include <poll.h>
@@ -120,7 +121,7 @@ static long take_until(int fd, const char *line, unsigned ms)
 
 int main(void)
 {
-	plan(10);
+	plan(11);
 	tlib_init(60);
 	char path[600], us[32], listen[64], portarg[16];
 	int fd = notify_socket(path, sizeof path);
@@ -164,6 +165,10 @@ int main(void)
 	is_int((int)(nmsgs - from), 0, "frozen (SIGSTOP) for 1.5 s: no WATCHDOG=1");
 	kill(pid, SIGCONT);
 	ok(take_until(fd, "WATCHDOG=1", 1000) >= 0, "after SIGCONT WATCHDOG=1 comes again within 1 s");
+
+	/* ---- SIGHUP (a reload by habit) does not end it ---- */
+	kill(pid, SIGHUP);
+	ok(take_until(fd, "WATCHDOG=1", 1000) >= 0 && kill(pid, 0) == 0, "SIGHUP: still serving (ignored)");
 
 	/* ---- STOPPING=1 at SIGTERM, then the exit ---- */
 	kill(pid, SIGTERM);

@@ -236,6 +236,7 @@ int ejobctl_serve(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);   /* `kill -HUP` (a reload by habit) must not end it: said and ignored below */
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);   /* before MHD's thread: it inherits the mask */
 	signal(SIGPIPE, SIG_IGN);
 	/* a thread per connection: a read from the model never waits behind a command on ZooKeeper */
@@ -286,6 +287,11 @@ int ejobctl_serve(int argc, char **argv)
 	for (;;) {
 		int sig = sigtimedwait(&sigs, NULL, wd ? &tick : NULL);
 		if (sig == SIGINT || sig == SIGTERM) break;
+		if (sig == SIGHUP) {
+			fprintf(stderr, "ejobctl serve: SIGHUP ignored: serve reads its files (-c, --auth, --tls-*) when it starts; "
+			        "restart it to read them again\n");
+			continue;
+		}
 		if (sig >= 0 || errno != EAGAIN) continue;        /* EINTR */
 		char probe[256];
 		if (serving(&self, selflen, SRV.tls, probe_ms, probe, sizeof probe) == 0) {
