@@ -6,7 +6,9 @@
 #   make fuzz [FUZZ_SECONDS=60]   build the libFuzzer harnesses with clang and run each
 #   make bench                build and run the benchmarks (prints the README tables)
 #   make demo                 install what is missing, build, show two supervisors sharing jobs (tools/demo)
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   what `make installable` builds (not the tests), below
+#   make uninstall PREFIX=/usr/local DESTDIR= removes exactly that
+#   make deb                  build/deb/ejob_VERSION-1_ARCH.deb (debhelper), then lintian
 #   make clean
 #
 # Sources are found by folder: ipc/*.c, cron/*.c, conf/*.c and worker/*.c (but worker/worker_main.c and
@@ -20,12 +22,24 @@
 .DELETE_ON_ERROR:
 .SUFFIXES:
 
+# Where `make install` puts things. The supervisor finds its worker relative to itself
+# (BINDIR/../libexec/ejob/ejob-worker): keep LIBEXEC there, or give --worker-bin. PREFIX=/usr puts
+# the configuration in /etc and the units in /lib/systemd/system (Debian 12's), others under PREFIX.
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 LIBEXEC  ?= $(PREFIX)/libexec/ejob
 INCDIR   ?= $(PREFIX)/include
 LIBDIR   ?= $(PREFIX)/lib
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DATADIR  ?= $(PREFIX)/share
+MANDIR   ?= $(DATADIR)/man
+DOCDIR   ?= $(DATADIR)/doc/ejob
+EXAMPLEDIR ?= $(DATADIR)/ejob/examples
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR  ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 DESTDIR  ?=
+VERSION  := $(shell sed -n 's/^\#define EJOB_VERSION "\(.*\)"/\1/p' ipc/version.h)
 
 CC       ?= cc
 OPT      ?= -O2 -g
@@ -46,13 +60,14 @@ endif
 # libpq's header (the tracing sink, supervisor/sink/events_pg.c, and t/76)
 PQ_CFLAGS   := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -DTHREADED -I. $(PQ_CFLAGS) -pthread -fPIC
-ALL_CFLAGS   = $(BASE_CFLAGS) $(OPT) $(WARNINGS) $(SANFLAGS) $(CFLAGS)
+ALL_CFLAGS   = $(BASE_CFLAGS) $(OPT) $(WARNINGS) $(SANFLAGS) $(CPPFLAGS) $(CFLAGS)
 ALL_LDFLAGS  = -pthread $(SANFLAGS) $(LDFLAGS)
 LIBS        := -lzookeeper_mt -lev -lmsgpackc -lyaml -ldl -lm
 # the supervisor drives the single-threaded ZooKeeper client from its loop (supervisor/zk/zkc.c);
 # tools and tests use the multi-threaded one (synchronous calls). Debian's two -dev packages
 # conflict (their headers are the same), so the st library is named by its soname. libsystemd:
-# sd_notify for Type=notify services (supervisor/obs/sdnotify.c), libmicrohttpd: supervisor.metrics's
+# sd_notify for Type=notify services (supervisor/obs/sdnotify.c; ejobctl serve too, for
+# ejob-console.service: tools/ejobctl_serve_main.c), libmicrohttpd: supervisor.metrics's
 # HTTP server on the loop (supervisor/obs/httpd.c), both the supervisor's only. libpq: the tracing
 # sink (supervisor/sink/events_pg.c) in the supervisor; tests and benchmarks link it too
 # (supervisor/libsup.a holds the sink, t/76 reads its rows), and ejobctl history reads them.
@@ -122,17 +137,15 @@ DEPS := $(ALL_SRCS:%.c=$(B)/%.d)
 all: $(PROGRAMS) $(BINS) $(TESTS) $(BENCHES) $(BENCH_LIBS) $(EX_LIBS) $(EX_BINS) $(T_NATIVE) $(T_PROBE)
 
 # Rebuild everything when the flags change (SANITIZE=..., OPT=...): objects depend on this file.
+# Not -Werror, which changes no object: `make WERROR=1` then `make install` rebuilds nothing.
 $(B)/.build-flags: FORCE
 	@mkdir -p $(@D)
-	@f='$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) libexec=$(LIBEXEC)'; \
+	@f='$(CC) $(filter-out -Werror,$(ALL_CFLAGS)) $(ALL_LDFLAGS)'; \
 	 if [ ! -f $@ ] || [ "$$(cat $@)" != "$$f" ]; then echo "$$f" > $@; fi
 
 $(B)/%.o: %.c $(B)/.build-flags
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
-
-# where an installed supervisor finds ejob-worker (from build/supervisor/, ../worker/ejob-worker first)
-$(B)/supervisor/cli.o: CFLAGS += -DEJOB_LIBEXEC='"$(LIBEXEC)"'
 
 # the documented paths: a relative symlink each (supervisor/ejob-supervisor -> ../build/supervisor/
 # ejob-supervisor); /proc/self/exe is the file in $(B), so the supervisor finds $(B)/worker/ejob-worker
@@ -147,7 +160,7 @@ $(B)/tools/shmdump: $(B)/tools/shmdump.o $(B)/libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/tools/ejobctl: $(CTL_SRCS:%.c=$(B)/%.o) $(B)/tools/ejobctl_console.o $(B)/libejob.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lpq -lmicrohttpd -ljansson -lcrypt
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lpq -lmicrohttpd -ljansson -lcrypt -lsystemd
 
 # The web console (console/*: HTML, CSS, JavaScript modules) inside ejobctl: tools/embed writes its
 # files as C (bytes, type, ETag, and the gzip'd bytes when smaller), which `ejobctl serve` serves at
@@ -223,8 +236,10 @@ $(EX_BINS): $(B)/examples/%: $(B)/examples/%.o $(B)/libejob.a
 # test's time: keep the lanes even (2026-11-28, 99 files: about 715 and 690 s; t/91 and t/93 wait for
 # ElasticJob's JVMs and for sessions to end, about 45 s each; t/105 about 30 s on three supervisors;
 # t/112 about 20 s: a session to expire twice, a failover; the console's browser tests t/114-t/117
-# 20-50 s each, two in each lane; t/118, the console in Firefox, about 15 s).
-CHECK_LANE2 := $(B)/t/{39,47,49,51,52,53,56,57,65,66,68,74,76,82,83,85,86,88,90,91,93,98,102,105,112,115,117}-*
+# 20-50 s each, two in each lane; t/118, the console in Firefox, about 15 s; t/121 builds the .deb
+# with both cores, 30-60 s, unless one newer than the sources is there, installs and purges it, in
+# lane 1; t/123 waits 10 s for ejobctl serve's notifications, in lane 2).
+CHECK_LANE2 := $(B)/t/{39,47,49,51,52,53,56,57,65,66,68,74,76,82,83,85,86,88,90,91,93,98,102,105,112,115,117,123}-*
 # the one-way rule between supervisor/'s folders first (tools/layers; docs/design.md)
 check: all
 	tools/layers
@@ -293,15 +308,99 @@ fuzz: fuzz-build
 	  fi; \
 	done
 
-# ---- install -----------------------------------------------------------------------------
-install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXEC) $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)
-	$(if $(filter tools/shmdump,$(PROGRAMS)),install -m 755 $(B)/tools/shmdump $(DESTDIR)$(BINDIR)/ejob-shmdump)
-	$(if $(filter tools/ejobctl,$(PROGRAMS)),install -m 755 $(B)/tools/ejobctl $(DESTDIR)$(BINDIR)/ejobctl)
-	$(if $(filter supervisor/ejob-supervisor,$(PROGRAMS)),install -m 755 $(B)/supervisor/ejob-supervisor $(DESTDIR)$(BINDIR)/ejob-supervisor)
-	$(if $(filter worker/ejob-worker,$(PROGRAMS)),install -m 755 $(B)/worker/ejob-worker $(DESTDIR)$(LIBEXEC)/ejob-worker)
-	install -m 644 $(B)/libejob.a $(DESTDIR)$(LIBDIR)/libejob.a
-	install -m 644 worker/ejob.h $(DESTDIR)$(INCDIR)/ejob.h
+# ---- install ----------------------------------------------------------------------------
+# What is installed, as SOURCE:DESTINATION:MODE (one list for install and uninstall). Built files
+# are prerequisites, not `all` (which builds tests and benchmarks): after `make`, `make install
+# PREFIX=...` copies and builds nothing (t/122). The files of dist/ (units, the packaged config,
+# sysusers) name Debian's paths (/usr/bin, /etc/ejob, /usr/share/ejob/examples...): $(B)/dist/ has
+# them rewritten for these directories, $(B)/ejob.pc too; both are remade when a directory changes.
+MAN_PAGES := $(MAN_BUILT)
+DIST_GEN  := $(B)/dist/ejob-supervisor.service $(B)/dist/ejob-console.service $(B)/dist/ejob.yaml \
+             $(B)/dist/ejob-console.default $(B)/dist/ejob.sysusers
+EX_FILES  := $(sort $(wildcard examples/*.sh examples/*.yaml examples/*.c))
+DOC_FILES := $(sort $(wildcard docs/*.md docs/*.png))
+INSTALL_LIST := \
+  $(B)/supervisor/ejob-supervisor:$(BINDIR)/ejob-supervisor:755 \
+  $(B)/tools/ejobctl:$(BINDIR)/ejobctl:755 \
+  $(B)/tools/shmdump:$(BINDIR)/ejob-shmdump:755 \
+  $(B)/worker/ejob-worker:$(LIBEXEC)/ejob-worker:755 \
+  $(B)/libejob.a:$(LIBDIR)/libejob.a:644 \
+  worker/ejob.h:$(INCDIR)/ejob.h:644 \
+  $(B)/ejob.pc:$(PKGCONFIGDIR)/ejob.pc:644 \
+  $(foreach m,$(MAN_PAGES),$(m):$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)):644) \
+  README.md:$(DOCDIR)/README.md:644 \
+  $(foreach f,$(DOC_FILES),$(f):$(DOCDIR)/$(f):644) \
+  $(foreach f,$(EX_FILES),$(f):$(EXAMPLEDIR)/$(notdir $(f)):$(if $(filter %.sh,$(f)),755,644)) \
+  $(B)/dist/ejob-supervisor.service:$(UNITDIR)/ejob-supervisor.service:644 \
+  $(B)/dist/ejob-console.service:$(UNITDIR)/ejob-console.service:644 \
+  $(B)/dist/ejob.sysusers:$(SYSUSERSDIR)/ejob.conf:644
+# configuration: installed when absent (an edited one is kept), removed by uninstall when unedited
+CONF_LIST := $(B)/dist/ejob.yaml:$(SYSCONFDIR)/ejob/ejob.yaml:644 \
+             $(B)/dist/ejob-console.default:$(SYSCONFDIR)/default/ejob-console:644
+INSTALL_SRCS := $(foreach e,$(INSTALL_LIST) $(CONF_LIST),$(word 1,$(subst :, ,$(e))))
+
+# what `make install` installs, built (debian/rules builds this, not `all`)
+installable: $(PROGRAMS) $(INSTALL_SRCS)
+
+$(B)/.install-paths: FORCE
+	@mkdir -p $(@D)
+	@f='$(PREFIX) $(BINDIR) $(LIBEXEC) $(INCDIR) $(LIBDIR) $(DATADIR) $(DOCDIR) $(EXAMPLEDIR) $(SYSCONFDIR) $(VERSION)'; \
+	 if [ ! -f $@ ] || [ "$$(cat $@)" != "$$f" ]; then echo "$$f" > $@; fi
+
+$(B)/dist/%: dist/% $(B)/.install-paths
+	@mkdir -p $(@D)
+	sed -e 's|/usr/bin/ejob|$(BINDIR)/ejob|g' -e 's|/etc/ejob/|$(SYSCONFDIR)/ejob/|g' \
+	    -e 's|/etc/default/ejob-console|$(SYSCONFDIR)/default/ejob-console|g' \
+	    -e 's|/usr/share/doc/ejob|$(DOCDIR)|g' -e 's|/usr/share/ejob/examples|$(EXAMPLEDIR)|g' $< > $@
+
+# pkg-config: an external worker (worker/ejob.h, docs/worker.md) links the static libejob.a and
+# what it needs (the examples' link line)
+$(B)/ejob.pc: $(B)/.install-paths
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' 'Name: ejob' \
+	  'Description: ejob external workers: worker/ejob.h and the static libejob.a' 'Version: $(VERSION)' \
+	  'URL: file://$(DOCDIR)/docs/worker.md' 'Cflags: -I$${includedir}' \
+	  'Libs: -L$${libdir} -lejob $(LIBS) -pthread' > $@
+
+install: installable
+	@set -e; for e in $(INSTALL_LIST); do \
+	  src=$${e%%:*}; rest=$${e#*:}; dst=$(DESTDIR)$${rest%:*}; mode=$${rest##*:}; \
+	  echo "install -D -m $$mode $$src $$dst"; install -D -m $$mode $$src $$dst; \
+	done
+	@set -e; for e in $(CONF_LIST); do \
+	  src=$${e%%:*}; rest=$${e#*:}; dst=$(DESTDIR)$${rest%:*}; mode=$${rest##*:}; \
+	  if [ -e $$dst ]; then echo "make install: $$dst is there: kept (the new one is $$src)"; \
+	  else echo "install -D -m $$mode $$src $$dst"; install -D -m $$mode $$src $$dst; fi; \
+	done
+	@[ "$$(realpath -m $(BINDIR)/../libexec/ejob)" = "$$(realpath -m $(LIBEXEC))" ] || \
+	  echo "make install: warning: the supervisor looks for its worker in BINDIR/../libexec/ejob, not in LIBEXEC=$(LIBEXEC): run it with --worker-bin $(LIBEXEC)/ejob-worker (or EJOB_WORKER_BIN)" >&2
+	@[ -n "$(DESTDIR)" ] || echo "make install: the services run as the ejob user: systemd-sysusers $(SYSUSERSDIR)/ejob.conf creates it"
+
+# the configuration as installed, to tell an edited one (the two files only: nothing is built)
+uninstall: $(B)/dist/ejob.yaml $(B)/dist/ejob-console.default
+	@for e in $(INSTALL_LIST); do rest=$${e#*:}; dst=$(DESTDIR)$${rest%:*}; \
+	  [ ! -e $$dst ] || { echo "rm -f $$dst"; rm -f $$dst; }; done
+	@for e in $(CONF_LIST); do src=$${e%%:*}; rest=$${e#*:}; dst=$(DESTDIR)$${rest%:*}; \
+	  if [ ! -e $$dst ]; then :; elif cmp -s $$src $$dst; then echo "rm -f $$dst"; rm -f $$dst; \
+	  else echo "make uninstall: $$dst was changed: kept"; fi; done
+	@for d in $(LIBEXEC) $(DOCDIR)/docs $(DOCDIR) $(EXAMPLEDIR) $(DATADIR)/ejob $(SYSCONFDIR)/ejob; do \
+	  [ ! -d $(DESTDIR)$$d ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$$d; done
+
+# ---- deb: the Debian package (debian/), built with debhelper in a copy of the tree (the files git
+# knows, tracked or new but not ignored; without git, the tree but build/), so that the source tree
+# stays clean; then lintian. dpkg-buildpackage leaves the .deb (and its -dbgsym) beside the copy.
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB      := $(B)/deb/ejob_$(VERSION)-1_$(DEB_ARCH).deb
+DEB_JOBS ?= 2
+deb:
+	@command -v dpkg-buildpackage >/dev/null && command -v lintian >/dev/null || \
+	  { echo "make deb: needs dpkg-buildpackage and lintian: tools/install-deps" >&2; exit 1; }
+	rm -rf $(B)/deb && mkdir -p $(B)/deb/src
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+	  git ls-files -z -co --exclude-standard | tar --null -T - --ignore-failed-read -cf - 2>/dev/null; \
+	else tar --exclude=./$(B) --exclude=./.git -cf - .; fi | tar -C $(B)/deb/src -xf -
+	cd $(B)/deb/src && dpkg-buildpackage -b -us -uc -j$(DEB_JOBS)
+	lintian --fail-on error,warning $(DEB)
+	@echo "make deb: $(DEB)"
 
 # $(B), the symlinks, and what builds before $(B) left in the source tree (objects, libraries,
 # programs, tests and job libraries next to their sources)
@@ -312,7 +411,7 @@ clean:
 	rm -f $(PROGRAMS) $(OLD_INTREE)
 	find . -path ./.git -prune -o \( -name '*.o' -o -name '*.d' \) -type f -print | xargs rm -f
 
-.PHONY: all check demo bench fuzz fuzz-build install clean FORCE
+.PHONY: all check demo bench fuzz fuzz-build installable install uninstall deb clean FORCE
 FORCE:
 
 -include $(DEPS)

@@ -16,16 +16,13 @@
 #include "supervisor/base/log.h"
 #include "supervisor/cli.h"
 
-#ifndef EJOB_LIBEXEC
-#define EJOB_LIBEXEC "/usr/local/libexec/ejob"
-#endif
-
 
 static const char usage_text[] =
 "usage: ejob-supervisor [-c FILE] [--workers N] [--zk HOSTS] [--namespace NS] [--ip IP]\n"
 "                       [--log-level LEVEL] [--log-format FORMAT] [--worker-bin PATH] [--socket PATH]\n"
 "                       [--metrics ADDR]\n"
 "       ejob-supervisor -c FILE [--workers N] --standalone\n"
+"       ejob-supervisor -c FILE --check\n"
 "       ejob-supervisor -c FILE [--workers N] --run JOB[:ITEM,ITEM...] [--wait SECONDS]\n"
 "\n"
 "Runs ejob's per-machine supervisor in the foreground, logging to stderr: a pool of pre-forked\n"
@@ -41,7 +38,9 @@ static const char usage_text[] =
 "      --log-level L     error, warn, info (default) or debug\n"
 "      --log-format F    text or json (default: supervisor.logFormat, else text); json: one object a\n"
 "                        line, keys ts, level, prog, pid, msg (a job's also job, item, attempt, stream)\n"
-"      --worker-bin PATH the ejob-worker binary (default: $EJOB_WORKER_BIN, else next to this one)\n"
+"      --worker-bin PATH the ejob-worker binary (default: $EJOB_WORKER_BIN, else ../worker/ejob-worker\n"
+"                        from this binary's directory (the build tree), else ../libexec/ejob/ejob-worker\n"
+"                        (installed: /usr/bin and /usr/libexec/ejob)\n"
 "      --socket PATH     the attach socket (default: supervisor.attachSocket, else docs/worker.md)\n"
 "      --metrics ADDR    serve /metrics (Prometheus), /healthz and /status on ADDR, e.g. 127.0.0.1:9464\n"
 "                        (default: supervisor.metrics, else none)\n"
@@ -50,6 +49,9 @@ static const char usage_text[] =
 "      --wait SECONDS    --run of an external job: give up (exit 1) when no worker serving it has\n"
 "                        attached on the attach socket for this long (default 30; 0: wait for ever)\n"
 "      --standalone      schedule the jobs without ZooKeeper: every item of every fire runs here\n"
+"      --check           check FILE as a start would (its errors and warnings, the history file,\n"
+"                        the worker binary), print 'FILE: ok (N jobs)' and exit 0, or 2: for\n"
+"                        ExecStartPre= and before a reload\n"
 "  -h, --help            this text\n"
 "  -V, --version         the version\n"
 "\n"
@@ -137,6 +139,12 @@ void cli_detect_ip(char *buf, size_t len)
 	if (priv[0]) snprintf(buf, len, "%s", priv);
 }
 
+/* The worker binary relative to this one's directory (/proc/self/exe, symlinks resolved): from
+ * build/supervisor/, the build tree's ../worker/ejob-worker; from an installed bin/, the
+ * libexec/ejob/ejob-worker beside it (make install, the .deb). Found by where the supervisor is,
+ * not by a path compiled in, so that `make install PREFIX=...` installs what `make` built. */
+static const char *const worker_rel[] = { "../worker/ejob-worker", "../libexec/ejob/ejob-worker" };
+
 int cli_worker_bin(const struct sup_opts *o, char *out, size_t len)
 {
 	const char *env = getenv("EJOB_WORKER_BIN");
@@ -145,19 +153,26 @@ int cli_worker_bin(const struct sup_opts *o, char *out, size_t len)
 	else {
 		char self[PATH_MAX];
 		ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-		out[0] = '\0';
-		if (n > 0) {
-			self[n] = '\0';
-			char *slash = strrchr(self, '/');
-			if (slash) {
-				*slash = '\0';
-				char cand[PATH_MAX + 32];
-				if ((size_t)snprintf(cand, sizeof cand, "%s/../worker/ejob-worker", self) < sizeof cand &&
-				    strlen(cand) < len && access(cand, X_OK) == 0)
-					memcpy(out, cand, strlen(cand) + 1);
-			}
+		char *slash = n > 0 ? (self[n] = '\0', strrchr(self, '/')) : NULL;
+		if (!slash) {
+			log_error("cannot find ejob-worker: readlink /proc/self/exe: %s: name it with --worker-bin or $EJOB_WORKER_BIN",
+			          n < 0 ? strerror(errno) : "not a path");
+			return -1;
 		}
-		if (!out[0]) snprintf(out, len, "%s/ejob-worker", EJOB_LIBEXEC);
+		*slash = '\0';
+		for (size_t i = 0; i < sizeof worker_rel / sizeof *worker_rel; i++) {
+			char cand[PATH_MAX + 64], real[PATH_MAX];
+			if ((size_t)snprintf(cand, sizeof cand, "%s/%s", self, worker_rel[i]) >= sizeof cand ||
+			    access(cand, X_OK) < 0)
+				continue;
+			/* its real path, as logs and ps show it (not /usr/bin/../libexec/...) */
+			const char *p = realpath(cand, real) ? real : cand;
+			if ((size_t)snprintf(out, len, "%s", p) < len) return 0;
+		}
+		log_error("cannot find ejob-worker: neither %s/%s nor %s/%s is an executable: build it (make), install it "
+		          "(make install), or name it with --worker-bin or $EJOB_WORKER_BIN",
+		          self, worker_rel[0], self, worker_rel[1]);
+		return -1;
 	}
 	if (access(out, X_OK) < 0) {
 		log_error("worker binary %s: %s: build it (make), or name it with --worker-bin or $EJOB_WORKER_BIN",
@@ -181,7 +196,7 @@ int cli_parse(struct sup_opts *o, int argc, char **argv)
 		{ "worker-bin", required_argument, NULL, 'b' }, { "socket", required_argument, NULL, 's' },
 		{ "run", required_argument, NULL, 'r' },    { "standalone", no_argument, NULL, 'S' },
 		{ "metrics", required_argument, NULL, 'm' }, { "wait", required_argument, NULL, 'W' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "check", no_argument, NULL, 'C' },        { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -210,6 +225,7 @@ int cli_parse(struct sup_opts *o, int argc, char **argv)
 		case 's': o->socket = optarg; break;
 		case 'r': o->run = optarg; break;
 		case 'S': o->standalone = 1; break;
+		case 'C': o->check = 1; break;
 		case 'm': o->metrics = optarg; break;
 		case 'W': {
 			char *end;
@@ -240,6 +256,11 @@ int cli_parse(struct sup_opts *o, int argc, char **argv)
 	}
 	if (!o->config) {
 		fprintf(stderr, "ejob-supervisor: no configuration: give -c FILE (docs/config.md)\n");
+		return 2;
+	}
+	if (o->check && (o->run || o->standalone)) {
+		fprintf(stderr, "ejob-supervisor: --check only checks the configuration: drop %s; see --help\n",
+		        o->run ? "--run" : "--standalone");
 		return 2;
 	}
 	if (waited && !o->run) {

@@ -19,6 +19,7 @@ struct sup_opts {
 	const char *run;            /* --run JOB[:ITEMS] */
 	int standalone;             /* --standalone: no ZooKeeper, every item runs here */
 	const char *metrics;        /* --metrics ADDR */
+	int check;                  /* --check: check the config (and the worker binary) and exit */
 	long wait_s;                /* --wait: --run of an external job waits this long for a worker (0: for ever) */
 };
 
@@ -31,8 +32,9 @@ int cli_parse(struct sup_opts *o, int argc, char **argv);
 conf_t *cli_load_config(const struct sup_opts *o, int quiet_ok);
 /* ElasticJob's choice of this machine's address (see cli.c). */
 void cli_detect_ip(char *buf, size_t len);
-/* The ejob-worker binary: --worker-bin, $EJOB_WORKER_BIN, next to this one, else the libexec
- * directory. 0, or -1 after an error (logged). */
+/* The ejob-worker binary: --worker-bin, $EJOB_WORKER_BIN, else found from this binary's directory:
+ * ../worker/ejob-worker (the build tree), ../libexec/ejob/ejob-worker (installed). 0, or -1 after
+ * an error (logged). */
 int cli_worker_bin(const struct sup_opts *o, char *out, size_t len);
 
 #endif

@@ -704,6 +704,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (cli_worker_bin(&s->opts, s->worker_bin, sizeof s->worker_bin) < 0) return 2;
+	/* --check (ExecStartPre=): what a start checks before it starts anything passed */
+	if (s->opts.check) {
+		printf("%s: ok (%zu job%s)\n", s->opts.config, s->conf->n_jobs, s->conf->n_jobs == 1 ? "" : "s");
+		conf_free(s->conf);
+		return 0;
+	}
 
 	signal(SIGPIPE, SIG_IGN);
 	s->loop = ev_default_loop(EVFLAG_AUTO | EVFLAG_SIGNALFD);

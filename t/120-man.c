@@ -48,13 +48,6 @@ static const char *const props_keys[] = {
 	"ejob.type", "ejob.timeoutSeconds", "ejob.maxRetries", "ejob.concurrency",
 };
 
-/* Documented before the loader has it: supervisor.logFormat is added by the logs branch (issue
- * 29), which adds it to conf_load.c's sup_keys; allowed here only while the table lacks it. */
-static const char *const keys_coming[] = { "supervisor.logFormat" };
-/* Likewise the supervisor's options that other branches add: --check (deb), --log-format (logs);
- * allowed only while --help lacks them. */
-static const char *const opts_coming[] = { "--check", "--log-format" };
-
 #define NELEM(a) (sizeof(a) / sizeof *(a))
 
 static char *slurp(const char *path)
@@ -216,7 +209,6 @@ static void check_yaml_keys(void)
 		const char *d = doc.v[i];
 		if (has(&table, d)) continue;
 		if (!strncmp(d, "props.", 6) && in(props_keys, NELEM(props_keys), d + 6)) continue;
-		if (in(keys_coming, NELEM(keys_coming), d)) continue;
 		diag("ejob.yaml(5) documents '%s', which the loader's tables do not have", d);
 		extra++;
 	}
@@ -341,7 +333,7 @@ static void check_supervisor(void)
 	int extra = 0;
 	for (size_t i = 0; i < doc.n; i++) {
 		const char *d = doc.v[i];
-		if (d[1] != '-' || has(&opts, d) || in(opts_coming, NELEM(opts_coming), d)) continue;
+		if (d[1] != '-' || has(&opts, d)) continue;
 		diag("ejob-supervisor(8) documents %s, which --help does not have", d);
 		extra++;
 	}

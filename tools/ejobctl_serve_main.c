@@ -1,15 +1,21 @@
 /* tools/ejobctl_serve_main.c: the command `ejobctl serve`: its arguments, TLS, users and audit
- * files, the session and the model, then libmicrohttpd's daemon until SIGINT or SIGTERM. */
+ * files, the session and the model, then libmicrohttpd's daemon until SIGINT or SIGTERM; under
+ * systemd (Type=notify, dist/ejob-console.service) READY=1, WATCHDOG=1 and STOPPING=1. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
+#include <systemd/sd-daemon.h>
 
 #include "conf/conf.h"
 #include "tools/ejobctl.h"
@@ -49,6 +55,71 @@ static int loopback(const struct sockaddr *sa)
 		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
 	}
 	return 0;
+}
+
+/* The watchdog's question: does the daemon answer? A request of our own to the address it listens
+ * on ("GET /", the console's page from memory: no ZooKeeper call, which could take a session
+ * timeout while ZooKeeper is away, and a restart would not bring it back); any status line is an
+ * answer. Over TLS the probe would need a TLS client: there a ping says the daemon is up (not
+ * stopped), no more. 0 answered, -1 not within timeout_ms (why in buf). */
+static int serving(const struct sockaddr_storage *sa, socklen_t salen, int tls, int timeout_ms, char *why, size_t len)
+{
+	if (tls) return 0;
+	int fd = socket(sa->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) return snprintf(why, len, "socket: %s", strerror(errno)), -1;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	static const char req[] = "GET / HTTP/1.0\r\nHost: watchdog\r\n\r\n";
+	size_t sent = 0;
+	char got[16];
+	size_t n = 0;
+	int connected = connect(fd, (const struct sockaddr *)sa, salen) == 0;
+	if (!connected && errno != EINPROGRESS) {
+		snprintf(why, len, "connect: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	for (;;) {
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		long left = timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0) {
+			snprintf(why, len, "no answer to GET / within %d ms", timeout_ms);
+			break;
+		}
+		struct pollfd p = { .fd = fd, .events = sent < sizeof req - 1 ? POLLOUT : POLLIN };
+		int r = poll(&p, 1, (int)left);
+		if (r < 0 && errno == EINTR) continue;
+		if (r < 0) {
+			snprintf(why, len, "poll: %s", strerror(errno));
+			break;
+		}
+		if (r == 0) continue;
+		if (sent < sizeof req - 1) {
+			ssize_t w = send(fd, req + sent, sizeof req - 1 - sent, MSG_NOSIGNAL);
+			if (w < 0 && errno != EAGAIN && errno != EINTR) {
+				snprintf(why, len, "send: %s", strerror(errno));
+				break;
+			}
+			if (w > 0) sent += (size_t)w;
+			continue;
+		}
+		ssize_t rd = recv(fd, got + n, sizeof got - n, 0);
+		if (rd < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+		if (rd <= 0) {
+			snprintf(why, len, "recv: %s", rd ? strerror(errno) : "closed before an answer");
+			break;
+		}
+		n += (size_t)rd;
+		if (n >= 9) {       /* "HTTP/1.x " */
+			close(fd);
+			if (!memcmp(got, "HTTP/1.", 7)) return 0;
+			snprintf(why, len, "not an HTTP answer to GET /");
+			return -1;
+		}
+	}
+	close(fd);
+	return -1;
 }
 
 int ejobctl_serve(int argc, char **argv)
@@ -165,6 +236,7 @@ int ejobctl_serve(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);   /* `kill -HUP` (a reload by habit) must not end it: said and ignored below */
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);   /* before MHD's thread: it inherits the mask */
 	signal(SIGPIPE, SIG_IGN);
 	/* a thread per connection: a read from the model never waits behind a command on ZooKeeper */
@@ -180,6 +252,9 @@ int ejobctl_serve(int argc, char **argv)
 		d = MHD_start_daemon(flags, 0, NULL, NULL, srv_on_request, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 		                     MHD_OPTION_NOTIFY_COMPLETED, srv_on_done, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
 		                     MHD_OPTION_END);
+	struct sockaddr_storage self;
+	socklen_t selflen = ai->ai_addrlen <= sizeof self ? (socklen_t)ai->ai_addrlen : 0;
+	memcpy(&self, ai->ai_addr, selflen);
 	freeaddrinfo(ai);
 	if (!d) {
 		/* libmicrohttpd printed its reason (a TLS setup's, GnuTLS's) above; errno may say nothing */
@@ -195,8 +270,39 @@ int ejobctl_serve(int argc, char **argv)
 	printf("ejobctl serve: listening on %s://%s%s%s:%u (namespace /%s at %s)\n", SRV.tls ? "https" : "http",
 	       strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", di ? di->port : 0, c->ns, c->hosts);
 	fflush(stdout);
-	int sig;
-	while (sigwait(&sigs, &sig)) {}
+
+	/* systemd (Type=notify): ready once the daemon listens; the watchdog pinged from here, at half
+	 * its interval, only when the daemon answered a request of ours (serving() above), so a daemon
+	 * that stopped answering is restarted; STOPPING=1 at SIGINT/SIGTERM. Without $NOTIFY_SOCKET,
+	 * sd_notify does nothing. */
+	uint16_t bound = di ? di->port : 0;
+	if (self.ss_family == AF_INET) ((struct sockaddr_in *)&self)->sin_port = htons(bound);
+	else if (self.ss_family == AF_INET6) ((struct sockaddr_in6 *)&self)->sin6_port = htons(bound);
+	uint64_t wd_usec = 0;
+	int wd = sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec >= 2000;
+	sd_notifyf(0, "READY=1\nSTATUS=serving on %s (namespace /%s at %s)", listen, c->ns, c->hosts);
+	struct timespec tick = { .tv_sec = (time_t)(wd_usec / 2 / 1000000), .tv_nsec = (long)(wd_usec / 2 % 1000000) * 1000 };
+	int probe_ms = wd_usec / 4 / 1000 > 5000 ? 5000 : (int)(wd_usec / 4 / 1000);
+	int missed = 0;
+	for (;;) {
+		int sig = sigtimedwait(&sigs, NULL, wd ? &tick : NULL);
+		if (sig == SIGINT || sig == SIGTERM) break;
+		if (sig == SIGHUP) {
+			fprintf(stderr, "ejobctl serve: SIGHUP ignored: serve reads its files (-c, --auth, --tls-*) when it starts; "
+			        "restart it to read them again\n");
+			continue;
+		}
+		if (sig >= 0 || errno != EAGAIN) continue;        /* EINTR */
+		char probe[256];
+		if (serving(&self, selflen, SRV.tls, probe_ms, probe, sizeof probe) == 0) {
+			sd_notify(0, "WATCHDOG=1");
+			if (missed) fprintf(stderr, "ejobctl serve: answering again; the watchdog is pinged\n");
+			missed = 0;
+		} else if (!missed++) {
+			fprintf(stderr, "ejobctl serve: the watchdog is not pinged: %s\n", probe);
+		}
+	}
+	sd_notify(0, "STOPPING=1");
 	MHD_stop_daemon(d);
 	model_stop(SRV.model);
 	changes_free(SRV.changes);
