@@ -37,8 +37,11 @@ static void owner_read(void *arg, const struct zkc_res *r)
 		if ((uint64_t)r->stat.mzxid > l->epoch) l->epoch = (uint64_t)r->stat.mzxid;
 		if (r->data && r->data[0]) l->named = 1;
 		l->owner[i] = strdup(r->data ? r->data : "");
-		/* an operator's garbage: the item has no owner, and the leader reshards at the next fire */
-		if (l->owner[i] && !cj_id_ok(l->owner[i])) {
+		/* an operator's garbage: the item has no owner, and the leader reshards at the next fire
+		 * (an empty node is not: ejob's leader makes the item nodes empty before its commit) */
+		if (l->owner[i] && !l->owner[i][0]) {
+			l->garbage = 1;     /* raises the flag only if another item is named (a half assignment) */
+		} else if (l->owner[i] && !cj_id_ok(l->owner[i])) {
 			log_error("job %s: /%s%s holds '%s', which is not an instance id ({ip}@-@{pid}); item %u runs nowhere "
 			          "until the leader reshards, at the next fire", l->j->name, l->j->c->ns,
 			          r->path, cj_show(r->data, r->len, show, sizeof show), i);
