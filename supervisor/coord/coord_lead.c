@@ -218,6 +218,12 @@ static void necessary_known(void *arg, const struct zkc_res *r)
 	 * also wrote the new assignment; read it before a waiting fire goes on with the old one. This
 	 * is how every instance learns of a reshard: the sharding node itself is not watched. */
 	if (!j->lead.necessary && (was || r->event)) cj_load_assignment(j);
+	/* gone and raised again between two reads (there before and now, and an event between): a
+	 * commit came between them, which wrote an assignment; read it, or an instance that had none
+	 * (its read came before the leader's first commit) waits for the next reshard with a fire
+	 * whose time came before the flag, and runs it under that later assignment (t/86 once: its
+	 * beforeAll barrier for a fire the others had ended held every later fire of the job) */
+	else if (j->lead.necessary && was && r->event == ZOO_DELETED_EVENT) cj_load_assignment(j);
 	/* raised while this instance has no assignment (its read came before the first commit, say):
 	 * read it again, so that a fire whose time came before the flag runs the assignment the
 	 * others ran it with (coord_fsm.c) rather than wait for the reshard */
