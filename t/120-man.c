@@ -8,8 +8,9 @@
  * - ejobctl(1): every command `ejobctl --help` lists has a section "## NAME" under "# COMMANDS"
  *   of man/ejobctl.1.scd and every section is a command; every option of `ejobctl NAME --help`
  *   is in the command's section.
- * - ejob-supervisor(8): every long option of `ejob-supervisor --help` is an option term of
- *   man/ejob-supervisor.8.scd, and every option term there is in --help.
+ * - ejob-supervisor(8) and ejob-shmdump(1): every long option of the program's --help is an
+ *   option term of its page (man/ejob-supervisor.8.scd, man/ejob-shmdump.1.scd), and every
+ *   option term there is in --help.
  * - the pages make builds (build/man/, make man) exist, are not older than their sources, and
  *   man(1) renders each at 80 columns with no warning from groff (all of them: --warnings=w).
  */
@@ -27,6 +28,7 @@
 
 #define SUP     BUILT("supervisor/ejob-supervisor")
 #define EJOBCTL BUILT("tools/ejobctl")
+#define SHMDUMP BUILT("tools/shmdump")
 #define MAN     "/usr/bin/man"
 
 /* The props ejob reads (docs/config.md: each job type's, each error handler's, the listeners',
@@ -315,29 +317,33 @@ static void check_ejobctl(void)
 	free(help);
 }
 
-static void check_supervisor(void)
+/* Every long option of PROG --help is an option term of its page, and every long option term
+ * there is in --help (at least min of them, so that a --help that says nothing fails). */
+static void check_options(const char *prog, const char *name, const char *page, size_t min)
 {
-	const char *argv[] = { SUP, "--help", NULL };
+	const char *argv[] = { prog, "--help", NULL };
 	char *help = run_help(argv);
 	if (!help) return;
 	struct strs opts = { 0 };
 	help_opts(help, &opts, 0);
-	ok(opts.n >= 14, "ejob-supervisor --help names %zu long options", opts.n);
+	ok(opts.n >= min, "%s --help names %zu long options", name, opts.n);
 
 	/* the page's option terms: "*-c*, *--config* _FILE_" */
-	char *scd = slurp("man/ejob-supervisor.8.scd");
+	char src[128];
+	snprintf(src, sizeof src, "man/%s.scd", page);
+	char *scd = slurp(src);
 	struct strs doc = { 0 };
 	terms(scd, "*-", &doc);
 	for (size_t i = 0; i < opts.n; i++)
-		ok(has(&doc, opts.v[i]), "ejob-supervisor(8) documents %s", opts.v[i]);
+		ok(has(&doc, opts.v[i]), "%s documents %s", page, opts.v[i]);
 	int extra = 0;
 	for (size_t i = 0; i < doc.n; i++) {
 		const char *d = doc.v[i];
 		if (d[1] != '-' || has(&opts, d)) continue;
-		diag("ejob-supervisor(8) documents %s, which --help does not have", d);
+		diag("%s documents %s, which --help does not have", page, d);
 		extra++;
 	}
-	ok(!extra, "every long option ejob-supervisor(8) documents is in --help: %d not", extra);
+	ok(!extra, "every long option %s documents is in %s --help: %d not", page, name, extra);
 	for (size_t i = 0; i < doc.n; i++) free(doc.v[i]);
 	for (size_t i = 0; i < opts.n; i++) free(opts.v[i]);
 	free(doc.v);
@@ -382,9 +388,11 @@ int main(void)
 
 	check_yaml_keys();
 	check_ejobctl();
-	check_supervisor();
+	check_options(SUP, "ejob-supervisor", "ejob-supervisor.8", 14);
+	check_options(SHMDUMP, "ejob-shmdump", "ejob-shmdump.1", 2);
 	check_rendered("ejob-supervisor.8", "ejob-supervisor - run ejob's jobs on this machine");
 	check_rendered("ejobctl.1", "ejobctl - see and operate an ejob cluster");
 	check_rendered("ejob.yaml.5", "ejob.yaml - the configuration file of ejob-supervisor");
+	check_rendered("ejob-shmdump.1", "ejob-shmdump - show an ejob supervisor's shared-memory segment");
 	return done_testing();
 }

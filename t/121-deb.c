@@ -28,7 +28,7 @@
 static const char *const paths[] = {
 	"/usr/bin/ejob-supervisor", "/usr/bin/ejobctl", "/usr/bin/ejob-shmdump", "/usr/libexec/ejob/ejob-worker",
 	"/usr/lib/x86_64-linux-gnu/libejob.a", "/usr/include/ejob.h", "/usr/lib/x86_64-linux-gnu/pkgconfig/ejob.pc",
-	"/usr/share/man/man8/ejob-supervisor.8.gz", "/usr/share/man/man1/ejobctl.1.gz", "/usr/share/man/man5/ejob.yaml.5.gz",
+	"/usr/share/man/man8/ejob-supervisor.8.gz", "/usr/share/man/man1/ejobctl.1.gz", "/usr/share/man/man5/ejob.yaml.5.gz", "/usr/share/man/man1/ejob-shmdump.1.gz",
 	"/usr/share/doc/ejob/README.md", "/usr/share/doc/ejob/docs/operations.md", "/usr/share/doc/ejob/docs/config.md",
 	"/usr/share/doc/ejob/copyright", "/usr/share/ejob/examples/hello.sh", "/usr/share/ejob/examples/ejob.yaml",
 	"/etc/ejob/ejob.yaml", "/etc/default/ejob-console", "/lib/systemd/system/ejob-supervisor.service",
@@ -164,7 +164,7 @@ static int has_child(void *arg) { return child_of(*(pid_t *)arg) > 0; }
 
 int main(void)
 {
-	plan((int)N_PATHS * 2 + 28);
+	plan((int)N_PATHS * 2 + 29);
 	if (geteuid() != 0) BAIL_OUT("needs root: it installs the package with apt-get and runs the supervisor as ejob");
 	tlib_init(1200);    /* make deb's own time is bounded below; this is the last resort */
 	uint64_t t0 = tlib_now_ms();
@@ -247,8 +247,8 @@ int main(void)
 		free(out);
 		out = NULL;
 	}
-	static const char *const pages[] = { "ejob-supervisor", "ejobctl", "ejob.yaml" };
-	for (size_t i = 0; i < 3; i++) {
+	static const char *const pages[] = { "ejob-supervisor", "ejobctl", "ejob.yaml", "ejob-shmdump" };
+	for (size_t i = 0; i < sizeof pages / sizeof *pages; i++) {
 		is_int(sh(&out, "man -w %s", pages[i]), 0, "man -w %s finds its page", pages[i]);
 		free(out);
 		out = NULL;

@@ -117,6 +117,7 @@ static const struct { const char *path; int mode; } want[] = {
 	{ "/usr/lib/libejob.a", 0644 },             { "/usr/include/ejob.h", 0644 },
 	{ "/usr/lib/pkgconfig/ejob.pc", 0644 },     { "/usr/share/man/man8/ejob-supervisor.8", 0644 },
 	{ "/usr/share/man/man1/ejobctl.1", 0644 },  { "/usr/share/man/man5/ejob.yaml.5", 0644 },
+	{ "/usr/share/man/man1/ejob-shmdump.1", 0644 },
 	{ "/usr/share/doc/ejob/README.md", 0644 },  { "/usr/share/doc/ejob/docs/config.md", 0644 },
 	{ "/usr/share/doc/ejob/docs/operations.md", 0644 }, { "/usr/share/doc/ejob/docs/console.md", 0644 },
 	{ "/usr/share/ejob/examples/hello.sh", 0755 }, { "/usr/share/ejob/examples/ejob.yaml", 0644 },

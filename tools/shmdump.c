@@ -36,6 +36,7 @@ static const char usage_text[] =
 "\n"
 "  --json     one JSON document: {\"segments\":[...]}\n"
 "  --version  print \"ejob X.Y.Z\"\n"
+"  --help     this text\n"
 "\n"
 "Exit status: 0 shown; 2 not a readable ejob segment (the reason is printed), or bad usage.\n";
 
