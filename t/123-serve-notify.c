@@ -4,7 +4,8 @@
  * READY=1 comes once serve listens (a GET / answers when it has come), from serve's own pid (as
  * NotifyAccess=main wants); WATCHDOG=1 at half the interval, each after serve answered a request of
  * its own, none while it is frozen and again after; a SIGHUP does not end it; STOPPING=1 at
- * SIGTERM, then a clean exit.
+ * SIGTERM, then a clean exit. Its stderr is the journal ($JOURNAL_STREAM): every line of its own
+ * log starts with its syslog priority.
  * ZooKeeper is not needed: serve serves without it (503 on what needs it), after 5 s of trying. */
 #include <errno.h>
 #include <poll.h>
@@ -13,11 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "t/lib/tlib.h"
+#include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
 #include "t/tap.h"
 
@@ -121,7 +124,7 @@ static long take_until(int fd, const char *line, unsigned ms)
 
 int main(void)
 {
-	plan(11);
+	plan(13);
 	tlib_init(60);
 	char path[600], us[32], listen[64], portarg[16];
 	int fd = notify_socket(path, sizeof path);
@@ -136,6 +139,12 @@ int main(void)
 	pid_t pid = tlib_fork();
 	if (pid == 0) {
 		if (!freopen(logf, "w", stdout) || dup2(fileno(stdout), 2) < 0) _exit(127);
+		/* stderr is the journal, as systemd says it with $JOURNAL_STREAM: its device and inode */
+		struct stat es;
+		char js[64];
+		if (fstat(2, &es) != 0) _exit(127);
+		snprintf(js, sizeof js, "%llu:%llu", (unsigned long long)es.st_dev, (unsigned long long)es.st_ino);
+		setenv("JOURNAL_STREAM", js, 1);
 		setenv("NOTIFY_SOCKET", path, 1);
 		setenv("WATCHDOG_USEC", us, 1);
 		unsetenv("WATCHDOG_PID");
@@ -181,5 +190,21 @@ int main(void)
 	ok(w == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0, "serve exits 0 (status %d)", st);
 	take(fd, 100);
 	is_int((int)count_line("READY=1", 0, nmsgs), 1, "READY=1 came once");
+
+	/* ---- its own log, under journald: each line with its priority ---- */
+	char *log = tsup_slurp(logf);
+	int lines = 0, bad = 0, hup = 0;
+	for (char *l = log ? strtok(log, "\n") : NULL; l; l = strtok(NULL, "\n")) {
+		lines++;
+		if (!(l[0] == '<' && strchr("3467", l[1]) && l[2] == '>' && !strncmp(l + 3, "ejobctl serve: ", 15))) {
+			diag("no priority: %s", l);
+			bad++;
+		}
+		if (!strncmp(l, "<4>ejobctl serve: SIGHUP ignored", 32)) hup++;
+	}
+	free(log);
+	ok(lines >= 2 && !bad, "every line of serve's own log starts with its syslog priority (%d lines, %d without)", lines,
+	   bad);
+	is_int(hup, 1, "the SIGHUP's line is a warning: <4>");
 	return done_testing();
 }

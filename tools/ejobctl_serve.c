@@ -504,7 +504,7 @@ static enum MHD_Result request(struct MHD_Connection *con, const char *method, c
 	pthread_mutex_unlock(&SRV.big);
 	/* read-your-writes: the response goes out after this returns, once the model saw the write */
 	if (p->write && SRV.model && model_sync(SRV.model, 10000) < 0)
-		fprintf(stderr, "ejobctl serve: the model did not catch up with %s %s within 10 s; reads may lag\n", method, url);
+		srv_log(LOGLINE_WARN, "the model did not catch up with %s %s within 10 s; reads may lag", method, url);
 	/* in the feed after what the model saw of it (its pass told it before model_sync returned) */
 	if (p->write) changes_audit(SRV.changes, w.user, p->job, p->item, p->instance, method, url, code);
 	return res;

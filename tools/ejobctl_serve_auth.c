@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "tools/ejobctl_serve.h"
+#include "tools/ejobctl_serve_int.h"
 
 /* ---- users ----------------------------------------------------------------------------------- */
 
@@ -49,7 +50,7 @@ struct srv_users *srv_users_load(const char *file)
 {
 	FILE *f = fopen(file, "re");
 	if (!f) {
-		fprintf(stderr, "ejobctl serve: --auth %s: cannot open: %s\n", file, strerror(errno));
+		srv_log(LOGLINE_ERROR, "--auth %s: cannot open: %s", file, strerror(errno));
 		return NULL;
 	}
 	struct srv_users *u = calloc(1, sizeof *u);
@@ -64,7 +65,7 @@ struct srv_users *srv_users_load(const char *file)
 		/* name:HASH:role; a hash has no ':' (crypt(3)'s alphabet is [./0-9A-Za-z$]) */
 		char *c1 = strchr(line, ':'), *c2 = strrchr(line, ':');
 		if (!c1 || c1 == c2 || c1 == line) {
-			fprintf(stderr, "ejobctl serve: %s:%d: want name:HASH:role (HASH from 'ejobctl serve --hash-password')\n",
+			srv_log(LOGLINE_ERROR, "%s:%d: want name:HASH:role (HASH from 'ejobctl serve --hash-password')",
 			        file, ln);
 			bad = 1;
 			continue;
@@ -72,19 +73,19 @@ struct srv_users *srv_users_load(const char *file)
 		*c1 = *c2 = 0;
 		enum srv_role r = role_of(c2 + 1);
 		if (!r) {
-			fprintf(stderr, "ejobctl serve: %s:%d: role '%s': give viewer, operator or admin\n", file, ln, c2 + 1);
+			srv_log(LOGLINE_ERROR, "%s:%d: role '%s': give viewer, operator or admin", file, ln, c2 + 1);
 			bad = 1;
 			continue;
 		}
 		if (c1[1] != '$') {
-			fprintf(stderr, "ejobctl serve: %s:%d: user '%s': the hash is not crypt(3)'s ($y$..., $6$...): make one "
-			        "with 'ejobctl serve --hash-password'\n", file, ln, line);
+			srv_log(LOGLINE_ERROR, "%s:%d: user '%s': the hash is not crypt(3)'s ($y$..., $6$...): make one "
+			        "with 'ejobctl serve --hash-password'", file, ln, line);
 			bad = 1;
 			continue;
 		}
 		for (int i = 0; i < u->n; i++)
 			if (!strcmp(u->v[i].name, line)) {
-				fprintf(stderr, "ejobctl serve: %s:%d: user '%s' twice\n", file, ln, line);
+				srv_log(LOGLINE_ERROR, "%s:%d: user '%s' twice", file, ln, line);
 				bad = 1;
 			}
 		if (u->n == cap_v) {
@@ -98,11 +99,11 @@ struct srv_users *srv_users_load(const char *file)
 	free(line);
 	fclose(f);
 	if (u && !bad && !u->n) {
-		fprintf(stderr, "ejobctl serve: --auth %s: no user in it (lines name:HASH:role)\n", file);
+		srv_log(LOGLINE_ERROR, "--auth %s: no user in it (lines name:HASH:role)", file);
 		bad = 1;
 	}
 	if (!u || bad) {
-		if (!u) fprintf(stderr, "ejobctl serve: out of memory\n");
+		if (!u) srv_log(LOGLINE_ERROR, "out of memory");
 		srv_users_free(u);
 		return NULL;
 	}
@@ -227,7 +228,7 @@ int srv_audit_open(const char *file)
 {
 	audit_fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
 	if (audit_fd < 0) {
-		fprintf(stderr, "ejobctl serve: --audit %s: cannot open for appending: %s\n", file, strerror(errno));
+		srv_log(LOGLINE_ERROR, "--audit %s: cannot open for appending: %s", file, strerror(errno));
 		return -1;
 	}
 	audit_path = file;
@@ -251,7 +252,7 @@ void srv_audit_add(const char *line)
 	do w = write(audit_fd, b, n + 1);
 	while (w < 0 && errno == EINTR);
 	if (w != (ssize_t)(n + 1))
-		fprintf(stderr, "ejobctl serve: --audit %s: write failed: %s\n", audit_path, w < 0 ? strerror(errno) : "short");
+		srv_log(LOGLINE_ERROR, "--audit %s: write failed: %s", audit_path, w < 0 ? strerror(errno) : "short");
 	free(b);
 }
 

@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
+#include "ipc/logline.h"
 #include "tools/ejobctl_model.h"
 #include "tools/ejobctl_serve.h"
 #include "tools/ejobctl_serve_changes.h"
@@ -31,6 +32,9 @@ struct serve {
 extern struct serve SRV;
 
 /* A session that is usable, or 0 with msg saying why (ZooKeeper away). Under SRV.big. */
+/* A line of serve's own log on stderr ("ejobctl serve: ..."), with its syslog priority first when
+ * stderr is the journal; level: LOGLINE_ERROR, _WARN, _INFO (ipc/logline.h). Any thread. */
+void srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int srv_session_ok(char *msg, size_t cap);
 
 /* ---- responses (the thread's: a request is served on one thread from start to end) ---------- */

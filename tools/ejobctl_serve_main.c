@@ -3,6 +3,7 @@
  * systemd (Type=notify, dist/ejob-console.service) READY=1, WATCHDOG=1 and STOPPING=1. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
@@ -19,7 +20,41 @@
 
 #include "conf/conf.h"
 #include "tools/ejobctl.h"
+#include "ipc/logline.h"
 #include "tools/ejobctl_serve_int.h"
+
+/* ---- serve's own log ---------------------------------------------------------------------------- */
+
+static int log_journal;         /* stderr is the journal (set once, before any thread) */
+
+/* A line of serve's own log on stderr, whole in one write(2): "ejobctl serve: MESSAGE"; under
+ * systemd (stderr is the journal: $JOURNAL_STREAM) first its syslog priority, <3> error, <4> warn,
+ * <6> info, so that journalctl -p sorts the console's lines as it does the supervisor's. */
+void srv_log(int level, const char *fmt, ...)
+{
+	static const char pri[] = { '3', '4', '6', '7' };
+	char line[1024];
+	size_t n = 0;
+	if (log_journal && level >= LOGLINE_ERROR && level <= LOGLINE_DEBUG) {
+		line[n++] = '<';
+		line[n++] = pri[level];
+		line[n++] = '>';
+	}
+	n += (size_t)snprintf(line + n, sizeof line - n, "ejobctl serve: ");
+	va_list ap;
+	va_start(ap, fmt);
+	int m = vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
+	va_end(ap);
+	if (m < 0) m = 0;
+	n += (size_t)m < sizeof line - n - 1 ? (size_t)m : sizeof line - n - 2;
+	line[n++] = '\n';
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(2, line + off, n - off);
+		if (w < 0 && errno == EINTR) continue;
+		if (w <= 0) break;
+		off += (size_t)w;
+	}
+}
 
 static void usage(FILE *f)
 {
@@ -39,7 +74,7 @@ static char *read_file(const char *what, const char *file)
 	char *buf;
 	size_t len;
 	if (conf_read_file(file, &buf, &len) < 0) {
-		fprintf(stderr, "ejobctl serve: %s %s: cannot read: %s\n", what, file, strerror(errno));
+		srv_log(LOGLINE_ERROR, "%s %s: cannot read: %s", what, file, strerror(errno));
 		return NULL;
 	}
 	return buf;
@@ -124,6 +159,7 @@ static int serving(const struct sockaddr_storage *sa, socklen_t salen, int tls, 
 
 int ejobctl_serve(int argc, char **argv)
 {
+	log_journal = logline_journal(2);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
@@ -145,30 +181,30 @@ int ejobctl_serve(int argc, char **argv)
 		                   : !strcmp(argv[i], "--tls-cert") ? &cert : !strcmp(argv[i], "--tls-key") ? &key
 		                   : !strcmp(argv[i], "--audit") ? &auditf : !strcmp(argv[i], "--pg") ? &pg : NULL;
 		if (!dst) {
-			fprintf(stderr, "ejobctl serve: unknown argument '%s'\n", argv[i]);
+			srv_log(LOGLINE_ERROR, "unknown argument '%s'", argv[i]);
 			usage(stderr);
 			return 2;
 		}
 		if (i + 1 >= argc) {
-			fprintf(stderr, "ejobctl serve: %s needs a value\n", argv[i]);
+			srv_log(LOGLINE_ERROR, "%s needs a value", argv[i]);
 			return 2;
 		}
 		*dst = argv[++i];
 	}
 	SRV.pg = pg;
 	if (!listen) {
-		fprintf(stderr, "ejobctl serve: give --listen ADDR:PORT (e.g. --listen 127.0.0.1:8080)\n");
+		srv_log(LOGLINE_ERROR, "give --listen ADDR:PORT (e.g. --listen 127.0.0.1:8080)");
 		return 2;
 	}
 	if (!cert != !key) {
-		fprintf(stderr, "ejobctl serve: give --tls-cert FILE and --tls-key FILE together\n");
+		srv_log(LOGLINE_ERROR, "give --tls-cert FILE and --tls-key FILE together");
 		return 2;
 	}
 	/* ADDR:PORT, [v6]:PORT */
 	char host[256], port[16];
 	const char *colon = strrchr(listen, ':');
 	if (!colon || !colon[1] || (size_t)(colon - listen) >= sizeof host || strlen(colon + 1) >= sizeof port) {
-		fprintf(stderr, "ejobctl serve: --listen %s: give ADDR:PORT (127.0.0.1:8080, [::1]:8080)\n", listen);
+		srv_log(LOGLINE_ERROR, "--listen %s: give ADDR:PORT (127.0.0.1:8080, [::1]:8080)", listen);
 		return 2;
 	}
 	snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);
@@ -177,14 +213,14 @@ int ejobctl_serve(int argc, char **argv)
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE }, *ai;
 	int g = getaddrinfo(host, port, &hints, &ai);
 	if (g) {
-		fprintf(stderr, "ejobctl serve: --listen %s: %s (give a numeric address and port: 127.0.0.1:8080)\n", listen,
+		srv_log(LOGLINE_ERROR, "--listen %s: %s (give a numeric address and port: 127.0.0.1:8080)", listen,
 		        gai_strerror(g));
 		return 2;
 	}
 	if (!authf && !loopback(ai->ai_addr)) {
-		fprintf(stderr, "ejobctl serve: --listen %s: without --auth, serve listens on loopback only (127.0.0.1, ::1): "
+		srv_log(LOGLINE_ERROR, "--listen %s: without --auth, serve listens on loopback only (127.0.0.1, ::1): "
 		        "give --auth FILE (lines name:HASH:role; 'ejobctl serve --hash-password' makes a HASH), or listen on "
-		        "127.0.0.1:%s\n", listen, port);
+		        "127.0.0.1:%s", listen, port);
 		freeaddrinfo(ai);
 		return 2;
 	}
@@ -199,19 +235,19 @@ int ejobctl_serve(int argc, char **argv)
 	char *certpem = NULL, *keypem = NULL;
 	if (cert) {
 		if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
-			fprintf(stderr, "ejobctl serve: this libmicrohttpd was built without TLS: --tls-cert cannot be served\n");
+			srv_log(LOGLINE_ERROR, "this libmicrohttpd was built without TLS: --tls-cert cannot be served");
 			return 2;
 		}
 		if (!(certpem = read_file("--tls-cert", cert)) || !(keypem = read_file("--tls-key", key))) return 2;
 		/* what libmicrohttpd would refuse with only "cannot listen": said here, naming the file */
 		if (!strstr(certpem, "-----BEGIN CERTIFICATE-----")) {
-			fprintf(stderr, "ejobctl serve: --tls-cert %s: no PEM certificate in it (-----BEGIN CERTIFICATE-----): "
-			        "give the server's certificate (chain) in PEM\n", cert);
+			srv_log(LOGLINE_ERROR, "--tls-cert %s: no PEM certificate in it (-----BEGIN CERTIFICATE-----): "
+			        "give the server's certificate (chain) in PEM", cert);
 			return 2;
 		}
 		if (!strstr(keypem, "-----BEGIN ") || !strstr(keypem, "PRIVATE KEY-----")) {
-			fprintf(stderr, "ejobctl serve: --tls-key %s: no PEM private key in it (-----BEGIN ... PRIVATE KEY-----, "
-			        "unencrypted): give the key of --tls-cert's certificate\n", key);
+			srv_log(LOGLINE_ERROR, "--tls-key %s: no PEM private key in it (-----BEGIN ... PRIVATE KEY-----, "
+			        "unencrypted): give the key of --tls-cert's certificate", key);
 			return 2;
 		}
 		SRV.tls = 1;
@@ -226,9 +262,9 @@ int ejobctl_serve(int argc, char **argv)
 	c->ns_may_be_new = 1;       /* serve answers on an empty cluster; the first job's PUT makes it */
 	char why[1024];
 	if (!srv_session_ok(why, sizeof why))
-		fprintf(stderr, "ejobctl serve: %s; serving anyway (503 until it answers)\n", why);
+		srv_log(LOGLINE_WARN, "%s; serving anyway (503 until it answers)", why);
 	if (!no_model && (!(SRV.changes = changes_new()) || !(SRV.model = model_start(c, changes_job, SRV.changes)))) {
-		fprintf(stderr, "ejobctl serve: cannot start the model's thread: %s\n", strerror(errno));
+		srv_log(LOGLINE_ERROR, "cannot start the model's thread: %s", strerror(errno));
 		return 1;
 	}
 
@@ -260,14 +296,16 @@ int ejobctl_serve(int argc, char **argv)
 		/* libmicrohttpd printed its reason (a TLS setup's, GnuTLS's) above; errno may say nothing */
 		const char *reason = errno ? strerror(errno) : "libmicrohttpd's reason above";
 		if (SRV.tls)
-			fprintf(stderr, "ejobctl serve: cannot listen on %s with --tls-cert %s --tls-key %s: %s (is the key the "
-			        "certificate's?)\n", listen, cert, key, reason);
+			srv_log(LOGLINE_ERROR, "cannot listen on %s with --tls-cert %s --tls-key %s: %s (is the key the "
+			        "certificate's?)", listen, cert, key, reason);
 		else
-			fprintf(stderr, "ejobctl serve: cannot listen on %s: %s\n", listen, reason);
+			srv_log(LOGLINE_ERROR, "cannot listen on %s: %s", listen, reason);
 		return 1;
 	}
 	const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	printf("ejobctl serve: listening on %s://%s%s%s:%u (namespace /%s at %s)\n", SRV.tls ? "https" : "http",
+	/* on stdout (scripts read the port there); under journald with its priority as the log's lines */
+	printf("%sejobctl serve: listening on %s://%s%s%s:%u (namespace /%s at %s)\n", logline_journal(1) ? "<6>" : "",
+	       SRV.tls ? "https" : "http",
 	       strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", di ? di->port : 0, c->ns, c->hosts);
 	fflush(stdout);
 
@@ -288,18 +326,18 @@ int ejobctl_serve(int argc, char **argv)
 		int sig = sigtimedwait(&sigs, NULL, wd ? &tick : NULL);
 		if (sig == SIGINT || sig == SIGTERM) break;
 		if (sig == SIGHUP) {
-			fprintf(stderr, "ejobctl serve: SIGHUP ignored: serve reads its files (-c, --auth, --tls-*) when it starts; "
-			        "restart it to read them again\n");
+			srv_log(LOGLINE_WARN, "SIGHUP ignored: serve reads its files (-c, --auth, --tls-*) when it starts; "
+			        "restart it to read them again");
 			continue;
 		}
 		if (sig >= 0 || errno != EAGAIN) continue;        /* EINTR */
 		char probe[256];
 		if (serving(&self, selflen, SRV.tls, probe_ms, probe, sizeof probe) == 0) {
 			sd_notify(0, "WATCHDOG=1");
-			if (missed) fprintf(stderr, "ejobctl serve: answering again; the watchdog is pinged\n");
+			if (missed) srv_log(LOGLINE_INFO, "answering again; the watchdog is pinged");
 			missed = 0;
 		} else if (!missed++) {
-			fprintf(stderr, "ejobctl serve: the watchdog is not pinged: %s\n", probe);
+			srv_log(LOGLINE_WARN, "the watchdog is not pinged: %s", probe);
 		}
 	}
 	sd_notify(0, "STOPPING=1");
