@@ -6,6 +6,7 @@
 #include <ifaddrs.h>
 #include <limits.h>
 #include <net/if.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,22 @@ static const char usage_text[] =
 "reloads the configuration (on error the old one stays).\n"
 "Exit status: 0 clean stop (or --run: every item succeeded, even if a signal stopped it), 1 runtime\n"
 "failure (or --run: an item failed or was stopped before it ended), 2 usage or configuration error.\n";
+
+/* A usage error, before the log is set up: "ejob-supervisor: ..." on stderr, under systemd (stderr
+ * is the journal) with the priority of an error first, as the log's lines (ipc/logline.h). */
+static void usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void usage_err(const char *fmt, ...)
+{
+	char line[1024];
+	int n = snprintf(line, sizeof line, "%sejob-supervisor: ", logline_journal(2) ? "<3>" : "");
+	va_list ap;
+	va_start(ap, fmt);
+	int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m < sizeof line - (size_t)n - 1 ? (size_t)m : sizeof line - (size_t)n - 2);
+	line[len++] = '\n';
+	fwrite(line, 1, len, stderr);
+}
 
 /* ---- configuration ----------------------------------------------------------------------------- */
 
@@ -210,7 +227,7 @@ int cli_parse(struct sup_opts *o, int argc, char **argv)
 			errno = 0;
 			long v = strtol(optarg, &end, 10);
 			if (errno || *end || v < 1 || v > 1024) {
-				fprintf(stderr, "ejob-supervisor: --workers: '%s' is not a number in 1-1024\n", optarg);
+				usage_err("--workers: '%s' is not a number in 1-1024", optarg);
 				return 2;
 			}
 			o->workers = (int)v;
@@ -232,7 +249,7 @@ int cli_parse(struct sup_opts *o, int argc, char **argv)
 			errno = 0;
 			long v = strtol(optarg, &end, 10);
 			if (errno || end == optarg || *end || v < 0 || v > 86400) {
-				fprintf(stderr, "ejob-supervisor: --wait: '%s' is not a number of seconds in 0-86400 (0: for ever)\n",
+				usage_err("--wait: '%s' is not a number of seconds in 0-86400 (0: for ever)",
 				        optarg);
 				return 2;
 			}
@@ -243,34 +260,34 @@ int cli_parse(struct sup_opts *o, int argc, char **argv)
 		case 'h': fputs(usage_text, stdout); exit(0);
 		case 'V': printf("ejob %s\n", EJOB_VERSION); exit(0);
 		case ':':
-			fprintf(stderr, "ejob-supervisor: %s needs a value; see --help\n", argv[optind - 1]);
+			usage_err("%s needs a value; see --help", argv[optind - 1]);
 			return 2;
 		default:
-			fprintf(stderr, "ejob-supervisor: unknown option '%s'; see --help\n", argv[optind - 1]);
+			usage_err("unknown option '%s'; see --help", argv[optind - 1]);
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "ejob-supervisor: unexpected argument '%s'; see --help\n", argv[optind]);
+		usage_err("unexpected argument '%s'; see --help", argv[optind]);
 		return 2;
 	}
 	if (!o->config) {
-		fprintf(stderr, "ejob-supervisor: no configuration: give -c FILE (docs/config.md)\n");
+		usage_err("no configuration: give -c FILE (docs/config.md)");
 		return 2;
 	}
 	if (o->check && (o->run || o->standalone)) {
-		fprintf(stderr, "ejob-supervisor: --check only checks the configuration: drop %s; see --help\n",
+		usage_err("--check only checks the configuration: drop %s; see --help",
 		        o->run ? "--run" : "--standalone");
 		return 2;
 	}
 	if (waited && !o->run) {
-		fprintf(stderr, "ejob-supervisor: --wait is for --run (how long it waits for an external worker); see --help\n");
+		usage_err("--wait is for --run (how long it waits for an external worker); see --help");
 		return 2;
 	}
 	if (o->log_level) {
 		enum log_level l;
 		if (log_parse_level(o->log_level, &l) < 0) {
-			fprintf(stderr, "ejob-supervisor: --log-level: '%s' is not one of error, warn, info, debug\n",
+			usage_err("--log-level: '%s' is not one of error, warn, info, debug",
 			        o->log_level);
 			return 2;
 		}
@@ -279,7 +296,7 @@ int cli_parse(struct sup_opts *o, int argc, char **argv)
 	if (o->log_format) {
 		int f = logline_parse_format(o->log_format);
 		if (f < 0) {
-			fprintf(stderr, "ejob-supervisor: --log-format: '%s' is not one of text, json\n", o->log_format);
+			usage_err("--log-format: '%s' is not one of text, json", o->log_format);
 			return 2;
 		}
 		log_set_json(f == LOGLINE_JSON);

@@ -517,6 +517,11 @@ static void test_option(void)
 	is_int(r.code, 2, "--log-format yml: exit 2");
 	is_str(r.out, "ejob-supervisor: --log-format: 'yml' is not one of text, json\n", "  naming the option and its values");
 	free(r.out);
+	/* a usage error under systemd (before the log is set up): an error's priority too */
+	r = run_sup(&t, JS_STDERR, bad);
+	is_str(r.out, "<3>ejob-supervisor: --log-format: 'yml' is not one of text, json\n",
+	       "  under journald the same line with <3> first");
+	free(r.out);
 
 	config(&t, "bad", ", logFormat: yml");
 	const char *run[] = { "--run", "odd", NULL };
@@ -558,7 +563,7 @@ static void test_reload(void)
 int main(void)
 {
 	tlib_init(120);
-	plan(49);
+	plan(50);
 	test_journal_text();
 	test_plain_text();
 	test_json(0);
