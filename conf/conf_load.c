@@ -517,43 +517,6 @@ static void load_supervisor(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tn
 	unpick(cx, saved);
 }
 
-int conf_listen_addr(const char *s, struct sockaddr_storage *ss, unsigned *len)
-{
-	char host[64];
-	const char *colon = strrchr(s, ':');
-	if (!colon || colon == s) return -1;
-	size_t hl = (size_t)(colon - s);
-	const char *h = s;
-	int v6 = s[0] == '[';
-	if (v6) {
-		if (hl < 3 || s[hl - 1] != ']') return -1;
-		h = s + 1;
-		hl -= 2;
-	}
-	if (hl >= sizeof host) return -1;
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	char *end;
-	errno = 0;
-	long port = strtol(colon + 1, &end, 10);
-	if (errno || *end || end == colon + 1 || colon[1] == '+' || colon[1] == '-' || port < 1 || port > 65535) return -1;
-	memset(ss, 0, sizeof *ss);
-	if (v6) {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
-		if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1) return -1;
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons((uint16_t)port);
-		*len = sizeof *a;
-	} else {
-		struct sockaddr_in *a = (struct sockaddr_in *)ss;
-		if (inet_pton(AF_INET, host, &a->sin_addr) != 1) return -1;
-		a->sin_family = AF_INET;
-		a->sin_port = htons((uint16_t)port);
-		*len = sizeof *a;
-	}
-	return 0;
-}
-
 /* tracing: {type: RDB, url: "postgresql://...", username, password, spoolDir, spoolMaxBytes} */
 static void load_tracing(conf_ctx_t *cx, const conf_tnode_t *k, const conf_tnode_t *map, conf_tracing_t *t,
                          int *errors)

@@ -1,5 +1,8 @@
 /* conf/conf_util.c: looking things up in a loaded config, comparing jobs, the keys ejob does
- * not act on, naming enums. */
+ * not act on, naming enums, a listen address. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,4 +325,42 @@ void conf_prop_int(struct conf_prop_report *r, const conf_job_t *j, const char *
 		return;
 	}
 	*out = (int)v;
+}
+
+/* "IPv4:PORT" or "[IPv6]:PORT" (supervisor.metrics, ejobctl serve --listen) -> ss, len; -1 if not */
+int conf_listen_addr(const char *s, struct sockaddr_storage *ss, unsigned *len)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	if (!colon || colon == s) return -1;
+	size_t hl = (size_t)(colon - s);
+	const char *h = s;
+	int v6 = s[0] == '[';
+	if (v6) {
+		if (hl < 3 || s[hl - 1] != ']') return -1;
+		h = s + 1;
+		hl -= 2;
+	}
+	if (hl >= sizeof host) return -1;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	char *end;
+	errno = 0;
+	long port = strtol(colon + 1, &end, 10);
+	if (errno || *end || end == colon + 1 || colon[1] == '+' || colon[1] == '-' || port < 1 || port > 65535) return -1;
+	memset(ss, 0, sizeof *ss);
+	if (v6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+		if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1) return -1;
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		*len = sizeof *a;
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)ss;
+		if (inet_pton(AF_INET, host, &a->sin_addr) != 1) return -1;
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		*len = sizeof *a;
+	}
+	return 0;
 }
