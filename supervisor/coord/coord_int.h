@@ -123,6 +123,9 @@ struct cj_failover {            /* coord_failover.c */
 	uint32_t rr;                /* leader: where the next hand-out's round robin starts */
 	zkc_keep_t *w_items;        /* leader/failover/items (children) */
 	struct alive_wait *alive;   /* leader: shut instances whose session's end it waits for (list) */
+	char **ejob;                /* leader: the ejob instances (leader/failover/alive/) at the last
+	                               listing: an owner that writes last records (missed fires) */
+	int nejob;
 };
 
 struct cj_last {                /* coord_last.c: what the last records of the items say (sharding/{i}/last) */
@@ -272,6 +275,8 @@ struct coord {
 	uint64_t misfires;          /* coord_running.c: items found still running at their next fire */
 	struct listen *listen;      /* coord_listen.c: the listener commands running (listen.h) */
 	struct adopt *adopt;        /* coord_adopt.c: the namespace's jobs by label (NULL: no labels) */
+	tz_t *local;                /* this machine's zone, for the fire times of jobs without timeZone
+	                               (coord_failover.c: missed fires), as the scheduler's */
 	ev_idle flush_w;
 };
 
