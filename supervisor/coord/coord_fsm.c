@@ -184,6 +184,7 @@ static void nothing_here(struct cfire *f, uint32_t owned)
 static void wait_ready(struct cfire *f)
 {
 	struct cjob *j = f->j;
+	if (f->vet) return;                 /* its answers report FX_READY */
 	enum cj_wait w = cj_ready(j);
 	if (w == CJ_WAIT_STALE) return;     /* clearing running nodes left by a lost connection */
 	if (j->gone) {
@@ -215,9 +216,13 @@ static void wait_ready(struct cfire *f)
 	for (uint32_t i = 0; i < j->as.total && i < fire_total(f->fire); i++) {
 		if (!j->as.owner[i] || strcmp(j->as.owner[i], me)) continue;
 		owned++;
+		if (f->vetted && f->vetted[i] == 2) continue;    /* it ran on the leader's taker for these fires */
 		if (!j->as.disabled[i]) fire_add(f->fire, i);
 		else f->unrun[f->nunrun++] = i;
 	}
+	/* A catch-up: items the leader handed out for its fires (this instance's session ended while
+	 * they came) ran on a taker; the reads report FX_READY again. */
+	if (!f->vetted && fire_n(f->fire) && fire_source(f->fire) == EVS_MISFIRE && cf_vet(f)) return;
 	if (!fire_n(f->fire) && f->nunrun && f->conf->listener.before_all) {
 		/* nothing runs here, but the others wait for these items: they are written as started */
 		if (owned == 1)
