@@ -76,6 +76,31 @@ static int wait_records(struct tclu *c, const char *job, const int *items, int n
 	}
 }
 
+/* until the history (of every supervisor) has a run of each item in items[] for fire `fire`: a
+ * supervisor killed before its history's thread wrote them would lose them, not the fire */
+static int wait_history(struct tclu *c, const char *job, const int *items, int n, long long fire, unsigned ms)
+{
+	uint64_t end = tlib_now_ms() + ms;
+	for (;;) {
+		char p[700];
+		char *t = tsup_slurp(tclu_history_runs(c, job, p, sizeof p));
+		int have = 0;
+		for (int i = 0; i < n; i++) {
+			char want[64];
+			snprintf(want, sizeof want, "%lld %d ", fire, items[i]);
+			for (char *q = t; q && (q = strstr(q, want)); q++)
+				if (q == t || q[-1] == '\n') {
+					have++;
+					break;
+				}
+		}
+		free(t);
+		if (have == n) return 1;
+		if (tlib_now_ms() > end) return 0;
+		usleep(20000);
+	}
+}
+
 /* complete fires of job with id > after in the history (a catch-up counted for each fire it
  * names), until `want` of them; *exact: each ran every item once */
 static int wait_exact(struct tclu *c, const char *job, long long after, int total, int want, int *exact, unsigned ms)
@@ -193,7 +218,9 @@ int main(void)
 		long long h0 = 0;
 		for (int tries = 0; tries < 4 && !h0; tries++) {
 			long long fire = after_next_fire(PERIOD, 0);
-			if (owned_by(&c, "fast", 4, victim, mine) == 2 && wait_records(&c, "fast", mine, 2, fire, 1500)) h0 = fire;
+			if (owned_by(&c, "fast", 4, victim, mine) == 2 && wait_records(&c, "fast", mine, 2, fire, 1500) &&
+			    wait_history(&c, "fast", mine, 2, fire, 500))
+				h0 = fire;
 		}
 		if (!h0) BAIL_OUT("the victim did not run 2 items of a fire");
 		int64_t sess = 0;
@@ -233,7 +260,8 @@ int main(void)
 		nof = owned_by(&c, "fast", 4, victim, of);
 		nos = owned_by(&c, "slow", 4, victim, os);
 		if (nof == 2 && nos == 2 && wait_records(&c, "fast", of, nof, fire, 3000) &&
-		    wait_records(&c, "slow", os, nos, fire, 3000)) {
+		    wait_records(&c, "slow", os, nos, fire, 3000) && wait_history(&c, "fast", of, nof, fire, 1000) &&
+		    wait_history(&c, "slow", os, nos, fire, 1000)) {
 			f0 = fire;
 			break;
 		}
@@ -289,7 +317,10 @@ int main(void)
 	int lead = tclu_leader(&d, "big");
 	if (lead < 0) BAIL_OUT("no leader of big");
 	int kill3[3] = { lead, (lead + 3) % 8, (lead + 5) % 8 };
-	long long g0 = after_next_fire(PERIOD, 700);
+	long long g0 = after_next_fire(PERIOD, 0);
+	int all16[16];
+	for (int i = 0; i < 16; i++) all16[i] = i;
+	if (!wait_history(&d, "big", all16, 16, g0, 1200)) diag("fire %lld is not whole in the history before the kill", g0);
 	diag("killing %s (the leader), %s and %s %lld ms after fire %lld", d.id[kill3[0]], d.id[kill3[1]], d.id[kill3[2]],
 	     now_ms() - g0, g0);
 	for (int i = 0; i < 3; i++) tclu_kill(&d, kill3[i]);

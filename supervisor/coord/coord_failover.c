@@ -43,8 +43,9 @@ struct crash {
 	uint32_t *items;
 	char **owner;               /* [n]: whose running node each item had (a missed item: its owner) */
 	uint8_t *fo_exists;         /* [n]: sharding/{i}/failovering exists (a taker that died running it) */
-	char **entry;               /* [n]: a missed item's queue entry (the owner, the fires it stands for);
-	                               NULL: a crashed item (its entry names the owner alone) */
+	char **entry;               /* [n]: the queue entry of an item with missed fires (the owner, the
+	                               fires it stands for); NULL: the owner's id alone */
+	uint8_t *idle;              /* [n]: not running when its owner went (missed fires only) */
 	uint32_t total;             /* the assignment's size the two below are of */
 	uint8_t *run;               /* [total]: sharding/{i}/running is there (anyone's) */
 	struct miss *miss;          /* [total] */
@@ -119,7 +120,7 @@ static void hand_out_done(void *arg, const struct zkc_res *r)
 }
 
 static void hand_out(struct cjob *j, const char *gone, const uint32_t *items, const uint8_t *fo_exists, char *const *entry,
-                     uint32_t n)
+                     const uint8_t *idle, uint32_t n)
 {
 	if (!j->lead.leader || !j->lead.nlive || !n) return;
 	struct alive_wait *w = calloc(1, sizeof *w);
@@ -147,7 +148,7 @@ static void hand_out(struct cjob *j, const char *gone, const uint32_t *items, co
 			zkc_multi_set(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", items[k]), to, (int)strlen(to), -1);
 		else
 			zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", items[k]), to, (int)strlen(to), 0);
-		if (entry[k]) w->nmissed++;     /* not running: no running node to remove */
+		if (idle[k]) w->nmissed++;      /* not running: no running node to remove */
 		else zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", items[k]), -1);
 	}
 	j->fo.rr += n;
@@ -168,6 +169,7 @@ static void crash_free(struct crash *cr)
 	for (uint32_t i = 0; cr->miss && i < cr->total; i++) free(cr->miss[i].owner);
 	free(cr->owner);
 	free(cr->entry);
+	free(cr->idle);
 	free(cr->gone);
 	free(cr->items);
 	free(cr->fo_exists);
@@ -183,7 +185,8 @@ static void crash_hand_out(struct crash *cr)
 	uint32_t *mine = calloc(cr->n ? cr->n : 1, sizeof *mine);
 	uint8_t *fo = calloc(cr->n ? cr->n : 1, 1);
 	char **ent = calloc(cr->n ? cr->n : 1, sizeof *ent);
-	for (uint32_t a = 0; mine && fo && ent && cj_live(j, cr->session) && a < cr->n; a++) {
+	uint8_t *idle = calloc(cr->n ? cr->n : 1, 1);
+	for (uint32_t a = 0; mine && fo && ent && idle && cj_live(j, cr->session) && a < cr->n; a++) {
 		if (!cr->owner[a]) continue;
 		uint32_t k = 0;
 		char *who = cr->owner[a];
@@ -191,17 +194,19 @@ static void crash_hand_out(struct crash *cr)
 			if (cr->owner[b] && !strcmp(cr->owner[b], who)) {
 				fo[k] = cr->fo_exists[b];
 				ent[k] = cr->entry[b];
+				idle[k] = cr->idle[b];
 				mine[k++] = cr->items[b];
 				if (b != a) {
 					free(cr->owner[b]);
 					cr->owner[b] = NULL;
 				}
 			}
-		hand_out(j, who, mine, fo, ent, k);
+		hand_out(j, who, mine, fo, ent, idle, k);
 	}
 	free(mine);
 	free(fo);
 	free(ent);
+	free(idle);
 	crash_free(cr);
 }
 
@@ -210,7 +215,7 @@ static void crashed_failovering(void *arg, const struct zkc_res *r)
 	struct crash *cr = arg;
 	if (r->rc == ZOK)
 		for (uint32_t a = 0; a < cr->n; a++)
-			if (cr->items[a] == r->item && !cr->entry[a]) cr->fo_exists[a] = 1;
+			if (cr->items[a] == r->item && !cr->idle[a]) cr->fo_exists[a] = 1;
 	if (--cr->left) return;
 	crash_hand_out(cr);
 }
@@ -241,8 +246,37 @@ static int64_t fire_at_or_before(const conf_job_t *cj, const tz_t *tz, int64_t a
 	return found;
 }
 
+/* The fires of item i (its owner m->owner went) that came after its last run and before to_ms, as
+ * the queue entry of its hand-out (malloc'd): "{owner}\n{kind} N t1 t2 ...", or NULL: none. */
+static char *missed_entry(const struct cjob *j, const struct miss *m, uint32_t i, const tz_t *tz, int64_t off,
+                          int64_t to_ms, const char *kind)
+{
+	const conf_job_t *cj = cj_conf(j);
+	int64_t back_ms = 2 * (int64_t)zkc_timeout_ms(j->c->z) + 1000;
+	int64_t fires_s[SCHED_LISTED];
+	/* the assignment's first fire: the one that waited for its commit (the leader shards when a
+	 * fire needs it), if one came within the bounded wait before it; else its commit */
+	int64_t from = m->from_ms + off;
+	int64_t first = fire_at_or_before(cj, tz, from, back_ms);
+	int64_t lo = first >= 0 ? first * 1000 - 1 : from;
+	if (m->rec_ms > lo) lo = m->rec_ms;     /* it ran that fire (or a catch-up standing for it) */
+	uint32_t nl;
+	uint32_t nf = fires_between(cj, tz, lo, to_ms, fires_s, &nl);
+	if (!nf) return NULL;
+	size_t cap = strlen(m->owner) + 40 + (size_t)nl * 21;
+	char *e = malloc(cap);
+	if (!e) return NULL;
+	size_t o = (size_t)snprintf(e, cap, "%s\n%s %" PRIu32, m->owner, kind, nf);
+	for (uint32_t k = 0; k < nl && o < cap; k++) o += (size_t)snprintf(e + o, cap - o, " %" PRId64, fires_s[k]);
+	log_info("job %s: failover: item %" PRIu32 " of %s: %" PRIu32 " fire%s (the latest %" PRId64 "000) came while %s "
+	         "could not run %s%s", j->name, i, m->owner, nf, nf == 1 ? "" : "s", fires_s[nl - 1], m->owner,
+	         nf == 1 ? "it" : "them", strcmp(kind, "fires") ? "; its take stands for them" : ": handed out as one catch-up");
+	return e;
+}
+
 /* The reads are in: which items that were not running did fires pass by? Each becomes a failover
- * item whose queue entry names the fires its one run stands for. */
+ * item whose queue entry names the fires its one run stands for. A crashed item's take stands for
+ * the fires that came while it ran on its dead owner too (one run after it, as a misfire flag's). */
 static void missed_decide(struct crash *cr)
 {
 	struct cjob *j = cr->j;
@@ -260,30 +294,22 @@ static void missed_decide(struct crash *cr)
 	 * was raised after our read, or staticSharding raises none): the fires before the leader saw
 	 * the instance go. */
 	int64_t to_ms = cr->flag_ms >= 0 ? cr->flag_ms + off : cr->call_ms;
-	int64_t back_ms = 2 * (int64_t)zkc_timeout_ms(j->c->z) + 1000;
-	int64_t fires_s[SCHED_LISTED];
+	/* crashed items its owner ran (owned in the assignment, their owner's running node) */
+	for (uint32_t a = 0; a < cr->n; a++) {
+		uint32_t i = cr->items[a];
+		struct miss *m = i < cr->total ? &cr->miss[i] : NULL;
+		if (!m || !m->owner || m->off || m->from_ms < 0 || !(m->ejob || m->rec_own) || strcmp(m->owner, cr->owner[a]))
+			continue;
+		cr->entry[a] = missed_entry(j, m, i, tz, off, to_ms, "crashed");
+	}
 	for (uint32_t i = 0; i < cr->total && cr->n < cr->total; i++) {
 		struct miss *m = &cr->miss[i];
 		if (!m->owner || m->off || cr->run[i] || m->from_ms < 0 || !(m->ejob || m->rec_own)) continue;
-		/* the assignment's first fire: the one that waited for its commit (the leader shards when a
-		 * fire needs it), if one came within the bounded wait before it; else its commit */
-		int64_t from = m->from_ms + off;
-		int64_t first = fire_at_or_before(cj, tz, from, back_ms);
-		int64_t lo = first >= 0 ? first * 1000 - 1 : from;
-		if (m->rec_ms > lo) lo = m->rec_ms;     /* it ran that fire (or a catch-up standing for it) */
-		uint32_t nl;
-		uint32_t nf = fires_between(cj, tz, lo, to_ms, fires_s, &nl);
-		if (!nf) continue;
-		size_t cap = strlen(m->owner) + 32 + (size_t)nl * 21;
-		char *e = malloc(cap);
+		char *e = missed_entry(j, m, i, tz, off, to_ms, "fires");
 		if (!e) continue;
-		size_t o = (size_t)snprintf(e, cap, "%s\nfires %" PRIu32, m->owner, nf);
-		for (uint32_t k = 0; k < nl && o < cap; k++) o += (size_t)snprintf(e + o, cap - o, " %" PRId64, fires_s[k]);
-		log_info("job %s: failover: item %" PRIu32 " of %s was not running, and %" PRIu32 " fire%s (the latest %" PRId64
-		         "000) came while %s could not run %s: handed out as one catch-up", j->name, i, m->owner, nf,
-		         nf == 1 ? "" : "s", fires_s[nl - 1], m->owner, nf == 1 ? "it" : "them");
 		cr->items[cr->n] = i;
 		cr->entry[cr->n] = e;
+		cr->idle[cr->n] = 1;
 		cr->owner[cr->n++] = m->owner;
 		m->owner = NULL;
 	}
@@ -300,7 +326,7 @@ static void crash_counted(struct crash *cr)
 	cr->left = 1;
 	char p[CJ_PATH_MAX];
 	for (uint32_t a = 0; cj_live(j, cr->session) && a < cr->n; a++)
-		if (!cr->entry[a] && zkc_exists_item(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", cr->items[a]),
+		if (!cr->idle[a] && zkc_exists_item(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failovering", cr->items[a]),
 		                                     cr->items[a], NULL, NULL, crashed_failovering, cr) == ZOK)
 			cr->left++;
 	struct zkc_res go = { .rc = ZNONODE, .path = "" };
@@ -401,6 +427,7 @@ static void miss_read(struct crash *cr, uint32_t i, const char *owner)
 	char p[CJ_PATH_MAX], ip[160];
 	if (!(m->owner = strdup(owner))) return;
 	m->ejob = is_ejob(j, owner);
+	m->from_ms = -1;            /* until its read says since when */
 	m->rec_ms = -1;
 	const char *at = strstr(owner, "@-@");
 	snprintf(ip, sizeof ip, "%.*s", at ? (int)(at - owner) : (int)strlen(owner), owner);
@@ -427,7 +454,7 @@ static void failover_crashed(struct cjob *j, const char *gone)
 	size_t cap = j->as.total ? j->as.total : 1;
 	if (!cr || (gone && !(cr->gone = strdup(gone))) || !(cr->items = calloc(cap, sizeof *cr->items)) ||
 	    !(cr->owner = calloc(cap, sizeof *cr->owner)) || !(cr->fo_exists = calloc(cap, 1)) ||
-	    !(cr->entry = calloc(cap, sizeof *cr->entry)) || !(cr->run = calloc(cap, 1)) ||
+	    !(cr->entry = calloc(cap, sizeof *cr->entry)) || !(cr->idle = calloc(cap, 1)) || !(cr->run = calloc(cap, 1)) ||
 	    !(cr->miss = calloc(cap, sizeof *cr->miss))) {
 		if (cr) crash_free(cr);
 		return;
@@ -498,7 +525,8 @@ struct take {
 	struct cjob *j;
 	uint32_t item;
 	char *gone;                 /* the crashed instance, as its queue entry names it (NULL: unknown) */
-	uint32_t missed;            /* an item that was not running: the fires that passed it by (0: crashed) */
+	uint32_t missed;            /* the fires that passed it by while its owner could not run them (0: none named) */
+	int crashed;                /* it was running on the instance that went (its take stands for them too) */
 	uint32_t nfires;            /* the latest of them, listed */
 	int64_t fires_s[SCHED_LISTED];
 };
@@ -579,6 +607,7 @@ static void taken(void *arg, const struct zkc_res *r)
 	uint32_t i = t->item;
 	char *gone = t->gone;
 	uint32_t missed = t->missed, nfires = t->nfires;
+	int crashed = t->crashed;
 	int64_t fires_s[SCHED_LISTED];
 	memcpy(fires_s, t->fires_s, sizeof fires_s);
 	free(t);
@@ -598,7 +627,7 @@ static void taken(void *arg, const struct zkc_res *r)
 	/* the crashed instance: as the queue entry names it, else the item's owner in the assignment
 	 * this instance knows */
 	const char *from = gone ? gone : i < j->as.total && j->as.owner && j->as.owner[i] ? j->as.owner[i] : NULL;
-	if (missed) {
+	if (missed && !crashed) {
 		/* not running when its owner went: one catch-up for the fires that passed it by, named as
 		 * the scheduler's catch-ups name theirs. It was part of no fire there (no afterAll to find). */
 		fire_set_source(f->fire, EVS_MISFIRE);
@@ -608,9 +637,12 @@ static void taken(void *arg, const struct zkc_res *r)
 		         missed, missed == 1 ? "" : "s", fires_s[nfires - 1], from ? from : "it", missed == 1 ? "it" : "them");
 		free(gone);
 	} else {
+		/* a crashed item: its fire's run again, standing also for the fires that came while it ran
+		 * there (the first of them its own, when its record was older) */
 		f->crashed = gone;
-		log_info("job %s: failover: took item %" PRIu32 " of a crashed instance%s%s; running it now", j->name, i,
-		         from ? " " : "", from ? from : "");
+		if (missed) fire_stands_for(f->fire, fires_s, nfires, missed);
+		log_info("job %s: failover: took item %" PRIu32 " of a crashed instance%s%s; running it now%s", j->name, i,
+		         from ? " " : "", from ? from : "", missed ? " (for the fires it missed there too)" : "");
 	}
 	struct event ev = { .type = EVT_FAILOVER, .item = i, .count = 1, .detail = from, .epoch = j->as.epoch };
 	cj_event(j, &ev);
@@ -619,17 +651,19 @@ static void taken(void *arg, const struct zkc_res *r)
 }
 
 /* answered before failovering_read, which frees t (or hands gone to the side run). The entry names
- * the crashed instance; a missed item's (missed_decide) then "\nfires N t1 t2 ...": how many fires
- * passed it by, and the latest of them (epoch seconds, ascending). */
+ * the crashed instance; an item with missed fires (missed_decide) then "\nfires N t1 t2 ..." (it was not
+ * running) or "\ncrashed N t1 t2 ..." (it was): how many fires passed it by, and the latest of them
+ * (epoch seconds, ascending). */
 static void entry_read(void *arg, const struct zkc_res *r)
 {
 	struct take *t = arg;
 	if (r->rc != ZOK || r->len <= 0 || !r->data || t->gone) return;
 	const char *nl = strchr(r->data, '\n');
 	t->gone = nl ? strndup(r->data, (size_t)(nl - r->data)) : strdup(r->data);
-	if (!nl || strncmp(nl + 1, "fires ", 6)) return;
+	int crashed = nl && !strncmp(nl + 1, "crashed ", 8);
+	if (!nl || (strncmp(nl + 1, "fires ", 6) && !crashed)) return;
 	char *e;
-	unsigned long n = strtoul(nl + 7, &e, 10);
+	unsigned long n = strtoul(nl + (crashed ? 9 : 7), &e, 10);
 	uint32_t k = 0;
 	while (k < SCHED_LISTED && *e == ' ') {
 		char *q;
@@ -641,6 +675,7 @@ static void entry_read(void *arg, const struct zkc_res *r)
 	if (!k || n < k || n > SCHED_MISSED_CAP) return;   /* not ours to read: a crashed item */
 	t->missed = (uint32_t)n;
 	t->nfires = k;
+	t->crashed = crashed;
 }
 
 static void failover_listed(void *arg, const struct zkc_res *r)

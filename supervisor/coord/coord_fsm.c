@@ -11,6 +11,8 @@
  *
  *   state      event              next: what starts                              when
  *   F_WAIT     FX_READY           F_WAIT: nothing (the leader shards)            the assignment is not ready
+ *                                 F_WAIT: what the leader handed out, read       a catch-up, failover on (cf_vet:
+ *                                   (FX_READY again when answered)               once per fire)
  *                                 F_BEFORE: the before listener                  items here, a before listener
  *                                 F_BARRIER: beforeAll's barrier                 no before; beforeAll
  *                                 F_START: the running nodes                     no before, no beforeAll
