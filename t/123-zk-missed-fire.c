@@ -15,7 +15,10 @@
  *      missed, so nothing is handed out (no catch-up), and its fire before the kill ran once.
  *   3. at size: 8 supervisors, 3 killed at once between fires (the jobs' leader among them: the
  *      new leader finds owners that are not there), a job of 16 items: every item of every fire
- *      from the kill on ran exactly once. */
+ *      from the kill on ran exactly once.
+ *   4. (first, on the two of 1) the follower frozen (SIGSTOP) just after a fire until its session
+ *      ended, then let go: its catch-up for the fires meanwhile leaves out the items the leader's
+ *      taker ran; every item of every fire exactly once. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

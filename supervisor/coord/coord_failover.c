@@ -19,7 +19,12 @@
  * failovering names it is taken in one multi (failover and running created, the queue entry
  * removed) and run at once. A taker that dies before taking leaves its items queued; the leader
  * hands them out again at the next change of instances. An item queued without a taker (by the
- * instance that ran it, rejoining under the same id) gets one from the leader. */
+ * instance that ran it, rejoining under the same id) gets one from the leader.
+ *
+ * Items of the instance that went that were not running are handed out the same way when fires
+ * came while it could not run them (missed_decide): its taker runs one catch-up for them. A
+ * returning instance's own catch-up leaves such items out (cf_vet). docs/design.md, "Missed fires
+ * fail over too". */
 
 /* An item of an instance that went which was not running when it went: did fires pass it by? The
  * owner ran the fires of its assignment while it could; those that came after it could not (it died,

@@ -212,19 +212,29 @@ static void wait_ready(struct cfire *f)
 		return;             /* the sharding node's watch (or necessary's) reports again */
 	}
 	const char *me = j->c->id;
-	uint32_t owned = 0;
+	uint32_t owned = 0, vout = 0;
 	fire_clear(f->fire);
 	f->nunrun = 0;
 	for (uint32_t i = 0; i < j->as.total && i < fire_total(f->fire); i++) {
 		if (!j->as.owner[i] || strcmp(j->as.owner[i], me)) continue;
 		owned++;
-		if (f->vetted && f->vetted[i] == 2) continue;    /* it ran on the leader's taker for these fires */
+		if (f->vetted && f->vetted[i] == 2) {
+			/* it ran on the leader's taker for these fires: not run here, written as such for
+			 * beforeAll and afterAll (as a disabled item) */
+			f->unrun[f->nunrun++] = i;
+			vout++;
+			continue;
+		}
 		if (!j->as.disabled[i]) fire_add(f->fire, i);
 		else f->unrun[f->nunrun++] = i;
 	}
 	/* A catch-up: items the leader handed out for its fires (this instance's session ended while
 	 * they came) ran on a taker; the reads report FX_READY again. */
 	if (!f->vetted && fire_n(f->fire) && fire_source(f->fire) == EVS_MISFIRE && cf_vet(f)) return;
+	if (!fire_n(f->fire) && vout && vout == f->nunrun && !f->conf->listener.before_all) {
+		cx_end(f);              /* all of them ran on takers (cf_vet said which) */
+		return;
+	}
 	if (!fire_n(f->fire) && f->nunrun && f->conf->listener.before_all) {
 		/* nothing runs here, but the others wait for these items: they are written as started */
 		if (owned == 1)
