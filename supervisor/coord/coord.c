@@ -241,6 +241,9 @@ coord_t *coord_new(const struct coord_params *cp, const struct coord_hooks *h, v
 		.start_rounds = rc->max_retries + 1, .start_wait_ms = rc->max_sleep_ms * rc->max_retries,
 	};
 	static const struct zkc_hooks zh = { .state = on_state, .gave_up = on_gave_up };
+	tz_err_t tze;
+	if (!(c->local = tz_load_default(&tze))) c->local = tz_fixed("UTC", 0);   /* the scheduler says why */
+	if (!c->local) goto fail;
 	if (!(c->listen = listen_new(c->loop))) goto fail;
 	if (!(c->z = zkc_new(c->loop, &p, &zh, c))) goto fail;
 	ev_idle_init(&c->flush_w, cx_flush_cb);
@@ -248,6 +251,7 @@ coord_t *coord_new(const struct coord_params *cp, const struct coord_hooks *h, v
 	return c;
 fail:
 	listen_free(c->listen);
+	tz_free(c->local);
 	free(c->id);
 	free(c->ip);
 	free(c->ns);
@@ -335,6 +339,7 @@ void coord_free(coord_t *c)
 	free(c->ip);
 	free(c->ns);
 	free(c->servers);
+	tz_free(c->local);
 	free(c);
 }
 

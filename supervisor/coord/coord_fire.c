@@ -38,6 +38,8 @@ static const struct fire_ops zk_ops = {
 
 void cx_free(struct cfire *f)
 {
+	cf_vet_detach(f);
+	free(f->vetted);
 	cx_bar_detach(f);
 	listen_cancel(f->lr);
 	cx_last_free(f);            /* before fire_free: it asks the fire its item count */

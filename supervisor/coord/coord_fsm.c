@@ -11,6 +11,8 @@
  *
  *   state      event              next: what starts                              when
  *   F_WAIT     FX_READY           F_WAIT: nothing (the leader shards)            the assignment is not ready
+ *                                 F_WAIT: what the leader handed out, read       a catch-up, failover on (cf_vet:
+ *                                   (FX_READY again when answered)               once per fire)
  *                                 F_BEFORE: the before listener                  items here, a before listener
  *                                 F_BARRIER: beforeAll's barrier                 no before; beforeAll
  *                                 F_START: the running nodes                     no before, no beforeAll
@@ -184,6 +186,7 @@ static void nothing_here(struct cfire *f, uint32_t owned)
 static void wait_ready(struct cfire *f)
 {
 	struct cjob *j = f->j;
+	if (f->vet) return;                 /* its answers report FX_READY */
 	enum cj_wait w = cj_ready(j);
 	if (w == CJ_WAIT_STALE) return;     /* clearing running nodes left by a lost connection */
 	if (j->gone) {
@@ -209,14 +212,28 @@ static void wait_ready(struct cfire *f)
 		return;             /* the sharding node's watch (or necessary's) reports again */
 	}
 	const char *me = j->c->id;
-	uint32_t owned = 0;
+	uint32_t owned = 0, vout = 0;
 	fire_clear(f->fire);
 	f->nunrun = 0;
 	for (uint32_t i = 0; i < j->as.total && i < fire_total(f->fire); i++) {
 		if (!j->as.owner[i] || strcmp(j->as.owner[i], me)) continue;
 		owned++;
+		if (f->vetted && f->vetted[i] == 2) {
+			/* it ran on the leader's taker for these fires: not run here, written as such for
+			 * beforeAll and afterAll (as a disabled item) */
+			f->unrun[f->nunrun++] = i;
+			vout++;
+			continue;
+		}
 		if (!j->as.disabled[i]) fire_add(f->fire, i);
 		else f->unrun[f->nunrun++] = i;
+	}
+	/* A catch-up: items the leader handed out for its fires (this instance's session ended while
+	 * they came) ran on a taker; the reads report FX_READY again. */
+	if (!f->vetted && fire_n(f->fire) && fire_source(f->fire) == EVS_MISFIRE && cf_vet(f)) return;
+	if (!fire_n(f->fire) && vout && vout == f->nunrun && !f->conf->listener.before_all) {
+		cx_end(f);              /* all of them ran on takers (cf_vet said which) */
+		return;
 	}
 	if (!fire_n(f->fire) && f->nunrun && f->conf->listener.before_all) {
 		/* nothing runs here, but the others wait for these items: they are written as started */

@@ -123,6 +123,9 @@ struct cj_failover {            /* coord_failover.c */
 	uint32_t rr;                /* leader: where the next hand-out's round robin starts */
 	zkc_keep_t *w_items;        /* leader/failover/items (children) */
 	struct alive_wait *alive;   /* leader: shut instances whose session's end it waits for (list) */
+	char **ejob;                /* leader: the ejob instances (leader/failover/alive/) at the last
+	                               listing: an owner that writes last records (missed fires) */
+	int nejob;
 };
 
 struct cj_last {                /* coord_last.c: what the last records of the items say (sharding/{i}/last) */
@@ -226,6 +229,10 @@ struct cfire {
 	                               NULL until one ends */
 	uint8_t *gw;                /* [total], with afterAll: the item's guarantee/once completed node
 	                               goes in its completion multi (cx_once_begin); NULL: not */
+	struct vet *vet;            /* F_WAIT, a catch-up: reading whether the leader handed its items out
+	                               (coord_failover.c cf_vet); NULL: not reading */
+	uint8_t *vetted;            /* [total] after that read: 1 the item runs here, 2 it ran (or runs)
+	                               elsewhere for these fires; NULL: not read */
 };
 
 /* A fire's states and the events that move it: coord_fsm.c has the table. */
@@ -272,6 +279,8 @@ struct coord {
 	uint64_t misfires;          /* coord_running.c: items found still running at their next fire */
 	struct listen *listen;      /* coord_listen.c: the listener commands running (listen.h) */
 	struct adopt *adopt;        /* coord_adopt.c: the namespace's jobs by label (NULL: no labels) */
+	tz_t *local;                /* this machine's zone, for the fire times of jobs without timeZone
+	                               (coord_failover.c: missed fires), as the scheduler's */
 	ev_idle flush_w;
 };
 
@@ -532,5 +541,11 @@ void cf_scan(struct cjob *j);                 /* read leader/failover/items, tak
 void cf_instances(struct cjob *j, char *const *old, int nold);
 void cf_unwatch(struct cjob *j);
 void cf_free(struct cjob *j);
+/* A catch-up (failover and misfire on) about to run the items in its fire: an item that the leader
+ * handed out for the fires it stands for (this instance went for them: its session ended) ran, or
+ * runs, on its taker. 1: reads sent, f->vetted is set and FX_READY reported when they are answered
+ * (wait_ready then leaves those items out); 0: nothing to read. */
+int cf_vet(struct cfire *f);
+void cf_vet_detach(struct cfire *f);          /* cx_free: its answers go to no one */
 
 #endif

@@ -147,6 +147,11 @@ void fire_free(fire_t *f)
 	free(f);
 }
 
+uint64_t fire_first(const fire_t *f)
+{
+	return f->nfires && f->fires[0] < f->fire_ms ? f->fires[0] : f->fire_ms;
+}
+
 void fire_stands_for(fire_t *f, const int64_t *fires_s, uint32_t n, uint32_t missed)
 {
 	free(f->fires);

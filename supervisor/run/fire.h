@@ -49,6 +49,7 @@ struct fire_ops {
 /* A fire is fire.c's: its owner reads it through these, and changes its items only through the
  * operations below (the tracker counts ends against them). */
 uint64_t fire_id(const fire_t *f);          /* the fire id: its scheduled time in ms (a side run: its start) */
+uint64_t fire_first(const fire_t *f);       /* the earliest fire id it stands for (fire_stands_for), or its own */
 const char *fire_job(const fire_t *f);
 void *fire_owner(const fire_t *f);          /* the ops' object */
 uint32_t fire_total(const fire_t *f);       /* the job's shardingTotalCount */
