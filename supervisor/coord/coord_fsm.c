@@ -211,6 +211,23 @@ static void wait_ready(struct cfire *f)
 		if (j->lead.leader) cj_shard_now(j);
 		return;             /* the sharding node's watch (or necessary's) reports again */
 	}
+	/* The config it runs with is the one in force now. A fire that came while its job registered
+	 * was made with the file's, and the config node read since is the job's (overwrite: false: an
+	 * operator's node, ElasticJob's); it ran the file's command once (t/78 in CI, a fire in the
+	 * start's second). One whose size changed meanwhile cannot take it: it is missed, and said so. */
+	const conf_job_t *now = cj_conf(j);
+	if (f->conf != now && !f->vetted) {
+		if ((uint32_t)now->sharding_total_count != fire_total(f->fire)) {
+			log_info("job %s: fire %" PRIu64 ": not run: it came while the job registered, and the config node read since "
+			         "has shardingTotalCount %d (the file's %" PRIu32 "); the next fire runs the node's", j->name, ms,
+			         now->sharding_total_count, fire_total(f->fire));
+			end_empty(f);
+			return;
+		}
+		conf_release(f->hold);
+		f->conf = now;
+		f->hold = j->cfg.node ? conf_job_hold(j->cfg.node) : conf_hold(j->file);
+	}
 	const char *me = j->c->id;
 	uint32_t owned = 0, vout = 0;
 	fire_clear(f->fire);
