@@ -440,6 +440,10 @@ static void completed_written(void *arg, const struct zkc_res *r)
 		const char *id = j->c->id, *who = f->crashed ? f->crashed : id;
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t it = f->pending[i];
+			/* its last record first: requests of one session are taken in order, so whoever reads
+			 * failovering gone and then the record (a returning owner's catch-up, cf_vet) sees the
+			 * take's record; after the deletes, a read between them saw neither and ran it again */
+			cx_last_one(f, it);
 			if (!f->norunning) zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/running", it), -1, NULL, NULL);
 			if (f->failover && !f->misfire_run) {
 				zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/failover", it), -1, NULL, NULL);
@@ -451,7 +455,6 @@ static void completed_written(void *arg, const struct zkc_res *r)
 			else if (f->gw)
 				zkc_create(j->c->z, cj_path(j, p, "/guarantee/once/%" PRIu64 "/completed/%" PRIu32, fire_id(f->fire), it), id,
 				           (int)strlen(id), 0, NULL, NULL);
-			cx_last_one(f, it);
 			if (fire_end_of(f->fire, it) != FIRE_OK) continue;
 			zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), -1, NULL, NULL);
 			zkc_create(j->c->z, p, id, (int)strlen(id), 0, NULL, NULL);
