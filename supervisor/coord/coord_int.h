@@ -432,7 +432,7 @@ void cj_shard_now(struct cjob *j);              /* the leader: shard at once (on
  * checks it), at most CJ_EAGER_MAX at once. cj_shard_eager: a change was seen (the flag raised,
  * elected, the instances changed); cj_shard_pump: start what is due (the tick, and each end). */
 #define CJ_EAGER_QUIET_MS 500       /* no change of the job's instances or flag for this long */
-#define CJ_EAGER_CAP_MS 3000        /* but no later than this after the first change */
+#define CJ_EAGER_CAP_MS 2000        /* but no later than this after the first change */
 #define CJ_EAGER_AFTER_FIRE_MS 2000 /* nor sooner than this after a fire of the job here */
 #define CJ_EAGER_MAX 64             /* eager shardings in flight at once (each 3-4 requests) */
 void cj_shard_eager(struct cjob *j);
