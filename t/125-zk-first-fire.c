@@ -206,6 +206,33 @@ int main(void)
 	is_int(left, 0, "the stopped supervisors' instance nodes are gone");
 	round_("a restart on the existing nodes", 0);
 
+	/* Nothing moves while it runs: job lr's one item runs (4 s) on s1 when s2 joins; the leader
+	 * s0, which runs nothing of it, would shard it eagerly 0.5 s after the join (2 s after the
+	 * fire), but the item runs: the assignment stays, and the flag stays up for the next fire.
+	 * (AVG_ALLOCATION: instances sorted descending, so the one item is 127.0.0.2's, then .3's.) */
+	for (int i = 0; i < NSUP; i++) tsup_stop(&s[i], SIGTERM, 15000);
+	char runs[400], cron[64], jobs[1024];
+	snprintf(runs, sizeof runs, "%s/lr-runs", tlib_tmpdir());
+	tsup_cron_once(cron, sizeof cron, 5);
+	snprintf(jobs, sizeof jobs, "  lr:\n    type: script\n    cron: \"%s\"\n    overwrite: true\n    shardingTotalCount: 1\n"
+	         "    props: {script.command.line: \"%s %s 4\"}\n", cron, tsup_rec_script(), runs);
+	for (int i = 0; i < NSUP; i++) tzkup_reconfig(&u, &s[i], "workers: 2, shutdownGraceSeconds: 0, killGraceSeconds: 1", jobs);
+	tzkup_run(&u, &s[0], "127.0.0.1");
+	ok(tzkup_wait_leader(&u, "lr", s[0].id, 5000), "lr: s0 leads");
+	tzkup_run(&u, &s[1], "127.0.0.2");
+	ok(tzk_wait_exists(u.zh, tzkup_path(&u, "lr", "sharding/0/running"), 1, 10000), "lr: its item runs");
+	is_str(tzkup_data(&u, tzkup_path(&u, "lr", "sharding/0/running")), s[1].id, "lr: on s1");
+	uint64_t e0 = tzkup_epoch(&u, "lr");
+	tzkup_run(&u, &s[2], "127.0.0.3");
+	ok(tzkup_wait_registered(&u, "lr", s[2].id, 0, 5000), "lr: s2 joins while it runs");
+	usleep(2500000);          /* past the debounce (0.5 s) and the 2 s after the fire */
+	int running = tzk_exists(u.zh, tzkup_path(&u, "lr", "sharding/0/running"), NULL) == ZOK;
+	uint64_t e1 = tzkup_epoch(&u, "lr");
+	int flag = tzk_exists(u.zh, tzkup_path(&u, "lr", "leader/sharding/necessary"), NULL) == ZOK;
+	ok(running, "lr: its item still runs 2.5 s after the join");
+	ok(e1 == e0 && flag, "lr: not resharded while it runs (epoch 0x%" PRIx64 ", then 0x%" PRIx64 "; %s); the flag is up "
+	   "for the next fire", e0, e1, tzkup_data(&u, tzkup_path(&u, "lr", "sharding/0/instance")));
+
 	for (int i = 0; i < NSUP; i++) tsup_stop(&s[i], SIGTERM, 15000);
 	tzkup_end(&u);
 	return done_testing();
