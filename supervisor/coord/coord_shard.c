@@ -76,7 +76,11 @@ static void shard_done(struct cjob *j)
 	j->shard.eager_run = 0;
 	coord_t *c = j->c;
 	if (c->eager_inflight) c->eager_inflight--;
+	/* its place goes to the next one due; not to this job itself (busy meanwhile): its caller
+	 * (an answer) is not done with it */
+	j->shard.busy = 1;
 	cj_shard_pump(c, wait_now_ns(), CJ_EAGER_MAX);
+	j->shard.busy = 0;
 }
 
 void cj_shard_free(struct cjob *j)
