@@ -405,6 +405,9 @@ size_t cj_keys_list(const char **keys, size_t n, char *buf, size_t sz);
 
 /* coord_lead.c: election, the resharding flag, the leader's instances, the bounded wait */
 void cj_elect(struct cjob *j);                  /* stand for leader, or watch the one there */
+/* Elected (leader/election/instance made and leader/election set to fence, in cj_elect's multi or
+ * a new job's registration multi): lead. */
+void cj_lead_won(struct cjob *j, int fence);
 void cj_watch_necessary(struct cjob *j);        /* everyone: leader/sharding/necessary, watched */
 /* The leader raises leader/sharding/necessary (fenced); logged once it is set. */
 void cj_set_necessary(struct cjob *j, const char *why);
@@ -434,7 +437,7 @@ void cj_shard_now(struct cjob *j);              /* the leader: shard at once (on
 #define CJ_EAGER_QUIET_MS 500       /* no change of the job's instances or flag for this long */
 #define CJ_EAGER_CAP_MS 2000        /* but no later than this after the first change */
 #define CJ_EAGER_AFTER_FIRE_MS 2000 /* nor sooner than this after a fire of the job here */
-#define CJ_EAGER_MAX 64             /* eager shardings in flight at once (each 3-4 requests) */
+#define CJ_EAGER_MAX 200            /* eager shardings in flight at once (each 3-4 requests, one at a time) */
 void cj_shard_eager(struct cjob *j);
 void cj_shard_eager_off(struct cjob *j);        /* no longer wanted (the flag went, not the leader) */
 void cj_shard_pump(coord_t *c, uint64_t now_ns, size_t look);

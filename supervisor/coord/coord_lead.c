@@ -22,19 +22,24 @@ static void free_live(struct cjob *j)
 	j->lead.nlive = 0;
 }
 
+void cj_lead_won(struct cjob *j, int fence)
+{
+	cj_set_leader(j, 1);
+	j->lead.fence = fence;
+	/* a new term: the first listing of instances looks for items orphaned before it */
+	free_live(j);
+	log_info("job %s: this instance is the leader", j->name);
+	leader_watch_instances(j);
+	cj_shard_eager(j);      /* the flag up: shard before the fire (coord_shard.c) */
+	cx_ready_changed(j);    /* a fire waiting for sharding */
+}
+
 static void elected(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
 	if (!cj_live(j, r->session)) return;
 	if (r->rc == ZOK) {
-		cj_set_leader(j, 1);
-		j->lead.fence = r->nops > 1 ? r->op_stat[1].version : -1;
-		/* a new term: the first listing of instances looks for items orphaned before it */
-		free_live(j);
-		log_info("job %s: this instance is the leader", j->name);
-		leader_watch_instances(j);
-		cj_shard_eager(j);      /* the flag up: shard before the fire (coord_shard.c) */
-		cx_ready_changed(j);    /* a fire waiting for sharding */
+		cj_lead_won(j, r->nops > 1 ? r->op_stat[1].version : -1);
 		return;
 	}
 	/* someone else won (ZNODEEXISTS at the first op): follow, watching their node */
