@@ -50,6 +50,7 @@ struct cj_reg {                 /* coord_reg.c: registration in each session */
 	int rejoin;                 /* a new session after one we registered in: look for our running
 	                               nodes left from it (failover on) and queue them */
 	int publish;                /* overwrite: true and the file's config not yet published (start, reload) */
+	int elect;                  /* the new job's multi in flight elects this instance too (reg_fresh) */
 };
 
 struct cj_cfg {                 /* coord_config.c: the config node */
