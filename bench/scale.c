@@ -621,6 +621,24 @@ int main(int argc, char **argv)
 	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = TICK_MS, .heap_mb = ZK_HEAP_MB }, 30000) < 0)
 		fail(NULL, "cannot start ZooKeeper");
 
+	/* EJOB_SCALE_ONLY=N: part A's native run at N jobs alone (a fire every 20 s, no restart, no
+	 * idle window), its registration and first fire: a before and after of one change in minutes */
+	const char *only = getenv("EJOB_SCALE_ONLY");
+	if (only && *only) {
+		char *e;
+		long n = strtol(only, &e, 10);
+		if (*e || n < 1 || n > 100000) fail(NULL, "EJOB_SCALE_ONLY=%s: not a number of jobs (1-100000)", only);
+		static struct arun r;
+		run_a(&zk, "native", (int)n, 20, 0, 0, &r);
+		printf("| N | registration | first fire: its time to every item started once | fires missed for the wait "
+		       "| a later fire: p50 / last | watches (wchs) per job |\n|--:|--:|--:|--:|--:|--:|\n");
+		printf("| %ld | %.2f s | %s%.1f s | %d | %.3f / %.3f s | %.1f |\n", n, r.reg_s,
+		       r.first_items == r.items_want ? "" : "items missing, ", r.first_s, r.bound_missed,
+		       (double)r.late_p50 / 1e9, (double)r.late_max / 1e9, (double)r.watches / (double)n);
+		tzk_stop(&zk, SIGKILL, 5000);
+		return 0;
+	}
+
 	/* A */
 	static struct arun a[3];
 	run_a(&zk, "native", 1000, 10, 0, 1, &a[0]);

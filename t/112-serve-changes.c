@@ -345,8 +345,11 @@ int main(void)
 	snprintf(l2, sizeof l2, "instance_down|fo|-|%s|online|offline|-|-", b.id);
 	snprintf(l3, sizeof l3, "instance_down|op|-|%s|online|offline|-|-", b.id);
 	want(exp_, sizeof exp_, 3, l1, l2, l3);
-	events(m3, NULL, "health", got, sizeof got);
-	SAME("b killed: instance_down (offline) for op and fo, fo's item taken over by a (the health's turns aside)");
+	/* the leader reshards op and fo as soon as nothing of them runs (eager sharding, design.md),
+	 * which serve's model reports when it sees it: not this step's point, left aside too */
+	events(m3, NULL, "health,resharded", got, sizeof got);
+	SAME("b killed: instance_down (offline) for op and fo, fo's item taken over by a (the health's turns and "
+	     "the reshards aside)");
 	unlink(path);
 	ok(tzkup_wait_ended(&u, "fo", bi, 15000), "the item taken over ends");
 
@@ -360,7 +363,7 @@ int main(void)
 	want(exp_, sizeof exp_, 5, "job_added|added|-|-|-|-|SCRIPT, 3 items, cron 0 0 0 1 1 ? 2099|-",
 	     "audit|added|-|-|-|-|PUT /api/v1/jobs/added (201)|alice", "job_removed|added|-|-|-|-|-|-",
 	     "audit|added|-|-|-|-|DELETE /api/v1/jobs/added (200)|alice", "audit|nope|-|-|-|-|POST /api/v1/jobs/nope/trigger (404)|bob");
-	events(m4, NULL, "health", got, sizeof got);
+	events(m4, NULL, "health,resharded", got, sizeof got);     /* fo's reshard once its take ended: above */
 	SAME("a job PUT and DELETEd: job_added, job_removed; every write's audit, the refused one's too");
 
 	/* ---- paging --------------------------------------------------------------------------------- */

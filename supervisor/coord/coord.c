@@ -69,6 +69,7 @@ void cj_set_leader(struct cjob *j, int on)
 {
 	if (!j->lead.leader == !on) return;
 	j->lead.leader = on;
+	if (!on) cj_shard_eager_off(j);
 	struct event ev = { .type = EVT_LEADER, .reason = on ? "gained" : "lost" };
 	cj_event(j, &ev);
 }
@@ -481,6 +482,7 @@ void coord_tick(coord_t *c, uint64_t now_ns)
 		cj_wait_bound(c->jobs[i], now_ns, timeout);
 		cj_checks(c->jobs[i], now_ns);
 	}
+	cj_shard_pump(c, now_ns, c->n);     /* eager shardings now due */
 	cl_lease_tick(c, now_ns);
 }
 

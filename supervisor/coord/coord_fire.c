@@ -352,6 +352,7 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	fire_stands_for(f->fire, fi->fires_s, fi->nfires, fi->catch_up ? fi->missed : 1);
 	f->state = F_WAIT;          /* born waiting for the assignment (cx_step, coord_fsm.c) */
 	j->fx.fire = f;
+	j->fx.born_ns = wait_now_ns();
 	cx_step(f, FX_READY, NULL);
 	return 0;
 }

@@ -50,6 +50,7 @@ struct cj_reg {                 /* coord_reg.c: registration in each session */
 	int rejoin;                 /* a new session after one we registered in: look for our running
 	                               nodes left from it (failover on) and queue them */
 	int publish;                /* overwrite: true and the file's config not yet published (start, reload) */
+	int elect;                  /* the new job's multi in flight elects this instance too (reg_fresh) */
 };
 
 struct cj_cfg {                 /* coord_config.c: the config node */
@@ -86,6 +87,11 @@ struct cj_shard {               /* coord_shard.c: the leader's sharding */
 	int remake;                 /* a commit found one missing: make them before the next */
 	struct cj_server_seen *srv; /* servers/{ip} as last read (each commit checks them) */
 	int nsrv;
+	/* eager sharding (the leader shards when the flag is raised, not at the fire) */
+	int eager;                  /* wanted: the flag is up and this instance leads (c->eager_want counts it) */
+	int eager_run;              /* the sharding in flight is an eager one (c->eager_inflight counts it) */
+	uint64_t eager_first_ns;    /* when it was first wanted (the debounce's cap counts from it) */
+	uint64_t eager_due_ns;      /* not before (the debounce: the last change seen + CJ_EAGER_QUIET) */
 };
 
 struct cj_assign {              /* coord_assign.c: the assignment in force, our items' state */
@@ -105,6 +111,7 @@ struct cj_fires {               /* coord_fire.c: fires and side runs */
 	struct cfire *fire;         /* the fire in progress, or NULL */
 	struct cfire *side;         /* side runs in progress: failover takes, misfire runs (list) */
 	uint64_t side_ms;           /* the fire id of the latest side run */
+	uint64_t born_ns;           /* when its latest scheduled fire was born here (monotonic; 0: none) */
 	struct log_cause fire_cause;   /* why fires cannot run, said once per change */
 	struct log_cause idle_cause;   /* "no item of this epoch is ours", said once per epoch */
 };
@@ -281,6 +288,10 @@ struct coord {
 	struct adopt *adopt;        /* coord_adopt.c: the namespace's jobs by label (NULL: no labels) */
 	tz_t *local;                /* this machine's zone, for the fire times of jobs without timeZone
 	                               (coord_failover.c: missed fires), as the scheduler's */
+	uint32_t eager_want;        /* coord_shard.c: jobs whose eager sharding is wanted */
+	uint32_t eager_inflight;    /* eager shardings in flight (at most CJ_EAGER_MAX) */
+	size_t eager_cursor;        /* where the next look for one to start begins (round robin) */
+	int eager_pumping;          /* cj_shard_pump is on the stack (an end inside it does not pump again) */
 	ev_idle flush_w;
 };
 
@@ -404,6 +415,9 @@ size_t cj_keys_list(const char **keys, size_t n, char *buf, size_t sz);
 
 /* coord_lead.c: election, the resharding flag, the leader's instances, the bounded wait */
 void cj_elect(struct cjob *j);                  /* stand for leader, or watch the one there */
+/* Elected (leader/election/instance made and leader/election set to fence, in cj_elect's multi or
+ * a new job's registration multi): lead. */
+void cj_lead_won(struct cjob *j, int fence);
 void cj_watch_necessary(struct cjob *j);        /* everyone: leader/sharding/necessary, watched */
 /* The leader raises leader/sharding/necessary (fenced); logged once it is set. */
 void cj_set_necessary(struct cjob *j, const char *why);
@@ -425,6 +439,18 @@ void cl_lease_tick(coord_t *c, uint64_t now_ns);
 
 /* coord_shard.c */
 void cj_shard_now(struct cjob *j);              /* the leader: shard at once (once at a time) */
+/* Eager sharding: the leader shards a job as soon as its flag is up (a new term, instances joining
+ * or leaving) rather than at its next fire, once the changes have stopped for CJ_EAGER_QUIET_MS,
+ * when no fire of the job is in progress here, and only if no item of the job runs (the commit
+ * checks it), at most CJ_EAGER_MAX at once. cj_shard_eager: a change was seen (the flag raised,
+ * elected, the instances changed); cj_shard_pump: start what is due (the tick, and each end). */
+#define CJ_EAGER_QUIET_MS 500       /* no change of the job's instances or flag for this long */
+#define CJ_EAGER_CAP_MS 2000        /* but no later than this after the first change */
+#define CJ_EAGER_AFTER_FIRE_MS 2000 /* nor sooner than this after a fire of the job here */
+#define CJ_EAGER_MAX 200            /* eager shardings in flight (each 3-8 requests, one out at a time) */
+void cj_shard_eager(struct cjob *j);
+void cj_shard_eager_off(struct cjob *j);        /* no longer wanted (the flag went, not the leader) */
+void cj_shard_pump(coord_t *c, uint64_t now_ns, size_t look);
 void cj_shard_free(struct cjob *j);             /* what it remembers of the servers */
 
 /* coord_last.c: each item's last execution record */

@@ -22,18 +22,24 @@ static void free_live(struct cjob *j)
 	j->lead.nlive = 0;
 }
 
+void cj_lead_won(struct cjob *j, int fence)
+{
+	cj_set_leader(j, 1);
+	j->lead.fence = fence;
+	/* a new term: the first listing of instances looks for items orphaned before it */
+	free_live(j);
+	log_info("job %s: this instance is the leader", j->name);
+	leader_watch_instances(j);
+	cj_shard_eager(j);      /* the flag up: shard before the fire (coord_shard.c) */
+	cx_ready_changed(j);    /* a fire waiting for sharding */
+}
+
 static void elected(void *arg, const struct zkc_res *r)
 {
 	struct cjob *j = arg;
 	if (!cj_live(j, r->session)) return;
 	if (r->rc == ZOK) {
-		cj_set_leader(j, 1);
-		j->lead.fence = r->nops > 1 ? r->op_stat[1].version : -1;
-		/* a new term: the first listing of instances looks for items orphaned before it */
-		free_live(j);
-		log_info("job %s: this instance is the leader", j->name);
-		leader_watch_instances(j);
-		cx_ready_changed(j);    /* a fire waiting for sharding */
+		cj_lead_won(j, r->nops > 1 ? r->op_stat[1].version : -1);
 		return;
 	}
 	/* someone else won (ZNODEEXISTS at the first op): follow, watching their node */
@@ -93,7 +99,7 @@ static void necessary_set(void *arg, const struct zkc_res *r)
 	struct flag *fl = arg;
 	struct cjob *j = fl->j;
 	if (r->rc == ZOK)
-		log_info("job %s: resharding at the next fire: %s", j->name, fl->why);
+		log_info("job %s: resharding is due: %s", j->name, fl->why);
 	else if (r->nops > 1 && r->op_rc[1] == ZNODEEXISTS)
 		log_debug("job %s: resharding is already due (%s)", j->name, fl->why);
 	else if (cj_live(j, r->session) && r->rc != ZCLOSING)     /* not while stopping */
@@ -173,6 +179,7 @@ static void instances_listed(void *arg, const struct zkc_res *r)
 	}
 	if (r->event) {
 		j->lead.inst_gen++;
+		cj_shard_eager(j);      /* a change: an eager sharding waits until they stop */
 		if (!cj_static_held(j)) cj_set_necessary(j, "the instances changed");
 		else log_info("job %s: the instances changed; staticSharding: the items stay where they are", j->name);
 	} else if (j->lead.live && !same_as_live(j, r)) {
@@ -214,6 +221,9 @@ static void necessary_known(void *arg, const struct zkc_res *r)
 	int was = j->lead.necessary;
 	j->lead.necessary = r->rc == ZOK;
 	if (r->rc == ZOK) j->lead.necessary_ctime = r->stat.ctime;
+	/* the leader shards as soon as the changes stop, not at the next fire (coord_shard.c) */
+	if (j->lead.necessary && (!was || r->event)) cj_shard_eager(j);
+	else if (!j->lead.necessary) cj_shard_eager_off(j);
 	/* gone (or come and gone between two reads: r->event): the leader's multi that removed it
 	 * also wrote the new assignment; read it before a waiting fire goes on with the old one. This
 	 * is how every instance learns of a reshard: the sharding node itself is not watched. */

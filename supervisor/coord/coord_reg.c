@@ -388,6 +388,8 @@ static void fresh_made(void *arg, const struct zkc_res *r)
 	}
 	published(j, r);
 	reg_done(j);
+	if (j->reg.elect && r->nops > 0 && j->reg.session == r->session && !j->ops.left && !j->adopt.refused)
+		cj_lead_won(j, r->op_stat[r->nops - 1].version);
 }
 
 /* A job new to the namespace: its nodes, the file's config, servers/{ip}, instances/{id}, its alive
@@ -416,6 +418,14 @@ static void reg_fresh(struct cjob *j)
 	zkc_multi_create(m, cj_path(j, p, "/instances/%s", c->id), data, (int)strlen(data), ZOO_EPHEMERAL);
 	zkc_multi_create(m, cj_path(j, p, "/leader/failover/alive/%s", c->id), "", 0, ZOO_EPHEMERAL);
 	zkc_multi_create(m, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0);
+	/* and its election, as cj_elect's multi (last, so that the set's stat is the answer's last):
+	 * a job whose nodes this multi makes has no leader, and the leader can shard it before its
+	 * first fire instead of electing after the watches' reads of every new job (coord_shard.c) */
+	j->reg.elect = !cj_conf(j)->disabled;     /* a disabled server does not lead (coord_lead.c) */
+	if (j->reg.elect) {
+		zkc_multi_create(m, cj_path(j, p, "/leader/election/instance"), c->id, (int)strlen(c->id), ZOO_EPHEMERAL);
+		zkc_multi_set(m, cj_path(j, p, "/leader/election"), c->id, (int)strlen(c->id), -1);
+	}
 	/* shared with the other new jobs of this turn (one of them refused: each alone again) */
 	if (zkc_multi_share(j->c->z, m, fresh_made, j) != ZOK) reg_failed(j);
 }
