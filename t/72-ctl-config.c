@@ -424,7 +424,9 @@ int main(void)
 	       "a node with binary data under quiet");
 	is_int(tzk_create(u.zh, "/t72/quiet/x/eph", "\xc3\xa9t\xc3\xa9\tok", ZOO_EPHEMERAL, NULL), ZOK,
 	       "an ephemeral node of the test's session, UTF-8 data");
-	/* settled: the supervisor's writes to quiet are over */
+	/* settled: the supervisor's writes to quiet are over (its leader reshards as soon as the flag
+	 * is up and still for 0.5 s: first the flag gone, then two reads alike) */
+	ok(tzk_wait_exists(u.zh, "/t72/quiet/leader/sharding/necessary", 0, 15000), "quiet's leader has sharded it");
 	char *s1 = tzk_dump(u.zh, "/t72/quiet", NULL), *s2 = NULL;
 	for (int k = 0; k < 20; k++) {
 		usleep(200000);
