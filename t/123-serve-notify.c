@@ -8,126 +8,29 @@
  * log starts with its syslog priority.
  * ZooKeeper is not needed: serve serves without it (503 on what needs it), after 5 s of trying. */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "t/lib/tlib.h"
+#include "t/lib/tnotify.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
 #include "t/tap.h"
 
 #define WATCHDOG_US 500000          /* pings every 250 ms */
 
-struct msg {
-	uint64_t ms;                    /* when the test read it */
-	pid_t pid;                      /* the sender, per the kernel */
-	char text[256];
-};
-
-static struct msg msgs[4096];
-static size_t nmsgs;
-
-static int notify_socket(char *path, size_t len)
-{
-	snprintf(path, len, "%s/notify", tlib_tmpdir());
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	if (fd < 0 || strlen(path) >= sizeof a.sun_path) BAIL_OUT("notify socket %s: %s", path, strerror(errno));
-	memcpy(a.sun_path, path, strlen(path) + 1);
-	int one = 1;
-	if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0)
-		BAIL_OUT("bind/SO_PASSCRED %s: %s", path, strerror(errno));
-	return fd;
-}
-
-/* Every datagram that comes within ms (0: what is queued now), appended to msgs; how many. */
-static size_t take(int fd, unsigned ms)
-{
-	size_t before = nmsgs;
-	uint64_t end = tlib_now_ms() + ms;
-	for (;;) {
-		struct msg *m = &msgs[nmsgs < 4095 ? nmsgs : 4095];
-		union {
-			struct cmsghdr h;
-			char buf[CMSG_SPACE(sizeof(struct ucred))];
-		} c;
-		struct iovec iov = { .iov_base = m->text, .iov_len = sizeof m->text - 1 };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &c, .msg_controllen = sizeof c };
-		ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-		if (n >= 0) {
-			m->text[n] = '\0';
-			m->ms = tlib_now_ms();
-			m->pid = 0;
-			for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); h; h = CMSG_NXTHDR(&mh, h))
-				if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_CREDENTIALS)
-					m->pid = ((struct ucred *)(void *)CMSG_DATA(h))->pid;
-			if (nmsgs < 4095) nmsgs++;
-			continue;
-		}
-		uint64_t now = tlib_now_ms();
-		if (now >= end) break;
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		poll(&p, 1, (int)(end - now));
-	}
-	return nmsgs - before;
-}
-
-static int has_line(const char *text, const char *line)
-{
-	size_t n = strlen(line);
-	for (const char *p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, line, n) && (p[n] == '\n' || p[n] == '\0')) return 1;
-	return 0;
-}
-
-/* the STATUS= of message i ("" if none), in a static buffer */
-static const char *status_of(size_t i)
-{
-	static char buf[256];
-	const char *p = strstr(msgs[i].text, "STATUS=");
-	buf[0] = '\0';
-	if (p && (p == msgs[i].text || p[-1] == '\n')) {
-		snprintf(buf, sizeof buf, "%s", p + 7);
-		buf[strcspn(buf, "\n")] = '\0';
-	}
-	return buf;
-}
-
-static size_t count_line(const char *line, size_t from, size_t to)
-{
-	size_t k = 0;
-	for (size_t i = from; i < to; i++) k += has_line(msgs[i].text, line);
-	return k;
-}
-
-/* Reads until a datagram has the line `line`, at most ms: its index, or -1. */
-static long take_until(int fd, const char *line, unsigned ms)
-{
-	uint64_t end = tlib_now_ms() + ms;
-	size_t seen = nmsgs;
-	for (;;) {
-		for (; seen < nmsgs; seen++)
-			if (has_line(msgs[seen].text, line)) return (long)seen;
-		uint64_t now = tlib_now_ms();
-		if (now >= end) return -1;
-		take(fd, (unsigned)(end - now < 50 ? end - now : 50));
-	}
-}
-
 int main(void)
 {
 	plan(13);
 	tlib_init(60);
 	char path[600], us[32], listen[64], portarg[16];
-	int fd = notify_socket(path, sizeof path);
+	int fd = tnotify_socket(path, sizeof path);
 	int port = tzk_free_port();
 	snprintf(listen, sizeof listen, "127.0.0.1:%d", port);
 	snprintf(us, sizeof us, "%d", WATCHDOG_US);
@@ -152,44 +55,44 @@ int main(void)
 		      (char *)NULL);
 		_exit(127);
 	}
-	long r = take_until(fd, "READY=1", 20000);
+	long r = tnotify_until(fd, "READY=1", 20000);
 	ok(r >= 0, "READY=1 comes");
 	if (r < 0) BAIL_OUT("no READY=1");
 	char *body = NULL;
 	int code = tlib_http_get(port, "/", &body);
 	free(body);
 	is_int(code, 200, "when it has come, serve answers GET / on %s", listen);
-	is_int((int)msgs[r].pid, (int)pid, "it comes from serve's own pid (NotifyAccess=main)");
-	ok(strstr(status_of((size_t)r), listen) != NULL, "its STATUS= names the address: %s", status_of((size_t)r));
+	is_int((int)tnotify_msgs[r].pid, (int)pid, "it comes from serve's own pid (NotifyAccess=main)");
+	ok(strstr(tnotify_status((size_t)r), listen) != NULL, "its STATUS= names the address: %s", tnotify_status((size_t)r));
 
 	/* ---- WATCHDOG=1 at half the interval, none while frozen ---- */
-	size_t from = nmsgs;
-	take(fd, 2000);
-	size_t pings = count_line("WATCHDOG=1", from, nmsgs);
+	size_t from = tnotify_n;
+	tnotify_take(fd, 2000);
+	size_t pings = tnotify_count("WATCHDOG=1", from, tnotify_n);
 	ok(pings >= 6 && pings <= 10, "WATCHDOG=1 every %d ms: %zu in 2 s (6-10)", WATCHDOG_US / 2000, pings);
 	kill(pid, SIGSTOP);
-	take(fd, 100);             /* what was on its way */
-	from = nmsgs;
-	take(fd, 1500);
-	is_int((int)(nmsgs - from), 0, "frozen (SIGSTOP) for 1.5 s: no WATCHDOG=1");
+	tnotify_take(fd, 100);             /* what was on its way */
+	from = tnotify_n;
+	tnotify_take(fd, 1500);
+	is_int((int)(tnotify_n - from), 0, "frozen (SIGSTOP) for 1.5 s: no WATCHDOG=1");
 	kill(pid, SIGCONT);
-	ok(take_until(fd, "WATCHDOG=1", 1000) >= 0, "after SIGCONT WATCHDOG=1 comes again within 1 s");
+	ok(tnotify_until(fd, "WATCHDOG=1", 1000) >= 0, "after SIGCONT WATCHDOG=1 comes again within 1 s");
 
 	/* ---- SIGHUP (a reload by habit) does not end it ---- */
 	kill(pid, SIGHUP);
-	ok(take_until(fd, "WATCHDOG=1", 1000) >= 0 && kill(pid, 0) == 0, "SIGHUP: still serving (ignored)");
+	ok(tnotify_until(fd, "WATCHDOG=1", 1000) >= 0 && kill(pid, 0) == 0, "SIGHUP: still serving (ignored)");
 
 	/* ---- STOPPING=1 at SIGTERM, then the exit ---- */
 	kill(pid, SIGTERM);
-	ok(take_until(fd, "STOPPING=1", 5000) >= 0, "SIGTERM: STOPPING=1");
+	ok(tnotify_until(fd, "STOPPING=1", 5000) >= 0, "SIGTERM: STOPPING=1");
 	int st = -1;
 	uint64_t dl = tlib_now_ms() + 10000;
 	pid_t w;
 	while ((w = waitpid(pid, &st, WNOHANG)) == 0 && tlib_now_ms() < dl) usleep(10000);
 	if (w == pid) tlib_untrack(pid);
 	ok(w == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0, "serve exits 0 (status %d)", st);
-	take(fd, 100);
-	is_int((int)count_line("READY=1", 0, nmsgs), 1, "READY=1 came once");
+	tnotify_take(fd, 100);
+	is_int((int)tnotify_count("READY=1", 0, tnotify_n), 1, "READY=1 came once");
 
 	/* ---- its own log, under journald: each line with its priority ---- */
 	char *log = tsup_slurp(logf);

@@ -10,17 +10,16 @@
  * NotifyAccess=main wants. (systemd-run --user is not used: a container's root has no user
  * manager; the socket is the protocol itself.) */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "t/lib/tlib.h"
+#include "t/lib/tnotify.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
 #include "t/lib/tzkup.h"
@@ -28,102 +27,6 @@
 
 #define NJOBS 100                   /* and "blocked", the one the test holds back */
 #define WATCHDOG_US 500000          /* pings every 250 ms */
-
-struct msg {
-	uint64_t ms;                    /* when the test read it */
-	pid_t pid;                      /* the sender, per the kernel */
-	char text[256];
-};
-
-static struct msg msgs[4096];
-static size_t nmsgs;
-
-static int notify_socket(char *path, size_t len)
-{
-	snprintf(path, len, "%s/notify", tlib_tmpdir());
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	if (fd < 0 || strlen(path) >= sizeof a.sun_path) BAIL_OUT("notify socket %s: %s", path, strerror(errno));
-	memcpy(a.sun_path, path, strlen(path) + 1);
-	int one = 1;
-	if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0)
-		BAIL_OUT("bind/SO_PASSCRED %s: %s", path, strerror(errno));
-	return fd;
-}
-
-/* Every datagram that comes within ms (0: what is queued now), appended to msgs; how many. */
-static size_t take(int fd, unsigned ms)
-{
-	size_t before = nmsgs;
-	uint64_t end = tlib_now_ms() + ms;
-	for (;;) {
-		struct msg *m = &msgs[nmsgs < 4095 ? nmsgs : 4095];
-		union {
-			struct cmsghdr h;
-			char buf[CMSG_SPACE(sizeof(struct ucred))];
-		} c;
-		struct iovec iov = { .iov_base = m->text, .iov_len = sizeof m->text - 1 };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &c, .msg_controllen = sizeof c };
-		ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-		if (n >= 0) {
-			m->text[n] = '\0';
-			m->ms = tlib_now_ms();
-			m->pid = 0;
-			for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); h; h = CMSG_NXTHDR(&mh, h))
-				if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_CREDENTIALS)
-					m->pid = ((struct ucred *)(void *)CMSG_DATA(h))->pid;
-			if (nmsgs < 4095) nmsgs++;
-			continue;
-		}
-		uint64_t now = tlib_now_ms();
-		if (now >= end) break;
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		poll(&p, 1, (int)(end - now));
-	}
-	return nmsgs - before;
-}
-
-static int has_line(const char *text, const char *line)
-{
-	size_t n = strlen(line);
-	for (const char *p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, line, n) && (p[n] == '\n' || p[n] == '\0')) return 1;
-	return 0;
-}
-
-/* the STATUS= of message i ("" if none), in a static buffer */
-static const char *status_of(size_t i)
-{
-	static char buf[256];
-	const char *p = strstr(msgs[i].text, "STATUS=");
-	buf[0] = '\0';
-	if (p && (p == msgs[i].text || p[-1] == '\n')) {
-		snprintf(buf, sizeof buf, "%s", p + 7);
-		buf[strcspn(buf, "\n")] = '\0';
-	}
-	return buf;
-}
-
-static size_t count_line(const char *line, size_t from, size_t to)
-{
-	size_t k = 0;
-	for (size_t i = from; i < to; i++) k += has_line(msgs[i].text, line);
-	return k;
-}
-
-/* Reads until a datagram has the line `line`, at most ms: its index, or -1. */
-static long take_until(int fd, const char *line, unsigned ms)
-{
-	uint64_t end = tlib_now_ms() + ms;
-	size_t seen = nmsgs;
-	for (;;) {
-		for (; seen < nmsgs; seen++)
-			if (has_line(msgs[seen].text, line)) return (long)seen;
-		uint64_t now = tlib_now_ms();
-		if (now >= end) return -1;
-		take(fd, (unsigned)(end - now < 50 ? end - now : 50));
-	}
-}
 
 /* jobs registered in ZooKeeper under id's session: instances/{id} there */
 static int registered(const struct tzkup *u, const char *id, int with_blocked)
@@ -175,7 +78,7 @@ int main(void)
 	struct tsup t;
 	tzkup_config(&u, &t, "sd", "workers: 1", jobs);
 	char path[600], us[32];
-	int fd = notify_socket(path, sizeof path);
+	int fd = tnotify_socket(path, sizeof path);
 	snprintf(us, sizeof us, "%d", WATCHDOG_US);
 	setenv("NOTIFY_SOCKET", path, 1);
 	setenv("WATCHDOG_USEC", us, 1);
@@ -186,89 +89,89 @@ int main(void)
 
 	/* ---- READY=1 only when every job is registered ---- */
 	uint64_t end = tlib_now_ms() + 10000;
-	while (registered(&u, t.id, 0) < NJOBS && tlib_now_ms() < end) take(fd, 100);
+	while (registered(&u, t.id, 0) < NJOBS && tlib_now_ms() < end) tnotify_take(fd, 100);
 	if (!tsup_alive(t.pid)) BAIL_OUT("the supervisor has exited: see %s", t.log);
 	is_int(registered(&u, t.id, 0), NJOBS, "the %d jobs it can register are registered", NJOBS);
-	take(fd, 1300);
-	is_int(count_line("READY=1", 0, nmsgs), 0, "no READY=1 while one job is not registered");
-	ok(nmsgs && !strcmp(status_of(0), "connecting to ZooKeeper"), "the first STATUS= is 'connecting to ZooKeeper' (%s)",
-	   nmsgs ? status_of(0) : "none");
+	tnotify_take(fd, 1300);
+	is_int(tnotify_count("READY=1", 0, tnotify_n), 0, "no READY=1 while one job is not registered");
+	ok(tnotify_n && !strcmp(tnotify_status(0), "connecting to ZooKeeper"), "the first STATUS= is 'connecting to ZooKeeper' (%s)",
+	   tnotify_n ? tnotify_status(0) : "none");
 	char want[64];
 	snprintf(want, sizeof want, "registering %d jobs (%d done)", NJOBS + 1, NJOBS);
 	int saw = 0;
-	for (size_t i = 0; i < nmsgs; i++) saw |= !strcmp(status_of(i), want);
+	for (size_t i = 0; i < tnotify_n; i++) saw |= !strcmp(tnotify_status(i), want);
 	ok(saw, "a STATUS= says '%s'", want);
 
 	is_int(zoo_delete(u.zh, "/t74/blocked", -1), ZOK, "the test lets the last job register");
-	long r = take_until(fd, "READY=1", 5000);
+	long r = tnotify_until(fd, "READY=1", 5000);
 	ok(r >= 0, "READY=1 comes");
 	is_int(registered(&u, t.id, 1), NJOBS + 1, "then every job is registered in ZooKeeper");
 	snprintf(want, sizeof want, "connected; %d jobs, 0 items running", NJOBS + 1);
-	is_str(r >= 0 ? status_of((size_t)r) : "", want, "with its STATUS=");
+	is_str(r >= 0 ? tnotify_status((size_t)r) : "", want, "with its STATUS=");
 
 	/* ---- WATCHDOG=1 at half the interval, none while frozen ---- */
-	size_t from = nmsgs;
-	take(fd, 2000);
-	size_t pings = count_line("WATCHDOG=1", from, nmsgs);
+	size_t from = tnotify_n;
+	tnotify_take(fd, 2000);
+	size_t pings = tnotify_count("WATCHDOG=1", from, tnotify_n);
 	ok(pings >= 6 && pings <= 10, "WATCHDOG=1 every %d ms: %zu in 2 s (6-10)", WATCHDOG_US / 2000, pings);
 
 	kill(t.pid, SIGSTOP);
 	end = tlib_now_ms() + 2000;
 	while (proc_state(t.pid) != 'T' && tlib_now_ms() < end) usleep(2000);
-	take(fd, 0);                        /* sent before it stopped */
-	from = nmsgs;
-	take(fd, 3000);                     /* the 2 s session expires meanwhile */
-	is_int(nmsgs - from, 0, "frozen (SIGSTOP) for 3 s: no WATCHDOG=1, nothing at all");
+	tnotify_take(fd, 0);                        /* sent before it stopped */
+	from = tnotify_n;
+	tnotify_take(fd, 3000);                     /* the 2 s session expires meanwhile */
+	is_int(tnotify_n - from, 0, "frozen (SIGSTOP) for 3 s: no WATCHDOG=1, nothing at all");
 	end = tlib_now_ms() + 5000;
 	while (tzkup_session(&u, "j000", t.id) && tlib_now_ms() < end) usleep(20000);
 	is_int(tzkup_session(&u, "j000", t.id), 0, "meanwhile its session expired (instances/{id} gone)");
 	/* the test holds "blocked" back again: the new session's registration cannot complete */
 	is_int(tzk_delete_r(u.zh, "/t74/blocked"), ZOK, "the last job's nodes removed");
 	is_int(tzk_create(u.zh, "/t74/blocked", "", 0, &ZOO_READ_ACL_UNSAFE), ZOK, "and its node read-only again");
-	take(fd, 0);
-	from = nmsgs;
+	tnotify_take(fd, 0);
+	from = tnotify_n;
 	kill(t.pid, SIGCONT);
-	ok(take_until(fd, "WATCHDOG=1", 1000) >= 0, "after SIGCONT WATCHDOG=1 comes again within 1 s");
+	ok(tnotify_until(fd, "WATCHDOG=1", 1000) >= 0, "after SIGCONT WATCHDOG=1 comes again within 1 s");
 
 	/* ---- a new session: registered again, no second READY=1 ---- */
 	end = tlib_now_ms() + 10000;
-	while (registered(&u, t.id, 0) < NJOBS && tlib_now_ms() < end) take(fd, 100);
+	while (registered(&u, t.id, 0) < NJOBS && tlib_now_ms() < end) tnotify_take(fd, 100);
 	is_int(registered(&u, t.id, 0), NJOBS, "it registers the %d jobs again in a new session", NJOBS);
-	take(fd, 1300);
+	tnotify_take(fd, 1300);
 	snprintf(want, sizeof want, "registering %d jobs (%d done)", NJOBS + 1, NJOBS);
 	saw = 0;
-	for (size_t i = from; i < nmsgs; i++) saw |= !strcmp(status_of(i), want);
+	for (size_t i = from; i < tnotify_n; i++) saw |= !strcmp(tnotify_status(i), want);
 	ok(saw, "STATUS= says '%s' again", want);
 	is_int(zoo_delete(u.zh, "/t74/blocked", -1), ZOK, "the test lets the last job register");
 	end = tlib_now_ms() + 5000;
-	while (registered(&u, t.id, 1) < NJOBS + 1 && tlib_now_ms() < end) take(fd, 100);
+	while (registered(&u, t.id, 1) < NJOBS + 1 && tlib_now_ms() < end) tnotify_take(fd, 100);
 	is_int(registered(&u, t.id, 1), NJOBS + 1, "every job is registered again");
-	take(fd, 1200);
+	tnotify_take(fd, 1200);
 	char last[256] = "";
-	for (size_t i = 0; i < nmsgs; i++)
-		if (status_of(i)[0]) snprintf(last, sizeof last, "%s", status_of(i));
+	for (size_t i = 0; i < tnotify_n; i++)
+		if (tnotify_status(i)[0]) snprintf(last, sizeof last, "%s", tnotify_status(i));
 	snprintf(want, sizeof want, "connected; %d jobs, 0 items running", NJOBS + 1);
 	is_str(last, want, "the last STATUS= says so");
-	is_int(count_line("READY=1", 0, nmsgs), 1, "READY=1 was sent exactly once");
+	is_int(tnotify_count("READY=1", 0, tnotify_n), 1, "READY=1 was sent exactly once");
 
 	/* ---- STOPPING=1 at SIGTERM ---- */
 	pid_t pid = t.pid;
 	kill(t.pid, SIGTERM);
-	from = nmsgs;
-	r = take_until(fd, "STOPPING=1", 3000);
+	from = tnotify_n;
+	r = tnotify_until(fd, "STOPPING=1", 3000);
 	ok(r >= 0, "SIGTERM: STOPPING=1");
-	ok(r >= 0 && !strncmp(status_of((size_t)r), "stopping", 8), "with STATUS=stopping (%s)",
-	   r >= 0 ? status_of((size_t)r) : "");
+	ok(r >= 0 && !strncmp(tnotify_status((size_t)r), "stopping", 8), "with STATUS=stopping (%s)",
+	   r >= 0 ? tnotify_status((size_t)r) : "");
 	int s = tsup_stop(&t, 0, 10000);    /* a second SIGTERM would stop it at once */
 	ok(WIFEXITED(s) && WEXITSTATUS(s) == 0, "then it exits cleanly");
-	take(fd, 0);
-	is_int(count_line("STOPPING=1", 0, from), 0, "no STOPPING=1 before the SIGTERM");
+	tnotify_take(fd, 0);
+	is_int(tnotify_count("STOPPING=1", 0, from), 0, "no STOPPING=1 before the SIGTERM");
 
 	size_t bad = 0;
-	for (size_t i = 0; i < nmsgs; i++) bad += msgs[i].pid != pid;
-	is_int(bad, 0, "all %zu datagrams came from the supervisor's own pid (NotifyAccess=main)", nmsgs);
+	for (size_t i = 0; i < tnotify_n; i++) bad += tnotify_msgs[i].pid != pid;
+	is_int(bad, 0, "all %zu datagrams came from the supervisor's own pid (NotifyAccess=main)", tnotify_n);
 	size_t mainpid = 0;
-	for (size_t i = 0; i < nmsgs; i++) mainpid += strstr(msgs[i].text, "MAINPID=") != NULL;
+	for (size_t i = 0; i < tnotify_n; i++) mainpid += strstr(tnotify_msgs[i].text, "MAINPID=") != NULL;
 	is_int(mainpid, 0, "no MAINPID= (systemd started it: it is the main pid)");
 	close(fd);
 	tzkup_end(&u);
