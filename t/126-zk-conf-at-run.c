@@ -28,28 +28,6 @@
 
 #define EJ_ID "10.9.9.9@-@77"
 
-static void mk(zhandle_t *zh, const char *path, const char *data, int flags)
-{
-	int rc = zoo_create(zh, path, data, data ? (int)strlen(data) : -1, &ZOO_OPEN_ACL_UNSAFE, flags, NULL, 0);
-	if (rc != ZOK && rc != ZNODEEXISTS) BAIL_OUT("create %s: %s", path, zerror(rc));
-}
-
-/* ElasticJob's sharding transaction: (delete and) create each item's instance node, clear the flag */
-static int shard(zhandle_t *zh, const char *owner, int again)
-{
-	zoo_op_t ops[9];
-	zoo_op_result_t res[9];
-	char paths[2][64];
-	int n = 0;
-	for (int i = 0; i < 2; i++) {
-		snprintf(paths[i], sizeof paths[i], "/t126/kept/sharding/%d/instance", i);
-		if (again) zoo_delete_op_init(&ops[n++], paths[i], -1);
-		zoo_create_op_init(&ops[n++], paths[i], owner, (int)strlen(owner), &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-	}
-	zoo_delete_op_init(&ops[n++], "/t126/kept/leader/sharding/necessary", -1);
-	return zoo_multi(zh, n, ops, res);
-}
-
 /* the config node as ElasticJob 3.0.4 dumps one, running `rec OUT` */
 static void node_of(char *buf, size_t len, const char *out)
 {
@@ -87,15 +65,9 @@ int main(void)
 	snprintf(out_file, sizeof out_file, "%s/runs.file", tlib_tmpdir());
 
 	/* ElasticJob's leader and its job, whose node runs command A */
-	mk(zh, "/t126", "", 0);
-	mk(zh, "/t126/kept", "SCRIPT", 0);
-	mk(zh, "/t126/kept/leader", "", 0);
-	mk(zh, "/t126/kept/leader/election", "", 0);
-	mk(zh, "/t126/kept/leader/election/instance", EJ_ID, ZOO_EPHEMERAL);
-	mk(zh, "/t126/kept/instances", "", 0);
-	mk(zh, "/t126/kept/instances/" EJ_ID, "jobInstanceId: " EJ_ID "\n", ZOO_EPHEMERAL);
+	tzkup_ej_leader(&u, "kept", "SCRIPT", EJ_ID);
 	node_of(node, sizeof node, out_a);
-	mk(zh, "/t126/kept/config", node, 0);
+	tzkup_mk(&u, "/t126/kept/config", node, 0);
 	/* the supervisor's file says another command, overwrite: false: the node is in force */
 	int w = snprintf(jobs, sizeof jobs,
 	                 "  kept:\n    type: script\n    cron: \"* * * * * ?\"\n    shardingTotalCount: 2\n"
@@ -107,12 +79,13 @@ int main(void)
 	tzkup_run(&u, &a, "127.0.0.2");
 	ok(tzkup_wait_registered(&u, "kept", a.id, 0, 15000), "the supervisor registers and follows the test's leader");
 	ok(tzk_wait_exists(zh, "/t126/kept/leader/sharding/necessary", 1, 5000), "  and raises the resharding flag");
-	for (int i = 0; i < 2; i++) mk(zh, tzkup_path(&u, "kept", "sharding/%d", i), "", 0);
-	is_int(shard(zh, a.id, 0), ZOK, "the leader shards: both items to the supervisor");
+	const char *const mine[2] = { a.id, a.id };
+	for (int i = 0; i < 2; i++) tzkup_mk(&u, tzkup_path(&u, "kept", "sharding/%d", i), "", 0);
+	is_int(tzkup_ej_shard(&u, "kept", mine, 2, 0, 0), ZOK, "the leader shards: both items to the supervisor");
 	ok(tsup_wait_lines(out_a, " ", 4, 8000), "the node's command A runs");
 
 	/* the leader raises the flag and holds it: the next fire waits for the sharding */
-	mk(zh, "/t126/kept/leader/sharding/necessary", "", 0);
+	tzkup_mk(&u, "/t126/kept/leader/sharding/necessary", "", 0);
 	long long flagged = tlib_wall_ns() / 1000000;
 	/* a fire time passes: that fire waits; then the operator changes the node's command */
 	usleep((useconds_t)((1000 - flagged % 1000) + 300) * 1000);
@@ -121,7 +94,7 @@ int main(void)
 	       "becomes B");
 	long long changed = tlib_wall_ns() / 1000000;
 	usleep(300000);
-	is_int(shard(zh, a.id, 1), ZOK, "the leader shards (both items to the supervisor again)");
+	is_int(tzkup_ej_shard(&u, "kept", mine, 2, 1, 0), ZOK, "the leader shards (both items to the supervisor again)");
 	uint64_t end = tlib_now_ms() + 8000;
 	while (runs_after(out_b, changed - 1000) < 4 && tlib_now_ms() < end) usleep(100000);
 	int b_runs = runs_after(out_b, changed - 1000);

@@ -29,30 +29,6 @@
 
 #define EJ_ID "10.9.9.9@-@77"
 
-static void mk(zhandle_t *zh, const char *path, const char *data, int flags)
-{
-	int rc = zoo_create(zh, path, data, data ? (int)strlen(data) : -1, &ZOO_OPEN_ACL_UNSAFE, flags, NULL, 0);
-	if (rc != ZOK && rc != ZNODEEXISTS) BAIL_OUT("create %s: %s", path, zerror(rc));
-}
-
-/* The leader's commit: every item's instance node (created, or deleted and created), the flag
- * removed, and with again: the flag raised again in the same transaction. */
-static int commit(zhandle_t *zh, const char *owner, int exists, int again)
-{
-	zoo_op_t ops[12];
-	zoo_op_result_t res[12];
-	char paths[4][64];
-	int n = 0;
-	for (int i = 0; i < 4; i++) {
-		snprintf(paths[i], sizeof paths[i], "/t59/fl/sharding/%d/instance", i);
-		if (exists) zoo_delete_op_init(&ops[n++], paths[i], -1);
-		zoo_create_op_init(&ops[n++], paths[i], owner, (int)strlen(owner), &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-	}
-	zoo_delete_op_init(&ops[n++], "/t59/fl/leader/sharding/necessary", -1);
-	if (again) zoo_create_op_init(&ops[n++], "/t59/fl/leader/sharding/necessary", "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-	return zoo_multi(zh, n, ops, res);
-}
-
 /* runs recorded for fire id `fire` */
 static int runs_of(const char *path, long long fire)
 {
@@ -76,13 +52,7 @@ int main(void)
 	snprintf(out, sizeof out, "%s/runs", tlib_tmpdir());
 
 	/* the leader (the test) is there first; the job was never sharded: no item nodes */
-	mk(zh, "/t59", "", 0);
-	mk(zh, "/t59/fl", "", 0);
-	mk(zh, "/t59/fl/leader", "", 0);
-	mk(zh, "/t59/fl/leader/election", "", 0);
-	mk(zh, "/t59/fl/leader/election/instance", EJ_ID, ZOO_EPHEMERAL);
-	mk(zh, "/t59/fl/instances", "", 0);
-	mk(zh, "/t59/fl/instances/" EJ_ID, "jobInstanceId: " EJ_ID "\n", ZOO_EPHEMERAL);
+	tzkup_ej_leader(&u, "fl", "", EJ_ID);
 
 	int w = snprintf(jobs, sizeof jobs,
 	                 "  fl:\n"
@@ -98,8 +68,9 @@ int main(void)
 	tzkup_run(&u, &a, "127.0.0.2");
 	ok(tzkup_wait_registered(&u, "fl", a.id, 0, 15000), "the supervisor registers and follows the test's leader");
 	ok(tzk_wait_exists(zh, "/t59/fl/leader/sharding/necessary", 1, 5000), "  and raises the resharding flag");
-	for (int i = 0; i < 4; i++) mk(zh, tzkup_path(&u, "fl", "sharding/%d", i), "", 0);
+	for (int i = 0; i < 4; i++) tzkup_mk(&u, tzkup_path(&u, "fl", "sharding/%d", i), "", 0);
 
+	const char *const others[4] = { EJ_ID, EJ_ID, EJ_ID, EJ_ID }, *const mine[4] = { a.id, a.id, a.id, a.id };
 	/* a fire time T passes with no assignment: the supervisor's fire T waits for the sharding */
 	long long now = tlib_wall_ns() / 1000000;
 	long long fire = (now / 3000 + 1) * 3000;
@@ -107,11 +78,11 @@ int main(void)
 	usleep((useconds_t)((fire - now + 400) * 1000));
 	/* the commit gives every item to the other instance and the flag is up again at once: its
 	 * ctime is after T */
-	is_int(commit(zh, EJ_ID, 0, 1), ZOK, "the leader commits (all 4 items to another instance) and the flag is "
+	is_int(tzkup_ej_shard(&u, "fl", others, 4, 0, 1), ZOK, "the leader commits (all 4 items to another instance) and the flag is "
 	       "raised again in the same transaction, 400 ms after the fire's time");
 	usleep(600000);
 	/* the commit that gives the items to the supervisor, before the next fire's time */
-	is_int(commit(zh, a.id, 1, 0), ZOK, "the leader reshards: all 4 items to the supervisor, 1 s after the fire's time");
+	is_int(tzkup_ej_shard(&u, "fl", mine, 4, 1, 0), ZOK, "the leader reshards: all 4 items to the supervisor, 1 s after the fire's time");
 	long long next = fire + 3000;
 	uint64_t end = tlib_now_ms() + 9000;
 	while (runs_of(out, next) < 4 && tlib_now_ms() < end) usleep(100000);

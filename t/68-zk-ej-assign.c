@@ -29,28 +29,6 @@
 
 #define EJ_ID "10.9.9.9@-@77"
 
-static void mk(zhandle_t *zh, const char *path, const char *data, int flags)
-{
-	int rc = zoo_create(zh, path, data, data ? (int)strlen(data) : -1, &ZOO_OPEN_ACL_UNSAFE, flags, NULL, 0);
-	if (rc != ZOK && rc != ZNODEEXISTS) BAIL_OUT("create %s: %s", path, zerror(rc));
-}
-
-/* ElasticJob's sharding transaction: (delete and) create each item's instance node, clear the flag */
-static int ej_shard(zhandle_t *zh, const char *const owner[4], int again)
-{
-	zoo_op_t ops[9];
-	zoo_op_result_t res[9];
-	char paths[4][64];
-	int n = 0;
-	for (int i = 0; i < 4; i++) {
-		snprintf(paths[i], sizeof paths[i], "/t68/mix/sharding/%d/instance", i);
-		if (again) zoo_delete_op_init(&ops[n++], paths[i], -1);
-		zoo_create_op_init(&ops[n++], paths[i], owner[i], (int)strlen(owner[i]), &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-	}
-	zoo_delete_op_init(&ops[n++], "/t68/mix/leader/sharding/necessary", -1);
-	return zoo_multi(zh, n, ops, res);
-}
-
 int main(void)
 {
 	tlib_init(90);
@@ -68,13 +46,7 @@ int main(void)
 	snprintf(fout, sizeof fout, "%s/runs.file", tlib_tmpdir());
 
 	/* ElasticJob's instance got there first and leads */
-	mk(zh, "/t68", "", 0);
-	mk(zh, "/t68/mix", "SCRIPT", 0);      /* ElasticJob: ConfigurationService.replaceJobRootNode */
-	mk(zh, "/t68/mix/leader", "", 0);
-	mk(zh, "/t68/mix/leader/election", "", 0);
-	mk(zh, "/t68/mix/leader/election/instance", EJ_ID, ZOO_EPHEMERAL);
-	mk(zh, "/t68/mix/instances", "", 0);
-	mk(zh, "/t68/mix/instances/" EJ_ID, "jobInstanceId: " EJ_ID "\n", ZOO_EPHEMERAL);
+	tzkup_ej_leader(&u, "mix", "SCRIPT", EJ_ID);   /* ElasticJob: ConfigurationService.replaceJobRootNode */
 	/* its config node, as ElasticJob 3.0.4 dumps it (a real one's, but for name, cron and command) */
 	int nw = snprintf(node, sizeof node,
 	                  "cron: 0/1 * * * * ?\ndescription: ''\ndisabled: false\nfailover: false\njobName: mix\n"
@@ -82,7 +54,7 @@ int main(void)
 	                  "overwrite: false\nprops:\n  script.command.line: %s %s\nreconcileIntervalMinutes: 10\n"
 	                  "shardingItemParameters: ''\nshardingTotalCount: 4\nstaticSharding: false\n", rec, out);
 	if (nw < 0 || (size_t)nw >= sizeof node) BAIL_OUT("node too long");
-	mk(zh, "/t68/mix/config", node, 0);
+	tzkup_mk(&u, "/t68/mix/config", node, 0);
 
 	int w = snprintf(jobs, sizeof jobs,
 	                 "  mix:\n"
@@ -103,10 +75,10 @@ int main(void)
 	for (int i = 0; i < 4; i++) {
 		char p[64];
 		snprintf(p, sizeof p, "/t68/mix/sharding/%d", i);
-		mk(zh, p, "", 0);
+		tzkup_mk(&u, p, "", 0);
 	}
 	const char *first[4] = { a.id, a.id, EJ_ID, EJ_ID };
-	is_int(ej_shard(zh, first, 0), ZOK, "ElasticJob's leader commits its first sharding: items 0 and 1 to ejob");
+	is_int(tzkup_ej_shard(&u, "mix", first, 4, 0, 0), ZOK, "ElasticJob's leader commits its first sharding: items 0 and 1 to ejob");
 	long long after = tlib_wall_ns() / 1000000 + 300;
 	int exact = 0, nf = 0;
 	uint64_t end = tlib_now_ms() + 8000;
@@ -114,10 +86,10 @@ int main(void)
 	ok(nf >= 3 && exact, "ejob runs items 0 and 1, each once per fire, and nothing else (%d fires)", nf);
 
 	/* ElasticJob reshards: the flag first, then delete + create of every item node */
-	mk(zh, "/t68/mix/leader/sharding/necessary", "", 0);
+	tzkup_mk(&u, "/t68/mix/leader/sharding/necessary", "", 0);
 	usleep(300000);
 	const char *all[4] = { a.id, a.id, a.id, a.id };
-	is_int(ej_shard(zh, all, 1), ZOK, "ElasticJob's leader reshards: all 4 items to ejob");
+	is_int(tzkup_ej_shard(&u, "mix", all, 4, 1, 0), ZOK, "ElasticJob's leader reshards: all 4 items to ejob");
 	struct Stat st;
 	uint64_t epoch = 0;
 	for (int i = 0; i < 4; i++) {
@@ -152,7 +124,7 @@ int main(void)
 	/* ElasticJob's leader raises the flag and waits before it shards (for running items, say):
 	 * ejob's fires wait, each at most twice the session timeout, and are missed; the leader stays */
 	int missed0 = tsup_log_count(&a, "missed: no assignment after");
-	mk(zh, "/t68/mix/leader/sharding/necessary", "", 0);
+	tzkup_mk(&u, "/t68/mix/leader/sharding/necessary", "", 0);
 	long long flagged = tlib_wall_ns() / 1000000 + 300;
 	ok(tsup_wait_log(&a, "missed: no assignment after", missed0 + 1, 8000), "ejob's fire waits for the sharding, and "
 	   "is missed");
@@ -160,10 +132,10 @@ int main(void)
 	ok(tzk_exists(zh, "/t68/mix/leader/election/instance", &now) == ZOK && now.czxid == lst.czxid,
 	   "  ElasticJob's leader (no leader/failover/alive/{id}: not ejob) is not deposed");
 	/* the same leader, were it ejob, with an item still running (ElasticJob's running node) */
-	mk(zh, "/t68/mix/leader/failover", "", 0);
-	mk(zh, "/t68/mix/leader/failover/alive", "", 0);
-	mk(zh, "/t68/mix/leader/failover/alive/" EJ_ID, "", ZOO_EPHEMERAL);
-	mk(zh, "/t68/mix/sharding/3/running", "", ZOO_EPHEMERAL);
+	tzkup_mk(&u, "/t68/mix/leader/failover", "", 0);
+	tzkup_mk(&u, "/t68/mix/leader/failover/alive", "", 0);
+	tzkup_mk(&u, "/t68/mix/leader/failover/alive/" EJ_ID, "", ZOO_EPHEMERAL);
+	tzkup_mk(&u, "/t68/mix/sharding/3/running", "", ZOO_EPHEMERAL);
 	ok(tsup_wait_log(&a, "missed: no assignment after", missed0 + 2, 8000), "the next fire is missed");
 	ok(tzk_exists(zh, "/t68/mix/leader/election/instance", &now) == ZOK && now.czxid == lst.czxid,
 	   "  an ejob leader is not deposed while sharding/3/running explains its wait");

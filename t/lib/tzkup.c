@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "t/lib/tlib.h"
+#include "t/tap.h"
 
 /* A preamble that fails ends the test: TAP's bail out, and tlib's exit handler kills every
  * process it started. */
@@ -241,4 +242,46 @@ void tzkup_run_n(struct tzkup *u, struct tsup *s, int n, const char *supervisor,
 		tzkup_config(u, &s[i], name, supervisor, jobs);
 		tzkup_run(u, &s[i], ip);
 	}
+}
+
+/* ---- playing ElasticJob's leader ---- */
+
+void tzkup_mk(const struct tzkup *u, const char *path, const char *data, int flags)
+{
+	int rc = zoo_create(u->zh, path, data, data ? (int)strlen(data) : -1, &ZOO_OPEN_ACL_UNSAFE, flags, NULL, 0);
+	if (rc != ZOK && rc != ZNODEEXISTS) BAIL_OUT("create %s: %s", path, zerror(rc));
+}
+
+void tzkup_ej_leader(const struct tzkup *u, const char *job, const char *root_data, const char *id)
+{
+	char data[256];
+	snprintf(data, sizeof data, "/%s", u->ns);
+	tzkup_mk(u, data, "", 0);
+	snprintf(data, sizeof data, "/%s/%s", u->ns, job);
+	tzkup_mk(u, data, root_data, 0);
+	tzkup_mk(u, tzkup_path(u, job, "leader"), "", 0);
+	tzkup_mk(u, tzkup_path(u, job, "leader/election"), "", 0);
+	tzkup_mk(u, tzkup_path(u, job, "leader/election/instance"), id, ZOO_EPHEMERAL);
+	tzkup_mk(u, tzkup_path(u, job, "instances"), "", 0);
+	snprintf(data, sizeof data, "jobInstanceId: %s\n", id);
+	tzkup_mk(u, tzkup_path(u, job, "instances/%s", id), data, ZOO_EPHEMERAL);
+}
+
+int tzkup_ej_shard(const struct tzkup *u, const char *job, const char *const *owner, int n, int again, int raise_again)
+{
+	enum { MAXN = 16 };
+	zoo_op_t ops[2 * MAXN + 2];
+	zoo_op_result_t res[2 * MAXN + 2];
+	char paths[MAXN][256], flag[256];
+	int k = 0;
+	if (n > MAXN) BAIL_OUT("tzkup_ej_shard: at most %d items", MAXN);
+	for (int i = 0; i < n; i++) {
+		snprintf(paths[i], sizeof paths[i], "%s", tzkup_path(u, job, "sharding/%d/instance", i));
+		if (again) zoo_delete_op_init(&ops[k++], paths[i], -1);
+		zoo_create_op_init(&ops[k++], paths[i], owner[i], (int)strlen(owner[i]), &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+	}
+	snprintf(flag, sizeof flag, "%s", tzkup_path(u, job, "leader/sharding/necessary"));
+	zoo_delete_op_init(&ops[k++], flag, -1);
+	if (raise_again) zoo_create_op_init(&ops[k++], flag, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+	return zoo_multi(u->zh, k, ops, res);
 }

@@ -111,4 +111,19 @@ const char *tzkup_data(const struct tzkup *u, const char *path);
 /* The node is not there (ZNONODE). */
 int tzkup_missing(const struct tzkup *u, const char *path);
 
+/* ---- playing ElasticJob's leader (t/59, t/68, t/126): its writes, with the plain client ---- */
+
+/* path created (data NULL: no data), or there already; BAIL_OUT otherwise */
+void tzkup_mk(const struct tzkup *u, const char *path, const char *data, int flags);
+
+/* /{ns}/{job} (its data root_data: "SCRIPT", as ElasticJob's ConfigurationService writes it),
+ * leader/election/instance naming id and instances/{id}, both ephemerals of the test's session:
+ * an ElasticJob instance that got there first and leads. */
+void tzkup_ej_leader(const struct tzkup *u, const char *job, const char *root_data, const char *id);
+
+/* ElasticJob's sharding transaction on the job's n items: (with again: delete and) create each
+ * sharding/{i}/instance with owner[i], delete leader/sharding/necessary, and with raise_again
+ * create it again in the same transaction. zoo_multi's result. */
+int tzkup_ej_shard(const struct tzkup *u, const char *job, const char *const *owner, int n, int again, int raise_again);
+
 #endif
