@@ -8,6 +8,7 @@
 
 #include "ipc/wait.h"
 #include "supervisor/base/log.h"
+#include "supervisor/base/nidx.h"
 #include "supervisor/run/events.h"
 #include "supervisor/run/sched.h"
 
@@ -127,6 +128,7 @@ struct sched {
 	void *arg;
 	struct sched_job **jobs;
 	size_t n, cap;
+	struct nidx *ix;            /* jobs by name (a pointer: sched_next's s is const) */
 	tz_t *local;                /* the supervisor's zone, for jobs without timeZone */
 	int stopped;
 	int64_t ref_real, ref_mono; /* a (realtime, monotonic) pair, to size clock steps */
@@ -353,6 +355,7 @@ sched_t *sched_new(struct ev_loop *loop, const struct sched_hooks *h, void *arg)
 	s->loop = loop;
 	s->hooks = *h;
 	s->arg = arg;
+	s->ix = calloc(1, sizeof *s->ix);   /* NULL: found by a loop, as before */
 	tz_err_t err;
 	s->local = tz_load_default(&err);
 	if (!s->local) {
@@ -392,6 +395,8 @@ void sched_free(sched_t *s)
 	ev_prepare_stop(s->loop, &s->said_w);
 	for (size_t i = 0; i < s->n; i++) job_free(s->jobs[i]);
 	free(s->jobs);
+	if (s->ix) nidx_free(s->ix);
+	free(s->ix);
 	wtimer_free(s->timers);
 	tz_free(s->local);
 	free(s);
@@ -447,11 +452,20 @@ static int job_load(struct sched_job *j, const conf_job_t *c, int64_t now_s)
 	return 0;
 }
 
+static const char *job_name(const void *arr, size_t i)
+{
+	return ((struct sched_job *const *)arr)[i]->name;
+}
+
 static struct sched_job *find(const sched_t *s, const char *name)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->jobs[i]->name, name)) return s->jobs[i];
-	return NULL;
+	if (!s->ix) {
+		for (size_t i = 0; i < s->n; i++)
+			if (!strcmp(s->jobs[i]->name, name)) return s->jobs[i];
+		return NULL;
+	}
+	size_t i = nidx_find(s->ix, s->jobs, s->n, job_name, name);
+	return i == (size_t)-1 ? NULL : s->jobs[i];
 }
 
 /* A job's cron or zone in force changed from what was said (said_*) to j's texts; a one-off
@@ -558,6 +572,7 @@ static struct sched_job *job_new(sched_t *s, const char *name, int64_t now_s)
 	j->last_s = now_s;
 	wtimer_init(&j->timer, job_due, j);
 	s->jobs[s->n++] = j;
+	if (s->ix) nidx_add(s->ix, s->jobs, s->n, job_name, s->n - 1);
 	return j;
 }
 
@@ -600,7 +615,10 @@ void sched_remove_job(sched_t *s, const char *name)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (s->jobs[i]->present && !strcmp(s->jobs[i]->name, name)) {
-			if (job_removed(s, s->jobs[i])) s->jobs[i] = s->jobs[--s->n];
+			if (job_removed(s, s->jobs[i])) {
+				s->jobs[i] = s->jobs[--s->n];
+				if (s->ix) nidx_dirty(s->ix);
+			}
 			return;
 		}
 }
@@ -621,6 +639,7 @@ int sched_set_jobs(sched_t *s, const conf_t *conf)
 		if (j->seen || !j->present || !job_removed(s, j)) s->jobs[k++] = j;
 	}
 	s->n = k;
+	if (s->ix) nidx_dirty(s->ix);
 	return rc;
 }
 
@@ -632,6 +651,7 @@ void sched_fire_ended(sched_t *s, sched_job_t *h)
 		for (size_t i = 0; i < s->n; i++)
 			if (s->jobs[i] == j) {
 				s->jobs[i] = s->jobs[--s->n];
+				if (s->ix) nidx_dirty(s->ix);
 				break;
 			}
 		job_free(j);
