@@ -13,6 +13,7 @@
  * quoted, because every YAML reader (SnakeYAML's and libyaml's) turns a NEL inside a literal
  * block into a line feed, and the value would not survive a round trip.
  */
+#include <pthread.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,20 +318,29 @@ static const struct resolver {
 
 void conf_resolver_free(conf_resolver_t *r)
 {
-	for (size_t i = 0; i < sizeof r->re / sizeof *r->re; i++)
-		if (r->state[i] == 1) regfree(&r->re[i]);
-	memset(r->state, 0, sizeof r->state);
+	r->used = 0;
 }
 
-static bool whole_match(conf_resolver_t *r, size_t i, const char *re, const char *s, size_t n)
+static regex_t shared_re[sizeof resolvers / sizeof *resolvers];
+static unsigned char shared_ok[sizeof resolvers / sizeof *resolvers];
+static pthread_once_t shared_once = PTHREAD_ONCE_INIT;
+
+static void shared_compile(void)
 {
-	if (r->state[i] == 0) r->state[i] = regcomp(&r->re[i], re, REG_EXTENDED | REG_NOSUB) == 0 ? 1 : 2;
-	if (r->state[i] != 1) return false;
+	for (size_t i = 0; i < sizeof resolvers / sizeof *resolvers; i++)
+		shared_ok[i] = regcomp(&shared_re[i], resolvers[i].re, REG_EXTENDED | REG_NOSUB) == 0;
+}
+
+static bool whole_match(conf_resolver_t *r, size_t i, const char *s, size_t n)
+{
+	pthread_once(&shared_once, shared_compile);
+	r->used = 1;
+	if (!shared_ok[i]) return false;
 	char buf[1100];
 	if (n >= sizeof buf) return false;   /* longer than every resolver's limit */
 	memcpy(buf, s, n);
 	buf[n] = '\0';
-	return regexec(&r->re[i], buf, 0, NULL, 0) == 0;
+	return regexec(&shared_re[i], buf, 0, NULL, 0) == 0;
 }
 
 static size_t u16_len(const char *s, size_t n)
@@ -354,12 +364,12 @@ const char *conf_snake_resolve(conf_resolver_t *r, const char *s, size_t n)
 		for (size_t i = 0; i < sizeof resolvers / sizeof *resolvers; i++) {
 			const struct resolver *rs = &resolvers[i];
 			if (!strchr(rs->first, s[0]) || l16 > rs->limit) continue;
-			if (whole_match(r, i, rs->re, s, n)) return rs->tag;
+			if (whole_match(r, i, s, n)) return rs->tag;
 		}
 	}
 	if (n == 0) return YAML_PREFIX "null";
 	if (l16 <= resolvers[NULL_RESOLVER].limit &&
-	    whole_match(r, NULL_RESOLVER, resolvers[NULL_RESOLVER].re, s, n))
+	    whole_match(r, NULL_RESOLVER, s, n))
 		return YAML_PREFIX "null";
 	return TAG_STR;
 }
