@@ -83,11 +83,16 @@ static void session_event(coord_t *c, const char *state)
 	events_emit(fires_events(c->fires), &ev);
 }
 
+static const char *job_name(const void *arr, size_t i)
+{
+	return ((struct cjob *const *)arr)[i]->name;
+}
+
+/* jobs are only ever appended (a removed one stays, gone) */
 struct cjob *cj_find(coord_t *c, const char *name)
 {
-	for (size_t i = 0; i < c->n; i++)
-		if (!strcmp(c->jobs[i]->name, name)) return c->jobs[i];
-	return NULL;
+	size_t i = nidx_find(&c->ix, c->jobs, c->n, job_name, name);
+	return i == (size_t)-1 ? NULL : c->jobs[i];
 }
 
 int cj_id_ok(const char *id)
@@ -219,6 +224,13 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 	}
 }
 
+/* ZooKeeper has room: the watches that wait for it (coord_reg.c) */
+static void on_idle(void *arg)
+{
+	coord_t *c = arg;
+	if (!c->closing) cj_arm_pump(c);
+}
+
 coord_t *coord_new(const struct coord_params *cp, const struct coord_hooks *h, void *arg)
 {
 	coord_t *c = calloc(1, sizeof *c);
@@ -241,7 +253,7 @@ coord_t *coord_new(const struct coord_params *cp, const struct coord_hooks *h, v
 		 * (blockUntilConnected, maxSleepTimeMilliseconds x maxRetries) */
 		.start_rounds = rc->max_retries + 1, .start_wait_ms = rc->max_sleep_ms * rc->max_retries,
 	};
-	static const struct zkc_hooks zh = { .state = on_state, .gave_up = on_gave_up };
+	static const struct zkc_hooks zh = { .state = on_state, .gave_up = on_gave_up, .idle = on_idle };
 	tz_err_t tze;
 	if (!(c->local = tz_load_default(&tze))) c->local = tz_fixed("UTC", 0);   /* the scheduler says why */
 	if (!c->local) goto fail;
@@ -300,6 +312,7 @@ uint32_t coord_busy(const coord_t *c)
 /* A removed job watches nothing (registration, if it comes back, arms every watch again). */
 static void unwatch(struct cjob *j)
 {
+	cj_arm_forget(j);
 	cj_config_unwatch(j);
 	cj_lead_unwatch(j);
 	cj_assign_unwatch(j);
@@ -319,6 +332,7 @@ static void job_free(struct cjob *j)
 	cj_shard_free(j);
 	cf_free(j);
 	cj_ops_unwatch(j);
+	cj_arm_forget(j);
 	free(j->name);
 	free(j);
 }
@@ -336,6 +350,7 @@ void coord_free(coord_t *c)
 	}
 	listen_free(c->listen);   /* after the fires: theirs are cancelled with them */
 	free(c->jobs);
+	nidx_free(&c->ix);
 	free(c->id);
 	free(c->ip);
 	free(c->ns);
@@ -414,6 +429,7 @@ struct cjob *cj_add(coord_t *c, const char *name)
 	j->c = c;
 	j->gone = 1;
 	c->jobs[c->n++] = j;
+	nidx_add(&c->ix, c->jobs, c->n, job_name, c->n - 1);
 	/* a job a reload (or adoption) brings to a drained supervisor stays out, as the others */
 	if (c->drained) {
 		j->ops.shut = 1;
@@ -483,6 +499,7 @@ void coord_tick(coord_t *c, uint64_t now_ns)
 		cj_checks(c->jobs[i], now_ns);
 	}
 	cj_shard_pump(c, now_ns, c->n);     /* eager shardings now due */
+	if (zkc_backlog(c->z) <= ZKC_WINDOW / 2) cj_arm_pump(c);   /* no answer came to call it */
 	cl_lease_tick(c, now_ns);
 }
 

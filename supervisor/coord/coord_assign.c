@@ -129,15 +129,6 @@ static void disabled_known(void *arg, const struct zkc_res *r)
 		         j->as.disabled[i] ? "disabled" : "enabled again", i);
 }
 
-static void watch_disabled(struct cjob *j, uint32_t i)
-{
-	zkc_keep_t **k = cj_keep_at(&j->as.w_disabled, &j->as.nw_disabled, i);
-	char p[CJ_PATH_MAX];
-	if (k)
-		zkc_keep_read(cj_keep(j, k, ZKC_KEEP_EXISTS, cj_path(j, p, "/sharding/%" PRIu32 "/disabled", i), i,
-		                      disabled_known));
-}
-
 static void item_state(void *arg, const struct zkc_res *r)
 {
 	struct states *st = arg;
@@ -149,7 +140,23 @@ static void item_state(void *arg, const struct zkc_res *r)
 	cx_ready_changed(j);
 }
 
-void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch)
+/* arm the disabled watch of every item we own (armed already: nothing is sent) */
+void cj_assign_arm(struct cjob *j)
+{
+	char p[CJ_PATH_MAX];
+	for (uint32_t k = 0; j->as.have && k < j->as.total; k++) {
+		if (!cj_owned(j, k)) continue;
+		zkc_keep_t **w = cj_keep_at(&j->as.w_disabled, &j->as.nw_disabled, k);
+		if (w) zkc_keep_arm(cj_keep(j, w, ZKC_KEEP_EXISTS, cj_path(j, p, "/sharding/%" PRIu32 "/disabled", k), k,
+		                            disabled_known));
+	}
+}
+
+/* made: the commit that wrote the assignment made its item nodes (cj_shard_fresh), so nothing is
+ * under them yet: no last record, nothing completed or disabled, no misfire flag. Else each item
+ * we own is listed (what is under it) before a fire may start. Either way the disabled watches
+ * are armed when ZooKeeper has room (the listing says what is there meanwhile; cj_arm_later). */
+static void install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch, int made)
 {
 	cj_free_owner(j->as.owner, j->as.total);
 	free(j->as.completed);
@@ -179,14 +186,25 @@ void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch)
 	st->left = 1;
 	j->as.states_loading = 1;
 	char p[CJ_PATH_MAX];
-	for (uint32_t k = 0; k < total; k++)
-		if (owner[k] && !strcmp(owner[k], me) &&
-		    zkc_children_item(j->c->z, cj_path(j, p, "/sharding/%" PRIu32, k), k, NULL, NULL, item_state, st) == ZOK) {
+	for (uint32_t k = 0; k < total; k++) {
+		if (!owner[k] || strcmp(owner[k], me)) continue;
+		if (made) cx_last_listed(j, k, 0);
+		else if (zkc_children_item(j->c->z, cj_path(j, p, "/sharding/%" PRIu32, k), k, NULL, NULL, item_state, st) == ZOK)
 			st->left++;
-			watch_disabled(j, k);
-		}
+	}
+	if (mine) cj_arm_later(j, CJ_ARM_ITEMS);
 	struct zkc_res go = { .rc = ZNONODE, .path = "" };
 	item_state(st, &go);
+}
+
+void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch)
+{
+	install(j, owner, total, epoch, 0);
+}
+
+void cj_install_made(struct cjob *j, char **owner, uint32_t total, uint64_t epoch)
+{
+	install(j, owner, total, epoch, 1);
 }
 
 /* ---- the assignment in one read ----------------------------------------------------------------------

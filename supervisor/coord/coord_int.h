@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "supervisor/base/log.h"
+#include "supervisor/base/nidx.h"
 #include "supervisor/coord/coord.h"
 #include "supervisor/run/events.h"
 #include "supervisor/run/fire.h"
@@ -51,6 +52,7 @@ struct cj_reg {                 /* coord_reg.c: registration in each session */
 	                               nodes left from it (failover on) and queue them */
 	int publish;                /* overwrite: true and the file's config not yet published (start, reload) */
 	int elect;                  /* the new job's multi in flight elects this instance too (reg_fresh) */
+	int arm;                    /* watches to arm when ZooKeeper has room (CJ_ARM_*; c->arm_want counts it) */
 };
 
 struct cj_cfg {                 /* coord_config.c: the config node */
@@ -92,6 +94,7 @@ struct cj_shard {               /* coord_shard.c: the leader's sharding */
 	int eager_run;              /* the sharding in flight is an eager one (c->eager_inflight counts it) */
 	uint64_t eager_first_ns;    /* when it was first wanted (the debounce's cap counts from it) */
 	uint64_t eager_due_ns;      /* not before (the debounce: the last change seen + CJ_EAGER_QUIET) */
+	int fresh;                  /* no item node yet (this session's multi made the job): the first commit makes them */
 };
 
 struct cj_assign {              /* coord_assign.c: the assignment in force, our items' state */
@@ -292,6 +295,9 @@ struct coord {
 	uint32_t eager_inflight;    /* eager shardings in flight (at most CJ_EAGER_MAX) */
 	size_t eager_cursor;        /* where the next look for one to start begins (round robin) */
 	int eager_pumping;          /* cj_shard_pump is on the stack (an end inside it does not pump again) */
+	struct nidx ix;             /* coord.c: the jobs by name (cj_find) */
+	uint32_t arm_want;          /* coord_reg.c: jobs with watches to arm when ZooKeeper has room */
+	size_t arm_cursor;          /* where the next look for one begins */
 	ev_idle flush_w;
 };
 
@@ -400,6 +406,12 @@ void cj_publish_due(struct cjob *j, int due);   /* the file's config is (not) to
 void cj_reg_tick(struct cjob *j, uint64_t now_ns);   /* a failed registration starts over when due */
 void cj_reg_session(struct cjob *j);            /* a new session (or the old one expired): not registered */
 int cj_reg_leave(struct cjob *j);               /* removed: 1 if it was registered (its nodes go) */
+/* Watches a job needs but no fire waits for are armed when ZooKeeper has room (zkc's idle hook):
+ * never queued in front of the registrations, shardings and fires of thousands of jobs (coord_reg.c) */
+enum { CJ_ARM_OPS = 1, CJ_ARM_LEAD = 2, CJ_ARM_ITEMS = 4 };
+void cj_arm_later(struct cjob *j, int what);   /* CJ_ARM_*: to arm once registered in this session */
+void cj_arm_pump(coord_t *c);                  /* arm what is due while the window has room */
+void cj_arm_forget(struct cjob *j);            /* the job is freed */
 
 /* coord_config.c: the config node */
 /* Take a config node's text as the job's config (watched: an operator's change, acted on; else
@@ -451,6 +463,7 @@ void cj_shard_now(struct cjob *j);              /* the leader: shard at once (on
 void cj_shard_eager(struct cjob *j);
 void cj_shard_eager_off(struct cjob *j);        /* no longer wanted (the flag went, not the leader) */
 void cj_shard_pump(coord_t *c, uint64_t now_ns, size_t look);
+void cj_shard_fresh(struct cjob *j, uint64_t session);   /* reg_fresh made the job: no item node, servers/{ip} ours */
 void cj_shard_free(struct cjob *j);             /* what it remembers of the servers */
 
 /* coord_last.c: each item's last execution record */
@@ -470,6 +483,9 @@ void cj_load_assignment(struct cjob *j);       /* read it (again): the sharding 
 char *cj_assignment_text(char *const *owner, uint32_t total);   /* the sharding node's data (malloc'd; NULL: too big) */
 void cj_assign_reload(struct cjob *j);         /* from scratch: reads in flight are forgotten */
 void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch);   /* takes owner */
+/* the same for an assignment whose item nodes its own commit made: nothing under them to read */
+void cj_install_made(struct cjob *j, char **owner, uint32_t total, uint64_t epoch);
+void cj_assign_arm(struct cjob *j);           /* arm sharding/{i}/disabled of the items we own */
 void cj_set_completed(struct cjob *j, uint32_t i, int on);   /* sharding/i/completed written, deleted */
 void cj_assign_session(struct cjob *j);
 void cj_assign_unwatch(struct cjob *j);
@@ -483,6 +499,7 @@ const char *cj_show(const char *data, int len, char *buf, size_t sz);
 
 /* coord_ops.c: the operator's nodes for this instance, watched from registration on */
 void cj_watch_ops(struct cjob *j);
+void cj_ops_registered(struct cjob *j);       /* servers/{ip} as registration wrote it */
 void cj_leave(struct cjob *j, enum cj_left why);   /* stop or drain: the job leaves this instance */
 void cj_leave_nodes(struct cjob *j);            /* registered: the flag raised, our instances/{id} deleted */
 void cj_ops_unwatch(struct cjob *j);           /* also what cj_ops_free is */

@@ -165,11 +165,16 @@ void cj_leave(struct cjob *j, enum cj_left why)
 
 /* ---- all three, from registration on ----------------------------------------------------------- */
 
+void cj_ops_registered(struct cjob *j)
+{
+	j->ops.server_off = cj_conf(j)->disabled;   /* as registration wrote servers/{ip} */
+}
+
+/* armed when ZooKeeper has room (cj_arm_later): each read answers what is there by then */
 void cj_watch_ops(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
 	coord_t *c = j->c;
-	j->ops.server_off = cj_conf(j)->disabled;   /* as registration wrote servers/{ip} */
 	zkc_keep_arm(cj_keep(j, &j->ops.w_trigger, ZKC_KEEP_EXISTS, cj_path(j, p, "/trigger/%s", c->id), ZKC_NO_ITEM,
 	                     trigger_known));
 	zkc_keep_arm(cj_keep(j, &j->ops.w_server, ZKC_KEEP_DATA, cj_path(j, p, "/servers/%s", c->ip), ZKC_NO_ITEM,

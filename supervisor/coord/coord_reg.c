@@ -98,7 +98,12 @@ static const char *type_string(const conf_job_t *cj)
 	}
 }
 
-static void reg_done(struct cjob *j)
+/* Registered. fresh: this session's multi made the job's nodes and elected us (reg_fresh): there
+ * is no assignment to read, no failover entry, no item node, and we lead; only the resharding
+ * flag is read now (its answer starts the eager sharding, coord_shard.c). The other watches are
+ * armed when ZooKeeper has room (cj_arm_later): 10,000 new jobs' some 90,000 watch reads went to
+ * ZooKeeper ahead of every eager sharding, and the first fire waited behind them. */
+static void reg_finish(struct cjob *j, int fresh)
 {
 	j->reg.busy = 0;
 	j->reg.session = zkc_session(j->c->z);
@@ -118,13 +123,72 @@ static void reg_done(struct cjob *j)
 		j->reg.rejoin = 0;
 		cx_rejoined(j);     /* before the assignment's load: fires wait for it */
 	}
+	cj_ops_registered(j);
 	cj_watch_necessary(j);
-	cj_load_assignment(j);
-	cj_elect(j);
-	cf_scan(j);
-	cj_watch_ops(j);
-	cj_watch_config(j);
+	if (fresh) {
+		cj_shard_fresh(j, j->reg.session);
+		cj_arm_later(j, CJ_ARM_OPS | CJ_ARM_LEAD);
+	} else {
+		cj_load_assignment(j);
+		cj_elect(j);
+		cf_scan(j);
+		cj_arm_later(j, CJ_ARM_OPS);
+	}
 	cj_kick(j);    /* fires that could not run meanwhile: their catch-up */
+}
+
+static void reg_done(struct cjob *j)
+{
+	reg_finish(j, 0);
+}
+
+/* ---- watches armed when ZooKeeper has room ----------------------------------------------------- *
+ *
+ * What they are for can wait a moment (an operator's disable, shutdown, trigger or config change;
+ * a leader that goes: the election watch; an item disabled: its watch), and what is there when
+ * each is armed is what its read answers, so nothing is missed meanwhile, only heard later. They
+ * are armed in job order while zkc has nothing waiting and its window is at most half full
+ * (its idle hook, and the tick): a start in front of 10,000 jobs sends the registrations, the
+ * shardings and the first fire first, and the watches in the gaps. With a few jobs the gap is the
+ * next answer: armed as before. */
+void cj_arm_later(struct cjob *j, int what)
+{
+	if (!j->reg.arm) j->c->arm_want++;
+	j->reg.arm |= what;
+}
+
+void cj_arm_forget(struct cjob *j)
+{
+	if (j->reg.arm && j->c->arm_want) j->c->arm_want--;
+	j->reg.arm = 0;
+}
+
+static void arm_now(struct cjob *j)
+{
+	int what = j->reg.arm;
+	cj_arm_forget(j);
+	/* a job that left, or whose session ended: its next registration asks again */
+	if (j->gone || j->ops.shut || !cj_registered(j)) return;
+	if (what & CJ_ARM_LEAD) {
+		cj_elect(j);
+		cf_scan(j);
+	}
+	if (what & CJ_ARM_OPS) {
+		cj_watch_ops(j);
+		cj_watch_config(j);
+	}
+	if (what & CJ_ARM_ITEMS) cj_assign_arm(j);
+}
+
+void cj_arm_pump(coord_t *c)
+{
+	/* each job's arming sends up to 6 reads (and 1 a item it owns): stop at 3/4 of the window */
+	unsigned room = ZKC_WINDOW * 3 / 4;
+	for (size_t k = 0; k < c->n && c->arm_want && c->connected && !c->stopping && zkc_backlog(c->z) < room; k++) {
+		if (c->arm_cursor >= c->n) c->arm_cursor = 0;
+		struct cjob *j = c->jobs[c->arm_cursor++];
+		if (j->reg.arm) arm_now(j);
+	}
 }
 
 /* staticSharding: the flag only while the job has no assignment yet (ElasticJob's
@@ -387,9 +451,9 @@ static void fresh_made(void *arg, const struct zkc_res *r)
 		return;
 	}
 	published(j, r);
-	reg_done(j);
-	if (j->reg.elect && r->nops > 0 && j->reg.session == r->session && !j->ops.left && !j->adopt.refused)
-		cj_lead_won(j, r->op_stat[r->nops - 1].version);
+	int won = j->reg.elect && r->nops > 0 && !j->ops.left && !j->adopt.refused;
+	reg_finish(j, won);
+	if (won && j->reg.session == r->session) cj_lead_won(j, r->op_stat[r->nops - 1].version);
 }
 
 /* A job new to the namespace: its nodes, the file's config, servers/{ip}, instances/{id}, its alive

@@ -57,6 +57,7 @@ struct commit {
 	int ninst;                  /* instances it shards over */
 	int eager;                  /* an eager sharding: ops run_lo..run_hi-1 check that no item runs */
 	int run_lo, run_hi;
+	int fresh;                  /* it creates the item nodes (cj_shard_fresh) */
 };
 
 static void servers_forget(struct cjob *j)
@@ -98,7 +99,26 @@ static void shard_session(struct cjob *j, uint64_t session)
 	if (j->shard.session == session) return;
 	servers_forget(j);
 	j->shard.made = 0;
+	j->shard.fresh = 0;
 	j->shard.session = session;
+}
+
+/* A job whose nodes this session's registration multi made (reg_fresh): there is no item node
+ * yet, so its first commit creates sharding/{i} and sharding/{i}/instance itself, with the owners,
+ * where a sharding of a job that has them creates the missing ones first and then sets them (a
+ * round trip and 2 writes an item). Nothing can run under an item node that is not there: no
+ * running checks, and no processing node (ElasticJob's followers wait while it is there; the
+ * commit is one transaction, the flag deleted in it). servers/{ip} is ours as the multi created
+ * it (version 0, enabled: a disabled server does not lead). A node there after all (an operator,
+ * a leader before us) fails the commit whole: the leader shards again the usual way. */
+void cj_shard_fresh(struct cjob *j, uint64_t session)
+{
+	shard_session(j, session);
+	servers_forget(j);
+	j->shard.fresh = 1;
+	if (!(j->shard.srv = calloc(1, sizeof *j->shard.srv))) return;
+	if (!(j->shard.srv[0].ip = strdup(j->c->ip))) return;
+	j->shard.nsrv = 1;
 }
 
 /* remember the servers this sharding used */
@@ -145,12 +165,19 @@ static void sharded(void *arg, const struct zkc_res *r)
 	int changed = cm->gen != j->lead.inst_gen;
 	int eager = cm->eager, run_lo = cm->run_lo, run_hi = cm->run_hi;
 	shard_done(j);
+	int fresh = cm->fresh;
+	if (fresh) j->shard.fresh = 0;      /* made now, or found there: either way not again */
 	if (r->rc == ZOK && cj_live(j, r->session) && cm->sharding_op < r->nops) {
 		cj_sharded(j);
 		uint64_t epoch = (uint64_t)r->op_stat[cm->sharding_op].mzxid;
 		struct event ev = { .type = EVT_SHARDED, .epoch = epoch, .count = (uint32_t)cm->ninst };
 		cj_event(j, &ev);
-		cj_install(j, cm->owner, cm->total, epoch);
+		if (fresh) {
+			j->shard.made = cm->total;
+			cj_install_made(j, cm->owner, cm->total, epoch);
+		} else {
+			cj_install(j, cm->owner, cm->total, epoch);
+		}
 		cm->owner = NULL;
 	}
 	int k = 0;
@@ -164,6 +191,14 @@ static void sharded(void *arg, const struct zkc_res *r)
 		/* an instance that came (or went) after the listing: its watch's flag was refused (it
 		 * still existed) and the commit has just removed it; raise it again */
 		if (changed && j->lead.leader) cj_set_necessary(j, "the instances changed while sharding");
+		return;
+	}
+	if (fresh && r->rc == ZNODEEXISTS && k > cm_nchecks && k != cm_flag_op && j->lead.leader) {
+		/* an item node was there after all: the usual way, which makes what is missing */
+		log_info("job %s: its item nodes were there already (op %d of the first commit); sharding again", j->name, k);
+		j->shard.made = 0;
+		j->shard.remake = 1;
+		cj_shard_now(j);
 		return;
 	}
 	if (eager && r->rc == ZNODEEXISTS && k >= run_lo && k < run_hi) {
@@ -263,8 +298,9 @@ static void shard_commit(struct shardop *o)
 	 * commit: the create fails if the node is there, and the whole commit with it (ZooKeeper has
 	 * no check for a node's absence). The pair is atomic: nobody sees the node. */
 	cm->eager = j->shard.eager_run;
+	cm->fresh = j->shard.fresh && j->shard.session == o->session;
 	cm->run_lo = cm->run_hi = zkc_multi_count(m);
-	for (uint32_t i = 0; cm->eager && i < total; i++) {
+	for (uint32_t i = 0; cm->eager && !cm->fresh && i < total; i++) {
 		zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/running", i), "", 0, ZOO_EPHEMERAL);
 		zkc_multi_delete(m, p, -1);
 	}
@@ -272,7 +308,12 @@ static void shard_commit(struct shardop *o)
 	for (uint32_t i = 0; i < total; i++) {
 		const char *id = ids[owner[i]];
 		cm->owner[i] = strdup(id);
-		zkc_multi_set(m, cj_path(j, p, "/sharding/%" PRIu32 "/instance", i), id, (int)strlen(id), -1);
+		if (cm->fresh) {
+			zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32, i), "", 0, 0);
+			zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/instance", i), id, (int)strlen(id), 0);
+		} else {
+			zkc_multi_set(m, cj_path(j, p, "/sharding/%" PRIu32 "/instance", i), id, (int)strlen(id), -1);
+		}
 	}
 	cm->sharding_op = zkc_multi_count(m);
 	/* its mzxid is the epoch; its data the whole assignment, which the followers read in one
@@ -285,7 +326,7 @@ static void shard_commit(struct shardop *o)
 	cm->flag_op = j->lead.necessary ? -1 : zkc_multi_count(m);
 	if (!j->lead.necessary) zkc_multi_create(m, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0);
 	zkc_multi_delete(m, cj_path(j, p, "/leader/sharding/necessary"), -1);
-	zkc_multi_delete(m, cj_path(j, p, "/leader/sharding/processing"), -1);
+	if (!cm->fresh) zkc_multi_delete(m, cj_path(j, p, "/leader/sharding/processing"), -1);
 	free(owner);
 	if (zkc_multi_commit(j->c->z, m, sharded, cm) != ZOK) {
 		commit_free(cm);
@@ -331,6 +372,11 @@ static void shard_make_nodes(struct shardop *o)
 		log_warn("job %s: no enabled instance to shard over", j->name);
 		shardop_free(o);
 		shard_done(j);
+		return;
+	}
+	if (j->shard.fresh && j->shard.session == o->session) {
+		shard_commit(o);    /* the commit makes the item nodes (cj_shard_fresh) */
+		shardop_free(o);
 		return;
 	}
 	uint32_t total = (uint32_t)cj_conf(j)->sharding_total_count;

@@ -70,6 +70,10 @@ struct zkc_hooks {
 	/* No first session after start_rounds rounds: why, naming the servers and the last cause.
 	 * Called once; zkc goes on trying unless it is freed. May be NULL. */
 	void (*gave_up)(void *arg, const char *why);
+	/* An answer came, nothing waits for the window and it is at most half full: the time for
+	 * requests that can wait (arming watches: coord_arm.c), so that they never queue in front of
+	 * the ones that cannot. May be NULL. */
+	void (*idle)(void *arg);
 };
 
 /* No item: what r->item says for a request sent without one. */

@@ -437,6 +437,8 @@ void zkc_on_result(zkc_t *z, struct msg *m)
 	free(m->created);
 	free_kids(&m->kids);
 	zkc_window_pump(z);         /* its place in the window is free */
+	if (z->hooks.idle && !z->win.nwait && z->win.inflight <= z->win.window / 2 && z->state == ZKC_CONNECTED)
+		z->hooks.idle(z->arg);
 	/* The end of a burst (10,000 jobs registering, or their first fire): what its requests held is
 	 * free, but glibc keeps the heap's top unless asked (a few MB at 10,000 jobs; the rest is
 	 * fragments between what stays). Once per burst, never while requests wait. */
