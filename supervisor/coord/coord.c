@@ -333,6 +333,7 @@ static void job_free(struct cjob *j)
 	cf_free(j);
 	cj_ops_unwatch(j);
 	cj_arm_forget(j);
+	cj_reg_forget(j);
 	free(j->name);
 	free(j);
 }

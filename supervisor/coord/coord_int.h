@@ -53,6 +53,9 @@ struct cj_reg {                 /* coord_reg.c: registration in each session */
 	int publish;                /* overwrite: true and the file's config not yet published (start, reload) */
 	int elect;                  /* the new job's multi in flight elects this instance too (reg_fresh) */
 	int arm;                    /* watches to arm when ZooKeeper has room (CJ_ARM_*; c->arm_want counts it) */
+	int queued;                 /* busy, waiting for a place among CJ_REG_MAX (c->reg_queued counts it) */
+	int first_rc;               /* while queued: the answer of its first read (trigger's exists) */
+	int counted;                /* busy and in c->reg_inflight */
 };
 
 struct cj_cfg {                 /* coord_config.c: the config node */
@@ -296,6 +299,9 @@ struct coord {
 	size_t eager_cursor;        /* where the next look for one to start begins (round robin) */
 	int eager_pumping;          /* cj_shard_pump is on the stack (an end inside it does not pump again) */
 	struct nidx ix;             /* coord.c: the jobs by name (cj_find) */
+	uint32_t reg_inflight, reg_queued;   /* coord_reg.c: registrations sent (at most CJ_REG_MAX), waiting */
+	size_t reg_cursor;          /* where the next look for a waiting one begins */
+	int reg_pumping;            /* reg_pump is on the stack */
 	uint32_t arm_want;          /* coord_reg.c: jobs with watches to arm when ZooKeeper has room */
 	size_t arm_cursor;          /* where the next look for one begins */
 	ev_idle flush_w;
@@ -405,6 +411,8 @@ void cj_publish_now(struct cjob *j);            /* overwrite: true and the file 
 void cj_publish_due(struct cjob *j, int due);   /* the file's config is (not) to be published */
 void cj_reg_tick(struct cjob *j, uint64_t now_ns);   /* a failed registration starts over when due */
 void cj_reg_session(struct cjob *j);            /* a new session (or the old one expired): not registered */
+void cj_reg_forget(struct cjob *j);             /* the job is freed: its place, if it had one */
+#define CJ_REG_MAX 1000                          /* registrations past their first read at once */
 int cj_reg_leave(struct cjob *j);               /* removed: 1 if it was registered (its nodes go) */
 /* Watches a job needs but no fire waits for are armed when ZooKeeper has room (zkc's idle hook):
  * never queued in front of the registrations, shardings and fires of thousands of jobs (coord_reg.c) */
@@ -464,6 +472,7 @@ void cj_shard_eager(struct cjob *j);
 void cj_shard_eager_off(struct cjob *j);        /* no longer wanted (the flag went, not the leader) */
 void cj_shard_pump(coord_t *c, uint64_t now_ns, size_t look);
 void cj_shard_fresh(struct cjob *j, uint64_t session);   /* reg_fresh made the job: no item node, servers/{ip} ours */
+void cj_shard_server(struct cjob *j, uint64_t session, int version);   /* servers/{ip} as registration set it */
 void cj_shard_free(struct cjob *j);             /* what it remembers of the servers */
 
 /* coord_last.c: each item's last execution record */

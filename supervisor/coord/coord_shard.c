@@ -113,11 +113,20 @@ static void shard_session(struct cjob *j, uint64_t session)
  * a leader before us) fails the commit whole: the leader shards again the usual way. */
 void cj_shard_fresh(struct cjob *j, uint64_t session)
 {
+	cj_shard_server(j, session, 0);
+	j->shard.fresh = 1;
+}
+
+/* servers/{ip} of this instance as registration wrote it (its version in the answer): a sharding
+ * checks that version instead of reading the node first */
+void cj_shard_server(struct cjob *j, uint64_t session, int version)
+{
 	shard_session(j, session);
 	servers_forget(j);
-	j->shard.fresh = 1;
 	if (!(j->shard.srv = calloc(1, sizeof *j->shard.srv))) return;
 	if (!(j->shard.srv[0].ip = strdup(j->c->ip))) return;
+	j->shard.srv[0].version = version;
+	j->shard.srv[0].disabled = cj_conf(j)->disabled;
 	j->shard.nsrv = 1;
 }
 
