@@ -1,18 +1,26 @@
-/* bench/scale.c: ejob at the sizes users run (issue 12), with a real ZooKeeper 3.8 and real
+/* bench/scale.c: ejob at the sizes users run (issues 12 and 30), with a real ZooKeeper 3.8 and real
  * supervisors (t/lib/tzk, t/lib/tsup, t/lib/tclu), against the issue's targets, in one run:
  *
- * A. One supervisor (--workers 8), N jobs of 2 items each, N = 1,000 and then 10,000, each N in a
- *    namespace of its own (a first start: every node is created). Session timeout 6000 ms
- *    requested (tickTime 500: sessions of 1-10 s); ZooKeeper's JVM gets a 1 GB heap (in the
- *    tests' 128 MB, 10,000 jobs' nodes made it collect back to back, and that was all one saw).
+ * A. One supervisor (--workers 8), N jobs of 2 items each, N = 1,000, 10,000 and 50,000 (the
+ *    growth runs; EJOB_SCALE_SIZES=1000,2000 runs them alone at other sizes), each N in a namespace
+ *    of its own (a first start: every node is created), then a restart. Session timeout 6000 ms
+ *    requested (tickTime 500: sessions of 1-10 s); ZooKeeper's JVM gets a 1 GB heap up to 10,000
+ *    jobs (in the tests' 128 MB, 10,000 jobs' nodes made it collect back to back, and that was all
+ *    one saw) and 1 GB per 12,500 jobs above (50,000: 4 GB for the 2.6 million znodes of the run;
+ *    measured: some 600 bytes of heap a znode, jcmd GC.heap_info after the 2,000-job run). Before
+ *    the first size ZooKeeper is warmed up (its JIT) by the floor's requests for 1,000 jobs
+ *    (namespace warm), so that the first size does not pay for it alone.
  *    Jobs are native (bench/libnoop.so rtstamp_item: one line "REALTIME_NS JOB ITEM FIRE_ID
- *    TASK_ID" appended per item start, first thing), every job on the same cron, a fire every
- *    10 s (1,000) or 20 s (10,000).
+ *    TASK_ID" appended per item start, first thing), every job on the same cron: a fire every
+ *    10 s up to 1,000 jobs, 20 s up to 10,000, above that the first of 30 s, 1, 2, 3, ... minutes
+ *    longer than the time the registration is expected to take (est: 3 s + 1 s per 700 jobs;
+ *    50,000: 74 s, a fire every 2 minutes), the first fire est after the start. The waits grow
+ *    with N above 10,000 jobs (the first fire's: 10 ms a job; the registration's: 6 ms a job).
  *   registration    the supervisor's fork to the log's time stamp of its N-th "job J: registered
  *                   as" line (the log says it once per job, when its nodes are made); checked
  *                   against ZooKeeper afterwards: every job lists the instance under instances/.
- *                   For 10,000 also a restart: the same supervisor stopped (SIGTERM) and started
- *                   again on the nodes it made (registration then asks before it creates).
+ *                   Then a restart: the same supervisor stopped (SIGTERM) and started again on
+ *                   the nodes it made (registration then asks before it creates).
  *   RSS, threads    VmRSS, VmHWM and Threads of /proc/PID/status of the supervisor: when the
  *                   N-th job is registered, and after the measured fire.
  *   znodes          mntr zk_znode_count after the measured fire, less the count before the
@@ -25,16 +33,45 @@
  *                   (utime + stime of /proc/PID/stat) of the supervisor and of its workers.
  *   first fire      the first fire after the start shards every job: its time to the moment every
  *                   one of the 2N items has started once (in it, or in the catch-up run of a job
- *                   whose fire was missed), at most 100 s; and the fires the log says were missed
- *                   for the bounded wait for sharding (2 x the session timeout: "missed: no
- *                   assignment after"), whose leaders stepped down or were deposed.
+ *                   whose fire was missed), at most 100 s (10 ms a job above 10,000); and the
+ *                   fires the log says were missed for the bounded wait for sharding (2 x the
+ *                   session timeout: "missed: no assignment after"), whose leaders stepped down
+ *                   or were deposed. Issue 30's target: within 2 s at 10,000.
  *   lateness        the first fire is not measured: once its items (and catch-ups) stop coming,
  *                   the next fire at least 1 s away is: for each of its 2N items, its start stamp -
  *                   the fire's time (the fire id, ms). last = the last item of all the jobs due in
- *                   that second; p50 too. Native jobs at 1,000 and 10,000; script jobs (fork + exec
- *                   of this binary in --stamp mode, which writes the same line) at 1,000 in a third
- *                   run.
+ *                   that second; p50 too. Script jobs (fork + exec of this binary in --stamp mode,
+ *                   which writes the same line) at 1,000 in a run of their own, no restart (a line
+ *                   under the table; not in the EJOB_SCALE_SIZES run).
  *   lease alarms    log lines "no answer for" (the lease ran down on a healthy session): 0.
+ *   floor           (issue 30, point 2) after each size's run (the supervisor stopped), on the same
+ *                   ZooKeeper, in namespace fl<N>: a bare client (the ZooKeeper C library, no ejob
+ *                   code) sends the requests of ejob's registration, as supervisor/coord/coord_reg.c
+ *                   has them on this branch (fl_pass mirrors cj_reg_start, reg_fresh, reg_config and
+ *                   reg_join), as fast as ZooKeeper takes them: pipelined, at most 256 at the server
+ *                   (zkc's ZKC_WINDOW), consecutive jobs' multis packed into one multi request of at
+ *                   most 1,000 ops and 256 KB (zkc_multi_share, as if every turn of its loop held as
+ *                   many as fit). A new namespace: the namespace node, then per job exists(trigger)
+ *                   and reg_fresh's multi (the root with its type, the 10 dirs, the config with the
+ *                   text ejob wrote for j00000 read back, the job's name put in, servers/{ip},
+ *                   instances/{id} and leader/failover/alive/{id} ephemeral, the resharding flag,
+ *                   leader/election/instance ephemeral and the set of leader/election: 18 ops). A
+ *                   restart: that session closed (its ephemerals go), a new one, per job
+ *                   exists(trigger), get(root), get(config), create(leader/sharding/necessary)
+ *                   and reg_join's multi (create instances/{id} and the alive node, set
+ *                   servers/{ip}). Each timed from zookeeper_init to the last answer (ejob's
+ *                   registration includes its start); an answer not the one ejob's registration
+ *                   expects fails the bench. Printed: floor, ejob, ejob / floor against issue 30's
+ *                   1.5x, the floor's requests and the nodes it made.
+ *   growth          (issue 30, point 5) per measure (registration, after a restart, RSS at
+ *                   registration and after the fires, first fire, watches per job, the floor) its
+ *                   value per 1,000 jobs at each size (watches: per job), and the largest size's
+ *                   against the one before's: "linear or better" up to 1.15x (noise), above it
+ *                   "**superlinear**".
+ *   README          the headline rows at 10,000 jobs (the largest size if 10,000 is not run): the
+ *                   first fire, registration against the floor (new and restart), RSS, watches.
+ *   EJOB_SCALE_ONLY=N: the native run at N jobs alone (a fire every 20 s or more, no restart, no
+ *                   idle window, no floor): its registration, first fire and a later fire.
  *
  * B. 20 supervisors (t/lib/tclu: --ip 127.0.0.2 .. .21, shared memory is a memfd per pool, so
  *    nothing is named per machine), 2 workers each, the same 50 native rtstamp jobs of 20 items
@@ -65,7 +102,8 @@
  * Run from the top of the tree after make (it starts supervisor/ejob-supervisor). Every process
  * it starts is tracked by t/lib/tlib and killed at exit, on failure or on a fatal signal. A target
  * missed is reported (exit 0); the bench fails (exit 1) only when it cannot measure: a supervisor
- * dies, or items never run (a part A run with no item in 100 s: exit 1 after the tables). */
+ * dies, the floor's requests are not answered as ejob's registration expects, or items never run
+ * (a part A run with no item in its first fire's wait: exit 1 after the tables). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -407,6 +445,7 @@ struct floor_run {
 	long fresh_req, restart_req;     /* requests sent (a multi is one) */
 	long fresh_ops, restart_ops;     /* of which ops in multis */
 	int cfg_len;                     /* the config node's size, as ejob wrote it */
+	long long znodes;                /* the nodes the new namespace's pass made (mntr) */
 };
 
 /* the requests at the server, and what came back unexpected */
@@ -674,7 +713,9 @@ static void run_floor(const struct tzk_server *zk, const char *ejob_ns, int n, s
 
 	char ns[32];
 	snprintf(ns, sizeof ns, "fl%d", n);
+	long long z0 = zk_num(zk, "mntr", "zk_znode_count");
 	f->fresh_s = fl_pass(zk, ns, n, 1, cfg, cfg_len, type, &zh, &f->fresh_req, &f->fresh_ops);
+	f->znodes = zk_num(zk, "mntr", "zk_znode_count") - z0;
 	tzk_close(zh);       /* its ephemerals go with it */
 	f->restart_s = fl_pass(zk, ns, n, 0, cfg, cfg_len, type, &zh, &f->restart_req, &f->restart_ops);
 	tzk_close(zh);
@@ -1177,6 +1218,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nsz; i++)
 		printf("%s %s jobs %ld (%ld) / %ld (%ld)", i ? ";" : "", hdr[i], f[i].fresh_req, f[i].fresh_ops, f[i].restart_req,
 		       f[i].restart_ops);
+	printf(".\nThe nodes they made in a new namespace (floor / ejob at registration):");
+	for (int i = 0; i < nsz; i++) printf("%s %lld / %lld", i ? "," : "", f[i].znodes, a[i].znodes_reg);
 	printf(".\nThe config node (ejob's own, read back): %d bytes a job. ZooKeeper's JVM (heap %u MB), RSS after each\n"
 	       "size's floor:", f[0].cfg_len, heap);
 	for (int i = 0; i < nsz; i++) printf("%s %s jobs %.0f MB", i ? "," : "", hdr[i], zkm[i].rss_kb / 1024.0);
