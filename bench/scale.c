@@ -684,7 +684,8 @@ static double fl_pass(const struct tzk_server *zk, const char *ns, int n, int fr
 	double s = (double)(tlib_now_ms() - t0) / 1e3;
 	free(conf);
 	if (fl.bad)
-		fail(NULL, "floor (%s, %d jobs): %ld requests answered unexpectedly, the first: %s: %s", fresh ? "new namespace" : "restart",
+		fail(NULL, "floor (%s, %d jobs): %ld requests answered unexpectedly, the first: %s: %s",
+		     fresh ? "new namespace" : "restart",
 		     n, fl.bad, fl.bad_what, zerror(fl.bad_rc));
 	*zhp = zh;
 	return s;
@@ -1144,7 +1145,8 @@ int main(int argc, char **argv)
 	printf(" | |\n");
 	ROW_START("ZooKeeper watches (wchs)");
 	for (int i = 0; i < nsz; i++) COL("%lld (%.1f per job)", a[i].watches, (double)a[i].watches / a[i].n);
-	printf(" at most %.0f per job (issue 30) | %s |\n", T_WATCHES, at ? met((double)at->watches / at->n <= T_WATCHES) : "not run");
+	printf(" at most %.0f per job (issue 30) | %s |\n", T_WATCHES,
+	       at ? met((double)at->watches / at->n <= T_WATCHES) : "not run");
 	ROW_START("first fire (it shards every job): its time to every item started once");
 	int first_all = 1;
 	for (int i = 0; i < nsz; i++) {
@@ -1177,7 +1179,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nsz; i++) a[i].idle_s > 0 ? COL("%.0f", a[i].idle_rps) : COL("not idle");
 	printf(" | |\n");
 	ROW_START("idle: CPU, supervisor / its workers (% of a core)");
-	for (int i = 0; i < nsz; i++) a[i].idle_s > 0 ? COL("%.1f / %.1f %%", a[i].idle_cpu, a[i].idle_workers_cpu) : COL("not idle");
+	for (int i = 0; i < nsz; i++)
+		a[i].idle_s > 0 ? COL("%.1f / %.1f %%", a[i].idle_cpu, a[i].idle_workers_cpu) : COL("not idle");
 	printf(" | |\n");
 	ROW_START("lease alarms (\"no answer for\" in the log)");
 	int alarms = 0;
@@ -1207,7 +1210,8 @@ int main(int argc, char **argv)
 	       "session on those nodes): per job exists(trigger), get(root), get(config), create(the resharding\n"
 	       "flag) and reg_join's multi (3 ops):\n\n",
 	       FL_WINDOW, FL_OPS, FL_BYTES >> 10, FL_JOB_OPS);
-	printf("| N | new namespace: ejob | floor | ejob / floor | within %.1fx | restart: ejob | floor | ejob / floor | within %.1fx |\n"
+	printf("| N | new namespace: ejob | floor | ejob / floor | within %.1fx "
+	       "| restart: ejob | floor | ejob / floor | within %.1fx |\n"
 	       "|--:|--:|--:|--:|---|--:|--:|--:|---|\n", FLOOR_BOUND, FLOOR_BOUND);
 	for (int i = 0; i < nsz; i++) {
 		double rf = ratio(a[i].reg_s, f[i].fresh_s), rr = ratio(a[i].restart_s, f[i].restart_s);
