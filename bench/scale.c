@@ -1,18 +1,27 @@
-/* bench/scale.c: ejob at the sizes users run (issue 12), with a real ZooKeeper 3.8 and real
+/* bench/scale.c: ejob at the sizes users run (issues 12 and 30), with a real ZooKeeper 3.8 and real
  * supervisors (t/lib/tzk, t/lib/tsup, t/lib/tclu), against the issue's targets, in one run:
  *
- * A. One supervisor (--workers 8), N jobs of 2 items each, N = 1,000 and then 10,000, each N in a
- *    namespace of its own (a first start: every node is created). Session timeout 6000 ms
- *    requested (tickTime 500: sessions of 1-10 s); ZooKeeper's JVM gets a 1 GB heap (in the
- *    tests' 128 MB, 10,000 jobs' nodes made it collect back to back, and that was all one saw).
+ * A. One supervisor (--workers 8), N jobs of 2 items each, N = 1,000, 10,000 and 50,000 (the
+ *    growth runs; EJOB_SCALE_SIZES=1000,2000 runs them alone at other sizes), each N in a namespace
+ *    of its own (a first start: every node is created), then a restart. Session timeout 6000 ms
+ *    requested (tickTime 500: sessions of 1-10 s); ZooKeeper's JVM gets a 1 GB heap up to 10,000
+ *    jobs (in the tests' 128 MB, 10,000 jobs' nodes made it collect back to back, and that was all
+ *    one saw) and 1 GB per 12,500 jobs above (50,000: 4 GB for the 2.6 million znodes of the run;
+ *    measured: some 600 bytes of heap a znode, jcmd GC.heap_info after a 2,000-job run, and the
+ *    JVM's RSS 2.0 GB with 2.2 million znodes after a run of 2,000 and 50,000 jobs). Before
+ *    the first size ZooKeeper is warmed up (its JIT) by the floor's requests for 1,000 jobs
+ *    (namespace warm), so that the first size does not pay for it alone.
  *    Jobs are native (bench/libnoop.so rtstamp_item: one line "REALTIME_NS JOB ITEM FIRE_ID
- *    TASK_ID" appended per item start, first thing), every job on the same cron, a fire every
- *    10 s (1,000) or 20 s (10,000).
+ *    TASK_ID" appended per item start, first thing), every job on the same cron: a fire every
+ *    10 s up to 1,000 jobs, 20 s up to 10,000, above that the first of 30 s, 1, 2, 3, ... minutes
+ *    longer than the time the registration is expected to take (est: 3 s + 1 s per 700 jobs;
+ *    50,000: 74 s, a fire every 2 minutes), the first fire est after the start. The waits grow
+ *    with N above 10,000 jobs (the first fire's: 10 ms a job; the registration's: 6 ms a job).
  *   registration    the supervisor's fork to the log's time stamp of its N-th "job J: registered
  *                   as" line (the log says it once per job, when its nodes are made); checked
  *                   against ZooKeeper afterwards: every job lists the instance under instances/.
- *                   For 10,000 also a restart: the same supervisor stopped (SIGTERM) and started
- *                   again on the nodes it made (registration then asks before it creates).
+ *                   Then a restart: the same supervisor stopped (SIGTERM) and started again on
+ *                   the nodes it made (registration then asks before it creates).
  *   RSS, threads    VmRSS, VmHWM and Threads of /proc/PID/status of the supervisor: when the
  *                   N-th job is registered, and after the measured fire.
  *   znodes          mntr zk_znode_count after the measured fire, less the count before the
@@ -25,16 +34,45 @@
  *                   (utime + stime of /proc/PID/stat) of the supervisor and of its workers.
  *   first fire      the first fire after the start shards every job: its time to the moment every
  *                   one of the 2N items has started once (in it, or in the catch-up run of a job
- *                   whose fire was missed), at most 100 s; and the fires the log says were missed
- *                   for the bounded wait for sharding (2 x the session timeout: "missed: no
- *                   assignment after"), whose leaders stepped down or were deposed.
+ *                   whose fire was missed), at most 100 s (10 ms a job above 10,000); and the
+ *                   fires the log says were missed for the bounded wait for sharding (2 x the
+ *                   session timeout: "missed: no assignment after"), whose leaders stepped down
+ *                   or were deposed. Issue 30's target: within 2 s at 10,000.
  *   lateness        the first fire is not measured: once its items (and catch-ups) stop coming,
  *                   the next fire at least 1 s away is: for each of its 2N items, its start stamp -
  *                   the fire's time (the fire id, ms). last = the last item of all the jobs due in
- *                   that second; p50 too. Native jobs at 1,000 and 10,000; script jobs (fork + exec
- *                   of this binary in --stamp mode, which writes the same line) at 1,000 in a third
- *                   run.
+ *                   that second; p50 too. Script jobs (fork + exec of this binary in --stamp mode,
+ *                   which writes the same line) at 1,000 in a run of their own, no restart (a line
+ *                   under the table; not in the EJOB_SCALE_SIZES run).
  *   lease alarms    log lines "no answer for" (the lease ran down on a healthy session): 0.
+ *   floor           (issue 30, point 2) after each size's run (the supervisor stopped), on the same
+ *                   ZooKeeper, in namespace fl<N>: a bare client (the ZooKeeper C library, no ejob
+ *                   code) sends the requests of ejob's registration, as supervisor/coord/coord_reg.c
+ *                   has them on this branch (fl_pass mirrors cj_reg_start, reg_fresh, reg_config and
+ *                   reg_join), as fast as ZooKeeper takes them: pipelined, at most 256 at the server
+ *                   (zkc's ZKC_WINDOW), consecutive jobs' multis packed into one multi request of at
+ *                   most 1,000 ops and 256 KB (zkc_multi_share, as if every turn of its loop held as
+ *                   many as fit). A new namespace: the namespace node, then per job exists(trigger)
+ *                   and reg_fresh's multi (the root with its type, the 10 dirs, the config with the
+ *                   text ejob wrote for j00000 read back, the job's name put in, servers/{ip},
+ *                   instances/{id} and leader/failover/alive/{id} ephemeral, the resharding flag,
+ *                   leader/election/instance ephemeral and the set of leader/election: 18 ops). A
+ *                   restart: that session closed (its ephemerals go), a new one, per job
+ *                   exists(trigger), get(root), get(config), create(leader/sharding/necessary)
+ *                   and reg_join's multi (create instances/{id} and the alive node, set
+ *                   servers/{ip}). Each timed from zookeeper_init to the last answer (ejob's
+ *                   registration includes its start); an answer not the one ejob's registration
+ *                   expects fails the bench. Printed: floor, ejob, ejob / floor against issue 30's
+ *                   1.5x, the floor's requests and the nodes it made.
+ *   growth          (issue 30, point 5) per measure (registration, after a restart, RSS at
+ *                   registration and after the fires, first fire, watches per job, the floor) its
+ *                   value per 1,000 jobs at each size (watches: per job), and the largest size's
+ *                   against the one before's: "linear or better" up to 1.15x (noise), above it
+ *                   "**superlinear**".
+ *   README          the headline rows at 10,000 jobs (the largest size if 10,000 is not run): the
+ *                   first fire, registration against the floor (new and restart), RSS, watches.
+ *   EJOB_SCALE_ONLY=N: the native run at N jobs alone (a fire every 20 s or more, no restart, no
+ *                   idle window, no floor): its registration, first fire and a later fire.
  *
  * B. 20 supervisors (t/lib/tclu: --ip 127.0.0.2 .. .21, shared memory is a memfd per pool, so
  *    nothing is named per machine), 2 workers each, the same 50 native rtstamp jobs of 20 items
@@ -65,11 +103,13 @@
  * Run from the top of the tree after make (it starts supervisor/ejob-supervisor). Every process
  * it starts is tracked by t/lib/tlib and killed at exit, on failure or on a fatal signal. A target
  * missed is reported (exit 0); the bench fails (exit 1) only when it cannot measure: a supervisor
- * dies, or items never run (a part A run with no item in 100 s: exit 1 after the tables). */
+ * dies, the floor's requests are not answered as ejob's registration expects, or items never run
+ * (a part A run with no item in its first fire's wait: exit 1 after the tables). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -92,7 +132,7 @@
 #define A_WORKERS 8
 #define A_ITEMS 2
 #define IDLE_MS 5000         /* part A: the idle window */
-#define FIRST_MAX_S 100      /* part A: the longest wait for the first fire's items */
+#define FIRST_MAX_S 100      /* part A: the longest wait for the first fire's items (at most 10,000 jobs) */
 #define B_SUPS 20
 #define B_JOBS 50
 #define B_ITEMS 20
@@ -134,19 +174,20 @@ static int stamp_main(int argc, char **argv)
 	return close(fd) == 0 && w == n ? 0 : 1;
 }
 
-/* The jobs' config. Every job the same: j00000, j00001, ... */
+/* The jobs' config. Every job the same: j00000, j00001, ..., each after the first a merge of its
+ * keys (`j00001: {<<: *d}`), so that 50,000 jobs' file keeps under the supervisor's 4 MiB (spelled
+ * out, it was 237 bytes a job); the same form at every size, so that the sizes compare. */
 static char *jobs_yaml(int njobs, int items, const char *kind, const char *cron, const char *out, int failover)
 {
 	struct text b = { 0 };
-	for (int j = 0; j < njobs; j++) {
-		add(&b, "  j%05d:\n    type: %s\n    cron: \"%s\"\n    shardingTotalCount: %d\n", j, kind, cron, items);
-		if (failover) add(&b, "    failover: true\n");
-		if (!strcmp(kind, "native"))
-			add(&b, "    jobParameter: \"%s\"\n    props: {native.library: \"%s\", native.symbol: rtstamp_item}\n", out,
-			    noop_lib);
-		else
-			add(&b, "    props: {script.command.line: \"%s --stamp %s\"}\n", self, out);
-	}
+	add(&b, "  j00000: &d\n    type: %s\n    cron: \"%s\"\n    shardingTotalCount: %d\n", kind, cron, items);
+	if (failover) add(&b, "    failover: true\n");
+	if (!strcmp(kind, "native"))
+		add(&b, "    jobParameter: \"%s\"\n    props: {native.library: \"%s\", native.symbol: rtstamp_item}\n", out,
+		    noop_lib);
+	else
+		add(&b, "    props: {script.command.line: \"%s --stamp %s\"}\n", self, out);
+	for (int j = 1; j < njobs; j++) add(&b, "  j%05d: {<<: *d}\n", j);
 	return b.p;
 }
 
@@ -160,7 +201,7 @@ struct arun {
 	long long znodes_reg, znodes, watches;
 	double idle_s, idle_pps, idle_rps, idle_cpu, idle_workers_cpu;   /* idle_s 0: no window */
 	double first_s;                  /* the first fire's time to its last item's first start; -1: none */
-	int first_items;                 /* items that started by then (or by FIRST_MAX_S) */
+	int first_items;                 /* items that started by then (or by first_max_s) */
 	int bound_missed;                /* fires missed for the bounded wait for sharding (log) */
 	double fire_after_s;             /* the measured fire's time after the first's */
 	int64_t late_max, late_p50;
@@ -168,10 +209,40 @@ struct arun {
 	int alarms, session_ms, zk_listed;
 };
 
-/* Wait for the N-th registration; its time since `from` (s). */
-static double registered(struct tsup *t, int nth, int64_t from, const char *what)
+/* Part A's waits and fires at n jobs: the first fire's wait (s), FIRST_MAX_S up to 10,000 jobs and
+ * 10 ms a job above; the registration's (ms), 2 minutes up to 20,000 and 6 ms a job above; the
+ * first fire a little after the registration is expected to end (est, s); a fire every 10 s up to
+ * 1,000, 20 s up to 10,000, above that the first period of a cron that fires once in it, longer
+ * than est (so that the first fire after the start is the one est away). */
+static int first_max_s(int n)
 {
-	wait_log(t, "registered as", nth, 120000, what);
+	return n > 10000 ? n / 100 : FIRST_MAX_S;
+}
+
+static unsigned reg_wait_ms(int n)
+{
+	return n > 20000 ? (unsigned)n * 6 : 120000;
+}
+
+static int est_s(int n)
+{
+	return 3 + n / 700;
+}
+
+static int period_for(int n)
+{
+	static const int p[] = { 30, 60, 120, 180, 240, 300, 600, 900, 1200, 1800, 3600 };
+	if (n <= 1000) return 10;
+	if (n <= 10000) return 20;
+	for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
+		if (p[i] > est_s(n) + 2) return p[i];
+	return 3600;
+}
+
+/* Wait for the N-th registration; its time since `from` (s). */
+static double registered(struct tsup *t, int nth, int n, int64_t from, const char *what)
+{
+	wait_log(t, "registered as", nth, reg_wait_ms(n), what);
 	int64_t at = nth_line_time(t, "registered as", nth);
 	if (at < 0) fail(t, "%s: no time on the registration lines", what);
 	return (double)(at - from) / 1e9;
@@ -222,10 +293,11 @@ static void run_a(const struct tzk_server *zk, const char *kind, int n, int peri
 	snprintf(name, sizeof name, "a-%s%d", kind, n);
 	struct stamps st;
 	stamps_init(&st, name);
-	/* the first fire a little after the registration is expected to end (it is skipped anyway) */
-	int est = 3 + n / 700;
-	int s0 = (int)((time(NULL) + est) % period);
-	snprintf(cron, sizeof cron, "%d/%d * * * * ?", s0, period);
+	/* the first fire a little after the registration is expected to end; a period of a minute or
+	 * more (a divisor of an hour) is a cron on the minutes */
+	int s0 = (int)((time(NULL) + est_s(n)) % period);
+	if (period <= 60) snprintf(cron, sizeof cron, "%d/%d * * * * ?", s0, period);
+	else snprintf(cron, sizeof cron, "%d %d/%d * * * ?", s0 % 60, s0 / 60, period / 60);
 	char *jobs = jobs_yaml(n, A_ITEMS, kind, cron, st.path, 0);
 	struct text y = { 0 };
 	add(&y,
@@ -245,7 +317,7 @@ static void run_a(const struct tzk_server *zk, const char *kind, int n, int peri
 		fail(NULL, "cannot start supervisor/ejob-supervisor (run from the top of the tree after make)");
 	char what[64];
 	snprintf(what, sizeof what, "%d %s jobs", n, kind);
-	r->reg_s = registered(&t, n, t0, what);
+	r->reg_s = registered(&t, n, n, t0, what);
 	r->at_reg = tsup_mem(t.pid);
 	r->znodes_reg = zk_num(zk, "mntr", "zk_znode_count") - z0;
 	r->session_ms = tsup_session_ms(&t);
@@ -258,7 +330,7 @@ static void run_a(const struct tzk_server *zk, const char *kind, int n, int peri
 	int left = r->items_want;
 	int64_t last_first = 0;
 	size_t from = 0, had = 0;
-	uint64_t end = tlib_now_ms() + FIRST_MAX_S * 1000u, quiet = tlib_now_ms();
+	uint64_t end = tlib_now_ms() + (uint64_t)first_max_s(n) * 1000u, quiet = tlib_now_ms();
 	while (left && tlib_now_ms() < end) {
 		if (!tsup_alive(t.pid)) fail(&t, "%s: the supervisor died", what);
 		sleep_ms(200);
@@ -344,13 +416,329 @@ static void run_a(const struct tzk_server *zk, const char *kind, int n, int peri
 			fprintf(stderr, "bench/scale: supervisor %d did not stop cleanly (status 0x%x)\n", (int)t.pid, st1);
 		int64_t t1 = tlib_wall_ns();
 		if (tsup_start(&t, args) <= 0) fail(NULL, "cannot start supervisor/ejob-supervisor again");
-		r->restart_s = registered(&t, 2 * n, t1, what);
+		r->restart_s = registered(&t, 2 * n, n, t1, what);
 		r->alarms = tsup_log_count(&t, "no answer for");
 	}
 	int st2 = tsup_stop(&t, SIGTERM, 30000);
 	if (!(WIFEXITED(st2) && WEXITSTATUS(st2) == 0))
 		fprintf(stderr, "bench/scale: supervisor %d did not stop cleanly (status 0x%x)\n", (int)t.pid, st2);
 	free(st.s);
+}
+
+/* ---- the registration floor: a bare client sending what ejob's registration sends ---------------- */
+
+/* The requests of supervisor/coord/coord_reg.c as it is on this branch, sent by the ZooKeeper C
+ * library alone (no ejob code) as fast as the server takes them: pipelined, at most FL_WINDOW at
+ * the server (zkc's ZKC_WINDOW), the jobs' multis packed as zkc_multi_share packs the multis of
+ * one turn of its loop (consecutive jobs' ops in one multi request of at most FL_OPS ops and
+ * FL_BYTES, counted as zkc_multi_bytes counts them: path + data + 32 an op), assuming every
+ * turn holds as many as fit. */
+#define FL_WINDOW 256                /* ZKC_WINDOW */
+#define FL_OPS 1000                  /* ZKC_SHARE_OPS */
+#define FL_BYTES ((size_t)256 << 10) /* ZKC_SHARE_BYTES */
+#define FL_JOB_OPS 18                /* reg_fresh's multi: the most ops one job adds */
+
+static const char *const fl_dirs[] = { "/servers", "/instances", "/sharding", "/leader", "/leader/election",
+                                       "/leader/sharding", "/leader/failover", "/leader/failover/items",
+                                       "/leader/failover/alive", "/trigger" };  /* coord_reg.c's job_dirs */
+
+struct floor_run {
+	double fresh_s, restart_s;       /* zookeeper_init to the last answer; -1: not measured */
+	long fresh_req, restart_req;     /* requests sent (a multi is one) */
+	long fresh_ops, restart_ops;     /* of which ops in multis */
+	int cfg_len;                     /* the config node's size, as ejob wrote it */
+	long long znodes;                /* the nodes the new namespace's pass made (mntr) */
+};
+
+/* the requests at the server, and what came back unexpected */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int out;
+	long bad;
+	int bad_rc;
+	char bad_what[64];
+} fl = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, "" };
+
+struct fl_multi {
+	int n;
+	size_t bytes;                    /* as zkc_multi_bytes */
+	zoo_op_t ops[FL_OPS];
+	zoo_op_result_t res[FL_OPS];
+	struct Stat stats[FL_OPS];
+	char *arena;                     /* the paths and the created paths' buffers */
+	size_t used, cap;
+};
+
+/* one answer: rc is expected if it is one of want (ZOK, or also ZNONODE / ZNODEEXISTS) */
+static void fl_answer(int rc, int want1, int want2, const char *what)
+{
+	pthread_mutex_lock(&fl.mu);
+	if (rc != want1 && rc != want2 && !fl.bad++) {
+		fl.bad_rc = rc;
+		snprintf(fl.bad_what, sizeof fl.bad_what, "%s", what);
+	}
+	fl.out--;
+	pthread_cond_signal(&fl.cv);
+	pthread_mutex_unlock(&fl.mu);
+}
+
+static void fl_exists_done(int rc, const struct Stat *st, const void *data)
+{
+	(void)st;
+	/* a new namespace: no trigger yet; a restart: there */
+	fl_answer(rc, data ? ZNONODE : ZOK, ZOK, "exists(trigger)");
+}
+
+static void fl_get_done(int rc, const char *v, int len, const struct Stat *st, const void *data)
+{
+	(void)v;
+	(void)len;
+	(void)st;
+	(void)data;
+	fl_answer(rc, ZOK, ZOK, "get");
+}
+
+static void fl_create_done(int rc, const char *name, const void *data)
+{
+	(void)name;
+	(void)data;
+	fl_answer(rc, ZOK, ZNODEEXISTS, "create");    /* the resharding flag may be up (reg_join) */
+}
+
+static void fl_multi_done(int rc, const void *data)
+{
+	free(((struct fl_multi *)data)->arena);
+	free((void *)data);
+	fl_answer(rc, ZOK, ZOK, "multi");
+}
+
+/* Wait for room at the server (FL_WINDOW), or (all) for every answer. */
+static void fl_room(int all)
+{
+	pthread_mutex_lock(&fl.mu);
+	while (all ? fl.out > 0 : fl.out >= FL_WINDOW) pthread_cond_wait(&fl.cv, &fl.mu);
+	if (!all) fl.out++;
+	pthread_mutex_unlock(&fl.mu);
+}
+
+/* A request could not be sent: the client's own refusal counts as a bad answer. */
+static void fl_sent(int rc, const char *what)
+{
+	if (rc != ZOK) fl_answer(rc, ZOK, ZOK, what);
+}
+
+static char *fl_str(struct fl_multi *m, const char *s, size_t extra)
+{
+	size_t len = strlen(s) + 1 + extra;
+	if (m->used + len > m->cap) fail(NULL, "floor: a multi's arena is full (%zu bytes)", m->cap);
+	char *p = m->arena + m->used;
+	memcpy(p, s, strlen(s) + 1);
+	m->used += len;
+	return p;
+}
+
+static struct fl_multi *fl_multi_new(void)
+{
+	struct fl_multi *m = calloc(1, sizeof *m);
+	if (!m || !(m->arena = malloc(m->cap = 2 * FL_BYTES))) fail(NULL, "out of memory");
+	return m;
+}
+
+/* an op of a job's multi, staged: its size is known before it is packed */
+struct fl_op {
+	char path[256];
+	const char *data;
+	int len, flags, set;
+};
+
+static void fl_op(struct fl_op *o, const char *ns, const char *job, const char *sub, const char *data, int len, int flags,
+                  int set)
+{
+	snprintf(o->path, sizeof o->path, "/%s/%s%s", ns, job, sub);
+	o->data = data;
+	o->len = len;
+	o->flags = flags;
+	o->set = set;
+}
+
+/* into the multi: its path and data copied (the config is rewritten for the next job) */
+static void fl_add(struct fl_multi *m, const struct fl_op *o)
+{
+	const char *p = fl_str(m, o->path, 0), *d = o->len ? fl_str(m, o->data, 0) : "";
+	if (o->set) {
+		zoo_set_op_init(&m->ops[m->n], p, d, o->len, -1, &m->stats[m->n]);
+	} else {
+		size_t cap = strlen(o->path) + 16;
+		char *created = fl_str(m, "", cap);
+		zoo_create_op_init(&m->ops[m->n], p, d, o->len, &ZOO_OPEN_ACL_UNSAFE, o->flags, created, (int)cap);
+	}
+	m->n++;
+}
+
+static void fl_send_multi(zhandle_t *zh, struct fl_multi **mp, long *req, long *ops)
+{
+	struct fl_multi *m = *mp;
+	*mp = NULL;
+	if (!m) return;
+	fl_room(0);
+	(*req)++;
+	*ops += m->n;
+	/* the client serializes the ops now; the arena holds the created paths until the answer */
+	int n = m->n, rc = zoo_amulti(zh, n, m->ops, m->res, fl_multi_done, m);
+	if (rc != ZOK) {
+		free(m->arena);
+		free(m);
+		fl_answer(rc, ZOK, ZOK, "multi");
+	}
+}
+
+/* A job's ops go in the multi being packed unless they would make it too big (zkc_multi_share). */
+static struct fl_multi *fl_pack(zhandle_t *zh, struct fl_multi **mp, int nops, size_t bytes, long *req, long *ops)
+{
+	if (*mp && ((*mp)->n + nops > FL_OPS || (*mp)->bytes + bytes > FL_BYTES)) fl_send_multi(zh, mp, req, ops);
+	if (!*mp) *mp = fl_multi_new();
+	return *mp;
+}
+
+/* One pass: fresh (the namespace new: reg_fresh's path) or not (a restart on the nodes: reg_join's).
+ * Its time (s) from zookeeper_init to the last answer; the session is left open in *zhp. */
+static double fl_pass(const struct tzk_server *zk, const char *ns, int n, int fresh, const char *cfg, int cfg_len,
+                      const char *type, zhandle_t **zhp, long *req, long *ops)
+{
+	char id[64], inst[160], p[256], sub[96], job[16];
+	snprintf(id, sizeof id, "127.0.0.1@-@%d", (int)getpid());                  /* ejob's {ip}@-@{pid} */
+	snprintf(inst, sizeof inst, "jobInstanceId: %s\nserverIp: 127.0.0.1\n", id); /* instance_data */
+	char *conf = malloc((size_t)cfg_len + 1);
+	if (!conf) fail(NULL, "out of memory");
+	conf[cfg_len] = 0;
+	*req = *ops = 0;
+	pthread_mutex_lock(&fl.mu);
+	fl.out = 0;
+	fl.bad = 0;
+	pthread_mutex_unlock(&fl.mu);
+
+	uint64_t t0 = tlib_now_ms();
+	zhandle_t *zh = tzk_connect(zk->connect, SESSION_MS, NULL, 10000);
+	if (!zh) fail(NULL, "floor: cannot connect to ZooKeeper");
+	struct fl_multi *m = NULL;
+	if (fresh) {
+		snprintf(p, sizeof p, "/%s", ns);
+		fl_room(0);
+		(*req)++;
+		fl_sent(zoo_acreate(zh, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, fl_create_done, NULL), "create(namespace)");
+	}
+	for (int j = 0; j < n; j++) {
+		snprintf(job, sizeof job, "j%05d", j);
+		/* the config as ejob wrote j00000's, with this job's name (the same length) */
+		memcpy(conf, cfg, (size_t)cfg_len);
+		for (char *c = conf; (c = strstr(c, "j00000")); c += 6) memcpy(c, job, 6);
+		/* cj_reg_start: exists(trigger), no watch */
+		snprintf(p, sizeof p, "/%s/%s/trigger", ns, job);
+		fl_room(0);
+		(*req)++;
+		fl_sent(zoo_aexists(zh, p, 0, fl_exists_done, fresh ? "fresh" : NULL), "exists(trigger)");
+		struct fl_op o[FL_JOB_OPS];
+		int k = 0;
+		if (fresh) {
+			/* reg_fresh: the job's nodes, config, presence, flag and election in one multi */
+			fl_op(&o[k++], ns, job, "", type, (int)strlen(type), 0, 0);
+			for (size_t i = 0; i < sizeof fl_dirs / sizeof fl_dirs[0]; i++) fl_op(&o[k++], ns, job, fl_dirs[i], "", 0, 0, 0);
+			fl_op(&o[k++], ns, job, "/config", conf, cfg_len, 0, 0);
+			fl_op(&o[k++], ns, job, "/servers/127.0.0.1", "ENABLED", 7, 0, 0);
+			snprintf(sub, sizeof sub, "/instances/%s", id);
+			fl_op(&o[k++], ns, job, sub, inst, (int)strlen(inst), ZOO_EPHEMERAL, 0);
+			snprintf(sub, sizeof sub, "/leader/failover/alive/%s", id);
+			fl_op(&o[k++], ns, job, sub, "", 0, ZOO_EPHEMERAL, 0);
+			fl_op(&o[k++], ns, job, "/leader/sharding/necessary", "", 0, 0, 0);
+			fl_op(&o[k++], ns, job, "/leader/election/instance", id, (int)strlen(id), ZOO_EPHEMERAL, 0);
+			fl_op(&o[k++], ns, job, "/leader/election", id, (int)strlen(id), 0, 1);
+		} else {
+			/* reg_config: get(root), get(config); reg_join: create the flag (no multi), then the
+			 * shared multi of instances/{id}, the alive node and servers/{ip} */
+			snprintf(p, sizeof p, "/%s/%s", ns, job);
+			fl_room(0);
+			(*req)++;
+			fl_sent(zoo_aget(zh, p, 0, fl_get_done, NULL), "get(root)");
+			snprintf(p, sizeof p, "/%s/%s/config", ns, job);
+			fl_room(0);
+			(*req)++;
+			fl_sent(zoo_aget(zh, p, 0, fl_get_done, NULL), "get(config)");
+			snprintf(p, sizeof p, "/%s/%s/leader/sharding/necessary", ns, job);
+			fl_room(0);
+			(*req)++;
+			fl_sent(zoo_acreate(zh, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, fl_create_done, NULL), "create(necessary)");
+			snprintf(sub, sizeof sub, "/instances/%s", id);
+			fl_op(&o[k++], ns, job, sub, inst, (int)strlen(inst), ZOO_EPHEMERAL, 0);
+			snprintf(sub, sizeof sub, "/leader/failover/alive/%s", id);
+			fl_op(&o[k++], ns, job, sub, "", 0, ZOO_EPHEMERAL, 0);
+			fl_op(&o[k++], ns, job, "/servers/127.0.0.1", "ENABLED", 7, 0, 1);
+		}
+		/* zkc_multi_bytes counts the path inside the namespace, its data and 32 an op */
+		size_t bytes = 0;
+		for (int i = 0; i < k; i++) bytes += strlen(o[i].path) - strlen(ns) - 1 + (size_t)o[i].len + 32;
+		fl_pack(zh, &m, k, bytes, req, ops);
+		for (int i = 0; i < k; i++) fl_add(m, &o[i]);
+		m->bytes += bytes;
+	}
+	fl_send_multi(zh, &m, req, ops);
+	fl_room(1);
+	double s = (double)(tlib_now_ms() - t0) / 1e3;
+	free(conf);
+	if (fl.bad)
+		fail(NULL, "floor (%s, %d jobs): %ld requests answered unexpectedly, the first: %s: %s",
+		     fresh ? "new namespace" : "restart",
+		     n, fl.bad, fl.bad_what, zerror(fl.bad_rc));
+	*zhp = zh;
+	return s;
+}
+
+/* The floor at n jobs, in namespace fl<n>, with the config node ejob wrote for j00000 in ejob_ns
+ * (its text and size), after ejob's run of n jobs on the same ZooKeeper (no supervisor running):
+ * a new namespace, then a restart (the session closed, so its ephemerals are gone; a new one). */
+static void run_floor(const struct tzk_server *zk, const char *ejob_ns, int n, struct floor_run *f)
+{
+	memset(f, 0, sizeof *f);
+	f->fresh_s = f->restart_s = -1;
+	char p[256], cfg[65536], type[64];
+	int cfg_len = sizeof cfg, type_len = sizeof type - 1;
+	zhandle_t *zh = tzk_connect(zk->connect, 10000, NULL, 10000);
+	if (!zh) fail(NULL, "floor: cannot connect to ZooKeeper");
+	snprintf(p, sizeof p, "/%s/j00000/config", ejob_ns);
+	int rc = zoo_get(zh, p, 0, cfg, &cfg_len, NULL);
+	if (rc != ZOK || cfg_len <= 0) fail(NULL, "floor: cannot read ejob's %s: %s", p, zerror(rc));
+	snprintf(p, sizeof p, "/%s/j00000", ejob_ns);
+	rc = zoo_get(zh, p, 0, type, &type_len, NULL);
+	if (rc != ZOK || type_len < 0) fail(NULL, "floor: cannot read ejob's %s: %s", p, zerror(rc));
+	type[type_len] = 0;
+	tzk_close(zh);
+	f->cfg_len = cfg_len;
+
+	char ns[32];
+	snprintf(ns, sizeof ns, "fl%d", n);
+	long long z0 = zk_num(zk, "mntr", "zk_znode_count");
+	f->fresh_s = fl_pass(zk, ns, n, 1, cfg, cfg_len, type, &zh, &f->fresh_req, &f->fresh_ops);
+	f->znodes = zk_num(zk, "mntr", "zk_znode_count") - z0;
+	tzk_close(zh);       /* its ephemerals go with it */
+	f->restart_s = fl_pass(zk, ns, n, 0, cfg, cfg_len, type, &zh, &f->restart_req, &f->restart_ops);
+	tzk_close(zh);
+}
+
+/* ZooKeeper warmed up (its JIT, its heap) before part A, so that the first size measured does not
+ * pay for it alone: the floor's requests for 1,000 jobs, a new namespace and a restart, in
+ * namespace "warm", with a config of 480 bytes (a bench job's, about). */
+static void warm_up(const struct tzk_server *zk)
+{
+	char cfg[481];
+	memset(cfg, 'x', sizeof cfg - 1);
+	cfg[sizeof cfg - 1] = 0;
+	memcpy(cfg, "jobName: j00000\n", 16);
+	zhandle_t *zh;
+	long req, ops;
+	fl_pass(zk, "warm", 1000, 1, cfg, (int)sizeof cfg - 1, "NATIVE", &zh, &req, &ops);
+	tzk_close(zh);
+	fl_pass(zk, "warm", 1000, 0, cfg, (int)sizeof cfg - 1, "NATIVE", &zh, &req, &ops);
+	tzk_close(zh);
 }
 
 /* ---- B. 20 supervisors x 50 jobs x 20 items ------------------------------------------------------ */
@@ -604,9 +992,53 @@ static void run_b(const struct tzk_server *zk, struct brun *r)
 
 /* ---- main ----------------------------------------------------------------------------------------- */
 
+#define MAX_SIZES 8
+#define GROWTH_NOISE 1.15    /* per-job cost at a size against the one before: above this, superlinear */
+#define FLOOR_BOUND 1.5      /* issue 30: registration within 1.5 x the floor */
+#define T_FIRST_S 2.0        /* issue 30: the first fire's last item within 2 s of its time */
+#define T_WATCHES 6.0        /* issue 30: watches per job */
+
 static const char *met(int ok)
 {
 	return ok ? "met" : "**missed**";
+}
+
+/* EJOB_SCALE_SIZES: increasing numbers of jobs, comma-separated */
+static int parse_sizes(const char *s, int *v)
+{
+	int n = 0;
+	const char *c = s;
+	for (;;) {
+		char *e;
+		errno = 0;
+		long x = strtol(c, &e, 10);
+		if (e == c || errno || x < 1 || x > 100000 || n == MAX_SIZES || (n && x <= v[n - 1]) || (*e && *e != ','))
+			fail(NULL,
+			     "EJOB_SCALE_SIZES=%s: not a list of numbers of jobs (1-100000, increasing, at most %d, comma-separated; "
+			     "e.g. EJOB_SCALE_SIZES=1000,2000)",
+			     s, MAX_SIZES);
+		v[n++] = (int)x;
+		if (!*e) return n;
+		c = e + 1;
+	}
+}
+
+/* ZooKeeper's JVM heap for n jobs at most: 1 GB up to 10,000 (ejob's namespace of 10,000 and the
+ * floor's: some 400,000 znodes), 1 GB per 12,500 jobs above */
+static unsigned heap_for(int n)
+{
+	return n <= 10000 ? ZK_HEAP_MB : (unsigned)((n + 12499) / 12500) * 1024u;
+}
+
+static void size_str(char *v, size_t len, int n)
+{
+	if (n >= 1000 && n % 1000 == 0) snprintf(v, len, "%d,000", n / 1000);
+	else snprintf(v, len, "%d", n);
+}
+
+static double ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
 }
 
 int main(int argc, char **argv)
@@ -617,19 +1049,35 @@ int main(int argc, char **argv)
 	if (!realpath("/proc/self/exe", self) || !realpath(BUILT("bench/libnoop.so"), noop_lib))
 		fail(NULL, "run from the top of the tree after make (bench/libnoop.so: %s)", strerror(errno));
 	uint64_t t_start = tlib_now_ms();
-	struct tzk_server zk;
-	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = TICK_MS, .heap_mb = ZK_HEAP_MB }, 30000) < 0)
-		fail(NULL, "cannot start ZooKeeper");
 
-	/* EJOB_SCALE_ONLY=N: part A's native run at N jobs alone (a fire every 20 s, no restart, no
-	 * idle window), its registration and first fire: a before and after of one change in minutes */
-	const char *only = getenv("EJOB_SCALE_ONLY");
+	/* EJOB_SCALE_ONLY=N: part A's native run at N jobs alone (a fire every 20 s or more, no restart,
+	 * no idle window), its registration and first fire: a before and after of one change in
+	 * minutes. EJOB_SCALE_SIZES=N,M,...: part A's growth runs and their floors at those sizes
+	 * alone (the tables of A, the floor and the growth). */
+	const char *only = getenv("EJOB_SCALE_ONLY"), *sz = getenv("EJOB_SCALE_SIZES");
+	long only_n = 0;
 	if (only && *only) {
 		char *e;
-		long n = strtol(only, &e, 10);
-		if (*e || n < 1 || n > 100000) fail(NULL, "EJOB_SCALE_ONLY=%s: not a number of jobs (1-100000)", only);
+		only_n = strtol(only, &e, 10);
+		if (*e || only_n < 1 || only_n > 100000) fail(NULL, "EJOB_SCALE_ONLY=%s: not a number of jobs (1-100000)", only);
+	}
+	int sizes[MAX_SIZES] = { 1000, 10000, 50000 }, nsz = 3, growth_only = sz && *sz && !only_n;
+	if (growth_only) nsz = parse_sizes(sz, sizes);
+	int largest = only_n ? (int)only_n : sizes[nsz - 1];
+	long total = 0;
+	for (int i = 0; i < nsz; i++) total += sizes[i];
+	alarm(600 + (unsigned)((only_n ? only_n : total) / 25));   /* 50,000 jobs take minutes */
+
+	struct tzk_server zk;
+	unsigned heap = heap_for(largest);
+	if (tzk_start(&zk, "zk", &(struct tzk_opts){ .tick_ms = TICK_MS, .heap_mb = heap }, 30000) < 0)
+		fail(NULL, "cannot start ZooKeeper");
+
+	if (only_n) {
+		long n = only_n;
 		static struct arun r;
-		run_a(&zk, "native", (int)n, 20, 0, 0, &r);
+		int period = period_for((int)n) < 20 ? 20 : period_for((int)n);
+		run_a(&zk, "native", (int)n, period, 0, 0, &r);
 		printf("| N | registration | first fire: its time to every item started once | fires missed for the wait "
 		       "| a later fire: p50 / last | watches (wchs) per job |\n|--:|--:|--:|--:|--:|--:|\n");
 		printf("| %ld | %.2f s | %s%.1f s | %d | %.3f / %.3f s | %.1f |\n", n, r.reg_s,
@@ -639,84 +1087,213 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
-	/* A */
-	static struct arun a[3];
-	run_a(&zk, "native", 1000, 10, 0, 1, &a[0]);
-	run_a(&zk, "native", 10000, 20, 1, 1, &a[1]);
-	run_a(&zk, "script", 1000, 10, 0, 0, &a[2]);
-	char v1[64], v2[64], v3[64], v4[64];
-	printf("A. One supervisor (%d workers), N native jobs of %d items, one cron for all (a fire every %d s at\n"
-	       "1,000, %d s at 10,000), first start into an empty namespace; negotiated session timeout %d ms:\n\n",
-	       A_WORKERS, A_ITEMS, a[0].period, a[1].period, a[1].session_ms);
-	printf("| measure | 1,000 jobs | 10,000 jobs | target (issue 12) | |\n");
-	printf("|---|--:|--:|---|---|\n");
-	printf("| registration: start to the N-th job registered | %.2f s | %.2f s | 10,000 within %.0f s | %s |\n", a[0].reg_s,
-	       a[1].reg_s, T_REG_S, met(a[1].reg_s <= T_REG_S));
-	printf("| registration again after a restart (the nodes exist) | | %.2f s | 10,000 within %.0f s | %s |\n",
-	       a[1].restart_s, T_REG_S, met(a[1].restart_s <= T_REG_S));
-	printf("| jobs listing the instance under instances/ (ZooKeeper) | %d | %d | all | %s |\n", a[0].zk_listed,
-	       a[1].zk_listed, met(a[0].zk_listed == a[0].n && a[1].zk_listed == a[1].n));
-	printf("| RSS / peak (VmHWM) at registration | %.1f / %.1f MB | %.1f / %.1f MB | < 64 MB at 10,000 | %s |\n",
-	       a[0].at_reg.rss_kb / 1024.0, a[0].at_reg.hwm_kb / 1024.0, a[1].at_reg.rss_kb / 1024.0,
-	       a[1].at_reg.hwm_kb / 1024.0, met(a[1].at_reg.rss_kb < T_RSS_KB));
-	printf("| RSS / peak (VmHWM) after the fires | %.1f / %.1f MB | %.1f / %.1f MB | < 64 MB at 10,000 | %s |\n",
-	       a[0].after.rss_kb / 1024.0, a[0].after.hwm_kb / 1024.0, a[1].after.rss_kb / 1024.0, a[1].after.hwm_kb / 1024.0,
-	       met(a[1].after.rss_kb < T_RSS_KB && a[1].after.hwm_kb < T_RSS_KB));
-	printf("| supervisor threads | %ld | %ld | | |\n", a[0].after.threads, a[1].after.threads);
-	printf("| ZooKeeper znodes of the namespace: at registration / after the fires | %lld / %lld | %lld / %lld | | |\n",
-	       a[0].znodes_reg, a[0].znodes, a[1].znodes_reg, a[1].znodes);
-	printf("| ZooKeeper watches (wchs) | %lld (%.1f per job) | %lld (%.1f per job) | | |\n", a[0].watches,
-	       (double)a[0].watches / a[0].n, a[1].watches, (double)a[1].watches / a[1].n);
-	for (int i = 0; i < 3; i++) {
-		char *v = i == 0 ? v1 : i == 1 ? v2 : v3;
-		if (a[i].first_items == a[i].items_want) snprintf(v, 64, "%.1f s", a[i].first_s);
-		else snprintf(v, 64, "%d of %d items in %d s", a[i].first_items, a[i].items_want, FIRST_MAX_S);
+	/* A: the growth runs, each followed by its floor on the same ZooKeeper */
+	static struct arun a[MAX_SIZES], sc;
+	static struct floor_run f[MAX_SIZES];
+	static struct tsup_mem zkm[MAX_SIZES];
+	static double part_s[MAX_SIZES];
+	int t10 = -1;
+	warm_up(&zk);
+	for (int i = 0; i < nsz; i++) {
+		uint64_t p0 = tlib_now_ms();
+		char ens[32];
+		run_a(&zk, "native", sizes[i], period_for(sizes[i]), 1, 1, &a[i]);
+		snprintf(ens, sizeof ens, "scnative%d", sizes[i]);
+		run_floor(&zk, ens, sizes[i], &f[i]);
+		zkm[i] = tsup_mem(zk.pid);
+		part_s[i] = (double)(tlib_now_ms() - p0) / 1e3;
+		if (sizes[i] == 10000) t10 = i;
+		/* said now, in case a later size cannot be measured */
+		fprintf(stderr,
+		        "bench/scale: %d jobs: registration %.2f s (floor %.2f s), after a restart %.2f s (floor %.2f s), "
+		        "first fire %.1f s (%d of %d items), RSS %.1f / %.1f MB, %.1f watches a job; %.0f s with the floor\n",
+		        sizes[i], a[i].reg_s, f[i].fresh_s, a[i].restart_s, f[i].restart_s, a[i].first_s, a[i].first_items,
+		        a[i].items_want, a[i].at_reg.rss_kb / 1024.0, a[i].after.rss_kb / 1024.0, (double)a[i].watches / a[i].n,
+		        part_s[i]);
 	}
-	printf("| first fire (it shards every job): its time to every item started once | %s | %s | | %s |\n", v1, v2,
-	       a[0].first_items == a[0].items_want && a[1].first_items == a[1].items_want ? "" : "**items missing**");
-	printf("| fires missed for the wait for sharding (2 x the session timeout; log \"missed: no assignment after\") "
-	       "| %d | %d | 0 | %s |\n", a[0].bound_missed, a[1].bound_missed, met(!a[0].bound_missed && !a[1].bound_missed));
-	for (int i = 0; i < 3; i++) {
-		char *v = i == 0 ? v1 : i == 1 ? v2 : v3;
-		if (a[i].items) snprintf(v, 64, "%.3f / %.3f s", (double)a[i].late_p50 / 1e9, (double)a[i].late_max / 1e9);
-		else snprintf(v, 64, "none measured");
+	if (!growth_only) run_a(&zk, "script", 1000, 10, 0, 0, &sc);
+
+	char v[64], hdr[MAX_SIZES][32];
+	for (int i = 0; i < nsz; i++) size_str(hdr[i], sizeof hdr[i], sizes[i]);
+	/* the issue's targets are at 10,000 jobs: the column, if run */
+	const struct arun *at = t10 >= 0 ? &a[t10] : NULL;
+#define ROW_START(label) printf("| %s |", label)
+#define COL(...) (snprintf(v, sizeof v, __VA_ARGS__), printf(" %s |", v))
+	printf("A. One supervisor (%d workers), N native jobs of %d items, one cron for all (a fire every", A_WORKERS, A_ITEMS);
+	for (int i = 0; i < nsz; i++) printf("%s %d s at %s", i ? (i == nsz - 1 ? " and" : ",") : "", a[i].period, hdr[i]);
+	printf("),\nfirst start into an empty namespace, then a restart; negotiated session timeout %d ms; ZooKeeper's heap %u MB:\n\n",
+	       a[0].session_ms, heap);
+	printf("| measure |");
+	for (int i = 0; i < nsz; i++) printf(" %s jobs |", hdr[i]);
+	printf(" target | |\n|---|");
+	for (int i = 0; i < nsz; i++) printf("--:|");
+	printf("---|---|\n");
+
+	ROW_START("registration: start to the N-th job registered");
+	for (int i = 0; i < nsz; i++) COL("%.2f s", a[i].reg_s);
+	printf(" 10,000 within %.0f s (issue 12) | %s |\n", T_REG_S, at ? met(at->reg_s <= T_REG_S) : "not run");
+	ROW_START("registration again after a restart (the nodes exist)");
+	for (int i = 0; i < nsz; i++) COL("%.2f s", a[i].restart_s);
+	printf(" 10,000 within %.0f s (issue 12) | %s |\n", T_REG_S, at ? met(at->restart_s <= T_REG_S) : "not run");
+	ROW_START("jobs listing the instance under instances/ (ZooKeeper)");
+	int all_listed = 1;
+	for (int i = 0; i < nsz; i++) COL("%d", a[i].zk_listed), all_listed &= a[i].zk_listed == a[i].n;
+	printf(" all | %s |\n", met(all_listed));
+	ROW_START("RSS / peak (VmHWM) at registration");
+	for (int i = 0; i < nsz; i++) COL("%.1f / %.1f MB", a[i].at_reg.rss_kb / 1024.0, a[i].at_reg.hwm_kb / 1024.0);
+	printf(" < 64 MB at 10,000 | %s |\n", at ? met(at->at_reg.rss_kb < T_RSS_KB) : "not run");
+	ROW_START("RSS / peak (VmHWM) after the fires");
+	for (int i = 0; i < nsz; i++) COL("%.1f / %.1f MB", a[i].after.rss_kb / 1024.0, a[i].after.hwm_kb / 1024.0);
+	printf(" < 64 MB at 10,000 | %s |\n", at ? met(at->after.rss_kb < T_RSS_KB && at->after.hwm_kb < T_RSS_KB) : "not run");
+	ROW_START("supervisor threads");
+	for (int i = 0; i < nsz; i++) COL("%ld", a[i].after.threads);
+	printf(" | |\n");
+	ROW_START("ZooKeeper znodes of the namespace: at registration / after the fires");
+	for (int i = 0; i < nsz; i++) COL("%lld / %lld", a[i].znodes_reg, a[i].znodes);
+	printf(" | |\n");
+	ROW_START("ZooKeeper watches (wchs)");
+	for (int i = 0; i < nsz; i++) COL("%lld (%.1f per job)", a[i].watches, (double)a[i].watches / a[i].n);
+	printf(" at most %.0f per job (issue 30) | %s |\n", T_WATCHES,
+	       at ? met((double)at->watches / at->n <= T_WATCHES) : "not run");
+	ROW_START("first fire (it shards every job): its time to every item started once");
+	int first_all = 1;
+	for (int i = 0; i < nsz; i++) {
+		if (a[i].first_items == a[i].items_want) COL("%.1f s", a[i].first_s);
+		else COL("%d of %d items in %d s", a[i].first_items, a[i].items_want, first_max_s(a[i].n)), first_all = 0;
 	}
-	int late_ok = a[0].items && a[1].items && a[0].late_max <= (int64_t)(T_LATE_S * 1e9) &&
-	              a[1].late_max <= (int64_t)(T_LATE_S * 1e9);
-	printf("| native, a later fire: fire time to item start, p50 / last | %s | %s | last within %.0f s | %s |\n", v1, v2,
-	       T_LATE_S, met(late_ok));
-	printf("| script (fork + exec), a later fire: fire time to item start, p50 / last | %s | | (native's target) | |\n", v3);
-	for (int i = 0; i < 3; i++) snprintf(i == 0 ? v1 : i == 1 ? v2 : v3, 64, "%d of %d", a[i].items, a[i].items_want);
-	printf("| items of that fire that started: native / script | %s / %s | %s | all | %s |\n", v1, v3, v2,
-	       met(a[0].items == a[0].items_want && a[1].items == a[1].items_want && a[2].items == a[2].items_want));
-	for (int i = 0; i < 2; i++) {
-		char *v = i ? v2 : v1, *w = i ? v4 : v3;
-		if (a[i].idle_s > 0) {
-			snprintf(v, 64, "%.0f", a[i].idle_pps);
-			snprintf(w, 64, "%.1f / %.1f %%", a[i].idle_cpu, a[i].idle_workers_cpu);
-		} else {
-			snprintf(v, 64, "not idle");
-			snprintf(w, 64, "not idle");
+	printf(" within %.0f s at 10,000 (issue 30) | %s%s |\n", T_FIRST_S,
+	       at ? met(at->first_items == at->items_want && at->first_s <= T_FIRST_S) : "not run",
+	       first_all ? "" : "; **items missing**");
+	ROW_START("fires missed for the wait for sharding (2 x the session timeout; log \"missed: no assignment after\")");
+	int missed = 0;
+	for (int i = 0; i < nsz; i++) COL("%d", a[i].bound_missed), missed += a[i].bound_missed;
+	printf(" 0 | %s |\n", met(!missed));
+	ROW_START("native, a later fire: fire time to item start, p50 / last");
+	int late_ok = 1;
+	for (int i = 0; i < nsz; i++) {
+		if (a[i].items) COL("%.3f / %.3f s", (double)a[i].late_p50 / 1e9, (double)a[i].late_max / 1e9);
+		else COL("none measured");
+		late_ok &= a[i].items && a[i].late_max <= (int64_t)(T_LATE_S * 1e9);
+	}
+	printf(" last within %.0f s | %s |\n", T_LATE_S, met(late_ok));
+	ROW_START("items of that fire that started");
+	int items_ok = 1;
+	for (int i = 0; i < nsz; i++) COL("%d of %d", a[i].items, a[i].items_want), items_ok &= a[i].items == a[i].items_want;
+	printf(" all | %s |\n", met(items_ok));
+	ROW_START("idle: ZooKeeper packets/s (received + sent)");
+	for (int i = 0; i < nsz; i++) a[i].idle_s > 0 ? COL("%.0f", a[i].idle_pps) : COL("not idle");
+	printf(" | |\n");
+	ROW_START("idle: requests/s the supervisor sent (`cons` lcxid; pings excluded)");
+	for (int i = 0; i < nsz; i++) a[i].idle_s > 0 ? COL("%.0f", a[i].idle_rps) : COL("not idle");
+	printf(" | |\n");
+	ROW_START("idle: CPU, supervisor / its workers (% of a core)");
+	for (int i = 0; i < nsz; i++)
+		a[i].idle_s > 0 ? COL("%.1f / %.1f %%", a[i].idle_cpu, a[i].idle_workers_cpu) : COL("not idle");
+	printf(" | |\n");
+	ROW_START("lease alarms (\"no answer for\" in the log)");
+	int alarms = 0;
+	for (int i = 0; i < nsz; i++) COL("%d", a[i].alarms), alarms += a[i].alarms;
+	printf(" 0 | %s |\n", met(!alarms));
+	printf("\nThe later fire measured came");
+	for (int i = 0; i < nsz; i++) printf("%s %.0f s", i ? (i == nsz - 1 ? " and" : ",") : "", a[i].fire_after_s);
+	printf(" after the first; the idle window was");
+	for (int i = 0; i < nsz; i++) printf("%s %.1f s", i ? (i == nsz - 1 ? " and" : ",") : "", a[i].idle_s);
+	printf(" long.\nEach job sets systemTime/current once a minute (the clock check), and jobs registered together do it\n"
+	       "together: N requests in a second or two once a minute, in an idle window or not.\n");
+	if (!growth_only) {
+		if (sc.items) snprintf(v, sizeof v, "%.3f / %.3f s", (double)sc.late_p50 / 1e9, (double)sc.late_max / 1e9);
+		else snprintf(v, sizeof v, "none measured");
+		printf("Script jobs (fork + exec of this binary), 1,000, a fire every 10 s: registration %.2f s, first fire %s,\n"
+		       "a later fire: fire time to item start, p50 / last %s, %d of %d items started, lease alarms %d.\n",
+		       sc.reg_s, sc.first_items == sc.items_want ? "complete" : "**incomplete**", v, sc.items, sc.items_want,
+		       sc.alarms);
+	}
+
+	/* the floor */
+	printf("\nRegistration against its floor: a bare client (the ZooKeeper C library, no ejob code) sending\n"
+	       "the requests of ejob's registration (supervisor/coord/coord_reg.c) on the same ZooKeeper right after\n"
+	       "ejob's run, in a namespace of its own, pipelined (at most %d at the server) and the jobs' multis\n"
+	       "packed (at most %d ops, %zu KB): from zookeeper_init to the last answer. A new namespace: the\n"
+	       "namespace node, then per job exists(trigger) and reg_fresh's multi (%d ops); a restart (a new\n"
+	       "session on those nodes): per job exists(trigger), get(root), get(config), create(the resharding\n"
+	       "flag) and reg_join's multi (3 ops):\n\n",
+	       FL_WINDOW, FL_OPS, FL_BYTES >> 10, FL_JOB_OPS);
+	printf("| N | new namespace: ejob | floor | ejob / floor | within %.1fx "
+	       "| restart: ejob | floor | ejob / floor | within %.1fx |\n"
+	       "|--:|--:|--:|--:|---|--:|--:|--:|---|\n", FLOOR_BOUND, FLOOR_BOUND);
+	for (int i = 0; i < nsz; i++) {
+		double rf = ratio(a[i].reg_s, f[i].fresh_s), rr = ratio(a[i].restart_s, f[i].restart_s);
+		printf("| %s | %.2f s | %.2f s | %.2fx | %s | %.2f s | %.2f s | %.2fx | %s |\n", hdr[i], a[i].reg_s, f[i].fresh_s, rf,
+		       met(rf <= FLOOR_BOUND), a[i].restart_s, f[i].restart_s, rr, met(rr <= FLOOR_BOUND));
+	}
+	printf("\nThe floor's requests (a multi is one; its ops in brackets), new namespace / restart:");
+	for (int i = 0; i < nsz; i++)
+		printf("%s %s jobs %ld (%ld) / %ld (%ld)", i ? ";" : "", hdr[i], f[i].fresh_req, f[i].fresh_ops, f[i].restart_req,
+		       f[i].restart_ops);
+	printf(".\nThe nodes they made in a new namespace (floor / ejob at registration):");
+	for (int i = 0; i < nsz; i++) printf("%s %lld / %lld", i ? "," : "", f[i].znodes, a[i].znodes_reg);
+	printf(".\nThe config node (ejob's own, read back): %d bytes a job. ZooKeeper's JVM (heap %u MB), RSS after each\n"
+	       "size's floor:", f[0].cfg_len, heap);
+	for (int i = 0; i < nsz; i++) printf("%s %s jobs %.0f MB", i ? "," : "", hdr[i], zkm[i].rss_kb / 1024.0);
+	printf(".\n");
+
+	/* growth */
+	if (nsz > 1) {
+		printf("\nGrowth: each measure per 1,000 jobs at each size (watches: per job); linear or better when the\n"
+		       "largest size's is at most %.2fx the one before's:\n\n| measure |", GROWTH_NOISE);
+		for (int i = 0; i < nsz; i++) printf(" at %s |", hdr[i]);
+		printf(" %s against %s | |\n|---|", hdr[nsz - 1], hdr[nsz - 2]);
+		for (int i = 0; i <= nsz; i++) printf("--:|");
+		printf("---|\n");
+		for (int m = 0; m < 7; m++) {
+			static const char *const name[] = { "registration, new namespace (s)", "registration after a restart (s)",
+				                                "RSS at registration (MB)", "RSS after the fires (MB)",
+				                                "first fire: its time to every item started once (s)",
+				                                "ZooKeeper watches per job", "floor, new namespace (s)" };
+			double g[MAX_SIZES];
+			int ok = 1;
+			for (int i = 0; i < nsz; i++) {
+				const struct arun *r = &a[i];
+				double x = m == 0 ? r->reg_s : m == 1 ? r->restart_s : m == 2 ? r->at_reg.rss_kb / 1024.0
+				         : m == 3 ? r->after.rss_kb / 1024.0 : m == 4 ? r->first_s : m == 5 ? (double)r->watches : f[i].fresh_s;
+				if (m == 4 && r->first_items != r->items_want) ok = 0;
+				g[i] = x / r->n * (m == 5 ? 1 : 1000);
+			}
+			ROW_START(name[m]);
+			for (int i = 0; i < nsz; i++) COL(m == 5 ? "%.1f" : m >= 2 && m <= 3 ? "%.2f" : "%.3f", g[i]);
+			double q = ratio(g[nsz - 1], g[nsz - 2]);
+			printf(" %.2fx | %s |\n", q, !ok ? "**items missing**" : q <= GROWTH_NOISE ? "linear or better" : "**superlinear**");
 		}
 	}
-	printf("| idle: ZooKeeper packets/s (received + sent) | %s | %s | | |\n", v1, v2);
-	for (int i = 0; i < 2; i++) {
-		if (a[i].idle_s > 0) snprintf(i ? v2 : v1, 64, "%.0f", a[i].idle_rps);
-		else snprintf(i ? v2 : v1, 64, "not idle");
-	}
-	printf("| idle: requests/s the supervisor sent (`cons` lcxid; pings excluded) | %s | %s | | |\n", v1, v2);
-	printf("| idle: CPU, supervisor / its workers (%% of a core) | %s | %s | | |\n", v3, v4);
-	printf("| lease alarms (\"no answer for\" in the log): native / script | %d / %d | %d | 0 | %s |\n", a[0].alarms,
-	       a[2].alarms, a[1].alarms, met(!a[0].alarms && !a[1].alarms && !a[2].alarms));
-	printf("\nThe later fire measured came %.0f s, %.0f s and %.0f s after the first (native 1,000, 10,000, script 1,000);\n"
-	       "the idle window was %.1f s and %.1f s long. Script jobs: registration %.2f s, first fire %s.\n"
-	       "Each job sets systemTime/current once a minute (the clock check), and jobs registered together do it\n"
-	       "together: N requests in a second or two once a minute, in an idle window or not.\n\n",
-	       a[0].fire_after_s, a[1].fire_after_s, a[2].fire_after_s, a[0].idle_s, a[1].idle_s, a[2].reg_s,
-	       a[2].first_items == a[2].items_want ? "complete" : "incomplete");
+
+	/* the README's lines */
+	int h = t10 >= 0 ? t10 : nsz - 1;
+	char hs[32];
+	size_str(hs, sizeof hs, sizes[h]);
+	printf("\nREADME (bench/scale, %s jobs, one supervisor):\n\n| at %s jobs | ejob | target | |\n|---|--:|---|---|\n", hs, hs);
+	if (a[h].first_items == a[h].items_want) snprintf(v, sizeof v, "%.1f s", a[h].first_s);
+	else snprintf(v, sizeof v, "%d of %d items", a[h].first_items, a[h].items_want);
+	printf("| first fire after a cold start: its time to every item started | %s | within %.0f s | %s |\n", v, T_FIRST_S,
+	       met(a[h].first_items == a[h].items_want && a[h].first_s <= T_FIRST_S));
+	double rf = ratio(a[h].reg_s, f[h].fresh_s), rr = ratio(a[h].restart_s, f[h].restart_s);
+	printf("| registration, new namespace: ejob / floor | %.2f / %.2f s (%.2fx) | within %.1fx | %s |\n", a[h].reg_s,
+	       f[h].fresh_s, rf, FLOOR_BOUND, met(rf <= FLOOR_BOUND));
+	printf("| registration after a restart: ejob / floor | %.2f / %.2f s (%.2fx) | within %.1fx | %s |\n", a[h].restart_s,
+	       f[h].restart_s, rr, FLOOR_BOUND, met(rr <= FLOOR_BOUND));
+	printf("| RSS at registration / after the fires | %.1f / %.1f MB | < 64 MB | %s |\n", a[h].at_reg.rss_kb / 1024.0,
+	       a[h].after.rss_kb / 1024.0, met(a[h].at_reg.rss_kb < T_RSS_KB && a[h].after.rss_kb < T_RSS_KB));
+	printf("| ZooKeeper watches per job | %.1f | at most %.0f | %s |\n\n", (double)a[h].watches / a[h].n, T_WATCHES,
+	       met((double)a[h].watches / a[h].n <= T_WATCHES));
 	fflush(stdout);
 	int never = 0;
-	for (int i = 0; i < 3; i++) never += !a[i].first_items;
+	for (int i = 0; i < nsz; i++) never += !a[i].first_items;
+	if (!growth_only) never += !sc.first_items;
+	if (growth_only) {
+		printf("bench/scale: %.0f s in all\n", (double)(tlib_now_ms() - t_start) / 1e3);
+		tzk_stop(&zk, SIGKILL, 5000);
+		if (never) fprintf(stderr, "bench/scale: in %d of the part A runs no item ever started\n", never);
+		return never ? 1 : 0;
+	}
 
 	/* B */
 	static struct brun b;
@@ -757,6 +1334,6 @@ int main(int argc, char **argv)
 	printf("\nbench/scale: %.0f s in all\n", (double)(tlib_now_ms() - t_start) / 1e3);
 	fflush(stdout);
 	tzk_stop(&zk, SIGKILL, 5000);
-	if (never) fprintf(stderr, "bench/scale: in %d of the part A runs no item ever started (in %d s)\n", never, FIRST_MAX_S);
+	if (never) fprintf(stderr, "bench/scale: in %d of the part A runs no item ever started\n", never);
 	return never ? 1 : 0;
 }
