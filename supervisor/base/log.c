@@ -104,8 +104,11 @@ void log_plain(enum log_level level, const char *fmt, ...)
 
 int log_cause(struct log_cause *c, enum log_level level, const char *cause, const char *fmt, ...)
 {
-	if (!strncmp(c->last, cause, sizeof c->last - 1) && c->last[0]) return 0;
-	snprintf(c->last, sizeof c->last, "%s", cause);
+	uint64_t h = 1469598103934665603ull;        /* FNV-1a; never 0 (none) */
+	for (const char *p = cause; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	h |= 1;
+	if (c->last == h) return 0;
+	c->last = h;
 	if (level > lg.level) return 1;
 	va_list ap;
 	va_start(ap, fmt);
@@ -114,7 +117,7 @@ int log_cause(struct log_cause *c, enum log_level level, const char *cause, cons
 	return 1;
 }
 
-void log_cause_reset(struct log_cause *c) { c->last[0] = '\0'; }
+void log_cause_reset(struct log_cause *c) { c->last = 0; }
 
 void log_check_failed(const char *file, int line, const char *cond, const char *what)
 {

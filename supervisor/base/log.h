@@ -34,7 +34,7 @@ void log_plain(enum log_level level, const char *fmt, ...) __attribute__((format
  * (a worker slot, a job); log_cause() logs and returns 1 only when `cause` differs from the
  * last one logged for it, so a crash loop is one line per cause, not one per death. */
 struct log_cause {
-	char last[128];
+	uint64_t last;              /* a hash of the cause last said (0: none); 3 a job, 10,000 jobs */
 };
 int log_cause(struct log_cause *c, enum log_level level, const char *cause, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -3,6 +3,7 @@
  * is in coord_int.h. */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,6 +335,7 @@ static void job_free(struct cjob *j)
 	cj_ops_unwatch(j);
 	cj_arm_forget(j);
 	cj_reg_forget(j);
+	free(j->adopt.why);
 	free(j->name);
 	free(j);
 }
@@ -502,6 +504,13 @@ void coord_tick(coord_t *c, uint64_t now_ns)
 	cj_shard_pump(c, now_ns, c->n);     /* eager shardings now due */
 	if (zkc_backlog(c->z) <= ZKC_WINDOW / 2) cj_arm_pump(c);   /* no answer came to call it */
 	cl_lease_tick(c, now_ns);
+	/* After a burst of fires (10,000 jobs due in the same second) has ended, what its fires and
+	 * requests held is free, but glibc keeps the pages: RSS stayed at the burst's peak (154 MB
+	 * at 10,000 jobs, 95 MB trimmed). Once per burst, when it is over. */
+	if (c->fires_burst >= CJ_TRIM_FIRES && c->fires_live < CJ_TRIM_FIRES / 10 && zkc_backlog(c->z) < ZKC_WINDOW / 4) {
+		c->fires_burst = 0;
+		malloc_trim(0);
+	}
 }
 
 /* A loop over the jobs (10,000: some 10 us), looked at a few times a second: counting as

@@ -104,7 +104,7 @@ void ca_verdict(struct cjob *j)
 	struct adopt *a = j->c->adopt;
 	const conf_job_t *cj = cj_conf(j);
 	int was = j->adopt.refused;
-	char why[sizeof j->adopt.why];
+	char why[400];
 	int bad = 0;
 	const char *keys[] = { "script.command.line", "ejob.listener.before", "ejob.listener.after",
 	                       "ejob.listener.beforeAll", "ejob.listener.afterAll" };
@@ -123,8 +123,8 @@ void ca_verdict(struct cjob *j)
 		}
 	}
 	j->adopt.refused = bad;
-	if (bad) memcpy(j->adopt.why, why, sizeof why);
-	else j->adopt.why[0] = '\0';
+	free(j->adopt.why);
+	j->adopt.why = bad ? strdup(why) : NULL;
 	if (bad && !was) log_warn("job %s: refused on this machine, it never runs here: %s", j->name, why);
 	if (!bad && was) {
 		log_info("job %s: allowed on this machine now (supervisor.allowedCommands)", j->name);

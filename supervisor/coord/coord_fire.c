@@ -49,6 +49,7 @@ void cx_free(struct cfire *f)
 	free(f->unrun);
 	free(f->crashed);
 	free(f->gw);
+	if (f->j && f->j->c->fires_live) f->j->c->fires_live--;
 	free(f);
 }
 
@@ -78,6 +79,8 @@ static struct cfire *cx_new(struct cjob *j, uint32_t total, uint64_t fire_ms)
 		return NULL;
 	}
 	f->j = j;
+	j->c->fires_live++;
+	j->c->fires_burst++;
 	f->conf = cj_conf(j);
 	f->hold = j->cfg.node ? conf_job_hold(j->cfg.node) : conf_hold(j->file);
 	f->requests0 = zkc_requests(j->c->z);
@@ -308,7 +311,7 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	}
 	if (j->adopt.refused) {
 		/* supervisor.allowedCommands: decided when the config was taken (coord_adopt.c) */
-		fire_refused(j, fi, "not_allowed", "%s", j->adopt.why);
+		fire_refused(j, fi, "not_allowed", "%s", j->adopt.why ? j->adopt.why : "outside supervisor.allowedCommands");
 		return 1;
 	}
 	if (!j->chk.clock_known && cj->max_time_diff_seconds >= 0 && zkc_state(c->z) == ZKC_CONNECTED) {

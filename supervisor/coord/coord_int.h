@@ -151,7 +151,7 @@ struct cj_last {                /* coord_last.c: what the last records of the it
 struct cj_adopt {               /* coord_adopt.c: a job not in the file, adopted by its label */
 	int on;                     /* adopted: its config is its node's alone (local NULL, cfg.node set) */
 	int refused;                /* a program it runs is outside supervisor.allowedCommands: no fire runs */
-	char why[400];              /* what is refused, for the WARN and the fire_skipped event */
+	char *why;                  /* what is refused, for the WARN and the fire_skipped event (NULL: not) */
 };
 
 /* Why a job is no longer run here (cj_ops.left): it left as the supervisor stops or drains. */
@@ -302,6 +302,8 @@ struct coord {
 	uint32_t reg_inflight, reg_queued;   /* coord_reg.c: registrations sent (at most CJ_REG_MAX), waiting */
 	size_t reg_cursor;          /* where the next look for a waiting one begins */
 	int reg_pumping;            /* reg_pump is on the stack */
+	uint32_t fires_live;        /* coord_fire.c: fires and side runs in progress */
+	uint32_t fires_burst;       /* fires made since the heap was last trimmed (coord_tick) */
 	uint32_t arm_want;          /* coord_reg.c: jobs with watches to arm when ZooKeeper has room */
 	size_t arm_cursor;          /* where the next look for one begins */
 	ev_idle flush_w;
@@ -413,6 +415,7 @@ void cj_reg_tick(struct cjob *j, uint64_t now_ns);   /* a failed registration st
 void cj_reg_session(struct cjob *j);            /* a new session (or the old one expired): not registered */
 void cj_reg_forget(struct cjob *j);             /* the job is freed: its place, if it had one */
 #define CJ_REG_MAX 1000                          /* registrations past their first read at once */
+#define CJ_TRIM_FIRES 1000                       /* fires that make a burst (coord_tick trims the heap after) */
 int cj_reg_leave(struct cjob *j);               /* removed: 1 if it was registered (its nodes go) */
 /* Watches a job needs but no fire waits for are armed when ZooKeeper has room (zkc's idle hook):
  * never queued in front of the registrations, shardings and fires of thousands of jobs (coord_reg.c) */

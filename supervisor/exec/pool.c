@@ -110,7 +110,7 @@ static void notify_cb(struct ev_loop *loop, ev_io *w, int revents)
 	if (n >= 6 && !memcmp(buf, "ready\n", 6) && s->phase == PH_STARTING) {
 		s->phase = PH_READY;
 		s->fails = 0;
-		if (s->cause.last[0]) log_info("pool: worker %" PRIu32 " (pid %d) is ready again", s->index, (int)s->pid);
+		if (s->cause.last) log_info("pool: worker %" PRIu32 " (pid %d) is ready again", s->index, (int)s->pid);
 		else log_debug("pool: worker %" PRIu32 " (pid %d) ready", s->index, (int)s->pid);
 		log_cause_reset(&s->cause);
 		close_notify(s);

@@ -535,7 +535,7 @@ static void on_session(zkc_t *z, struct msg *m)
 		z->conn.fails = 0;
 		z->conn.ever = 1;
 		z->conn.gate_ns = 0;
-		if (z->conn.down_ns && z->conn.cause.last[0])
+		if (z->conn.down_ns && z->conn.cause.last)
 			log_info("zookeeper: connected again after %.1fs without a connection", (double)(now - z->conn.down_ns) / 1e9);
 		z->conn.down_ns = 0;
 		log_cause_reset(&z->conn.cause);
