@@ -356,25 +356,11 @@ static void run_a(const struct tzk_server *zk, const char *kind, int n, int peri
 	/* The first fire (it shards): from its time until every item has started once, in it or in a
 	 * catch-up run of it. Then until the items stop coming (the catch-ups are over). */
 	int64_t f1 = next_fire(t0 / 1000000000 - 1, s0, period) * 1000;
-	unsigned char *seen = calloc((size_t)r->items_want, 1);
-	if (!seen) fail(NULL, "out of memory");
-	int left = r->items_want;
-	int64_t last_first = 0;
 	size_t from = 0, had = 0;
-	uint64_t end = tlib_now_ms() + (uint64_t)first_max_s(n) * 1000u, quiet = tlib_now_ms();
-	while (left && tlib_now_ms() < end) {
-		if (!tsup_alive(t.pid)) fail(&t, "%s: the supervisor died", what);
-		sleep_ms(200);
-		for (stamps_read(&st); from < st.n; from++) {
-			const struct stamp *s = &st.s[from];
-			if (s->job < 0 || s->job >= n || s->item < 0 || s->item >= A_ITEMS || seen[s->job * A_ITEMS + s->item]++) continue;
-			left--;
-			if (s->ns > last_first) last_first = s->ns;
-		}
-	}
-	free(seen);
-	r->first_items = r->items_want - left;
-	r->first_s = r->first_items ? (double)(last_first / 1000000 - f1) / 1e3 : -1;
+	uint64_t end = tlib_now_ms() + (uint64_t)first_max_s(n) * 1000u;
+	r->first_s = first_fire(&t, &st, n, &from, f1, &r->first_items, what);
+	int left = r->items_want - r->first_items;
+	uint64_t quiet = tlib_now_ms();
 	r->bound_missed = tsup_log_count(&t, "missed: no assignment after");
 	while (!left && tlib_now_ms() - quiet < 2000 && tlib_now_ms() < end + 30000) {
 		sleep_ms(200);
