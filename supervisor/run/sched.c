@@ -105,9 +105,13 @@ struct sched_job {
 	int said_never;             /* "will not fire again" is logged */
 	uint32_t misfired;          /* fires not run as themselves since the last run (capped) */
 	int64_t misfire_at_s;       /* the latest of them */
-	int64_t listed[SCHED_LISTED];   /* the latest of them, ascending (nlisted <= misfired) */
+	/* The latest of them, ascending (nlisted <= misfired): SCHED_LISTED times, allocated at the
+	 * first missed fire (most jobs never miss one; 10,000 jobs held 10 MB of them). */
+	int64_t *listed;
 	uint32_t nlisted;
-	int64_t run_listed[SCHED_LISTED];   /* what the running fire stands for (missed again if it is) */
+	int64_t *run_list;          /* the catch-up's list (swapped with listed when it starts) */
+	int64_t run_one;            /* a plain fire's time */
+	const int64_t *run_fires;   /* what the running fire stands for (missed again if it is): one of them */
 	uint32_t run_nlisted, run_missed;
 	/* What the log last said is in force. The configs a loop callback hands over are said once
 	 * it returns (said_w): a reload takes the file's config, then the config node's where that
@@ -174,12 +178,13 @@ static int start_fire_ms(struct sched_job *j, int64_t fire_s, int64_t fire_ms, i
 {
 	sched_t *s = j->s;
 	if (!catch_up) {
-		j->run_listed[0] = fire_s;
+		j->run_one = fire_s;
+		j->run_fires = &j->run_one;
 		j->run_nlisted = j->run_missed = 1;
 	}
 	struct sched_fire_info f = {
 		.job = j->name, .owner = j->owner, .fire_s = fire_s, .fire_ms = fire_ms, .catch_up = catch_up,
-		.missed = missed, .fires_s = j->run_listed, .nfires = j->run_nlisted, .handle = j, .param = param,
+		.missed = missed, .fires_s = j->run_fires, .nfires = j->run_nlisted, .handle = j, .param = param,
 	};
 	j->running = 1;
 	j->running_since_s = fire_s;
@@ -196,6 +201,8 @@ static int start_fire(struct sched_job *j, int64_t fire_s, int catch_up, uint32_
 /* t joins the listed missed times (ascending, no repeats; the oldest goes when full) */
 static void list_add(struct sched_job *j, int64_t t)
 {
+	/* no room for the list: the fire is still counted (misfired), only not named */
+	if (!j->listed && !(j->listed = malloc(SCHED_LISTED * sizeof *j->listed))) return;
 	uint32_t k = j->nlisted;
 	while (k > 0 && j->listed[k - 1] > t) k--;
 	if (k > 0 && j->listed[k - 1] == t) return;
@@ -239,8 +246,11 @@ static void flush_misfire(struct sched_job *j)
 		         n >= SCHED_MISSED_CAP ? "+" : "", n == 1 ? "" : "s", when);
 		return;
 	}
-	memcpy(j->run_listed, j->listed, j->nlisted * sizeof *j->listed);
-	j->run_nlisted = j->nlisted;
+	int64_t *was = j->run_list;
+	j->run_list = j->listed;
+	j->listed = was;
+	j->run_fires = j->run_list ? j->run_list : &j->run_one;
+	j->run_nlisted = j->run_list ? j->nlisted : 0;
 	j->run_missed = n;
 	j->misfired = 0;
 	j->misfire_at_s = 0;
@@ -276,8 +286,8 @@ static void note_missed(struct sched_job *j, uint32_t n, int64_t at_s)
 static void run_missed_again(struct sched_job *j)
 {
 	uint32_t listed = j->run_nlisted, counted = j->run_missed > listed ? j->run_missed - listed : 0;
-	for (uint32_t i = 0; i < listed; i++) note_missed(j, 1, j->run_listed[i]);
-	if (counted) note_missed(j, counted, listed ? j->run_listed[0] : j->running_since_s);
+	for (uint32_t i = 0; i < listed; i++) note_missed(j, 1, j->run_fires[i]);
+	if (counted) note_missed(j, counted, listed ? j->run_fires[0] : j->running_since_s);
 }
 
 static void job_due(wtimer_t *t, int64_t now_ns)
@@ -381,6 +391,8 @@ static void job_free(struct sched_job *j)
 	if (!j) return;
 	wtimer_disarm(j->s->timers, &j->timer);
 	cron_free(j->cron);
+	free(j->listed);
+	free(j->run_list);
 	free(j->cron_text);
 	free(j->tz_text);
 	free(j->said_cron);
