@@ -11,6 +11,7 @@
 #include <netdb.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +76,13 @@ void zkc_watch_free(struct watch *w)
 	if (w->keep && w->keep->w == w) w->keep->w = NULL;
 	w->prev->next = w->next;
 	w->next->prev = w->prev;
-	free(w);
+	if (!w->emb) {
+		free(w);
+		return;
+	}
+	struct zkc_keep *k = (struct zkc_keep *)(void *)((char *)w - offsetof(struct zkc_keep, reg));
+	k->reg_used = 0;
+	zkc_keep_release(k);
 }
 
 /* After zookeeper_close no ZooKeeper thread runs: an armed watch that has not fired never will.

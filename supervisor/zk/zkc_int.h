@@ -26,9 +26,10 @@ struct watch {                  /* one watch registration; owned by zkc, on its 
 	void *arg;
 	uint64_t session;
 	atomic_int fired;           /* set by the ZooKeeper thread before it queues the event */
-	int pending;                /* loop: the request that sets it has not been answered yet */
-	int armed;                  /* loop: the server set it; it fires or dies with the session */
-	int delivered;              /* loop: its event was handled while the request was pending */
+	uint8_t pending;            /* loop: the request that sets it has not been answered yet */
+	uint8_t armed;              /* loop: the server set it; it fires or dies with the session */
+	uint8_t delivered;          /* loop: its event was handled while the request was pending */
+	uint8_t emb;                /* the registration embedded in its kept watch (reg): not freed alone */
 	struct zkc_keep *keep;      /* loop: the kept watch whose registration it is (its event goes
 	                               there), NULL for a plain one or one its keep let go */
 };
@@ -69,21 +70,27 @@ struct read {
 	int urgent;                 /* past the window (the ping) */
 };
 
-struct zkc_keep {               /* a kept watch (zkc.h); on its zkc's list until freed */
+/* A kept watch (zkc.h); on its zkc's list until freed. 10,000 jobs hold 90,000 of them: one
+ * allocation each with its path and its usual registration (reg), which the client may hold after
+ * the keep is freed (then the keep stays allocated, silent, until it fires or the session ends). */
+struct zkc_keep {
 	struct zkc_keep *prev, *next;
 	zkc_t *z;                   /* NULL after zkc_free */
-	enum zkc_keep_kind kind;
-	char *path;                 /* relative */
-	uint32_t item;
 	zkc_cb cb;
 	void *arg;
-	int on;                     /* armed in this session (a new session clears it) */
 	struct watch *w;            /* its one registration, set or with its read in flight; NULL: none */
-	int want, want_event;       /* a read was lost with the connection: send it when it is back */
-	int want_probe;             /* what was lost is the wait for a missing node (an exists) */
+	char *path;                 /* relative: held after the struct */
+	uint32_t item;
 	int inflight;               /* its requests not answered yet (each holds a pointer to it) */
-	int busy;                   /* inside cb */
-	int dead;                   /* zkc_keep_free: freed when nothing holds it any more */
+	uint16_t busy;              /* inside cb */
+	uint8_t kind;               /* enum zkc_keep_kind */
+	int8_t want_event;          /* the event of the read that was lost */
+	unsigned on : 1;            /* armed in this session (a new session clears it) */
+	unsigned want : 1;          /* a read was lost with the connection: send it when it is back */
+	unsigned want_probe : 1;    /* what was lost is the wait for a missing node (an exists) */
+	unsigned dead : 1;          /* zkc_keep_free: freed when nothing holds it any more */
+	unsigned reg_used : 1;      /* reg is a registration (on zkc's list) */
+	struct watch reg;
 };
 
 struct zkc_multi {
@@ -202,6 +209,7 @@ char *zkc_full_path(const zkc_t *z, const char *rel);      /* malloc'd: root + r
 const char *zkc_rel_path(const zkc_t *z, const char *full);
 void zkc_push(zkc_t *z, struct msg *m);                    /* queue for the loop (any thread) */
 void zkc_watch_free(struct watch *w);                      /* and its keep lets go of it */
+void zkc_keep_release(struct zkc_keep *k);                 /* freed if dead and nothing holds it */
 void zkc_lease_from(zkc_t *z, uint64_t sent_ns, uint64_t session);
 
 /* zkc_req.c */

@@ -21,10 +21,9 @@ static int ended(int rc)
 	return rc == ZCLOSING || rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE || rc == ZAUTHFAILED;
 }
 
-static void release(struct zkc_keep *k)
+void zkc_keep_release(struct zkc_keep *k)
 {
-	if (!k->dead || k->inflight || k->busy) return;
-	free(k->path);
+	if (!k->dead || k->inflight || k->busy || k->reg_used) return;
 	free(k);
 }
 
@@ -73,11 +72,10 @@ static void unarm(struct zkc_keep *k, int rc, const char *what)
 
 zkc_keep_t *zkc_keep_new(zkc_t *z, enum zkc_keep_kind kind, const char *path, uint32_t item, zkc_cb cb, void *arg)
 {
-	struct zkc_keep *k = calloc(1, sizeof *k);
-	if (!k || !(k->path = strdup(path))) {
-		free(k);
-		return NULL;
-	}
+	size_t len = strlen(path) + 1;
+	struct zkc_keep *k = calloc(1, sizeof *k + len);
+	if (!k) return NULL;
+	k->path = memcpy((char *)(k + 1), path, len);
 	k->z = z;
 	k->kind = kind;
 	k->item = item;
@@ -127,7 +125,7 @@ void zkc_keep_free(zkc_keep_t *k)
 	k->cb = NULL;
 	let_go(k);
 	unlink_keep(k);
-	release(k);
+	zkc_keep_release(k);
 }
 
 /* To cb, which may free it: 1 if it is still there. */
@@ -137,7 +135,7 @@ static int deliver(struct zkc_keep *k, const struct zkc_res *r)
 	if (k->cb) k->cb(k->arg, r);
 	k->busy--;
 	if (!k->dead) return 1;
-	release(k);
+	zkc_keep_release(k);
 	return 0;
 }
 
@@ -163,7 +161,7 @@ void zkc_keep_answer(struct req *q, const struct zkc_res *r)
 	zkc_t *z = q->z;
 	k->inflight--;
 	if (k->dead) {
-		release(k);
+		zkc_keep_release(k);
 		return;
 	}
 	if (q->session != z->session || z->closing || ended(r->rc)) return;   /* nothing of another session */

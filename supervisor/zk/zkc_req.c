@@ -108,10 +108,8 @@ static void c_multi(int rc, const void *data)
 
 /* ---- watches ---------------------------------------------------------------------------------- */
 
-struct watch *zkc_watch_new(zkc_t *z, zkc_watch_cb cb, void *arg)
+static void watch_init(struct watch *w, zkc_t *z, zkc_watch_cb cb, void *arg)
 {
-	struct watch *w = calloc(1, sizeof *w);
-	if (!w) return NULL;
 	w->z = z;
 	w->cb = cb;
 	w->arg = arg;
@@ -121,7 +119,25 @@ struct watch *zkc_watch_new(zkc_t *z, zkc_watch_cb cb, void *arg)
 	w->prev = &z->watches;
 	z->watches.next->prev = w;
 	z->watches.next = w;
+}
+
+struct watch *zkc_watch_new(zkc_t *z, zkc_watch_cb cb, void *arg)
+{
+	struct watch *w = calloc(1, sizeof *w);
+	if (w) watch_init(w, z, cb, arg);
 	return w;
+}
+
+/* A kept watch's registration: its own (reg) unless the client still holds that one (one it let
+ * go that has not fired yet). */
+static struct watch *keep_watch(zkc_t *z, struct zkc_keep *k)
+{
+	if (k->reg_used) return zkc_watch_new(z, NULL, NULL);
+	memset(&k->reg, 0, sizeof k->reg);
+	k->reg.emb = 1;
+	k->reg_used = 1;
+	watch_init(&k->reg, z, NULL, NULL);
+	return &k->reg;
 }
 
 void zkc_multi_free(zkc_multi_t *m)
@@ -277,7 +293,7 @@ int zkc_read(zkc_t *z, const struct read *rd)
 	q->exists = rd->op == ZKC_KEEP_EXISTS;
 	q->op = rd->op == ZKC_KEEP_EXISTS ? R_EXISTS : rd->op == ZKC_KEEP_DATA ? R_GET : R_CHILDREN;
 	if (rd->watch) {
-		if (!(q->w = zkc_watch_new(z, rd->wcb, rd->warg))) {
+		if (!(q->w = rd->keep ? keep_watch(z, rd->keep) : zkc_watch_new(z, rd->wcb, rd->warg))) {
 			req_drop(q);
 			return ZSYSTEMERROR;
 		}
