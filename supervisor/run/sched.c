@@ -9,6 +9,7 @@
 #include "ipc/wait.h"
 #include "supervisor/base/log.h"
 #include "supervisor/base/nidx.h"
+#include "supervisor/run/cronshare.h"
 #include "supervisor/run/events.h"
 #include "supervisor/run/sched.h"
 
@@ -96,7 +97,8 @@ struct sched_job {
 	const tz_t *tz;             /* the config's zone (NULL: the supervisor's) */
 	void *owner;                /* the owner's handle of the job, handed to start() with each fire */
 	char *cron_text, *tz_text;  /* the config's cron and timeZone when cron was made */
-	cron_t *cron;               /* the config's compiled cron with Quartz's year limit of that day */
+	const cron_t *cron;         /* the config's compiled cron with Quartz's year limit of that day */
+	struct cronref *cron_ref;   /* cron's share (s->crons) */
 	int64_t last_s;             /* latest fire time handled */
 	wtimer_t timer;
 	int running;                /* a fire started (start() returned 0) and has not ended */
@@ -133,6 +135,7 @@ struct sched {
 	struct sched_job **jobs;
 	size_t n, cap;
 	struct nidx *ix;            /* jobs by name (a pointer: sched_next's s is const) */
+	cronshare_t *crons;         /* the jobs' crons, one per expression and year limit */
 	tz_t *local;                /* the supervisor's zone, for jobs without timeZone */
 	int stopped;
 	int64_t ref_real, ref_mono; /* a (realtime, monotonic) pair, to size clock steps */
@@ -366,6 +369,7 @@ sched_t *sched_new(struct ev_loop *loop, const struct sched_hooks *h, void *arg)
 	s->hooks = *h;
 	s->arg = arg;
 	s->ix = calloc(1, sizeof *s->ix);   /* NULL: found by a loop, as before */
+	s->crons = cronshare_new();
 	tz_err_t err;
 	s->local = tz_load_default(&err);
 	if (!s->local) {
@@ -375,7 +379,9 @@ sched_t *sched_new(struct ev_loop *loop, const struct sched_hooks *h, void *arg)
 	ev_prepare_init(&s->said_w, say_taken);
 	s->said_w.data = s;
 	s->timers = wtimer_new(loop, clock_set, s);
-	if (!s->local || !s->timers) {
+	if (!s->local || !s->timers || !s->crons) {
+		cronshare_free(s->crons);
+		free(s->ix);
 		tz_free(s->local);
 		wtimer_free(s->timers);
 		free(s);
@@ -390,7 +396,7 @@ static void job_free(struct sched_job *j)
 {
 	if (!j) return;
 	wtimer_disarm(j->s->timers, &j->timer);
-	cron_free(j->cron);
+	cronshare_put(j->s->crons, j->cron_ref);
 	free(j->listed);
 	free(j->run_list);
 	free(j->cron_text);
@@ -409,6 +415,7 @@ void sched_free(sched_t *s)
 	free(s->jobs);
 	if (s->ix) nidx_free(s->ix);
 	free(s->ix);
+	cronshare_free(s->crons);
 	wtimer_free(s->timers);
 	tz_free(s->local);
 	free(s);
@@ -431,10 +438,11 @@ static int year_of(int64_t s)
  * (logged; the job will not fire). A one-off job (no cron) has no timer: 0, and j->cron NULL. */
 static int job_load(struct sched_job *j, const conf_job_t *c, int64_t now_s)
 {
-	cron_free(j->cron);
+	cronshare_put(j->s->crons, j->cron_ref);
 	free(j->cron_text);
 	free(j->tz_text);
 	j->cron = NULL;
+	j->cron_ref = NULL;
 	j->said_never = 0;
 	j->cron_text = c->cron ? strdup(c->cron) : NULL;
 	j->tz_text = c->time_zone ? strdup(c->time_zone) : NULL;
@@ -455,8 +463,8 @@ static int job_load(struct sched_job *j, const conf_job_t *c, int64_t now_s)
 	}
 	cron_err_t ce;
 	/* Quartz bounds years at its current year + 100 */
-	j->cron = cron_with_max_year(c->cron_compiled, year_of(now_s) + 100, &ce);
-	if (!j->cron) {
+	j->cron_ref = cronshare_get(j->s->crons, c->cron_compiled, year_of(now_s) + 100, &j->cron, &ce);
+	if (!j->cron_ref) {
 		log_error("job %s: cron '%s': column %d: %s; it will not fire until this is fixed", j->name, c->cron,
 		          ce.column, ce.msg);
 		return -1;
