@@ -125,6 +125,9 @@ typedef struct conf_ctx {
 	                            config node's key is checked on its own (conf_job.c) */
 	const conf_opts_t *opts;
 	conf_resolver_t res;
+	const cron_t *crons[256]; /* compiled in this parse, by their expression's hash (8 probes): the
+	                             jobs of one expression share one (10,000 jobs on one held 4 MB of
+	                             copies) */
 } conf_ctx_t;
 
 /* Parse buf into a tree; NULL and a diag on a YAML error. *empty set when the stream holds no

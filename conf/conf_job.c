@@ -339,11 +339,26 @@ static void release_tz(void *p)
  * the value is written there as it is (otherwise the message says where in the expression). */
 static void check_cron(jb_t *b, const conf_tnode_t *v, const char *expr)
 {
+	uint32_t h = 2166136261u;
+	for (const char *q = expr; *q; q++) h = (h ^ (unsigned char)*q) * 16777619u;
+	const size_t nslot = sizeof b->cx->crons / sizeof b->cx->crons[0];
+	const cron_t **slot = NULL;
+	for (size_t k = 0; k < 8 && !slot; k++) {
+		const cron_t **at = &b->cx->crons[(h + k) % nslot];
+		if (*at && !strcmp(cron_expr(*at), expr)) {
+			b->j->cron_compiled = *at;
+			return;
+		}
+		if (!*at) slot = at;    /* not compiled yet in this parse: it goes here */
+	}
 	cron_err_t e;
 	errno = 0;
 	cron_t *c = cron_parse(expr, &e);
 	if (c) {
-		if (conf_arena_own(b->cx->out, release_cron, c) == 0) b->j->cron_compiled = c;
+		if (conf_arena_own(b->cx->out, release_cron, c) == 0) {
+			b->j->cron_compiled = c;
+			if (slot) *slot = c;
+		}
 		return;
 	}
 	char p[512];

@@ -6,11 +6,14 @@
  *   - Put by every holder, it is freed: checked against a model of who holds what over 100,000
  *     random gets and puts of 40 expressions x 2 limits (the count, and every get of an
  *     expression already held gives the cron held). Run under make SANITIZE=address for the
- *     frees. */
+ *     frees.
+ *   - A config's jobs on one expression share its compiled cron too (conf_parse), and the jobs
+ *     on others have their own, with their own fire times. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "conf/conf.h"
 #include "supervisor/run/cronshare.h"
 #include "t/tap.h"
 
@@ -18,7 +21,7 @@ enum { NEXPR = 40, NYEAR = 2, HOLD = 200 };
 
 int main(void)
 {
-	plan(9);
+	plan(11);
 	cronshare_t *cs = cronshare_new();
 	if (!cs) BAIL_OUT("out of memory");
 	cron_err_t e;
@@ -103,6 +106,36 @@ int main(void)
 	while (nheld) cronshare_put(cs, held[--nheld].r);
 	ok(cronshare_count(cs) == 0, "  all put: none held");
 	cronshare_free(cs);
+
+	/* 300 jobs on 3 expressions, interleaved (more expressions than the parse's memo holds would
+	 * only share less) */
+	size_t cap = 64 * 1024, len = 0;
+	char *y = malloc(cap);
+	if (!y) BAIL_OUT("out of memory");
+	len += (size_t)snprintf(y + len, cap - len, "regCenter:\n  serverLists: 127.0.0.1:2181\n  namespace: ns\njobs:\n");
+	const char *exprs[3] = { "0 * * * * ?", "0 0 * * * ?", "0/5 * * * * ?" };
+	for (int i = 0; i < 300; i++)
+		len += (size_t)snprintf(y + len, cap - len, "  j%03d:\n    type: script\n    props: {script.command.line: \"true\"}\n    cron: \"%s\"\n    shardingTotalCount: 1\n", i,
+		                        exprs[i % 3]);
+	conf_diags_t *dg = NULL;
+	conf_t *cf = conf_parse(y, len, "t128.yaml", NULL, &dg);
+	if (!cf) BAIL_OUT("conf_parse: %s", dg && conf_diags_count(dg) ? conf_diags_get(dg, 0)->text : "out of memory");
+	int shared = cf->n_jobs == 300, apart = 1;
+	for (size_t i = 0; i < cf->n_jobs; i++) {
+		const cron_t *k = cf->jobs[i].cron_compiled;
+		shared &= k && k == cf->jobs[i % 3].cron_compiled && !strcmp(cron_expr(k), exprs[i % 3]);
+	}
+	for (int i = 0; i < 3; i++)
+		for (int k = 0; k < i; k++) apart &= cf->jobs[i].cron_compiled != cf->jobs[k].cron_compiled;
+	ok(shared, "a config's 300 jobs on 3 expressions: each job has its expression's one compiled cron");
+	tz_t *z = tz_fixed("UTC", 0);
+	if (!z) BAIL_OUT("out of memory");
+	ok(apart && cron_next(cf->jobs[0].cron_compiled, z, 59) == 60 && cron_next(cf->jobs[1].cron_compiled, z, 59) == 3600 &&
+	   cron_next(cf->jobs[2].cron_compiled, z, 61) == 65, "  the three are apart, each with its own fire times");
+	tz_free(z);
+	conf_free(cf);
+	conf_diags_free(dg);
+	free(y);
 	for (int i = 0; i < NEXPR; i++) cron_free(ex[i]);
 	cron_free(every);
 	cron_free(other);
