@@ -20,8 +20,7 @@ struct sess {                   /* the global watcher's context: one per handle 
 };
 
 struct watch {                  /* one watch registration; owned by zkc, on its list */
-	struct watch *prev, *next;
-	zkc_t *z;
+	struct watch *prev, *next;  /* its zkc is the handle's context's (path_watcher) */
 	zkc_watch_cb cb;
 	void *arg;
 	uint64_t session;

@@ -12,9 +12,9 @@
 
 static void path_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
 {
-	(void)zh;
 	(void)state;
 	struct watch *w = ctx;
+	const struct sess *ss = zoo_get_context(zh);
 	if (type == ZOO_SESSION_EVENT) return;     /* the global watcher has it */
 	struct msg *m = calloc(1, sizeof *m);
 	if (!m) return;
@@ -23,7 +23,7 @@ static void path_watcher(zhandle_t *zh, int type, int state, const char *path, v
 	m->w = w;
 	m->wpath = path ? strdup(path) : NULL;
 	atomic_store(&w->fired, 1);
-	zkc_push(w->z, m);
+	zkc_push(ss->z, m);
 }
 
 static struct msg *result_msg(const void *data, int rc)
@@ -110,7 +110,6 @@ static void c_multi(int rc, const void *data)
 
 static void watch_init(struct watch *w, zkc_t *z, zkc_watch_cb cb, void *arg)
 {
-	w->z = z;
 	w->cb = cb;
 	w->arg = arg;
 	w->session = z->session;
