@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "conf/conf.h"
+#include "supervisor/base/dlib.h"
 #include "supervisor/base/log.h"
 #include "supervisor/obs/httpd.h"
 
@@ -125,6 +126,11 @@ httpd_t *httpd_new(struct ev_loop *loop, const char *addr, httpd_page_fn page, v
 	if (conf_listen_addr(addr, &ss, &sl) < 0) {
 		snprintf(err, errlen, "metrics: %s is not IPv4:PORT or [IPv6]:PORT", addr);
 		errno = EINVAL;
+		return NULL;
+	}
+	if (dlib_need(&dlib_mhd) < 0) {
+		snprintf(err, errlen, "metrics: %s", dlib_error(&dlib_mhd));
+		errno = ENOENT;
 		return NULL;
 	}
 	httpd_t *h = calloc(1, sizeof *h);

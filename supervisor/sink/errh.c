@@ -15,6 +15,7 @@
 #include "ipc/frame.h"
 #include "ipc/json.h"
 #include "ipc/wait.h"
+#include "supervisor/base/dlib.h"
 #include "supervisor/base/log.h"
 #include "supervisor/sink/errh.h"
 #include "supervisor/sink/errh_int.h"
@@ -173,8 +174,11 @@ static void deliver(errh_t *x, const struct errh_msg *m)
 static void *run(void *arg)
 {
 	errh_t *x = arg;
-	CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-	if (rc != CURLE_OK)
+	/* libcurl is loaded here, in this thread, when the first handler is configured (dlib.h) */
+	CURLcode rc = CURLE_FAILED_INIT;
+	if (dlib_need(&dlib_curl) < 0)
+		log_error("error handlers: %s; no message can be sent", dlib_error(&dlib_curl));
+	else if ((rc = curl_global_init(CURL_GLOBAL_DEFAULT)) != CURLE_OK)
 		log_error("error handlers: curl_global_init failed: %s; no message can be sent", curl_easy_strerror(rc));
 	if (gethostname(x->snd.hostname, sizeof x->snd.hostname) != 0 || !x->snd.hostname[0])
 		snprintf(x->snd.hostname, sizeof x->snd.hostname, "localhost");

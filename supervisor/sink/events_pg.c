@@ -28,6 +28,7 @@
 #include <libpq-fe.h>
 
 #include "ipc/frame.h"
+#include "supervisor/base/dlib.h"
 #include "ipc/lastrun.h"
 #include "ipc/wait.h"
 #include "supervisor/base/log.h"
@@ -475,6 +476,10 @@ static void no_notice(void *arg, const char *message)
 
 static int connect_pg(struct pg *g)
 {
+	if (dlib_need(&dlib_pq) < 0) {     /* loaded here, in the sink's thread, at its first connection */
+		away(g, "cannot connect", dlib_error(&dlib_pq));
+		return -1;
+	}
 	const char *keys[6], *vals[6];
 	int n = 0;
 	keys[n] = "dbname", vals[n++] = g->url;
