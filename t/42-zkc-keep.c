@@ -496,6 +496,27 @@ static void test_share(zhandle_t *zh)
 	ok(rc[0] == ZNODEEXISTS && req == 1, "a turn with one multi sends it as it is (rc %d, %ld request)", rc[0], req);
 }
 
+/* Multis made one per turn of the loop while a shared one is at the server wait for its answer and
+ * go as one: the batches follow the round trip, not how long a turn takes. The server is stopped
+ * (SIGSTOP) while 20 are made, so that the first is unanswered through all of them. */
+static void test_share_trickle(struct tzk_server *zk, zhandle_t *zh)
+{
+	enum { N = 20 };
+	int rc[N], nops[N], all = 1;
+	zcreate(zh, "/t42/s3", "");
+	say("sync");
+	expect("sync", "the probe is idle");
+	if (tzk_pause(zk) != 0) BAIL_OUT("cannot stop the server");
+	say("trickle 20 /s3");
+	const char *l = line_with("trickle sent", 5000);
+	if (tzk_resume(zk) != 0) BAIL_OUT("cannot resume the server");
+	ok(l != NULL, "20 multis, one per turn of the loop, while the server is stopped");
+	long req = share_answers(N, rc, nops);
+	for (int i = 0; i < N; i++) all &= rc[i] == ZOK && nops[i] == 1;
+	ok(all, "  each answered ZOK with its own op's result");
+	ok(req == 2, "  in 2 requests: the first alone, the 19 made while it was out as one (zkc sent %ld)", req);
+}
+
 static void no_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
 {
 	(void)zh, (void)type, (void)state, (void)path, (void)ctx;
@@ -625,6 +646,7 @@ int main(void)
 	test_expiry(&zk, zh);
 	test_window(&zk, zh);
 	test_share(zh);
+	test_share_trickle(&zk, zh);
 
 	say("read 2");
 	say("read 3");

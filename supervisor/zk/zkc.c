@@ -316,7 +316,7 @@ static void prep_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 	(void)loop;
 	(void)revents;
 	zkc_t *z = w->data;
-	zkc_share_flush(z);
+	zkc_share_due(z);
 	/* requests sent since the last look may have left data for the socket to write */
 	pump(z);
 }

@@ -137,7 +137,9 @@ struct zkc_window {
 	unsigned inflight_max;      /* the most there ever were (zkc_inflight_max) */
 	struct req *wait_head, *wait_tail;
 	unsigned nwait;
-	struct zkc_share *share;    /* multis of this turn of the loop, sent as one before it sleeps */
+	struct zkc_share *share;    /* multis waiting to go as one (zkc_share_due) */
+	int share_inflight;         /* shared multis sent in session share_session and not answered */
+	uint64_t share_session;
 	int burst;                  /* ZKC_BURST requests waited at once: trim the heap when all are answered */
 };
 
@@ -217,7 +219,8 @@ int zkc_read(zkc_t *z, const struct read *rd);             /* ZOK when sent */
 void zkc_on_result(zkc_t *z, struct msg *m);               /* an answer: bookkeeping, then cb or keep */
 void zkc_multi_free(zkc_multi_t *m);
 void zkc_window_pump(zkc_t *z);                            /* send what waits, as far as the window allows */
-void zkc_share_flush(zkc_t *z);                           /* send this turn's shared multis */
+void zkc_share_flush(zkc_t *z);                           /* send the shared multis that wait */
+void zkc_share_due(zkc_t *z);                             /* the same, unless one is in flight */
 void zkc_window_fail(zkc_t *z);                            /* the handle closed: what waits ends with ZCLOSING */
 
 /* zkc_keep.c */

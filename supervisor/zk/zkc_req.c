@@ -627,13 +627,16 @@ int zkc_multi_commit(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg)
 
 /* ---- shared multis ------------------------------------------------------------------------------ */
 
-/* Multis made in one turn of the loop go to ZooKeeper as one, at its end (zkc_share_flush, before
- * the loop sleeps): 10,000 jobs due in the same second write their running nodes in some twenty
- * requests instead of 10,000. A multi is all or nothing, and one part's refusal (an item still
- * running, a node someone touched) must not refuse the others: then each part is sent again on
- * its own and gets its own answer, as if it had never been shared. ZOK gives each part its own
- * ops' results. ZooKeeper refuses a request over jute.maxbuffer (1 MB by default): a shared multi
- * holds at most ZKC_SHARE_OPS ops and ZKC_SHARE_BYTES of paths and data. */
+/* Multis made while a shared one is at the server go to ZooKeeper as one when it is answered (at
+ * the end of that turn of the loop, zkc_share_due), and the first of a quiet time at the end of its
+ * turn: 10,000 jobs due in the same second write their running nodes in some twenty requests instead
+ * of 10,000, and a trickle (items that end one by one) in one request per round trip, however fast
+ * a turn of the loop is (batching by turn made fewer, larger batches on a loop slowed by anything).
+ * A multi is all or nothing, and one part's refusal (an item still running, a node someone
+ * touched) must not refuse the others: then each part is sent again on its own and gets its own
+ * answer, as if it had never been shared. ZOK gives each part its own ops' results. ZooKeeper
+ * refuses a request over jute.maxbuffer (1 MB by default): a shared multi holds at most
+ * ZKC_SHARE_OPS ops and ZKC_SHARE_BYTES of paths and data; a full one goes at once. */
 #define ZKC_SHARE_OPS 1000
 #define ZKC_SHARE_BYTES ZKC_MULTI_BYTES
 
@@ -672,13 +675,64 @@ static void part_commit(zkc_t *z, struct share_part *p)
 struct share_req {
 	zkc_t *z;
 	struct zkc_share *s;
+	uint64_t session;           /* the window's share_session when it was sent */
 };
+
+/* one shared multi fewer at the server (those of an earlier session are not counted any more) */
+static void share_done(zkc_t *z, uint64_t session)
+{
+	if (session == z->win.share_session && z->win.share_inflight > 0) z->win.share_inflight--;
+}
+
+static void share_sent(zkc_t *z, struct share_req *sr)
+{
+	if (z->win.share_session != z->session) {
+		z->win.share_session = z->session;
+		z->win.share_inflight = 0;
+	}
+	z->win.share_inflight++;
+	sr->session = z->session;
+}
+
+/* a part that went alone: counted as a shared one while it is at the server */
+struct share_one {
+	zkc_t *z;
+	uint64_t session;
+	zkc_cb cb;
+	void *arg;
+};
+
+static void one_answered(void *arg, const struct zkc_res *r)
+{
+	struct share_one o = *(struct share_one *)arg;
+	free(arg);
+	share_done(o.z, o.session);
+	o.cb(o.arg, r);
+}
+
+static void one_commit(zkc_t *z, struct share_part *p)
+{
+	struct share_one *o = malloc(sizeof *o);
+	struct share_req tmp = { 0 };
+	if (!o) {
+		part_commit(z, p);
+		return;
+	}
+	share_sent(z, &tmp);
+	*o = (struct share_one){ z, tmp.session, p->cb, p->arg };
+	int rc = zkc_multi_commit(z, p->m, one_answered, o);     /* takes m */
+	if (rc != ZOK) {
+		struct zkc_res r = { .rc = rc, .session = z->session, .path = "", .item = ZKC_NO_ITEM };
+		one_answered(o, &r);
+	}
+}
 
 static void share_answered(void *arg, const struct zkc_res *r)
 {
 	struct share_req *sr = arg;
 	zkc_t *z = sr->z;
 	struct zkc_share *s = sr->s;
+	share_done(z, sr->session);
 	free(sr);
 	int whole = r->rc == ZOK && r->nops == s->ops;
 	/* refused by the server for one part's sake: the parts again, each on its own */
@@ -705,7 +759,7 @@ void zkc_share_flush(zkc_t *z)
 	if (!s) return;
 	z->win.share = NULL;
 	if (s->n == 1) {
-		part_commit(z, &s->parts[0]);
+		one_commit(z, &s->parts[0]);
 		free(s->parts);
 		free(s);
 		return;
@@ -731,11 +785,19 @@ void zkc_share_flush(zkc_t *z)
 	}
 	sr->z = z;
 	sr->s = s;
+	share_sent(z, sr);
 	int rc = zkc_multi_commit(z, all, share_answered, sr);
 	if (rc != ZOK) {
 		struct zkc_res r = { .rc = rc, .session = z->session, .path = "", .item = ZKC_NO_ITEM };
 		share_answered(sr, &r);
 	}
+}
+
+void zkc_share_due(zkc_t *z)
+{
+	if (!z->win.share) return;
+	if (z->win.share_session == z->session && z->win.share_inflight > 0) return;   /* its answer sends them */
+	zkc_share_flush(z);
 }
 
 int zkc_multi_share(zkc_t *z, zkc_multi_t *m, zkc_cb cb, void *arg)

@@ -25,6 +25,8 @@
  *                             creating PATH/i; part BAD (-1: none) creates PATH itself, which is
  *                             there: "share part=I rc=RC nops=K" each, then
  *                             "share done n=N requests=R" (R: requests zkc sent for them)
+ *   trickle N PATH            N multis shared one per turn of the loop (an ev_idle), part i
+ *                             creating PATH/i: "trickle sent n=N", then as share
  *   sync                      four round trips one after the other                "sync"
  *   session                   the session's id and password, to take it over      "session id=X passwd=X"
  *   quit                      zkc_free, then zkc_keep_free of every keep left     "bye"
@@ -217,6 +219,39 @@ static void cmd_share(int n, const char *path, int bad)
 	out("share sent n=%d", n);
 }
 
+static struct {
+	ev_idle w;
+	int next;
+	char path[256];
+} tr;
+
+static void trickle_cb(struct ev_loop *l, ev_idle *w, int revents)
+{
+	(void)revents;
+	char p[300];
+	snprintf(p, sizeof p, "%s/%d", tr.path, tr.next);
+	zkc_multi_t *m = zkc_multi_new();
+	zkc_multi_create(m, p, "t", 1, 0);
+	int i = tr.next++;
+	int rc = zkc_multi_share(z, m, share_cb, (void *)(intptr_t)i);
+	if (rc != ZOK) out("share part=%d rc=%d nops=0", i, rc);
+	if (tr.next == sh.n) {
+		ev_idle_stop(l, w);
+		out("trickle sent n=%d", sh.n);
+	}
+}
+
+static void cmd_trickle(int n, const char *path)
+{
+	sh.n = n;
+	sh.answered = 0;
+	sh.req0 = zkc_requests(z);
+	tr.next = 0;
+	snprintf(tr.path, sizeof tr.path, "%s", path);
+	ev_idle_init(&tr.w, trickle_cb);
+	ev_idle_start(loop, &tr.w);
+}
+
 static void cmd_burst(uint32_t n, const char *path)
 {
 	burst.n = n;
@@ -354,6 +389,8 @@ static void command(char *line)
 		cmd_burst((uint32_t)strtoul(a[1], NULL, 10), a[2]);
 	} else if (!strcmp(a[0], "share") && n == 4) {
 		cmd_share(atoi(a[1]), a[2], atoi(a[3]));
+	} else if (!strcmp(a[0], "trickle") && n == 3 && atoi(a[1]) > 0) {
+		cmd_trickle(atoi(a[1]), a[2]);
 	} else if (!strcmp(a[0], "sync")) {
 		int rc = zkc_exists(z, "", NULL, NULL, sync_cb, (void *)(intptr_t)4);
 		if (rc != ZOK) out("sync rc=%d", rc);
