@@ -475,6 +475,12 @@ static void open_handle(zkc_t *z)
 	errno = 0;
 	z->zh = zookeeper_init(z->addrs ? z->addrs : z->hosts, global_watcher, z->want_timeout, NULL, z->sess, 0);
 	if (z->zh) {
+		/* the client resolves its server list at every zookeeper_interest (each turn of the
+		 * loop) by default: a getaddrinfo with a netlink dump of the interfaces, 45% of the
+		 * supervisor's time while a restart in front of 10,000 jobs shards them. The list is
+		 * resolved already (above, off the loop, again at each new handle); the client still
+		 * resolves on a lost connection. */
+		zoo_set_servers_resolution_delay(z->zh, -1);
 		pump(z);
 		return;
 	}
