@@ -305,6 +305,7 @@ struct coord {
 	uint32_t fires_live;        /* coord_fire.c: fires and side runs in progress */
 	uint32_t fires_burst;       /* fires made since the heap was last trimmed (coord_tick) */
 	uint32_t arm_want;          /* coord_reg.c: jobs with watches to arm when ZooKeeper has room */
+	uint32_t join_want;         /* coord_reg.c: jobs of them with CJ_ARM_AFTER (wait for the registrations) */
 	size_t arm_cursor;          /* where the next look for one begins */
 	ev_idle flush_w;
 };
@@ -419,7 +420,10 @@ void cj_reg_forget(struct cjob *j);             /* the job is freed: its place, 
 int cj_reg_leave(struct cjob *j);               /* removed: 1 if it was registered (its nodes go) */
 /* Watches a job needs but no fire waits for are armed when ZooKeeper has room (zkc's idle hook):
  * never queued in front of the registrations, shardings and fires of thousands of jobs (coord_reg.c) */
-enum { CJ_ARM_OPS = 1, CJ_ARM_LEAD = 2, CJ_ARM_ITEMS = 4 };
+/* CJ_ARM_FLAG (the resharding flag's watch) and CJ_ARM_JOIN (a restart's: the flag, the assignment,
+ * the election, the failover queue) go all at once when the last registration is answered */
+enum { CJ_ARM_OPS = 1, CJ_ARM_LEAD = 2, CJ_ARM_ITEMS = 4, CJ_ARM_JOIN = 8, CJ_ARM_FLAG = 16 };
+#define CJ_ARM_AFTER (CJ_ARM_JOIN | CJ_ARM_FLAG)
 void cj_arm_later(struct cjob *j, int what);   /* CJ_ARM_*: to arm once registered in this session */
 void cj_arm_pump(coord_t *c);                  /* arm what is due while the window has room */
 void cj_arm_forget(struct cjob *j);            /* the job is freed */
@@ -470,7 +474,7 @@ void cj_shard_now(struct cjob *j);              /* the leader: shard at once (on
 #define CJ_EAGER_QUIET_MS 500       /* no change of the job's instances or flag for this long */
 #define CJ_EAGER_CAP_MS 2000        /* but no later than this after the first change */
 #define CJ_EAGER_AFTER_FIRE_MS 2000 /* nor sooner than this after a fire of the job here */
-#define CJ_EAGER_MAX 200            /* eager shardings in flight (each 3-8 requests, one out at a time) */
+#define CJ_EAGER_MAX 1000           /* eager shardings in flight (each 3-8 requests, one out at a time) */
 void cj_shard_eager(struct cjob *j);
 void cj_shard_eager_off(struct cjob *j);        /* no longer wanted (the flag went, not the leader) */
 void cj_shard_pump(coord_t *c, uint64_t now_ns, size_t look);

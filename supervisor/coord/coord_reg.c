@@ -137,15 +137,16 @@ static void reg_finish(struct cjob *j, int fresh)
 		cx_rejoined(j);     /* before the assignment's load: fires wait for it */
 	}
 	cj_ops_registered(j);
-	cj_watch_necessary(j);
+	/* What the first fire waits for (the flag's watch, whose answer starts the eager sharding; on a
+	 * restart the assignment, the election and the failover queue too) goes once the last
+	 * registration is answered: a start in front of thousands of jobs sends every registration
+	 * first, then these, pipelined. A fire that comes meanwhile waits for its sharding anyway; with
+	 * a few jobs it is the next answer. */
 	if (fresh) {
 		cj_shard_fresh(j, j->reg.session);
-		cj_arm_later(j, CJ_ARM_OPS | CJ_ARM_LEAD);
+		cj_arm_later(j, CJ_ARM_OPS | CJ_ARM_LEAD | CJ_ARM_FLAG);
 	} else {
-		cj_load_assignment(j);
-		cj_elect(j);
-		cf_scan(j);
-		cj_arm_later(j, CJ_ARM_OPS);
+		cj_arm_later(j, CJ_ARM_OPS | CJ_ARM_JOIN);
 	}
 	cj_kick(j);    /* fires that could not run meanwhile: their catch-up */
 }
@@ -167,22 +168,29 @@ static void reg_done(struct cjob *j)
 void cj_arm_later(struct cjob *j, int what)
 {
 	if (!j->reg.arm) j->c->arm_want++;
+	if ((what & CJ_ARM_AFTER) && !(j->reg.arm & CJ_ARM_AFTER)) j->c->join_want++;
 	j->reg.arm |= what;
 }
 
 void cj_arm_forget(struct cjob *j)
 {
 	if (j->reg.arm && j->c->arm_want) j->c->arm_want--;
+	if ((j->reg.arm & CJ_ARM_AFTER) && j->c->join_want) j->c->join_want--;
 	j->reg.arm = 0;
 }
 
-static void arm_now(struct cjob *j)
+/* what of the job's arming is due now (the bits of `what`) */
+static void arm_now(struct cjob *j, int what)
 {
-	int what = j->reg.arm;
+	int rest = j->reg.arm & ~what;
+	what &= j->reg.arm;
 	cj_arm_forget(j);
+	if (rest) cj_arm_later(j, rest);
 	/* a job that left, or whose session ended: its next registration asks again */
 	if (j->gone || j->ops.shut || !cj_registered(j)) return;
-	if (what & CJ_ARM_LEAD) {
+	if (what & (CJ_ARM_JOIN | CJ_ARM_FLAG)) cj_watch_necessary(j);
+	if (what & CJ_ARM_JOIN) cj_load_assignment(j);
+	if (what & (CJ_ARM_LEAD | CJ_ARM_JOIN)) {
 		cj_elect(j);
 		cf_scan(j);
 	}
@@ -195,12 +203,19 @@ static void arm_now(struct cjob *j)
 
 void cj_arm_pump(coord_t *c)
 {
+	if (!c->connected || c->stopping) return;
+	/* A restart's joins (the flag, the assignment, the election: what its first fire waits for)
+	 * go all at once when the last registration is answered: pipelined behind one another, not
+	 * paced by the gaps, and not in front of the registrations. */
+	if (c->join_want && !c->reg_inflight && !c->reg_queued)
+		for (size_t k = 0; k < c->n && c->join_want; k++)
+			if (c->jobs[k]->reg.arm & CJ_ARM_AFTER) arm_now(c->jobs[k], CJ_ARM_AFTER);
 	/* each job's arming sends up to 6 reads (and 1 a item it owns): stop at 3/4 of the window */
 	unsigned room = ZKC_WINDOW * 3 / 4;
-	for (size_t k = 0; k < c->n && c->arm_want && c->connected && !c->stopping && zkc_backlog(c->z) < room; k++) {
+	for (size_t k = 0; k < c->n && c->arm_want > c->join_want && zkc_backlog(c->z) < room; k++) {
 		if (c->arm_cursor >= c->n) c->arm_cursor = 0;
 		struct cjob *j = c->jobs[c->arm_cursor++];
-		if (j->reg.arm) arm_now(j);
+		if (j->reg.arm & ~CJ_ARM_AFTER) arm_now(j, ~CJ_ARM_AFTER);
 	}
 }
 

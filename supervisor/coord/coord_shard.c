@@ -42,6 +42,7 @@ struct shardop {
 	int nids;
 	struct cj_server_seen *srv; /* [nsrv] servers read or remembered (ENABLED or DISABLED) */
 	int nsrv;
+	int no_processing;          /* the commit makes no processing node to delete */
 };
 
 struct commit {
@@ -335,7 +336,7 @@ static void shard_commit(struct shardop *o)
 	cm->flag_op = j->lead.necessary ? -1 : zkc_multi_count(m);
 	if (!j->lead.necessary) zkc_multi_create(m, cj_path(j, p, "/leader/sharding/necessary"), "", 0, 0);
 	zkc_multi_delete(m, cj_path(j, p, "/leader/sharding/necessary"), -1);
-	if (!cm->fresh) zkc_multi_delete(m, cj_path(j, p, "/leader/sharding/processing"), -1);
+	if (!cm->fresh && !o->no_processing) zkc_multi_delete(m, cj_path(j, p, "/leader/sharding/processing"), -1);
 	free(owner);
 	if (zkc_multi_commit(j->c->z, m, sharded, cm) != ZOK) {
 		commit_free(cm);
@@ -389,11 +390,20 @@ static void shard_make_nodes(struct shardop *o)
 		return;
 	}
 	uint32_t total = (uint32_t)cj_conf(j)->sharding_total_count;
+	if (nodes_known(j, o->session, total)) {
+		/* Nothing to make: the commit alone, without ElasticJob's processing node (a round trip
+		 * of every sharding after a restart; ElasticJob's followers wait while the flag is up,
+		 * and the commit writes everything and takes the flag down at once, as a fresh one) */
+		o->no_processing = 1;
+		shard_commit(o);
+		shardop_free(o);
+		return;
+	}
 	char p[CJ_PATH_MAX];
 	o->left = 1;
 	if (zkc_create(j->c->z, cj_path(j, p, "/leader/sharding/processing"), "", 0, ZOO_EPHEMERAL, shard_nodes_made, o) == ZOK)
 		o->left++;
-	for (uint32_t i = nodes_known(j, o->session, total) ? total : 0; i < total; i++) {
+	for (uint32_t i = 0; i < total; i++) {
 		if (zkc_create(j->c->z, cj_path(j, p, "/sharding/%" PRIu32, i), "", 0, 0, shard_nodes_made, o) == ZOK) o->left++;
 		if (zkc_create(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/instance", i), "", 0, 0, shard_nodes_made, o) == ZOK)
 			o->left++;
