@@ -75,7 +75,7 @@ LIBS        := -lzookeeper_mt -lev -lmsgpackc -lyaml -ldl -lm
 # DingTalk's HmacSHA256), in the supervisor and in what links supervisor/libsup.a (t/79 signs too).
 # The supervisor loads libmicrohttpd, libpq and libcurl only when supervisor.metrics, the events sink
 # or an error handler is configured (supervisor/base/dlib.h: they and what they pull in cost 3.7 MB of
-# RSS); supervisor/dl_shims.c, linked into ejob-supervisor alone, calls them through dlib's table.
+# RSS); supervisor/base/dl_shims.c, linked into ejob-supervisor alone, calls them through dlib's table.
 SUP_LIBS    := -l:libzookeeper_st.so.2 -lev -lmsgpackc -lyaml -ldl -lm -lsystemd -lcrypto
 TEST_LIBS   := $(LIBS) -lpq -lcurl -lcrypto
 
@@ -106,7 +106,7 @@ BLIB_OBJS  := $(BLIB_SRCS:%.c=$(B)/%.o)
 BENCH_LIB_SRCS := $(wildcard bench/lib*.c)
 BENCH_LIBS := $(BENCH_LIB_SRCS:%.c=$(B)/%.so)
 # supervisor modules a benchmark may drive directly (they are not in libejob.a)
-SUP_MOD_OBJS := $(filter-out $(B)/supervisor/main.o $(B)/supervisor/dl_shims.o,$(SUP_OBJS))
+SUP_MOD_OBJS := $(filter-out $(B)/supervisor/main.o $(B)/supervisor/base/dl_shims.o,$(SUP_OBJS))
 FUZZ_SRCS  := $(wildcard t/fuzz/fuzz-*.c)
 EX_LIB_SRCS := $(wildcard examples/lib*.c)
 EX_LIBS    := $(EX_LIB_SRCS:%.c=$(B)/%.so)

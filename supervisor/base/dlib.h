@@ -3,7 +3,7 @@
  * server). Linked at start, they and what they pull in (OpenSSL, GnuTLS, Kerberos, LDAP: 30
  * libraries) cost every supervisor 3.7 MB of RSS, also the ones that use none of them.
  *
- * The supervisor calls their functions by their own names: supervisor/dl_shims.c (linked into
+ * The supervisor calls their functions by their own names: supervisor/base/dl_shims.c (linked into
  * ejob-supervisor only, not into supervisor/libsup.a) defines each one as a call through the table
  * dlib_need() filled. So the module that uses a library calls dlib_need() before its first call
  * of it (0: loaded, every function found; -1: dlib_error() says what and what to install), and

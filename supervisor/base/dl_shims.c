@@ -1,4 +1,4 @@
-/* supervisor/dl_shims.c: the functions of libpq, libcurl and libmicrohttpd that the supervisor
+/* supervisor/base/dl_shims.c: the functions of libpq, libcurl and libmicrohttpd that the supervisor
  * calls, each a call through the table supervisor/base/dlib.c filled when the feature that needs
  * the library was configured (dlib.h). Linked into ejob-supervisor only: tests and benchmarks that
  * link supervisor/libsup.a link the libraries themselves. The prototypes are the headers' own (a
