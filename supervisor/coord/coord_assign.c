@@ -94,6 +94,8 @@ struct states {
 	uint32_t left;
 };
 
+static void arm_disabled(struct cjob *j, uint32_t k);
+
 static void item_read(struct cjob *j, const struct zkc_res *r)
 {
 	uint32_t i = r->item;
@@ -111,6 +113,14 @@ static void item_read(struct cjob *j, const struct zkc_res *r)
 	if (was != j->as.disabled[i])
 		log_info("job %s: item %" PRIu32 " is %s (sharding/%" PRIu32 "/disabled)", j->name, i,
 		         j->as.disabled[i] ? "disabled" : "enabled again", i);
+	if (!cj_disabled_at_fire(j)) return;
+	/* only a disabled one is watched (for when it is enabled again); the fires check the others */
+	if (j->as.disabled[i]) {
+		arm_disabled(j, i);
+	} else if (i < j->as.nw_disabled && j->as.w_disabled[i]) {
+		zkc_keep_free(j->as.w_disabled[i]);
+		j->as.w_disabled[i] = NULL;
+	}
 }
 
 /* sharding/{i}/disabled of an item we own, watched: an operator disables or enables it. Only that
@@ -140,6 +150,32 @@ static void disabled_known(void *arg, const struct zkc_res *r)
 	if (was != j->as.disabled[i])
 		log_info("job %s: item %" PRIu32 " is %s (sharding/%" PRIu32 "/disabled)", j->name, i,
 		         j->as.disabled[i] ? "disabled" : "enabled again", i);
+	/* enabled: a fire's multi finds it if it comes back; no watch kept for it */
+	if (r->rc == ZNONODE && cj_disabled_at_fire(j) && i < j->as.nw_disabled && j->as.w_disabled[i]) {
+		zkc_keep_free(j->as.w_disabled[i]);
+		j->as.w_disabled[i] = NULL;
+	}
+}
+
+int cj_disabled_at_fire(const struct cjob *j)
+{
+	const conf_job_t *cj = cj_conf(j);
+	return cj->monitor_execution && !cj->listener.before_all && !cj->listener.after_all;
+}
+
+static void arm_disabled(struct cjob *j, uint32_t k)
+{
+	char p[CJ_PATH_MAX];
+	zkc_keep_t **w = cj_keep_at(&j->as.w_disabled, &j->as.nw_disabled, k);
+	if (w) zkc_keep_arm(cj_keep(j, w, ZKC_KEEP_EXISTS, cj_path(j, p, "/sharding/%" PRIu32 "/disabled", k), k,
+	                            disabled_known));
+}
+
+void cj_disabled_found(struct cjob *j, uint32_t i)
+{
+	if (!cj_owned(j, i)) return;
+	j->as.disabled[i] = 1;
+	arm_disabled(j, i);         /* told when it is enabled again */
 }
 
 static void item_state(void *arg, const struct zkc_res *r)
@@ -153,15 +189,19 @@ static void item_state(void *arg, const struct zkc_res *r)
 	cx_ready_changed(j);
 }
 
-/* arm the disabled watch of every item we own (armed already: nothing is sent) */
+/* arm the disabled watch of every item we own (armed already: nothing is sent); of those known
+ * disabled only when a fire's multi checks the others (cj_disabled_at_fire) */
 void cj_assign_arm(struct cjob *j)
 {
-	char p[CJ_PATH_MAX];
+	int at_fire = cj_disabled_at_fire(j);
 	for (uint32_t k = 0; j->as.have && k < j->as.total; k++) {
 		if (!cj_owned(j, k)) continue;
-		zkc_keep_t **w = cj_keep_at(&j->as.w_disabled, &j->as.nw_disabled, k);
-		if (w) zkc_keep_arm(cj_keep(j, w, ZKC_KEEP_EXISTS, cj_path(j, p, "/sharding/%" PRIu32 "/disabled", k), k,
-		                            disabled_known));
+		if (!at_fire || j->as.disabled[k]) {
+			arm_disabled(j, k);
+		} else if (k < j->as.nw_disabled && j->as.w_disabled[k]) {
+			zkc_keep_free(j->as.w_disabled[k]);     /* the fires check it now */
+			j->as.w_disabled[k] = NULL;
+		}
 	}
 }
 

@@ -143,9 +143,13 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched, int 
 	for (size_t k = 0; k < nu; k++) log_warn("%s: %s: %s", path, u[k].key, u[k].text);
 	/* the scheduler takes the new config before the old one goes */
 	if (!j->gone) j->c->h.job_conf(j->c->arg, j->name, cj, j);
+	int at_fire = cj_disabled_at_fire(j);
 	if (j->cfg.node) conf_job_free(j->cfg.node);
 	j->cfg.node = cj;
 	if (j->adopt.on) ca_verdict(j);
+	/* monitorExecution, beforeAll or afterAll changed who checks the items' disabled nodes: the
+	 * owned items' watches as the new config needs them */
+	if (at_fire != cj_disabled_at_fire(j) && cj_registered(j)) cj_arm_later(j, CJ_ARM_ITEMS);
 	if (!watched) return 0;
 	char p[CJ_PATH_MAX];
 	/* any instance may raise the flag, as in ElasticJob */

@@ -166,6 +166,7 @@ void cx_write_running(struct cfire *f)
 	char p[CJ_PATH_MAX];
 	const char *id = j->c->id;
 	f->session = zkc_session(j->c->z);
+	f->check_disabled = !f->failover && cj_disabled_at_fire(j);
 	zkc_multi_t *m = zkc_multi_new();
 	for (uint32_t i = 0; i < fire_n(f->fire); i++) {
 		uint32_t it = fire_item(f->fire, i);
@@ -173,6 +174,12 @@ void cx_write_running(struct cfire *f)
 		                 cj->failover ? 0 : ZOO_EPHEMERAL);
 		if (cj_is_completed(j, it))
 			zkc_multi_delete(m, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), -1);
+		if (f->check_disabled) {
+			/* the item is not disabled: made and gone in this transaction, nobody sees it (the
+			 * create fails if an operator's node is there, and the multi with it) */
+			zkc_multi_create(m, cj_path(j, p, "/sharding/%" PRIu32 "/disabled", it), "", 0, 0);
+			zkc_multi_delete(m, p, -1);
+		}
 	}
 	/* shared with the other jobs' fires of this instant (zkc_multi_share) */
 	if (zkc_multi_share(j->c->z, m, running_written, f) != ZOK) {
@@ -218,13 +225,14 @@ static void running_written(void *arg, const struct zkc_res *r)
 		cx_step(f, FX_ABORT, NULL);
 		return;
 	}
-	/* the first op that failed names the item: still running somewhere (misfire), or a completed
-	 * node that is not there; drop that and try again */
+	/* the first op that failed names the item: still running somewhere (misfire), a completed
+	 * node that is not there, or disabled; drop that and try again */
 	int k = 0;
 	while (k < r->nops && r->op_rc[k] == ZOK) k++;
 	unsigned item = 0;
 	const char *q = NULL;
-	/* map op k back to its item: ops are (running[, completed]) per item in order */
+	/* map op k back to its item: ops are (running[, completed][, disabled made, gone]) per item in
+	 * order */
 	int op = 0;
 	for (uint32_t i = 0; i < fire_n(f->fire) && !q; i++) {
 		uint32_t it = fire_item(f->fire, i);
@@ -242,6 +250,14 @@ static void running_written(void *arg, const struct zkc_res *r)
 			}
 			op++;
 		}
+		if (f->check_disabled) {
+			if (op == k || op + 1 == k) {
+				q = "disabled";
+				item = it;
+				break;
+			}
+			op += 2;
+		}
 	}
 	if (!q) {
 		log_warn("job %s: fire %" PRIu64 ": writing running nodes: %s", j->name, fire_id(f->fire), zerror(r->rc));
@@ -250,6 +266,13 @@ static void running_written(void *arg, const struct zkc_res *r)
 	}
 	if (!strcmp(q, "completed")) {
 		cj_set_completed(j, item, 0);
+	} else if (!strcmp(q, "disabled")) {
+		/* an operator's sharding/{i}/disabled: not run in this fire (nor later, until enabled) */
+		log_info("job %s: fire %" PRIu64 ": item %u is disabled (sharding/%u/disabled): it does not run", j->name,
+		         fire_id(f->fire), item, item);
+		cj_disabled_found(j, item);
+		fire_drop(f->fire, item);
+		f->unrun[f->nunrun++] = item;
 	} else if (fire_source(f->fire) == EVS_MISFIRE && !f->failover && misfire_run_here(j, item)) {
 		/* running here for its misfire flag: that run and this catch-up stand for the same missed
 		 * fires; one catch-up for all of them, so no flag for one more */

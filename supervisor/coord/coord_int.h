@@ -236,6 +236,7 @@ struct cfire {
 	char *crashed;              /* a failover take: the instance that crashed running it, if known */
 	int before_failed;          /* a side run whose before listener failed: no after */
 	int norunning;              /* its items' running nodes were never written (left(), coord_fsm.c) */
+	int check_disabled;         /* its running multi checks each item's disabled node (cj_disabled_at_fire) */
 	uint32_t ncut;              /* items of it stopped by our leaving with failover off (cx_end says them) */
 	char cut[96];               /* their numbers, as far as they fit */
 	struct cx_rec *last;        /* [total]: how each item ended here, for its last record (coord_last.c);
@@ -502,6 +503,12 @@ void cj_install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch);  
 /* the same for an assignment whose item nodes its own commit made: nothing under them to read */
 void cj_install_made(struct cjob *j, char **owner, uint32_t total, uint64_t epoch);
 void cj_assign_arm(struct cjob *j);           /* arm sharding/{i}/disabled of the items we own */
+/* A fire's running multi checks each item's sharding/{i}/disabled (a create and a delete: the
+ * create fails if the node is there), so only the items known disabled are watched (for when they
+ * are enabled again): with monitorExecution, and no beforeAll or afterAll (which must know before
+ * the multi which items will not run). Else every owned item's node is watched. */
+int cj_disabled_at_fire(const struct cjob *j);
+void cj_disabled_found(struct cjob *j, uint32_t item);   /* a fire's multi found it there */
 void cj_set_completed(struct cjob *j, uint32_t i, int on);   /* sharding/i/completed written, deleted */
 void cj_assign_session(struct cjob *j);
 void cj_assign_unwatch(struct cjob *j);
