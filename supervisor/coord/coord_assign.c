@@ -220,6 +220,7 @@ static void install(struct cjob *j, char **owner, uint32_t total, uint64_t epoch
 	j->as.completed = calloc(total ? total : 1, 1);
 	j->as.disabled = calloc(total ? total : 1, 1);
 	j->as.have = j->as.completed && j->as.disabled;
+	j->as.states_fresh = 1;         /* listed below, or made by the commit */
 	const char *me = j->c->id;
 	uint32_t mine = 0;
 	for (uint32_t k = 0; k < total; k++) mine += owner[k] && !strcmp(owner[k], me);

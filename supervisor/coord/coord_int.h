@@ -107,6 +107,8 @@ struct cj_assign {              /* coord_assign.c: the assignment in force, our 
 	int have;                   /* owner[] loaded for epoch */
 	int loading;                /* reads of the sharding node in flight */
 	int states_loading;         /* reading the nodes under our items */
+	int states_fresh;           /* what is under them was read (or made) for this assignment and no
+	                               fire's multi has checked them since (cj_disabled_at_fire) */
 	uint8_t *completed;         /* [total]: sharding/i/completed exists (items we own) */
 	uint8_t *disabled;          /* [total]: sharding/i/disabled exists (items we own) */
 	zkc_keep_t **w_disabled;    /* [nw_disabled]: sharding/i/disabled (exists) of items we own */
