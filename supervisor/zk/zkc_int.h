@@ -220,6 +220,7 @@ void zkc_on_result(zkc_t *z, struct msg *m);               /* an answer: bookkee
 void zkc_multi_free(zkc_multi_t *m);
 void zkc_window_pump(zkc_t *z);                            /* send what waits, as far as the window allows */
 void zkc_share_flush(zkc_t *z);                           /* send the shared multis that wait */
+int zkc_multi_add(zkc_multi_t *m, const char *path, const char *data, int len);   /* an op's index, or -1 */
 void zkc_share_due(zkc_t *z);                             /* the same, unless one is in flight */
 void zkc_window_fail(zkc_t *z);                            /* the handle closed: what waits ends with ZCLOSING */
 
