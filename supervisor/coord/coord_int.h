@@ -477,7 +477,7 @@ void cj_shard_now(struct cjob *j);              /* the leader: shard at once (on
 #define CJ_EAGER_QUIET_MS 500       /* no change of the job's instances or flag for this long */
 #define CJ_EAGER_CAP_MS 2000        /* but no later than this after the first change */
 #define CJ_EAGER_AFTER_FIRE_MS 2000 /* nor sooner than this after a fire of the job here */
-#define CJ_EAGER_MAX 1000           /* eager shardings in flight (each 3-8 requests, one out at a time) */
+#define CJ_EAGER_MAX 1000           /* eager shardings in flight (each 2-4 requests, one out at a time) */
 void cj_shard_eager(struct cjob *j);
 void cj_shard_eager_off(struct cjob *j);        /* no longer wanted (the flag went, not the leader) */
 void cj_shard_pump(coord_t *c, uint64_t now_ns, size_t look);

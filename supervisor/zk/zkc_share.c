@@ -64,14 +64,15 @@ static void share_done(zkc_t *z, uint64_t session)
 	if (session == z->win.share_session && z->win.share_inflight > 0) z->win.share_inflight--;
 }
 
-static void share_sent(zkc_t *z, struct share_req *sr)
+/* one more at the server: the session it counts in */
+static uint64_t share_sent(zkc_t *z)
 {
 	if (z->win.share_session != z->session) {
 		z->win.share_session = z->session;
 		z->win.share_inflight = 0;
 	}
 	z->win.share_inflight++;
-	sr->session = z->session;
+	return z->session;
 }
 
 /* a part that went alone: counted as a shared one while it is at the server */
@@ -93,13 +94,11 @@ static void one_answered(void *arg, const struct zkc_res *r)
 static void one_commit(zkc_t *z, struct share_part *p)
 {
 	struct share_one *o = malloc(sizeof *o);
-	struct share_req tmp = { 0 };
 	if (!o) {
 		part_commit(z, p);
 		return;
 	}
-	share_sent(z, &tmp);
-	*o = (struct share_one){ z, tmp.session, p->cb, p->arg };
+	*o = (struct share_one){ z, share_sent(z), p->cb, p->arg };
 	int rc = zkc_multi_commit(z, p->m, one_answered, o);     /* takes m */
 	if (rc != ZOK) {
 		struct zkc_res r = { .rc = rc, .session = z->session, .path = "", .item = ZKC_NO_ITEM };
@@ -165,7 +164,7 @@ void zkc_share_flush(zkc_t *z)
 	}
 	sr->z = z;
 	sr->s = s;
-	share_sent(z, sr);
+	sr->session = share_sent(z);
 	int rc = zkc_multi_commit(z, all, share_answered, sr);
 	if (rc != ZOK) {
 		struct zkc_res r = { .rc = rc, .session = z->session, .path = "", .item = ZKC_NO_ITEM };
