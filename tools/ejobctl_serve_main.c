@@ -260,6 +260,15 @@ int ejobctl_serve(int argc, char **argv)
 	c->conf = NULL;
 	c->kept = 1;
 	c->ns_may_be_new = 1;       /* serve answers on an empty cluster; the first job's PUT makes it */
+	/* Blocked before any thread starts (the ZooKeeper client's, the model's, MHD's): each inherits
+	 * the mask. Blocked later, a SIGHUP could land on a ZooKeeper client thread that does not block
+	 * it and end the process (t/123, under load: killed by SIGHUP). */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);   /* `kill -HUP` (a reload by habit) must not end it: said and ignored below */
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	char why[1024];
 	if (!srv_session_ok(why, sizeof why))
 		srv_log(LOGLINE_WARN, "%s; serving anyway (503 until it answers)", why);
@@ -268,12 +277,6 @@ int ejobctl_serve(int argc, char **argv)
 		return 1;
 	}
 
-	sigset_t sigs;
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGHUP);   /* `kill -HUP` (a reload by habit) must not end it: said and ignored below */
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);   /* before MHD's thread: it inherits the mask */
 	signal(SIGPIPE, SIG_IGN);
 	/* a thread per connection: a read from the model never waits behind a command on ZooKeeper */
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
