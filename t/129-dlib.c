@@ -59,6 +59,7 @@ static void test_unit(void)
 
 int main(void)
 {
+	tlib_init(90);             /* its supervisors are killed at exit, also when it fails */
 	plan(10);
 	test_unit();
 
