@@ -71,11 +71,64 @@ static void global_watcher(zhandle_t *zh, int type, int state, const char *path,
 
 /* ---- watches ---------------------------------------------------------------------------------- */
 
-void zkc_watch_free(struct watch *w)
+static uint32_t path_hash(const char *p)
+{
+	uint32_t h = 2166136261u;
+	for (; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
+	return h;
+}
+
+/* Twice the buckets when there are more registrations than buckets; a failed allocation leaves
+ * the chains longer, nothing else. */
+static void wtab_grow(struct wtab *t)
+{
+	uint32_t cap = t->cap ? t->cap * 2 : 1024;
+	struct watch **b = calloc(cap, sizeof *b);
+	if (!b) return;
+	for (uint32_t i = 0; i < t->cap; i++)
+		for (struct watch *w = t->b[i], *n; w; w = n) {
+			n = w->hnext;
+			w->hnext = b[w->hash & (cap - 1)];
+			b[w->hash & (cap - 1)] = w;
+		}
+	free(t->b);
+	t->b = b;
+	t->cap = cap;
+}
+
+void zkc_wtab_add(zkc_t *z, struct watch *w, const char *path, int kind)
+{
+	struct wtab *t = &z->wt;
+	if (t->n >= t->cap) wtab_grow(t);
+	w->path = path;
+	w->kind = (uint8_t)kind;
+	w->hash = path_hash(path);
+	if (!t->cap) {              /* no table at all: it stays out, and never fires */
+		w->hnext = NULL;
+		return;
+	}
+	struct watch **at = &t->b[w->hash & (t->cap - 1)];
+	w->hnext = *at;
+	*at = w;
+	t->n++;
+}
+
+static void wtab_unlink(zkc_t *z, struct watch *w)
+{
+	struct wtab *t = &z->wt;
+	if (!t->cap) return;
+	for (struct watch **at = &t->b[w->hash & (t->cap - 1)]; *at; at = &(*at)->hnext)
+		if (*at == w) {
+			*at = w->hnext;
+			w->hnext = NULL;
+			t->n--;
+			return;
+		}
+}
+
+static void watch_release(struct watch *w)
 {
 	if (w->keep && w->keep->w == w) w->keep->w = NULL;
-	w->prev->next = w->next;
-	w->next->prev = w->prev;
 	if (!w->emb) {
 		free(w);
 		return;
@@ -85,15 +138,28 @@ void zkc_watch_free(struct watch *w)
 	zkc_keep_release(k);
 }
 
-/* After zookeeper_close no ZooKeeper thread runs: an armed watch that has not fired never will.
- * (A fired one is freed when its queued event is handled; one whose request is unanswered, when
- * the answer, ZCLOSING, is handled.) */
-static void watches_drop_unfired(zkc_t *z)
+void zkc_watch_free(zkc_t *z, struct watch *w)
 {
-	for (struct watch *w = z->watches.next, *n; w != &z->watches; w = n) {
-		n = w->next;
-		if (w->armed && !atomic_load(&w->fired)) zkc_watch_free(w);
-	}
+	wtab_unlink(z, w);
+	watch_release(w);
+}
+
+/* Every registration that `drop` says (armed ones: the handle is closed and they never fire; all:
+ * zkc_free), out of the table and freed. */
+static void wtab_drop(zkc_t *z, int all)
+{
+	struct wtab *t = &z->wt;
+	for (uint32_t i = 0; i < t->cap; i++)
+		for (struct watch **at = &t->b[i]; *at;) {
+			struct watch *w = *at;
+			if (!all && !w->armed) {
+				at = &w->hnext;
+				continue;
+			}
+			*at = w->hnext;
+			t->n--;
+			watch_release(w);
+		}
 }
 
 /* ---- the session -------------------------------------------------------------------------------- */
@@ -333,7 +399,7 @@ static void close_handle(zkc_t *z)
 	/* completions of the old handle come back with ZCLOSING, from inside this call */
 	zookeeper_close(zh);
 	zkc_window_fail(z);         /* what never went: ZCLOSING too, after the client's */
-	watches_drop_unfired(z);
+	wtab_drop(z, 0);            /* no thread of the client runs any more: armed ones never fire */
 	free(z->sess);
 	z->sess = NULL;
 	z->lease_ns = 0;
@@ -593,23 +659,56 @@ static void on_session(zkc_t *z, struct msg *m)
 	}
 }
 
-/* A watch fired: to its callback, or to its kept watch, which reads again (neither if it was set
- * in an earlier session; no kept watch from zkc_free on). */
+/* Does an event of this type fire a registration of this kind? As the client's tables: a data or
+ * exists watch fires at a creation, a change and a deletion, a children watch at a child's change
+ * and a deletion. */
+static int fires(int type, int kind)
+{
+	if (type == ZOO_DELETED_EVENT) return 1;
+	if (type == ZOO_CHILD_EVENT) return kind == ZKC_KEEP_CHILDREN;
+	return kind != ZKC_KEEP_CHILDREN;
+}
+
+/* A watch fired: every armed registration of its path that it fires (the client held them: their
+ * answers, which armed them, came before the event), each to its callback or to its kept watch,
+ * which reads again (neither from zkc_free on). One whose answer has not been handled was not the
+ * client's yet: it stays. */
 static void on_watch(zkc_t *z, struct msg *m)
 {
-	struct watch *wt = m->w;
-	zkc_watch_cb cb = wt->cb;
-	void *arg = wt->arg;
-	uint64_t sess = wt->session;
-	struct zkc_keep *k = wt->keep;
-	if (k) {
-		k->w = NULL;            /* fired: the client holds it no more */
-		wt->keep = NULL;
+	const char *rel = zkc_rel_path(z, m->wpath);
+	struct wtab *t = &z->wt;
+	struct watch *hit = NULL, **tail = &hit;
+	if (m->session == z->session && m->wpath && t->cap) {
+		uint32_t h = path_hash(rel);
+		for (struct watch **at = &t->b[h & (t->cap - 1)]; *at;) {
+			struct watch *w = *at;
+			if (w->hash != h || !w->armed || w->session != m->session || !fires(m->type, w->kind) || strcmp(w->path, rel)) {
+				at = &w->hnext;
+				continue;
+			}
+			*at = w->hnext;         /* out of the table, onto the list to tell */
+			t->n--;
+			w->hnext = NULL;
+			*tail = w;
+			tail = &w->hnext;
+		}
 	}
-	if (wt->pending) wt->delivered = 1;     /* its request's answer frees it */
-	else zkc_watch_free(wt);
-	if (sess == z->session && k && !z->closing) zkc_keep_event(k, m->type);
-	else if (sess == z->session && cb) cb(arg, m->type, zkc_rel_path(z, m->wpath));
+	/* told one by one: what a callback does (a read again, a new registration) does not touch
+	 * the list (only the client's answers and events free an armed registration) */
+	while (hit) {
+		struct watch *wt = hit;
+		hit = wt->hnext;
+		zkc_watch_cb cb = wt->cb;
+		void *arg = wt->arg;
+		struct zkc_keep *k = wt->keep;
+		if (k) {
+			k->w = NULL;        /* fired: the client holds it no more */
+			wt->keep = NULL;
+		}
+		watch_release(wt);
+		if (k && !z->closing) zkc_keep_event(k, m->type);
+		else if (!k && cb) cb(arg, m->type, rel);
+	}
 	free(m->wpath);
 }
 
@@ -679,7 +778,6 @@ zkc_t *zkc_new(struct ev_loop *loop, const struct zkc_params *p, const struct zk
 	for (const char *c = z->hosts; *c; c++) z->conn.nhosts += *c == ',';
 	z->conn.seed = (unsigned)getpid() ^ (unsigned)wait_now_ns();
 	z->conn.io_fd = -1;
-	z->watches.next = z->watches.prev = &z->watches;
 	z->keeps.next = z->keeps.prev = &z->keeps;
 	if (z->digest) {
 		z->acl_one = ZOO_CREATOR_ALL_ACL.data[0];
@@ -725,7 +823,8 @@ void zkc_free(zkc_t *z)
 	drain(z);
 	zkc_keeps_detach(z);
 	ev_async_stop(z->loop, &z->async);
-	while (z->watches.next != &z->watches) zkc_watch_free(z->watches.next);
+	wtab_drop(z, 1);
+	free(z->wt.b);
 	pthread_mutex_destroy(&z->mu);
 	free(z->hosts);
 	free(z->addrs);

@@ -19,19 +19,33 @@ struct sess {                   /* the global watcher's context: one per handle 
 	uint64_t session;
 };
 
-struct watch {                  /* one watch registration; owned by zkc, on its list */
-	struct watch *prev, *next;  /* its zkc is the handle's context's (path_watcher) */
+/* One watch registration; owned by zkc, in its table (struct wtab). Every registration goes to
+ * the client with the same watcher and context (path_watcher, the handle's struct sess): the
+ * client keeps its watchers in lists that it searches for a duplicate at each insertion, and at
+ * each session event it gathers every one of them into one such list. With a context of their own,
+ * 300,000 registrations (50,000 jobs) took it minutes at 100% of a core per connection loss (a
+ * search of the growing list for each). Alike, the client holds one per path and kind, and says
+ * an event once; zkc finds its registrations by the event's path (on_watch). */
+struct watch {
+	struct watch *hnext;        /* the table's chain */
+	const char *path;           /* relative: its kept watch's, or held after it (a plain one) */
 	zkc_watch_cb cb;
 	void *arg;
 	uint64_t session;
-	atomic_int fired;           /* set by the ZooKeeper thread before it queues the event */
+	uint32_t hash;              /* of path (the table's key) */
+	uint8_t kind;               /* enum zkc_keep_kind: the read that sets it (what fires it) */
 	uint8_t pending;            /* loop: the request that sets it has not been answered yet */
 	uint8_t armed;              /* loop: the server set it; it fires or dies with the session */
-	uint8_t delivered;          /* loop: its event was handled while the request was pending */
 	uint8_t emb;                /* the registration embedded in its kept watch (reg): not freed alone */
 	struct zkc_keep *keep;      /* loop: the kept watch whose registration it is (its event goes
 	                               there), NULL for a plain one or one its keep let go */
 };
+
+struct wtab {                   /* the registrations by path (zkc.c) */
+	struct watch **b;           /* [cap], a power of two */
+	uint32_t cap, n;
+};
+void zkc_wtab_add(zkc_t *z, struct watch *w, const char *path, int kind);
 
 enum req_op { R_EXISTS, R_GET, R_CHILDREN, R_CREATE, R_SET, R_DELETE, R_MULTI };
 
@@ -115,8 +129,7 @@ struct msg {
 	enum msg_kind kind;
 	int type, state;
 	uint64_t session;
-	struct watch *w;            /* M_WATCH */
-	char *wpath;
+	char *wpath;                /* M_WATCH: the path of the event (full; its session in session) */
 	struct req *req;            /* M_RESULT */
 	int multi;
 	int rc;
@@ -200,7 +213,7 @@ struct zkc {
 	struct ACL acl_one;
 	struct zkc_hooks hooks;
 	void *arg;
-	struct watch watches;       /* list head */
+	struct wtab wt;             /* the watch registrations */
 	struct zkc_keep keeps;      /* list head */
 	struct zkc_conn conn;
 };
@@ -209,12 +222,11 @@ struct zkc {
 char *zkc_full_path(const zkc_t *z, const char *rel);      /* malloc'd: root + rel */
 const char *zkc_rel_path(const zkc_t *z, const char *full);
 void zkc_push(zkc_t *z, struct msg *m);                    /* queue for the loop (any thread) */
-void zkc_watch_free(struct watch *w);                      /* and its keep lets go of it */
+void zkc_watch_free(zkc_t *z, struct watch *w);           /* out of the table; its keep lets go of it */
 void zkc_keep_release(struct zkc_keep *k);                 /* freed if dead and nothing holds it */
 void zkc_lease_from(zkc_t *z, uint64_t sent_ns, uint64_t session);
 
 /* zkc_req.c */
-struct watch *zkc_watch_new(zkc_t *z, zkc_watch_cb cb, void *arg);
 int zkc_read(zkc_t *z, const struct read *rd);             /* ZOK when sent */
 void zkc_on_result(zkc_t *z, struct msg *m);               /* an answer: bookkeeping, then cb or keep */
 void zkc_multi_free(zkc_multi_t *m);

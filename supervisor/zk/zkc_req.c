@@ -10,19 +10,20 @@
 #include "ipc/wait.h"
 #include "supervisor/zk/zkc_int.h"
 
+/* Every registration's watcher, with the handle's struct sess (struct watch says why): the event
+ * goes to the loop with its path and session, where on_watch finds what it fires. */
 static void path_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
 {
+	(void)zh;
 	(void)state;
-	struct watch *w = ctx;
-	const struct sess *ss = zoo_get_context(zh);
+	const struct sess *ss = ctx;
 	if (type == ZOO_SESSION_EVENT) return;     /* the global watcher has it */
 	struct msg *m = calloc(1, sizeof *m);
 	if (!m) return;
 	m->kind = M_WATCH;
 	m->type = type;
-	m->w = w;
+	m->session = ss->session;
 	m->wpath = path ? strdup(path) : NULL;
-	atomic_store(&w->fired, 1);
 	zkc_push(ss->z, m);
 }
 
@@ -108,34 +109,36 @@ static void c_multi(int rc, const void *data)
 
 /* ---- watches ---------------------------------------------------------------------------------- */
 
-static void watch_init(struct watch *w, zkc_t *z, zkc_watch_cb cb, void *arg)
+static void watch_init(struct watch *w, zkc_t *z, const char *path, int kind, zkc_watch_cb cb, void *arg)
 {
 	w->cb = cb;
 	w->arg = arg;
 	w->session = z->session;
 	w->pending = 1;
-	w->next = z->watches.next;
-	w->prev = &z->watches;
-	z->watches.next->prev = w;
-	z->watches.next = w;
+	zkc_wtab_add(z, w, path, kind);
 }
 
-struct watch *zkc_watch_new(zkc_t *z, zkc_watch_cb cb, void *arg)
+/* A plain registration, its path held after it */
+static struct watch *watch_new(zkc_t *z, const char *path, int kind, zkc_watch_cb cb, void *arg)
 {
-	struct watch *w = calloc(1, sizeof *w);
-	if (w) watch_init(w, z, cb, arg);
+	size_t n = strlen(path) + 1;
+	struct watch *w = calloc(1, sizeof *w + n);
+	if (!w) return NULL;
+	char *p = (char *)(w + 1);
+	memcpy(p, path, n);
+	watch_init(w, z, p, kind, cb, arg);
 	return w;
 }
 
 /* A kept watch's registration: its own (reg) unless the client still holds that one (one it let
  * go that has not fired yet). */
-static struct watch *keep_watch(zkc_t *z, struct zkc_keep *k)
+static struct watch *keep_watch(zkc_t *z, struct zkc_keep *k, int kind)
 {
-	if (k->reg_used) return zkc_watch_new(z, NULL, NULL);
+	if (k->reg_used) return watch_new(z, k->path, kind, NULL, NULL);
 	memset(&k->reg, 0, sizeof k->reg);
 	k->reg.emb = 1;
 	k->reg_used = 1;
-	watch_init(&k->reg, z, NULL, NULL);
+	watch_init(&k->reg, z, k->path, kind, NULL, NULL);
 	return &k->reg;
 }
 
@@ -179,7 +182,7 @@ static struct req *req_new(zkc_t *z, const char *path, zkc_cb cb, void *arg, siz
 
 static void req_drop(struct req *q)
 {
-	if (q->w) zkc_watch_free(q->w);
+	if (q->w) zkc_watch_free(q->z, q->w);
 	free(q->data);
 	free(q->path);
 	free(q);
@@ -189,13 +192,14 @@ static void req_drop(struct req *q)
 static int send_now(zkc_t *z, struct req *q)
 {
 	watcher_fn wf = q->w ? path_watcher : NULL;
+	void *wctx = q->w ? z->sess : NULL;
 	zkc_multi_t *m;
 	int rc;
 	q->sent_ns = wait_now_ns();
 	switch (q->op) {
-	case R_EXISTS: rc = zoo_awexists(z->zh, q->path, wf, q->w, c_stat, q); break;
-	case R_GET: rc = zoo_awget(z->zh, q->path, wf, q->w, c_data, q); break;
-	case R_CHILDREN: rc = zoo_awget_children(z->zh, q->path, wf, q->w, c_kids, q); break;
+	case R_EXISTS: rc = zoo_awexists(z->zh, q->path, wf, wctx, c_stat, q); break;
+	case R_GET: rc = zoo_awget(z->zh, q->path, wf, wctx, c_data, q); break;
+	case R_CHILDREN: rc = zoo_awget_children(z->zh, q->path, wf, wctx, c_kids, q); break;
 	/* "" is the root itself: full_path gives "/ns" */
 	case R_CREATE: rc = zoo_acreate(z->zh, q->path, q->data, q->data ? q->len : -1, &z->acl, q->flags, c_string, q); break;
 	case R_SET: rc = zoo_aset(z->zh, q->path, q->data, q->data ? q->len : -1, q->version, c_stat, q); break;
@@ -292,7 +296,8 @@ int zkc_read(zkc_t *z, const struct read *rd)
 	q->exists = rd->op == ZKC_KEEP_EXISTS;
 	q->op = rd->op == ZKC_KEEP_EXISTS ? R_EXISTS : rd->op == ZKC_KEEP_DATA ? R_GET : R_CHILDREN;
 	if (rd->watch) {
-		if (!(q->w = rd->keep ? keep_watch(z, rd->keep) : zkc_watch_new(z, rd->wcb, rd->warg))) {
+		if (!(q->w = rd->keep ? keep_watch(z, rd->keep, (int)rd->op)
+		                      : watch_new(z, rd->path, (int)rd->op, rd->wcb, rd->warg))) {
 			req_drop(q);
 			return ZSYSTEMERROR;
 		}
@@ -411,9 +416,8 @@ void zkc_on_result(zkc_t *z, struct msg *m)
 		struct watch *w = q->w;
 		int set = m->rc == ZOK || (q->exists && m->rc == ZNONODE);
 		w->pending = 0;
-		if (w->delivered) zkc_watch_free(w);
-		else if (set && q->session == z->session && z->zh) w->armed = 1;
-		else if (!atomic_load(&w->fired)) zkc_watch_free(w);
+		if (set && q->session == z->session && z->zh) w->armed = 1;
+		else zkc_watch_free(z, w);
 	}
 	if (q->cb || q->keep) {
 		struct zkc_res r;

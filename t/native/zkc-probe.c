@@ -27,6 +27,10 @@
  *                             "share done n=N requests=R" (R: requests zkc sent for them)
  *   trickle N PATH            N multis shared one per turn of the loop (an ev_idle), part i
  *                             creating PATH/i: "trickle sent n=N", then as share
+ *   watchmany N PATH          N plain exists with a watch of PATH/i (i 0..N-1), answered:
+ *                             "watchmany n=N answered=A ctxs=C" (C: the watcher contexts the
+ *                             client was given for them, counted by the zoo_awexists below)
+ *   watchcount                "watchcount fired=F twice=T": of those, told once, more than once
  *   sync                      four round trips one after the other                "sync"
  *   session                   the session's id and password, to take it over      "session id=X passwd=X"
  *   quit                      zkc_free, then zkc_keep_free of every keep left     "bye"
@@ -81,6 +85,20 @@ static struct {
 	const void *data;
 } hold;
 
+/* the watcher contexts the client was given (watchmany), up to 64 told apart */
+static struct {
+	void *seen[64];
+	int nseen, over;
+} ctxs;
+
+static void ctx_seen(void *c)
+{
+	for (int i = 0; i < ctxs.nseen; i++)
+		if (ctxs.seen[i] == c) return;
+	if (ctxs.nseen < 64) ctxs.seen[ctxs.nseen++] = c;
+	else ctxs.over = 1;
+}
+
 static awexists_fn real_awexists(void)
 {
 	static awexists_fn real;
@@ -91,6 +109,7 @@ static awexists_fn real_awexists(void)
 int zoo_awexists(zhandle_t *zh, const char *path, watcher_fn watcher, void *wctx, stat_completion_t cb,
                  const void *data)
 {
+	if (watcher) ctx_seen(wctx);
 	if (!hold.armed || !watcher) return real_awexists()(zh, path, watcher, wctx, cb, data);
 	hold.armed = 0;
 	hold.held = 1;
@@ -267,6 +286,51 @@ static void cmd_burst(uint32_t n, const char *path)
 	out("burst sent n=%" PRIu32 " (%" PRIu64 " ms)", n, (wait_now_ns() - burst.t0) / 1000000);
 }
 
+static struct {
+	int n, answered;
+	uint8_t *fired;
+} many;
+
+static void many_cb(void *arg, const struct zkc_res *r)
+{
+	(void)arg;
+	(void)r;
+	if (++many.answered < many.n) return;
+	out("watchmany n=%d answered=%d ctxs=%d%s", many.n, many.answered, ctxs.nseen, ctxs.over ? "+" : "");
+}
+
+static void many_watch(void *arg, int type, const char *path)
+{
+	(void)type;
+	(void)path;
+	uint8_t *f = &many.fired[(intptr_t)arg];
+	if (*f < 255) (*f)++;
+}
+
+static void cmd_watchmany(int n, const char *path)
+{
+	free(many.fired);
+	many.fired = calloc((size_t)n, 1);
+	many.n = n;
+	many.answered = 0;
+	ctxs.nseen = ctxs.over = 0;
+	char p[512];
+	for (int i = 0; i < n; i++) {
+		snprintf(p, sizeof p, "%s/%d", path, i);
+		if (zkc_exists(z, p, many_watch, (void *)(intptr_t)i, many_cb, NULL) != ZOK) {
+			out("watchmany rc=error at %d", i);
+			return;
+		}
+	}
+}
+
+static void cmd_watchcount(void)
+{
+	int fired = 0, twice = 0;
+	for (int i = 0; i < many.n; i++) fired += many.fired[i] > 0, twice += many.fired[i] > 1;
+	out("watchcount fired=%d twice=%d", fired, twice);
+}
+
 static void on_state(void *arg, enum zkc_state st, int new_session)
 {
 	(void)arg;
@@ -290,6 +354,7 @@ static struct slot *slot_of(const char *id)
 
 static void quit(void)
 {
+	free(many.fired);
 	zkc_free(z);
 	z = NULL;
 	for (int i = 0; i < NKEEPS; i++) {
@@ -391,6 +456,10 @@ static void command(char *line)
 		cmd_share(atoi(a[1]), a[2], atoi(a[3]));
 	} else if (!strcmp(a[0], "trickle") && n == 3 && atoi(a[1]) > 0) {
 		cmd_trickle(atoi(a[1]), a[2]);
+	} else if (!strcmp(a[0], "watchmany") && n == 3 && atoi(a[1]) > 0) {
+		cmd_watchmany(atoi(a[1]), a[2]);
+	} else if (!strcmp(a[0], "watchcount")) {
+		cmd_watchcount();
 	} else if (!strcmp(a[0], "sync")) {
 		int rc = zkc_exists(z, "", NULL, NULL, sync_cb, (void *)(intptr_t)4);
 		if (rc != ZOK) out("sync rc=%d", rc);
