@@ -156,6 +156,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 		         c->servers, (uint64_t)zkc_session_id(c->z), new_session ? ", new" : "",
 		         zkc_timeout_ms(c->z));
 		c->connected = c->ever_connected = 1;
+		cj_due(c, 0);           /* waits bounded by the timeout, checks of a new session (coord_tick) */
 		session_event(c, new_session ? "connected_new_session" : "connected");
 		/* the connection's lease is fresh (zkc): the workers get it before anything is
 		 * dispatched, or a catch-up item could start under the old one and be stopped at once */
@@ -168,7 +169,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 			if (new_session) cx_session_lost(c->jobs[i]);
 			cx_clear_stale(c->jobs[i]);
 		}
-		ev_idle_start(c->loop, &c->flush_w);
+		ev_idle_start(c->loop, &c->due.flush_w);
 		/* the namespace, before any job's registration (answered in order): a new namespace would
 		 * refuse every new job's multi (coord_reg.c) */
 		if (new_session) zkc_create(c->z, "", "", 0, 0, NULL, NULL);
@@ -260,8 +261,8 @@ coord_t *coord_new(const struct coord_params *cp, const struct coord_hooks *h, v
 	if (!c->local) goto fail;
 	if (!(c->listen = listen_new(c->loop))) goto fail;
 	if (!(c->z = zkc_new(c->loop, &p, &zh, c))) goto fail;
-	ev_idle_init(&c->flush_w, cx_flush_cb);
-	c->flush_w.data = c;
+	ev_idle_init(&c->due.flush_w, cx_flush_cb);
+	c->due.flush_w.data = c;
 	return c;
 fail:
 	listen_free(c->listen);
@@ -344,7 +345,7 @@ void coord_free(coord_t *c)
 {
 	if (!c) return;
 	c->closing = 1;
-	ev_idle_stop(c->loop, &c->flush_w);
+	ev_idle_stop(c->loop, &c->due.flush_w);
 	ca_free(c);
 	zkc_free(c->z);
 	for (size_t i = 0; i < c->n; i++) {
@@ -488,18 +489,36 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 	}
 	for (size_t i = 0; i < c->n; i++)
 		if (!c->jobs[i]->seen && !c->jobs[i]->gone && !c->jobs[i]->adopt.on) cj_retire(c->jobs[i]);
+	cj_due(c, 0);               /* the checks of a changed config (cj_checks) */
 	/* the labels may have changed, and a job that left the file may be adopted now */
 	return ca_set(c, conf);
 }
 
+void cj_due(coord_t *c, uint64_t when_ns)
+{
+	if (when_ns < c->due.scan_ns) c->due.scan_ns = when_ns;
+}
+
+static uint64_t earlier(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
 void coord_tick(coord_t *c, uint64_t now_ns)
 {
-	for (size_t i = 0; c->connected && i < c->n; i++) cj_reg_tick(c->jobs[i], now_ns);
-	uint64_t timeout = (uint64_t)zkc_timeout_ms(c->z) * 1000000u;
-	if (c->connected) ev_idle_start(c->loop, &c->flush_w);    /* completions held for their fire */
-	for (size_t i = 0; c->connected && i < c->n; i++) {
-		cj_wait_bound(c->jobs[i], now_ns, timeout);
-		cj_checks(c->jobs[i], now_ns);
+	/* completions held for their fire (COMPLETION_HOLD_NS) */
+	if (c->connected && c->due.flushq) ev_idle_start(c->loop, &c->due.flush_w);
+	if (c->connected && now_ns >= c->due.scan_ns) {
+		uint64_t timeout = (uint64_t)zkc_timeout_ms(c->z) * 1000000u;
+		uint64_t next = now_ns + CJ_SCAN_IDLE_MS * 1000000ull;
+		c->due.scan_ns = UINT64_MAX;        /* what the look below makes due lowers it */
+		for (size_t i = 0; i < c->n; i++) {
+			struct cjob *j = c->jobs[i];
+			next = earlier(next, cj_reg_tick(j, now_ns));
+			next = earlier(next, cj_wait_bound(j, now_ns, timeout));
+			next = earlier(next, cj_checks(j, now_ns));
+		}
+		cj_due(c, next);
 	}
 	cj_shard_pump(c, now_ns, c->n);     /* eager shardings now due */
 	if (zkc_backlog(c->z) <= ZKC_WINDOW / 2) cj_arm_pump(c);   /* no answer came to call it */

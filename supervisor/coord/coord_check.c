@@ -169,11 +169,20 @@ static void reconcile(struct cjob *j, uint64_t now_ns)
 void cj_check_session(struct cjob *j)
 {
 	j->chk.clock_next_ns = j->chk.reconcile_next_ns = 0;     /* both at once in the new session */
+	cj_due(j->c, 0);
 }
 
-void cj_checks(struct cjob *j, uint64_t now_ns)
+/* Whatever is due, and when the next is: the minute of each. What the look each second over every
+ * job finds (coord_tick) needs no call: a new leader's first reconcile, a check in flight. */
+uint64_t cj_checks(struct cjob *j, uint64_t now_ns)
 {
-	if (j->gone || j->ops.shut || !cj_registered(j)) return;
+	if (j->gone || j->ops.shut || !cj_registered(j)) return UINT64_MAX;
 	clock_check(j, now_ns);
 	reconcile(j, now_ns);
+	/* one still due after the calls above waits for something else (an answer, the flag to go):
+	 * the look each second comes back for it */
+	uint64_t next = UINT64_MAX;
+	if (cj_conf(j)->max_time_diff_seconds >= 0 && j->chk.clock_next_ns > now_ns) next = j->chk.clock_next_ns;
+	if (j->chk.reconcile_next_ns > now_ns && j->chk.reconcile_next_ns < next) next = j->chk.reconcile_next_ns;
+	return next;
 }

@@ -146,6 +146,7 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched, int 
 	int at_fire = cj_disabled_at_fire(j);
 	if (j->cfg.node) conf_job_free(j->cfg.node);
 	j->cfg.node = cj;
+	cj_due(j->c, 0);            /* maxTimeDiffSeconds or reconcileIntervalMinutes may be new (cj_checks) */
 	if (j->adopt.on) ca_verdict(j);
 	/* monitorExecution, beforeAll or afterAll changed who checks the items' disabled nodes: the
 	 * owned items' watches as the new config needs them */

@@ -38,6 +38,7 @@ static const struct fire_ops zk_ops = {
 
 void cx_free(struct cfire *f)
 {
+	cx_flush_unqueue(f);
 	cf_vet_detach(f);
 	free(f->vetted);
 	cx_bar_detach(f);
@@ -383,6 +384,8 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	f->state = F_WAIT;          /* born waiting for the assignment (cx_step, coord_fsm.c) */
 	j->fx.fire = f;
 	j->fx.born_ns = wait_now_ns();
+	/* its wait is bounded (cj_wait_bound): coord_tick looks then (a new session looks at once) */
+	cj_due(c, fire_started_ns(f->fire) + 2 * (uint64_t)zkc_timeout_ms(c->z) * 1000000u);
 	cx_step(f, FX_READY, NULL);
 	return 0;
 }
@@ -522,17 +525,51 @@ void cx_session_lost(struct cjob *j)
 	}
 }
 
+/* The flush queue: fires with completions to write (cx_flush_want), in the order they came. Its
+ * look (cx_flush_cb, when the loop is idle) was a loop over every job: 50,000 of them each time
+ * an item ended. */
+static void fl_link(struct cfire **at, struct cfire *f)
+{
+	if ((f->fl_next = *at)) f->fl_next->fl_pprev = &f->fl_next;
+	*at = f;
+	f->fl_pprev = at;
+}
+
+void cx_flush_unqueue(struct cfire *f)
+{
+	if (!f->fl_pprev) return;
+	if ((*f->fl_pprev = f->fl_next)) f->fl_next->fl_pprev = f->fl_pprev;
+	f->fl_next = NULL;
+	f->fl_pprev = NULL;
+}
+
+void cx_flush_want(struct cfire *f)
+{
+	coord_t *c = f->j->c;
+	if (!f->fl_pprev) fl_link(&c->due.flushq, f);
+	ev_idle_start(c->loop, &c->due.flush_w);
+}
+
 void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents)
 {
 	(void)revents;
 	coord_t *c = w->data;
 	ev_idle_stop(loop, w);
-	for (size_t i = 0; i < c->n; i++) {
-		if (c->jobs[i]->fx.fire && c->jobs[i]->fx.fire->state == F_RUN) flush_fire(c->jobs[i]->fx.fire);
-		for (struct cfire *f = c->jobs[i]->fx.side, *n; f; f = n) {
-			n = f->next;        /* flush_fire may end (free) f */
-			flush_fire(f);
-		}
+	/* taken off the queue as a whole; a fire with completions left goes back before its flush
+	 * (which may end and free it, or another one of the list: cx_free unlinks from either) */
+	struct cfire *todo = NULL, *f;
+	if (c->due.flushq) {
+		todo = c->due.flushq;
+		todo->fl_pprev = &todo;
+		c->due.flushq = NULL;
+	}
+	while ((f = todo)) {
+		cx_flush_unqueue(f);
+		if (!f->npending) continue;
+		fl_link(&c->due.flushq, f);
+		/* a scheduled fire writes once it runs (a side run is born running) */
+		if (f == f->j->fx.fire && f->state != F_RUN) continue;
+		flush_fire(f);
 	}
 }
 
@@ -550,5 +587,5 @@ static void zk_item_ended(fire_t *t, uint32_t item, const struct disp_outcome *o
 	if (!f->npending) f->pending_since_ns = wait_now_ns();
 	f->pending[f->npending++] = item;
 	/* completions that end close together go in one multi: write when the loop is idle */
-	ev_idle_start(f->j->c->loop, &f->j->c->flush_w);
+	cx_flush_want(f);
 }

@@ -61,7 +61,7 @@ static void not_run(struct cfire *f, int hand)
 		uint32_t it = fire_item(t, i);
 		if (fire_end_item(t, it, hand ? FIRE_HANDED_OVER : FIRE_FAILED)) f->pending[f->npending++] = it;
 	}
-	ev_idle_start(f->j->c->loop, &f->j->c->flush_w);
+	cx_flush_want(f);
 }
 
 /* The job left here (a stop, a drain, an operator's shutdown) before the fire's items were

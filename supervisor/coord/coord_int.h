@@ -227,6 +227,7 @@ struct cfire {
 	int misfire_run;            /* the run again of an item whose fire found it running */
 	int missed;                 /* ended without running: the scheduler counts it missed */
 	struct cfire *next;         /* failover runs: the job's list */
+	struct cfire *fl_next, **fl_pprev;   /* on c->due.flushq, completions to write (fl_pprev NULL: not) */
 	struct listen_run *lr;      /* F_BEFORE: its before listener running (coord_listen.c) */
 	uint64_t before_epoch;      /* the assignment its before listener was told */
 	uint64_t bar_epoch;         /* the assignment when it came to its barrier */
@@ -271,6 +272,17 @@ enum fx_event {
 	FX_ABORT,                   /* it ends before running anything here (the caller said why) */
 };
 
+/* coord_tick (ten times a second) looks at every job only when one may be due: at 50,000 jobs
+ * the loops over them, each cheap, were the idle supervisor's 6% of a core. A concern that makes
+ * a job due sooner than its last look said calls cj_due; a look over every job at least once a
+ * second (CJ_SCAN_IDLE_MS) catches what nobody said (a new leader's first reconcile). */
+struct cdue {
+	uint64_t scan_ns;           /* the next look over every job (0: at the next tick) */
+	struct cfire *flushq;       /* fires with completions to write, looked at when the loop is idle */
+	ev_idle flush_w;            /* that look (cx_flush_cb) */
+};
+#define CJ_SCAN_IDLE_MS 1000
+
 struct coord {
 	struct ev_loop *loop;
 	struct coord_hooks h;
@@ -310,7 +322,7 @@ struct coord {
 	uint32_t arm_want;          /* coord_reg.c: jobs with watches to arm when ZooKeeper has room */
 	uint32_t join_want;         /* coord_reg.c: jobs of them with CJ_ARM_AFTER (wait for the registrations) */
 	size_t arm_cursor;          /* where the next look for one begins */
-	ev_idle flush_w;
+	struct cdue due;            /* coord.c: what coord_tick and the idle flush look at */
 };
 
 /* A request that went unanswered (a lost connection, a timeout, the handle closing, the session
@@ -415,7 +427,9 @@ void ca_free(coord_t *c);
 void cj_reg_start(struct cjob *j);              /* register (once at a time); its end arms the watches */
 void cj_publish_now(struct cjob *j);            /* overwrite: true and the file changed: publish it */
 void cj_publish_due(struct cjob *j, int due);   /* the file's config is (not) to be published */
-void cj_reg_tick(struct cjob *j, uint64_t now_ns);   /* a failed registration starts over when due */
+/* a failed registration starts over when due; returns when it next needs looking at (UINT64_MAX: never) */
+uint64_t cj_reg_tick(struct cjob *j, uint64_t now_ns);
+void cj_due(coord_t *c, uint64_t when_ns);          /* coord.c: a job needs coord_tick's look by then */
 void cj_reg_session(struct cjob *j);            /* a new session (or the old one expired): not registered */
 void cj_reg_forget(struct cjob *j);             /* the job is freed: its place, if it had one */
 #define CJ_REG_MAX 1000                          /* registrations past their first read at once */
@@ -461,7 +475,7 @@ void cj_sharded(struct cjob *j);                /* its sharding multi deleted th
 void cj_lead_unwatch(struct cjob *j);
 void cj_lead_free(struct cjob *j);
 /* A fire that waited for the assignment for 2 session timeouts is missed and the leader deposed. */
-void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout_ns);
+uint64_t cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout_ns);   /* when next (cj_reg_tick) */
 
 /* coord_lease.c: the lease as the workers see it */
 void cl_lease_back(coord_t *c, uint64_t now_ns);   /* fresh (connected): told now; held items run */
@@ -530,7 +544,7 @@ void cj_leave_nodes(struct cjob *j);            /* registered: the flag raised, 
 void cj_ops_unwatch(struct cjob *j);           /* also what cj_ops_free is */
 
 /* coord_check.c: the clock against ZooKeeper's; the leader's reconcile */
-void cj_checks(struct cjob *j, uint64_t now_ns);    /* from coord_tick: whatever is due */
+uint64_t cj_checks(struct cjob *j, uint64_t now_ns);    /* from coord_tick: whatever is due; when next */
 void cj_check_session(struct cjob *j);               /* a new session: both are due at once */
 
 /* coord_fsm.c: the one place a fire's state changes. ev happened to f (why: a failure's cause,
@@ -550,6 +564,8 @@ void cx_fires_free(struct cjob *j);            /* coord_free: every fire of the 
  * list, started now; NULL when out of memory. */
 struct cfire *cx_side_run(struct cjob *j, uint32_t item);
 void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents);
+void cx_flush_want(struct cfire *f);           /* it has completions to write: on the flush queue */
+void cx_flush_unqueue(struct cfire *f);
 void cx_session_lost(struct cjob *j);
 void cx_write_running(struct cfire *f);     /* its running nodes: FX_WRITTEN, FX_DROPPED or FX_ABORT */
 

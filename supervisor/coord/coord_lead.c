@@ -473,19 +473,22 @@ static void probe_start(struct cjob *j, struct cfire *f)
 	probe_read(pr, NULL);
 }
 
-void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
+/* A waiting fire past its bound is looked at each tick until it runs or is missed (rare: the
+ * next look is now); one within it, at its bound. */
+uint64_t cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 {
 	struct cfire *f = j->fx.fire;
-	if (!f || f->state != F_WAIT || !timeout || now_ns - fire_started_ns(f->fire) < 2 * timeout) return;
+	if (!f || f->state != F_WAIT || !timeout) return UINT64_MAX;
+	if (now_ns - fire_started_ns(f->fire) < 2 * timeout) return fire_started_ns(f->fire) + 2 * timeout;
 	if (!cj_registered(j)) {
 		log_error("job %s: fire %" PRIu64 " missed: the job is still not registered after %.1fs", j->name, fire_id(f->fire),
 		          (double)(now_ns - fire_started_ns(f->fire)) / 1e9);
 		cx_skipped(j, fire_id(f->fire), "not_registered", "the job is still not registered");
 		f->missed = 1;
 		cx_step(f, FX_ABORT, NULL);
-		return;
+		return now_ns;
 	}
-	if (j->lead.probing) return;            /* the look at the leader decides */
+	if (j->lead.probing) return now_ns;            /* the look at the leader decides */
 	enum cj_wait w = cj_ready(j);
 	/* Waiting on our own requests (the assignment's reads, clearing stale running nodes, or our own
 	 * sharding as leader) while this supervisor still has requests at ZooKeeper or waiting for the
@@ -493,10 +496,10 @@ void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 	 * stuck. Stepping down or deposing would only add to the burst (and every job would elect
 	 * again). The fire waits on, up to 5 times the bound. */
 	int ours = w == CJ_WAIT_STALE || w == CJ_WAIT_READING || (w == CJ_WAIT_SHARDING && j->lead.leader && j->shard.busy);
-	if (ours && zkc_backlog(j->c->z) > 0 && now_ns - fire_started_ns(f->fire) < 10 * timeout) return;
+	if (ours && zkc_backlog(j->c->z) > 0 && now_ns - fire_started_ns(f->fire) < 10 * timeout) return now_ns;
 	if (w == CJ_WAIT_SHARDING && !j->lead.leader) {
 		probe_start(j, f);
-		return;
+		return now_ns;
 	}
 	const char *why = w == CJ_WAIT_STALE ? "running nodes left by a lost connection are still being cleared"
 	                  : w == CJ_WAIT_READING ? "the assignment is still being read"
@@ -510,4 +513,5 @@ void cj_wait_bound(struct cjob *j, uint64_t now_ns, uint64_t timeout)
 	} else {
 		wait_missed(j, f, why, "reading it again");
 	}
+	return now_ns;
 }

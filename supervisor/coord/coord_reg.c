@@ -50,6 +50,7 @@ static void reg_failed(struct cjob *j)
 {
 	reg_end(j);
 	j->reg.retry_ns = wait_now_ns() + 1000000000u;
+	cj_due(j->c, j->reg.retry_ns);
 }
 
 static void group_cb(void *arg, const struct zkc_res *r)
@@ -120,6 +121,7 @@ static void reg_finish(struct cjob *j, int fresh)
 {
 	reg_end(j);
 	j->reg.session = zkc_session(j->c->z);
+	cj_due(j->c, cj_checks(j, wait_now_ns()));   /* its checks start */
 	log_info("job %s: registered as %s (%s%s)", j->name, j->c->id,
 	         cj_conf(j)->disabled ? "server DISABLED" : "server ENABLED",
 	         cj_conf(j)->cron ? "" : "; one-off: runs on trigger only");
@@ -648,10 +650,12 @@ void cj_publish_due(struct cjob *j, int due)
 	j->reg.publish = due;
 }
 
-void cj_reg_tick(struct cjob *j, uint64_t now_ns)
+uint64_t cj_reg_tick(struct cjob *j, uint64_t now_ns)
 {
-	if (!j->gone && !j->reg.session && !j->reg.busy && j->reg.retry_ns && now_ns >= j->reg.retry_ns) {
-		j->reg.retry_ns = 0;
-		cj_reg_start(j);
-	}
+	if (j->gone || j->reg.session || !j->reg.retry_ns) return UINT64_MAX;
+	if (now_ns < j->reg.retry_ns) return j->reg.retry_ns;
+	if (j->reg.busy) return now_ns;     /* the next tick */
+	j->reg.retry_ns = 0;
+	cj_reg_start(j);
+	return UINT64_MAX;                  /* a failure says when (reg_failed) */
 }
