@@ -310,6 +310,20 @@ static double first_fire(struct tsup *t, struct stamps *st, int n, size_t *from,
 	return *items ? (double)(last / 1000000 - f_ms) / 1e3 : -1;
 }
 
+/* Until the supervisor has used under 5% of a core for half a second, at most max_ms. */
+static void settle(const struct tsup *t, unsigned max_ms)
+{
+	uint64_t end = tlib_now_ms() + max_ms;
+	long long c0 = tsup_cpu_ticks(t->pid);
+	double hz = (double)sysconf(_SC_CLK_TCK);
+	while (tlib_now_ms() < end) {
+		sleep_ms(500);
+		long long c1 = tsup_cpu_ticks(t->pid);
+		if ((double)(c1 - c0) / hz < 0.025) return;
+		c0 = c1;
+	}
+}
+
 static void run_a(const struct tzk_server *zk, const char *kind, int n, int period, int restart, int idle,
                   struct arun *r)
 {
@@ -398,10 +412,11 @@ static void run_a(const struct tzk_server *zk, const char *kind, int n, int peri
 			r->late_p50 = pct(first, k, 0.5);
 		}
 		free(first);
-		/* settled: 3 s after its last item started (its completions written, and the heap
-		 * trimmed after the burst: the supervisor does once its fires have ended; VmHWM keeps
-		 * the burst's peak) */
+		/* settled: 3 s after its last item started, and the supervisor idle (under 5% of a
+		 * core for half a second: at 50,000 jobs it still writes completions then): its fires
+		 * have ended and it has trimmed the heap after the burst (VmHWM keeps the burst's peak) */
 		while (tlib_wall_ns() < last_ns + 3000000000) sleep_ms(50);
+		settle(&t, 60000);
 	}
 	r->after = tsup_mem(t.pid);
 	r->znodes = zk_num(zk, "mntr", "zk_znode_count") - z0;

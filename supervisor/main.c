@@ -521,6 +521,12 @@ static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)revents;
 	struct sup *s = w->data;
 	uint64_t now = wait_now_ns();
+	/* every tenth of a second: two seconds or more between two means something held the loop (and
+	 * with it the ZooKeeper session's pings and the workers' heartbeats) */
+	if (s->tick_ns && now - s->tick_ns >= 2000000000u)
+		log_warn("the event loop was held for %.1fs (the next tick was due after 0.1s): ZooKeeper's pings and "
+		         "answers waited as long", (double)(now - s->tick_ns) / 1e9);
+	s->tick_ns = now;
 	atomic_store(&seg_header(s->seg)->sup_heartbeat_ns, now);
 	pool_tick(s->pool, now);
 	disp_tick(s->disp, now);

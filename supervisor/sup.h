@@ -45,6 +45,7 @@ struct sup {
 	ev_signal sig_term, sig_int, sig_hup, sig_usr2;
 	ev_child child_w;
 	ev_timer tick_w;
+	uint64_t tick_ns;           /* the last tick (a late one says the loop was held) */
 	ev_timer shutdown_w;        /* grace before running items are asked to stop (a stop, a drain) */
 	fires_t *fires;             /* every fire's items and outcomes (the dispatcher reports here) */
 	events_t *events;           /* the execution events' sinks (NULL: none configured) */

@@ -279,10 +279,33 @@ static void test_retry_full_timeout(void)
 	ok(took2 >= 950 && took2 < 2500, "attempt 2 ran for its full 1 s timeout too (%.1f ms)", took2);
 }
 
+/* A supervisor stopped (SIGSTOP) for 2.5 s says at WARN when it runs again that its loop was held
+ * (the ZooKeeper session's pings waited as long): once, with the time. */
+static void test_loop_held(void)
+{
+	struct tsup t;
+	char y[1024];
+	snprintf(y, sizeof y, base, 10, 1, 1, "work.sh");
+	tsup_config(&t, "held", y);
+	const char *args[] = { "--standalone", NULL };
+	tsup_start(&t, args);
+	ok(tsup_wait_handles(&t, SIGTERM, 10000), "a standalone supervisor runs its loop");
+	usleep(300000);
+	is_int(tsup_log_count(&t, "the event loop was held"), 0, "  and says nothing of a held loop");
+	kill(t.pid, SIGSTOP);
+	usleep(2500000);
+	kill(t.pid, SIGCONT);
+	ok(tsup_wait_log(&t, "WARN the event loop was held for 2.", 1, 5000), "stopped for 2.5 s: said at WARN, with the time");
+	usleep(500000);
+	is_int(tsup_log_count(&t, "the event loop was held"), 1, "  once");
+	int st = tsup_stop(&t, SIGTERM, 10000);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "it stops cleanly (status 0x%x)", st);
+}
+
 int main(void)
 {
 	tlib_init(120);
-	plan(37);
+	plan(42);
 	test_timeout();
 	test_kill_grace();
 	test_sigterm_drain();
@@ -290,5 +313,6 @@ int main(void)
 	test_sigkill_supervisor();
 	test_completions_before_exits();
 	test_retry_full_timeout();
+	test_loop_held();
 	return done_testing();
 }
