@@ -506,8 +506,8 @@ static uint64_t earlier(uint64_t a, uint64_t b)
 
 void coord_tick(coord_t *c, uint64_t now_ns)
 {
-	/* completions held for their fire (COMPLETION_HOLD_NS) */
-	if (c->connected && c->due.flushq) ev_idle_start(c->loop, &c->due.flush_w);
+	/* completions held for their fire (COMPLETION_HOLD_NS), or for the connection */
+	if (c->connected) cx_flush_held(c);
 	if (c->connected && now_ns >= c->due.scan_ns) {
 		uint64_t timeout = (uint64_t)zkc_timeout_ms(c->z) * 1000000u;
 		uint64_t next = now_ns + CJ_SCAN_IDLE_MS * 1000000ull;

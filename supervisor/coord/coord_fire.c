@@ -396,25 +396,28 @@ static void completed_written(void *arg, const struct zkc_res *r);
 
 #define COMPLETION_HOLD_NS 100000000ull    /* 100 ms */
 
-static void flush_fire(struct cfire *f)
+/* Write f's completions, or wait: 1 if it waits to write them (not connected, or held for the rest
+ * of the fire), 0 if there is nothing more to do now (written, sent, or in flight: their answer
+ * writes the rest; f may have ended and be freed). */
+static int flush_fire(struct cfire *f)
 {
 	struct cjob *j = f->j;
-	if (f->flushing || !f->npending) return;
+	if (f->flushing || !f->npending) return 0;
 	/* Not connected: the running nodes must still go, or the items stay "running" for ever once
 	 * the same session is back. Wait: a reconnect flushes (on_state, coord.c); an expired session
 	 * took its ephemeral running nodes with it (cx_session_lost ends these fires). A job
 	 * removed from the file still writes the completions of its last fires. */
 	int same = f->session == zkc_session(j->c->z);
-	if (f->monitor && same && zkc_state(j->c->z) != ZKC_CONNECTED) return;
+	if (f->monitor && same && zkc_state(j->c->z) != ZKC_CONNECTED) return 1;
 	if (!f->monitor || !same) {
 		f->flushed += f->npending;
 		f->npending = 0;
 		if (f->flushed == fire_n(f->fire)) cx_step(f, FX_FLUSHED, NULL);
-		return;
+		return 0;
 	}
 	/* One multi for a fire whose items end close together: wait for the rest of the fire, up to
 	 * COMPLETION_HOLD_NS after the oldest completion (coord_tick comes back for it). */
-	if (fire_ended(f->fire) < fire_n(f->fire) && wait_now_ns() - f->pending_since_ns < COMPLETION_HOLD_NS) return;
+	if (fire_ended(f->fire) < fire_n(f->fire) && wait_now_ns() - f->pending_since_ns < COMPLETION_HOLD_NS) return 1;
 	char p[CJ_PATH_MAX];
 	const char *id = j->c->id;
 	/* a handed-over item's queue entry names the instance whose fire it is (a take's: the crashed one) */
@@ -454,7 +457,10 @@ static void flush_fire(struct cfire *f)
 		f->npending = 0;
 		if (f->flushed == fire_n(f->fire)) cx_step(f, FX_FLUSHED, NULL);
 	}
+	return 0;
 }
+
+static void fl_link(struct cfire **at, struct cfire *f);
 
 static void completed_written(void *arg, const struct zkc_res *r)
 {
@@ -464,6 +470,7 @@ static void completed_written(void *arg, const struct zkc_res *r)
 	if (r->rc == ZCONNECTIONLOSS || r->rc == ZOPERATIONTIMEOUT) {
 		/* not written, not refused: try again when the connection is back */
 		f->flushing = 0;
+		fl_link(&j->c->due.heldq, f);
 		return;
 	}
 	if (r->rc != ZOK && r->session == zkc_session(j->c->z) && zkc_state(j->c->z) == ZKC_CONNECTED) {
@@ -507,7 +514,7 @@ static void completed_written(void *arg, const struct zkc_res *r)
 		cx_step(f, FX_FLUSHED, NULL);
 		return;
 	}
-	flush_fire(f);
+	if (flush_fire(f)) fl_link(&j->c->due.heldq, f);
 }
 
 /* The session ended: its ephemeral running nodes are gone with it; fires waiting to write their
@@ -525,11 +532,13 @@ void cx_session_lost(struct cjob *j)
 	}
 }
 
-/* The flush queue: fires with completions to write (cx_flush_want), in the order they came. Its
- * look (cx_flush_cb, when the loop is idle) was a loop over every job: 50,000 of them each time
- * an item ended. */
+/* The flush queues: fires with completions to write (cx_flush_want), looked at when the loop is
+ * idle, and fires that wait to write them (held for the rest of the fire, or not connected),
+ * looked at each tick (cx_flush_held). Each look was a loop over every job: 50,000 of them each
+ * time an item ended; then one over every fire waiting, at each idle of a burst. */
 static void fl_link(struct cfire **at, struct cfire *f)
 {
+	if (f->fl_pprev) cx_flush_unqueue(f);
 	if ((f->fl_next = *at)) f->fl_next->fl_pprev = &f->fl_next;
 	*at = f;
 	f->fl_pprev = at;
@@ -546,7 +555,15 @@ void cx_flush_unqueue(struct cfire *f)
 void cx_flush_want(struct cfire *f)
 {
 	coord_t *c = f->j->c;
-	if (!f->fl_pprev) fl_link(&c->due.flushq, f);
+	fl_link(&c->due.flushq, f);
+	ev_idle_start(c->loop, &c->due.flush_w);
+}
+
+/* coord_tick: the waiting ones are looked at again (connected) */
+void cx_flush_held(coord_t *c)
+{
+	if (!c->due.heldq) return;
+	while (c->due.heldq) fl_link(&c->due.flushq, c->due.heldq);
 	ev_idle_start(c->loop, &c->due.flush_w);
 }
 
@@ -555,21 +572,14 @@ void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents)
 	(void)revents;
 	coord_t *c = w->data;
 	ev_idle_stop(loop, w);
-	/* taken off the queue as a whole; a fire with completions left goes back before its flush
-	 * (which may end and free it, or another one of the list: cx_free unlinks from either) */
-	struct cfire *todo = NULL, *f;
-	if (c->due.flushq) {
-		todo = c->due.flushq;
-		todo->fl_pprev = &todo;
-		c->due.flushq = NULL;
-	}
-	while ((f = todo)) {
+	/* each off the queue before its flush, which may end and free it (or another of the queue:
+	 * cx_free takes it off whichever it is on) */
+	while (c->due.flushq) {
+		struct cfire *f = c->due.flushq;
 		cx_flush_unqueue(f);
 		if (!f->npending) continue;
-		fl_link(&c->due.flushq, f);
 		/* a scheduled fire writes once it runs (a side run is born running) */
-		if (f == f->j->fx.fire && f->state != F_RUN) continue;
-		flush_fire(f);
+		if ((f == f->j->fx.fire && f->state != F_RUN) || flush_fire(f)) fl_link(&c->due.heldq, f);
 	}
 }
 

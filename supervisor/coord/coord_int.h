@@ -279,6 +279,7 @@ enum fx_event {
 struct cdue {
 	uint64_t scan_ns;           /* the next look over every job (0: at the next tick) */
 	struct cfire *flushq;       /* fires with completions to write, looked at when the loop is idle */
+	struct cfire *heldq;        /* fires that wait to write them, looked at each tick (cx_flush_held) */
 	ev_idle flush_w;            /* that look (cx_flush_cb) */
 };
 #define CJ_SCAN_IDLE_MS 1000
@@ -565,6 +566,7 @@ void cx_fires_free(struct cjob *j);            /* coord_free: every fire of the 
 struct cfire *cx_side_run(struct cjob *j, uint32_t item);
 void cx_flush_cb(struct ev_loop *loop, ev_idle *w, int revents);
 void cx_flush_want(struct cfire *f);           /* it has completions to write: on the flush queue */
+void cx_flush_held(coord_t *c);                /* coord_tick: the fires that wait to write, again */
 void cx_flush_unqueue(struct cfire *f);
 void cx_session_lost(struct cjob *j);
 void cx_write_running(struct cfire *f);     /* its running nodes: FX_WRITTEN, FX_DROPPED or FX_ABORT */
