@@ -62,6 +62,11 @@ struct zkc_params {
  * the server at once; the rest wait in zkc, in order, and go as answers come, each counting for
  * the lease from when it really went. The ping goes past the window. */
 #define ZKC_WINDOW 256
+/* ...and at most this many ops, a multi counting its ops: shared multis hold up to 1,000 each,
+ * and 256 of them (50,000 jobs' running nodes at a fire) were 4 s of the server's work ahead of
+ * the ping: the lease ran out on a server that answered all along. A multi larger than this goes
+ * alone. */
+#define ZKC_WINDOW_OPS 8192
 #define ZKC_BURST 4096          /* requests waiting at once that make a burst (zkc_req.c: trimmed after) */
 
 struct zkc_hooks {

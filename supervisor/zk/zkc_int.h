@@ -58,6 +58,7 @@ struct req {                    /* one request, waiting for the window or in fli
 	char *data;                 /* create, set: a copy until sent */
 	int len, flags, version;    /* create (len, flags), set (len, version), delete (version) */
 	int sent;                   /* handed to the client: counted in zkc's inflight */
+	unsigned ops;               /* its ops in the window's inflight_ops (a multi's count, else 1) */
 	struct req *wnext;          /* zkc's window queue */
 	char *path;                 /* full path */
 	struct watch *w;            /* watch set with it, or NULL */
@@ -148,6 +149,7 @@ struct zkc_window {
 	unsigned window;
 	unsigned inflight;          /* sent on this handle, not answered */
 	unsigned inflight_max;      /* the most there ever were (zkc_inflight_max) */
+	unsigned inflight_ops;      /* their ops (a multi's count; ZKC_WINDOW_OPS) */
 	struct req *wait_head, *wait_tail;
 	unsigned nwait;
 	struct zkc_share *share;    /* multis waiting to go as one (zkc_share_due) */

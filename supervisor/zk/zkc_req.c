@@ -188,6 +188,19 @@ static void req_drop(struct req *q)
 	free(q);
 }
 
+static unsigned req_ops(const struct req *q)
+{
+	return q->op == R_MULTI ? (unsigned)((const struct mreq *)q)->m->n : 1u;
+}
+
+/* The window has room for q: fewer than `window` requests and ZKC_WINDOW_OPS ops at the server
+ * (one alone always goes) */
+static int room(const zkc_t *z, const struct req *q)
+{
+	return z->win.inflight < z->win.window &&
+	       (!z->win.inflight_ops || z->win.inflight_ops + req_ops(q) <= ZKC_WINDOW_OPS);
+}
+
 /* Hand q to the client now. */
 static int send_now(zkc_t *z, struct req *q)
 {
@@ -213,6 +226,8 @@ static int send_now(zkc_t *z, struct req *q)
 	free(q->data);              /* the client has its own copy */
 	q->data = NULL;
 	q->sent = 1;
+	q->ops = req_ops(q);
+	z->win.inflight_ops += q->ops;
 	z->requests++;
 	if (++z->win.inflight > z->win.inflight_max) z->win.inflight_max = z->win.inflight;
 	return ZOK;
@@ -222,7 +237,7 @@ static int send_now(zkc_t *z, struct req *q)
  * ZOK either way (its callback follows exactly once). Not sent: the error, q freed. */
 static int submit(zkc_t *z, struct req *q, int urgent)
 {
-	if (urgent || (!z->win.wait_head && z->win.inflight < z->win.window && z->state == ZKC_CONNECTED)) {
+	if (urgent || (!z->win.wait_head && room(z, q) && z->state == ZKC_CONNECTED)) {
 		int rc = send_now(z, q);
 		if (rc != ZOK) {
 			if (q->op == R_MULTI) zkc_multi_free(((struct mreq *)q)->m);
@@ -255,7 +270,7 @@ static void fail_waiting(zkc_t *z, struct req *q, int rc)
 
 void zkc_window_pump(zkc_t *z)
 {
-	while (z->win.wait_head && z->win.inflight < z->win.window && z->state == ZKC_CONNECTED && z->zh) {
+	while (z->win.wait_head && room(z, z->win.wait_head) && z->state == ZKC_CONNECTED && z->zh) {
 		struct req *q = z->win.wait_head;
 		z->win.wait_head = q->wnext;
 		if (!z->win.wait_head) z->win.wait_tail = NULL;
@@ -275,6 +290,7 @@ void zkc_window_fail(zkc_t *z)
 	z->win.wait_tail = NULL;
 	z->win.nwait = 0;
 	z->win.inflight = 0;
+	z->win.inflight_ops = 0;
 }
 
 static int no_handle(const zkc_t *z)
@@ -403,7 +419,10 @@ static int cmp_str(const void *a, const void *b)
 void zkc_on_result(zkc_t *z, struct msg *m)
 {
 	struct req *q = m->req;
-	if (q->sent && q->session == z->session && z->win.inflight > 0) z->win.inflight--;
+	if (q->sent && q->session == z->session && z->win.inflight > 0) {
+		z->win.inflight--;
+		z->win.inflight_ops -= q->ops <= z->win.inflight_ops ? q->ops : z->win.inflight_ops;
+	}
 	/* an answer from the server renews the lease: ZOK and the API errors it sends (ZNONODE, ...);
 	 * the client's own failures (the system errors, closing, an expired session) do not */
 	if (m->rc == ZOK || (m->rc < ZAPIERROR && m->rc != ZCLOSING && m->rc != ZSESSIONEXPIRED && m->rc != ZSESSIONMOVED &&

@@ -182,6 +182,7 @@ static int setup(struct tzk_server *z, const char *dir, int id, const struct tzk
 	z->id = id;
 	z->tick_ms = o && o->tick_ms ? o->tick_ms : 200;
 	z->heap_mb = o && o->heap_mb ? o->heap_mb : 128;
+	z->server_jvm = o && o->server_jvm;
 	z->quorum = id > 0;
 	int w = snprintf(z->dir, sizeof z->dir, "%s", dir);
 	if (w < 0 || (size_t)w >= sizeof z->dir) { tzk_say("directory name too long: %s", dir); return -1; }
@@ -215,12 +216,15 @@ static int spawn(struct tzk_server *z)
 	if (access(java, X_OK) != 0) { tzk_say("cannot run %s ($EJOB_JAVA): %s", java, strerror(errno)); return -1; }
 	if (!cp) { tzk_say("no %s: %s", ZK_JAR, INSTALL_HINT); return -1; }
 	/* everything the child needs is ready before fork: after it, only async-signal-safe calls */
-	char xmx[32];
+	char xmx[32], xms[32];
 	snprintf(xmx, sizeof xmx, "-Xmx%um", z->heap_mb);
+	snprintf(xms, sizeof xms, "-Xms%um", z->heap_mb);
 	const char *argv[] = {
 		java,
-		/* a JVM that starts fast and stays small: C1 only, serial GC, no hsperfdata file */
-		"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", xmx, "-Xshare:auto", "-XX:-UsePerfData",
+		/* a JVM that starts fast and stays small: C1 only, serial GC, no hsperfdata file; or
+		 * (server_jvm) the default compilers and collector, the whole heap at once */
+		z->server_jvm ? "-XX:+UseG1GC" : "-XX:TieredStopAtLevel=1", z->server_jvm ? xms : "-XX:+UseSerialGC", xmx,
+		"-Xshare:auto", "-XX:-UsePerfData",
 		"-XX:+ExitOnOutOfMemoryError", "-Djava.net.preferIPv4Stack=true", "-Dzookeeper.jmx.log4j.disable=true",
 		"-Dorg.slf4j.simpleLogger.showDateTime=true",
 		"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",

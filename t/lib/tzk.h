@@ -43,6 +43,10 @@ struct tzk_opts {
 	                              leader is given up after sync_limit x tick */
 	const char *extra_cfg;     /* more zoo.cfg lines, appended verbatim ("key=value\n...") */
 	unsigned heap_mb;          /* the JVM's -Xmx: 128 (10,000 jobs' nodes need more: bench/scale) */
+	int server_jvm;            /* the JVM as zkServer.sh starts it (C2, the default G1 collector,
+	                              the whole heap from the start), not one that starts fast and stays
+	                              small: at a million nodes (bench/scale, 50,000 jobs) the serial
+	                              collector's full collections stopped the server for 3 s */
 };
 
 enum tzk_mode { TZK_DOWN = 0, TZK_NOT_SERVING, TZK_STANDALONE, TZK_LEADER, TZK_FOLLOWER };
@@ -54,6 +58,7 @@ struct tzk_server {
 	int quorum_port, election_port;   /* ensemble members only */
 	unsigned tick_ms;
 	unsigned heap_mb;          /* the JVM's -Xmx, in MB */
+	int server_jvm;            /* tzk_opts' */
 	char connect[32];          /* "127.0.0.1:PORT", the same across restarts */
 	char dir[512];             /* its own directory */
 	char cfg[600];             /* DIR/zoo.cfg */
