@@ -640,6 +640,26 @@ static void test_many_watches(struct tzk_server *zk, zhandle_t *zh)
 	expect(want, "  every node created after the reconnect is told to its watch, once");
 }
 
+/* The window counts ops: 12 multis of 1,000 ops sent at once are never more than ZKC_WINDOW_OPS
+ * (8,192) ops at the server (a shared multi holds up to 1,000; 256 of them were seconds of the
+ * server's work ahead of the ping); a multi larger than the window goes, alone. */
+static void test_window_ops(zhandle_t *zh)
+{
+	zcreate(zh, "/t42/big", "");
+	say("bigmulti 12 1000 /big");
+	const char *l = line_with("bigmulti ", 60000);
+	int n = 0, okn = 0;
+	unsigned mx = 0;
+	ok(l && sscanf(l, "bigmulti n=%d ok=%d ops_max=%u", &n, &okn, &mx) == 3 && n == 12 && okn == 12,
+	   "12 multis of 1,000 creates, sent at once, all made: %s", l ? l : "(nothing)");
+	ok(mx > 0 && mx <= 8192, "  never more than 8,192 ops at the server at once (%u)", mx);
+	zcreate(zh, "/t42/big2", "");
+	say("bigmulti 2 9000 /big2");
+	l = line_with("bigmulti ", 60000);
+	ok(l && sscanf(l, "bigmulti n=%d ok=%d ops_max=%u", &n, &okn, &mx) == 3 && n == 2 && okn == 2 && mx >= 9000 && mx < 18000,
+	   "two of 9,000 ops each (over the window): each goes alone (with a ping at most), both made: %s", l ? l : "(nothing)");
+}
+
 /* A sanitizer report or an error from zkc in the probe's stderr fails the test. */
 static void check_stderr(void)
 {
@@ -679,6 +699,7 @@ int main(void)
 	test_share(zh);
 	test_share_trickle(&zk, zh);
 	test_many_watches(&zk, zh);
+	test_window_ops(zh);
 
 	say("read 2");
 	say("read 3");

@@ -150,6 +150,7 @@ struct zkc_window {
 	unsigned inflight;          /* sent on this handle, not answered */
 	unsigned inflight_max;      /* the most there ever were (zkc_inflight_max) */
 	unsigned inflight_ops;      /* their ops (a multi's count; ZKC_WINDOW_OPS) */
+	unsigned inflight_ops_max;  /* the most there ever were (t/42 looks) */
 	struct req *wait_head, *wait_tail;
 	unsigned nwait;
 	struct zkc_share *share;    /* multis waiting to go as one (zkc_share_due) */

@@ -228,6 +228,7 @@ static int send_now(zkc_t *z, struct req *q)
 	q->sent = 1;
 	q->ops = req_ops(q);
 	z->win.inflight_ops += q->ops;
+	if (z->win.inflight_ops > z->win.inflight_ops_max) z->win.inflight_ops_max = z->win.inflight_ops;
 	z->requests++;
 	if (++z->win.inflight > z->win.inflight_max) z->win.inflight_max = z->win.inflight;
 	return ZOK;

@@ -31,6 +31,9 @@
  *                             "watchmany n=N answered=A ctxs=C" (C: the watcher contexts the
  *                             client was given for them, counted by the zoo_awexists below)
  *   watchcount                "watchcount fired=F twice=T": of those, told once, more than once
+ *   bigmulti N OPS PATH       N multis of OPS creates each (PATH/i-k), sent at once: when all are
+ *                             answered "bigmulti n=N ok=K ops_max=M" (M: the most ops zkc ever had
+ *                             at the server at once, a look inside)
  *   sync                      four round trips one after the other                "sync"
  *   session                   the session's id and password, to take it over      "session id=X passwd=X"
  *   quit                      zkc_free, then zkc_keep_free of every keep left     "bye"
@@ -331,6 +334,37 @@ static void cmd_watchcount(void)
 	out("watchcount fired=%d twice=%d", fired, twice);
 }
 
+static struct {
+	int n, answered, ok;
+} big;
+
+static void big_cb(void *arg, const struct zkc_res *r)
+{
+	(void)arg;
+	big.ok += r->rc == ZOK;
+	if (++big.answered < big.n) return;
+	out("bigmulti n=%d ok=%d ops_max=%u", big.n, big.ok, z->win.inflight_ops_max);
+}
+
+static void cmd_bigmulti(int n, int nops, const char *path)
+{
+	big.n = n;
+	big.answered = big.ok = 0;
+	z->win.inflight_ops_max = 0;
+	char p[512];
+	for (int i = 0; i < n; i++) {
+		zkc_multi_t *m = zkc_multi_new();
+		for (int k = 0; k < nops; k++) {
+			snprintf(p, sizeof p, "%s/%d-%d", path, i, k);
+			zkc_multi_create(m, p, "", 0, 0);
+		}
+		if (zkc_multi_commit(z, m, big_cb, NULL) != ZOK) {
+			out("bigmulti rc=error at %d", i);
+			return;
+		}
+	}
+}
+
 static void on_state(void *arg, enum zkc_state st, int new_session)
 {
 	(void)arg;
@@ -458,6 +492,8 @@ static void command(char *line)
 		cmd_trickle(atoi(a[1]), a[2]);
 	} else if (!strcmp(a[0], "watchmany") && n == 3 && atoi(a[1]) > 0) {
 		cmd_watchmany(atoi(a[1]), a[2]);
+	} else if (!strcmp(a[0], "bigmulti") && n == 4 && atoi(a[1]) > 0 && atoi(a[2]) > 0) {
+		cmd_bigmulti(atoi(a[1]), atoi(a[2]), a[3]);
 	} else if (!strcmp(a[0], "watchcount")) {
 		cmd_watchcount();
 	} else if (!strcmp(a[0], "sync")) {
