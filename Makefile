@@ -192,7 +192,7 @@ $(ZKC_OBJS) $(B)/t/native/zkc-probe.o: BASE_CFLAGS := $(filter-out -DTHREADED,$(
 
 # t/42's probe drives zkc on a libev loop, linked as the supervisor is (the st client: a process
 # cannot hold both ZooKeeper libraries, and the tests link the mt one)
-$(B)/t/native/zkc-probe: $(B)/t/native/zkc-probe.o $(ZKC_OBJS) $(B)/supervisor/base/log.o $(B)/libejob.a
+$(B)/t/native/zkc-probe: $(B)/t/native/zkc-probe.o $(ZKC_OBJS) $(B)/supervisor/base/log.o $(B)/supervisor/base/nidx.o $(B)/libejob.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(SUP_LIBS)
 
 # libcurl (OpenSSL): http jobs (worker/http.c)

@@ -5,7 +5,7 @@
 
 #include "supervisor/base/nidx.h"
 
-static size_t hash(const char *s)
+size_t nidx_hash(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;    /* FNV-1a */
 	for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
@@ -15,7 +15,7 @@ static size_t hash(const char *s)
 static void put(struct nidx *x, const char *name, size_t i)
 {
 	size_t m = x->cap - 1;
-	for (size_t k = hash(name) & m;; k = (k + 1) & m)
+	for (size_t k = nidx_hash(name) & m;; k = (k + 1) & m)
 		if (!x->slot[k]) {
 			x->slot[k] = i + 1;
 			x->used++;
@@ -56,7 +56,7 @@ size_t nidx_find(struct nidx *x, const void *arr, size_t n, nidx_name_fn name_of
 		return (size_t)-1;
 	}
 	size_t m = x->cap - 1;
-	for (size_t k = hash(name) & m; x->slot[k]; k = (k + 1) & m) {
+	for (size_t k = nidx_hash(name) & m; x->slot[k]; k = (k + 1) & m) {
 		size_t i = x->slot[k] - 1;
 		if (i < n && !strcmp(name_of(arr, i), name)) return i;
 	}

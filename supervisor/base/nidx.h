@@ -23,6 +23,8 @@ size_t nidx_find(struct nidx *x, const void *arr, size_t n, nidx_name_fn name_of
 /* Position i (the last appended) now holds name. Out of memory marks it dirty (built later). */
 void nidx_add(struct nidx *x, const void *arr, size_t n, nidx_name_fn name_of, size_t i);
 void nidx_dirty(struct nidx *x);
+/* The hash it uses (FNV-1a), for other tables of names (zkc's watches by path) */
+size_t nidx_hash(const char *s);
 void nidx_free(struct nidx *x);
 
 #endif

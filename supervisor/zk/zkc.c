@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ipc/wait.h"
+#include "supervisor/base/nidx.h"
 #include "supervisor/base/log.h"
 
 #include "supervisor/zk/zkc_int.h"
@@ -71,13 +72,6 @@ static void global_watcher(zhandle_t *zh, int type, int state, const char *path,
 
 /* ---- watches ---------------------------------------------------------------------------------- */
 
-static uint32_t path_hash(const char *p)
-{
-	uint32_t h = 2166136261u;
-	for (; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
-	return h;
-}
-
 /* Twice the buckets when there are more registrations than buckets; a failed allocation leaves
  * the chains longer, nothing else. */
 static void wtab_grow(struct wtab *t)
@@ -102,7 +96,7 @@ void zkc_wtab_add(zkc_t *z, struct watch *w, const char *path, int kind)
 	if (t->n >= t->cap) wtab_grow(t);
 	w->path = path;
 	w->kind = (uint8_t)kind;
-	w->hash = path_hash(path);
+	w->hash = (uint32_t)nidx_hash(path);
 	if (!t->cap) {              /* no table at all: it stays out, and never fires */
 		w->hnext = NULL;
 		return;
@@ -679,7 +673,7 @@ static void on_watch(zkc_t *z, struct msg *m)
 	struct wtab *t = &z->wt;
 	struct watch *hit = NULL, **tail = &hit;
 	if (m->session == z->session && m->wpath && t->cap) {
-		uint32_t h = path_hash(rel);
+		uint32_t h = (uint32_t)nidx_hash(rel);
 		for (struct watch **at = &t->b[h & (t->cap - 1)]; *at;) {
 			struct watch *w = *at;
 			if (w->hash != h || !w->armed || w->session != m->session || !fires(m->type, w->kind) || strcmp(w->path, rel)) {
