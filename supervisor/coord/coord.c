@@ -169,7 +169,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 			if (new_session) cx_session_lost(c->jobs[i]);
 			cx_clear_stale(c->jobs[i]);
 		}
-		ev_idle_start(c->loop, &c->due.flush_w);
+		cx_flush_held(c);
 		/* the namespace, before any job's registration (answered in order): a new namespace would
 		 * refuse every new job's multi (coord_reg.c) */
 		if (new_session) zkc_create(c->z, "", "", 0, 0, NULL, NULL);
