@@ -53,9 +53,8 @@ struct cj_reg {                 /* coord_reg.c: registration in each session */
 	int publish;                /* overwrite: true and the file's config not yet published (start, reload) */
 	int elect;                  /* the new job's multi in flight elects this instance too (reg_fresh) */
 	int arm;                    /* watches to arm when ZooKeeper has room (CJ_ARM_*; c->arm_want counts it) */
-	int queued;                 /* busy, waiting for a place among CJ_REG_MAX (c->reg_queued counts it) */
-	int first_rc;               /* while queued: the answer of its first read (trigger's exists) */
-	int counted;                /* busy and in c->reg_inflight */
+	int queued;                 /* busy, waiting for a place among CJ_REG_MAX (c->reg.queued counts it) */
+	int counted;                /* busy and in c->reg.inflight */
 };
 
 struct cj_cfg {                 /* coord_config.c: the config node */
@@ -315,9 +314,12 @@ struct coord {
 	size_t eager_cursor;        /* where the next look for one to start begins (round robin) */
 	int eager_pumping;          /* cj_shard_pump is on the stack (an end inside it does not pump again) */
 	struct nidx ix;             /* coord.c: the jobs by name (cj_find) */
-	uint32_t reg_inflight, reg_queued;   /* coord_reg.c: registrations sent (at most CJ_REG_MAX), waiting */
-	size_t reg_cursor;          /* where the next look for a waiting one begins */
-	int reg_pumping;            /* reg_pump is on the stack */
+	struct creg {               /* coord_reg.c: the registrations' pacing */
+		uint32_t inflight, queued;   /* registrations sent (at most CJ_REG_MAX), waiting */
+		size_t cursor;          /* where the next look for a waiting one begins */
+		int pumping;            /* reg_pump is on the stack */
+		uint64_t ns_session;    /* the session the namespace's root was asked for in (ns_make) */
+	} reg;
 	uint32_t fires_live;        /* coord_fire.c: fires and side runs in progress */
 	uint32_t fires_burst;       /* fires made since the heap was last trimmed (coord_tick) */
 	uint32_t arm_want;          /* coord_reg.c: jobs with watches to arm when ZooKeeper has room */
@@ -433,18 +435,26 @@ uint64_t cj_reg_tick(struct cjob *j, uint64_t now_ns);
 void cj_due(coord_t *c, uint64_t when_ns);          /* coord.c: a job needs coord_tick's look by then */
 void cj_reg_session(struct cjob *j);            /* a new session (or the old one expired): not registered */
 void cj_reg_forget(struct cjob *j);             /* the job is freed: its place, if it had one */
-#define CJ_REG_MAX 1000                          /* registrations past their first read at once */
+#define CJ_REG_MAX 1000                          /* registrations in flight at once (coord_reg.c reg_read) */
 #define CJ_TRIM_FIRES 1000                       /* fires that make a burst (coord_tick trims the heap after) */
 int cj_reg_leave(struct cjob *j);               /* removed: 1 if it was registered (its nodes go) */
 /* Watches a job needs but no fire waits for are armed when ZooKeeper has room (zkc's idle hook):
  * never queued in front of the registrations, shardings and fires of thousands of jobs (coord_reg.c) */
-/* CJ_ARM_FLAG (the resharding flag's watch) and CJ_ARM_JOIN (a restart's: the flag, the assignment,
- * the election, the failover queue) go all at once when the last registration is answered */
-enum { CJ_ARM_OPS = 1, CJ_ARM_LEAD = 2, CJ_ARM_ITEMS = 4, CJ_ARM_JOIN = 8, CJ_ARM_FLAG = 16 };
-#define CJ_ARM_AFTER (CJ_ARM_JOIN | CJ_ARM_FLAG)
+/* CJ_ARM_FLAG (the resharding flag's watch), CJ_ARM_JOIN (a restart's: the flag, the assignment,
+ * the election, the failover queue) and CJ_ARM_INST (a new leader's listing of instances/) go all at
+ * once when the last registration is answered */
+enum { CJ_ARM_OPS = 1, CJ_ARM_LEAD = 2, CJ_ARM_ITEMS = 4, CJ_ARM_JOIN = 8, CJ_ARM_FLAG = 16, CJ_ARM_INST = 32 };
+#define CJ_ARM_AFTER (CJ_ARM_JOIN | CJ_ARM_FLAG | CJ_ARM_INST)
 void cj_arm_later(struct cjob *j, int what);   /* CJ_ARM_*: to arm once registered in this session */
 void cj_arm_pump(coord_t *c);                  /* arm what is due while the window has room */
 void cj_arm_forget(struct cjob *j);            /* the job is freed */
+
+/* No registration is in flight or waiting for its place (coord_reg.c): what the registered jobs
+ * send next (their watches, their leaders' listings, the eager shardings) waits for this */
+static inline int cj_reg_settled(const coord_t *c)
+{
+	return !c->reg.inflight && !c->reg.queued;
+}
 
 /* coord_config.c: the config node */
 /* Take a config node's text as the job's config (watched: an operator's change, acted on; else
@@ -462,7 +472,8 @@ size_t cj_keys_list(const char **keys, size_t n, char *buf, size_t sz);
 void cj_elect(struct cjob *j);                  /* stand for leader, or watch the one there */
 /* Elected (leader/election/instance made and leader/election set to fence, in cj_elect's multi or
  * a new job's registration multi): lead. */
-void cj_lead_won(struct cjob *j, int fence);
+void cj_lead_won(struct cjob *j, int fence, int fresh);   /* fresh: elected by its registration's multi */
+void cj_lead_list(struct cjob *j);              /* a leader's listing of instances/, deferred (CJ_ARM_INST) */
 void cj_watch_necessary(struct cjob *j);        /* everyone: leader/sharding/necessary, watched */
 /* The leader raises leader/sharding/necessary (fenced); logged once it is set. */
 void cj_set_necessary(struct cjob *j, const char *why);

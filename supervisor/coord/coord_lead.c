@@ -22,14 +22,17 @@ static void free_live(struct cjob *j)
 	j->lead.nlive = 0;
 }
 
-void cj_lead_won(struct cjob *j, int fence)
+void cj_lead_won(struct cjob *j, int fence, int fresh)
 {
 	cj_set_leader(j, 1);
 	j->lead.fence = fence;
 	/* a new term: the first listing of instances looks for items orphaned before it */
 	free_live(j);
 	log_info("job %s: this instance is the leader", j->name);
-	leader_watch_instances(j);
+	/* a job new to the namespace, elected by its registration: nothing is orphaned, and its
+	 * listing waits for the other registrations (coord_reg.c cj_arm_pump) */
+	if (fresh && !cj_reg_settled(j->c)) cj_arm_later(j, CJ_ARM_INST);
+	else leader_watch_instances(j);
 	cj_shard_eager(j);      /* the flag up: shard before the fire (coord_shard.c) */
 	cx_ready_changed(j);    /* a fire waiting for sharding */
 }
@@ -39,7 +42,7 @@ static void elected(void *arg, const struct zkc_res *r)
 	struct cjob *j = arg;
 	if (!cj_live(j, r->session)) return;
 	if (r->rc == ZOK) {
-		cj_lead_won(j, r->nops > 1 ? r->op_stat[1].version : -1);
+		cj_lead_won(j, r->nops > 1 ? r->op_stat[1].version : -1, 0);
 		return;
 	}
 	/* someone else won (ZNODEEXISTS at the first op): follow, watching their node */
@@ -208,8 +211,14 @@ static void instances_listed(void *arg, const struct zkc_res *r)
 static void leader_watch_instances(struct cjob *j)
 {
 	char p[CJ_PATH_MAX];
+	if (!j->lead.leader) return;        /* stepped down before a deferred listing (cj_lead_list) */
 	zkc_keep_read(cj_keep(j, &j->lead.w_instances, ZKC_KEEP_CHILDREN, cj_path(j, p, "/instances"), ZKC_NO_ITEM,
 	                      instances_listed));
+}
+
+void cj_lead_list(struct cjob *j)
+{
+	leader_watch_instances(j);
 }
 
 /* ---- the resharding flag, for everyone ------------------------------------------------------------ */

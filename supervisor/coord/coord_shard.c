@@ -568,7 +568,8 @@ static int eager_state(const struct cjob *j, uint64_t now)
  * all, each end at a few: its place goes to the next one due). */
 void cj_shard_pump(coord_t *c, uint64_t now_ns, size_t look)
 {
-	if (!c->eager_want || !c->connected || c->stopping || c->eager_pumping) return;
+	/* not while registrations are in flight: ZooKeeper is busy with theirs (cj_arm_pump) */
+	if (!c->eager_want || !c->connected || c->stopping || c->eager_pumping || !cj_reg_settled(c)) return;
 	c->eager_pumping = 1;
 	/* the first job that waits (not due yet) is where the next look starts: the jobs of a start
 	 * become due in order, and a cursor that ran past them would leave the places free until the
