@@ -9,8 +9,9 @@
  *    one saw) and 1 GB per 12,500 jobs above (50,000: 4 GB for the 2.6 million znodes of the run;
  *    measured: some 600 bytes of heap a znode, jcmd GC.heap_info after a 2,000-job run, and the
  *    JVM's RSS 2.0 GB with 2.2 million znodes after a run of 2,000 and 50,000 jobs). Before
- *    the first size ZooKeeper is warmed up (its JIT) by the floor's requests for 1,000 jobs
- *    (namespace warm), so that the first size does not pay for it alone.
+ *    the first size ZooKeeper's JVM is warmed up to its steady speed by rounds of the floor's
+ *    requests (bench/lib/floor.c floor_warm_up: its rounds are printed), so that the first thing
+ *    measured does not pay for its JIT alone.
  *    Jobs are native (bench/libnoop.so rtstamp_item: one line "REALTIME_NS JOB ITEM FIRE_ID
  *    TASK_ID" appended per item start, first thing), every job on the same cron: a fire every
  *    10 s up to 1,000 jobs, 20 s up to 10,000, above that the first of 30 s, 1, 2, 3, ... minutes
@@ -125,6 +126,7 @@
 #include <unistd.h>
 
 #include "bench/lib/bench.h"
+#include "bench/lib/floor.h"
 #include "t/lib/tclu.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
@@ -471,325 +473,6 @@ static void run_a(const struct tzk_server *zk, const char *kind, int n, int peri
 	free(st.s);
 }
 
-/* ---- the registration floor: a bare client sending what ejob's registration sends ---------------- */
-
-/* The requests of supervisor/coord/coord_reg.c as it is on this branch, sent by the ZooKeeper C
- * library alone (no ejob code) as fast as the server takes them: pipelined, at most FL_WINDOW at
- * the server (zkc's ZKC_WINDOW), the jobs' multis packed as zkc_multi_share packs the multis of
- * one turn of its loop (consecutive jobs' ops in one multi request of at most FL_OPS ops and
- * FL_BYTES, counted as zkc_multi_bytes counts them: path + data + 32 an op), assuming every
- * turn holds as many as fit. */
-#define FL_WINDOW 256                /* ZKC_WINDOW */
-#define FL_OPS 1000                  /* ZKC_SHARE_OPS */
-#define FL_BYTES ((size_t)256 << 10) /* ZKC_SHARE_BYTES */
-#define FL_JOB_OPS 18                /* reg_fresh's multi: the most ops one job adds */
-
-static const char *const fl_dirs[] = { "/servers", "/instances", "/sharding", "/leader", "/leader/election",
-                                       "/leader/sharding", "/leader/failover", "/leader/failover/items",
-                                       "/leader/failover/alive", "/trigger" };  /* coord_reg.c's job_dirs */
-
-struct floor_run {
-	double fresh_s, restart_s;       /* zookeeper_init to the last answer; -1: not measured */
-	long fresh_req, restart_req;     /* requests sent (a multi is one) */
-	long fresh_ops, restart_ops;     /* of which ops in multis */
-	int cfg_len;                     /* the config node's size, as ejob wrote it */
-	long long znodes;                /* the nodes the new namespace's pass made (mntr) */
-};
-
-/* the requests at the server, and what came back unexpected */
-static struct {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int out;
-	long bad;
-	int bad_rc;
-	char bad_what[64];
-} fl = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, "" };
-
-struct fl_multi {
-	int n;
-	size_t bytes;                    /* as zkc_multi_bytes */
-	zoo_op_t ops[FL_OPS];
-	zoo_op_result_t res[FL_OPS];
-	struct Stat stats[FL_OPS];
-	char *arena;                     /* the paths and the created paths' buffers */
-	size_t used, cap;
-};
-
-/* one answer: rc is expected if it is one of want (ZOK, or also ZNONODE / ZNODEEXISTS) */
-static void fl_answer(int rc, int want1, int want2, const char *what)
-{
-	pthread_mutex_lock(&fl.mu);
-	if (rc != want1 && rc != want2 && !fl.bad++) {
-		fl.bad_rc = rc;
-		snprintf(fl.bad_what, sizeof fl.bad_what, "%s", what);
-	}
-	fl.out--;
-	pthread_cond_signal(&fl.cv);
-	pthread_mutex_unlock(&fl.mu);
-}
-
-static void fl_exists_done(int rc, const struct Stat *st, const void *data)
-{
-	(void)st;
-	/* a new namespace: no trigger yet; a restart: there */
-	fl_answer(rc, data ? ZNONODE : ZOK, ZOK, "exists(trigger)");
-}
-
-static void fl_get_done(int rc, const char *v, int len, const struct Stat *st, const void *data)
-{
-	(void)v;
-	(void)len;
-	(void)st;
-	(void)data;
-	fl_answer(rc, ZOK, ZOK, "get");
-}
-
-static void fl_create_done(int rc, const char *name, const void *data)
-{
-	(void)name;
-	(void)data;
-	fl_answer(rc, ZOK, ZNODEEXISTS, "create");    /* the resharding flag may be up (reg_join) */
-}
-
-static void fl_multi_done(int rc, const void *data)
-{
-	free(((struct fl_multi *)data)->arena);
-	free((void *)data);
-	fl_answer(rc, ZOK, ZOK, "multi");
-}
-
-/* Wait for room at the server (FL_WINDOW), or (all) for every answer. */
-static void fl_room(int all)
-{
-	pthread_mutex_lock(&fl.mu);
-	while (all ? fl.out > 0 : fl.out >= FL_WINDOW) pthread_cond_wait(&fl.cv, &fl.mu);
-	if (!all) fl.out++;
-	pthread_mutex_unlock(&fl.mu);
-}
-
-/* A request could not be sent: the client's own refusal counts as a bad answer. */
-static void fl_sent(int rc, const char *what)
-{
-	if (rc != ZOK) fl_answer(rc, ZOK, ZOK, what);
-}
-
-static char *fl_str(struct fl_multi *m, const char *s, size_t extra)
-{
-	size_t len = strlen(s) + 1 + extra;
-	if (m->used + len > m->cap) fail(NULL, "floor: a multi's arena is full (%zu bytes)", m->cap);
-	char *p = m->arena + m->used;
-	memcpy(p, s, strlen(s) + 1);
-	m->used += len;
-	return p;
-}
-
-static struct fl_multi *fl_multi_new(void)
-{
-	struct fl_multi *m = calloc(1, sizeof *m);
-	if (!m || !(m->arena = malloc(m->cap = 2 * FL_BYTES))) fail(NULL, "out of memory");
-	return m;
-}
-
-/* an op of a job's multi, staged: its size is known before it is packed */
-struct fl_op {
-	char path[256];
-	const char *data;
-	int len, flags, set;
-};
-
-static void fl_op(struct fl_op *o, const char *ns, const char *job, const char *sub, const char *data, int len, int flags,
-                  int set)
-{
-	snprintf(o->path, sizeof o->path, "/%s/%s%s", ns, job, sub);
-	o->data = data;
-	o->len = len;
-	o->flags = flags;
-	o->set = set;
-}
-
-/* into the multi: its path and data copied (the config is rewritten for the next job) */
-static void fl_add(struct fl_multi *m, const struct fl_op *o)
-{
-	const char *p = fl_str(m, o->path, 0), *d = o->len ? fl_str(m, o->data, 0) : "";
-	if (o->set) {
-		zoo_set_op_init(&m->ops[m->n], p, d, o->len, -1, &m->stats[m->n]);
-	} else {
-		size_t cap = strlen(o->path) + 16;
-		char *created = fl_str(m, "", cap);
-		zoo_create_op_init(&m->ops[m->n], p, d, o->len, &ZOO_OPEN_ACL_UNSAFE, o->flags, created, (int)cap);
-	}
-	m->n++;
-}
-
-static void fl_send_multi(zhandle_t *zh, struct fl_multi **mp, long *req, long *ops)
-{
-	struct fl_multi *m = *mp;
-	*mp = NULL;
-	if (!m) return;
-	fl_room(0);
-	(*req)++;
-	*ops += m->n;
-	/* the client serializes the ops now; the arena holds the created paths until the answer */
-	int n = m->n, rc = zoo_amulti(zh, n, m->ops, m->res, fl_multi_done, m);
-	if (rc != ZOK) {
-		free(m->arena);
-		free(m);
-		fl_answer(rc, ZOK, ZOK, "multi");
-	}
-}
-
-/* A job's ops go in the multi being packed unless they would make it too big (zkc_multi_share). */
-static struct fl_multi *fl_pack(zhandle_t *zh, struct fl_multi **mp, int nops, size_t bytes, long *req, long *ops)
-{
-	if (*mp && ((*mp)->n + nops > FL_OPS || (*mp)->bytes + bytes > FL_BYTES)) fl_send_multi(zh, mp, req, ops);
-	if (!*mp) *mp = fl_multi_new();
-	return *mp;
-}
-
-/* One pass: fresh (the namespace new: reg_fresh's path) or not (a restart on the nodes: reg_join's).
- * Its time (s) from zookeeper_init to the last answer; the session is left open in *zhp. */
-static double fl_pass(const struct tzk_server *zk, const char *ns, int n, int fresh, const char *cfg, int cfg_len,
-                      const char *type, zhandle_t **zhp, long *req, long *ops)
-{
-	char id[64], inst[160], p[256], sub[96], job[16];
-	snprintf(id, sizeof id, "127.0.0.1@-@%d", (int)getpid());                  /* ejob's {ip}@-@{pid} */
-	snprintf(inst, sizeof inst, "jobInstanceId: %s\nserverIp: 127.0.0.1\n", id); /* instance_data */
-	char *conf = malloc((size_t)cfg_len + 1);
-	if (!conf) fail(NULL, "out of memory");
-	conf[cfg_len] = 0;
-	*req = *ops = 0;
-	pthread_mutex_lock(&fl.mu);
-	fl.out = 0;
-	fl.bad = 0;
-	pthread_mutex_unlock(&fl.mu);
-
-	uint64_t t0 = tlib_now_ms();
-	/* the longest session ZooKeeper gives (20 ticks): its JVM's full collections with 50,000 jobs'
-	 * nodes stall it for seconds, and a floor that gives up then measures nothing (a 6 s session
-	 * did: "operation timeout"); the timeout changes no request's cost */
-	zhandle_t *zh = tzk_connect(zk->connect, 20 * TICK_MS, NULL, 10000);
-	if (!zh) fail(NULL, "floor: cannot connect to ZooKeeper");
-	struct fl_multi *m = NULL;
-	if (fresh) {
-		snprintf(p, sizeof p, "/%s", ns);
-		fl_room(0);
-		(*req)++;
-		fl_sent(zoo_acreate(zh, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, fl_create_done, NULL), "create(namespace)");
-	}
-	for (int j = 0; j < n; j++) {
-		snprintf(job, sizeof job, "j%05d", j);
-		/* the config as ejob wrote j00000's, with this job's name (the same length) */
-		memcpy(conf, cfg, (size_t)cfg_len);
-		for (char *c = conf; (c = strstr(c, "j00000")); c += 6) memcpy(c, job, 6);
-		/* cj_reg_start: exists(trigger), no watch */
-		snprintf(p, sizeof p, "/%s/%s/trigger", ns, job);
-		fl_room(0);
-		(*req)++;
-		fl_sent(zoo_aexists(zh, p, 0, fl_exists_done, fresh ? "fresh" : NULL), "exists(trigger)");
-		struct fl_op o[FL_JOB_OPS];
-		int k = 0;
-		if (fresh) {
-			/* reg_fresh: the job's nodes, config, presence, flag and election in one multi */
-			fl_op(&o[k++], ns, job, "", type, (int)strlen(type), 0, 0);
-			for (size_t i = 0; i < sizeof fl_dirs / sizeof fl_dirs[0]; i++) fl_op(&o[k++], ns, job, fl_dirs[i], "", 0, 0, 0);
-			fl_op(&o[k++], ns, job, "/config", conf, cfg_len, 0, 0);
-			fl_op(&o[k++], ns, job, "/servers/127.0.0.1", "ENABLED", 7, 0, 0);
-			snprintf(sub, sizeof sub, "/instances/%s", id);
-			fl_op(&o[k++], ns, job, sub, inst, (int)strlen(inst), ZOO_EPHEMERAL, 0);
-			snprintf(sub, sizeof sub, "/leader/failover/alive/%s", id);
-			fl_op(&o[k++], ns, job, sub, "", 0, ZOO_EPHEMERAL, 0);
-			fl_op(&o[k++], ns, job, "/leader/sharding/necessary", "", 0, 0, 0);
-			fl_op(&o[k++], ns, job, "/leader/election/instance", id, (int)strlen(id), ZOO_EPHEMERAL, 0);
-			fl_op(&o[k++], ns, job, "/leader/election", id, (int)strlen(id), 0, 1);
-		} else {
-			/* reg_config: get(root), get(config); reg_join: create the flag (no multi), then the
-			 * shared multi of instances/{id}, the alive node and servers/{ip} */
-			snprintf(p, sizeof p, "/%s/%s", ns, job);
-			fl_room(0);
-			(*req)++;
-			fl_sent(zoo_aget(zh, p, 0, fl_get_done, NULL), "get(root)");
-			snprintf(p, sizeof p, "/%s/%s/config", ns, job);
-			fl_room(0);
-			(*req)++;
-			fl_sent(zoo_aget(zh, p, 0, fl_get_done, NULL), "get(config)");
-			snprintf(p, sizeof p, "/%s/%s/leader/sharding/necessary", ns, job);
-			fl_room(0);
-			(*req)++;
-			fl_sent(zoo_acreate(zh, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, fl_create_done, NULL), "create(necessary)");
-			snprintf(sub, sizeof sub, "/instances/%s", id);
-			fl_op(&o[k++], ns, job, sub, inst, (int)strlen(inst), ZOO_EPHEMERAL, 0);
-			snprintf(sub, sizeof sub, "/leader/failover/alive/%s", id);
-			fl_op(&o[k++], ns, job, sub, "", 0, ZOO_EPHEMERAL, 0);
-			fl_op(&o[k++], ns, job, "/servers/127.0.0.1", "ENABLED", 7, 0, 1);
-		}
-		/* zkc_multi_bytes counts the path inside the namespace, its data and 32 an op */
-		size_t bytes = 0;
-		for (int i = 0; i < k; i++) bytes += strlen(o[i].path) - strlen(ns) - 1 + (size_t)o[i].len + 32;
-		fl_pack(zh, &m, k, bytes, req, ops);
-		for (int i = 0; i < k; i++) fl_add(m, &o[i]);
-		m->bytes += bytes;
-	}
-	fl_send_multi(zh, &m, req, ops);
-	fl_room(1);
-	double s = (double)(tlib_now_ms() - t0) / 1e3;
-	free(conf);
-	if (fl.bad)
-		fail(NULL, "floor (%s, %d jobs): %ld requests answered unexpectedly, the first: %s: %s",
-		     fresh ? "new namespace" : "restart",
-		     n, fl.bad, fl.bad_what, zerror(fl.bad_rc));
-	*zhp = zh;
-	return s;
-}
-
-/* The floor at n jobs, in namespace fl<n>, with the config node ejob wrote for j00000 in ejob_ns
- * (its text and size), after ejob's run of n jobs on the same ZooKeeper (no supervisor running):
- * a new namespace, then a restart (the session closed, so its ephemerals are gone; a new one). */
-static void run_floor(const struct tzk_server *zk, const char *ejob_ns, int n, struct floor_run *f)
-{
-	memset(f, 0, sizeof *f);
-	f->fresh_s = f->restart_s = -1;
-	char p[256], cfg[65536], type[64];
-	int cfg_len = sizeof cfg, type_len = sizeof type - 1;
-	zhandle_t *zh = tzk_connect(zk->connect, 10000, NULL, 10000);
-	if (!zh) fail(NULL, "floor: cannot connect to ZooKeeper");
-	snprintf(p, sizeof p, "/%s/j00000/config", ejob_ns);
-	int rc = zoo_get(zh, p, 0, cfg, &cfg_len, NULL);
-	if (rc != ZOK || cfg_len <= 0) fail(NULL, "floor: cannot read ejob's %s: %s", p, zerror(rc));
-	snprintf(p, sizeof p, "/%s/j00000", ejob_ns);
-	rc = zoo_get(zh, p, 0, type, &type_len, NULL);
-	if (rc != ZOK || type_len < 0) fail(NULL, "floor: cannot read ejob's %s: %s", p, zerror(rc));
-	type[type_len] = 0;
-	tzk_close(zh);
-	f->cfg_len = cfg_len;
-
-	char ns[32];
-	snprintf(ns, sizeof ns, "fl%d", n);
-	long long z0 = zk_num(zk, "mntr", "zk_znode_count");
-	f->fresh_s = fl_pass(zk, ns, n, 1, cfg, cfg_len, type, &zh, &f->fresh_req, &f->fresh_ops);
-	f->znodes = zk_num(zk, "mntr", "zk_znode_count") - z0;
-	tzk_close(zh);       /* its ephemerals go with it */
-	f->restart_s = fl_pass(zk, ns, n, 0, cfg, cfg_len, type, &zh, &f->restart_req, &f->restart_ops);
-	tzk_close(zh);
-}
-
-/* ZooKeeper warmed up (its JIT, its heap) before part A, so that the first size measured does not
- * pay for it alone: the floor's requests for 1,000 jobs, a new namespace and a restart, in
- * namespace "warm", with a config of 480 bytes (a bench job's, about). */
-static void warm_up(const struct tzk_server *zk)
-{
-	char cfg[481];
-	memset(cfg, 'x', sizeof cfg - 1);
-	cfg[sizeof cfg - 1] = 0;
-	memcpy(cfg, "jobName: j00000\n", 16);
-	zhandle_t *zh;
-	long req, ops;
-	fl_pass(zk, "warm", 1000, 1, cfg, (int)sizeof cfg - 1, "NATIVE", &zh, &req, &ops);
-	tzk_close(zh);
-	fl_pass(zk, "warm", 1000, 0, cfg, (int)sizeof cfg - 1, "NATIVE", &zh, &req, &ops);
-	tzk_close(zh);
-}
-
 /* ---- B. 20 supervisors x 50 jobs x 20 items ------------------------------------------------------ */
 
 /* per fire (by its time): how often each (job, item) started */
@@ -1124,6 +807,8 @@ int main(int argc, char **argv)
 
 	if (only_n) {
 		long n = only_n;
+		static struct warm ow;
+		floor_warm_up(&zk, &ow);
 		static struct arun r;
 		int period = period_for((int)n) < 20 ? 20 : period_for((int)n);
 		run_a(&zk, "native", (int)n, period, 0, 0, &r);
@@ -1147,7 +832,8 @@ int main(int argc, char **argv)
 	static struct tsup_mem zkm[MAX_SIZES];
 	static double part_s[MAX_SIZES];
 	int t10 = -1;
-	warm_up(&zk);
+	static struct warm w;
+	floor_warm_up(&zk, &w);
 	for (int i = 0; i < nsz; i++) {
 		uint64_t p0 = tlib_now_ms();
 		char ens[32];
@@ -1178,6 +864,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nsz; i++) printf("%s %d s at %s", i ? (i == nsz - 1 ? " and" : ",") : "", a[i].period, hdr[i]);
 	printf("),\nfirst start into an empty namespace, then a restart; negotiated session timeout %d ms; ZooKeeper's JVM with its default collector (G1, as zkServer.sh starts it) and a heap of %u MB from the start:\n\n",
 	       a[0].session_ms, heap);
+	printf("ZooKeeper's JVM warmed up first by %d rounds of the floor's requests for %d jobs (a new namespace, a "
+	       "restart, deleted), until it got no faster; the new namespace's pass took", w.rounds, WARM_JOBS);
+	for (int i = 0; i < w.rounds; i++) printf("%s %.2f", i ? "," : "", w.fresh_s[i]);
+	printf(" s.\n\n");
 	printf("| measure |");
 	for (int i = 0; i < nsz; i++) printf(" %s jobs |", hdr[i]);
 	printf(" target | |\n|---|");
