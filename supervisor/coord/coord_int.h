@@ -318,7 +318,6 @@ struct coord {
 		uint32_t inflight, queued;   /* registrations sent (at most CJ_REG_MAX), waiting */
 		size_t cursor;          /* where the next look for a waiting one begins */
 		int pumping;            /* reg_pump is on the stack */
-		uint64_t ns_session;    /* the session the namespace's root was asked for in (ns_make) */
 	} reg;
 	uint32_t fires_live;        /* coord_fire.c: fires and side runs in progress */
 	uint32_t fires_burst;       /* fires made since the heap was last trimmed (coord_tick) */

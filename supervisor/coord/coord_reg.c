@@ -618,26 +618,11 @@ static void reg_pump(coord_t *c)
 	c->reg.pumping = 0;
 }
 
-/* The namespace's root, once a session, ahead of the jobs' registrations: ZooKeeper takes a
- * session's requests in order, so each multi sent after it finds its parent. Without it, the first
- * shared multis of a new namespace were refused whole, each part sent again alone and refused, and
- * each made the root (fresh_made): the first job of 10,000 new ones was registered 1.1 s after the
- * connection. Not answered here: a root that cannot be made (no access, a namespace whose parent is
- * missing) fails the jobs' own multis, which say why (root_made). */
-static void ns_make(coord_t *c)
-{
-	uint64_t s = zkc_session(c->z);
-	if (c->reg.ns_session == s) return;
-	c->reg.ns_session = s;
-	zkc_create(c->z, "", "", 0, 0, NULL, NULL);
-}
-
 void cj_reg_start(struct cjob *j)
 {
 	/* an adopted job refused by allowedCommands takes no item here: it does not register */
 	if (j->reg.busy || j->gone || j->ops.shut || j->adopt.refused) return;
 	j->reg.busy = 1;
-	ns_make(j->c);
 	cj_lead_session(j);     /* not the leader until elected in this registration */
 	if (j->c->reg.inflight < CJ_REG_MAX) {
 		reg_read(j);
