@@ -7,8 +7,9 @@
  *   - a job's item fails: health OK -> FAILING, naming the item and where; the trigger's audit;
  *   - an item disabled and enabled, the job disabled and enabled, through the API: each in the
  *     feed by the time the write's answer comes;
- *   - a second supervisor: instance_up for both jobs, SHARDING_FLAG, then the trigger's reshard
- *     (the new assignment, as ZooKeeper has it) and OK again;
+ *   - a second supervisor: instance_up for both jobs, SHARDING_FLAG, the leader's reshard of both
+ *     without a fire (the new assignment, as ZooKeeper has it) and OK again; a trigger after it
+ *     runs that assignment and makes only its audit;
  *   - that supervisor killed with failover on, while its item runs: instance_down (offline) for
  *     both jobs, and one failover event naming the item, the crashed owner and the taker;
  *   - a job PUT then DELETEd: job_added, job_removed, with their audits; a refused write's audit;
@@ -152,6 +153,23 @@ static int wait_event(long long since, const char *needle, unsigned ms)
 	return r;
 }
 
+/* fo.sh's log of the items it ran holds arg[0] lines of "0" and arg[1] of "1" */
+static int fo_ran(void *arg)
+{
+	const int *want = arg;
+	char path[500], line[16];
+	snprintf(path, sizeof path, "%s/fo.ran", dir);
+	FILE *f = fopen(path, "re");
+	int n[2] = { 0, 0 }, other = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		if (!strcmp(line, "0\n")) n[0]++;
+		else if (!strcmp(line, "1\n")) n[1]++;
+		else other++;
+	}
+	if (f) fclose(f);
+	return !other && n[0] == want[0] && n[1] == want[1];
+}
+
 static int model_answers(void *arg)
 {
 	(void)arg;
@@ -181,7 +199,7 @@ int main(void)
 	char op_sh[700], fo_sh[700], text[1200], jobs[2048];
 	snprintf(text, sizeof text, "#!/bin/sh\n[ -e %s/fail ] && [ \"$EJOB_ITEM\" = 1 ] && exit 3\nexit 0\n", dir);
 	tlib_script(op_sh, sizeof op_sh, "op.sh", text);
-	snprintf(text, sizeof text, "#!/bin/sh\n[ -e %s/slow ] && sleep 6\nexit 0\n", dir);
+	snprintf(text, sizeof text, "#!/bin/sh\necho \"$EJOB_ITEM\" >> %s/fo.ran\n[ -e %s/slow ] && sleep 6\nexit 0\n", dir, dir);
 	tlib_script(fo_sh, sizeof fo_sh, "fo.sh", text);
 	snprintf(jobs, sizeof jobs,
 	         "  op:\n    type: script\n    cron: \"0 0 0 1 1 ? 2099\"\n    shardingTotalCount: 2\n"
@@ -300,32 +318,48 @@ int main(void)
 	unlink(path);
 
 	/* ---- a second supervisor, then the reshard ------------------------------------------------- */
+	/* the leader reshards a job as soon as its flag is up and nothing of it runs (eager sharding,
+	 * design.md), 0.5-2 s after b joins: the feed has the flag, each reshard and OK again, without
+	 * a fire; a fire after it runs the new assignment and reshards nothing */
+	char fo_e0[32], op_e0[32];
+	snprintf(fo_e0, sizeof fo_e0, "0x%llx", (unsigned long long)tzkup_epoch(&u, "fo"));
+	snprintf(op_e0, sizeof op_e0, "0x%llx", (unsigned long long)tzkup_epoch(&u, "op"));
 	long long m1 = mark();
 	tzkup_run(&u, &b, "127.0.0.2");
 	ok(tzkup_wait_registered(&u, "op", b.id, 0, 15000) && tzkup_wait_registered(&u, "fo", b.id, 0, 15000),
 	   "b registers op and fo");
 	ok(wait_event(m1, "health|fo|-|-|OK|SHARDING_FLAG", 15000), "fo: resharding due");
-	snprintf(l1, sizeof l1, "instance_up|op|-|%s|offline|online|-|-", b.id);
-	snprintf(l2, sizeof l2, "instance_up|fo|-|%s|offline|online|-|-", b.id);
-	want(exp_, sizeof exp_, 3, l1, l2, "health|fo|-|-|OK|SHARDING_FLAG|leader/sharding/necessary stands: resharding due at the next fire|-");
-	events(m1, NULL, NULL, got, sizeof got);
-	SAME("b started: instance_up for op and fo (from offline), fo SHARDING_FLAG (op stays FAILING)");
-
-	long long m2 = mark();
-	char epoch0[32];
-	snprintf(epoch0, sizeof epoch0, "0x%llx", (unsigned long long)tzkup_epoch(&u, "fo"));
-	is_int(post("/api/v1/jobs/fo/trigger", NULL), 200, "POST /api/v1/jobs/fo/trigger");
-	ok(tzkup_wait_owned(&u, "fo", 2, b.id, 1, 15000) && tzkup_wait_ended(&u, "fo", 0, 15000) &&
-	   tzkup_wait_ended(&u, "fo", 1, 15000), "fo resharded: one item each, and ran");
-	ok(wait_event(m2, "health|fo|-|-|SHARDING_FLAG|OK", 15000), "fo: OK again");
-	char owner0[128], owner1[128];
+	ok(tzkup_wait_owned(&u, "fo", 2, b.id, 1, 15000) && tzkup_wait_owned(&u, "op", 2, b.id, 1, 15000),
+	   "the leader reshards fo and op at once: one item each");
+	ok(wait_event(m1, "health|fo|-|-|SHARDING_FLAG|OK", 15000) && wait_event(m1, "resharded|op", 15000) &&
+	   wait_event(m1, "resharded|fo", 15000), "fo: OK again; the feed has both reshards");
+	char owner0[128], owner1[128], r_fo[600], r_op[600];
 	snprintf(owner0, sizeof owner0, "%s", tzkup_data(&u, tzkup_path(&u, "fo", "sharding/0/instance")));
 	snprintf(owner1, sizeof owner1, "%s", tzkup_data(&u, tzkup_path(&u, "fo", "sharding/1/instance")));
-	snprintf(l1, sizeof l1, "resharded|fo|-|-|%s|0x%llx|0 -> %s; 1 -> %s|-", epoch0,
+	snprintf(r_fo, sizeof r_fo, "resharded|fo|-|-|%s|0x%llx|0 -> %s; 1 -> %s|-", fo_e0,
 	         (unsigned long long)tzkup_epoch(&u, "fo"), owner0, owner1);
-	want(exp_, sizeof exp_, 3, l1, "health|fo|-|-|SHARDING_FLAG|OK|-|-", "audit|fo|-|-|-|-|POST /api/v1/jobs/fo/trigger (200)|bob");
+	snprintf(l3, sizeof l3, "%s", tzkup_data(&u, tzkup_path(&u, "op", "sharding/0/instance")));
+	snprintf(r_op, sizeof r_op, "resharded|op|-|-|%s|0x%llx|0 -> %s; 1 -> %s|-", op_e0,
+	         (unsigned long long)tzkup_epoch(&u, "op"), l3, tzkup_data(&u, tzkup_path(&u, "op", "sharding/1/instance")));
+	snprintf(l1, sizeof l1, "instance_up|op|-|%s|offline|online|-|-", b.id);
+	snprintf(l2, sizeof l2, "instance_up|fo|-|%s|offline|online|-|-", b.id);
+	want(exp_, sizeof exp_, 6, l1, l2, "health|fo|-|-|OK|SHARDING_FLAG|leader/sharding/necessary stands: resharding due at the next fire|-",
+	     r_fo, "health|fo|-|-|SHARDING_FLAG|OK|-|-", r_op);
+	events(m1, NULL, NULL, got, sizeof got);
+	SAME("b started: instance_up for op and fo (from offline), fo SHARDING_FLAG, both resharded, fo OK again "
+	     "(op stays FAILING)");
+
+	long long m2 = mark();
+	uint64_t fo_e1 = tzkup_epoch(&u, "fo");
+	is_int(post("/api/v1/jobs/fo/trigger", NULL), 200, "POST /api/v1/jobs/fo/trigger");
+	int twice[2] = { 2, 2 };   /* the first fire's and this one's */
+	ok(tlib_wait_for(fo_ran, twice, 15000) && tzkup_wait_ended(&u, "fo", 0, 15000) && tzkup_wait_ended(&u, "fo", 1, 15000),
+	   "fo ran, each item once");
+	ok(tzkup_epoch(&u, "fo") == fo_e1 && !strcmp(tzkup_data(&u, tzkup_path(&u, "fo", "sharding/0/instance")), owner0),
+	   "  on the assignment in force: no reshard at the fire");
+	want(exp_, sizeof exp_, 1, "audit|fo|-|-|-|-|POST /api/v1/jobs/fo/trigger (200)|bob");
 	events(m2, NULL, NULL, got, sizeof got);
-	SAME("the trigger: fo resharded (its epochs, the new assignment), OK again");
+	SAME("the trigger: its audit, nothing else");
 
 	/* ---- b killed while its item of fo runs: failover ------------------------------------------ */
 	int bi = !strcmp(owner1, b.id) ? 1 : 0;   /* b's item */
