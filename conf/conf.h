@@ -335,6 +335,7 @@ typedef struct conf_job {
 	                                          instance, 0-1024; 0: no limit but the pool's
 	                                          workers (ElasticJob's CPU). conf_job_concurrency()
 	                                          is what is in force */
+	struct conf_job_flow { size_t n; char **depends_on; } flow;   /* dependsOn: the jobs this one runs after (workflows) */
 	const char *script_command_line;       /* props "script.command.line", or NULL */
 	struct conf_job_native native;         /* props "native.*" */
 	struct conf_job_http http;             /* type http */
@@ -394,6 +395,9 @@ typedef struct conf_opts {
 	const char *ip;                        /* --ip */
 	int workers;                           /* --workers */
 	const char *metrics;                   /* --metrics */
+	/* dependsOn may name jobs that are not in the file, and the file's workflows are not checked
+	 * (conf_flow_check): `ejobctl apply` checks them with the namespace's other jobs instead */
+	bool flow_open;
 } conf_opts_t;
 
 /* The host's CPU count, getpwnam_r/getgrnam_r lookups, and tz_load() for time zones. */
@@ -438,8 +442,9 @@ const char *conf_job_item_param(const conf_job_t *j, int item);
 /* Whether two jobs have the same configuration: every key above (props compared as a set, the
  * order of listener types and extra configurations matters; line is not compared). */
 bool conf_job_equal(const conf_job_t *a, const conf_job_t *b);
-/* The keys (ElasticJob's names, then ejob's type, timeoutSeconds, maxRetries) whose values differ
- * between a and b: how many; the first max of them into keys (may be NULL). */
+/* The keys (ElasticJob's names, then ejob's type, timeoutSeconds, maxRetries, concurrency,
+ * dependsOn) whose values differ between a and b: how many; the first max of them into keys (may
+ * be NULL). */
 size_t conf_job_diff(const conf_job_t *a, const conf_job_t *b, const char **keys, size_t max);
 
 /* Items of j that may run at once on one instance: concurrency, or 1 for the executor
@@ -528,7 +533,8 @@ const char *conf_log_level_name(conf_log_level_t l);         /* "error" ... */
 
 /* The job as ElasticJob 3.x writes /{namespace}/{job}/config (SnakeYAML dumpAsMap of
  * JobConfigurationPOJO): keys in alphabetical order, unset ones left out, SnakeYAML's scalar
- * styles; ejob's keys go into props as ejob.type, ejob.timeoutSeconds, ejob.maxRetries.
+ * styles; ejob's keys go into props as ejob.type, ejob.timeoutSeconds, ejob.maxRetries (and, when
+ * set, ejob.concurrency and ejob.dependsOn).
  * Returns a malloc'd NUL-terminated string (*len without the NUL), or NULL with errno ENOMEM. */
 char *conf_node_emit(const conf_job_t *j, size_t *len);
 

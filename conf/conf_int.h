@@ -13,6 +13,8 @@
  *   conf_node.c    ElasticJob's config node: emit (with java.util.Properties order) and parse
  *   conf_take.c    whether a config node can be taken as a job's config
  *   conf_http.c    an http job's props
+ *   conf_job_flow.c  dependsOn (a job's upstreams) in both forms, and the file's workflows checked
+ *   conf_flow.c    the workflows' graph: conf_flow_check (conf_flow.h)
  */
 #ifndef EJOB_CONF_INT_H
 #define EJOB_CONF_INT_H
@@ -207,6 +209,12 @@ tz_t *conf_sys_load_zone(const char *name, char *why, size_t whysz, void *arg);
  * comes from jobName). Returns 0, or -1 when errors were reported. */
 int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
                    const conf_tnode_t *map, const char *path);
+
+/* ---- workflows (conf_job_flow.c) --------------------------------------------------------- */
+
+/* The file's jobs' dependsOn checked together (conf_flow_check), unless opts->flow_open: an error
+ * is said at the job's name under jobs (map, the jobs: mapping) and counted in *errors. */
+void conf_flow_file(conf_ctx_t *cx, const conf_tnode_t *map, const conf_t *c, int *errors);
 
 /* ---- http jobs (conf_http.c) ------------------------------------------------------------ */
 

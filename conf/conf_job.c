@@ -2,15 +2,17 @@
  *
  * The two forms share the keys of ElasticJob's JobConfigurationPOJO and every check. They differ
  * where ElasticJob's own YAML differs from ejob's file:
- *   file:  the name is the key under jobs:; ejob's keys type, timeoutSeconds and maxRetries are
- *          job keys; props named ejob.* are errors; type is required; every problem is an error.
- *   node:  the name is jobName; ejob's keys are props ejob.type, ejob.timeoutSeconds and
- *          ejob.maxRetries; handler types ElasticJob may load as plugins are taken as written;
- *          and each value is taken as ElasticJob takes it (docs/config.md, "What ElasticJob
- *          accepts"): what it cannot load at all (an unknown key, a wrong type) refuses the node,
- *          what it loads and fails on only when it uses the key (a cron, a strategy, item
- *          parameters, a script's command line) is a CONF_DIAG_KEY of that key alone, and what it
- *          ignores (an item parameter out of range) is a warning.
+ *   file:  the name is the key under jobs:; ejob's keys type, timeoutSeconds, maxRetries,
+ *          concurrency and dependsOn are job keys; props named ejob.* are errors; type is
+ *          required; every problem is an error.
+ *   node:  the name is jobName; ejob's keys are props ejob.type, ejob.timeoutSeconds,
+ *          ejob.maxRetries, ejob.concurrency and ejob.dependsOn; handler types ElasticJob may
+ *          load as plugins are taken as written; and each value is taken as ElasticJob takes
+ *          it (docs/config.md, "What ElasticJob accepts"): what it cannot load at all (an
+ *          unknown key, a wrong type) refuses the node, what it loads and fails on only when it
+ *          uses the key (a cron, a strategy, item parameters, a script's command line) is a
+ *          CONF_DIAG_KEY of that key alone, and what it ignores (an item parameter out of range)
+ *          is a warning.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -26,7 +28,7 @@ enum {
 	K_CRON, K_TIMEZONE, K_TOTAL, K_SIP, K_JOBPARAM, K_MONITOR, K_FAILOVER, K_MISFIRE,
 	K_MAXTIMEDIFF, K_RECONCILE, K_STATIC, K_STRATEGY, K_EXECUTOR, K_EXECUTOR305, K_ERRHANDLER, K_LISTENERS,
 	K_EXTRA, K_DISABLED, K_OVERWRITE, K_LABEL, K_DESCRIPTION, K_PROPS,
-	K_TYPE, K_TIMEOUT, K_MAXRETRIES, K_CONCURRENCY,   /* file only */
+	K_TYPE, K_TIMEOUT, K_MAXRETRIES, K_CONCURRENCY, K_DEPENDSON,   /* file only */
 	K_FJOBNAME,                              /* file: refused with a better message */
 	K_NFILE,
 	K_JOBNAME = K_TYPE,                      /* node only, in the slot of type */
@@ -39,7 +41,7 @@ static const char *const file_keys[K_NFILE] = {
 	"staticSharding", "jobShardingStrategyType", "jobExecutorServiceHandlerType",
 	"jobExecutorThreadPoolSizeProviderType", "jobErrorHandlerType", "jobListenerTypes",
 	"jobExtraConfigurations", "disabled", "overwrite", "label", "description", "props", "type",
-	"timeoutSeconds", "maxRetries", "concurrency", "jobName",
+	"timeoutSeconds", "maxRetries", "concurrency", "dependsOn", "jobName",
 };
 
 static const char *const node_keys[K_NNODE] = {
@@ -89,6 +91,16 @@ static void key_close(jb_t *b, int before, const char *key)
 	for (size_t i = 0; i < b->nkept; i++)
 		if (!strcmp(b->kept[i], key)) return;
 	if (b->nkept < KEPT_MAX) b->kept[b->nkept++] = conf_arena_strdup(b->cx->out, key);
+}
+
+int jb_key_open(jb_t *b)
+{
+	return key_open(b);
+}
+
+void jb_key_close(jb_t *b, int before, const char *key)
+{
+	key_close(b, before, key);
 }
 
 /* One problem of a key checked on its own (key_open .. key_close around one message): at path,
@@ -448,7 +460,7 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 {
 	jb_t b = { .cx = cx, .j = j, .path = path, .at = name_key ? name_key : map };
 	const conf_tnode_t *keys[K_NFILE] = { 0 }, *v[K_NFILE] = { 0 };
-	const conf_tnode_t *ejob[4] = { NULL, NULL, NULL, NULL }, *ejobk[4] = { NULL, NULL, NULL, NULL };
+	const conf_tnode_t *ejob[5] = { NULL }, *ejobk[5] = { NULL };
 	char p[512];
 	bool node = cx->node_mode;
 
@@ -634,6 +646,8 @@ int conf_job_build(conf_ctx_t *cx, conf_job_t *j, const conf_tnode_t *name_key,
 	        "an integer 0-1024 (0: no limit)",
 	        &j->concurrency);
 	key_close(&b, before, "props.ejob.concurrency");
+	if (node) jb_depends_node(&b, ejob[4], ejobk[4]);
+	else jb_depends(&b, v[K_DEPENDSON], keys[K_DEPENDSON]);
 	/* SINGLE_THREAD (ElasticJob: a pool of one thread per job, so its items on one instance run one
 	 * after another) is concurrency 1 */
 	if (j->executor.type && !strcmp(j->executor.type, "SINGLE_THREAD") &&

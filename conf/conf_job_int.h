@@ -40,5 +40,14 @@ void jb_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at, const conf
               const conf_tnode_t **ejobk);
 void jb_type_props(jb_t *b, const conf_tnode_t *pk, const conf_tnode_t *pv);
 void jb_errh_err(void *arg, const char *key, const char *msg);
+/* A key checked on its own (conf_job.c): in a node its problems, between open and close, are
+ * CONF_DIAG_KEY, and the key (as "props.ejob.dependsOn") goes to kept.keys; in a file, errors. */
+int jb_key_open(jb_t *b);
+void jb_key_close(jb_t *b, int before, const char *key);
+/* conf_job_flow.c: dependsOn, the jobs this one runs after, into j->flow: the file's key (a list
+ * of job names; v, its key node at, may be NULL: none), a node's prop ejob.dependsOn (the names
+ * separated by one space; a problem is that key's own, kept) */
+void jb_depends(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at);
+void jb_depends_node(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at);
 
 #endif

@@ -68,7 +68,8 @@ void jb_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at, const conf
 	conf_kv_t *kv = conf_arena_alloc(cx->out, (v->n + 1) * sizeof *kv);
 	if (!kv) return;
 	size_t n = 0;
-	static const char *const ejob_keys[] = { "ejob.type", "ejob.timeoutSeconds", "ejob.maxRetries", "ejob.concurrency" };
+	static const char *const ejob_keys[] = { "ejob.type", "ejob.timeoutSeconds", "ejob.maxRetries", "ejob.concurrency",
+	                                         "ejob.dependsOn" };
 	/* Keys first (decoded: a !!binary key is a string too). A node is ejob's when it has
 	 * ejob.type; without it (a job ElasticJob wrote, or a person) ejob.* entries are ordinary
 	 * props, kept as written. */
@@ -119,7 +120,7 @@ void jb_props(jb_t *b, const conf_tnode_t *v, const conf_tnode_t *at, const conf
 			}
 			if (!cx->node_mode) {
 				conf_err(cx, k, ip, "props named ejob.* are ejob's own; set the job keys type, "
-				         "timeoutSeconds, maxRetries and concurrency instead");
+				         "timeoutSeconds, maxRetries, concurrency and dependsOn instead");
 				b->errors++;
 				continue;
 			}

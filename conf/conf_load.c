@@ -597,6 +597,7 @@ static int check_node_size(conf_ctx_t *cx, const conf_job_t *j, const conf_tnode
 	                       j->error_handler_type, j->description, j->label, j->name };
 	for (size_t i = 0; i < NELEM(strs); i++) bound += strs[i] ? 6 * strlen(strs[i]) + 64 : 0;
 	for (size_t i = 0; i < j->listener.n_types; i++) bound += 6 * strlen(j->listener.types[i]) + 8;
+	for (size_t i = 0; i < j->flow.n; i++) bound += 6 * strlen(j->flow.depends_on[i]) + 8;
 	for (size_t i = 0; i < j->n_props; i++)
 		bound += 6 * (strlen(j->props[i].key) + strlen(j->props[i].value)) + 16;
 	for (size_t i = 0; i < j->extra.n; i++)
@@ -706,6 +707,9 @@ conf_t *conf_parse(const void *buf, size_t len, const char *file, const conf_opt
 		errors++;
 	} else {
 		load_jobs(&cx, keys[T_JOBS], v[T_JOBS], c, &errors);
+		/* the workflows, once every job loaded (a job that did not would be "no job named" here) */
+		if (!errors && !conf_diags_errors(d) && v[T_JOBS]->kind == CONF_TN_MAP)
+			conf_flow_file(&cx, v[T_JOBS], c, &errors);
 	}
 	if (conf_arena_exhausted(out) || conf_arena_exhausted(tmp)) {
 		conf_diag_add(d, file, 0, 0, "", "out of memory, or more than %zu MiB after expanding "

@@ -10,6 +10,8 @@
  *     ejob.type: script          (script, native, external, http, dataflow)
  *     ejob.timeoutSeconds: '0'
  *     ejob.maxRetries: '0'
+ *     ejob.concurrency: '2'      (when set)
+ *     ejob.dependsOn: a c        (when set: the jobs it runs after, separated by one space)
  *
  * props is a java.util.Properties, which SnakeYAML writes in its iteration order: since JDK 9 the
  * order of a ConcurrentHashMap. conf_props_order() computes that order (docs/config.md).
@@ -229,17 +231,35 @@ static void kv_u32(conf_out_t *o, const char *k, uint32_t v)
 	conf_snake_plain(o, b);
 }
 
+/* dependsOn as the prop ejob.dependsOn: the names separated by one space, malloc'd */
+static char *depends_on(const conf_job_t *j)
+{
+	size_t len = 0;
+	for (size_t i = 0; i < j->flow.n; i++) len += strlen(j->flow.depends_on[i]) + 1;
+	char *s = malloc(len + 1), *p = s;
+	if (!s) return NULL;
+	*s = '\0';
+	for (size_t i = 0; i < j->flow.n; i++) {
+		size_t l = strlen(j->flow.depends_on[i]);
+		if (i) *p++ = ' ';
+		memcpy(p, j->flow.depends_on[i], l + 1);
+		p += l;
+	}
+	return s;
+}
+
 static int emit_props(conf_out_t *o, const conf_job_t *j)
 {
-	/* ejob's own: type, timeoutSeconds and maxRetries with the type, concurrency when set */
-	int conc = j->type != CONF_JOB_NONE && j->concurrency;
-	size_t n = j->n_props + (j->type != CONF_JOB_NONE ? 3 : 0) + (conc ? 1 : 0);
+	/* ejob's own: type, timeoutSeconds and maxRetries with the type, concurrency and dependsOn
+	 * when set */
+	int conc = j->type != CONF_JOB_NONE && j->concurrency, flow = j->type != CONF_JOB_NONE && j->flow.n;
+	size_t n = j->n_props + (j->type != CONF_JOB_NONE ? 3 : 0) + (conc ? 1 : 0) + (flow ? 1 : 0);
 	if (n == 0) return 0;
 	const char **keys = calloc(n, sizeof *keys), **vals = calloc(n, sizeof *vals);
 	size_t *order = calloc(n, sizeof *order);
-	char tmo[16], retries[16], cc[16];
+	char tmo[16], retries[16], cc[16], *deps = flow ? depends_on(j) : NULL;
 	int r = -1;
-	if (!keys || !vals || !order) goto out;
+	if (!keys || !vals || !order || (flow && !deps)) goto out;
 	for (size_t i = 0; i < j->n_props; i++) {
 		keys[i] = j->props[i].key;
 		vals[i] = j->props[i].value;
@@ -257,7 +277,11 @@ static int emit_props(conf_out_t *o, const conf_job_t *j)
 		if (conc) {
 			conf_fmt(cc, sizeof cc, "%d", j->concurrency);
 			keys[i] = "ejob.concurrency";
-			vals[i] = cc;
+			vals[i++] = cc;
+		}
+		if (flow) {
+			keys[i] = "ejob.dependsOn";
+			vals[i] = deps;
 		}
 	}
 	if (conf_props_order(keys, n, order) < 0) goto out;
@@ -273,6 +297,7 @@ out:
 	free(keys);
 	free(vals);
 	free(order);
+	free(deps);
 	return r;
 }
 

@@ -458,7 +458,7 @@ void conf_map_keys(conf_ctx_t *cx, const conf_tnode_t *map, const char *path,
 		if (cx->node_mode) {
 			/* ElasticJob's YamlEngine.unmarshal (SnakeYAML loadAs) fails on a key its
 			 * JobConfigurationPOJO does not have, so its instances cannot load the node */
-			static const char *const own[] = { "type", "timeoutSeconds", "maxRetries" };
+			static const char *const own[] = { "type", "timeoutSeconds", "maxRetries", "dependsOn" };
 			for (size_t o = 0; o < sizeof own / sizeof *own; o++)
 				if (k->len == strlen(own[o]) && !memcmp(k->str, own[o], k->len)) {
 					conf_err(cx, k, kp, "ejob's own key; in a config node it is the prop ejob.%s (props: {ejob.%s: "

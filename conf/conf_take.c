@@ -152,6 +152,18 @@ static int keep(conf_job_t *cj, const conf_job_t *in_force, const char *key, cha
 		cj->timeout_seconds = f ? f->timeout_seconds : 0;
 	} else if (!strcmp(key, "props.ejob.maxRetries")) {
 		cj->max_retries = f ? f->max_retries : 0;
+	} else if (!strcmp(key, "props.ejob.dependsOn")) {
+		/* the jobs it runs after in force (none in force: none), copied into the job's memory */
+		cj->flow.n = 0;
+		cj->flow.depends_on = NULL;
+		if (f && f->flow.n) {
+			char **names = conf_arena_alloc(cj->mem_, f->flow.n * sizeof *names);
+			if (!names) goto nomem;
+			for (size_t i = 0; i < f->flow.n; i++)
+				if (!(names[i] = conf_arena_strdup(cj->mem_, f->flow.depends_on[i]))) goto nomem;
+			cj->flow.depends_on = names;
+			cj->flow.n = f->flow.n;
+		}
 	} else if (!strcmp(key, "props.ejob.listener.timeoutSeconds")) {
 		cj->listener.timeout_seconds = f ? f->listener.timeout_seconds : CONF_LISTENER_TIMEOUT_DEFAULT;
 		if (set_prop(cj, key + 6, f ? conf_job_prop(f, key + 6) : NULL) < 0) goto nomem;

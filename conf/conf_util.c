@@ -100,6 +100,15 @@ static bool extras_eq(const conf_job_t *a, const conf_job_t *b)
 	return true;
 }
 
+/* dependsOn in its order (as the node keeps it) */
+static bool flow_eq(const conf_job_t *a, const conf_job_t *b)
+{
+	if (a->flow.n != b->flow.n) return false;
+	for (size_t i = 0; i < a->flow.n; i++)
+		if (strcmp(a->flow.depends_on[i], b->flow.depends_on[i])) return false;
+	return true;
+}
+
 size_t conf_job_diff(const conf_job_t *a, const conf_job_t *b, const char **keys, size_t max)
 {
 	/* in ElasticJob's key order (JobConfigurationPOJO, alphabetical), ejob's keys after */
@@ -132,6 +141,7 @@ size_t conf_job_diff(const conf_job_t *a, const conf_job_t *b, const char **keys
 		{ "timeoutSeconds", a->timeout_seconds == b->timeout_seconds },
 		{ "maxRetries", a->max_retries == b->max_retries },
 		{ "concurrency", a->concurrency == b->concurrency },
+		{ "dependsOn", flow_eq(a, b) },
 	};
 	size_t n = 0;
 	for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {

@@ -47,7 +47,7 @@ static const char *const props_keys[] = {
 	"webhook.url", "webhook.connectTimeoutMilliseconds", "webhook.readTimeoutMilliseconds",
 	"ejob.listener.before", "ejob.listener.after", "ejob.listener.beforeAll", "ejob.listener.afterAll",
 	"ejob.listener.timeoutSeconds",
-	"ejob.type", "ejob.timeoutSeconds", "ejob.maxRetries", "ejob.concurrency",
+	"ejob.type", "ejob.timeoutSeconds", "ejob.maxRetries", "ejob.concurrency", "ejob.dependsOn",
 };
 
 #define NELEM(a) (sizeof(a) / sizeof *(a))

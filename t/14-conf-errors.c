@@ -210,7 +210,7 @@ static void test_errors(void)
 	       "t.yaml:10:7: jobs.j.props.a: must be a string (got nothing); quote it, e.g. \"\"",
 	       "t.yaml:11:7: jobs.j.props.b: must be a string (got a list)",
 	       "t.yaml:12:7: jobs.j.props.ejob.type: props named ejob.* are ejob's own; set the job keys "
-	       "type, timeoutSeconds, maxRetries and concurrency instead");
+	       "type, timeoutSeconds, maxRetries, concurrency and dependsOn instead");
 	ERRORS("control characters",
 	       HEAD "jobs:\n  j:\n    type: external\n    cron: '0 * * * * ?'\n    shardingTotalCount: 1\n"
 	       "    description: \"bell\\a\"\n    label: \"nul\\0\"\n",
