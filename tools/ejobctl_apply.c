@@ -6,7 +6,8 @@
  * its jobs are taken; without a regCenter, the cluster's). It is checked exactly as a supervisor
  * checks its file (conf_parse: the same messages and lines); any error and nothing is written,
  * exit 2. Each job needs a label: supervisors adopt jobs by label, and --prune finds the file's
- * jobs by theirs.
+ * jobs by theirs. Its workflows (dependsOn) are checked with the namespace's other jobs, less what
+ * --prune removes (ctl_flow_check): a cycle or a second root they would make is refused, exit 2.
  *
  * Each job is created (its root node and config node in one multi), updated (the node set at the
  * version read: a change made meanwhile is never overwritten; that job fails, exit 1, the others
@@ -236,6 +237,7 @@ static conf_t *load(struct ctl *c, const char *file)
 	conf_opts_system(&o);
 	o.server_lists = c->hosts;      /* FILE's regCenter is not where its jobs go: the cluster's is */
 	o.namespace = c->ns;
+	o.flow_open = true;             /* dependsOn may name the namespace's jobs: checked with them (ctl_flow_check) */
 	conf_diags_t *d = NULL;
 	conf_t *cf = conf_parse(buf, len, label, &o, &d);
 	free(buf);
@@ -493,17 +495,22 @@ int ejobctl_apply(int argc, char **argv)
 		conf_free(cf);
 		return r;
 	}
-	if (c.ns_missing && !dry) {
-		/* a cluster's first job: its namespace */
-		if ((r = ctl_ns_create(&c))) {
-			conf_free(cf);
-			ctl_close(&c);
-			return r;
-		}
-	}
 	char **gone = NULL;
 	int ngone = 0;
 	if (prune && (r = prune_list(&c, cf, &gone, &ngone))) {
+		conf_free(cf);
+		ctl_close(&c);
+		return r;
+	}
+	/* the workflows as the namespace would hold them: refused before anything is written */
+	const conf_job_t **mine = calloc(cf->n_jobs + 1, sizeof *mine);
+	CTL_NEED(mine);
+	for (size_t k = 0; k < cf->n_jobs; k++) mine[k] = &cf->jobs[k];
+	r = ctl_flow_check(&c, mine, cf->n_jobs, gone, ngone);
+	free(mine);
+	if (!r && c.ns_missing && !dry) r = ctl_ns_create(&c);   /* a cluster's first job: its namespace */
+	if (r) {
+		ctl_strv_free(gone, ngone);
 		conf_free(cf);
 		ctl_close(&c);
 		return r;

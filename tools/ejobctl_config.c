@@ -12,6 +12,9 @@
  * on exactly those bytes, keys ejob does not know (a newer ElasticJob's, a plugin's) stay, and a
  * node ElasticJob wrote stays ElasticJob's (no ejob.type added). An ejob configuration file (a
  * top-level jobs: key) is taken too: its job JOB, emitted as the supervisor publishes it.
+ *
+ * The job's workflows (dependsOn) are checked with the namespace's other jobs (ctl_flow_check): a
+ * new node that would make a cycle or a second root is refused, exit 2, nothing written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +28,7 @@
 #include "conf/conf.h"
 #include "tools/ejobctl.h"
 #include "tools/ejobctl_api.h"
+#include "tools/ejobctl_job.h"
 #include "tools/ejobctl_zk.h"
 
 /* ZooKeeper's jute.maxbuffer (1 MiB) less room for the request around the data, as
@@ -98,6 +102,7 @@ static int from_conf_file(const struct ctl *c, const char *job, const char *labe
 	conf_opts_system(&o);
 	o.server_lists = c->hosts;      /* a file without regCenter: its jobs go to this cluster anyway (as apply's) */
 	o.namespace = c->ns;
+	o.flow_open = true;             /* dependsOn names the namespace's jobs: checked with them (prepare) */
 	conf_diags_t *d = NULL;
 	conf_t *cf = conf_parse(buf, len, label, &o, &d);
 	if (!cf) {
@@ -126,12 +131,14 @@ static int from_conf_file(const struct ctl *c, const char *job, const char *labe
 /* Whether the new node (label names it in messages) passes the supervisor's check for job, and
  * more: what a supervisor takes with an error of one key (ElasticJob fails on it when it uses it:
  * a cron, a strategy, item parameters) or with a zone nobody knows (GMT, as ElasticJob) is refused
- * here, where the person who wrote it can fix it. 0 (warnings said), or 2 after saying why on
- * stderr, each problem as "LABEL:LINE:COLUMN: key: what" or "LABEL: what". */
+ * here, where the person who wrote it can fix it. 0 (warnings said) with the job in *taken (the
+ * caller's: conf_job_free), or 2 after saying why on stderr, each problem as
+ * "LABEL:LINE:COLUMN: key: what" or "LABEL: what". */
 static int check(const struct ctl *c, const char *job, const struct node *n, const char *label, const char *buf,
-                 size_t len, int *alias)
+                 size_t len, int *alias, conf_job_t **taken)
 {
 	*alias = 0;
+	*taken = NULL;
 	if (len > NODE_MAX)
 		return ctl_msg(c, 2, "%s: %zu bytes; a config node holds at most %u (ZooKeeper's jute.maxbuffer); nothing "
 		               "written", label, len, NODE_MAX);
@@ -160,7 +167,7 @@ static int check(const struct ctl *c, const char *job, const struct node *n, con
 	size_t nu = conf_job_unacted(cj, u);
 	for (size_t k = 0; k < nu; k++) fprintf(c->err, "%s: warning: %s: %s\n", label, u[k].key, u[k].text);
 	*alias = cj->strategy.alias;
-	conf_job_free(cj);
+	*taken = cj;
 	return 0;
 }
 
@@ -257,9 +264,9 @@ static int read_all(FILE *f, char **buf, size_t *len)
 	return 0;
 }
 
-/* The node to write, from buf (label: FILE): checked. 0 with *out (malloc'd, or buf itself), or
- * the exit status after a message. */
-static int prepare(const struct ctl *c, const char *job, const struct node *n, const char *label, char *buf,
+/* The node to write, from buf (label: FILE): checked, its workflows too (with the namespace's
+ * other jobs). 0 with *out (malloc'd, or buf itself), or the exit status after a message. */
+static int prepare(struct ctl *c, const char *job, const struct node *n, const char *label, char *buf,
                    size_t len, char **out, size_t *outlen)
 {
 	*out = buf;
@@ -269,7 +276,13 @@ static int prepare(const struct ctl *c, const char *job, const struct node *n, c
 		if (r) return r;
 	}
 	int alias;
-	int r = check(c, job, n, label, *out, *outlen, &alias);
+	conf_job_t *cj;
+	int r = check(c, job, n, label, *out, *outlen, &alias, &cj);
+	if (!r) {
+		const conf_job_t *one = cj;
+		r = ctl_flow_check(c, &one, 1, NULL, 0);
+	}
+	conf_job_free(cj);
 	if (!r && alias) {
 		/* ejob's old strategy name: written as ElasticJob's, which ElasticJob does not fail on */
 		size_t fl;

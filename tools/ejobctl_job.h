@@ -48,6 +48,19 @@ int ctl_job_put(struct ctl *c, const conf_job_t *j, int expected_version, int dr
 void ctl_put_free(struct ctl_put *p);
 const char *ctl_put_action_name(enum ctl_put_action a);   /* "create", "update", "unchanged", "conflict" */
 
+/* ---- workflows (tools/ejobctl_flow.c) ---------------------------------------------------------- */
+
+/* The workflows (conf/conf_flow.h: dependsOn names jobs, no cron with it, no cycle, one root
+ * each) the namespace would hold with jobs[0..n) written, each in place of the namespace's job of
+ * its name, and the jobs gone[0..ngone) removed: the namespace's other jobs read from their
+ * config nodes (one pipelined read; a node that does not parse is a job in no workflow), all
+ * checked together by conf_flow_check. A change that touches no workflow reads only the given
+ * jobs' nodes. c is connected (ctl_connect; ns_missing: no other job). Returns 0; 2 after the
+ * message "ejobctl CMD: job D: dependsOn: ...; nothing written" (conf_flow_check's, e.g. "job B:
+ * dependsOn: a cycle: B -> C -> D -> B; ..."); 1 after a failed read. For apply (its file loaded
+ * with conf_opts_t.flow_open), config set and edit, and the HTTP API's job create. */
+int ctl_flow_check(struct ctl *c, const conf_job_t *const *jobs, size_t n, char *const *gone, int ngone);
+
 /* ---- trigger and remove (tools/ejobctl_ops.c, tools/ejobctl_remove.c) -------------------------- */
 
 /* A fire now on every online instance of job (trigger/{instanceId}, ElasticJob's contract); with

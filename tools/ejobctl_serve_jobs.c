@@ -93,6 +93,7 @@ static enum MHD_Result put_create(struct MHD_Connection *con, const char *job, e
 		conf_opts_system(&o);
 		o.server_lists = SRV.c.hosts;     /* a file's regCenter is not where its jobs go: this cluster is */
 		o.namespace = SRV.c.ns;
+		o.flow_open = true;               /* dependsOn names the namespace's jobs: checked with them below */
 		if ((cf = conf_parse(text, len, "body", &o, &d)) && !(j = conf_find_job(cf, job))) {
 			size_t n = 0;
 			n += (size_t)snprintf(why, sizeof why, "body has no job '%s' (its jobs:", job);
@@ -153,10 +154,12 @@ static enum MHD_Result put_create(struct MHD_Connection *con, const char *job, e
 		free(lines);
 		lines = u2;
 	}
-	/* a cluster's first job makes its namespace (as apply does) */
+	/* its workflows with the namespace's other jobs (a cycle, a second root: 400, nothing written);
+	 * then a cluster's first job makes its namespace (as apply does) */
 	struct run nr;
 	srv_run_begin(&nr);
-	nr.status = ctl_ns_create(&SRV.c);
+	nr.status = ctl_flow_check(&SRV.c, &j, 1, NULL, 0);
+	if (!nr.status) nr.status = ctl_ns_create(&SRV.c);
 	srv_run_end(&nr);
 	if (nr.status) {
 		free(lines);

@@ -2,8 +2,8 @@
  *
  * Prints every error (stderr), or "ok" and one line per job (stdout): its name, type, cron,
  * next fire time in the job's zone (ISO-8601 with the offset; a one-off job: "one-off (no
- * cron), next on trigger") and its shard items; and, on
- * stderr, a warning for what a valid file holds that will not act as written (keys this version
+ * cron), next on trigger"; a job in a workflow: "after a, b (dependsOn)") and its shard items;
+ * and, on stderr, a warning for what a valid file holds that will not act as written (keys this version
  * does not act on; a script's program or a native library that cannot be found from here).
  * Exit 0 valid, 2 invalid, missing or unreadable (or usage), 1 out of memory or stdout failing.
  */
@@ -182,6 +182,10 @@ int ejobctl_validate(int argc, char **argv)
 		if (j->cron) {
 			next_fire(j, now, next, sizeof next, zone, sizeof zone);
 			printf("cron \"%s\" (%s), next %s", j->cron, zone, next);
+		} else if (j->flow.n) {
+			printf("after");
+			for (size_t k = 0; k < j->flow.n; k++) printf("%s %s", k ? "," : "", j->flow.depends_on[k]);
+			printf(" (dependsOn)");
 		} else {
 			printf("one-off (no cron), next on trigger");
 		}
