@@ -279,16 +279,16 @@ static void test_one_off(void)
 	is_int((int)sched_next(s, "oo"), -1, "  it has no next fire");
 	run_for(loop, 1.2);
 	is_int(o.calls, 0, "  nothing fires on its own in 1.2 s");
-	is_int(sched_trigger(s, "oo", NULL), 0, "sched_trigger");
+	is_int(sched_trigger(s, "oo", NULL, 0, NULL, 0), 0, "sched_trigger");
 	ok(o.calls == 1 && o.catchups == 0, "  one fire, now");
-	sched_trigger(s, "oo", NULL);
-	sched_trigger(s, "oo", NULL);
+	sched_trigger(s, "oo", NULL, 0, NULL, 0);
+	sched_trigger(s, "oo", NULL, 0, NULL, 0);
 	is_int(o.calls, 1, "  two triggers while it runs start nothing");
 	sched_fire_ended(s, o.running);
 	ok(o.calls == 2 && o.catchups == 1, "  when it ends, one catch-up run for both (misfire: true)");
 	sched_fire_ended(s, o.running);
 	is_int(o.calls, 2, "  and no more");
-	sched_trigger(s, "oo", NULL);
+	sched_trigger(s, "oo", NULL, 0, NULL, 0);
 	is_int(o.calls, 3, "a trigger when it is idle again: a fire");
 	sched_fire_ended(s, o.running);
 	is_int((int)sched_next(s, "oo"), -1, "  still no timer");
@@ -400,7 +400,9 @@ static void test_supervisor(void)
 		int64_t t0 = r[0].fire_ms;
 		int64_t catch_id = r[1].fire_ms;
 		ok(r[1].start_ns >= r[0].end_ns, "the catch-up started after the slow run ended");
-		ok(catch_id > t0 && catch_id * 1000000 < r[0].end_ns,
+		/* during it as the supervisor sees it: the script's last line is written a moment before its
+		 * outcome reaches the scheduler (on a loaded machine a fire came in between) */
+		ok(catch_id > t0 && catch_id * 1000000 < r[0].end_ns + NS / 2,
 		   "the catch-up stands for a fire that came during the slow run (fire %" PRId64 ", run %" PRId64 "..%" PRId64 ")",
 		   catch_id, t0, r[0].end_ns / 1000000);
 		ok(catch_id * 1000000 + NS > r[0].end_ns, "it is the latest fire before the slow run ended");
