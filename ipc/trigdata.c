@@ -1,4 +1,5 @@
 /* ipc/trigdata.c: a trigger node's data (ipc/trigdata.h). */
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,11 +10,28 @@
 
 char *trigdata_make(const char *p)
 {
+	return trigdata_make_run(p ? p : "", 0, NULL);
+}
+
+char *trigdata_make_run(const char *p, uint64_t run, const char *root)
+{
 	json_buf_t b;
 	json_init(&b);
 	json_raw(&b, "{");
-	json_key(&b, "parameter", 1);
-	json_cstr(&b, p ? p : "", JSON_PLAIN);
+	int first = 1;
+	if (p) {
+		json_key(&b, "parameter", first);
+		json_cstr(&b, p, JSON_PLAIN);
+		first = 0;
+	}
+	if (run && root) {
+		char r[24];
+		snprintf(r, sizeof r, "%" PRIu64, run);
+		json_key(&b, "workflowRun", first);
+		json_cstr(&b, r, JSON_PLAIN);
+		json_key(&b, "workflowRoot", 0);
+		json_cstr(&b, root, JSON_PLAIN);
+	}
 	json_raw(&b, "}");
 	if (b.oom) {
 		json_free(&b);
@@ -137,8 +155,50 @@ static int scalar(struct rd *r)
 
 int trigdata_parse(const char *data, size_t len, char **param, char *why, size_t whysz)
 {
+	struct trigdata t;
+	int rc = trigdata_parse_all(data, len, &t, why, whysz);
+	*param = t.param;
+	t.param = NULL;
+	trigdata_free(&t);
+	return rc;
+}
+
+void trigdata_free(struct trigdata *t)
+{
+	free(t->param);
+	free(t->root);
+	t->param = t->root = NULL;
+	t->run = 0;
+}
+
+/* workflowRun and workflowRoot: the run's id (decimal, not 0) and its root's job name */
+static int run_field(struct trigdata *t, int is_run, char *v, size_t vl, char *why, size_t whysz)
+{
+	if (is_run) {
+		char *end;
+		unsigned long long x = strtoull(v, &end, 10);
+		if (!vl || *end || !x || v[0] < '0' || v[0] > '9' || strlen(v) != vl) {
+			snprintf(why, whysz, "workflowRun: '%.40s' is not a run id (a decimal fire id)", v);
+			return -1;
+		}
+		t->run = x;
+		free(v);
+		return 0;
+	}
+	if (!vl || strlen(v) != vl || strchr(v, '/') || vl > 255) {
+		snprintf(why, whysz, "workflowRoot: '%.40s' is not a job name", v);
+		return -1;
+	}
+	free(t->root);
+	t->root = v;
+	return 0;
+}
+
+int trigdata_parse_all(const char *data, size_t len, struct trigdata *t, char *why, size_t whysz)
+{
 	struct rd r = { data, data, data + len, why, whysz };
-	*param = NULL;
+	memset(t, 0, sizeof *t);
+	char **param = &t->param;
 	blank(&r);
 	if (r.s == r.e) return 0;
 	if (*r.s != '{') return bad(&r, "not a JSON object ({\"parameter\":\"...\"})");
@@ -153,7 +213,8 @@ int trigdata_parse(const char *data, size_t len, char **param, char *why, size_t
 		if (r.s >= r.e || *r.s != '"') goto fail;
 		char *key;
 		if (string(&r, &key, NULL)) goto fail_said;
-		int is_param = !strcmp(key, "parameter");
+		int is_param = !strcmp(key, "parameter"), is_run = !strcmp(key, "workflowRun"),
+		    is_root = !strcmp(key, "workflowRoot");
 		free(key);
 		blank(&r);
 		if (r.s >= r.e || *r.s != ':') goto fail;
@@ -162,8 +223,13 @@ int trigdata_parse(const char *data, size_t len, char **param, char *why, size_t
 		if (r.s < r.e && *r.s == '"') {
 			char *v = NULL;
 			size_t vl;
-			if (string(&r, is_param ? &v : NULL, &vl)) goto fail_said;
-			if (is_param) {
+			if (string(&r, is_param || is_run || is_root ? &v : NULL, &vl)) goto fail_said;
+			if (is_run || is_root) {
+				if (run_field(t, is_run, v, vl, why, whysz) < 0) {
+					free(v);
+					goto fail_said;
+				}
+			} else if (is_param) {
 				if (strlen(v) != vl || vl > TRIGDATA_PARAM_MAX) {
 					free(v);
 					snprintf(why, whysz, vl > TRIGDATA_PARAM_MAX ? "parameter: %zu bytes, more than %d"
@@ -173,8 +239,8 @@ int trigdata_parse(const char *data, size_t len, char **param, char *why, size_t
 				free(*param);
 				*param = v;
 			}
-		} else if (is_param) {
-			snprintf(why, whysz, "parameter: not a string");
+		} else if (is_param || is_run || is_root) {
+			snprintf(why, whysz, "%s: not a string", is_param ? "parameter" : is_run ? "workflowRun" : "workflowRoot");
 			goto fail_said;
 		} else if (scalar(&r)) {
 			goto fail_said;
@@ -196,11 +262,14 @@ end:
 		bad(&r, "bytes after the JSON object");
 		goto fail_said;
 	}
+	if (!t->run != !t->root) {
+		snprintf(why, whysz, "workflowRun and workflowRoot: one without the other");
+		goto fail_said;
+	}
 	return 0;
 fail:
 	bad(&r, "not a JSON object ({\"parameter\":\"...\"})");
 fail_said:
-	free(*param);
-	*param = NULL;
+	trigdata_free(t);
 	return -1;
 }

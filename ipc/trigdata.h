@@ -12,6 +12,7 @@
 #define EJOB_TRIGDATA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The longest parameter a trigger carries (bytes): a frame holds it with the rest of an item. */
 #define TRIGDATA_PARAM_MAX 4096
@@ -26,5 +27,22 @@ char *trigdata_make(const char *p);
  * why says so. Keys other than "parameter" with string, number, true, false or null values are
  * ignored (for later additions). */
 int trigdata_parse(const char *data, size_t len, char **param, char *why, size_t whysz);
+
+/* A workflow's trigger (docs/config.md "Workflows"): the downstream job's fire of run `run` (the
+ * root's fire id) of the workflow whose root is `root`, with the job's own jobParameter:
+ * {"workflowRun":"R","workflowRoot":"A"} (the run as a decimal string: JSON numbers lose digits
+ * in some readers). p: a parameter as trigdata_make's, NULL for none. */
+char *trigdata_make_run(const char *p, uint64_t run, const char *root);
+
+/* Everything a trigger node's data says: param (NULL: none) and root malloc'd, run 0 and root
+ * NULL when it is no workflow's. 0, or -1 with why (and *t empty): trigdata_parse's refusals,
+ * and workflowRun not a decimal id, workflowRoot not a job name, one of them without the other. */
+struct trigdata {
+	char *param;
+	uint64_t run;
+	char *root;
+};
+int trigdata_parse_all(const char *data, size_t len, struct trigdata *t, char *why, size_t whysz);
+void trigdata_free(struct trigdata *t);
 
 #endif
