@@ -27,6 +27,7 @@
 	X(U64, fire_id,     "fire",     1, 0, 0,                   fire_id)           /* the fire it belongs to */            \
 	X(U64, epoch,       "epoch",    1, 0, 0,                   epoch)             /* fencing token: sharding zxid */      \
 	X(U64, deadline_ms, "deadline", 1, 0, 0,                   deadline_ms)       /* Unix ms; 0: none */                  \
+	X(U64, wrun,        "wrun",     0, 0, 0,                   workflow_run)      /* workflow run; 0: none */             \
 	X(U32, item,        "item",     1, 0, FRAME_ITEMS_MAX - 1, item)              /* shard item, < total */               \
 	X(U32, total,       "total",    1, 1, FRAME_ITEMS_MAX,     total)             /* shardingTotalCount */                \
 	X(U32, attempt,     "attempt",  1, 1, UINT32_MAX,          attempt)           /* 1, +1 per retry */                   \

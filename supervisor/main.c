@@ -140,10 +140,17 @@ static void co_kick(void *arg, const char *job)
 	if (s->sched) sched_kick(s->sched, job);
 }
 
-static int co_trigger(void *arg, const char *job, const char *param)
+static int co_trigger(void *arg, const char *job, const char *param, uint64_t run, const char *root, int64_t at_ms)
 {
 	struct sup *s = arg;
-	return s->sched ? sched_trigger(s->sched, job, param) : -1;
+	return s->sched ? sched_trigger(s->sched, job, param, run, root, at_ms) : -1;
+}
+
+static void co_flow_failed(void *arg, const char *job, uint32_t item, uint64_t run, const char *root,
+                           const char *cause, const char *tail)
+{
+	struct sup *s = arg;
+	errh_run_failed(s->errh, job, item, run, root, s->instance_id, cause, tail);
 }
 
 static void co_job_conf(void *arg, const char *job, const conf_job_t *c, void *handle)
@@ -171,7 +178,7 @@ static void co_drain(void *arg);   /* below, with the signals */
 static const struct coord_hooks coord_hooks = {
 	.pause = co_pause, .lease = co_lease, .hold = co_hold, .release = co_release, .drop_held = co_drop_held,
 	.counts = co_counts, .cancel_job = co_cancel_job, .fire_ended = co_fire_ended, .kick = co_kick,
-	.trigger = co_trigger, .job_conf = co_job_conf, .unreachable = co_unreachable, .drain = co_drain,
+	.trigger = co_trigger, .flow_failed = co_flow_failed, .job_conf = co_job_conf, .unreachable = co_unreachable, .drain = co_drain,
 };
 
 /* pool target operations */

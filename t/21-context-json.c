@@ -38,7 +38,7 @@ static const char *env_get(char **env, const char *name)
 
 int main(void)
 {
-	plan(34);
+	plan(37);
 
 	ejob_context c = ctx("hello", "hello@-@0,1@-@READY@-@127.0.0.1@-@4242", 4, "", 1, "b");
 	check(&c, "{\"jobName\":\"hello\",\"taskId\":\"hello@-@0,1@-@READY@-@127.0.0.1@-@4242\","
@@ -95,9 +95,10 @@ int main(void)
 	is_str(env_get(env, "EJOB_DEADLINE_MS"), "1700000000123", "EJOB_DEADLINE_MS");
 	is_str(env_get(env, "EJOB_JOB_PARAMETER"), "", "EJOB_JOB_PARAMETER: empty, as ElasticJob's \"\" for none");
 	is_str(env_get(env, "EJOB_SHARDING_PARAMETER"), "b", "EJOB_SHARDING_PARAMETER (replaces the inherited one)");
+	is_str(env_get(env, "EJOB_WORKFLOW_RUN"), "", "EJOB_WORKFLOW_RUN: empty, no workflow's");
 	int n = 0;
 	for (char **e = env; *e; e++) n++;
-	is_int(n, 3 + 10, "3 inherited + 10 set, nothing else");
+	is_int(n, 3 + 11, "3 inherited + 11 set, nothing else");
 	free(env);
 
 	/* the parameters raw, where the JSON has them Gson-escaped */
@@ -116,7 +117,11 @@ int main(void)
 	ok(script_env(NULL, &c, &env) == 0, "script_env with an empty base");
 	n = 0;
 	for (char **e = env; *e; e++) n++;
-	is_int(n, 10, "just the 10");
+	is_int(n, 11, "just the 11");
+	free(env);
+	c.workflow_run = 1795478400000ull;
+	ok(script_env(NULL, &c, &env) == 0, "script_env, an item of a workflow run");
+	is_str(env_get(env, "EJOB_WORKFLOW_RUN"), "1795478400000", "EJOB_WORKFLOW_RUN: the run's id");
 	free(env);
 	return done_testing();
 }

@@ -116,6 +116,9 @@ int main(void)
 	is_int(st, 0, "examples/oneoff.yaml is valid");
 	is_str(out, "ok\nreindex: script, one-off (no cron), next on trigger, 4 items\n", "  a one-off job");
 	is_str(err, "", "  no warning");
+	st = run((const char *[]){ "validate", "examples/workflow.yaml", NULL });
+	ok(st == 0 && !strcmp(err, "") && strstr(out, "\nload: script, after transform, audit (dependsOn), 2 items\n"),
+	   "examples/workflow.yaml is valid, load after transform and audit (%d: %s)", st, err);
 	st = run((const char *[]){ "validate", "examples/listeners.yaml", NULL });
 	ok(st == 0 && !strcmp(err, "") && !strncmp(out, "ok\nnightly: script,", 19),
 	   "examples/listeners.yaml is valid, its four listener commands found (%d: %s)", st, err);

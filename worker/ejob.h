@@ -121,6 +121,8 @@ typedef struct ejob_context {
 	                              back, 1..EJOB_BATCH_MAX bytes (0 when dataflow is 0) */
 	const char *fetch_sym;     /* kind NATIVE dataflow: native.fetch (an ejob_fetch_fn); else NULL */
 	const char *process_sym;   /* kind NATIVE dataflow: native.process (an ejob_process_fn); else NULL */
+	uint64_t workflow_run;     /* the workflow run this fire is part of (its root's fire id, as
+	                              fire_id there); 0: none (docs/config.md "Workflows") */
 } ejob_context;
 
 /* Has the supervisor asked this item to stop? 0 (EJOB_CANCEL_NONE) while it may go on; else the

@@ -49,7 +49,7 @@ int script_context_json(const ejob_context *c, json_buf_t *b)
 }
 
 static const char *const env_dropped[] = { "EJOB_SUPERVISOR_PID", "EJOB_WORKER_INDEX" };
-#define NSET 10
+#define NSET 11
 
 static int env_named(const char *entry, const char *name)
 {
@@ -59,21 +59,23 @@ static int env_named(const char *entry, const char *name)
 
 int script_env(char *const *base, const ejob_context *c, char ***out)
 {
-	char num[6][24];
+	char num[7][24];
 	snprintf(num[0], sizeof num[0], "%" PRIu32, c->item);
 	snprintf(num[1], sizeof num[1], "%" PRIu32, c->total);
 	snprintf(num[2], sizeof num[2], "%" PRIu64, c->epoch);
 	snprintf(num[3], sizeof num[3], "%" PRIu64, c->fire_id);
 	snprintf(num[4], sizeof num[4], "%" PRIu32, c->attempt);
 	snprintf(num[5], sizeof num[5], "%" PRIu64, c->deadline_ms);
+	if (c->workflow_run) snprintf(num[6], sizeof num[6], "%" PRIu64, c->workflow_run);
+	else num[6][0] = 0;
 	/* The parameters raw, as the JSON carries them escaped; empty when there is none: ElasticJob
 	 * passes "" for no job parameter and refuses an empty sharding parameter, so empty says
 	 * "none" without doubt (docs/worker.md). */
 	const char *name[NSET] = { "EJOB_JOB", "EJOB_TASK_ID", "EJOB_ITEM", "EJOB_TOTAL", "EJOB_EPOCH",
 	                           "EJOB_FIRE_ID", "EJOB_ATTEMPT", "EJOB_DEADLINE_MS", "EJOB_JOB_PARAMETER",
-	                           "EJOB_SHARDING_PARAMETER" };
+	                           "EJOB_SHARDING_PARAMETER", "EJOB_WORKFLOW_RUN" };
 	const char *val[NSET] = { c->job, c->task_id, num[0], num[1], num[2], num[3], num[4], num[5],
-	                          c->job_param ? c->job_param : "", c->item_param ? c->item_param : "" };
+	                          c->job_param ? c->job_param : "", c->item_param ? c->item_param : "", num[6] };
 
 	size_t nbase = 0, bytes = 0;
 	while (base && base[nbase]) nbase++;

@@ -181,6 +181,7 @@ static void on_state(void *arg, enum zkc_state st, int new_session)
 			if (new_session) j->retiring = j->retire_zk = 0;   /* its ephemerals went with the session */
 			cx_once_state(j, 1);
 			cx_bar_state(j, 1);
+			cj_flow_connected(j);
 			if (!j->gone && j->reg.session != zkc_session(c->z)) cj_reg_start(j);
 			else if (!j->gone) {
 				if (j->reg.publish) cj_publish_now(j);
@@ -315,6 +316,7 @@ uint32_t coord_busy(const coord_t *c)
 static void unwatch(struct cjob *j)
 {
 	cj_arm_forget(j);
+	cj_flow_free(j);
 	cj_config_unwatch(j);
 	cj_lead_unwatch(j);
 	cj_assign_unwatch(j);
@@ -326,6 +328,7 @@ static void unwatch(struct cjob *j)
 static void job_free(struct cjob *j)
 {
 	cx_once_free(j);
+	cj_flow_free(j);
 	cj_config_free(j);
 	cj_lead_free(j);
 	cj_assign_free(j);
@@ -486,6 +489,7 @@ int coord_set_jobs(coord_t *c, const conf_t *conf)
 		}
 		/* what is in force (the stored config over the file's), to the scheduler */
 		c->h.job_conf(c->arg, j->name, cj_conf(j), j);
+		c->flow_dirty = 1;
 	}
 	for (size_t i = 0; i < c->n; i++)
 		if (!c->jobs[i]->seen && !c->jobs[i]->gone && !c->jobs[i]->adopt.on) cj_retire(c->jobs[i]);

@@ -47,10 +47,16 @@ struct coord_hooks {
 	void (*cancel_job)(void *arg, const char *job, const char *why);
 	/* The scheduler's side: a fire it started has ended (missed: without running, its catch-up
 	 * follows); the job can fire again (a catch-up owed starts); fire it now (the trigger
-	 * node; param: its parameter, that fire's jobParameter, NULL: none; 0, or -1 for no such job). */
+	 * node; param: its parameter, that fire's jobParameter, NULL: none; run and root: a workflow
+	 * run's trigger (0, NULL: none); at_ms: the node's ctime, the fire's id, the same on every
+	 * instance that one multi triggered; 0, or -1 for no such job). */
 	void (*fire_ended)(void *arg, sched_job_t *h, int missed);
 	void (*kick)(void *arg, const char *job);
-	int (*trigger)(void *arg, const char *job, const char *param);
+	int (*trigger)(void *arg, const char *job, const char *param, uint64_t run, const char *root, int64_t at_ms);
+	/* A workflow run failed: item of job failed for good here, in run of root, and this instance
+	 * made the run's one message node (coord_flow.c): send the one message (cause, output tail). */
+	void (*flow_failed)(void *arg, const char *job, uint32_t item, uint64_t run, const char *root, const char *cause,
+	                    const char *tail);
 	/* The one holder of each job's config in force is coord (the node's, else the file's): the
 	 * scheduler learns it only here, at coord_set_jobs and at each change of the node. c is the
 	 * config in force (valid until the next call for job), handle what the scheduler hands back

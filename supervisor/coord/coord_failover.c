@@ -652,7 +652,8 @@ static void taken(void *arg, const struct zkc_res *r)
 	struct event ev = { .type = EVT_FAILOVER, .item = i, .count = 1, .detail = from, .epoch = j->as.epoch };
 	cj_event(j, &ev);
 	f->session = zkc_session(j->c->z);
-	cx_step(f, FX_WRITTEN, NULL);
+	/* a workflow job's: the run it was part of there first (coord_flow.c), which steps it then */
+	if (!cx_flow_take(f)) cx_step(f, FX_WRITTEN, NULL);
 }
 
 /* answered before failovering_read, which frees t (or hands gone to the side run). The entry names

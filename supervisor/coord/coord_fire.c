@@ -44,6 +44,7 @@ void cx_free(struct cfire *f)
 	cx_bar_detach(f);
 	listen_cancel(f->lr);
 	cx_last_free(f);            /* before fire_free: it asks the fire its item count */
+	cx_flow_detach(f);
 	fire_free(f->fire);
 	conf_release(f->hold);
 	free(f->pending);
@@ -123,6 +124,7 @@ void cx_end(struct cfire *f)
 		         : "the job was shut down here", f->ncut == 1 ? "s" : "");
 	cx_after(f);
 	cx_once_fire(f);
+	cx_flow_end(f);
 	if (f->failover) {
 		for (struct cfire **pp = &j->fx.side; *pp; pp = &(*pp)->next)
 			if (*pp == f) {
@@ -153,6 +155,7 @@ uint32_t cx_submit(struct cfire *f)
 	log_info("job %s: fire %" PRIu64 ": %" PRIu32 " item%s here, epoch 0x%" PRIx64, j->name, fire_id(f->fire), n,
 	         n == 1 ? "" : "s", j->as.epoch);
 	cx_once_begin(f);
+	cx_flow_begin(f);
 	fires_kick(j->c->fires);    /* last: outcomes may come back inside, and end it */
 	return n;
 }
@@ -375,7 +378,10 @@ int coord_fire(void *arg, const struct sched_fire_info *fi)
 	if (!f) return -1;
 	f->handle = fi->handle;
 	fire_set_source(f->fire, fi->catch_up ? EVS_MISFIRE : EVS_NORMAL);
-	if (fi->param && fire_set_param(f->fire, fi->param) < 0) {
+	/* a workflow's: a trigger of its run, or a fire of its root, which starts one (coord_flow.c) */
+	uint64_t run = fi->run ? fi->run : cj_flow_root(j) ? (uint64_t)fi->fire_ms : 0;
+	if ((fi->param && fire_set_param(f->fire, fi->param) < 0) ||
+	    (run && fire_set_run(f->fire, run, fi->run ? fi->root : j->name) < 0)) {
 		log_error("job %s: out of memory starting a fire", j->name);
 		cx_free(f);
 		return -1;
@@ -448,6 +454,7 @@ static int flush_fire(struct cfire *f)
 			                 (int)strlen(id), 0);
 			f->gw[it] = 1;
 		}
+		cx_flow_record(f, m, it);   /* a workflow run's: its record goes with it (coord_flow.c) */
 		cx_last_op(m, f, it);   /* its last execution: one op more in the same multi (coord_last.c) */
 	}
 	f->flushing = (int)n;
@@ -496,6 +503,7 @@ static void completed_written(void *arg, const struct zkc_res *r)
 			else if (f->gw)
 				zkc_create(j->c->z, cj_path(j, p, "/guarantee/once/%" PRIu64 "/completed/%" PRIu32, fire_id(f->fire), it), id,
 				           (int)strlen(id), 0, NULL, NULL);
+			cx_flow_record_one(f, it);
 			if (fire_end_of(f->fire, it) != FIRE_OK) continue;
 			zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), -1, NULL, NULL);
 			zkc_create(j->c->z, p, id, (int)strlen(id), 0, NULL, NULL);

@@ -201,6 +201,8 @@ struct cjob {                   /* coord.c: a job of the config, and what each c
 	struct cj_last last;
 	struct cj_adopt adopt;
 	struct once *once;          /* coord_once.c: fires whose afterAll this instance waits on (list) */
+	struct cflow *flow;         /* coord_flow.c: with dependsOn, the runs of its upstream jobs watched */
+	int flow_root;              /* coord_flow.c: a workflow's root (cj_flow_root) */
 	uint64_t once_seq;          /* coord_once.c: fires waited on so far (their bound) */
 };
 
@@ -249,6 +251,7 @@ struct cfire {
 	                               (coord_failover.c cf_vet); NULL: not reading */
 	uint8_t *vetted;            /* [total] after that read: 1 the item runs here, 2 it ran (or runs)
 	                               elsewhere for these fires; NULL: not read */
+	struct ffind *ff;           /* coord_flow.c: a take of a workflow job's item: finding its run */
 };
 
 /* A fire's states and the events that move it: coord_fsm.c has the table. */
@@ -325,6 +328,7 @@ struct coord {
 	uint32_t join_want;         /* coord_reg.c: jobs of them with CJ_ARM_AFTER (wait for the registrations) */
 	size_t arm_cursor;          /* where the next look for one begins */
 	struct cdue due;            /* coord.c: what coord_tick and the idle flush look at */
+	int flow_dirty;             /* coord_flow.c: a job's config changed: which jobs are roots, again */
 };
 
 /* A request that went unanswered (a lost connection, a timeout, the handle closing, the session
@@ -597,6 +601,20 @@ void cx_keep_owned(struct cfire *f, uint64_t epoch, const char *what);
 /* cx_submit: a fire of a job with afterAll that runs items here says so under its guarantee/once
  * node (on/{id}: a failover take of one of its items finds the fire by it), and its items' guarantee
  * completed nodes go in their completion multis from now on (cfire.gw) */
+/* coord_flow.c: workflows (dependsOn) */
+int cj_flow_root(struct cjob *j);              /* a workflow's root: another job here depends on it */
+void cj_flow_sync(struct cjob *j);             /* registered, or its config changed: the waits on its upstream jobs */
+void cj_flow_connected(struct cjob *j);        /* the connection is back: what waited for it */
+void cj_flow_free(struct cjob *j);
+void cx_flow_begin(struct cfire *f);           /* cx_submit: the run's nodes of a fire that is part of one */
+void cx_flow_record(struct cfire *f, zkc_multi_t *m, uint32_t item);   /* its record, in the completion multi */
+void cx_flow_record_one(struct cfire *f, uint32_t item);               /* ...or alone */
+void cx_flow_end(struct cfire *f);             /* cx_end: items the fire did not run here */
+int cx_flow_take(struct cfire *f);             /* a failover take: the crashed instance's run of its item
+                                                  (1: finding it; it steps the take to FX_WRITTEN then) */
+void cx_flow_detach(struct cfire *f);          /* cx_free */
+const char *cx_last_why(const struct cfire *f, uint32_t item);         /* coord_last.c: a failed item's cause */
+
 void cx_once_begin(struct cfire *f);
 /* The lease of a once-per-fire command (listen.h): half the session timeout, so that a stalled
  * supervisor's command is dead before its session can expire and another instance take over. */

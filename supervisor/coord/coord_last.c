@@ -195,3 +195,8 @@ void cj_last_free(struct cjob *j)
 	j->last.ok_ms = NULL;
 	j->last.n = 0;
 }
+
+const char *cx_last_why(const struct cfire *f, uint32_t item)
+{
+	return f->last && item < fire_total(f->fire) ? f->last[item].why : NULL;
+}

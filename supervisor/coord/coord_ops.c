@@ -17,7 +17,8 @@
  * parameter it held (a node rewritten meanwhile is read again). */
 struct trig {
 	struct cjob *j;
-	char *param;
+	struct trigdata d;
+	int64_t at_ms;              /* the node's ctime: the fire's id */
 };
 
 static void trigger_deleted(void *arg, const struct zkc_res *r)
@@ -25,10 +26,10 @@ static void trigger_deleted(void *arg, const struct zkc_res *r)
 	struct trig *t = arg;
 	struct cjob *j = t->j;
 	if (cj_live(j, r->session)) {
-		if (r->rc == ZOK) j->c->h.trigger(j->c->arg, j->name, t->param);
+		if (r->rc == ZOK) j->c->h.trigger(j->c->arg, j->name, t->d.param, t->d.run, t->d.root, t->at_ms);
 		else if (r->rc != ZNONODE) zkc_keep_read(j->ops.w_trigger);   /* rewritten meanwhile, or lost: read again */
 	}
-	free(t->param);
+	trigdata_free(&t->d);
 	free(t);
 }
 
@@ -49,11 +50,12 @@ static void trigger_read(void *arg, const struct zkc_res *r)
 		return;
 	}
 	t->j = j;
-	if (trigdata_parse(r->data ? r->data : "", r->data ? (size_t)r->len : 0, &t->param, why, sizeof why) < 0)
+	t->at_ms = r->stat.ctime;
+	if (trigdata_parse_all(r->data ? r->data : "", r->data ? (size_t)r->len : 0, &t->d, why, sizeof why) < 0)
 		log_warn("job %s: its trigger node /%s%s holds what is not a trigger's data (%s): it fires once with the "
 		         "job's own jobParameter", j->name, j->c->ns, r->path, why);
 	if (zkc_delete(j->c->z, r->path, r->stat.version, trigger_deleted, t) != ZOK) {
-		free(t->param);
+		trigdata_free(&t->d);
 		free(t);
 	}
 }
@@ -69,7 +71,7 @@ static void trigger_known(void *arg, const struct zkc_res *r)
 	}
 	/* ElasticJob's contract: the instance deletes its trigger node and fires once */
 	zkc_delete(j->c->z, r->path, -1, NULL, NULL);
-	j->c->h.trigger(j->c->arg, j->name, NULL);
+	j->c->h.trigger(j->c->arg, j->name, NULL, 0, NULL, r->stat.ctime);
 }
 
 /* ---- servers/{ip}: ENABLED or DISABLED, as an operator sets it ---------------------------------- */

@@ -151,6 +151,7 @@ static void reg_finish(struct cjob *j, int fresh)
 		cj_arm_later(j, CJ_ARM_OPS | CJ_ARM_JOIN);
 	}
 	cj_kick(j);    /* fires that could not run meanwhile: their catch-up */
+	cj_flow_sync(j);   /* with dependsOn: its upstream jobs' runs watched (coord_flow.c) */
 }
 
 static void reg_done(struct cjob *j)

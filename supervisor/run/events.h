@@ -63,6 +63,7 @@ struct event {
 	                               a failover's or a misfire flag's run) */
 	uint32_t nfires;
 	uint32_t fires_omitted;     /* older fires it stands for too, only counted */
+	uint64_t run;               /* items' events: the workflow run the fire is part of (0: none) */
 };
 
 typedef struct events events_t;

@@ -41,6 +41,8 @@ struct fire {
 	uint32_t fires_omitted;     /* older ones it stands for too, only counted */
 	int started;                /* an item of it has started (its lateness is counted) */
 	char *param;                /* this fire's jobParameter (a trigger's --parameter); NULL: the job's */
+	uint64_t run;               /* a workflow's run it is part of (its root's fire id), 0: none */
+	char *root;                 /* ...its root job */
 	fire_t *prev, *next;        /* the fires in progress */
 };
 
@@ -144,6 +146,7 @@ void fire_free(fire_t *f)
 	free(f->task_id);
 	free(f->fires);
 	free(f->param);
+	free(f->root);
 	free(f);
 }
 
@@ -203,7 +206,7 @@ uint32_t fire_submit(fire_t *f, const conf_job_t *j, uint64_t epoch)
 		.frame = {
 			.job = j->name, .kind = kind, .cmd = j->script_command_line, .lib = j->native.library,
 			.sym = j->native.symbol, .job_param = f->param ? f->param : j->job_parameter, .task_id = task, .total = f->total,
-			.fire_id = f->fire_ms, .epoch = epoch,
+			.fire_id = f->fire_ms, .epoch = epoch, .wrun = f->run,
 		},
 		.timeout_s = (uint32_t)j->timeout_seconds, .max_retries = (uint32_t)j->max_retries,
 		.concurrency = (uint32_t)conf_job_concurrency(j), .cookie = (uint64_t)(uintptr_t)f,
@@ -273,7 +276,7 @@ static void item_started(fire_t *f, const struct disp_started *s)
 	struct event ev = {
 		.type = EVT_ITEM_STARTED, .job = s->job, .task_id = f->task_id, .where = s->where, .fire_ms = f->fire_ms,
 		.epoch = f->epoch, .start_ms = now, .item = s->item, .attempt = s->attempt, .source = f->source,
-		.fires = f->fires, .nfires = f->nfires, .fires_omitted = f->fires_omitted,
+		.fires = f->fires, .nfires = f->nfires, .fires_omitted = f->fires_omitted, .run = f->run,
 	};
 	if (!f->started) {
 		f->started = 1;
@@ -304,7 +307,7 @@ static void item_ended(fire_t *f, const struct disp_outcome *o)
 			.output = o->output, .fire_ms = f->fire_ms, .epoch = o->epoch, .start_ms = now > took_ms ? now - took_ms : now, .end_ms = now,
 			.duration_us = o->duration_us, .item = o->item, .attempt = o->attempt, .status = o->status,
 			.exit_code = o->exit_code, .signal = o->signal, .final = o->final, .source = f->source,
-			.fires = f->fires, .nfires = f->nfires, .fires_omitted = f->fires_omitted,
+			.fires = f->fires, .nfires = f->nfires, .fires_omitted = f->fires_omitted, .run = f->run,
 		};
 		events_emit(f->fs->events, &ev);
 	}
@@ -372,6 +375,19 @@ int fire_set_param(fire_t *f, const char *p)
 }
 
 const char *fire_param(const fire_t *f) { return f->param; }
+
+int fire_set_run(fire_t *f, uint64_t run, const char *root)
+{
+	char *c = root ? strdup(root) : NULL;
+	if (root && !c) return -1;
+	free(f->root);
+	f->root = c;
+	f->run = root ? run : 0;
+	return 0;
+}
+
+uint64_t fire_run(const fire_t *f) { return f->run; }
+const char *fire_root(const fire_t *f) { return f->root; }
 
 uint32_t fire_item(const fire_t *f, uint32_t k)
 {

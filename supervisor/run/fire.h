@@ -67,6 +67,11 @@ void fire_set_source(fire_t *f, enum event_source s);
  * copied; NULL: the job's own. Set before fire_submit. 0, or -1 out of memory (unchanged). */
 int fire_set_param(fire_t *f, const char *p);
 const char *fire_param(const fire_t *f);    /* NULL: the job's own */
+/* The workflow run this fire is part of (docs/config.md "Workflows"): run (its root's fire id) and
+ * root (NULL: none; copied). -1 when out of memory. Its items carry run (EJOB_WORKFLOW_RUN). */
+int fire_set_run(fire_t *f, uint64_t run, const char *root);
+uint64_t fire_run(const fire_t *f);         /* 0: no workflow's */
+const char *fire_root(const fire_t *f);     /* NULL: no workflow's */
 
 /* Its items, before fire_submit: */
 void fire_clear(fire_t *f);                 /* none */

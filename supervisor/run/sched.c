@@ -94,6 +94,7 @@ struct sched_job {
 	int present;                /* 0 once removed: no more fires */
 	int seen;                   /* sched_set_jobs: in the new config */
 	int disabled, misfire;      /* disabled, misfire */
+	int64_t last_trigger_ms;    /* the id of its last triggered fire */
 	const tz_t *tz;             /* the config's zone (NULL: the supervisor's) */
 	void *owner;                /* the owner's handle of the job, handed to start() with each fire */
 	char *cron_text, *tz_text;  /* the config's cron and timeZone when cron was made */
@@ -177,7 +178,7 @@ static void arm_next(struct sched_job *j)
  * may end the fire before it returns (a fire with nothing to run here), and that end must find
  * it running, or the job would look busy for good and every later fire would be a misfire. */
 static int start_fire_ms(struct sched_job *j, int64_t fire_s, int64_t fire_ms, int catch_up, uint32_t missed,
-                         const char *param)
+                         const char *param, uint64_t run, const char *root)
 {
 	sched_t *s = j->s;
 	if (!catch_up) {
@@ -188,6 +189,7 @@ static int start_fire_ms(struct sched_job *j, int64_t fire_s, int64_t fire_ms, i
 	struct sched_fire_info f = {
 		.job = j->name, .owner = j->owner, .fire_s = fire_s, .fire_ms = fire_ms, .catch_up = catch_up,
 		.missed = missed, .fires_s = j->run_fires, .nfires = j->run_nlisted, .handle = j, .param = param,
+		.run = run, .root = root,
 	};
 	j->running = 1;
 	j->running_since_s = fire_s;
@@ -198,7 +200,7 @@ static int start_fire_ms(struct sched_job *j, int64_t fire_s, int64_t fire_ms, i
 
 static int start_fire(struct sched_job *j, int64_t fire_s, int catch_up, uint32_t missed)
 {
-	return start_fire_ms(j, fire_s, fire_s * 1000, catch_up, missed, NULL);
+	return start_fire_ms(j, fire_s, fire_s * 1000, catch_up, missed, NULL, 0, NULL);
 }
 
 /* t joins the listed missed times (ascending, no repeats; the oldest goes when full) */
@@ -687,7 +689,7 @@ void sched_fire_missed(sched_t *s, sched_job_t *h)
 	sched_fire_ended(s, h);
 }
 
-int sched_trigger(sched_t *s, const char *job, const char *param)
+int sched_trigger(sched_t *s, const char *job, const char *param, uint64_t run, const char *root, int64_t at_ms)
 {
 	struct sched_job *j = find(s, job);
 	if (!j || !j->present || s->stopped) return -1;
@@ -702,18 +704,33 @@ int sched_trigger(sched_t *s, const char *job, const char *param)
 		note_missed(j, 1, now_s);
 		return 0;
 	}
+	if (j->running && run) {
+		log_warn("job %s: workflow %s, run %" PRIu64 ": triggered while its previous fire still runs: misfire; the "
+		         "catch-up is no fire of the run, which waits for it until given up (docs/config.md \"Workflows\")",
+		         j->name, root, run);
+		skipped(j, now_s, 1, "still_running", "a workflow run's trigger while the previous fire still runs (misfire)");
+		note_missed(j, 1, now_s);
+		return 0;
+	}
 	if (j->running) {
 		log_info("job %s: triggered while its previous fire still runs: misfire", j->name);
 		skipped(j, now_s, 1, "still_running", "triggered while the previous fire still runs (misfire)");
 		note_missed(j, 1, now_s);
 		return 0;
 	}
-	if (param)
+	if (run)
+		log_info("job %s: workflow %s, run %" PRIu64 ": its upstream jobs have ended ok: a fire now", j->name, root, run);
+	else if (param)
 		log_info("job %s: triggered with parameter '%.200s%s': a fire now, with it as its jobParameter", j->name, param,
 		         strlen(param) > 200 ? "..." : "");
 	else
 		log_info("job %s: triggered: a fire now", j->name);
-	if (start_fire_ms(j, now_s, now_ns / 1000000, 0, 0, param) < 0) note_missed(j, 1, now_s);
+	/* its id: the trigger node's ctime (one multi triggers every instance with one: the fire has the
+	 * same id everywhere, as a scheduled one has), else the time it came here */
+	int64_t id = at_ms > 0 ? at_ms : now_ns / 1000000;
+	if (j->last_trigger_ms && id <= j->last_trigger_ms) id = j->last_trigger_ms + 1;   /* two fires, two ids */
+	j->last_trigger_ms = id;
+	if (start_fire_ms(j, now_s, id, 0, 0, param, run, root) < 0) note_missed(j, 1, now_s);
 	return 0;
 }
 

@@ -72,6 +72,8 @@ struct sched_fire_info {
 	sched_job_t *handle;      /* for sched_fire_ended() */
 	const char *param;        /* a trigger's own jobParameter for this fire (valid during start());
 	                             NULL: the job's (every scheduled fire and catch-up) */
+	uint64_t run;             /* a workflow's trigger: the run (its root's fire id), else 0 */
+	const char *root;         /* ...and the run's root job (valid during start()) */
 };
 
 struct sched_hooks {
@@ -116,12 +118,13 @@ void sched_fire_ended(sched_t *s, sched_job_t *job);
  * the sharding): it counts as missed, and its catch-up follows (misfire: true) when it can run. */
 void sched_fire_missed(sched_t *s, sched_job_t *job);
 
-/* A fire now, outside the cron (a manual trigger; a one-off job's only fires): as a fire that
- * comes at this second (while the previous fire runs, it is a misfire: one catch-up run after it
+/* A fire now, outside the cron (a manual trigger; a one-off job's only fires; a workflow run's
+ * trigger, run and root not 0): its id is at_ms (the trigger node's ctime; 0: now; never one its
+ * last trigger had), as a fire that comes at this second (while the previous fire runs, it is a misfire: one catch-up run after it
  * with misfire: true, none with false). param (NULL: none) is that fire's jobParameter instead of
  * the job's; a trigger that misfires loses it (logged at WARN): its catch-up stands for every fire
  * missed meanwhile, scheduled ones too, and runs with the job's own. 0, or -1 for no such job. */
-int sched_trigger(sched_t *s, const char *job, const char *param);
+int sched_trigger(sched_t *s, const char *job, const char *param, uint64_t run, const char *root, int64_t at_ms);
 
 /* The start hook can run fires of job again (connected, registered): a catch-up run owed for
  * fires that could not start begins now. */

@@ -270,6 +270,8 @@ static void on_event(void *arg, const struct event *ev)
 {
 	errh_t *x = arg;
 	if (!ev->final || ev->status == FRAME_ST_OK || ev->status == FRAME_ST_CANCELLED || !ev->job) return;
+	/* a workflow run's item: one message for the run, by whoever wins it (errh_run_failed) */
+	if (ev->run) return;
 	const conf_job_t *j = x->h.job_conf(x->arg, ev->job);
 	if (!j || !j->error_handler_type) return;
 	conf_errh_t e;
@@ -290,6 +292,43 @@ static void on_event(void *arg, const struct event *ev)
 	json_free(&b);
 	if (!m) {
 		drop(x, e.type, ev->job, ev->item, "out of memory");
+		return;
+	}
+	put(x, m);
+}
+
+void errh_run_failed(errh_t *x, const char *job, uint32_t item, uint64_t run, const char *root, const char *instance,
+                     const char *cause, const char *tail)
+{
+	const conf_job_t *j = x ? x->h.job_conf(x->arg, job) : NULL;
+	if (!j || !j->error_handler_type) return;
+	conf_errh_t e;
+	if (conf_job_errh(j, &e, NULL, NULL) > 0 || e.type == CONF_ERRH_LOG || e.type == CONF_ERRH_IGNORE) return;
+	char *text = NULL;
+	if (asprintf(&text, "Workflow '%s' run %" PRIu64 " failed: job '%s' exception occur in job processing, caused by "
+	             "item %" PRIu32 ": %s\non %s%s%s", root, run, job, item, cause && *cause ? cause : "failed", instance,
+	             tail && *tail ? "\nlast output:\n" : "", tail ? tail : "") < 0)
+		text = NULL;
+	json_buf_t b;
+	json_init(&b);
+	if (e.type == CONF_ERRH_WEBHOOK && text) {
+		char r[24];
+		snprintf(r, sizeof r, "%" PRIu64, run);
+		json_raw(&b, "{\"workflow\":"), json_cstr(&b, root, JSON_PLAIN);
+		json_raw(&b, ",\"workflowRun\":"), json_raw(&b, r);
+		json_raw(&b, ",\"job\":"), json_cstr(&b, job, JSON_PLAIN);
+		json_raw(&b, ",\"item\":"), json_u64(&b, item);
+		json_raw(&b, ",\"instance\":"), json_cstr(&b, instance, JSON_PLAIN);
+		json_raw(&b, ",\"error\":"), json_cstr(&b, cause ? cause : "", JSON_PLAIN);
+		json_raw(&b, ",\"output\":"), json_cstr(&b, tail && *tail ? tail : NULL, JSON_PLAIN);
+		json_raw(&b, ",\"message\":"), json_cstr(&b, text, JSON_PLAIN);
+		json_raw(&b, "}");
+	}
+	struct errh_msg *m = text && !b.oom ? pack(&e, job, item, text, b.p) : NULL;
+	free(text);
+	json_free(&b);
+	if (!m) {
+		drop(x, e.type, job, item, "out of memory");
 		return;
 	}
 	put(x, m);

@@ -43,6 +43,17 @@ int errh_subscribe(errh_t *x, events_t *e);
  * then the thread ends. NULL is fine. */
 void errh_free(errh_t *x);
 
+/* A workflow run failed (docs/config.md "Workflows"): item of job failed for good in run of root,
+ * and this instance won the run's one message (coord_flow.c): job's handler sends
+ *   Workflow 'ROOT' run RUN failed: job 'JOB' exception occur in job processing, caused by item I: CAUSE
+ *   on INSTANCE[
+ *   last output:
+ *   TAIL]
+ * (WEBHOOK: {"workflow","workflowRun","job","item","instance","error","output","message"}). The
+ * items of a workflow's fires send nothing of their own. Called on the loop; x may be NULL. */
+void errh_run_failed(errh_t *x, const char *job, uint32_t item, uint64_t run, const char *root, const char *instance,
+                     const char *cause, const char *tail);
+
 enum errh_result { ERRH_SENT = 0, ERRH_FAILED, ERRH_DROPPED, ERRH__RESULTS };
 const char *errh_result_name(enum errh_result r);            /* "sent", "failed", "dropped" */
 /* Messages since the start, by handler (conf_errh_type_t: DINGTALK, WECHAT, EMAIL, WEBHOOK count)

@@ -192,6 +192,7 @@ void history_fields(json_buf_t *b, const struct event *ev, struct history_src *h
 		json_raw(b, "]");
 	}
 	if (ev->fires_omitted) json_raw(b, ",\"firesOmitted\":"), json_u64(b, ev->fires_omitted);
+	if (ev->run) json_raw(b, ",\"workflowRun\":"), json_u64(b, ev->run);   /* a workflow's fire */
 	json_raw(b, ",\"start\":"), iso_ms(h, b, ev->start_ms);
 	json_raw(b, ",\"end\":"), iso_ms(h, b, ev->end_ms);
 	json_raw(b, ",\"durationMs\":"), json_u64(b, (ev->duration_us + 500) / 1000);

@@ -1,0 +1,29 @@
+/* supervisor/coord/coord_flow.h: what coord_flow.c (the downstream side: waiting, deciding) and
+ * coord_flow_rec.c (the upstream side: a fire's nodes, its items' records, a take's run, the
+ * run's one message) share. The nodes are described in coord_flow.c. */
+#ifndef EJOB_COORD_FLOW_H
+#define EJOB_COORD_FLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "supervisor/coord/coord_int.h"
+
+#define FLOW_KEEP 32            /* runs kept under each job's ejob-flow/runs */
+#define FLOW_WINDOW 16          /* a run undecided when this many newer ones have started is given up */
+
+struct flist {                  /* a runs/ list: the run ids, ascending */
+	uint64_t *id;
+	size_t n;
+	int known;
+};
+
+/* another job's node: "/{job}" and fmt's */
+const char *fl_path(char *buf, const char *job, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* l: the run ids of a children answer (others' names skipped), ascending */
+void fl_list_set(struct flist *l, const struct zkc_res *r);
+int fl_list_has(const struct flist *l, uint64_t id);
+/* The runs under job's ejob-flow/runs beyond the FLOW_KEEP newest go (each with its children). */
+void fl_prune(coord_t *c, const char *job);
+
+#endif

@@ -1,0 +1,424 @@
+/* t/134-flow-run.c: workflows at run time (dependsOn; docs/config.md "Workflows"), on a real
+ * ZooKeeper and three real supervisors with the same jobs:
+ *   A (4 items, the root) -> B (2), C (2) -> D (2, fan-in: after both).
+ * Every script appends a start and an end line (job, item, EJOB_WORKFLOW_RUN, its time) to one log.
+ *   - a run (A triggered): A's items once, then B and C once each, then D once, every item once,
+ *     each after every item of what it depends on ended; EJOB_WORKFLOW_RUN is A's fire id in
+ *     every one; ZooKeeper keeps each job's part of the run ("fired N A", an ok record per item);
+ *   - A with a cron: two runs, each whole, each once;
+ *   - an item of C failing for good: B runs, D does not, and D's part of the run says why;
+ *   - the supervisor running A's last item killed -9 while it runs: the item is taken over and
+ *     recorded in the run, and B, C, D still run once;
+ *   - a supervisor killed -9 while B and C run (one of those that would start D): D once. */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "t/lib/tlib.h"
+#include "t/lib/tsup.h"
+#include "t/lib/tzk.h"
+#include "t/lib/tzkup.h"
+#include "t/tap.h"
+
+#define NSUP 3
+
+static struct tzkup u;
+static struct tsup s[NSUP];
+static char dir[400], logp[500];
+
+struct line {
+	char kind[8], job[8];
+	int item;
+	unsigned long long run, ns;
+	int sup;                    /* which supervisor's worker ran it: by EJOB_TASK_ID's instance */
+};
+
+static struct line lines[4000];
+static int nlines;
+
+static void read_log(void)
+{
+	nlines = 0;
+	FILE *f = fopen(logp, "re");
+	char buf[512];
+	while (f && nlines < (int)(sizeof lines / sizeof *lines) && fgets(buf, sizeof buf, f)) {
+		struct line *l = &lines[nlines];
+		char task[300] = "";
+		if (sscanf(buf, "%7s %7s %d %llu %llu %299s", l->kind, l->job, &l->item, &l->run, &l->ns, task) < 5) continue;
+		l->sup = -1;
+		for (int i = 0; i < NSUP; i++)
+			if (s[i].pid && strstr(task, s[i].id)) l->sup = i;
+		nlines++;
+	}
+	if (f) fclose(f);
+}
+
+/* lines of kind for job (item -1: any) in run (0: any) */
+static int count(const char *kind, const char *job, int item, unsigned long long run)
+{
+	int n = 0;
+	for (int i = 0; i < nlines; i++)
+		if (!strcmp(lines[i].kind, kind) && !strcmp(lines[i].job, job) && (item < 0 || lines[i].item == item) &&
+		    (!run || lines[i].run == run))
+			n++;
+	return n;
+}
+
+/* the latest end (or the earliest start) of job in run */
+static unsigned long long edge(const char *kind, const char *job, unsigned long long run, int latest)
+{
+	unsigned long long t = latest ? 0 : ~0ull;
+	for (int i = 0; i < nlines; i++)
+		if (!strcmp(lines[i].kind, kind) && !strcmp(lines[i].job, job) && lines[i].run == run)
+			t = latest ? (lines[i].ns > t ? lines[i].ns : t) : (lines[i].ns < t ? lines[i].ns : t);
+	return t;
+}
+
+struct want {
+	unsigned long long run;
+	int n;
+};
+
+static int ends_at_least(void *arg)
+{
+	struct want *w = arg;
+	read_log();
+	return count("end", "D", -1, w->run) >= w->n;
+}
+
+/* the run's id: the fire id of A's items in the log, the newest one not in seen */
+static unsigned long long newest_run(unsigned long long after)
+{
+	unsigned long long r = 0;
+	for (int i = 0; i < nlines; i++)
+		if (!strcmp(lines[i].job, "A") && lines[i].run > after && (!r || lines[i].run < r)) r = lines[i].run;
+	return r;
+}
+
+struct runwait {
+	unsigned long long after;
+};
+
+static int a_started(void *arg)
+{
+	struct runwait *w = arg;
+	read_log();
+	return newest_run(w->after) != 0;
+}
+
+/* Every job of run once per item, in order: A, then B and C, then D. */
+static void check_run(const char *what, unsigned long long run, int d_runs)
+{
+	const char *job[] = { "A", "B", "C", "D" };
+	int items[] = { 4, 2, 2, 2 };
+	char bad[400] = "";
+	for (int k = 0; k < 4; k++) {
+		if (k == 3 && !d_runs) continue;
+		for (int i = 0; i < items[k]; i++) {
+			int st = count("start", job[k], i, run), en = count("end", job[k], i, run);
+			if ((st != 1 || en != 1) && !bad[0])
+				snprintf(bad, sizeof bad, "%s item %d: %d starts, %d ends", job[k], i, st, en);
+		}
+	}
+	ok(!bad[0], "%s: every item of A, B, C%s ran once in run %llu%s%s", what, d_runs ? ", D" : "", run, bad[0] ? ": " : "",
+	   bad);
+	unsigned long long a_end = edge("end", "A", run, 1), b_st = edge("start", "B", run, 0), c_st = edge("start", "C", run, 0);
+	ok(b_st > a_end && c_st > a_end, "%s: B and C start after A's last item ended (+%.3f s, +%.3f s)", what,
+	   (double)(b_st - a_end) / 1e9, (double)(c_st - a_end) / 1e9);
+	if (d_runs) {
+		unsigned long long bc_end = edge("end", "B", run, 1) > edge("end", "C", run, 1) ? edge("end", "B", run, 1)
+		                                                                                : edge("end", "C", run, 1);
+		ok(edge("start", "D", run, 0) > bc_end, "%s: D starts after B's and C's last items ended (+%.3f s)", what,
+		   (double)(edge("start", "D", run, 0) - bc_end) / 1e9);
+	}
+}
+
+/* the webhook receiver: each POST's body as DIR/hook-N.json */
+static const char http_py[] =
+	"import os, sys, threading\n"
+	"from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler\n"
+	"d = sys.argv[1]\n"
+	"n = [0]\n"
+	"lock = threading.Lock()\n"
+	"class H(BaseHTTPRequestHandler):\n"
+	"    protocol_version = 'HTTP/1.1'\n"
+	"    def log_message(self, *a): pass\n"
+	"    def do_POST(self):\n"
+	"        body = self.rfile.read(int(self.headers.get('Content-Length', '0')))\n"
+	"        with lock:\n"
+	"            n[0] += 1\n"
+	"            k = n[0]\n"
+	"        open(os.path.join(d, 'hook-%d.tmp' % k), 'wb').write(body)\n"
+	"        os.rename(os.path.join(d, 'hook-%d.tmp' % k), os.path.join(d, 'hook-%d.json' % k))\n"
+	"        self.send_response(200)\n"
+	"        self.send_header('Content-Length', '0')\n"
+	"        self.end_headers()\n"
+	"s = ThreadingHTTPServer(('127.0.0.1', 0), H)\n"
+	"s.daemon_threads = True\n"
+	"open(os.path.join(d, 'port.tmp'), 'w').write(str(s.server_address[1]))\n"
+	"os.rename(os.path.join(d, 'port.tmp'), os.path.join(d, 'port'))\n"
+	"s.serve_forever()\n";
+
+static int hook_port;
+
+static int port_there(void *arg)
+{
+	(void)arg;
+	char p[600];
+	snprintf(p, sizeof p, "%s/port", dir);
+	FILE *f = fopen(p, "re");
+	if (!f) return 0;
+	int ok_ = fscanf(f, "%d", &hook_port) == 1;
+	fclose(f);
+	return ok_;
+}
+
+static void start_receiver(void)
+{
+	char py[600];
+	snprintf(py, sizeof py, "%s/rx.py", dir);
+	tlib_write_file(py, http_py, strlen(http_py));
+	pid_t p = tlib_fork();
+	if (p == 0) {
+		execl("/usr/bin/python3", "python3", py, dir, (char *)NULL);
+		_exit(127);
+	}
+	if (!tlib_wait_for(port_there, NULL, 15000)) BAIL_OUT("the webhook receiver did not start");
+}
+
+static int hooks(char *first, size_t len)
+{
+	int n = 0;
+	for (int k = 1; k < 100; k++) {
+		char p[600];
+		snprintf(p, sizeof p, "%s/hook-%d.json", dir, k);
+		FILE *f = fopen(p, "re");
+		if (!f) break;
+		if (k == 1 && first) {
+			size_t got = fread(first, 1, len - 1, f);
+			first[got] = 0;
+		}
+		fclose(f);
+		n++;
+	}
+	return n;
+}
+
+static const char *jobs_yaml(const char *a_cron)
+{
+	static char y[4096];
+	char sh[600], text[3000];
+	snprintf(text, sizeof text,
+	         "#!/bin/sh\n"
+	         "echo \"start $EJOB_JOB $EJOB_ITEM ${EJOB_WORKFLOW_RUN:-0} $(date +%%s%%N) $EJOB_TASK_ID\" >> %s\n"
+	         "[ -e %s/slow-$EJOB_JOB-$EJOB_ITEM ] && sleep 3\n"
+	         "[ -e %s/fail-$EJOB_JOB-$EJOB_ITEM ] && exit 3\n"
+	         "sleep 0.2\n"
+	         "echo \"end $EJOB_JOB $EJOB_ITEM ${EJOB_WORKFLOW_RUN:-0} $(date +%%s%%N) $EJOB_TASK_ID\" >> %s\n",
+	         logp, dir, dir, logp);
+	tlib_script(sh, sizeof sh, "job.sh", text);
+	snprintf(y, sizeof y,
+	         "  A:\n    type: script\n    cron: \"%s\"\n    shardingTotalCount: 4\n    failover: true\n    overwrite: true\n"
+	         "    props: {script.command.line: \"%s\"}\n"
+	         "  B:\n    type: script\n    dependsOn: [A]\n    shardingTotalCount: 2\n    failover: true\n    overwrite: true\n"
+	         "    jobErrorHandlerType: WEBHOOK\n"
+	         "    props: {script.command.line: \"%s\", webhook.url: \"http://127.0.0.1:%d/b\"}\n"
+	         "  C:\n    type: script\n    dependsOn: [A]\n    shardingTotalCount: 2\n    failover: true\n    overwrite: true\n"
+	         "    jobErrorHandlerType: WEBHOOK\n"
+	         "    props: {script.command.line: \"%s\", webhook.url: \"http://127.0.0.1:%d/c\"}\n"
+	         "  D:\n    type: script\n    dependsOn: [B, C]\n    shardingTotalCount: 2\n    failover: true\n    overwrite: true\n"
+	         "    props: {script.command.line: \"%s\"}\n",
+	         a_cron, sh, sh, hook_port, sh, hook_port, sh);
+	return y;
+}
+
+static void touch(const char *name)
+{
+	char p[600];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	tlib_write_file(p, "", 0);
+}
+
+static void untouch(const char *name)
+{
+	char p[600];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	unlink(p);
+}
+
+/* A triggered by hand: the run it starts, once A's first item has logged */
+static unsigned long long trigger_a(unsigned long long after)
+{
+	char *o = NULL, *e = NULL;
+	is_int(tzkup_ctl(&u, &o, &e, "trigger", "A", NULL), 0, "ejobctl trigger A");
+	free(o), free(e);
+	struct runwait w = { after };
+	if (!tlib_wait_for(a_started, &w, 15000)) return 0;
+	return newest_run(after);
+}
+
+static unsigned long long last_run;
+
+struct dwait {
+	const char *job, *want;
+	unsigned long long run;
+};
+
+static int data_is(void *arg)
+{
+	struct dwait *d = arg;
+	return !strcmp(tzkup_data(&u, tzkup_path(&u, d->job, "ejob-flow/runs/%llu", d->run)), d->want);
+}
+
+static int tlib_wait_for_data(struct tzkup *uu, const char *job, unsigned long long run, const char *want, unsigned ms)
+{
+	(void)uu;
+	struct dwait d = { job, want, run };
+	return tlib_wait_for(data_is, &d, ms);
+}
+
+static int run_node_is(const char *job, unsigned long long run, const char *want)
+{
+	return !strcmp(tzkup_data(&u, tzkup_path(&u, job, "ejob-flow/runs/%llu", run)), want);
+}
+
+static void kill9(int i)
+{
+	pid_t kids[64];
+	int nk = tsup_descendants(s[i].pid, kids, 64);
+	kill(s[i].pid, SIGKILL);
+	for (int k = 0; k < nk; k++) kill(kids[k], SIGKILL);
+	waitpid(s[i].pid, NULL, 0);
+	tlib_untrack(s[i].pid);
+	s[i].pid = 0;
+}
+
+static int sup_of_running(const char *job, int item)
+{
+	char id[200];
+	snprintf(id, sizeof id, "%s", tzkup_data(&u, tzkup_path(&u, job, "sharding/%d/instance", item)));
+	for (int i = 0; i < NSUP; i++)
+		if (s[i].pid && !strcmp(s[i].id, id)) return i;
+	return -1;
+}
+
+int main(void)
+{
+	tlib_init(240);
+	tzkup_start(&u, 200, "t134", 4000);
+	snprintf(dir, sizeof dir, "%s", tlib_tmpdir());
+	snprintf(logp, sizeof logp, "%s/runs.log", dir);
+	start_receiver();
+	const char *jobs = jobs_yaml("0 0 0 1 1 ? 2099");
+	tzkup_run_n(&u, s, NSUP, "workers: 4, shutdownGraceSeconds: 0, killGraceSeconds: 1", jobs);
+	for (int i = 0; i < NSUP; i++)
+		ok(tzkup_wait_registered(&u, "D", s[i].id, 0, 20000), "s%d registered D", i);
+	ok(tzkup_wait_epoch(&u, "A", 0, 15000) && tzkup_wait_epoch(&u, "D", 0, 15000), "A and D sharded");
+
+	/* ---- one run --------------------------------------------------------------------------------- */
+	unsigned long long r1 = trigger_a(0);
+	ok(r1 > 0, "A's fire started run %llu (EJOB_WORKFLOW_RUN in A's items)", r1);
+	struct want w = { r1, 2 };
+	ok(tlib_wait_for(ends_at_least, &w, 20000), "D's 2 items ended in run %llu", r1);
+	usleep(1500000);            /* a second fire of anything would be in the log by now */
+	read_log();
+	check_run("run 1", r1, 1);
+	is_int(nlines, 2 * (4 + 2 + 2 + 2), "  and nothing else ran (%d lines)", nlines);
+	char want_d[64];
+	snprintf(want_d, sizeof want_d, "fired 2 A");
+	ok(run_node_is("D", r1, want_d) && run_node_is("B", r1, want_d) && run_node_is("A", r1, "fired 4 A"),
+	   "ZooKeeper: D's, B's and A's parts of the run (%s)", tzkup_data(&u, tzkup_path(&u, "D", "ejob-flow/runs/%llu", r1)));
+	ok(!tzkup_missing(&u, tzkup_path(&u, "D", "ejob-flow/runs/%llu/0.ok", r1)) &&
+	   !tzkup_missing(&u, tzkup_path(&u, "D", "ejob-flow/runs/%llu/1.ok", r1)) &&
+	   !tzkup_missing(&u, tzkup_path(&u, "A", "ejob-flow/runs/%llu/3.ok", r1)), "  each item's ok record");
+	last_run = r1;
+
+	/* ---- an item of B and one of C fail for good: D is skipped, one message ------------------------ */
+	touch("fail-C-1");
+	touch("fail-B-0");
+	unsigned long long r2 = trigger_a(last_run);
+	ok(r2 > r1, "run 2: %llu", r2);
+	/* the first failure D saw: either */
+	ok(tlib_wait_for_data(&u, "D", r2, "skipped A B item 0 failed", 20000) ||
+	   tlib_wait_for_data(&u, "D", r2, "skipped A C item 1 failed", 1), "D's part of run 2: %s",
+	   tzkup_data(&u, tzkup_path(&u, "D", "ejob-flow/runs/%llu", r2)));
+	usleep(1500000);
+	read_log();
+	is_int(count("start", "D", -1, r2), 0, "  D did not run");
+	ok(count("start", "B", 0, r2) == 1 && count("end", "B", 0, r2) == 0 && count("end", "B", 1, r2) == 1,
+	   "  B: item 0 failed, item 1 ended");
+	ok(count("end", "C", 0, r2) == 1 && count("start", "C", 1, r2) == 1 && count("end", "C", 1, r2) == 0,
+	   "  C: item 0 ended, item 1 failed");
+	const char *rec = tzkup_data(&u, tzkup_path(&u, "C", "ejob-flow/runs/%llu/1.failed", r2));
+	ok(strstr(rec, "@-@") && strstr(rec, "exit 3"), "  C's record of item 1 names where and why: %s", rec);
+	untouch("fail-C-1");
+	untouch("fail-B-0");
+	usleep(1000000);            /* a second message would be there by now */
+	char body[4096] = "", want_run[80];
+	int nh = hooks(body, sizeof body);
+	is_int(nh, 1, "one error handler message for the run (two items failed, on two jobs)");
+	snprintf(want_run, sizeof want_run, "\"workflow\":\"A\",\"workflowRun\":%llu,", r2);
+	ok(strstr(body, want_run) && strstr(body, "Workflow 'A' run ") && strstr(body, "exit 3"),
+	   "  it names the workflow, the run, the item and why: %s", body);
+	const char *msg = tzkup_data(&u, tzkup_path(&u, "A", "ejob-flow/runs/%llu/message", r2));
+	ok(strncmp(msg, "B 0 ", 4) == 0 || strncmp(msg, "C 1 ", 4) == 0, "  the run's message node says whose: %s", msg);
+	last_run = r2;
+
+	/* ---- the supervisor running A's last item killed -9 while it runs ---------------------------- */
+	touch("slow-A-3");
+	unsigned long long r3 = trigger_a(last_run);
+	ok(r3 > r2, "run 3: %llu", r3);
+	int victim = sup_of_running("A", 3);
+	ok(victim >= 0, "A's item 3 runs on s%d", victim);
+	usleep(1000000);
+	if (victim >= 0) kill9(victim);
+	untouch("slow-A-3");
+	w.run = r3;
+	ok(tlib_wait_for(ends_at_least, &w, 30000), "D's 2 items ended in run 3");
+	usleep(1500000);
+	read_log();
+	is_int(count("start", "A", 3, r3), 2, "  A's item 3 ran twice: cut by the kill, then taken over");
+	ok(!tzkup_missing(&u, tzkup_path(&u, "A", "ejob-flow/runs/%llu/3.ok", r3)), "  the take recorded item 3 in run 3");
+	for (int k = 0; k < 3; k++) {
+		const char *j = k == 0 ? "B" : k == 1 ? "C" : "D";
+		ok(count("start", j, 0, r3) == 1 && count("start", j, 1, r3) == 1 && count("end", j, 0, r3) == 1 &&
+		   count("end", j, 1, r3) == 1, "  %s ran once, each item once", j);
+	}
+	if (victim >= 0) {
+		char ip[32];
+		snprintf(ip, sizeof ip, "127.0.0.%d", victim + 1);
+		tzkup_run(&u, &s[victim], ip);
+		ok(tzkup_wait_registered(&u, "D", s[victim].id, 0, 20000), "s%d back", victim);
+	}
+	last_run = r3;
+
+	/* ---- a supervisor killed -9 while B and C run --------------------------------------------------- */
+	touch("slow-B-0");
+	touch("slow-B-1");
+	unsigned long long r4 = trigger_a(last_run);
+	ok(r4 > r3, "run 4: %llu", r4);
+	struct want bw = { r4, 0 };
+	(void)bw;
+	int v2 = -1;
+	for (uint64_t end = tlib_now_ms() + 15000; tlib_now_ms() < end && v2 < 0; usleep(50000)) {
+		read_log();
+		for (int i = 0; i < nlines; i++)
+			if (!strcmp(lines[i].kind, "start") && !strcmp(lines[i].job, "B") && lines[i].run == r4) v2 = lines[i].sup;
+	}
+	ok(v2 >= 0, "B runs (an item on s%d)", v2);
+	if (v2 >= 0) kill9(v2);
+	untouch("slow-B-0");
+	untouch("slow-B-1");
+	w.run = r4;
+	ok(tlib_wait_for(ends_at_least, &w, 30000), "D's 2 items ended in run 4");
+	usleep(1500000);
+	read_log();
+	ok(count("start", "D", 0, r4) == 1 && count("start", "D", 1, r4) == 1 && count("end", "D", -1, r4) == 2,
+	   "  D ran once, each item once");
+	ok(count("end", "B", 0, r4) == 1 && count("end", "B", 1, r4) == 1, "  B's items each ended once (one taken over)");
+	return done_testing();
+}
