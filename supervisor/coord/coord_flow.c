@@ -53,19 +53,6 @@ struct frun {                   /* a run this downstream job waits on */
 	struct frun *next;
 };
 
-struct cflow {
-	struct cjob *j;
-	size_t nup;
-	char **up;                  /* the upstream jobs (dependsOn, a copy) */
-	zkc_keep_t **w_up;          /* [nup]: /{U}/ejob-flow/runs children */
-	struct flist *ul;           /* [nup] */
-	zkc_keep_t *w_own;          /* /{D}/ejob-flow/runs children */
-	struct flist own;
-	struct frun *runs;
-	uint64_t session;
-	int refs;                   /* requests in flight with it as their argument */
-	int dead;                   /* freed by its job: the last of them frees it */
-};
 
 /* an answer to one of its requests: 0 when the flow is gone (and freed with its last request) */
 static int flow_back(struct cflow *fl)
@@ -280,13 +267,18 @@ struct fire_op {                /* a trigger multi in flight */
 	char *root;
 	char **inst;                /* D's instances */
 	int ninst;
+	char **ej;                  /* of them, ElasticJob's (no leader/failover/alive node) */
+	int nej;
+	struct fproxy *proxy;       /* their items watched */
 };
 
 static void fop_free(struct fire_op *o)
 {
 	flow_back(o->fl);
 	for (int i = 0; i < o->ninst; i++) free(o->inst[i]);
+	for (int i = 0; i < o->nej; i++) free(o->ej[i]);
 	free(o->inst);
+	free(o->ej);
 	free(o->root);
 	free(o);
 }
@@ -305,11 +297,13 @@ static void fire_done(void *arg, const struct zkc_res *r)
 	struct cflow *fl = o->fl;
 	struct frun *run = fop_run(o, r);
 	if (!run) {
+		if (o->proxy && !fl->dead && r->rc != ZOK) fl_proxy_drop(fl, o->proxy);
 		fop_free(o);
 		return;
 	}
 	run->deciding = 0;
 	int first = r->nops > 0 ? r->op_rc[0] : r->rc;
+	if (r->rc != ZOK && o->proxy) fl_proxy_drop(fl, o->proxy);
 	if (r->rc == ZOK) {
 		log_info("job %s: workflow %s, run %" PRIu64 ": every upstream job ended ok: it fires on its %d instance%s",
 		         fl->j->name, o->root, o->id, o->ninst, o->ninst == 1 ? "" : "s");
@@ -361,6 +355,10 @@ static void triggers_listed(void *arg, const struct zkc_res *r)
 		fop_free(o);
 		return;
 	}
+	if (o->nej) {
+		/* ElasticJob's instances: their items watched from before the trigger (proxy_seen) */
+		if ((o->proxy = fl_proxy_new(fl, o->id, o->ej, o->nej))) o->ej = NULL, o->nej = 0;
+	}
 	zkc_multi_t *m = zkc_multi_new();
 	int n = snprintf(d, sizeof d, "fired %d %s", cj_conf(fl->j)->sharding_total_count, o->root);
 	zkc_multi_create(m, cj_path(fl->j, p, "/ejob-flow/runs/%" PRIu64, o->id), d, n, 0);
@@ -371,6 +369,35 @@ static void triggers_listed(void *arg, const struct zkc_res *r)
 	}
 	free(data);
 	if (zkc_multi_commit(fl->j->c->z, m, fire_done, o) != ZOK) {
+		run->deciding = 0;
+		fop_free(o);
+	}
+}
+
+/* ejob's instances have leader/failover/alive/{id}: the others are ElasticJob's */
+static void alive_listed(void *arg, const struct zkc_res *r)
+{
+	struct fire_op *o = arg;
+	struct cflow *fl = o->fl;
+	struct frun *run = fop_run(o, r);
+	char p[CJ_PATH_MAX];
+	if (!run || (r->rc != ZOK && r->rc != ZNONODE)) {
+		if (run) run->deciding = 0;
+		if (run && cj_unanswered(r->rc)) evaluate(fl);
+		fop_free(o);
+		return;
+	}
+	for (int i = 0; i < o->ninst; i++) {
+		if (r->rc == ZOK && has(r->children, r->nchildren, o->inst[i])) continue;
+		char **v = realloc(o->ej, (size_t)(o->nej + 1) * sizeof *v);
+		if (!v || !(v[o->nej] = strdup(o->inst[i]))) {
+			if (v) o->ej = v;
+			continue;
+		}
+		o->ej = v;
+		o->nej++;
+	}
+	if (zkc_children(fl->j->c->z, cj_path(fl->j, p, "/trigger"), NULL, NULL, triggers_listed, o) != ZOK) {
 		run->deciding = 0;
 		fop_free(o);
 	}
@@ -395,7 +422,7 @@ static void instances_listed(void *arg, const struct zkc_res *r)
 	}
 	for (int i = 0; i < r->nchildren; i++)
 		if ((o->inst[o->ninst] = strdup(r->children[i]))) o->ninst++;
-	if (zkc_children(fl->j->c->z, cj_path(fl->j, p, "/trigger"), NULL, NULL, triggers_listed, o) != ZOK) {
+	if (zkc_children(fl->j->c->z, cj_path(fl->j, p, "/leader/failover/alive"), NULL, NULL, alive_listed, o) != ZOK) {
 		run->deciding = 0;
 		fop_free(o);
 	}
@@ -529,6 +556,7 @@ static void flow_free(struct cflow *fl)
 		fl->runs = r->next;
 		run_free(r);
 	}
+	fl_proxies_free(fl);
 	for (size_t k = 0; k < fl->nup; k++) {
 		zkc_keep_free(fl->w_up ? fl->w_up[k] : NULL);
 		free(fl->ul ? fl->ul[k].id : NULL);

@@ -18,6 +18,30 @@ struct flist {                  /* a runs/ list: the run ids, ascending */
 	int known;
 };
 
+/* A job with dependsOn: what its instance here watches and decides (coord_flow.c) */
+struct cflow {
+	struct cjob *j;
+	size_t nup;
+	char **up;                  /* the upstream jobs (dependsOn, a copy) */
+	zkc_keep_t **w_up;          /* [nup]: /{U}/ejob-flow/runs children */
+	struct flist *ul;           /* [nup] */
+	zkc_keep_t *w_own;          /* /{D}/ejob-flow/runs children */
+	struct flist own;
+	struct frun *runs;
+	struct fproxy *proxies;     /* the runs whose ElasticJob instances' items this instance records */
+	uint64_t session;
+	int refs;                   /* requests in flight with it as their argument */
+	int dead;                   /* freed by its job: the last of them frees it */
+};
+
+/* coord_flow_ej.c: the items of ElasticJob's instances (ej[0..nej), taken) of a run this instance
+ * fired: every item's running node watched from now; an ElasticJob instance's recorded ok when it
+ * goes. NULL: out of memory (ej freed). Dropped when the trigger multi fails. */
+struct fproxy;
+struct fproxy *fl_proxy_new(struct cflow *fl, uint64_t run, char **ej, int nej);
+void fl_proxy_drop(struct cflow *fl, struct fproxy *x);
+void fl_proxies_free(struct cflow *fl);
+
 /* another job's node: "/{job}" and fmt's */
 const char *fl_path(char *buf, const char *job, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* l: the run ids of a children answer (others' names skipped), ascending */
