@@ -114,7 +114,7 @@ static int a_started(void *arg)
 static void check_run(const char *what, unsigned long long run, int d_runs)
 {
 	const char *job[] = { "A", "B", "C", "D" };
-	int items[] = { 4, 2, 2, 2 };
+	int items[] = { 4, 2, 2, 3 };
 	char bad[400] = "";
 	for (int k = 0; k < 4; k++) {
 		if (k == 3 && !d_runs) continue;
@@ -230,7 +230,7 @@ static const char *jobs_yaml(const char *a_cron)
 	         "  C:\n    type: script\n    dependsOn: [A]\n    shardingTotalCount: 2\n    failover: true\n    overwrite: true\n"
 	         "    jobErrorHandlerType: WEBHOOK\n"
 	         "    props: {script.command.line: \"%s\", webhook.url: \"http://127.0.0.1:%d/c\"}\n"
-	         "  D:\n    type: script\n    dependsOn: [B, C]\n    shardingTotalCount: 2\n    failover: true\n    overwrite: true\n"
+	         "  D:\n    type: script\n    dependsOn: [B, C]\n    shardingTotalCount: 3\n    failover: true\n    overwrite: true\n"
 	         "    props: {script.command.line: \"%s\"}\n",
 	         a_cron, sh, sh, hook_port, sh, hook_port, sh);
 	return y;
@@ -322,15 +322,13 @@ int main(void)
 	/* ---- one run --------------------------------------------------------------------------------- */
 	unsigned long long r1 = trigger_a(0);
 	ok(r1 > 0, "A's fire started run %llu (EJOB_WORKFLOW_RUN in A's items)", r1);
-	struct want w = { r1, 2 };
-	ok(tlib_wait_for(ends_at_least, &w, 20000), "D's 2 items ended in run %llu", r1);
+	struct want w = { r1, 3 };
+	ok(tlib_wait_for(ends_at_least, &w, 20000), "D's 3 items ended in run %llu", r1);
 	usleep(1500000);            /* a second fire of anything would be in the log by now */
 	read_log();
 	check_run("run 1", r1, 1);
-	is_int(nlines, 2 * (4 + 2 + 2 + 2), "  and nothing else ran (%d lines)", nlines);
-	char want_d[64];
-	snprintf(want_d, sizeof want_d, "fired 2 A");
-	ok(run_node_is("D", r1, want_d) && run_node_is("B", r1, want_d) && run_node_is("A", r1, "fired 4 A"),
+	is_int(nlines, 2 * (4 + 2 + 2 + 3), "  and nothing else ran (%d lines)", nlines);
+	ok(run_node_is("D", r1, "fired 3 A") && run_node_is("B", r1, "fired 2 A") && run_node_is("A", r1, "fired 4 A"),
 	   "ZooKeeper: D's, B's and A's parts of the run (%s)", tzkup_data(&u, tzkup_path(&u, "D", "ejob-flow/runs/%llu", r1)));
 	ok(!tzkup_missing(&u, tzkup_path(&u, "D", "ejob-flow/runs/%llu/0.ok", r1)) &&
 	   !tzkup_missing(&u, tzkup_path(&u, "D", "ejob-flow/runs/%llu/1.ok", r1)) &&
@@ -378,15 +376,16 @@ int main(void)
 	if (victim >= 0) kill9(victim);
 	untouch("slow-A-3");
 	w.run = r3;
-	ok(tlib_wait_for(ends_at_least, &w, 30000), "D's 2 items ended in run 3");
+	ok(tlib_wait_for(ends_at_least, &w, 30000), "D's 3 items ended in run 3");
 	usleep(1500000);
 	read_log();
 	is_int(count("start", "A", 3, r3), 2, "  A's item 3 ran twice: cut by the kill, then taken over");
 	ok(!tzkup_missing(&u, tzkup_path(&u, "A", "ejob-flow/runs/%llu/3.ok", r3)), "  the take recorded item 3 in run 3");
 	for (int k = 0; k < 3; k++) {
 		const char *j = k == 0 ? "B" : k == 1 ? "C" : "D";
-		ok(count("start", j, 0, r3) == 1 && count("start", j, 1, r3) == 1 && count("end", j, 0, r3) == 1 &&
-		   count("end", j, 1, r3) == 1, "  %s ran once, each item once", j);
+		int nit = k == 2 ? 3 : 2, once = 1;
+		for (int i = 0; i < nit; i++) once &= count("start", j, i, r3) == 1 && count("end", j, i, r3) == 1;
+		ok(once, "  %s ran once, each item once", j);
 	}
 	if (victim >= 0) {
 		char ip[32];
@@ -414,11 +413,52 @@ int main(void)
 	untouch("slow-B-0");
 	untouch("slow-B-1");
 	w.run = r4;
-	ok(tlib_wait_for(ends_at_least, &w, 30000), "D's 2 items ended in run 4");
+	ok(tlib_wait_for(ends_at_least, &w, 30000), "D's 3 items ended in run 4");
 	usleep(1500000);
 	read_log();
-	ok(count("start", "D", 0, r4) == 1 && count("start", "D", 1, r4) == 1 && count("end", "D", -1, r4) == 2,
-	   "  D ran once, each item once");
+	ok(count("start", "D", 0, r4) == 1 && count("start", "D", 1, r4) == 1 && count("start", "D", 2, r4) == 1 &&
+	   count("end", "D", -1, r4) == 3, "  D ran once, each item once");
 	ok(count("end", "B", 0, r4) == 1 && count("end", "B", 1, r4) == 1, "  B's items each ended once (one taken over)");
+	if (v2 >= 0) {
+		char ip[32];
+		snprintf(ip, sizeof ip, "127.0.0.%d", v2 + 1);
+		tzkup_run(&u, &s[v2], ip);
+		ok(tzkup_wait_registered(&u, "D", s[v2].id, 0, 20000), "s%d back", v2);
+	}
+	last_run = r4;
+
+	/* ---- one that owns an item of D and none of B or C killed while they run: it is still
+	 * registered when D fires, and never takes its trigger; when its session ends, the leader gives
+	 * the run to the others, and its item of D runs there, once --------------------------------- */
+	for (int i = 0; i < NSUP; i++) ok(tzkup_wait_owned(&u, "D", 3, s[i].id, 1, 20000), "s%d owns one item of D", i);
+	int idle = -1;
+	for (int i = 0; i < NSUP && idle < 0; i++)
+		if (!tzkup_owned(&u, "B", 2, s[i].id) && !tzkup_owned(&u, "C", 2, s[i].id)) idle = i;
+	ok(idle >= 0, "s%d has no item of B or C", idle);
+	touch("slow-B-0");
+	touch("slow-B-1");
+	unsigned long long r5 = trigger_a(last_run);
+	ok(r5 > r4, "run 5: %llu", r5);
+	int b_runs = 0;
+	for (uint64_t end = tlib_now_ms() + 15000; tlib_now_ms() < end && !b_runs; usleep(20000)) {
+		read_log();
+		b_runs = count("start", "B", -1, r5) > 0;
+	}
+	ok(b_runs, "B runs");
+	char idle_id[128];
+	snprintf(idle_id, sizeof idle_id, "%s", idle >= 0 ? s[idle].id : "-");
+	if (idle >= 0) kill9(idle);
+	untouch("slow-B-0");
+	untouch("slow-B-1");
+	ok(tlib_wait_for_data(&u, "D", r5, "fired 3 A", 15000), "D fired in run 5");
+	ok(!tzkup_missing(&u, tzkup_path(&u, "D", "instances/%s", idle_id)), "  while the killed one was still registered");
+	w.run = r5;
+	ok(tlib_wait_for(ends_at_least, &w, 30000), "D's 3 items ended in run 5");
+	usleep(1500000);
+	read_log();
+	int once = 1;
+	for (int i = 0; i < 3; i++) once &= count("start", "D", i, r5) == 1 && count("end", "D", i, r5) == 1;
+	ok(once, "  each item of D once (the killed one's on another)");
+	ok(tzkup_missing(&u, tzkup_path(&u, "D", "trigger/%s", idle_id)), "  its trigger node taken by the leader");
 	return done_testing();
 }

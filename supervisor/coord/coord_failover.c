@@ -510,10 +510,12 @@ void cf_instances(struct cjob *j, char *const *old, int nold)
 		if (still) continue;
 		log_info("job %s: instance %s went away", j->name, old[k]);
 		failover_crashed(j, old[k]);
+		cx_flow_gone(j, old[k]);    /* a workflow run's trigger it never took (coord_flow.c) */
 	}
 	/* a new leader does not know who was there before: items running for an instance that is
 	 * not there now crashed with it (it may have been the old leader) */
 	if (!old) failover_crashed(j, NULL);
+	if (!old) cx_flow_orphans(j);   /* and run triggers left by instances not there (coord_flow.c) */
 	/* which of those there now are ejob's (they hold leader/failover/alive/{id}): when one goes,
 	 * its items' last records say which fires it ran (ElasticJob's instances write none) */
 	char p[CJ_PATH_MAX];

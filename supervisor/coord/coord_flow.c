@@ -327,7 +327,7 @@ static void fire_done(void *arg, const struct zkc_res *r)
 	fop_free(o);
 }
 
-static int has(char *const *v, int n, const char *s)
+int fl_has(char *const *v, int n, const char *s)
 {
 	for (int i = 0; i < n; i++)
 		if (!strcmp(v[i], s)) return 1;
@@ -364,7 +364,7 @@ static void triggers_listed(void *arg, const struct zkc_res *r)
 	zkc_multi_create(m, cj_path(fl->j, p, "/ejob-flow/runs/%" PRIu64, o->id), d, n, 0);
 	for (int i = 0; i < o->ninst; i++) {
 		cj_path(fl->j, p, "/trigger/%s", o->inst[i]);
-		if (r->rc == ZOK && has(r->children, r->nchildren, o->inst[i])) zkc_multi_set(m, p, data, (int)strlen(data), -1);
+		if (r->rc == ZOK && fl_has(r->children, r->nchildren, o->inst[i])) zkc_multi_set(m, p, data, (int)strlen(data), -1);
 		else zkc_multi_create(m, p, data, (int)strlen(data), 0);
 	}
 	free(data);
@@ -388,7 +388,7 @@ static void alive_listed(void *arg, const struct zkc_res *r)
 		return;
 	}
 	for (int i = 0; i < o->ninst; i++) {
-		if (r->rc == ZOK && has(r->children, r->nchildren, o->inst[i])) continue;
+		if (r->rc == ZOK && fl_has(r->children, r->nchildren, o->inst[i])) continue;
 		char **v = realloc(o->ej, (size_t)(o->nej + 1) * sizeof *v);
 		if (!v || !(v[o->nej] = strdup(o->inst[i]))) {
 			if (v) o->ej = v;

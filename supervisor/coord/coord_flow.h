@@ -42,6 +42,9 @@ struct fproxy *fl_proxy_new(struct cflow *fl, uint64_t run, char **ej, int nej);
 void fl_proxy_drop(struct cflow *fl, struct fproxy *x);
 void fl_proxies_free(struct cflow *fl);
 
+/* s is one of v[0..n) */
+int fl_has(char *const *v, int n, const char *s);
+
 /* another job's node: "/{job}" and fmt's */
 const char *fl_path(char *buf, const char *job, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* l: the run ids of a children answer (others' names skipped), ascending */

@@ -180,10 +180,17 @@ static void find_keep(struct cfire *f, uint32_t item)
 	ff->why = why ? strdup(why) : NULL;
 }
 
+struct fvet {                   /* cx_flow_vet's read (below) */
+	struct cfire *f;            /* NULL: the fire went (cx_flow_detach) */
+	uint32_t total;
+};
+
 void cx_flow_detach(struct cfire *f)
 {
 	if (f->ff) f->ff->f = NULL;
 	f->ff = NULL;
+	if (f->fv) f->fv->f = NULL;
+	f->fv = NULL;
 }
 
 /* ---- a failed item: the run's one message ------------------------------------------------------------ *
@@ -273,9 +280,61 @@ void cx_flow_end(struct cfire *f)
 	char p[CJ_PATH_MAX], d[300];
 	if (!run || f->failover || f->j->c->closing) return;
 	for (uint32_t i = 0; i < f->nunrun; i++) {
+		if (f->vetted && f->unrun[i] < fire_total(f->fire) && f->vetted[f->unrun[i]] == 2) continue;   /* recorded */
 		int n = snprintf(d, sizeof d, "%s (not run: disabled here)", f->j->c->id);
 		zkc_create(f->j->c->z, cj_path(f->j, p, "/ejob-flow/runs/%" PRIu64 "/%" PRIu32 ".ok", run, f->unrun[i]), d, n, 0,
 		           NULL, NULL);
 	}
 }
 
+
+/* ---- a downstream fire of a run: the items recorded in it already are not run again ------------- *
+ *
+ * A run's trigger can come twice to an instance: the one a dead instance left is handed to the
+ * living ones (cx_flow_gone), and a fire owed while the last one ran fires after it. Each fire of
+ * a run of a job with dependsOn reads the run's records first (one read) and runs only the items
+ * of its assignment that have none, as a returning instance's catch-up leaves out what ran on
+ * takers (coord_vet.c). */
+static void vet_listed(void *arg, const struct zkc_res *r)
+{
+	struct fvet *v = arg;
+	struct cfire *f = v->f;
+	if (f) {
+		uint8_t *ran = calloc(v->total ? v->total : 1, 1);
+		uint32_t n = 0;
+		for (uint32_t i = 0; ran && i < v->total; i++) ran[i] = 1;
+		for (int k = 0; ran && r->rc == ZOK && k < r->nchildren; k++) {
+			char *end;
+			unsigned long i = strtoul(r->children[k], &end, 10);
+			if (end == r->children[k] || (strcmp(end, ".ok") && strcmp(end, ".failed")) || i >= v->total) continue;
+			if (ran[i] != 2) n++;
+			ran[i] = 2;
+		}
+		if (n)
+			log_info("job %s: workflow %s, run %" PRIu64 ": %" PRIu32 " item%s of it ran already: not again here",
+			         f->j->name, fire_root(f->fire), fire_run(f->fire), n, n == 1 ? "" : "s");
+		f->fv = NULL;
+		f->vetted = ran;        /* out of memory: run them all */
+		cx_step(f, FX_READY, NULL);
+	}
+	free(v);
+}
+
+int cx_flow_vet(struct cfire *f)
+{
+	struct cjob *j = f->j;
+	uint64_t run = fire_run(f->fire);
+	const char *root = fire_root(f->fire);
+	if (!run || !root || !strcmp(root, j->name) || f->failover || f->fv || zkc_state(j->c->z) != ZKC_CONNECTED) return 0;
+	struct fvet *v = calloc(1, sizeof *v);
+	if (!v) return 0;
+	v->f = f;
+	v->total = fire_total(f->fire);
+	char p[CJ_PATH_MAX];
+	if (zkc_children(j->c->z, cj_path(j, p, "/ejob-flow/runs/%" PRIu64, run), NULL, NULL, vet_listed, v) != ZOK) {
+		free(v);
+		return 0;
+	}
+	f->fv = v;
+	return 1;
+}

@@ -186,7 +186,7 @@ static void nothing_here(struct cfire *f, uint32_t owned)
 static void wait_ready(struct cfire *f)
 {
 	struct cjob *j = f->j;
-	if (f->vet) return;                 /* its answers report FX_READY */
+	if (f->vet || f->fv) return;        /* its answers report FX_READY */
 	enum cj_wait w = cj_ready(j);
 	if (w == CJ_WAIT_STALE) return;     /* clearing running nodes left by a lost connection */
 	if (j->gone) {
@@ -248,6 +248,8 @@ static void wait_ready(struct cfire *f)
 	/* A catch-up: items the leader handed out for its fires (this instance's session ended while
 	 * they came) ran on a taker; the reads report FX_READY again. */
 	if (!f->vetted && fire_n(f->fire) && fire_source(f->fire) == EVS_MISFIRE && cf_vet(f)) return;
+	/* A workflow run's fire: items of it recorded in the run already are not run again */
+	if (!f->vetted && fire_n(f->fire) && cx_flow_vet(f)) return;
 	if (!fire_n(f->fire) && vout && vout == f->nunrun && !f->conf->listener.before_all) {
 		cx_end(f);              /* all of them ran on takers (cf_vet said which) */
 		return;

@@ -252,6 +252,7 @@ struct cfire {
 	uint8_t *vetted;            /* [total] after that read: 1 the item runs here, 2 it ran (or runs)
 	                               elsewhere for these fires; NULL: not read */
 	struct ffind *ff;           /* coord_flow.c: a take of a workflow job's item: finding its run */
+	struct fvet *fv;            /* coord_flow_rec.c: a run's fire reading what of it ran already */
 };
 
 /* A fire's states and the events that move it: coord_fsm.c has the table. */
@@ -613,6 +614,9 @@ void cx_flow_end(struct cfire *f);             /* cx_end: items the fire did not
 int cx_flow_take(struct cfire *f);             /* a failover take: the crashed instance's run of its item
                                                   (1: finding it; it steps the take to FX_WRITTEN then) */
 void cx_flow_detach(struct cfire *f);          /* cx_free */
+int cx_flow_vet(struct cfire *f);              /* F_WAIT: a run's fire reads its records (1: FX_READY follows) */
+void cx_flow_gone(struct cjob *j, const char *gone);   /* the leader: an instance went; its run trigger, if untaken */
+void cx_flow_orphans(struct cjob *j);          /* a new leader: the run triggers of instances not there */
 const char *cx_last_why(const struct cfire *f, uint32_t item);         /* coord_last.c: a failed item's cause */
 
 void cx_once_begin(struct cfire *f);

@@ -95,6 +95,12 @@ struct sched_job {
 	int seen;                   /* sched_set_jobs: in the new config */
 	int disabled, misfire;      /* disabled, misfire */
 	int64_t last_trigger_ms;    /* the id of its last triggered fire */
+	struct owed_run {           /* workflow runs triggered while a fire ran: each fires after it */
+		uint64_t run;
+		int64_t at_ms;
+		char *root;
+	} *owed;
+	uint32_t nowed;
 	const tz_t *tz;             /* the config's zone (NULL: the supervisor's) */
 	void *owner;                /* the owner's handle of the job, handed to start() with each fire */
 	char *cron_text, *tz_text;  /* the config's cron and timeZone when cron was made */
@@ -399,6 +405,8 @@ static void job_free(struct sched_job *j)
 	if (!j) return;
 	wtimer_disarm(j->s->timers, &j->timer);
 	cronshare_put(j->s->crons, j->cron_ref);
+	for (uint32_t k = 0; k < j->nowed; k++) free(j->owed[k].root);
+	free(j->owed);
 	free(j->listed);
 	free(j->run_list);
 	free(j->cron_text);
@@ -679,6 +687,20 @@ void sched_fire_ended(sched_t *s, sched_job_t *h)
 		job_free(j);
 		return;
 	}
+	/* a workflow run owed (triggered while this fire ran) fires now, before a catch-up */
+	while (j->nowed && !j->running && !s->stopped) {
+		struct owed_run o = j->owed[0];
+		memmove(j->owed, j->owed + 1, (j->nowed - 1) * sizeof *j->owed);
+		j->nowed--;
+		int64_t now_ns = wtimer_now_ns();
+		int64_t id = o.at_ms > j->last_trigger_ms ? o.at_ms : j->last_trigger_ms + 1;
+		j->last_trigger_ms = id;
+		log_info("job %s: workflow %s, run %" PRIu64 ": the fire it was owed now", j->name, o.root, o.run);
+		if (start_fire_ms(j, floor_s(now_ns), id, 0, 0, NULL, o.run, o.root) < 0)
+			log_warn("job %s: workflow %s, run %" PRIu64 ": its owed fire could not start: the run waits for it until "
+			         "given up", j->name, o.root, o.run);
+		free(o.root);
+	}
 	flush_misfire(j);
 }
 
@@ -705,11 +727,21 @@ int sched_trigger(sched_t *s, const char *job, const char *param, uint64_t run, 
 		return 0;
 	}
 	if (j->running && run) {
-		log_warn("job %s: workflow %s, run %" PRIu64 ": triggered while its previous fire still runs: misfire; the "
-		         "catch-up is no fire of the run, which waits for it until given up (docs/config.md \"Workflows\")",
-		         j->name, root, run);
-		skipped(j, now_s, 1, "still_running", "a workflow run's trigger while the previous fire still runs (misfire)");
-		note_missed(j, 1, now_s);
+		/* not a missed fire: the run's fire of this job, owed until the one running ends */
+		struct owed_run *v = j->nowed < SCHED_OWED_RUNS ? realloc(j->owed, (j->nowed + 1) * sizeof *v) : NULL;
+		char *r = v ? strdup(root) : NULL;
+		if (v) j->owed = v;
+		if (!r) {
+			log_warn("job %s: workflow %s, run %" PRIu64 ": triggered while its previous fire still runs, and %s: it does "
+			         "not fire in the run, which waits for it until given up", j->name, root, run,
+			         j->nowed >= SCHED_OWED_RUNS ? "as many runs wait for it already" : "out of memory");
+			skipped(j, now_s, 1, "still_running", "a workflow run's trigger while the previous fire still runs, and no room "
+			        "to owe it");
+			return 0;
+		}
+		j->owed[j->nowed++] = (struct owed_run){ .run = run, .at_ms = at_ms, .root = r };
+		log_info("job %s: workflow %s, run %" PRIu64 ": triggered while its previous fire still runs: it fires once that "
+		         "one has ended", j->name, root, run);
 		return 0;
 	}
 	if (j->running) {

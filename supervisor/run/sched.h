@@ -125,6 +125,9 @@ void sched_fire_missed(sched_t *s, sched_job_t *job);
  * the job's; a trigger that misfires loses it (logged at WARN): its catch-up stands for every fire
  * missed meanwhile, scheduled ones too, and runs with the job's own. 0, or -1 for no such job. */
 int sched_trigger(sched_t *s, const char *job, const char *param, uint64_t run, const char *root, int64_t at_ms);
+/* A workflow run's trigger while the job's fire runs is not a missed fire: it is owed, and fires
+ * (with its run) as soon as that fire ends, before any catch-up; at most this many wait. */
+#define SCHED_OWED_RUNS 16
 
 /* The start hook can run fires of job again (connected, registered): a catch-up run owed for
  * fires that could not start begins now. */
