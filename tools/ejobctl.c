@@ -31,6 +31,7 @@ static const struct ejobctl_cmd cmds[] = {
 	{ "server", ejobctl_server, "server disable|enable|shutdown|remove IP [--force]", "the same on every job of server IP" },
 	{ "drain", ejobctl_drain, "drain --server IP [--wait S|--no-wait]", "empty a machine: its supervisor hands everything over; returns when it holds nothing" },
 	{ "serve", ejobctl_serve, "serve --listen ADDR:PORT [--auth FILE] [--tls-cert F --tls-key F] [--audit F]", "the HTTP API on the cluster (docs/api.md)" },
+	{ "runs", ejobctl_runs, "runs [ROOT] [--limit N]", "a workflow's latest runs: each job's state in each; without ROOT, the workflows" },
 	{ "history", ejobctl_history, "history JOB [-c FILE|--file F|--pg URL] [--item N] [--since T] [--failed]", "what ran: each attempt's outcome, from PostgreSQL or the history file" },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -20,6 +20,7 @@ ejobctl_cmd_fn ejobctl_trigger, ejobctl_disable, ejobctl_enable, ejobctl_disable
 ejobctl_cmd_fn ejobctl_server;     /* tools/ejobctl_server.c: server disable|enable|shutdown|remove IP */
 ejobctl_cmd_fn ejobctl_drain;      /* tools/ejobctl_drain.c: drain --server IP */
 ejobctl_cmd_fn ejobctl_history;    /* tools/ejobctl_history.c */
+ejobctl_cmd_fn ejobctl_runs;       /* tools/ejobctl_runs.c: a workflow's runs */
 ejobctl_cmd_fn ejobctl_serve;      /* tools/ejobctl_serve_main.c: the HTTP API */
 ejobctl_cmd_fn ejobctl_apply;      /* tools/ejobctl_apply.c: apply -f FILE */
 ejobctl_cmd_fn ejobctl_import;     /* tools/ejobctl_import.c: an ElasticJob Spring Boot configuration as ejob's */

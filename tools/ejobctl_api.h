@@ -43,6 +43,11 @@ void ctl_instances_out(const struct ctl *c, FILE *out, int json, const struct ct
 /* tools/ejobctl_status.c: status JOB [ITEM...] (nonly 0: every item) */
 int ctl_show_status(struct ctl *c, const char *job, const int *only, int nonly);
 
+/* tools/ejobctl_runs.c: runs ROOT [--limit N] (the newest limit runs of the workflow whose root is
+ * root); root NULL: the namespace's workflows. 2 for an unknown job ("no job 'X' ...") and for one
+ * that is not a workflow's root ("job 'B' is not a workflow's root: ..."). */
+int ctl_show_runs(struct ctl *c, const char *root, int limit);
+
 /* tools/ejobctl_ops.c: cmd is trigger, disable, enable, disable-item, enable-item, shutdown or
  * remove, with the CLI's --server, --instance, ITEM..., --force and (trigger) --parameter (NULL/0: not given). */
 int ctl_operate(struct ctl *c, const char *cmd, const char *job, const char *server, const char *instance,

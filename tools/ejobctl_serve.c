@@ -400,6 +400,20 @@ static enum MHD_Result route(struct MHD_Connection *con, const char *method, con
 		srv_run_free(&r);
 		return res;
 	}
+	case EP_WORKFLOWS:
+	case EP_WF_RUNS: {
+		srv_run_begin(&r);
+		r.status = ctl_show_runs(&SRV.c, q->ep == EP_WF_RUNS ? q->job : NULL, q->limit);
+		srv_run_end(&r);
+		enum MHD_Result res;
+		/* a job that is no workflow's root: the request's fault (an unknown one is 404, below) */
+		if (r.status == 2 && strncmp(r.msg, "no job ", 7))
+			res = srv_send_error(con, 400, r.msg, "GET /api/v1/workflows lists the workflows' roots");
+		else
+			res = srv_send_run(con, &r);
+		srv_run_free(&r);
+		return res;
+	}
 	case EP_JOB:
 		return srv_get_job(con, q->job);
 	case EP_JOB_PUT:

@@ -350,6 +350,28 @@ static int changes(const struct srv_http *h, struct srv_req *r)
 	return 0;
 }
 
+/* GET /api/v1/workflows, /api/v1/workflows/{root}/runs[?limit=N] */
+static int workflows(const struct srv_http *h, struct srv_req *r, int get)
+{
+	char **s = r->seg;
+	int n = r->nseg;
+	if (n != 3 && !(n == 5 && !strcmp(s[4], "runs"))) return refuse(r, 404, "docs/api.md lists the endpoints", "no such path");
+	if (!get) return refuse(r, 405, "docs/api.md lists the endpoints", "method not allowed here: GET only");
+	if (n == 3) return r->ep = EP_WORKFLOWS, 0;
+	r->job = s[3];
+	if (!job_name_ok(r->job)) return refuse(r, 400, NULL, "not a job name");
+	const char *l = value(h, SRV_ARG, "limit");
+	long long v;
+	r->limit = 10;
+	if (l) {
+		if (number(l, SRV_RUNS_MAX, &v) || v < 1)
+			return refuse(r, 400, NULL, "limit=%.32s: give 1 to %d runs (default 10)", l, SRV_RUNS_MAX);
+		r->limit = (int)v;
+	}
+	r->ep = EP_WF_RUNS;
+	return 0;
+}
+
 int srv_req_parse(const struct srv_http *h, struct srv_req *r)
 {
 	memset(r, 0, sizeof *r);
@@ -407,6 +429,7 @@ int srv_req_parse(const struct srv_http *h, struct srv_req *r)
 	if (n == 3 && get && !strcmp(s[2], "servers")) return r->ep = EP_SERVERS, 0;
 	if (n == 3 && get && !strcmp(s[2], "instances")) return r->ep = EP_INSTANCES, 0;
 	if (n >= 4 && !strcmp(s[2], "jobs")) return job_route(h, r, get, post, put_, del);
+	if (n >= 3 && !strcmp(s[2], "workflows")) return workflows(h, r, get);
 	if (n == 5 && !strcmp(s[2], "servers") && post &&
 	    (!strcmp(s[4], "disable") || !strcmp(s[4], "enable") || !strcmp(s[4], "shutdown"))) {
 		static const char *const k[] = { NULL };

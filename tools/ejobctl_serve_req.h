@@ -13,6 +13,7 @@
 #define SRV_URL_MAX 2048            /* a longer path is no endpoint (404) */
 #define SRV_SEG_MAX 10
 #define SRV_CHANGES_MAX 1000        /* GET /api/v1/changes?limit=: the feed keeps as many */
+#define SRV_RUNS_MAX 100            /* GET /api/v1/workflows/{root}/runs?limit= (ejobctl runs --limit's) */
 
 enum srv_ep {
 	EP_REFUSED,                 /* code, why, hint: the answer */
@@ -33,6 +34,8 @@ enum srv_ep {
 	EP_JOB_OP,                  /* POST /api/v1/jobs/{job}/OP and DELETE (op "remove"): server, instance,
 	                             * param, force; items/{item}/disable|enable (op "disable-item", item) */
 	EP_SERVER_OP,               /* POST /api/v1/servers/{server}/disable|enable|shutdown */
+	EP_WORKFLOWS,               /* GET /api/v1/workflows */
+	EP_WF_RUNS,                 /* GET /api/v1/workflows/{root}/runs: job (the root), limit */
 };
 
 /* which of a request's values srv_http's value() gives */
@@ -70,7 +73,8 @@ struct srv_req {
 	                             * "disable-item", "enable-item" */
 	int force;                  /* DELETE ?force=true|1 */
 	int limit;                  /* EP_AUDIT: the last lines (?limit=, default 100); EP_CHANGES: at most
-	                             * so many changes (1-SRV_CHANGES_MAX, default 100) */
+	                             * so many changes (1-SRV_CHANGES_MAX, default 100); EP_WF_RUNS: the
+	                             * newest runs (1-SRV_RUNS_MAX, default 10) */
 	long long since;            /* EP_CHANGES: ?since=SEQ (>= 0), -1 none */
 	struct srv_pgq pgq;         /* EP_HISTORY */
 	struct json_t *body;        /* a JSON body (login, ops) whose keys were checked; NULL none */

@@ -80,6 +80,11 @@ static void check(const struct srv_http *h, const struct srv_req *r)
 		abort();
 	if (r->ep == EP_HISTORY && r->job && r->pgq.job != r->job) abort();
 	if (r->ep == EP_CHANGES && (r->limit < 1 || r->limit > SRV_CHANGES_MAX || r->since < -1)) abort();
+	/* the workflows: GET only, a viewer's; the runs of a root that is a job name, 1-SRV_RUNS_MAX of them */
+	if ((r->ep == EP_WORKFLOWS || r->ep == EP_WF_RUNS) && (r->write || r->role != ROLE_VIEWER)) abort();
+	if (r->ep == EP_WF_RUNS && (!r->job || !*r->job || strlen(r->job) > CONF_MAX_NAME_BYTES || strchr(r->job, '/') ||
+	                            r->limit < 1 || r->limit > SRV_RUNS_MAX))
+		abort();
 	if (r->ep != EP_CHANGES && r->since != -1) abort();
 	if (r->ep == EP_JOB_OP || r->ep == EP_SERVER_OP) {
 		if (!r->op || (r->server && r->instance)) abort();
