@@ -239,12 +239,13 @@ $(EX_BINS): $(B)/examples/%: $(B)/examples/%.o $(B)/libejob.a
 # test's time: keep the lanes even (2026-11-28, 99 files: about 715 and 690 s; t/91 and t/93 wait for
 # ElasticJob's JVMs and for sessions to end, about 45 s each; t/105 about 30 s on three supervisors;
 # t/112 about 20 s: a session to expire twice, a failover; the console's browser tests t/114-t/117
-# 20-50 s each, two in each lane; t/118, the console in Firefox, about 15 s; t/121 builds the .deb
+# 20-50 s each, two in each lane (t/136's workflow pages, about 20 s, in lane 2); t/118, the console
+# in Firefox, about 15 s; t/121 builds the .deb
 # with both cores, 30-60 s, unless one newer than the sources is there, installs and purges it, in
 # lane 1; t/123 waits 10 s for ejobctl serve's notifications, and t/124 about 50 s for four sessions
 # to end, on 2 and on 8 supervisors, both in lane 2; t/134, a workflow on three supervisors with
 # two kills, about 25 s in lane 1, and t/137, one with ElasticJob's JVM, about 12 s in lane 2).
-CHECK_LANE2 := $(B)/t/{39,47,49,51,52,53,56,57,65,66,68,74,76,82,83,85,86,88,90,91,93,98,102,105,112,115,117,123,124,137}-*
+CHECK_LANE2 := $(B)/t/{39,47,49,51,52,53,56,57,65,66,68,74,76,82,83,85,86,88,90,91,93,98,102,105,112,115,117,123,124,136,137}-*
 # the one-way rule between supervisor/'s folders first (tools/layers; docs/design.md)
 check: all
 	tools/layers

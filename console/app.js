@@ -12,6 +12,7 @@ import * as jobs from './jobs.js';
 import * as job from './job.js';
 import * as servers from './servers.js';
 import * as history from './history.js';
+import * as workflows from './workflows.js';
 import * as login from './login.js';
 
 const routes = [
@@ -21,6 +22,8 @@ const routes = [
   { re: /^\/servers$/, page: servers.list, nav: 'servers', title: 'Servers' },
   { re: /^\/servers\/([^/?]+)$/, page: servers.server, nav: 'servers', title: 'Server' },
   { re: /^\/instances\/([^/?]+)$/, page: servers.instance, nav: 'servers', title: 'Instance' },
+  { re: /^\/workflows$/, page: workflows.list, nav: 'workflows', title: 'Workflows' },
+  { re: /^\/workflows\/([^/?]+)$/, page: workflows.workflow, nav: 'workflows', title: 'Workflow' },
   { re: /^\/history$/, page: history, nav: 'history', title: 'History' },
   { re: /^\/login$/, page: login, nav: null, title: 'Log in' },
 ];
