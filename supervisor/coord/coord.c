@@ -13,16 +13,22 @@
 #include "supervisor/coord/coord_int.h"
 #include "supervisor/run/listen.h"
 
-const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...)
+const char *cj_vpath(char *buf, const char *job, const char *fmt, va_list ap)
 {
-	int k = snprintf(buf, CJ_PATH_MAX, "/%s", j->name);
+	int k = snprintf(buf, CJ_PATH_MAX, "/%s", job);
 	EJOB_CHECK(k > 0 && k < CJ_PATH_MAX, "a job's node path fits CJ_PATH_MAX");
-	va_list ap;
-	va_start(ap, fmt);
 	int n = vsnprintf(buf + k, CJ_PATH_MAX - (size_t)k, fmt, ap);
-	va_end(ap);
 	/* a cut path would name another node: never written to */
 	EJOB_CHECK(n >= 0 && n < CJ_PATH_MAX - k, "a job's node path fits CJ_PATH_MAX");
+	return buf;
+}
+
+const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	cj_vpath(buf, j->name, fmt, ap);
+	va_end(ap);
 	return buf;
 }
 

@@ -503,7 +503,7 @@ static void completed_written(void *arg, const struct zkc_res *r)
 			else if (f->gw)
 				zkc_create(j->c->z, cj_path(j, p, "/guarantee/once/%" PRIu64 "/completed/%" PRIu32, fire_id(f->fire), it), id,
 				           (int)strlen(id), 0, NULL, NULL);
-			cx_flow_record_one(f, it);
+			cx_flow_record(f, NULL, it);
 			if (fire_end_of(f->fire, it) != FIRE_OK) continue;
 			zkc_delete(j->c->z, cj_path(j, p, "/sharding/%" PRIu32 "/completed", it), -1, NULL, NULL);
 			zkc_create(j->c->z, p, id, (int)strlen(id), 0, NULL, NULL);

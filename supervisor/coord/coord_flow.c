@@ -67,13 +67,10 @@ static int flow_back(struct cflow *fl)
 
 const char *fl_path(char *buf, const char *job, const char *fmt, ...)
 {
-	int k = snprintf(buf, CJ_PATH_MAX, "/%s", job);
-	EJOB_CHECK(k > 0 && k < CJ_PATH_MAX, "a workflow node's path fits CJ_PATH_MAX");
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(buf + k, CJ_PATH_MAX - (size_t)k, fmt, ap);
+	cj_vpath(buf, job, fmt, ap);
 	va_end(ap);
-	EJOB_CHECK(n >= 0 && n < CJ_PATH_MAX - k, "a workflow node's path fits CJ_PATH_MAX");
 	return buf;
 }
 

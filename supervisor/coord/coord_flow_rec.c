@@ -246,6 +246,7 @@ static void message(struct cfire *f, uint32_t item)
 		msg_free(m);
 }
 
+/* the item's record into m, or alone (m NULL) */
 void cx_flow_record(struct cfire *f, zkc_multi_t *m, uint32_t item)
 {
 	char p[CJ_PATH_MAX], d[600];
@@ -255,20 +256,8 @@ void cx_flow_record(struct cfire *f, zkc_multi_t *m, uint32_t item)
 	}
 	enum fire_end e = fire_end_of(f->fire, item);
 	int n = record_of(f->j, fire_run(f->fire), item, e, e == FIRE_FAILED ? cx_last_why(f, item) : NULL, p, d, sizeof d);
-	if (n) zkc_multi_create(m, p, d, n, 0);
-	message(f, item);
-}
-
-void cx_flow_record_one(struct cfire *f, uint32_t item)
-{
-	char p[CJ_PATH_MAX], d[600];
-	if (f->ff) {
-		find_keep(f, item);
-		return;
-	}
-	enum fire_end e = fire_end_of(f->fire, item);
-	int n = record_of(f->j, fire_run(f->fire), item, e, e == FIRE_FAILED ? cx_last_why(f, item) : NULL, p, d, sizeof d);
-	if (n) zkc_create(f->j->c->z, p, d, n, 0, NULL, NULL);
+	if (n && m) zkc_multi_create(m, p, d, n, 0);
+	else if (n) zkc_create(f->j->c->z, p, d, n, 0, NULL, NULL);
 	message(f, item);
 }
 

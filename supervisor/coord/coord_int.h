@@ -23,6 +23,7 @@
 #ifndef EJOB_COORD_INT_H
 #define EJOB_COORD_INT_H
 
+#include <stdarg.h>
 #include <stdint.h>
 
 #include "supervisor/base/log.h"
@@ -412,6 +413,8 @@ void cx_skipped(struct cjob *j, uint64_t fire_ms, const char *reason, const char
 void cj_set_leader(struct cjob *j, int on);
 void cj_retired(struct cjob *j);                /* a removed job's last fire has ended */
 const char *cj_path(const struct cjob *j, char *buf, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* the same for any job's name (another job's nodes: workflows) */
+const char *cj_vpath(char *buf, const char *job, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 struct cjob *cj_find(coord_t *c, const char *name);
 /* The kept watch in *slot, made on first use (cb gets the job, r->item = item); NULL when out of
  * memory (logged; zkc_keep_arm/read of NULL send nothing). */
@@ -608,8 +611,8 @@ void cj_flow_sync(struct cjob *j);             /* registered, or its config chan
 void cj_flow_connected(struct cjob *j);        /* the connection is back: what waited for it */
 void cj_flow_free(struct cjob *j);
 void cx_flow_begin(struct cfire *f);           /* cx_submit: the run's nodes of a fire that is part of one */
-void cx_flow_record(struct cfire *f, zkc_multi_t *m, uint32_t item);   /* its record, in the completion multi */
-void cx_flow_record_one(struct cfire *f, uint32_t item);               /* ...or alone */
+void cx_flow_record(struct cfire *f, zkc_multi_t *m, uint32_t item);   /* its record, in the completion multi
+                                                                           (m NULL: alone) */
 void cx_flow_end(struct cfire *f);             /* cx_end: items the fire did not run here */
 int cx_flow_take(struct cfire *f);             /* a failover take: the crashed instance's run of its item
                                                   (1: finding it; it steps the take to FX_WRITTEN then) */
