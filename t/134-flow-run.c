@@ -460,5 +460,16 @@ int main(void)
 	for (int i = 0; i < 3; i++) once &= count("start", "D", i, r5) == 1 && count("end", "D", i, r5) == 1;
 	ok(once, "  each item of D once (the killed one's on another)");
 	ok(tzkup_missing(&u, tzkup_path(&u, "D", "trigger/%s", idle_id)), "  its trigger node taken by the leader");
+
+	/* ---- runs that never end: given up once 16 newer ones have started --------------------------- */
+	/* 17 runs of A written by hand, older than every real one, none of whose items ever ends: the
+	 * oldest has 16 + 5 newer runs, B and C give it up, and D, after them, skips it */
+	for (int k = 1; k <= 17; k++) tzkup_mk(&u, tzkup_path(&u, "A", "ejob-flow/runs/%d", k), "fired 4 A", 0);
+	ok(tlib_wait_for_data(&u, "B", 1, "given-up - 16 newer runs started before every upstream job of it had ended", 15000),
+	   "B gives the oldest unfinished run up: %s", tzkup_data(&u, tzkup_path(&u, "B", "ejob-flow/runs/1")));
+	ok(tlib_wait_for_data(&u, "D", 1, "skipped - B did not fire in the run", 15000) ||
+	   tlib_wait_for_data(&u, "D", 1, "skipped - C did not fire in the run", 1),
+	   "  and D skips it: %s", tzkup_data(&u, tzkup_path(&u, "D", "ejob-flow/runs/1")));
+	ok(tzkup_missing(&u, tzkup_path(&u, "B", "ejob-flow/runs/17")), "  the newest of them is still waited on");
 	return done_testing();
 }
