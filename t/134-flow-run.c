@@ -1,15 +1,19 @@
 /* t/134-flow-run.c: workflows at run time (dependsOn; docs/config.md "Workflows"), on a real
  * ZooKeeper and three real supervisors with the same jobs:
- *   A (4 items, the root) -> B (2), C (2) -> D (2, fan-in: after both).
+ *   A (4 items, the root) -> B (2), C (2) -> D (3, fan-in: after both).
  * Every script appends a start and an end line (job, item, EJOB_WORKFLOW_RUN, its time) to one log.
  *   - a run (A triggered): A's items once, then B and C once each, then D once, every item once,
  *     each after every item of what it depends on ended; EJOB_WORKFLOW_RUN is A's fire id in
  *     every one; ZooKeeper keeps each job's part of the run ("fired N A", an ok record per item);
- *   - A with a cron: two runs, each whole, each once;
- *   - an item of C failing for good: B runs, D does not, and D's part of the run says why;
+ *   - an item of B and one of C failing for good: D does not run and its part says why; one
+ *     error handler message (a webhook) for the run;
  *   - the supervisor running A's last item killed -9 while it runs: the item is taken over and
- *     recorded in the run, and B, C, D still run once;
- *   - a supervisor killed -9 while B and C run (one of those that would start D): D once. */
+ *     runs in the run, and B, C, D still run once;
+ *   - a supervisor killed -9 while B runs (one of those that would start D): D once;
+ *   - one that owns an item of D and none of B or C killed while they run, so that D fires while
+ *     it is still registered: when its session ends its item of D runs elsewhere, once;
+ *   - 17 runs that never end: the oldest given up once 16 newer started, what comes after skipped;
+ *   - A on a cron (every 4 s, set with ejobctl config set): each fire a whole run, each item once. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -471,5 +475,38 @@ int main(void)
 	   tlib_wait_for_data(&u, "D", 1, "skipped - C did not fire in the run", 1),
 	   "  and D skips it: %s", tzkup_data(&u, tzkup_path(&u, "D", "ejob-flow/runs/1")));
 	ok(tzkup_missing(&u, tzkup_path(&u, "B", "ejob-flow/runs/17")), "  the newest of them is still waited on");
+
+	/* ---- A on a cron: each of its fires is a run ---------------------------------------------------- */
+	char cfg[4096], path[600];
+	snprintf(cfg, sizeof cfg, "%s", tzkup_data(&u, tzkup_path(&u, "A", "config")));
+	char *c = strstr(cfg, "cron: 0 0 0 1 1 ? 2099\n");
+	ok(c != NULL, "A's config node has its cron");
+	if (c) {
+		char rest[4096];
+		snprintf(rest, sizeof rest, "%s", c + strlen("cron: 0 0 0 1 1 ? 2099\n"));
+		snprintf(c, sizeof cfg - (size_t)(c - cfg), "cron: 0/4 * * * * ?\n%s", rest);
+	}
+	snprintf(path, sizeof path, "%s/a-cron.yaml", dir);
+	tlib_write_file(path, cfg, strlen(cfg));
+	char *out = NULL, *err = NULL;
+	int rc = tzkup_ctl(&u, &out, &err, "config", "set", "A", path, NULL);
+	is_int(rc, 0, "ejobctl config set A: every 4 seconds (%s)", err ? err : "");
+	free(out), free(err);
+	unsigned long long cron_runs[2] = { 0, 0 };
+	for (uint64_t end = tlib_now_ms() + 30000; tlib_now_ms() < end && !cron_runs[1]; usleep(100000)) {
+		read_log();
+		int n = 0;
+		for (int i = 0; i < nlines && n < 2; i++) {
+			unsigned long long r = lines[i].run;
+			if (strcmp(lines[i].job, "A") || r <= r5 || r % 4000 || (n && r == cron_runs[0])) continue;
+			w.run = r;
+			w.n = 3;
+			if (count("end", "D", -1, r) >= 3) cron_runs[n++] = r;
+		}
+	}
+	ok(cron_runs[1] != 0, "two of A's cron fires, each a run to its end: %llu, %llu", cron_runs[0], cron_runs[1]);
+	usleep(1000000);
+	read_log();
+	for (int k = 0; k < 2 && cron_runs[k]; k++) check_run(k ? "cron run 2" : "cron run 1", cron_runs[k], 1);
 	return done_testing();
 }
