@@ -267,15 +267,24 @@ struct fire_op {                /* a trigger multi in flight */
 	char **ej;                  /* of them, ElasticJob's (no leader/failover/alive node) */
 	int nej;
 	struct fproxy *proxy;       /* their items watched */
+	char **alive, **trig;       /* leader/failover/alive, trigger: their children */
+	int nalive, ntrig;
+	int left, bad;              /* the three lists' answers due; one of them failed */
 };
+
+static void strv_free(char **v, int n)
+{
+	for (int i = 0; i < n; i++) free(v[i]);
+	free(v);
+}
 
 static void fop_free(struct fire_op *o)
 {
 	flow_back(o->fl);
-	for (int i = 0; i < o->ninst; i++) free(o->inst[i]);
-	for (int i = 0; i < o->nej; i++) free(o->ej[i]);
-	free(o->inst);
-	free(o->ej);
+	strv_free(o->inst, o->ninst);
+	strv_free(o->ej, o->nej);
+	strv_free(o->alive, o->nalive);
+	strv_free(o->trig, o->ntrig);
 	free(o->root);
 	free(o);
 }
@@ -331,18 +340,28 @@ int fl_has(char *const *v, int n, const char *s)
 	return 0;
 }
 
-/* D's instances and its trigger nodes known: the one multi (a trigger node there already, a manual
- * trigger not taken yet, is set to the run's: that instance fires once, in the run) */
-static void triggers_listed(void *arg, const struct zkc_res *r)
+
+
+
+
+/* The three lists known (D's instances, which of them are ejob's, D's trigger nodes): the one
+ * multi. A trigger node there already (a manual trigger not taken yet) is set to the run's: that
+ * instance fires once, in the run. */
+static void lists_known(struct fire_op *o, struct frun *run)
 {
-	struct fire_op *o = arg;
 	struct cflow *fl = o->fl;
-	struct frun *run = fop_run(o, r);
-	if (!run || (r->rc != ZOK && r->rc != ZNONODE)) {
-		if (run) run->deciding = 0;
-		if (run) evaluate(fl);
+	if (o->bad || !o->ninst) {
+		run->deciding = 0;
+		if (o->bad == 2) evaluate(fl);      /* unanswered: again when connected */
 		fop_free(o);
 		return;
+	}
+	for (int i = 0; i < o->ninst; i++) {
+		if (fl_has(o->alive, o->nalive, o->inst[i])) continue;
+		char **v = realloc(o->ej, (size_t)(o->nej + 1) * sizeof *v);
+		if (!v) continue;
+		o->ej = v;
+		if ((v[o->nej] = strdup(o->inst[i]))) o->nej++;
 	}
 	char p[CJ_PATH_MAX], d[300];
 	char *data = trigdata_make_run(NULL, o->id, o->root);
@@ -353,7 +372,7 @@ static void triggers_listed(void *arg, const struct zkc_res *r)
 		return;
 	}
 	if (o->nej) {
-		/* ElasticJob's instances: their items watched from before the trigger (proxy_seen) */
+		/* ElasticJob's instances: their items watched from before the trigger (coord_flow_ej.c) */
 		if ((o->proxy = fl_proxy_new(fl, o->id, o->ej, o->nej))) o->ej = NULL, o->nej = 0;
 	}
 	zkc_multi_t *m = zkc_multi_new();
@@ -361,7 +380,7 @@ static void triggers_listed(void *arg, const struct zkc_res *r)
 	zkc_multi_create(m, cj_path(fl->j, p, "/ejob-flow/runs/%" PRIu64, o->id), d, n, 0);
 	for (int i = 0; i < o->ninst; i++) {
 		cj_path(fl->j, p, "/trigger/%s", o->inst[i]);
-		if (r->rc == ZOK && fl_has(r->children, r->nchildren, o->inst[i])) zkc_multi_set(m, p, data, (int)strlen(data), -1);
+		if (fl_has(o->trig, o->ntrig, o->inst[i])) zkc_multi_set(m, p, data, (int)strlen(data), -1);
 		else zkc_multi_create(m, p, data, (int)strlen(data), 0);
 	}
 	free(data);
@@ -371,58 +390,25 @@ static void triggers_listed(void *arg, const struct zkc_res *r)
 	}
 }
 
-/* ejob's instances have leader/failover/alive/{id}: the others are ElasticJob's */
-static void alive_listed(void *arg, const struct zkc_res *r)
+/* one of the three lists (r->item: 0 instances, 1 alive, 2 trigger); they are answered in order */
+static void listed(void *arg, const struct zkc_res *r)
 {
 	struct fire_op *o = arg;
-	struct cflow *fl = o->fl;
 	struct frun *run = fop_run(o, r);
-	char p[CJ_PATH_MAX];
-	if (!run || (r->rc != ZOK && r->rc != ZNONODE)) {
-		if (run) run->deciding = 0;
-		if (run && cj_unanswered(r->rc)) evaluate(fl);
+	if (!run) o->bad = 1;
+	else if (cj_unanswered(r->rc)) o->bad = 2;
+	else if (r->rc != ZOK && !(r->rc == ZNONODE && r->item > 0)) o->bad = 1;
+	char ***v = r->item == 0 ? &o->inst : r->item == 1 ? &o->alive : &o->trig;
+	int *n = r->item == 0 ? &o->ninst : r->item == 1 ? &o->nalive : &o->ntrig;
+	if (!o->bad && r->rc == ZOK && r->nchildren && (*v = calloc((size_t)r->nchildren, sizeof **v)))
+		for (int i = 0; i < r->nchildren; i++)
+			if (((*v)[*n] = strdup(r->children[i]))) (*n)++;
+	if (--o->left) return;
+	if (!run) {
 		fop_free(o);
 		return;
 	}
-	for (int i = 0; i < o->ninst; i++) {
-		if (r->rc == ZOK && fl_has(r->children, r->nchildren, o->inst[i])) continue;
-		char **v = realloc(o->ej, (size_t)(o->nej + 1) * sizeof *v);
-		if (!v || !(v[o->nej] = strdup(o->inst[i]))) {
-			if (v) o->ej = v;
-			continue;
-		}
-		o->ej = v;
-		o->nej++;
-	}
-	if (zkc_children(fl->j->c->z, cj_path(fl->j, p, "/trigger"), NULL, NULL, triggers_listed, o) != ZOK) {
-		run->deciding = 0;
-		fop_free(o);
-	}
-}
-
-static void instances_listed(void *arg, const struct zkc_res *r)
-{
-	struct fire_op *o = arg;
-	struct cflow *fl = o->fl;
-	struct frun *run = fop_run(o, r);
-	char p[CJ_PATH_MAX];
-	if (!run || r->rc != ZOK || !r->nchildren) {
-		if (run) run->deciding = 0;
-		if (run && cj_unanswered(r->rc)) evaluate(fl);
-		fop_free(o);
-		return;
-	}
-	if (!(o->inst = calloc((size_t)r->nchildren, sizeof *o->inst))) {
-		run->deciding = 0;
-		fop_free(o);
-		return;
-	}
-	for (int i = 0; i < r->nchildren; i++)
-		if ((o->inst[o->ninst] = strdup(r->children[i]))) o->ninst++;
-	if (zkc_children(fl->j->c->z, cj_path(fl->j, p, "/leader/failover/alive"), NULL, NULL, alive_listed, o) != ZOK) {
-		run->deciding = 0;
-		fop_free(o);
-	}
+	lists_known(o, run);
 }
 
 static void decide_fire(struct frun *r, const char *root)
@@ -440,10 +426,18 @@ static void decide_fire(struct frun *r, const char *root)
 	o->session = fl->session;
 	r->deciding = 1;
 	zkc_t *z = fl->j->c->z;
+	/* the three lists at once (pipelined: one round trip, not three) */
 	zkc_create(z, cj_path(fl->j, p, "/trigger"), "", 0, 0, NULL, NULL);
-	if (zkc_children(z, cj_path(fl->j, p, "/instances"), NULL, NULL, instances_listed, o) != ZOK) {
-		r->deciding = 0;
-		fop_free(o);
+	static const char *const rel[] = { "/instances", "/leader/failover/alive", "/trigger" };
+	for (uint32_t k = 0; k < 3; k++)
+		if (zkc_children_item(z, cj_path(fl->j, p, "%s", rel[k]), k, NULL, NULL, listed, o) == ZOK) o->left++;
+	if (o->left < 3) {
+		/* not sent (no handle): the ones sent answer, and their last frees it */
+		o->bad = 1;
+		if (!o->left) {
+			r->deciding = 0;
+			fop_free(o);
+		}
 	}
 }
 
