@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "t/lib/tflow.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
@@ -34,52 +35,12 @@ static struct tzkup u;
 static struct tsup s[NSUP];
 static char dir[400], logp[500];
 
-struct line {
-	char kind[8], job[8];
-	int item;
-	unsigned long long run, ns;
-	int sup;                    /* which supervisor's worker ran it: by EJOB_TASK_ID's instance */
-};
-
-static struct line lines[4000];
-static int nlines;
-
-static void read_log(void)
+/* which supervisor's worker ran a line's item: its task id names its instance */
+static int sup_of(const struct tflow_line *l)
 {
-	nlines = 0;
-	FILE *f = fopen(logp, "re");
-	char buf[512];
-	while (f && nlines < (int)(sizeof lines / sizeof *lines) && fgets(buf, sizeof buf, f)) {
-		struct line *l = &lines[nlines];
-		char task[300] = "";
-		if (sscanf(buf, "%7s %7s %d %llu %llu %299s", l->kind, l->job, &l->item, &l->run, &l->ns, task) < 5) continue;
-		l->sup = -1;
-		for (int i = 0; i < NSUP; i++)
-			if (s[i].pid && strstr(task, s[i].id)) l->sup = i;
-		nlines++;
-	}
-	if (f) fclose(f);
-}
-
-/* lines of kind for job (item -1: any) in run (0: any) */
-static int count(const char *kind, const char *job, int item, unsigned long long run)
-{
-	int n = 0;
-	for (int i = 0; i < nlines; i++)
-		if (!strcmp(lines[i].kind, kind) && !strcmp(lines[i].job, job) && (item < 0 || lines[i].item == item) &&
-		    (!run || lines[i].run == run))
-			n++;
-	return n;
-}
-
-/* the latest end (or the earliest start) of job in run */
-static unsigned long long edge(const char *kind, const char *job, unsigned long long run, int latest)
-{
-	unsigned long long t = latest ? 0 : ~0ull;
-	for (int i = 0; i < nlines; i++)
-		if (!strcmp(lines[i].kind, kind) && !strcmp(lines[i].job, job) && lines[i].run == run)
-			t = latest ? (lines[i].ns > t ? lines[i].ns : t) : (lines[i].ns < t ? lines[i].ns : t);
-	return t;
+	for (int i = 0; i < NSUP; i++)
+		if (s[i].pid && strstr(l->task, s[i].id)) return i;
+	return -1;
 }
 
 struct want {
@@ -90,17 +51,8 @@ struct want {
 static int ends_at_least(void *arg)
 {
 	struct want *w = arg;
-	read_log();
-	return count("end", "D", -1, w->run) >= w->n;
-}
-
-/* the run's id: the fire id of A's items in the log, the newest one not in seen */
-static unsigned long long newest_run(unsigned long long after)
-{
-	unsigned long long r = 0;
-	for (int i = 0; i < nlines; i++)
-		if (!strcmp(lines[i].job, "A") && lines[i].run > after && (!r || lines[i].run < r)) r = lines[i].run;
-	return r;
+	tflow_read(logp);
+	return tflow_count("end", "D", -1, w->run) >= w->n;
 }
 
 struct runwait {
@@ -110,8 +62,8 @@ struct runwait {
 static int a_started(void *arg)
 {
 	struct runwait *w = arg;
-	read_log();
-	return newest_run(w->after) != 0;
+	tflow_read(logp);
+	return tflow_run_after("A", w->after) != 0;
 }
 
 /* Every job of run once per item, in order: A, then B and C, then D. */
@@ -123,21 +75,21 @@ static void check_run(const char *what, unsigned long long run, int d_runs)
 	for (int k = 0; k < 4; k++) {
 		if (k == 3 && !d_runs) continue;
 		for (int i = 0; i < items[k]; i++) {
-			int st = count("start", job[k], i, run), en = count("end", job[k], i, run);
+			int st = tflow_count("start", job[k], i, run), en = tflow_count("end", job[k], i, run);
 			if ((st != 1 || en != 1) && !bad[0])
 				snprintf(bad, sizeof bad, "%s item %d: %d starts, %d ends", job[k], i, st, en);
 		}
 	}
 	ok(!bad[0], "%s: every item of A, B, C%s ran once in run %llu%s%s", what, d_runs ? ", D" : "", run, bad[0] ? ": " : "",
 	   bad);
-	unsigned long long a_end = edge("end", "A", run, 1), b_st = edge("start", "B", run, 0), c_st = edge("start", "C", run, 0);
+	unsigned long long a_end = tflow_edge("end", "A", run, 1), b_st = tflow_edge("start", "B", run, 0), c_st = tflow_edge("start", "C", run, 0);
 	ok(b_st > a_end && c_st > a_end, "%s: B and C start after A's last item ended (+%.3f s, +%.3f s)", what,
 	   (double)(b_st - a_end) / 1e9, (double)(c_st - a_end) / 1e9);
 	if (d_runs) {
-		unsigned long long bc_end = edge("end", "B", run, 1) > edge("end", "C", run, 1) ? edge("end", "B", run, 1)
-		                                                                                : edge("end", "C", run, 1);
-		ok(edge("start", "D", run, 0) > bc_end, "%s: D starts after B's and C's last items ended (+%.3f s)", what,
-		   (double)(edge("start", "D", run, 0) - bc_end) / 1e9);
+		unsigned long long bc_end = tflow_edge("end", "B", run, 1) > tflow_edge("end", "C", run, 1) ? tflow_edge("end", "B", run, 1)
+		                                                                                : tflow_edge("end", "C", run, 1);
+		ok(tflow_edge("start", "D", run, 0) > bc_end, "%s: D starts after B's and C's last items ended (+%.3f s)", what,
+		   (double)(tflow_edge("start", "D", run, 0) - bc_end) / 1e9);
 	}
 }
 
@@ -215,16 +167,8 @@ static int hooks(char *first, size_t len)
 static const char *jobs_yaml(const char *a_cron)
 {
 	static char y[4096];
-	char sh[600], text[3000];
-	snprintf(text, sizeof text,
-	         "#!/bin/sh\n"
-	         "echo \"start $EJOB_JOB $EJOB_ITEM ${EJOB_WORKFLOW_RUN:-0} $(date +%%s%%N) $EJOB_TASK_ID\" >> %s\n"
-	         "[ -e %s/slow-$EJOB_JOB-$EJOB_ITEM ] && sleep 3\n"
-	         "[ -e %s/fail-$EJOB_JOB-$EJOB_ITEM ] && exit 3\n"
-	         "sleep 0.2\n"
-	         "echo \"end $EJOB_JOB $EJOB_ITEM ${EJOB_WORKFLOW_RUN:-0} $(date +%%s%%N) $EJOB_TASK_ID\" >> %s\n",
-	         logp, dir, dir, logp);
-	tlib_script(sh, sizeof sh, "job.sh", text);
+	char sh[600];
+	tflow_script(sh, sizeof sh, logp);
 	snprintf(y, sizeof y,
 	         "  A:\n    type: script\n    cron: \"%s\"\n    shardingTotalCount: 4\n    failover: true\n    overwrite: true\n"
 	         "    props: {script.command.line: \"%s\"}\n"
@@ -242,16 +186,12 @@ static const char *jobs_yaml(const char *a_cron)
 
 static void touch(const char *name)
 {
-	char p[600];
-	snprintf(p, sizeof p, "%s/%s", dir, name);
-	tlib_write_file(p, "", 0);
+	tflow_touch(name, 1);
 }
 
 static void untouch(const char *name)
 {
-	char p[600];
-	snprintf(p, sizeof p, "%s/%s", dir, name);
-	unlink(p);
+	tflow_touch(name, 0);
 }
 
 /* A triggered by hand: the run it starts, once A's first item has logged */
@@ -262,7 +202,7 @@ static unsigned long long trigger_a(unsigned long long after)
 	free(o), free(e);
 	struct runwait w = { after };
 	if (!tlib_wait_for(a_started, &w, 15000)) return 0;
-	return newest_run(after);
+	return tflow_run_after("A", after);
 }
 
 static unsigned long long last_run;
@@ -329,9 +269,9 @@ int main(void)
 	struct want w = { r1, 3 };
 	ok(tlib_wait_for(ends_at_least, &w, 20000), "D's 3 items ended in run %llu", r1);
 	usleep(1500000);            /* a second fire of anything would be in the log by now */
-	read_log();
+	tflow_read(logp);
 	check_run("run 1", r1, 1);
-	is_int(nlines, 2 * (4 + 2 + 2 + 3), "  and nothing else ran (%d lines)", nlines);
+	is_int(tflow_n, 2 * (4 + 2 + 2 + 3), "  and nothing else ran (%d lines)", tflow_n);
 	ok(run_node_is("D", r1, "fired 3 A") && run_node_is("B", r1, "fired 2 A") && run_node_is("A", r1, "fired 4 A"),
 	   "ZooKeeper: D's, B's and A's parts of the run (%s)", tzkup_data(&u, tzkup_path(&u, "D", "ejob-flow/runs/%llu", r1)));
 	ok(!tzkup_missing(&u, tzkup_path(&u, "D", "ejob-flow/runs/%llu/0.ok", r1)) &&
@@ -349,11 +289,11 @@ int main(void)
 	   tlib_wait_for_data(&u, "D", r2, "skipped A C item 1 failed", 1), "D's part of run 2: %s",
 	   tzkup_data(&u, tzkup_path(&u, "D", "ejob-flow/runs/%llu", r2)));
 	usleep(1500000);
-	read_log();
-	is_int(count("start", "D", -1, r2), 0, "  D did not run");
-	ok(count("start", "B", 0, r2) == 1 && count("end", "B", 0, r2) == 0 && count("end", "B", 1, r2) == 1,
+	tflow_read(logp);
+	is_int(tflow_count("start", "D", -1, r2), 0, "  D did not run");
+	ok(tflow_count("start", "B", 0, r2) == 1 && tflow_count("end", "B", 0, r2) == 0 && tflow_count("end", "B", 1, r2) == 1,
 	   "  B: item 0 failed, item 1 ended");
-	ok(count("end", "C", 0, r2) == 1 && count("start", "C", 1, r2) == 1 && count("end", "C", 1, r2) == 0,
+	ok(tflow_count("end", "C", 0, r2) == 1 && tflow_count("start", "C", 1, r2) == 1 && tflow_count("end", "C", 1, r2) == 0,
 	   "  C: item 0 ended, item 1 failed");
 	const char *rec = tzkup_data(&u, tzkup_path(&u, "C", "ejob-flow/runs/%llu/1.failed", r2));
 	ok(strstr(rec, "@-@") && strstr(rec, "exit 3"), "  C's record of item 1 names where and why: %s", rec);
@@ -382,13 +322,13 @@ int main(void)
 	w.run = r3;
 	ok(tlib_wait_for(ends_at_least, &w, 30000), "D's 3 items ended in run 3");
 	usleep(1500000);
-	read_log();
-	is_int(count("start", "A", 3, r3), 2, "  A's item 3 ran twice: cut by the kill, then taken over");
+	tflow_read(logp);
+	is_int(tflow_count("start", "A", 3, r3), 2, "  A's item 3 ran twice: cut by the kill, then taken over");
 	ok(!tzkup_missing(&u, tzkup_path(&u, "A", "ejob-flow/runs/%llu/3.ok", r3)), "  the take recorded item 3 in run 3");
 	for (int k = 0; k < 3; k++) {
 		const char *j = k == 0 ? "B" : k == 1 ? "C" : "D";
 		int nit = k == 2 ? 3 : 2, once = 1;
-		for (int i = 0; i < nit; i++) once &= count("start", j, i, r3) == 1 && count("end", j, i, r3) == 1;
+		for (int i = 0; i < nit; i++) once &= tflow_count("start", j, i, r3) == 1 && tflow_count("end", j, i, r3) == 1;
 		ok(once, "  %s ran once, each item once", j);
 	}
 	if (victim >= 0) {
@@ -408,9 +348,9 @@ int main(void)
 	(void)bw;
 	int v2 = -1;
 	for (uint64_t end = tlib_now_ms() + 15000; tlib_now_ms() < end && v2 < 0; usleep(50000)) {
-		read_log();
-		for (int i = 0; i < nlines; i++)
-			if (!strcmp(lines[i].kind, "start") && !strcmp(lines[i].job, "B") && lines[i].run == r4) v2 = lines[i].sup;
+		tflow_read(logp);
+		for (int i = 0; i < tflow_n; i++)
+			if (!strcmp(tflow_lines[i].kind, "start") && !strcmp(tflow_lines[i].job, "B") && tflow_lines[i].run == r4) v2 = sup_of(&tflow_lines[i]);
 	}
 	ok(v2 >= 0, "B runs (an item on s%d)", v2);
 	if (v2 >= 0) kill9(v2);
@@ -419,10 +359,10 @@ int main(void)
 	w.run = r4;
 	ok(tlib_wait_for(ends_at_least, &w, 30000), "D's 3 items ended in run 4");
 	usleep(1500000);
-	read_log();
-	ok(count("start", "D", 0, r4) == 1 && count("start", "D", 1, r4) == 1 && count("start", "D", 2, r4) == 1 &&
-	   count("end", "D", -1, r4) == 3, "  D ran once, each item once");
-	ok(count("end", "B", 0, r4) == 1 && count("end", "B", 1, r4) == 1, "  B's items each ended once (one taken over)");
+	tflow_read(logp);
+	ok(tflow_count("start", "D", 0, r4) == 1 && tflow_count("start", "D", 1, r4) == 1 && tflow_count("start", "D", 2, r4) == 1 &&
+	   tflow_count("end", "D", -1, r4) == 3, "  D ran once, each item once");
+	ok(tflow_count("end", "B", 0, r4) == 1 && tflow_count("end", "B", 1, r4) == 1, "  B's items each ended once (one taken over)");
 	if (v2 >= 0) {
 		char ip[32];
 		snprintf(ip, sizeof ip, "127.0.0.%d", v2 + 1);
@@ -445,8 +385,8 @@ int main(void)
 	ok(r5 > r4, "run 5: %llu", r5);
 	int b_runs = 0;
 	for (uint64_t end = tlib_now_ms() + 15000; tlib_now_ms() < end && !b_runs; usleep(20000)) {
-		read_log();
-		b_runs = count("start", "B", -1, r5) > 0;
+		tflow_read(logp);
+		b_runs = tflow_count("start", "B", -1, r5) > 0;
 	}
 	ok(b_runs, "B runs");
 	char idle_id[128];
@@ -459,9 +399,9 @@ int main(void)
 	w.run = r5;
 	ok(tlib_wait_for(ends_at_least, &w, 30000), "D's 3 items ended in run 5");
 	usleep(1500000);
-	read_log();
+	tflow_read(logp);
 	int once = 1;
-	for (int i = 0; i < 3; i++) once &= count("start", "D", i, r5) == 1 && count("end", "D", i, r5) == 1;
+	for (int i = 0; i < 3; i++) once &= tflow_count("start", "D", i, r5) == 1 && tflow_count("end", "D", i, r5) == 1;
 	ok(once, "  each item of D once (the killed one's on another)");
 	ok(tzkup_missing(&u, tzkup_path(&u, "D", "trigger/%s", idle_id)), "  its trigger node taken by the leader");
 
@@ -494,19 +434,19 @@ int main(void)
 	free(out), free(err);
 	unsigned long long cron_runs[2] = { 0, 0 };
 	for (uint64_t end = tlib_now_ms() + 30000; tlib_now_ms() < end && !cron_runs[1]; usleep(100000)) {
-		read_log();
+		tflow_read(logp);
 		int n = 0;
-		for (int i = 0; i < nlines && n < 2; i++) {
-			unsigned long long r = lines[i].run;
-			if (strcmp(lines[i].job, "A") || r <= r5 || r % 4000 || (n && r == cron_runs[0])) continue;
+		for (int i = 0; i < tflow_n && n < 2; i++) {
+			unsigned long long r = tflow_lines[i].run;
+			if (strcmp(tflow_lines[i].job, "A") || r <= r5 || r % 4000 || (n && r == cron_runs[0])) continue;
 			w.run = r;
 			w.n = 3;
-			if (count("end", "D", -1, r) >= 3) cron_runs[n++] = r;
+			if (tflow_count("end", "D", -1, r) >= 3) cron_runs[n++] = r;
 		}
 	}
 	ok(cron_runs[1] != 0, "two of A's cron fires, each a run to its end: %llu, %llu", cron_runs[0], cron_runs[1]);
 	usleep(1000000);
-	read_log();
+	tflow_read(logp);
 	for (int k = 0; k < 2 && cron_runs[k]; k++) check_run(k ? "cron run 2" : "cron run 1", cron_runs[k], 1);
 	return done_testing();
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "t/lib/tej.h"
+#include "t/lib/tflow.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tsup.h"
 #include "t/lib/tzk.h"
@@ -22,61 +23,13 @@
 #define NS "t137"
 #define SESSION_MS 4000
 
-/* both sides: the sharding context JSON is the last argument; ejob's items also have EJOB_* */
-static const char job_sh[] =
-	"#!/bin/sh\n"
-	"for ctx; do :; done\n"
-	"item=${ctx#*\\\"shardingItem\\\":}; item=${item%%%%[,\\}]*}\n"
-	"task=${ctx#*\\\"taskId\\\":\\\"}; task=${task%%%%\\\"*}\n"
-	"job=${ctx#*\\\"jobName\\\":\\\"}; job=${job%%%%\\\"*}\n"
-	"echo \"start $job $item ${EJOB_WORKFLOW_RUN:-0} $(date +%%s%%N) $task\" >> %s/runs.log\n"
-	"sleep 0.5\n"
-	"echo \"end $job $item ${EJOB_WORKFLOW_RUN:-0} $(date +%%s%%N) $task\" >> %s/runs.log\n";
-
-struct line {
-	char kind[8], job[8], task[200];
-	int item;
-	unsigned long long run, ns;
-};
-static struct line L[400];
-static int nl;
 static char logp[600];
-
-static void read_log(void)
-{
-	nl = 0;
-	FILE *f = fopen(logp, "re");
-	char buf[512];
-	while (f && nl < 400 && fgets(buf, sizeof buf, f)) {
-		struct line *l = &L[nl];
-		l->task[0] = 0;
-		if (sscanf(buf, "%7s %7s %d %llu %llu %199s", l->kind, l->job, &l->item, &l->run, &l->ns, l->task) >= 5) nl++;
-	}
-	if (f) fclose(f);
-}
-
-static int count(const char *kind, const char *job, int item)
-{
-	int n = 0;
-	for (int i = 0; i < nl; i++)
-		if (!strcmp(L[i].kind, kind) && !strcmp(L[i].job, job) && (item < 0 || L[i].item == item)) n++;
-	return n;
-}
-
-static unsigned long long edge(const char *kind, const char *job, int latest)
-{
-	unsigned long long t = latest ? 0 : ~0ull;
-	for (int i = 0; i < nl; i++)
-		if (!strcmp(L[i].kind, kind) && !strcmp(L[i].job, job))
-			t = latest ? (L[i].ns > t ? L[i].ns : t) : (L[i].ns < t ? L[i].ns : t);
-	return t;
-}
 
 static int d_ended(void *arg)
 {
 	(void)arg;
-	read_log();
-	return count("end", "D", -1) >= 2;
+	tflow_read(logp);
+	return tflow_count("end", "D", -1, 0) >= 2;
 }
 
 static struct tzkup u;
@@ -101,10 +54,9 @@ int main(void)
 		return done_testing();
 	}
 	tzkup_start(&u, 200, NS, SESSION_MS);
-	char sh[600], body[2048];
+	char sh[600];
 	snprintf(logp, sizeof logp, "%s/runs.log", tlib_tmpdir());
-	snprintf(body, sizeof body, job_sh, tlib_tmpdir(), tlib_tmpdir());
-	tlib_script(sh, sizeof sh, "job.sh", body);
+	tflow_script(sh, sizeof sh, logp);
 
 	/* ElasticJob first: B as it knows it, a cron job that never fires */
 	const char *o[] = { "ip=127.0.0.11", NULL };
@@ -134,23 +86,23 @@ int main(void)
 	free(out), free(err);
 	ok(tlib_wait_for(d_ended, NULL, 40000), "D's two items ended");
 	usleep(1500000);
-	read_log();
+	tflow_read(logp);
 	unsigned long long run = 0;
-	for (int i = 0; i < nl; i++)
-		if (!strcmp(L[i].job, "A")) run = L[i].run;
-	ok(count("start", "B", 0) == 1 && count("start", "B", 1) == 1 && count("end", "B", -1) == 2,
+	for (int i = 0; i < tflow_n; i++)
+		if (!strcmp(tflow_lines[i].job, "A")) run = tflow_lines[i].run;
+	ok(tflow_count("start", "B", 0, 0) == 1 && tflow_count("start", "B", 1, 0) == 1 && tflow_count("end", "B", -1, 0) == 2,
 	   "B: each item ran once");
 	int on_ej = 0;
-	for (int i = 0; i < nl; i++)
-		if (!strcmp(L[i].kind, "start") && !strcmp(L[i].job, "B") && strstr(L[i].task, ej.id)) on_ej++;
+	for (int i = 0; i < tflow_n; i++)
+		if (!strcmp(tflow_lines[i].kind, "start") && !strcmp(tflow_lines[i].job, "B") && strstr(tflow_lines[i].task, ej.id)) on_ej++;
 	is_int(on_ej, 1, "  one of them on the ElasticJob instance, in the run");
-	ok(edge("start", "B", 0) > edge("end", "A", 1), "  both after A's items ended");
-	ok(count("start", "D", 0) == 1 && count("start", "D", 1) == 1 && count("end", "D", -1) == 2,
+	ok(tflow_edge("start", "B", 0, 0) > tflow_edge("end", "A", 0, 1), "  both after A's items ended");
+	ok(tflow_count("start", "D", 0, 0) == 1 && tflow_count("start", "D", 1, 0) == 1 && tflow_count("end", "D", -1, 0) == 2,
 	   "D: each item ran once");
-	ok(edge("start", "D", 0) > edge("end", "B", 1), "  after both of B's items ended, the ElasticJob one too");
+	ok(tflow_edge("start", "D", 0, 0) > tflow_edge("end", "B", 0, 1), "  after both of B's items ended, the ElasticJob one too");
 	int d_in_run = 1;
-	for (int i = 0; i < nl; i++)
-		if (!strcmp(L[i].job, "D")) d_in_run &= L[i].run == run && run;
+	for (int i = 0; i < tflow_n; i++)
+		if (!strcmp(tflow_lines[i].job, "D")) d_in_run &= tflow_lines[i].run == run && run;
 	ok(d_in_run, "  in run %llu (EJOB_WORKFLOW_RUN)", run);
 	int proxied = 0;
 	for (int i = 0; i < 2; i++)
