@@ -655,7 +655,7 @@ static void taken(void *arg, const struct zkc_res *r)
 	cj_event(j, &ev);
 	f->session = zkc_session(j->c->z);
 	/* a workflow job's: the run it was part of there first (coord_flow.c), which steps it then */
-	if (!cx_flow_take(f)) cx_step(f, FX_WRITTEN, NULL);
+	if (!cx_flow_take(f, missed && !crashed ? NULL : from)) cx_step(f, FX_WRITTEN, NULL);
 }
 
 /* answered before failovering_read, which frees t (or hands gone to the side run). The entry names

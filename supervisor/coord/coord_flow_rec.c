@@ -144,12 +144,13 @@ static void find_listed(void *arg, const struct zkc_res *r)
 	find_on(ff, &none);
 }
 
-int cx_flow_take(struct cfire *f)
+int cx_flow_take(struct cfire *f, const char *from)
 {
 	struct cjob *j = f->j;
-	if (!f->crashed || f->misfire_run || fire_run(f->fire) || (!cj_conf(j)->flow.n && !cj_flow_root(j))) return 0;
+	/* from: the queue entry's instance, else the item's owner in the assignment known here */
+	if (!from || f->misfire_run || fire_run(f->fire) || (!cj_conf(j)->flow.n && !cj_flow_root(j))) return 0;
 	struct ffind *ff = calloc(1, sizeof *ff);
-	if (!ff || !(ff->job = strdup(j->name)) || !(ff->crashed = strdup(f->crashed))) {
+	if (!ff || !(ff->job = strdup(j->name)) || !(ff->crashed = strdup(from))) {
 		if (ff) free(ff->job);
 		free(ff);
 		return 0;

@@ -614,7 +614,7 @@ void cx_flow_begin(struct cfire *f);           /* cx_submit: the run's nodes of 
 void cx_flow_record(struct cfire *f, zkc_multi_t *m, uint32_t item);   /* its record, in the completion multi
                                                                            (m NULL: alone) */
 void cx_flow_end(struct cfire *f);             /* cx_end: items the fire did not run here */
-int cx_flow_take(struct cfire *f);             /* a failover take: the crashed instance's run of its item
+int cx_flow_take(struct cfire *f, const char *from);   /* a failover take of from's item: from's run of it
                                                   (1: finding it; it steps the take to FX_WRITTEN then) */
 void cx_flow_detach(struct cfire *f);          /* cx_free */
 int cx_flow_vet(struct cfire *f);              /* F_WAIT: a run's fire reads its records (1: FX_READY follows) */
