@@ -244,7 +244,8 @@ $(EX_BINS): $(B)/examples/%: $(B)/examples/%.o $(B)/libejob.a
 # with both cores, 30-60 s, unless one newer than the sources is there, installs and purges it, in
 # lane 1; t/123 waits 10 s for ejobctl serve's notifications, and t/124 about 50 s for four sessions
 # to end, on 2 and on 8 supervisors, both in lane 2; t/134, a workflow on three supervisors with
-# three kills, a session to end and a cron's runs, about 60 s in lane 1, and t/137, one with ElasticJob's JVM, about 12 s in lane 2).
+# three kills, a session to end and a cron's runs, about 60 s in lane 1 (t/138, an outage and a
+# leader change, about 15 s there too), and t/137, one with ElasticJob's JVM, about 12 s in lane 2).
 CHECK_LANE2 := $(B)/t/{39,47,49,51,52,53,56,57,65,66,68,74,76,82,83,85,86,88,90,91,93,98,102,105,112,115,117,123,124,136,137}-*
 # the one-way rule between supervisor/'s folders first (tools/layers; docs/design.md)
 check: all
