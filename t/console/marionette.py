@@ -37,6 +37,10 @@ PREFS = {
     "intl.accept_languages": "en-US",
     "devtools.console.stdout.content": True,   # the page's errors in firefox.log
     "messaging-system.rsexperimentloader.enabled": False,
+    # no slow-script watchdog: on a loaded CI machine a starved page's 2 s timer ran past it and
+    # Firefox logged "Script terminated by timeout" (t/118), which says nothing of the page
+    "dom.max_script_run_time": 0,
+    "dom.max_chrome_script_run_time": 0,
 }
 
 
