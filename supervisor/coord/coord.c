@@ -323,6 +323,7 @@ static void unwatch(struct cjob *j)
 {
 	cj_arm_forget(j);
 	cj_flow_free(j);
+	j->c->flow_dirty = 1;       /* it may have been what made a root one */
 	cj_config_unwatch(j);
 	cj_lead_unwatch(j);
 	cj_assign_unwatch(j);

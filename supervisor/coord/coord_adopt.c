@@ -155,6 +155,7 @@ static void adopt(coord_t *c, struct cjob *j, conf_job_t *node, const char *root
 	log_info("job %s: adopted: its label '%s' is one of supervisor.labels", j->name, node->label);
 	ca_verdict(j);
 	c->h.job_conf(c->arg, j->name, node, j);
+	c->flow_dirty = 1;          /* which jobs are roots: coord_flow.c */
 	cj_flow_sync(j);
 	if (c->connected && !j->reg.session && !j->retiring) cj_reg_start(j);
 }

@@ -143,6 +143,7 @@ int cj_take_node(struct cjob *j, const void *data, size_t len, int watched, int 
 	for (size_t k = 0; k < nu; k++) log_warn("%s: %s: %s", path, u[k].key, u[k].text);
 	/* the scheduler takes the new config before the old one goes */
 	if (!j->gone) j->c->h.job_conf(j->c->arg, j->name, cj, j);
+	j->c->flow_dirty = 1;       /* which jobs are roots: coord_flow.c */
 	cj_flow_sync(j);
 	int at_fire = cj_disabled_at_fire(j);
 	if (j->cfg.node) conf_job_free(j->cfg.node);

@@ -137,7 +137,8 @@ void fl_prune(coord_t *c, const char *job)
 /* ---- roots --------------------------------------------------------------------------------------- */
 
 /* Which of this instance's jobs are a workflow's root: another of its jobs depends on it, and it
- * depends on none. Worked out again after any job's config changed (coord_flow_dirty). */
+ * depends on none. Worked out again after a job's config changed, or a job came or went
+ * (c->flow_dirty): not at each registration, which changes neither. */
 static void roots(coord_t *c)
 {
 	c->flow_dirty = 0;
@@ -582,7 +583,6 @@ static int same_ups(const struct cflow *fl, const conf_job_t *cj)
 void cj_flow_sync(struct cjob *j)
 {
 	coord_t *c = j->c;
-	c->flow_dirty = 1;
 	const conf_job_t *cj = j->gone ? NULL : cj_conf(j);
 	if (!cj || !cj->flow.n || !cj_registered(j)) {
 		cj_flow_free(j);
