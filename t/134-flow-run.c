@@ -241,6 +241,15 @@ static void kill9(int i)
 	s[i].pid = 0;
 }
 
+/* s[i], killed, started again on its host; registered once more */
+static void restart(int i)
+{
+	char ip[32];
+	snprintf(ip, sizeof ip, "127.0.0.%d", i + 1);
+	tzkup_run(&u, &s[i], ip);
+	ok(tzkup_wait_registered(&u, "D", s[i].id, 0, 20000), "s%d back", i);
+}
+
 static int sup_of_running(const char *job, int item)
 {
 	char id[200];
@@ -331,12 +340,7 @@ int main(void)
 		for (int i = 0; i < nit; i++) once &= tflow_count("start", j, i, r3) == 1 && tflow_count("end", j, i, r3) == 1;
 		ok(once, "  %s ran once, each item once", j);
 	}
-	if (victim >= 0) {
-		char ip[32];
-		snprintf(ip, sizeof ip, "127.0.0.%d", victim + 1);
-		tzkup_run(&u, &s[victim], ip);
-		ok(tzkup_wait_registered(&u, "D", s[victim].id, 0, 20000), "s%d back", victim);
-	}
+	if (victim >= 0) restart(victim);
 	last_run = r3;
 
 	/* ---- a supervisor killed -9 while B and C run --------------------------------------------------- */
@@ -363,12 +367,7 @@ int main(void)
 	ok(tflow_count("start", "D", 0, r4) == 1 && tflow_count("start", "D", 1, r4) == 1 && tflow_count("start", "D", 2, r4) == 1 &&
 	   tflow_count("end", "D", -1, r4) == 3, "  D ran once, each item once");
 	ok(tflow_count("end", "B", 0, r4) == 1 && tflow_count("end", "B", 1, r4) == 1, "  B's items each ended once (one taken over)");
-	if (v2 >= 0) {
-		char ip[32];
-		snprintf(ip, sizeof ip, "127.0.0.%d", v2 + 1);
-		tzkup_run(&u, &s[v2], ip);
-		ok(tzkup_wait_registered(&u, "D", s[v2].id, 0, 20000), "s%d back", v2);
-	}
+	if (v2 >= 0) restart(v2);
 	last_run = r4;
 
 	/* ---- one that owns an item of D and none of B or C killed while they run: it is still

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "t/lib/tflow.h"
 #include "t/lib/tlib.h"
 #include "t/lib/tserve.h"
 #include "t/lib/tzkup.h"
@@ -32,14 +33,12 @@ static struct tzkup u;
 
 static void part(const char *job, const char *run, const char *data)
 {
-	tzkup_mk(&u, tzkup_path(&u, job, "ejob-flow"), NULL, 0);
-	tzkup_mk(&u, tzkup_path(&u, job, "ejob-flow/runs"), NULL, 0);
-	tzkup_mk(&u, tzkup_path(&u, job, "ejob-flow/runs/%s", run), data, 0);
+	tflow_part(&u, job, run, data);
 }
 
 static void rec(const char *job, const char *run, const char *name, const char *data)
 {
-	tzkup_mk(&u, tzkup_path(&u, job, "ejob-flow/runs/%s/%s", run, name), data, 0);
+	tflow_rec(&u, job, run, name, data);
 }
 
 int main(void)

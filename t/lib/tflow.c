@@ -6,6 +6,7 @@
 
 #include "t/lib/tflow.h"
 #include "t/lib/tlib.h"
+#include "t/lib/tzkup.h"
 
 struct tflow_line tflow_lines[TFLOW_MAX];
 int tflow_n;
@@ -92,4 +93,16 @@ void tflow_touch(const char *name, int on)
 	snprintf(p, sizeof p, "%s/%s", tlib_tmpdir(), name);
 	if (on) tlib_write_file(p, "", 0);
 	else unlink(p);
+}
+
+void tflow_part(const struct tzkup *u, const char *job, const char *run, const char *data)
+{
+	tzkup_mk(u, tzkup_path(u, job, "ejob-flow"), NULL, 0);
+	tzkup_mk(u, tzkup_path(u, job, "ejob-flow/runs"), NULL, 0);
+	tzkup_mk(u, tzkup_path(u, job, "ejob-flow/runs/%s", run), data, 0);
+}
+
+void tflow_rec(const struct tzkup *u, const char *job, const char *run, const char *name, const char *data)
+{
+	tzkup_mk(u, tzkup_path(u, job, "ejob-flow/runs/%s/%s", run, name), data, 0);
 }

@@ -32,6 +32,11 @@ unsigned long long tflow_edge(const char *kind, const char *job, unsigned long l
 unsigned long long tflow_run_after(const char *job, unsigned long long after);
 /* until job has at least n end lines in run (the log read again each time): 1, or 0 after ms */
 int tflow_wait_ends(const char *log, const char *job, unsigned long long run, int n, unsigned ms);
+/* A job's part of a run written by hand, as coord_flow.c writes it (its parents made if missing),
+ * and a record under it (NAME: "{item}.ok", "{item}.failed", "message") */
+struct tzkup;
+void tflow_part(const struct tzkup *u, const char *job, const char *run, const char *data);
+void tflow_rec(const struct tzkup *u, const char *job, const char *run, const char *name, const char *data);
 /* DIR/NAME created or removed: slow-JOB-ITEM, fail-JOB-ITEM */
 void tflow_touch(const char *name, int on);
 
